@@ -1,0 +1,57 @@
+# gga top-level Makefile.
+#   make           configure with defaults if needed, then build into build/
+#   make test      install packages, build, run every test (normal + ASan/UBSan)
+#   make demo      install packages, build, run the demo
+#   make bench     run the benchmarks (docs/BENCHMARKS.md)
+#   make install   install binaries, libraries and headers (PREFIX/DESTDIR)
+#   make O=DIR CONFIG_ASAN=y   a second build tree with other settings
+
+GGA_ROOT := $(CURDIR)
+O ?= $(GGA_ROOT)/build
+export O
+SRC_DIRS := lib module bdev_gga app
+MAKEFLAGS += --no-print-directory
+
+all: build
+
+mk/config.mk:
+	./configure
+
+build: mk/config.mk
+	@for d in $(SRC_DIRS); do $(MAKE) -C $$d all || exit 1; done
+
+unittests: build
+	@$(MAKE) -C test/unit all
+
+test:
+	@bash test/run.sh
+
+demo:
+	@bash scripts/demo.sh
+
+bench:
+	@bash scripts/bench.sh
+
+-include mk/config.mk
+PREFIX ?= $(CONFIG_PREFIX)
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/gga
+	install -m 755 $(O)/bin/gga_tgt $(O)/bin/bdevperf $(O)/bin/gga_rpc $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(O)/lib/*.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 include/gga/*.h $(DESTDIR)$(PREFIX)/include/gga/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,gga_tgt bdevperf gga_rpc)
+	rm -f $(DESTDIR)$(PREFIX)/lib/libgga_*.a
+	rm -rf $(DESTDIR)$(PREFIX)/include/gga
+
+format:
+	@git ls-files '*.c' '*.h' | xargs clang-format -i
+
+clean:
+	rm -rf $(O) build-asan
+
+distclean: clean
+	rm -f mk/config.mk
+
+.PHONY: all build unittests test demo bench install uninstall format clean distclean

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Reactors: one OS thread per core of the core mask, pinned to it with
+ * pthread_setaffinity_np, each running one gga `struct thread`.
+ *
+ * In event mode (default) a reactor that has been idle for idle_spell_us
+ * sleeps in thread_wait() until a message, fd or timer wakes it, so an idle
+ * daemon uses no CPU. In busy mode it never sleeps (lowest latency).
+ */
+#ifndef GGA_REACTOR_H
+#define GGA_REACTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct thread;
+
+enum reactor_poll_mode {
+	REACTOR_POLL_EVENT = 0,
+	REACTOR_POLL_BUSY,
+};
+
+struct reactor_opts {
+	uint64_t core_mask;		/* default: core 0 */
+	enum reactor_poll_mode poll_mode;
+	uint32_t idle_spell_us;		/* default: 200 */
+};
+
+void reactor_opts_init(struct reactor_opts *opts);
+
+/* Parse "event" / "busy". Returns 0 or -EINVAL. */
+int reactor_parse_poll_mode(const char *s, enum reactor_poll_mode *mode);
+const char *reactor_poll_mode_name(enum reactor_poll_mode mode);
+
+/*
+ * Create one reactor (and its thread) per core in the mask. The lowest core's
+ * thread is the app thread. Calls thread_lib_init(). Returns 0, -EINVAL (empty
+ * mask, core not online), -ENOMEM.
+ */
+int reactors_init(const struct reactor_opts *opts);
+
+/*
+ * Run the reactors: spawn the OS threads for all cores but the first, run the
+ * first reactor on the calling OS thread, and return once reactors_stop() has
+ * been called and every reactor has exited. Returns 0 or a negative errno
+ * (spawning or pinning failed; the reactors already started are stopped).
+ */
+int reactors_start(void);
+
+/* Ask all reactors to exit after their current iteration. Any thread; async. */
+void reactors_stop(void);
+
+/* Destroy the reactors and their threads; calls thread_lib_fini(). */
+void reactors_fini(void);
+
+uint32_t reactor_count(void);
+
+struct reactor_stats {
+	uint32_t core;
+	const char *thread_name;
+	uint32_t thread_id;
+	enum reactor_poll_mode poll_mode;
+	uint64_t busy_ticks;		/* time in iterations that did work */
+	uint64_t idle_ticks;		/* time in idle iterations and asleep */
+	uint64_t sleeps;		/* times it blocked in thread_wait() */
+	bool sleeping;
+};
+
+/* Returns 0, or -ENOENT for an index >= reactor_count(). Any thread. */
+int reactor_get_stats(uint32_t index, struct reactor_stats *stats);
+
+#endif /* GGA_REACTOR_H */

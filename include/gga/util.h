@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Small helpers used everywhere: containers, arithmetic, time.
+ */
+#ifndef GGA_UTIL_H
+#define GGA_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#ifndef container_of
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+#endif
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+
+#define GGA_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define GGA_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#define GGA_CACHE_LINE 64
+
+static inline bool
+is_pow2(uint64_t v)
+{
+	return v != 0 && (v & (v - 1)) == 0;
+}
+
+static inline uint64_t
+align_up(uint64_t v, uint64_t align)
+{
+	return (v + align - 1) & ~(align - 1);
+}
+
+static inline uint32_t
+u64log2(uint64_t v)
+{
+	return 63 - (uint32_t)__builtin_clzll(v);
+}
+
+/*
+ * Ticks: a cheap monotonic clock for the I/O path (the TSC on x86-64).
+ * ticks_hz() is calibrated once against CLOCK_MONOTONIC on first use.
+ */
+static inline uint64_t
+ticks_get(void)
+{
+#if defined(__x86_64__)
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+#else
+	extern uint64_t ticks_get_slow(void);
+	return ticks_get_slow();
+#endif
+}
+
+uint64_t ticks_hz(void);
+uint64_t ticks_to_us(uint64_t ticks);
+uint64_t us_to_ticks(uint64_t us);
+
+/* Nanoseconds of CLOCK_MONOTONIC. */
+uint64_t time_now_ns(void);
+
+/* Total length of an iovec array. */
+size_t iov_length(const struct iovec *iov, int iovcnt);
+
+/* Copy between a flat buffer and an iovec array; return bytes copied. */
+size_t iov_to_buf(const struct iovec *iov, int iovcnt, void *buf, size_t len);
+size_t iov_from_buf(const struct iovec *iov, int iovcnt, const void *buf, size_t len);
+
+/*
+ * Parse a size with an optional k/m/g (KiB/MiB/GiB) suffix. Returns 0 and sets
+ * *out, or -EINVAL.
+ */
+int parse_size(const char *s, uint64_t *out);
+
+/* Parse a core mask ("0x3", "3") into a bit set of up to 64 cores. */
+int parse_core_mask(const char *s, uint64_t *mask);
+
+#endif /* GGA_UTIL_H */
