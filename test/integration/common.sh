@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Shared helpers for integration tests. Source it first thing:
+#   source "$(dirname "$0")/common.sh"
+# It makes a private temp dir, tracks every process a test starts, and on any
+# exit (pass, fail, signal) stops them (TERM, then KILL) and removes the dir.
+
+set -u
+GGA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+GGA_BUILD=${GGA_BUILD:-$GGA_ROOT/build}
+BIN=$GGA_BUILD/bin
+TMP=$(mktemp -d /tmp/gga-it.XXXXXX)
+PIDS=()
+N_OK=0
+N_FAIL=0
+
+cleanup() {
+	local pid i
+	for pid in "${PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null
+	done
+	for pid in "${PIDS[@]}"; do
+		for i in $(seq 1 50); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ok() {
+	echo "ok - $*"
+	N_OK=$((N_OK + 1))
+}
+
+not_ok() {
+	echo "not ok - $*"
+	N_FAIL=$((N_FAIL + 1))
+}
+
+# check DESCRIPTION CMD...: ok if CMD exits 0.
+check() {
+	local desc=$1
+	shift
+	if "$@"; then
+		ok "$desc"
+	else
+		not_ok "$desc (command: $*)"
+	fi
+}
+
+# check_fails DESCRIPTION CMD...: ok if CMD exits non-zero.
+check_fails() {
+	local desc=$1
+	shift
+	if "$@"; then
+		not_ok "$desc (unexpectedly succeeded: $*)"
+	else
+		ok "$desc"
+	fi
+}
+
+skip() {
+	echo "skip: $*"
+	exit 77
+}
+
+# Print the summary and exit with the test's status.
+finish() {
+	echo "$(basename "$0"): $N_OK passed, $N_FAIL failed"
+	[ "$N_FAIL" -eq 0 ]
+	exit $?
+}
+
+# start_tgt NAME [gga_tgt args...]: start a daemon with RPC socket
+# $TMP/NAME.sock and log $TMP/NAME.log; wait (bounded) for "ready".
+# Sets TGT_PID. Returns non-zero if it did not come up.
+start_tgt() {
+	local name=$1 i
+	shift
+	"$BIN/gga_tgt" -r "$TMP/$name.sock" "$@" >"$TMP/$name.log" 2>&1 &
+	TGT_PID=$!
+	PIDS+=("$TGT_PID")
+	for i in $(seq 1 100); do
+		if grep -q ': ready' "$TMP/$name.log" 2>/dev/null; then
+			return 0
+		fi
+		if ! kill -0 "$TGT_PID" 2>/dev/null; then
+			echo "gga_tgt $name exited during start-up:"
+			cat "$TMP/$name.log"
+			return 1
+		fi
+		sleep 0.1
+	done
+	echo "gga_tgt $name not ready after 10 s:"
+	cat "$TMP/$name.log"
+	return 1
+}
+
+# stop_tgt PID: SIGTERM, wait up to 10 s; returns the exit code (124 on timeout).
+stop_tgt() {
+	local pid=$1 sig=${2:-TERM} i
+	kill -"$sig" "$pid" 2>/dev/null
+	for i in $(seq 1 100); do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			wait "$pid"
+			return $?
+		fi
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return 124
+}
+
+# rpc SOCKNAME METHOD [args...]: gga_rpc against $TMP/SOCKNAME.sock.
+rpc() {
+	local sock=$1
+	shift
+	"$BIN/gga_rpc" -s "$TMP/$sock.sock" "$@"
+}
+
+# jq-free JSON queries with python3: jget FILE_OR_- EXPR (python expression on `d`).
+jget() {
+	python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]) if sys.argv[1] != "-" else sys.stdin)
+v = eval(sys.argv[2])
+print(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else v)' "$@"
+}
+
+# Write a JSON config with the given bdev method calls (each a JSON object).
+write_config() {
+	local file=$1
+	shift
+	local IFS=,
+	printf '{"subsystems":[{"subsystem":"bdev","config":[%s]}]}\n' "$*" >"$file"
+}
+
+# Seconds of CPU (user+sys) a process has used, from /proc.
+proc_cpu_ticks() {
+	awk '{print $14 + $15}' "/proc/$1/stat"
+}
+
+[ -x "$BIN/gga_tgt" ] || {
+	echo "not ok - $BIN/gga_tgt is not built"
+	exit 1
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Run every test/integration/*.sh against the binaries in OUTDIR/bin.
+# Each script prints "ok - ..." / "not ok - ..." per check and exits 0 (all
+# passed), 77 (skipped; it printed why) or non-zero. Prints a final
+# "SUMMARY passed=N failed=N skipped=N" line counting checks.
+set -u
+out=${1:?usage: test/integration/run.sh OUTDIR}
+here=$(cd "$(dirname "$0")" && pwd)
+passed=0
+failed=0
+skipped=0
+log=$(mktemp /tmp/gga-it.XXXXXX)
+trap 'rm -f "$log"' EXIT
+
+for t in "$here"/*.sh; do
+	name=$(basename "$t")
+	case "$name" in run.sh | common.sh) continue ;; esac
+	if [ -n "${GGA_TEST_FILTER:-}" ] && [[ "$name" != *"$GGA_TEST_FILTER"* ]]; then
+		continue
+	fi
+	start=$(date +%s)
+	GGA_BUILD=$out timeout -k 10 900 bash "$t" >"$log" 2>&1
+	rc=$?
+	secs=$(($(date +%s) - start))
+	ok=$(grep -c '^ok - ' "$log")
+	nok=$(grep -c '^not ok - ' "$log")
+	if [ $rc -eq 77 ]; then
+		echo "SKIP $name: $(grep -m1 '^skip: ' "$log" | cut -c7-)"
+		skipped=$((skipped + 1))
+		continue
+	fi
+	if [ $rc -ne 0 ] && [ "$nok" -eq 0 ]; then
+		nok=1
+	fi
+	if [ "$ok" -eq 0 ] && [ "$nok" -eq 0 ]; then
+		nok=1
+		echo "  $name checked nothing"
+	fi
+	passed=$((passed + ok))
+	failed=$((failed + nok))
+	if [ "$nok" -ne 0 ]; then
+		echo "FAIL $name (exit $rc, $ok ok, $nok not ok, ${secs}s)"
+		grep -E '^not ok - ' "$log"
+		echo "  --- last lines of output:"
+		tail -40 "$log" | sed 's/^/  | /'
+	else
+		echo "PASS $name ($ok checks, ${secs}s)"
+	fi
+done
+echo "SUMMARY passed=$passed failed=$failed skipped=$skipped"

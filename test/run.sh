@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# `make test`: install missing packages, configure and build as needed, then
+# run every test twice: in the normal build (build/) and in an ASan+UBSan
+# build (build-asan/). Ends with one summary line "N passed, N failed".
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root" || exit 1
+
+jobs=${GGA_TEST_JOBS:-2}
+lanes=${GGA_TEST_LANES:-"normal asan"}
+
+bash scripts/pkgdep.sh || {
+	echo "test: scripts/pkgdep.sh failed (run it as root)" >&2
+	exit 1
+}
+if [ ! -f mk/config.mk ]; then
+	./configure || exit 1
+fi
+
+results=$(mktemp -d /tmp/gga-test-results.XXXXXX)
+trap 'rm -rf "$results"' EXIT
+
+total_pass=0
+total_fail=0
+total_skip=0
+
+# run_lane NAME OUTDIR [make args...]
+run_lane() {
+	local name=$1 out=$2 rc
+	shift 2
+	echo "=== lane $name: building into $out"
+	if ! make -j"$jobs" O="$out" "$@" build unittests >"$results/$name-build.log" 2>&1; then
+		tail -50 "$results/$name-build.log"
+		echo "FAIL $name: build failed"
+		total_fail=$((total_fail + 1))
+		return
+	fi
+	echo "=== lane $name: unit tests"
+	bash test/unit/run.sh "$out" | tee "$results/$name-unit.log"
+	echo "=== lane $name: integration tests"
+	GGA_LANE=$name bash test/integration/run.sh "$out" | tee "$results/$name-integration.log"
+	local p f s
+	read -r p f s < <(cat "$results/$name-unit.log" "$results/$name-integration.log" |
+		awk -F'[= ]' '/^SUMMARY /{p += $3; f += $5; s += $7} END {print p + 0, f + 0, s + 0}')
+	echo "=== lane $name: ${p:-0} passed, ${f:-0} failed, ${s:-0} skipped"
+	total_pass=$((total_pass + ${p:-0}))
+	total_fail=$((total_fail + ${f:-0}))
+	total_skip=$((total_skip + ${s:-0}))
+}
+
+for lane in $lanes; do
+	case "$lane" in
+	normal) run_lane normal "$root/build" ;;
+	asan)
+		export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1:halt_on_error=1}
+		export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+		run_lane asan "$root/build-asan" CONFIG_ASAN=y
+		unset ASAN_OPTIONS UBSAN_OPTIONS
+		;;
+	*)
+		echo "test: unknown lane '$lane'" >&2
+		total_fail=$((total_fail + 1))
+		;;
+	esac
+done
+
+echo
+echo "$total_pass passed, $total_fail failed, $total_skip skipped"
+[ "$total_fail" -eq 0 ] && [ "$total_pass" -gt 0 ]

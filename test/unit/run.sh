@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Run every CUnit test binary under OUTDIR/test/unit and count test cases.
+# Prints "PASS|FAIL <binary>" per binary and a final
+# "SUMMARY passed=N failed=N skipped=0" line (test cases, not binaries).
+set -u
+out=${1:?usage: test/unit/run.sh OUTDIR}
+passed=0
+failed=0
+found=0
+log=$(mktemp /tmp/gga-ut.XXXXXX)
+trap 'rm -f "$log"' EXIT
+
+while IFS= read -r bin; do
+	found=$((found + 1))
+	name=${bin#"$out"/test/unit/}
+	timeout -k 10 600 "$bin" >"$log" 2>&1
+	rc=$?
+	# CUnit's summary row: "tests  <total> <ran> <passed> <failed> <inactive>"
+	row=$(awk '$1 == "tests" && NF >= 5 {print $3, $4, $5}' "$log" | tail -1)
+	ran=0 p=0 f=0
+	if [ -n "$row" ]; then
+		read -r ran p f <<<"$row"
+	fi
+	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+		# Crashed, sanitizer abort or timeout: the binary counts as one failure.
+		f=$((f + 1))
+	fi
+	if [ "$ran" -eq 0 ] && [ $rc -eq 0 ]; then
+		echo "FAIL $name: ran no test"
+		f=$((f + 1))
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+	if [ "$f" -ne 0 ]; then
+		echo "FAIL $name (exit $rc, $p passed, $f failed)"
+		grep -E -i 'fail|error|assert|sanitizer|runtime error' "$log" | head -40
+		tail -20 "$log"
+	else
+		echo "PASS $name ($p tests)"
+	fi
+done < <(find "$out/test/unit" -type f -name '*_ut' -perm -u+x 2>/dev/null | sort)
+
+if [ $found -eq 0 ]; then
+	echo "FAIL no unit test binaries under $out/test/unit"
+	failed=$((failed + 1))
+fi
+echo "SUMMARY passed=$passed failed=$failed skipped=0"
