@@ -86,15 +86,18 @@ if ! grep -q ': ready' "$tmp/tgt.log"; then
 fi
 echo "== gga_tgt is up (pid $tgt_pid, RPC on $sock)"
 echo "== gga_rpc bdev_get_bdevs"
-"$bin/gga_rpc" -s "$sock" bdev_get_bdevs | head -20
+"$bin/gga_rpc" -s "$sock" bdev_get_bdevs | python3 -c 'import json, sys
+for b in json.load(sys.stdin):
+    print("   %-10s %-14s %6d-byte blocks x %-9d md %d" % (b["name"], b["product_name"],
+          b["block_size"], b["num_blocks"], b["md_size"]))'
 "$bin/gga_rpc" -s "$sock" save_config >"$tmp/saved.json" || exit 1
 
 echo
 echo "== bdevperf: 4 KiB random 70/30 read/write, QD32, ${secs} s, verify first"
-"$bin/bdevperf" --json "$tmp/saved.json" -m 0x2 -q 32 -o 4096 -w verify -t 1 >"$tmp/verify.out" 2>&1
+"$bin/bdevperf" --log-level warn --json "$tmp/saved.json" -m 0x2 -q 32 -o 4096 -w verify -t 1 >"$tmp/verify.out" 2>&1
 vrc=$?
-grep -E 'verify|Total' "$tmp/verify.out"
-"$bin/bdevperf" --json "$tmp/saved.json" -m 0x2 -q 32 -o 4096 -w randrw -M 70 -t "$secs"
+grep -E 'verify:' "$tmp/verify.out" || cat "$tmp/verify.out"
+"$bin/bdevperf" --log-level warn --json "$tmp/saved.json" -m 0x2 -q 32 -o 4096 -w randrw -M 70 -t "$secs"
 rc=$?
 
 kill -INT $tgt_pid

@@ -45,7 +45,7 @@ check "-b restricted the jobs to Malloc0" bash -c "! grep -q 'Null0' '$TMP/twoco
 bp json --json "$TMP/malloc.json" -q 4 -o 4096 -w randread -t 1 --output json
 check "--output json: exit 0" test $? -eq 0
 check "--output json parses and reports IOPS > 0" \
-	test "$(jget "$TMP/json.out" 'd["total"]["iops"] > 0 and d["results"][0]["bdev"] == "Malloc0"')" = True
+	test "$(jget "$TMP/json.out" 'd["total"]["iops"] > 0 and d["results"][0]["bdev"] == "Malloc0"')" = true
 
 for p in zeros compress:50 random; do
 	bp "pat${p%%:*}" --json "$TMP/malloc.json" -q 4 -o 4096 -w verify --pattern "$p" -t 1

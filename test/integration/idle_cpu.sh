@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # An idle gga_tgt must not spin (DESIGN §3): in the default event mode its
 # reactors sleep. --poll-mode busy does spin. Not a timing test: a spinning
-# reactor uses ~100% of a core, a sleeping one ~0%.
+# reactor uses all the CPU it can get, a sleeping one ~0%.
 source "$(dirname "$0")/common.sh"
 
 hz=$(getconf CLK_TCK)
@@ -30,8 +30,11 @@ sleep 2
 t1=$(proc_cpu_ticks "$TGT_PID")
 pct=$(((t1 - t0) * 100 / (2 * hz)))
 echo "busy-mode gga_tgt (1 reactor): ${pct}% CPU over 2 s"
-check "busy-mode reactor spins (used ${pct}%)" test $pct -gt 50
-check "busy-mode answers RPC" rpc busy framework_get_reactors
+# Other processes may share the cores, so the CPU floor is loose; the
+# reactor's own count of sleeps is the exact check.
+check "busy-mode reactor spins (used ${pct}%)" test $pct -gt 10
+rpc busy framework_get_reactors >"$TMP/rb.json"
+check "busy-mode reactor never slept" test "$(jget "$TMP/rb.json" 'd["reactors"][0]["sleeps"]')" = 0
 stop_tgt "$TGT_PID"
 check "busy-mode shuts down with exit 0" test $? -eq 0
 finish
