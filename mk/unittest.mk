@@ -5,5 +5,5 @@ C_SRCS ?= $(TEST).c
 APP := $(TEST)
 BIN := $(O)/$(RELDIR)/$(TEST)
 APP_SYS_LIBS += -lcunit
-CFLAGS += -I$(GGA_ROOT) -I$(GGA_ROOT)/test/unit/include -Wno-missing-declarations
+override CFLAGS += -I$(GGA_ROOT) -I$(GGA_ROOT)/test/unit/include -Wno-missing-declarations
 include $(GGA_ROOT)/mk/app.mk

@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Malloc bdev: a RAM disk in one anonymous mapping (see bdev_malloc.h).
+ *
+ * This is the back end of the per-core IOPS benchmark, so the I/O path is a
+ * memcpy between the caller's iovecs and the mapping plus a few instructions:
+ * no allocation, no locks, no syscalls, and the I/O is completed from inside
+ * submit_request (the bdev layer defers the user's callback). All malloc bdevs
+ * share one io_device whose channels carry no state.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "gga/bdev_module.h"
+#include "gga/log.h"
+
+#include "bdev_malloc.h"
+#include "../module_util.h"
+
+/*
+ * Zeroing at least this many bytes hands whole pages back to the kernel
+ * (MADV_DONTNEED) instead of writing zeros: the range then costs no memory
+ * and reads back as zeros, which keeps "unmap the whole disk" cheap.
+ */
+#define MALLOC_RELEASE_MIN (1u << 20)
+
+struct malloc_disk {
+	struct bdev bdev;
+	uint8_t *buf;
+	size_t buf_len;
+	uint32_t buf_block_size;
+};
+
+/* The io_device of every malloc bdev: its channels exist only to satisfy the layer. */
+static int g_malloc_io_device;
+static size_t g_page_size = 4096;
+
+static struct bdev_module malloc_module;
+
+static int
+malloc_destruct(void *ctxt)
+{
+	struct malloc_disk *disk = ctxt;
+
+	munmap(disk->buf, disk->buf_len);
+	free(disk->bdev.name);
+	free(disk);
+	return 0;
+}
+
+static inline void
+copy_to_iovs(const struct iovec *iovs, int iovcnt, const uint8_t *src, size_t len)
+{
+	int i;
+
+	for (i = 0; i < iovcnt && len > 0; i++) {
+		size_t n = GGA_MIN(iovs[i].iov_len, len);
+
+		memcpy(iovs[i].iov_base, src, n);
+		src += n;
+		len -= n;
+	}
+}
+
+static inline void
+copy_from_iovs(uint8_t *dst, const struct iovec *iovs, int iovcnt, size_t len)
+{
+	int i;
+
+	for (i = 0; i < iovcnt && len > 0; i++) {
+		size_t n = GGA_MIN(iovs[i].iov_len, len);
+
+		memcpy(dst, iovs[i].iov_base, n);
+		dst += n;
+		len -= n;
+	}
+}
+
+static void
+zero_range(uint8_t *p, size_t len)
+{
+	uintptr_t start, end;
+
+	if (len >= MALLOC_RELEASE_MIN) {
+		start = align_up((uintptr_t)p, g_page_size);
+		end = ((uintptr_t)p + len) & ~((uintptr_t)g_page_size - 1);
+		/* A private anonymous page dropped this way reads back as zeros. */
+		if (end > start && madvise((void *)start, end - start, MADV_DONTNEED) == 0) {
+			memset(p, 0, start - (uintptr_t)p);
+			memset((void *)end, 0, (uintptr_t)p + len - end);
+			return;
+		}
+	}
+	memset(p, 0, len);
+}
+
+static void
+malloc_submit_request(struct io_channel *ch, struct bdev_io *io)
+{
+	struct malloc_disk *disk = io->bdev->ctxt;
+	uint8_t *p = disk->buf + io->u.offset_blocks * disk->buf_block_size;
+	size_t len = io->u.num_blocks * disk->buf_block_size;
+
+	switch (io->type) {
+	case BDEV_IO_TYPE_READ:
+		copy_to_iovs(io->u.iovs, io->u.iovcnt, p, len);
+		break;
+	case BDEV_IO_TYPE_WRITE:
+		copy_from_iovs(p, io->u.iovs, io->u.iovcnt, len);
+		break;
+	case BDEV_IO_TYPE_WRITE_ZEROES:
+	case BDEV_IO_TYPE_UNMAP:
+		zero_range(p, len);
+		break;
+	case BDEV_IO_TYPE_FLUSH:
+	case BDEV_IO_TYPE_RESET:
+		break;
+	default:
+		bdev_io_complete(io, BDEV_IO_STATUS_FAILED);
+		return;
+	}
+	bdev_io_complete(io, BDEV_IO_STATUS_SUCCESS);
+}
+
+static bool
+malloc_io_type_supported(void *ctxt, enum bdev_io_type type)
+{
+	switch (type) {
+	case BDEV_IO_TYPE_READ:
+	case BDEV_IO_TYPE_WRITE:
+	case BDEV_IO_TYPE_FLUSH:
+	case BDEV_IO_TYPE_WRITE_ZEROES:
+	case BDEV_IO_TYPE_UNMAP:
+	case BDEV_IO_TYPE_RESET:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static struct io_channel *
+malloc_get_io_channel(void *ctxt)
+{
+	return io_channel_get(&g_malloc_io_device);
+}
+
+static void
+malloc_dump_info_json(void *ctxt, json_t *info)
+{
+	struct malloc_disk *disk = ctxt;
+
+	json_object_set_new(info, "malloc", json_pack("{s:i}", "md_size", (int)disk->bdev.md_size));
+}
+
+static void
+malloc_write_config_json(struct bdev *bdev, json_t *config)
+{
+	json_t *params;
+
+	params = json_pack("{s:s, s:I, s:i, s:i, s:s}",
+			   "name", bdev_get_name(bdev),
+			   "num_blocks", (json_int_t)bdev_get_num_blocks(bdev),
+			   "block_size", (int)bdev_get_block_size(bdev),
+			   "md_size", (int)bdev_get_md_size(bdev),
+			   "uuid", bdev_get_uuid_str(bdev));
+	if (params == NULL) {
+		ERRLOG("malloc bdev '%s': out of memory writing its configuration\n",
+		       bdev_get_name(bdev));
+		return;
+	}
+	json_array_append_new(config, json_pack("{s:s, s:o}", "method", "bdev_malloc_create",
+						"params", params));
+}
+
+static const struct bdev_fn_table malloc_fn_table = {
+	.destruct		= malloc_destruct,
+	.submit_request		= malloc_submit_request,
+	.io_type_supported	= malloc_io_type_supported,
+	.get_io_channel		= malloc_get_io_channel,
+	.dump_info_json		= malloc_dump_info_json,
+	.write_config_json	= malloc_write_config_json,
+};
+
+/* "Malloc<N>" with the lowest N not in use, as a malloc'd string. */
+static char *
+default_name(void)
+{
+	char name[32];
+	uint32_t n;
+
+	for (n = 0; n < UINT32_MAX; n++) {
+		snprintf(name, sizeof(name), "Malloc%" PRIu32, n);
+		if (bdev_get_by_name(name) == NULL) {
+			return strdup(name);
+		}
+	}
+	return NULL;
+}
+
+int
+bdev_malloc_create(const struct bdev_malloc_opts *opts, struct bdev **bdev_out)
+{
+	const char *label = opts->name != NULL ? opts->name : "(unnamed)";
+	struct malloc_disk *disk;
+	uint8_t uuid[16] = { 0 };
+	uint32_t buf_block_size;
+	const char *msg;
+	int rc;
+
+	if (opts->name != NULL && opts->name[0] == '\0') {
+		ERRLOG("malloc bdev: the name must not be empty\n");
+		return -EINVAL;
+	}
+	msg = module_geometry_check(opts->num_blocks, opts->block_size, opts->md_size);
+	if (msg != NULL) {
+		ERRLOG("malloc bdev '%s': %s\n", label, msg);
+		return -EINVAL;
+	}
+	if (opts->uuid != NULL && module_uuid_parse(opts->uuid, uuid) != 0) {
+		ERRLOG("malloc bdev '%s': uuid '%s' is not a valid UUID\n", label, opts->uuid);
+		return -EINVAL;
+	}
+	buf_block_size = opts->block_size + opts->md_size;
+	if (opts->num_blocks > BDEV_MALLOC_MAX_BYTES / buf_block_size) {
+		ERRLOG("malloc bdev '%s': %" PRIu64 " blocks of %" PRIu32 " bytes exceed the "
+		       "%llu-byte limit\n", label, opts->num_blocks, buf_block_size,
+		       BDEV_MALLOC_MAX_BYTES);
+		return -ENOMEM;
+	}
+	if (opts->name != NULL && bdev_get_by_name(opts->name) != NULL) {
+		ERRLOG("bdev '%s' already exists\n", opts->name);
+		return -EEXIST;
+	}
+
+	disk = calloc(1, sizeof(*disk));
+	if (disk == NULL) {
+		return -ENOMEM;
+	}
+	disk->bdev.name = opts->name != NULL ? strdup(opts->name) : default_name();
+	if (disk->bdev.name == NULL) {
+		rc = -ENOMEM;
+		goto free_disk;
+	}
+	disk->buf_block_size = buf_block_size;
+	disk->buf_len = opts->num_blocks * buf_block_size;
+	/* NORESERVE: a big, sparsely used disk must not need its full size up front. */
+	disk->buf = mmap(NULL, disk->buf_len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (disk->buf == MAP_FAILED) {
+		ERRLOG("malloc bdev '%s': cannot map %zu bytes: %s\n", disk->bdev.name,
+		       disk->buf_len, strerror(errno));
+		rc = -ENOMEM;
+		goto free_name;
+	}
+
+	disk->bdev.product_name = "Malloc disk";
+	disk->bdev.block_size = opts->block_size;
+	disk->bdev.md_size = opts->md_size;
+	disk->bdev.num_blocks = opts->num_blocks;
+	memcpy(disk->bdev.uuid, uuid, sizeof(uuid));
+	disk->bdev.ctxt = disk;
+	disk->bdev.fn_table = &malloc_fn_table;
+	disk->bdev.module = &malloc_module;
+
+	rc = bdev_register(&disk->bdev);
+	if (rc != 0) {
+		ERRLOG("malloc bdev '%s': register failed: %s\n", disk->bdev.name, strerror(-rc));
+		goto unmap_buf;
+	}
+	if (bdev_out != NULL) {
+		*bdev_out = &disk->bdev;
+	}
+	return 0;
+
+unmap_buf:
+	munmap(disk->buf, disk->buf_len);
+free_name:
+	free(disk->bdev.name);
+free_disk:
+	free(disk);
+	return rc;
+}
+
+int
+bdev_malloc_delete(const char *name, bdev_malloc_delete_cb cb, void *cb_arg)
+{
+	if (name == NULL) {
+		return -ENODEV;
+	}
+	return bdev_unregister_by_name(name, &malloc_module, cb, cb_arg);
+}
+
+static int
+malloc_channel_create(void *io_device, void *ctx_buf)
+{
+	return 0;
+}
+
+static void
+malloc_channel_destroy(void *io_device, void *ctx_buf)
+{
+}
+
+static int
+malloc_module_init(void)
+{
+	long page_size = sysconf(_SC_PAGESIZE);
+
+	if (page_size > 0) {
+		g_page_size = (size_t)page_size;
+	}
+	io_device_register(&g_malloc_io_device, malloc_channel_create, malloc_channel_destroy, 0,
+			   "bdev_malloc");
+	return 0;
+}
+
+static void
+malloc_module_fini(void)
+{
+	io_device_unregister(&g_malloc_io_device, NULL);
+}
+
+static struct bdev_module malloc_module = {
+	.name		= "malloc",
+	.module_init	= malloc_module_init,
+	.module_fini	= malloc_module_fini,
+};
+
+void
+bdev_malloc_module_register(void)
+{
+	bdev_module_register(&malloc_module);
+	bdev_malloc_rpc_register();
+}

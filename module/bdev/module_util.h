@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Small helpers shared by the bdev modules under module/bdev (private to
+ * them): geometry checks with messages that name the parameter, and UUID
+ * parsing for the "uuid" create parameter.
+ */
+#ifndef GGA_MODULE_BDEV_UTIL_H
+#define GGA_MODULE_BDEV_UTIL_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "gga/util.h"
+
+/*
+ * Check the geometry of a bdev a module is asked to create. Returns NULL when
+ * it is valid, or a message naming the offending parameter (for the RPC
+ * answer and the log).
+ */
+static inline const char *
+module_geometry_check(uint64_t num_blocks, uint32_t block_size, uint32_t md_size)
+{
+	if (num_blocks == 0) {
+		return "num_blocks: must be at least 1";
+	}
+	if (!is_pow2(block_size) || block_size < 512 || block_size > 65536) {
+		return "block_size: must be a power of two from 512 to 65536";
+	}
+	switch (md_size) {
+	case 0:
+	case 8:
+	case 16:
+	case 32:
+	case 64:
+	case 128:
+		break;
+	default:
+		return "md_size: must be 0, 8, 16, 32, 64 or 128";
+	}
+	return NULL;
+}
+
+static inline int
+module_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9') {
+		return c - '0';
+	}
+	if (c >= 'a' && c <= 'f') {
+		return c - 'a' + 10;
+	}
+	if (c >= 'A' && c <= 'F') {
+		return c - 'A' + 10;
+	}
+	return -1;
+}
+
+/*
+ * Parse the canonical 36-character form "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+ * into 16 bytes. Returns 0 or -EINVAL.
+ */
+static inline int
+module_uuid_parse(const char *str, uint8_t uuid[16])
+{
+	size_t i, n = 0;
+	int hi, lo;
+
+	if (str == NULL || strlen(str) != 36) {
+		return -EINVAL;
+	}
+	for (i = 0; i < 36;) {
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (str[i] != '-') {
+				return -EINVAL;
+			}
+			i++;
+			continue;
+		}
+		hi = module_hex_digit(str[i]);
+		lo = module_hex_digit(str[i + 1]);
+		if (hi < 0 || lo < 0) {
+			return -EINVAL;
+		}
+		uuid[n++] = (uint8_t)(hi << 4 | lo);
+		i += 2;
+	}
+	return 0;
+}
+
+#endif /* GGA_MODULE_BDEV_UTIL_H */
