@@ -47,7 +47,10 @@ struct app_opts {
 	/* Runs on the app thread once the configuration is loaded. */
 	void (*start_fn)(void *ctx);
 	void *start_ctx;
-	/* Optional: runs first in shutdown; must call app_shutdown_continue(). */
+	/*
+	 * Optional: runs first in shutdown (only if start_fn has run); must call
+	 * app_shutdown_continue().
+	 */
 	void (*shutdown_fn)(void *ctx);
 };
 
@@ -71,6 +74,10 @@ int app_parse_args(int argc, char **argv, struct app_opts *opts, const char *app
 /*
  * Run the application; returns when it has shut down. The return value is the
  * exit code: 0, or the rc passed to app_stop(), or 1 if start-up failed.
+ * Once the RPC server listens and the --json configuration is loaded it
+ * prints "<name>: ready" on stdout (scripts wait for that line). SIGINT and
+ * SIGTERM stay blocked after it returns (a late signal must not kill the
+ * process on its way out) and SIGPIPE stays ignored.
  */
 int app_start(struct app_opts *opts);
 

@@ -75,14 +75,18 @@ const char *rpc_request_method(const struct rpc_request *req);
 /*
  * Declarative parameter decoding. Each entry decodes one member of the params
  * object into `out + offset`:
- *   RPC_PARAM_STRING  char *      (strdup'd; free with rpc_free_params)
+ *   RPC_PARAM_STRING  char *      (strdup'd; free with rpc_free_params; the
+ *                                  field must start NULL: apply string defaults after)
  *   RPC_PARAM_BOOL    bool
  *   RPC_PARAM_INT32   int32_t     (min/max as signed limits when set)
  *   RPC_PARAM_UINT32  uint32_t
  *   RPC_PARAM_UINT64  uint64_t
  *   RPC_PARAM_JSON    json_t *    (borrowed from params: valid during the handler)
  * choices (NULL-terminated) restricts a string to a set of values. min/max
- * apply when max != 0. pow2 requires a power of two.
+ * apply when max != 0 (for strings they bound the length). pow2 requires a
+ * power of two. An explicit JSON null counts as absent (except for
+ * RPC_PARAM_JSON). With count 0, any parameter is refused: a method that
+ * takes none calls rpc_decode_params(req, params, NULL, 0, NULL).
  */
 enum rpc_param_type {
 	RPC_PARAM_STRING,
@@ -120,7 +124,8 @@ void rpc_free_params(const struct rpc_param *decl, size_t count, void *out);
  * Call a method in-process, as config replay does: cb(ctx, response) runs on
  * the app thread with the whole response object ({"result":...} or
  * {"error":{...}}), which cb must json_decref. `params` is borrowed. Returns
- * 0 (cb will be called), or -ENOMEM.
+ * 0 (cb will be called: before rpc_call returns if the handler answers at
+ * once, later otherwise), or -ENOMEM.
  */
 typedef void (*rpc_call_cb)(void *ctx, json_t *response);
 int rpc_call(const char *method, json_t *params, rpc_call_cb cb, void *ctx);

@@ -1,0 +1,809 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The application framework: options, start-up, configuration replay and
+ * the shutdown sequence shared by gga_tgt and bdevperf.
+ *
+ * Signals: SIGINT and SIGTERM are blocked in every thread before any
+ * reactor thread exists and are read from a signalfd watched by the app
+ * thread, so a signal is just another event there and shutdown runs in
+ * order, on the thread that owns RPC and configuration. SIGPIPE is ignored:
+ * a vanished peer must be an error return, not the death of the daemon.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "gga/app.h"
+#include "gga/bdev_module.h"
+#include "gga/env.h"
+#include "gga/log.h"
+#include "gga/reactor.h"
+#include "gga/rpc.h"
+#include "gga/thread.h"
+#include "gga/util.h"
+
+#include "app_internal.h"
+
+static struct app_subsystem g_bdev_subsystem = {
+	.name = "bdev",
+	.init = bdev_subsystem_init,
+	.fini = bdev_subsystem_fini,
+	.write_config_json = bdev_subsystem_config_json,
+};
+
+/* Registration order; the bdev subsystem is always first. */
+static struct app_subsystem *g_subsystems = &g_bdev_subsystem;
+
+static struct app_opts *g_opts;
+static int g_exit_code;
+/* Set once by the first app_stop() (any thread) or start-up failure. */
+static bool g_stop_requested;
+/* The rest is touched on the app thread only. */
+static bool g_loading_config;
+static bool g_started;
+static bool g_shutting_down;
+static uint32_t g_num_inited;
+static int g_signal_fd = -1;
+static struct fd_event *g_signal_ev;
+
+void
+app_subsystem_register(struct app_subsystem *subsystem)
+{
+	struct app_subsystem *s = g_subsystems;
+
+	for (;;) {
+		if (s == subsystem) {
+			WARNLOG("app: subsystem %s registered twice\n", subsystem->name);
+			return;
+		}
+		if (s->next == NULL) {
+			break;
+		}
+		s = s->next;
+	}
+	subsystem->next = NULL;
+	s->next = subsystem;
+}
+
+static struct app_subsystem *
+subsystem_at(uint32_t index)
+{
+	struct app_subsystem *s = g_subsystems;
+
+	while (s != NULL && index-- > 0) {
+		s = s->next;
+	}
+	return s;
+}
+
+void
+app_opts_init(struct app_opts *opts, const char *name)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->name = name;
+	opts->core_mask = 0x1;
+	opts->poll_mode = REACTOR_POLL_EVENT;
+}
+
+/* Long-only common options; apps use values >= 0x1000. */
+enum {
+	OPT_CPU = 0x100,
+	OPT_JSON,
+	OPT_POLL_MODE,
+	OPT_LOG_LEVEL,
+	OPT_MEM_SIZE,
+	OPT_NO_HUGE,
+};
+
+static const struct option g_common_long[] = {
+	{ "cpumask", required_argument, NULL, 'm' },
+	{ "cpu", required_argument, NULL, OPT_CPU },
+	{ "rpc-socket", required_argument, NULL, 'r' },
+	{ "json", required_argument, NULL, OPT_JSON },
+	{ "poll-mode", required_argument, NULL, OPT_POLL_MODE },
+	{ "logflag", required_argument, NULL, 'L' },
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "mem-size", required_argument, NULL, OPT_MEM_SIZE },
+	{ "no-huge", no_argument, NULL, OPT_NO_HUGE },
+	{ "help", no_argument, NULL, 'h' },
+};
+
+static void
+usage(const struct app_opts *opts, void (*usage_cb)(void))
+{
+	printf("Usage: %s [options]\n\n", opts->name);
+	printf("Common options:\n");
+	printf("  -m, --cpumask MASK     cores to run reactors on, hex (default 0x1)\n");
+	printf("      --cpu N            run a reactor on core N (repeatable; instead of -m)\n");
+	printf("  -r, --rpc-socket PATH  JSON-RPC Unix socket (default %s)\n",
+	       opts->rpc_addr ? opts->rpc_addr : "none");
+	printf("      --json FILE        replay a configuration (save_config output) at start\n");
+	printf("      --poll-mode MODE   event (default: idle reactors sleep) or busy (spin)\n");
+	printf("      --mem-size SIZE    I/O buffer arena size, k/m/g suffix (default 256m)\n");
+	printf("      --no-huge          do not use hugepages for the arena\n");
+	printf("  -L, --logflag FLAG     debug logs of a component (bdev, thread, rpc, all...)\n");
+	printf("      --log-level LEVEL  error, warn, notice (default), info or debug\n");
+	printf("  -h, --help             print this help and exit\n");
+	if (usage_cb != NULL) {
+		printf("\n");
+		usage_cb();
+	}
+}
+
+static int
+parse_log_level(const char *s, enum log_level *level)
+{
+	static const struct {
+		const char *name;
+		enum log_level level;
+	} levels[] = {
+		{ "error", LOG_LEVEL_ERROR },
+		{ "warn", LOG_LEVEL_WARN },
+		{ "warning", LOG_LEVEL_WARN },
+		{ "notice", LOG_LEVEL_NOTICE },
+		{ "info", LOG_LEVEL_INFO },
+		{ "debug", LOG_LEVEL_DEBUG },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(levels); i++) {
+		if (strcasecmp(s, levels[i].name) == 0) {
+			*level = levels[i].level;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int
+parse_cpu(const char *s, uint64_t *mask)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || *s == '-' || v >= 64) {
+		return -EINVAL;
+	}
+	*mask |= 1ull << v;
+	return 0;
+}
+
+/* Handle one common option. Returns 0, -EINVAL (message printed), or 1 for -h. */
+static int
+parse_common(struct app_opts *opts, int ch, const char *arg, uint64_t *cpu_mask, bool *have_mask)
+{
+	enum log_level level;
+	uint64_t v;
+
+	switch (ch) {
+	case 'm':
+		if (parse_core_mask(arg, &opts->core_mask) != 0) {
+			fprintf(stderr, "%s: invalid core mask '%s' (hex, e.g. 0x3)\n", opts->name,
+				arg);
+			return -EINVAL;
+		}
+		*have_mask = true;
+		return 0;
+	case OPT_CPU:
+		if (parse_cpu(arg, cpu_mask) != 0) {
+			fprintf(stderr, "%s: invalid --cpu '%s' (a core number 0..63)\n",
+				opts->name, arg);
+			return -EINVAL;
+		}
+		return 0;
+	case 'r':
+		opts->rpc_addr = arg;
+		return 0;
+	case OPT_JSON:
+		opts->json_config_file = arg;
+		return 0;
+	case OPT_POLL_MODE:
+		if (reactor_parse_poll_mode(arg, &opts->poll_mode) != 0) {
+			fprintf(stderr, "%s: invalid --poll-mode '%s' (event or busy)\n",
+				opts->name, arg);
+			return -EINVAL;
+		}
+		return 0;
+	case 'L':
+		if (log_set_flag(arg) != 0) {
+			fprintf(stderr, "%s: invalid log flag '%s'\n", opts->name, arg);
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_LOG_LEVEL:
+		if (parse_log_level(arg, &level) != 0) {
+			fprintf(stderr, "%s: invalid --log-level '%s' "
+				"(error, warn, notice, info, debug)\n", opts->name, arg);
+			return -EINVAL;
+		}
+		log_set_level(level);
+		return 0;
+	case OPT_MEM_SIZE:
+		if (parse_size(arg, &v) != 0 || v == 0 || v > SIZE_MAX) {
+			fprintf(stderr, "%s: invalid --mem-size '%s' (e.g. 512m, 2g)\n", opts->name,
+				arg);
+			return -EINVAL;
+		}
+		opts->arena_size = (size_t)v;
+		return 0;
+	case OPT_NO_HUGE:
+		opts->no_huge = true;
+		return 0;
+	case 'h':
+		return 1;
+	default:
+		return -ENOENT;
+	}
+}
+
+int
+app_parse_args(int argc, char **argv, struct app_opts *opts, const char *app_getopt,
+	       const struct option *app_long, int (*parse_cb)(int ch, const char *arg),
+	       void (*usage_cb)(void))
+{
+	size_t n_common = ARRAY_SIZE(g_common_long), n_app = 0;
+	struct option *longopts;
+	char *shortopts;
+	uint64_t cpu_mask = 0;
+	bool have_mask = false;
+	int ch, rc = 0;
+
+	while (app_long != NULL && app_long[n_app].name != NULL) {
+		n_app++;
+	}
+	longopts = calloc(n_common + n_app + 1, sizeof(*longopts));
+	if (asprintf(&shortopts, "m:r:L:h%s", app_getopt ? app_getopt : "") < 0) {
+		shortopts = NULL;
+	}
+	if (longopts == NULL || shortopts == NULL) {
+		fprintf(stderr, "%s: out of memory\n", opts->name);
+		free(longopts);
+		free(shortopts);
+		return -ENOMEM;
+	}
+	memcpy(longopts, g_common_long, sizeof(g_common_long));
+	if (n_app > 0) {
+		memcpy(longopts + n_common, app_long, n_app * sizeof(*longopts));
+	}
+
+	/* Start from scratch: the caller (or a test) may parse more than once. */
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (ch == '?' || ch == ':') {
+			rc = -EINVAL;
+			break;
+		}
+		rc = parse_common(opts, ch, optarg, &cpu_mask, &have_mask);
+		if (rc == -ENOENT) {
+			rc = parse_cb != NULL ? parse_cb(ch, optarg) : -EINVAL;
+		}
+		if (rc != 0) {
+			break;
+		}
+	}
+	if (rc == 0 && optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", opts->name, argv[optind]);
+		rc = -EINVAL;
+	}
+	if (rc == 0 && cpu_mask != 0) {
+		if (have_mask) {
+			fprintf(stderr, "%s: give either -m or --cpu, not both\n", opts->name);
+			rc = -EINVAL;
+		} else {
+			opts->core_mask = cpu_mask;
+		}
+	}
+	free(longopts);
+	free(shortopts);
+	if (rc == 1) {
+		usage(opts, usage_cb);
+		return 1;
+	}
+	if (rc != 0) {
+		fprintf(stderr, "Try '%s -h' for more information.\n", opts->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Shutdown, last step: every subsystem is down. */
+static void
+shutdown_done(void)
+{
+	rpc_unregister_all();
+	rpc_set_state(RPC_STATE_STARTUP);
+	thread_fd_unregister(&g_signal_ev);
+	reactors_stop();
+}
+
+static void fini_next(void *arg);
+
+static void
+fini_done(void *arg)
+{
+	/* Continue from a fresh message: fini callbacks may come from deep stacks. */
+	if (thread_send_msg(thread_get_app(), fini_next, NULL) != 0) {
+		ERRLOG("app: cannot continue shutdown: message queue full\n");
+	}
+}
+
+/* Stop subsystems in reverse order of start. */
+static void
+fini_next(void *arg)
+{
+	struct app_subsystem *s;
+
+	if (g_num_inited == 0) {
+		shutdown_done();
+		return;
+	}
+	s = subsystem_at(--g_num_inited);
+	DEBUGLOG(app, "stopping subsystem %s\n", s->name);
+	if (s->fini != NULL) {
+		s->fini(fini_done, NULL);
+	} else {
+		fini_done(NULL);
+	}
+}
+
+static void
+shutdown_continue_msg(void *arg)
+{
+	fini_next(NULL);
+}
+
+void
+app_shutdown_continue(void)
+{
+	if (thread_send_msg(thread_get_app(), shutdown_continue_msg, NULL) != 0) {
+		ERRLOG("app: cannot continue shutdown: message queue full\n");
+	}
+}
+
+static void
+begin_shutdown(void)
+{
+	if (g_shutting_down) {
+		return;
+	}
+	g_shutting_down = true;
+	NOTICELOG("%s: shutting down\n", g_opts->name);
+	/* No new requests from here on; answers still in flight are dropped. */
+	rpc_server_close();
+	if (g_started && g_opts->shutdown_fn != NULL) {
+		g_opts->shutdown_fn(g_opts->start_ctx);
+		return;
+	}
+	fini_next(NULL);
+}
+
+static void
+shutdown_msg(void *arg)
+{
+	/* A config replay in progress finishes its current call first (config_loaded). */
+	if (g_loading_config) {
+		return;
+	}
+	begin_shutdown();
+}
+
+void
+app_stop(int rc)
+{
+	struct thread *app_thread = thread_get_app();
+
+	if (__atomic_exchange_n(&g_stop_requested, true, __ATOMIC_SEQ_CST)) {
+		return;
+	}
+	g_exit_code = rc;
+	if (app_thread == NULL || thread_send_msg(app_thread, shutdown_msg, NULL) != 0) {
+		ERRLOG("app: cannot start shutdown: app thread unavailable\n");
+	}
+}
+
+/* Start-up failed on the app thread: shut down what is up, exit code 1. */
+static void
+start_failed(void)
+{
+	__atomic_store_n(&g_stop_requested, true, __ATOMIC_SEQ_CST);
+	g_exit_code = 1;
+	begin_shutdown();
+}
+
+static int
+signal_event(void *ctx, uint32_t events)
+{
+	struct signalfd_siginfo si;
+
+	while (read(g_signal_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (__atomic_load_n(&g_stop_requested, __ATOMIC_SEQ_CST)) {
+			NOTICELOG("%s: %s during shutdown ignored\n", g_opts->name,
+				  strsignal((int)si.ssi_signo));
+			continue;
+		}
+		NOTICELOG("%s: %s received\n", g_opts->name, strsignal((int)si.ssi_signo));
+		app_stop(0);
+	}
+	return POLLER_BUSY;
+}
+
+static void
+config_loaded(void *ctx, int rc)
+{
+	g_loading_config = false;
+	if (rc == -ECANCELED && __atomic_load_n(&g_stop_requested, __ATOMIC_SEQ_CST)) {
+		/* Interrupted by a signal or app_stop(): a normal shutdown. */
+		begin_shutdown();
+		return;
+	}
+	if (rc != 0) {
+		ERRLOG("%s: loading %s failed; shutting down\n", g_opts->name,
+		       g_opts->json_config_file);
+		start_failed();
+		return;
+	}
+	if (__atomic_load_n(&g_stop_requested, __ATOMIC_SEQ_CST)) {
+		begin_shutdown();
+		return;
+	}
+	rpc_set_state(RPC_STATE_RUNTIME);
+	g_started = true;
+	/* Scripts wait for this line. */
+	printf("%s: ready\n", g_opts->name);
+	fflush(stdout);
+	if (g_opts->start_fn != NULL) {
+		g_opts->start_fn(g_opts->start_ctx);
+	}
+}
+
+static void
+app_start_msg(void *arg)
+{
+	struct app_subsystem *s;
+	int rc;
+
+	g_signal_ev = thread_fd_register(g_signal_fd, THREAD_FD_IN, signal_event, NULL,
+					 "app_signals");
+	if (g_signal_ev == NULL) {
+		ERRLOG("%s: cannot watch for signals: %s\n", g_opts->name, strerror(errno));
+		start_failed();
+		return;
+	}
+	for (s = g_subsystems; s != NULL; s = s->next) {
+		rc = s->init != NULL ? s->init() : 0;
+		if (rc != 0) {
+			ERRLOG("%s: subsystem %s failed to start: %s\n", g_opts->name, s->name,
+			       strerror(-rc));
+			start_failed();
+			return;
+		}
+		g_num_inited++;
+	}
+	rpc_register_builtin_methods();
+	app_rpc_register();
+	if (g_opts->rpc_addr != NULL) {
+		rc = rpc_server_listen(g_opts->rpc_addr);
+		if (rc != 0) {
+			ERRLOG("%s: cannot serve JSON-RPC on %s: %s\n", g_opts->name,
+			       g_opts->rpc_addr, rc == -EADDRINUSE ?
+			       "another process is listening there" : strerror(-rc));
+			start_failed();
+			return;
+		}
+	}
+	rpc_set_state(RPC_STATE_STARTUP);
+	if (g_opts->json_config_file == NULL) {
+		config_loaded(NULL, 0);
+		return;
+	}
+	g_loading_config = true;
+	rc = app_load_config_file(g_opts->json_config_file, config_loaded, NULL);
+	if (rc != 0) {
+		g_loading_config = false;
+		start_failed();
+	}
+}
+
+/* Discard signals that arrived after the signalfd stopped being watched. */
+static void
+drain_signals(void)
+{
+	struct signalfd_siginfo si;
+
+	while (read(g_signal_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+	}
+}
+
+int
+app_start(struct app_opts *opts)
+{
+	struct reactor_opts ropts;
+	struct env_opts eopts;
+	sigset_t sigs;
+	int rc;
+
+	if (opts == NULL || opts->name == NULL) {
+		return 1;
+	}
+	g_opts = opts;
+	g_exit_code = 0;
+	g_stop_requested = false;
+	g_loading_config = false;
+	g_started = false;
+	g_shutting_down = false;
+	g_num_inited = 0;
+
+	/*
+	 * Block before any thread exists (reactors, or helpers the libraries
+	 * start) so that every thread inherits the mask and the signals can only
+	 * be taken through the signalfd. The mask is left in place when
+	 * app_start returns: a late second signal must not kill the process on
+	 * its way out.
+	 */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	g_signal_fd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (g_signal_fd < 0) {
+		ERRLOG("%s: signalfd: %s\n", opts->name, strerror(errno));
+		return 1;
+	}
+
+	env_opts_init(&eopts);
+	eopts.name = opts->name;
+	eopts.arena_size = opts->arena_size;
+	eopts.no_huge = opts->no_huge;
+	rc = env_init(&eopts);
+	if (rc != 0) {
+		ERRLOG("%s: cannot set up the memory environment: %s\n", opts->name,
+		       strerror(-rc));
+		rc = 1;
+		goto close_signal_fd;
+	}
+
+	reactor_opts_init(&ropts);
+	ropts.core_mask = opts->core_mask;
+	ropts.poll_mode = opts->poll_mode;
+	rc = reactors_init(&ropts);
+	if (rc != 0) {
+		ERRLOG("%s: cannot create reactors for core mask 0x%llx: %s\n", opts->name,
+		       (unsigned long long)opts->core_mask, strerror(-rc));
+		rc = 1;
+		goto fini_env;
+	}
+	if (thread_send_msg(thread_get_app(), app_start_msg, NULL) != 0) {
+		ERRLOG("%s: cannot start the app thread\n", opts->name);
+		rc = 1;
+		goto fini_reactors;
+	}
+	rc = reactors_start();
+	if (rc != 0) {
+		ERRLOG("%s: reactors failed: %s\n", opts->name, strerror(-rc));
+		g_exit_code = 1;
+	}
+	rc = g_exit_code;
+
+fini_reactors:
+	reactors_fini();
+fini_env:
+	env_fini();
+close_signal_fd:
+	drain_signals();
+	close(g_signal_fd);
+	g_signal_fd = -1;
+	return rc;
+}
+
+/* Configuration replay: the calls of every subsystem, one at a time, in file order. */
+struct config_load {
+	char *path;
+	json_t *calls;		/* array of {"method", "params"} objects */
+	size_t next;
+	void (*done)(void *ctx, int rc);
+	void *done_ctx;
+};
+
+static void
+config_load_finish(struct config_load *load, int rc)
+{
+	void (*done)(void *ctx, int rc) = load->done;
+	void *done_ctx = load->done_ctx;
+
+	json_decref(load->calls);
+	free(load->path);
+	free(load);
+	done(done_ctx, rc);
+}
+
+static void config_load_next(void *arg);
+
+static void
+config_call_done(void *arg, json_t *response)
+{
+	struct config_load *load = arg;
+	json_t *call = json_array_get(load->calls, load->next);
+	const char *method = json_string_value(json_object_get(call, "method"));
+	json_t *error = json_object_get(response, "error");
+	json_int_t code;
+
+	if (error != NULL) {
+		code = json_integer_value(json_object_get(error, "code"));
+		ERRLOG("%s: %s (call %zu of %zu) failed: error %lld: %s\n", load->path, method,
+		       load->next + 1, json_array_size(load->calls), (long long)code,
+		       json_string_value(json_object_get(error, "message")) ?: "(no message)");
+		json_decref(response);
+		/* A negative errno travels as is; JSON-RPC codes become -EINVAL. */
+		config_load_finish(load, code < 0 && code > -4096 ? (int)code : -EINVAL);
+		return;
+	}
+	json_decref(response);
+	load->next++;
+	/* From a fresh message: a handler may have answered inside rpc_call. */
+	if (thread_get_current() == NULL ||
+	    thread_send_msg(thread_get_current(), config_load_next, load) != 0) {
+		config_load_next(load);
+	}
+}
+
+static void
+config_load_next(void *arg)
+{
+	struct config_load *load = arg;
+	json_t *call;
+	int rc;
+
+	if (__atomic_load_n(&g_stop_requested, __ATOMIC_SEQ_CST) && g_loading_config) {
+		NOTICELOG("%s: loading interrupted by shutdown\n", load->path);
+		config_load_finish(load, -ECANCELED);
+		return;
+	}
+	if (load->next == json_array_size(load->calls)) {
+		config_load_finish(load, 0);
+		return;
+	}
+	call = json_array_get(load->calls, load->next);
+	rc = rpc_call(json_string_value(json_object_get(call, "method")),
+		      json_object_get(call, "params"), config_call_done, load);
+	if (rc != 0) {
+		ERRLOG("%s: cannot call %s: %s\n", load->path,
+		       json_string_value(json_object_get(call, "method")), strerror(-rc));
+		config_load_finish(load, rc);
+	}
+}
+
+/* Check the whole file before running any of it; collect the calls in order. */
+static int
+config_collect_calls(const char *path, json_t *root, json_t *calls)
+{
+	json_t *subsystems, *entry, *config, *call, *method, *params;
+	size_t i, j;
+
+	subsystems = json_object_get(root, "subsystems");
+	if (!json_is_object(root) || !json_is_array(subsystems)) {
+		ERRLOG("%s: expected an object with a \"subsystems\" array\n", path);
+		return -EINVAL;
+	}
+	json_array_foreach(subsystems, i, entry) {
+		if (!json_is_object(entry) ||
+		    !json_is_string(json_object_get(entry, "subsystem"))) {
+			ERRLOG("%s: subsystems[%zu]: expected an object with a "
+			       "\"subsystem\" name\n", path, i);
+			return -EINVAL;
+		}
+		config = json_object_get(entry, "config");
+		if (config == NULL || json_is_null(config)) {
+			continue;
+		}
+		if (!json_is_array(config)) {
+			ERRLOG("%s: subsystem %s: \"config\" must be an array\n", path,
+			       json_string_value(json_object_get(entry, "subsystem")));
+			return -EINVAL;
+		}
+		json_array_foreach(config, j, call) {
+			method = json_object_get(call, "method");
+			params = json_object_get(call, "params");
+			if (!json_is_object(call) || !json_is_string(method) ||
+			    (params != NULL && !json_is_object(params) && !json_is_array(params) &&
+			     !json_is_null(params))) {
+				ERRLOG("%s: subsystem %s, config[%zu]: expected "
+				       "{\"method\": string, \"params\": object}\n", path,
+				       json_string_value(json_object_get(entry, "subsystem")), j);
+				return -EINVAL;
+			}
+			if (json_is_null(params)) {
+				json_object_del(call, "params");
+			}
+			if (json_array_append(calls, call) != 0) {
+				return -ENOMEM;
+			}
+		}
+	}
+	return 0;
+}
+
+int
+app_load_config_file(const char *path, void (*done)(void *ctx, int rc), void *ctx)
+{
+	struct config_load *load;
+	json_error_t err;
+	json_t *root;
+	int rc;
+
+	root = json_load_file(path, 0, &err);
+	if (root == NULL) {
+		if (json_error_code(&err) == json_error_cannot_open_file) {
+			ERRLOG("%s\n", err.text);
+			return -ENOENT;
+		}
+		ERRLOG("%s: line %d, column %d: %s\n", path, err.line, err.column, err.text);
+		return -EINVAL;
+	}
+	load = calloc(1, sizeof(*load));
+	if (load == NULL) {
+		json_decref(root);
+		return -ENOMEM;
+	}
+	load->path = strdup(path);
+	load->calls = json_array();
+	load->done = done;
+	load->done_ctx = ctx;
+	if (load->path == NULL || load->calls == NULL) {
+		rc = -ENOMEM;
+		goto free_load;
+	}
+	rc = config_collect_calls(path, root, load->calls);
+	json_decref(root);
+	root = NULL;
+	if (rc != 0) {
+		goto free_load;
+	}
+	NOTICELOG("%s: replaying %zu calls\n", path, json_array_size(load->calls));
+	config_load_next(load);
+	return 0;
+
+free_load:
+	json_decref(root);
+	json_decref(load->calls);
+	free(load->path);
+	free(load);
+	return rc;
+}
+
+json_t *
+app_save_config(void)
+{
+	struct app_subsystem *s;
+	json_t *root, *subsystems, *config;
+
+	subsystems = json_array();
+	root = json_pack("{s:o}", "subsystems", subsystems);
+	if (root == NULL) {
+		return NULL;
+	}
+	for (s = g_subsystems; s != NULL; s = s->next) {
+		config = json_array();
+		if (config == NULL) {
+			json_decref(root);
+			return NULL;
+		}
+		if (s->write_config_json != NULL) {
+			s->write_config_json(config);
+		}
+		if (json_array_append_new(subsystems,
+					  json_pack("{s:s, s:o}", "subsystem", s->name,
+						    "config", config)) != 0) {
+			json_decref(root);
+			return NULL;
+		}
+	}
+	return root;
+}
