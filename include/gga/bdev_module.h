@@ -186,6 +186,8 @@ struct thread *bdev_io_get_thread(struct bdev_io *io);
  * module_fini, and then calls cb.
  */
 int bdev_subsystem_init(void);
+/* Register the bdev RPC methods (bdev_get_bdevs, bdev_get_iostat); done by bdev_subsystem_init. */
+void bdev_rpc_register(void);
 void bdev_subsystem_fini(void (*cb)(void *arg), void *arg);
 /* Append the bdev subsystem's configuration (module options, then bdevs). */
 void bdev_subsystem_config_json(json_t *config);
