@@ -257,6 +257,11 @@ bdev_malloc_create(const struct bdev_malloc_opts *opts, struct bdev **bdev_out)
 		rc = -ENOMEM;
 		goto free_name;
 	}
+	/*
+	 * Transparent huge pages cut the TLB misses of the copy that is the
+	 * whole cost of a malloc I/O. Only a hint: without THP it fails harmlessly.
+	 */
+	(void)madvise(disk->buf, disk->buf_len, MADV_HUGEPAGE);
 
 	disk->bdev.product_name = "Malloc disk";
 	disk->bdev.block_size = opts->block_size;
