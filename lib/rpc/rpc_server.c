@@ -542,6 +542,13 @@ conn_event(void *ctx, uint32_t events)
 		/* The client is gone entirely: answers still outstanding will be dropped. */
 		conn_close(conn);
 	}
+	/*
+	 * A client that half-closed after its last request is finished once the
+	 * last answer has been flushed, possibly by this very writability event.
+	 */
+	if (conn->open && conn_done(conn)) {
+		conn_close(conn);
+	}
 	if (conn->open) {
 		conn_update_events(conn);
 	}

@@ -38,6 +38,10 @@ module_geometry_check(uint64_t num_blocks, uint32_t block_size, uint32_t md_size
 	default:
 		return "md_size: must be 0, 8, 16, 32, 64 or 128";
 	}
+	/* Offsets in bytes must fit in 64 bits. */
+	if (num_blocks > UINT64_MAX / (block_size + md_size)) {
+		return "num_blocks: size in bytes does not fit in 64 bits";
+	}
 	return NULL;
 }
 

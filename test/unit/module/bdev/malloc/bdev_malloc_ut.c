@@ -101,11 +101,14 @@ test_create_delete(void)
 	UT_ASSERT_EQ(rc, -EINVAL);
 	create("bad", 8, 512, 0, "0f1e2d3c-4b5a-4697-8877-66554433221g", &rc);
 	UT_ASSERT_EQ(rc, -EINVAL);
-	/* Sizes beyond the limit, including ones whose byte count overflows. */
+	/*
+	 * A size beyond the module's limit is a lack of memory; a byte count
+	 * that overflows 64 bits is an invalid num_blocks.
+	 */
 	create("bad", BDEV_MALLOC_MAX_BYTES / 4096 + 1, 4096, 0, NULL, &rc);
 	UT_ASSERT_EQ(rc, -ENOMEM);
 	create("bad", UINT64_MAX / 2, 65536, 128, NULL, &rc);
-	UT_ASSERT_EQ(rc, -ENOMEM);
+	UT_ASSERT_EQ(rc, -EINVAL);
 	CU_ASSERT(bdev_get_by_name("bad") == NULL);
 
 	create("withuuid", 8, 512, 0, NULL, &rc);

@@ -64,6 +64,8 @@ test_create_delete(void)
 	UT_ASSERT_EQ(create("bad", 0, 512, 0, NULL), -EINVAL);
 	UT_ASSERT_EQ(create("bad", 8, 768, 0, NULL), -EINVAL);
 	UT_ASSERT_EQ(create("bad", 8, 512, 48, NULL), -EINVAL);
+	/* A byte count beyond 64 bits is refused, though nothing is allocated. */
+	UT_ASSERT_EQ(create("bad", INT64_MAX, 512, 0, NULL), -EINVAL);
 	UT_ASSERT_EQ(create("bad", 8, 512, 0, "abcdef01-2345-4678-89ab-cdef0123456"), -EINVAL);
 	CU_ASSERT(bdev_get_by_name("bad") == NULL);
 	UT_ASSERT_EQ(create("n1", 8, 512, 0, NULL), -EEXIST);

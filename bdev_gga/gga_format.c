@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Encode, decode and validate the on-target structures of gga_format.h.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "gga/util.h"
+#include "gga_format.h"
+
+int
+gga_frag_md_decode(const void *buf, uint64_t lba, struct gga_frag_md *md)
+{
+	struct gga_frag_md_disk d;
+
+	if (gga_frag_md_is_blank(buf)) {
+		return -ENODATA;
+	}
+	memcpy(&d, buf, sizeof(d));
+	if (le32toh(d.magic) != GGA_FRAG_MD_MAGIC) {
+		return -EILSEQ;
+	}
+	/*
+	 * The version comes before the crc because a later version is free to
+	 * lay out (and checksum) the rest of the record differently.
+	 */
+	if (d.version != GGA_FORMAT_VERSION) {
+		return -EPROTONOSUPPORT;
+	}
+	if (le32toh(d.md_crc) != gga_frag_md_crc(&d, lba)) {
+		return -EBADMSG;
+	}
+	md->version = d.version;
+	md->role = d.role;
+	md->encoding = d.encoding;
+	md->k = d.geometry >> 4;
+	md->m = d.geometry & 0xf;
+	md->payload_len = le32toh(d.payload_len);
+	md->data_crc = le32toh(d.data_crc);
+	md->generation = le64toh(d.generation);
+	md->block_crc = le32toh(d.block_crc);
+	return 0;
+}
+
+int
+gga_geometry_check(uint32_t block_size, uint32_t k, uint32_t m, uint32_t md_size)
+{
+	if (block_size < 512 || block_size > 65536 || !is_pow2(block_size)) {
+		return -EINVAL;
+	}
+	if (k < 1 || m < 1 || k + m > GGA_MAX_FRAGS || block_size % k != 0) {
+		return -EINVAL;
+	}
+	if (md_size < GGA_FRAG_MD_SIZE) {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static bool
+matrix_valid(uint32_t matrix)
+{
+	return matrix == GGA_MATRIX_VANDERMONDE || matrix == GGA_MATRIX_CAUCHY;
+}
+
+/* Everything a decoded or about-to-be-encoded superblock must satisfy. */
+static bool
+sb_consistent(const struct gga_sb *sb)
+{
+	if (gga_geometry_check(sb->block_size, sb->k, sb->m, sb->md_size) != 0) {
+		return false;
+	}
+	if (sb->fragment_size != sb->block_size / sb->k || sb->member_index >= sb->k + sb->m) {
+		return false;
+	}
+	if (!matrix_valid(sb->matrix)) {
+		return false;
+	}
+	if (sb->data_offset != gga_sb_data_offset(sb->fragment_size) ||
+	    sb->member_blocks <= sb->data_offset ||
+	    sb->data_blocks != sb->member_blocks - sb->data_offset) {
+		return false;
+	}
+	return true;
+}
+
+int
+gga_sb_init(struct gga_sb *sb, const uint8_t array_uuid[16], uint32_t member_index, uint32_t k,
+            uint32_t m, enum gga_matrix matrix, uint32_t block_size, uint32_t md_size,
+            uint64_t member_blocks)
+{
+	if (sb == NULL || array_uuid == NULL ||
+	    gga_geometry_check(block_size, k, m, md_size) != 0 || member_index >= k + m ||
+	    !matrix_valid(matrix)) {
+		return -EINVAL;
+	}
+	memset(sb, 0, sizeof(*sb));
+	sb->version = GGA_FORMAT_VERSION;
+	memcpy(sb->array_uuid, array_uuid, sizeof(sb->array_uuid));
+	sb->member_index = member_index;
+	sb->k = k;
+	sb->m = m;
+	sb->matrix = matrix;
+	sb->block_size = block_size;
+	sb->fragment_size = block_size / k;
+	sb->md_size = md_size;
+	sb->member_blocks = member_blocks;
+	sb->data_offset = gga_sb_data_offset(sb->fragment_size);
+	if (member_blocks <= sb->data_offset) {
+		return -ENOSPC;
+	}
+	sb->data_blocks = member_blocks - sb->data_offset;
+	return 0;
+}
+
+int
+gga_sb_encode(const struct gga_sb *sb, void *buf)
+{
+	struct gga_sb_disk d;
+
+	if (sb == NULL || buf == NULL || sb->version != GGA_FORMAT_VERSION || !sb_consistent(sb)) {
+		return -EINVAL;
+	}
+	memset(&d, 0, sizeof(d));
+	memcpy(d.magic, GGA_SB_MAGIC, GGA_SB_MAGIC_LEN);
+	d.version = htole32(sb->version);
+	d.sb_size = htole32(GGA_SB_SIZE);
+	memcpy(d.array_uuid, sb->array_uuid, sizeof(d.array_uuid));
+	d.member_index = (uint8_t)sb->member_index;
+	d.k = (uint8_t)sb->k;
+	d.m = (uint8_t)sb->m;
+	d.matrix = (uint8_t)sb->matrix;
+	d.block_size = htole32(sb->block_size);
+	d.fragment_size = htole32(sb->fragment_size);
+	d.md_size = htole32(sb->md_size);
+	d.member_blocks = htole64(sb->member_blocks);
+	d.data_offset = htole64(sb->data_offset);
+	d.data_blocks = htole64(sb->data_blocks);
+	d.generation_epoch = htole64(sb->generation_epoch);
+	d.crc = htole32(gga_crc32c(&d, GGA_SB_CRC_LEN, 0));
+	memcpy(buf, &d, sizeof(d));
+	return 0;
+}
+
+static bool
+bytes_zero(const uint8_t *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (p[i] != 0) {
+			return false;
+		}
+	}
+	return true;
+}
+
+int
+gga_sb_decode(const void *buf, size_t len, struct gga_sb *sb)
+{
+	struct gga_sb_disk d;
+
+	if (buf == NULL || sb == NULL || len < GGA_SB_SIZE) {
+		return -EINVAL;
+	}
+	if (bytes_zero(buf, GGA_SB_SIZE)) {
+		return -ENOENT;
+	}
+	memcpy(&d, buf, sizeof(d));
+	if (memcmp(d.magic, GGA_SB_MAGIC, GGA_SB_MAGIC_LEN) != 0) {
+		return -EMEDIUMTYPE;
+	}
+	/* As for fragment metadata, a later version may place its crc elsewhere. */
+	if (le32toh(d.version) != GGA_FORMAT_VERSION) {
+		return -EPROTONOSUPPORT;
+	}
+	if (le32toh(d.crc) != gga_crc32c(&d, GGA_SB_CRC_LEN, 0)) {
+		return -EBADMSG;
+	}
+	if (le32toh(d.sb_size) != GGA_SB_SIZE) {
+		return -EUCLEAN;
+	}
+	memset(sb, 0, sizeof(*sb));
+	sb->version = le32toh(d.version);
+	memcpy(sb->array_uuid, d.array_uuid, sizeof(sb->array_uuid));
+	sb->member_index = d.member_index;
+	sb->k = d.k;
+	sb->m = d.m;
+	sb->matrix = (enum gga_matrix)d.matrix;
+	sb->block_size = le32toh(d.block_size);
+	sb->fragment_size = le32toh(d.fragment_size);
+	sb->md_size = le32toh(d.md_size);
+	sb->member_blocks = le64toh(d.member_blocks);
+	sb->data_offset = le64toh(d.data_offset);
+	sb->data_blocks = le64toh(d.data_blocks);
+	sb->generation_epoch = le64toh(d.generation_epoch);
+	if (!sb_consistent(sb)) {
+		return -EUCLEAN;
+	}
+	return 0;
+}
+
+static void
+uuid_fmt(const uint8_t u[16], char *out, size_t len)
+{
+	snprintf(out, len, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+	         u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
+	         u[13], u[14], u[15]);
+}
+
+/* Compare one numeric field; on a difference, describe it and report true. */
+static bool
+field_differs(const char *name, uint64_t have, uint64_t want, char *why, size_t why_len)
+{
+	if (have == want) {
+		return false;
+	}
+	if (why != NULL && why_len > 0) {
+		snprintf(why, why_len, "%s is %" PRIu64 ", expected %" PRIu64, name, have, want);
+	}
+	return true;
+}
+
+enum gga_sb_mismatch
+gga_sb_compare(const struct gga_sb *sb, const struct gga_sb *want, char *why, size_t why_len)
+{
+	char have_uuid[40], want_uuid[40];
+
+	if (why != NULL && why_len > 0) {
+		why[0] = '\0';
+	}
+	if (memcmp(sb->array_uuid, want->array_uuid, sizeof(sb->array_uuid)) != 0) {
+		if (why != NULL && why_len > 0) {
+			uuid_fmt(sb->array_uuid, have_uuid, sizeof(have_uuid));
+			uuid_fmt(want->array_uuid, want_uuid, sizeof(want_uuid));
+			snprintf(why, why_len, "member of array %s, expected array %s", have_uuid,
+			         want_uuid);
+		}
+		return GGA_SB_OTHER_ARRAY;
+	}
+	if (field_differs("member index", sb->member_index, want->member_index, why, why_len)) {
+		return GGA_SB_WRONG_ROLE;
+	}
+	if (field_differs("k", sb->k, want->k, why, why_len) ||
+	    field_differs("m", sb->m, want->m, why, why_len) ||
+	    field_differs("matrix", sb->matrix, want->matrix, why, why_len) ||
+	    field_differs("block size", sb->block_size, want->block_size, why, why_len) ||
+	    field_differs("fragment size", sb->fragment_size, want->fragment_size, why, why_len) ||
+	    field_differs("md size", sb->md_size, want->md_size, why, why_len) ||
+	    field_differs("data offset", sb->data_offset, want->data_offset, why, why_len)) {
+		return GGA_SB_GEOMETRY;
+	}
+	if (field_differs("member blocks", sb->member_blocks, want->member_blocks, why, why_len) ||
+	    field_differs("data blocks", sb->data_blocks, want->data_blocks, why, why_len)) {
+		return GGA_SB_SIZE_CHANGED;
+	}
+	if (field_differs("format version", sb->version, want->version, why, why_len)) {
+		return GGA_SB_VERSION;
+	}
+	return GGA_SB_MATCH;
+}
+
+const char *
+gga_sb_mismatch_name(enum gga_sb_mismatch mismatch)
+{
+	switch (mismatch) {
+	case GGA_SB_MATCH:
+		return "match";
+	case GGA_SB_OTHER_ARRAY:
+		return "member of another array";
+	case GGA_SB_WRONG_ROLE:
+		return "wrong role";
+	case GGA_SB_GEOMETRY:
+		return "geometry mismatch";
+	case GGA_SB_SIZE_CHANGED:
+		return "size changed";
+	case GGA_SB_VERSION:
+		return "format version mismatch";
+	}
+	return "unknown";
+}
+
+const char *
+gga_matrix_name(enum gga_matrix matrix)
+{
+	switch (matrix) {
+	case GGA_MATRIX_VANDERMONDE:
+		return "vandermonde";
+	case GGA_MATRIX_CAUCHY:
+		return "cauchy";
+	}
+	return NULL;
+}
+
+int
+gga_matrix_parse(const char *name, enum gga_matrix *matrix)
+{
+	if (name == NULL || matrix == NULL) {
+		return -EINVAL;
+	}
+	if (strcmp(name, "vandermonde") == 0) {
+		*matrix = GGA_MATRIX_VANDERMONDE;
+	} else if (strcmp(name, "cauchy") == 0) {
+		*matrix = GGA_MATRIX_CAUCHY;
+	} else {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+const char *
+gga_encoding_name(enum gga_encoding encoding)
+{
+	switch (encoding) {
+	case GGA_ENC_UNWRITTEN:
+		return "unwritten";
+	case GGA_ENC_RAW:
+		return "raw";
+	case GGA_ENC_LZ4:
+		return "lz4";
+	case GGA_ENC_ZERO:
+		return "zero";
+	}
+	return "invalid";
+}
