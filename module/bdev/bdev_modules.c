@@ -9,6 +9,7 @@
 #include "error/bdev_error.h"
 #include "malloc/bdev_malloc.h"
 #include "null/bdev_null.h"
+#include "../../bdev_gga/bdev_gga.h"
 
 void
 bdev_modules_register_all(void)
@@ -16,4 +17,5 @@ bdev_modules_register_all(void)
 	bdev_malloc_module_register();
 	bdev_null_module_register();
 	bdev_error_module_register();
+	bdev_gga_module_register();
 }

@@ -1,0 +1,860 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The gga bdev module: generations and their persisted windows, per-thread
+ * channels, member failure and hot-remove, the function table, registration,
+ * deletion and the information calls. Creation (superblocks, format,
+ * assemble) is in bdev_gga_create.c, the I/O state machine in bdev_gga_io.c.
+ *
+ * Threads: creation, deletion, superblock updates and hot-remove handling run
+ * on the app thread (the thread that created the bdev and opened its bases).
+ * The I/O path runs on any thread and shares only atomics with the others:
+ * the member states, the generation counter and the range-lock bits.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gga/bdev_module.h"
+#include "gga/log.h"
+#include "gga/util.h"
+
+#include "bdev_gga_internal.h"
+
+/* Registered gga bdevs, in creation order (app thread). */
+static TAILQ_HEAD(, gga_disk) g_disks = TAILQ_HEAD_INITIALIZER(g_disks);
+
+/* ---------------------------------------------------------------------- */
+/* Names                                                                   */
+/* ---------------------------------------------------------------------- */
+
+const char *
+bdev_gga_role_name(uint32_t index, uint32_t k, uint32_t m, char *buf, size_t len)
+{
+	if (index < k) {
+		snprintf(buf, len, "data_%u", index + 1);
+	} else if (m == 1) {
+		snprintf(buf, len, "parity");
+	} else {
+		snprintf(buf, len, "parity_%u", index - k + 1);
+	}
+	return buf;
+}
+
+const char *
+bdev_gga_member_state_name(enum bdev_gga_member_state state)
+{
+	switch (state) {
+	case BDEV_GGA_MEMBER_ONLINE:
+		return "online";
+	case BDEV_GGA_MEMBER_FAILED:
+		return "failed";
+	case BDEV_GGA_MEMBER_REBUILDING:
+		return "rebuilding";
+	}
+	return "unknown";
+}
+
+const char *
+bdev_gga_state_name(enum bdev_gga_state state)
+{
+	switch (state) {
+	case BDEV_GGA_ONLINE:
+		return "online";
+	case BDEV_GGA_DEGRADED:
+		return "degraded";
+	case BDEV_GGA_FAILED:
+		return "failed";
+	}
+	return "unknown";
+}
+
+const char *
+gga_role_of(const struct gga_disk *disk, uint32_t index, char *buf, size_t len)
+{
+	return bdev_gga_role_name(index, disk->k, disk->m, buf, len);
+}
+
+void
+gga_uuid_format(const uint8_t u[16], char out[37])
+{
+	snprintf(out, 37,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
+		 u[12], u[13], u[14], u[15]);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Member state                                                            */
+/* ---------------------------------------------------------------------- */
+
+static enum bdev_gga_state
+disk_state(const struct gga_disk *disk)
+{
+	uint32_t live = (uint32_t)__builtin_popcount(gga_live_mask(disk));
+
+	if (live == disk->n) {
+		return BDEV_GGA_ONLINE;
+	}
+	return live >= disk->k ? BDEV_GGA_DEGRADED : BDEV_GGA_FAILED;
+}
+
+void
+gga_member_fail(struct gga_disk *disk, uint32_t index, const char *why)
+{
+	struct gga_member *member = &disk->members[index];
+	uint32_t old = BDEV_GGA_MEMBER_ONLINE;
+	char role[16];
+
+	/* Only the thread that moves it out of ONLINE reports it, so it is logged once. */
+	if (!__atomic_compare_exchange_n(&member->state, &old, BDEV_GGA_MEMBER_FAILED, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		return;
+	}
+	__atomic_fetch_and(&disk->live_mask, ~(1u << index), __ATOMIC_ACQ_REL);
+	ERRLOG("gga bdev '%s': member %s '%s' failed (%s); %d of %u members online, "
+	       "array %s\n", disk->bdev.name, gga_role_of(disk, index, role, sizeof(role)),
+	       member->name, why, __builtin_popcount(gga_live_mask(disk)), disk->n,
+	       bdev_gga_state_name(disk_state(disk)));
+}
+
+/* ---------------------------------------------------------------------- */
+/* Superblocks                                                             */
+/* ---------------------------------------------------------------------- */
+
+int
+gga_sb_block_encode(const struct gga_disk *disk, const uint8_t uuid[16], uint32_t index,
+		uint64_t epoch, uint8_t *block)
+{
+	struct gga_sb sb;
+	int rc;
+
+	rc = gga_sb_init(&sb, uuid, index, disk->k, disk->m, disk->matrix, disk->block_size,
+			 disk->md_size, disk->member_blocks);
+	if (rc != 0) {
+		return rc;
+	}
+	sb.generation_epoch = epoch;
+	memset(block, 0, disk->mbs);
+	return gga_sb_encode(&sb, block);
+}
+
+static void disk_try_free(struct gga_disk *disk);
+
+static void
+epoch_write_done(struct bdev_io *io, bool success, void *cb_arg)
+{
+	struct gga_disk *disk = cb_arg;
+	struct gga_member *member = NULL;
+	uint32_t i;
+
+	for (i = 0; i < disk->n; i++) {
+		if (disk->members[i].bdev == io->bdev) {
+			member = &disk->members[i];
+			break;
+		}
+	}
+	bdev_free_io(io);
+	if (member == NULL) {
+		return;
+	}
+	if (success) {
+		disk->sb_ok_mask |= 1u << member->index;
+	} else {
+		gga_member_fail(disk, member->index, "superblock write failed");
+	}
+	disk->sb_pending &= ~(1u << member->index);
+	if (member->close_deferred) {
+		/* A hot-remove finished while this write was in flight. */
+		member->close_deferred = false;
+		gga_member_close(member);
+	}
+	if (disk->sb_pending != 0) {
+		return;
+	}
+	if ((uint32_t)__builtin_popcount(disk->sb_ok_mask) >= disk->k) {
+		__atomic_store_n(&disk->gen_limit, disk->sb_new_limit, __ATOMIC_RELEASE);
+		DEBUGLOG(bdev_gga, "gga bdev '%s': generation window now ends at %" PRIu64 "\n",
+			 disk->bdev.name, disk->sb_new_limit);
+	} else {
+		ERRLOG("gga bdev '%s': cannot persist the next generation window (only %d "
+		       "superblocks written); writes wait\n", disk->bdev.name,
+		       __builtin_popcount(disk->sb_ok_mask));
+	}
+	__atomic_store_n(&disk->epoch_busy, false, __ATOMIC_RELEASE);
+	disk_try_free(disk);
+}
+
+/* App thread: persist the next generation window in every live member's superblock. */
+static void
+epoch_update_msg(void *arg)
+{
+	struct gga_disk *disk = arg;
+	struct gga_member *member;
+	uint64_t limit, next;
+	uint32_t i, live;
+	int rc;
+
+	live = gga_live_mask(disk);
+	if (disk->channels_gone || live == 0) {
+		__atomic_store_n(&disk->epoch_busy, false, __ATOMIC_RELEASE);
+		disk_try_free(disk);
+		return;
+	}
+	limit = __atomic_load_n(&disk->gen_limit, __ATOMIC_ACQUIRE);
+	next = __atomic_load_n(&disk->next_gen, __ATOMIC_RELAXED);
+	disk->sb_new_limit = GGA_MAX(limit, next) + GGA_GEN_WINDOW;
+	disk->sb_ok_mask = 0;
+	disk->sb_pending = 0;
+	for (i = 0; i < disk->n; i++) {
+		member = &disk->members[i];
+		if (!(live & (1u << i)) || member->app_ch == NULL || member->removing) {
+			continue;
+		}
+		rc = gga_sb_block_encode(disk, disk->array_uuid, i, disk->sb_new_limit,
+				     disk->sb_buf + (size_t)i * disk->mbs);
+		if (rc == 0) {
+			rc = bdev_write_blocks(member->desc, member->app_ch,
+					       disk->sb_buf + (size_t)i * disk->mbs, 0, 1,
+					       epoch_write_done, disk);
+		}
+		if (rc != 0) {
+			ERRLOG("gga bdev '%s': superblock update of '%s' not submitted: %s\n",
+			       disk->bdev.name, member->name, strerror(-rc));
+			continue;
+		}
+		disk->sb_pending |= 1u << i;
+	}
+	if (disk->sb_pending == 0) {
+		__atomic_store_n(&disk->epoch_busy, false, __ATOMIC_RELEASE);
+		disk_try_free(disk);
+	}
+}
+
+static void
+epoch_kick(struct gga_disk *disk)
+{
+	if (__atomic_exchange_n(&disk->epoch_busy, true, __ATOMIC_ACQ_REL)) {
+		return;
+	}
+	if (thread_send_msg(disk->app_thread, epoch_update_msg, disk) != 0) {
+		/* The next write that notices the window tries again. */
+		__atomic_store_n(&disk->epoch_busy, false, __ATOMIC_RELEASE);
+	}
+}
+
+int
+gga_gen_reserve(struct gga_disk *disk, uint32_t count, uint64_t *first)
+{
+	uint64_t old = __atomic_load_n(&disk->next_gen, __ATOMIC_RELAXED);
+	uint64_t limit;
+
+	do {
+		limit = __atomic_load_n(&disk->gen_limit, __ATOMIC_ACQUIRE);
+		if (unlikely(old + count > limit)) {
+			epoch_kick(disk);
+			return -EAGAIN;
+		}
+	} while (!__atomic_compare_exchange_n(&disk->next_gen, &old, old + count, true,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	*first = old;
+	if (unlikely(limit - (old + count) < GGA_GEN_WINDOW / 2)) {
+		epoch_kick(disk);
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Channels                                                                */
+/* ---------------------------------------------------------------------- */
+
+static void
+counters_add(struct bdev_gga_counters *sum, const struct bdev_gga_counters *add)
+{
+	uint64_t *s = (uint64_t *)sum;
+	const uint64_t *a = (const uint64_t *)add;
+	size_t i;
+
+	for (i = 0; i < sizeof(*sum) / sizeof(uint64_t); i++) {
+		s[i] += a[i];
+	}
+}
+
+static void
+channel_put_members(struct gga_channel *ch)
+{
+	uint32_t i;
+
+	for (i = 0; i < BDEV_GGA_MAX_MEMBERS; i++) {
+		if (ch->member_ch[i] != NULL) {
+			io_channel_put(ch->member_ch[i]);
+			ch->member_ch[i] = NULL;
+		}
+	}
+}
+
+static int
+gga_channel_create(void *io_device, void *ctx_buf)
+{
+	struct gga_disk *disk = io_device;
+	struct gga_channel *ch = ctx_buf;
+	struct gga_member *member;
+	uint32_t i;
+	int rc;
+
+	memset(ch, 0, sizeof(*ch));
+	ch->disk = disk;
+	TAILQ_INIT(&ch->retry);
+	for (i = 0; i < disk->n; i++) {
+		member = &disk->members[i];
+		if (member->desc == NULL || member->removing) {
+			continue;
+		}
+		ch->member_ch[i] = bdev_get_io_channel(member->desc);
+		if (ch->member_ch[i] == NULL) {
+			ERRLOG("gga bdev '%s': no channel to member '%s'\n", disk->bdev.name,
+			       member->name);
+			rc = -ENOMEM;
+			goto put_members;
+		}
+	}
+	rc = gga_codec_scratch_alloc(disk->codec, &ch->scratch);
+	if (rc != 0) {
+		goto put_members;
+	}
+	ch->bounce = malloc(disk->block_size);
+	ch->heal = malloc((size_t)disk->n * disk->mbs);
+	if (ch->bounce == NULL || ch->heal == NULL) {
+		rc = -ENOMEM;
+		goto free_buffers;
+	}
+	return 0;
+
+free_buffers:
+	free(ch->bounce);
+	free(ch->heal);
+	gga_codec_scratch_free(ch->scratch);
+put_members:
+	channel_put_members(ch);
+	return rc;
+}
+
+static void
+gga_channel_destroy(void *io_device, void *ctx_buf)
+{
+	struct gga_disk *disk = io_device;
+	struct gga_channel *ch = ctx_buf;
+	struct io_channel_iter *iter;
+	uint32_t i;
+
+	if (!TAILQ_EMPTY(&ch->retry)) {
+		ERRLOG("gga bdev '%s': channel destroyed with requests waiting\n", disk->bdev.name);
+	}
+	poller_unregister(&ch->retry_poller);
+	/* A hot-remove walk waiting for this channel's I/O can go on: there is none now. */
+	for (i = 0; i < BDEV_GGA_MAX_MEMBERS; i++) {
+		iter = ch->member_release[i];
+		if (iter != NULL) {
+			ch->member_release[i] = NULL;
+			io_channel_put(ch->member_ch[i]);
+			ch->member_ch[i] = NULL;
+			io_channel_iter_continue(iter, 0);
+		}
+	}
+	channel_put_members(ch);
+	gga_codec_scratch_free(ch->scratch);
+	free(ch->bounce);
+	free(ch->heal);
+
+	pthread_mutex_lock(&disk->gone_mutex);
+	counters_add(&disk->gone, &ch->stats);
+	pthread_mutex_unlock(&disk->gone_mutex);
+}
+
+void
+gga_channel_member_drained(struct gga_channel *ch, uint32_t index)
+{
+	struct io_channel_iter *iter = ch->member_release[index];
+
+	ch->member_release[index] = NULL;
+	io_channel_put(ch->member_ch[index]);
+	ch->member_ch[index] = NULL;
+	io_channel_iter_continue(iter, 0);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Hot-remove of a member                                                  */
+/* ---------------------------------------------------------------------- */
+
+void
+gga_member_close(struct gga_member *member)
+{
+	if (member->app_ch != NULL) {
+		io_channel_put(member->app_ch);
+		member->app_ch = NULL;
+	}
+	if (member->claimed) {
+		bdev_module_release_bdev(member->bdev);
+		member->claimed = false;
+	}
+	if (member->desc != NULL) {
+		bdev_close(member->desc);
+		member->desc = NULL;
+	}
+}
+
+static void
+member_release_channel(struct io_channel_iter *i)
+{
+	struct gga_member *member = io_channel_iter_get_ctx(i);
+	struct gga_channel *ch = io_channel_get_ctx(io_channel_iter_get_channel(i));
+	uint32_t index = member->index;
+
+	if (ch->member_ch[index] == NULL) {
+		io_channel_iter_continue(i, 0);
+		return;
+	}
+	if (ch->member_outstanding[index] > 0) {
+		/* The last completion of I/O to this member puts the channel. */
+		ch->member_release[index] = i;
+		return;
+	}
+	io_channel_put(ch->member_ch[index]);
+	ch->member_ch[index] = NULL;
+	io_channel_iter_continue(i, 0);
+}
+
+/* Close a member's descriptor, or have the superblock write in flight to it do so. */
+static void
+member_close_when_idle(struct gga_member *member)
+{
+	if (member->disk->sb_pending & (1u << member->index)) {
+		member->close_deferred = true;
+		return;
+	}
+	gga_member_close(member);
+}
+
+static void
+member_release_done(struct io_channel_iter *i, int status)
+{
+	struct gga_member *member = io_channel_iter_get_ctx(i);
+	struct gga_disk *disk = member->disk;
+
+	member_close_when_idle(member);
+	disk->pending_ops--;
+	disk_try_free(disk);
+}
+
+void
+gga_member_event_cb(enum bdev_event_type type, struct bdev *bdev, void *ctx)
+{
+	struct gga_member *member = ctx;
+	struct gga_disk *disk = member->disk;
+
+	if (type != BDEV_EVENT_REMOVE || member->removing) {
+		return;
+	}
+	member->removing = true;
+	if (!disk->registered) {
+		/* Still being created: creation notices and gives up. */
+		return;
+	}
+	NOTICELOG("gga bdev '%s': base '%s' is being removed\n", disk->bdev.name, member->name);
+	gga_member_fail(disk, member->index, "base bdev removed");
+	if (disk->channels_gone) {
+		member_close_when_idle(member);
+		return;
+	}
+	disk->pending_ops++;
+	io_device_for_each_channel(disk, member_release_channel, member, member_release_done);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Function table                                                          */
+/* ---------------------------------------------------------------------- */
+
+void
+gga_disk_free(struct gga_disk *disk)
+{
+	uint32_t i;
+
+	for (i = 0; i < BDEV_GGA_MAX_MEMBERS; i++) {
+		free(disk->members[i].name);
+	}
+	if (disk->small_pool != NULL) {
+		mempool_free(disk->small_pool);
+	}
+	if (disk->large_pool != NULL) {
+		mempool_free(disk->large_pool);
+	}
+	env_dma_free(disk->sb_buf);
+	gga_codec_destroy(disk->codec);
+	pthread_mutex_destroy(&disk->gone_mutex);
+	free(disk->bdev.name);
+	free(disk);
+}
+
+/* The last step of a deletion, once no channel, walk or superblock write is left. */
+static void
+disk_try_free(struct gga_disk *disk)
+{
+	uint32_t i;
+
+	if (!disk->channels_gone || disk->pending_ops > 0 ||
+	    __atomic_load_n(&disk->epoch_busy, __ATOMIC_ACQUIRE)) {
+		return;
+	}
+	for (i = 0; i < disk->n; i++) {
+		gga_member_close(&disk->members[i]);
+	}
+	TAILQ_REMOVE(&g_disks, disk, link);
+	NOTICELOG("gga bdev '%s': deleted; members keep their format\n", disk->bdev.name);
+	bdev_destruct_done(&disk->bdev, 0);
+	gga_disk_free(disk);
+}
+
+static void
+disk_unregistered(void *io_device)
+{
+	struct gga_disk *disk = io_device;
+
+	disk->channels_gone = true;
+	disk_try_free(disk);
+}
+
+static int
+gga_destruct(void *ctxt)
+{
+	struct gga_disk *disk = ctxt;
+
+	disk->destructing = true;
+	io_device_unregister(disk, disk_unregistered);
+	return 1;
+}
+
+static bool
+gga_io_type_supported(void *ctxt, enum bdev_io_type type)
+{
+	switch (type) {
+	case BDEV_IO_TYPE_READ:
+	case BDEV_IO_TYPE_WRITE:
+	case BDEV_IO_TYPE_FLUSH:
+	case BDEV_IO_TYPE_WRITE_ZEROES:
+	case BDEV_IO_TYPE_UNMAP:
+	case BDEV_IO_TYPE_RESET:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static struct io_channel *
+gga_get_io_channel(void *ctxt)
+{
+	return io_channel_get(ctxt);
+}
+
+static json_t *
+members_json(const struct gga_disk *disk)
+{
+	json_t *members = json_array();
+	enum bdev_gga_member_state state;
+	char role[16];
+	uint32_t i;
+
+	for (i = 0; i < disk->n; i++) {
+		state = gga_member_state(&disk->members[i]);
+		json_array_append_new(members, json_pack("{s:s, s:s, s:s}", "role",
+							 gga_role_of(disk, i, role, sizeof(role)),
+							 "name", disk->members[i].name, "state",
+							 bdev_gga_member_state_name(state)));
+	}
+	return members;
+}
+
+static void
+gga_dump_info_json(void *ctxt, json_t *info)
+{
+	struct gga_disk *disk = ctxt;
+	char uuid[37];
+
+	gga_uuid_format(disk->array_uuid, uuid);
+	json_object_set_new(info, "gga", json_pack("{s:i, s:i, s:s, s:s, s:i, s:b, s:s, s:o}",
+						   "k", (int)disk->k, "m", (int)disk->m,
+						   "matrix_type", gga_matrix_name(disk->matrix),
+						   "array_uuid", uuid,
+						   "recovery_read_every_n",
+						   (int)disk->recovery_read_every_n,
+						   "repair", disk->repair,
+						   "state", bdev_gga_state_name(disk_state(disk)),
+						   "members", members_json(disk)));
+}
+
+static void
+gga_write_config_json(struct bdev *bdev, json_t *config)
+{
+	struct gga_disk *disk = bdev->ctxt;
+	json_t *params;
+	char uuid[37];
+
+	if (disk->k != 2 || disk->m != 1) {
+		WARNLOG("gga bdev '%s': %u + %u arrays are not expressible as bdev_gga_create; "
+			"left out of the configuration\n", bdev->name, disk->k, disk->m);
+		return;
+	}
+	gga_uuid_format(disk->array_uuid, uuid);
+	/*
+	 * Mode auto recreates it both ways: it assembles the same members, and
+	 * formats fresh ones (e.g. malloc bases in a new process) with the same uuid.
+	 */
+	params = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:b, s:s, s:s}",
+			   "name", bdev->name,
+			   "data_1", disk->members[0].name,
+			   "data_2", disk->members[1].name,
+			   "parity", disk->members[2].name,
+			   "matrix_type", gga_matrix_name(disk->matrix),
+			   "recovery_read_every_n", (int)disk->recovery_read_every_n,
+			   "repair", disk->repair,
+			   "mode", "auto",
+			   "uuid", uuid);
+	if (params == NULL) {
+		ERRLOG("gga bdev '%s': out of memory writing its configuration\n", bdev->name);
+		return;
+	}
+	json_array_append_new(config, json_pack("{s:s, s:o}", "method", "bdev_gga_create",
+						"params", params));
+}
+
+static const struct bdev_fn_table gga_fn_table = {
+	.destruct		= gga_destruct,
+	.submit_request		= gga_submit_request,
+	.io_type_supported	= gga_io_type_supported,
+	.get_io_channel		= gga_get_io_channel,
+	.dump_info_json		= gga_dump_info_json,
+	.write_config_json	= gga_write_config_json,
+};
+
+/* Member buffers: small elements for small requests, chunk-sized ones for large. */
+static int
+create_pools(struct gga_disk *disk)
+{
+	uint32_t align = 64, i;
+	char name[64];
+
+	for (i = 0; i < disk->n; i++) {
+		align = GGA_MAX(align, bdev_get_buf_align(disk->members[i].bdev));
+	}
+	disk->small_blocks = GGA_MAX(1u, GGA_SMALL_CHUNK_BYTES / disk->block_size);
+	disk->large_blocks = GGA_MAX(1u, GGA_CHUNK_BYTES / disk->block_size);
+	disk->small_stride = (uint32_t)align_up((uint64_t)disk->small_blocks * disk->mbs, align);
+	disk->large_stride = (uint32_t)align_up((uint64_t)disk->large_blocks * disk->mbs, align);
+
+	snprintf(name, sizeof(name), "gga_%s_small", disk->bdev.name);
+	disk->small_pool = mempool_create(name, GGA_SMALL_POOL_COUNT,
+					  (size_t)disk->n * disk->small_stride,
+					  GGA_SMALL_POOL_CACHE);
+	snprintf(name, sizeof(name), "gga_%s_large", disk->bdev.name);
+	disk->large_pool = mempool_create(name, GGA_LARGE_POOL_COUNT,
+					  (size_t)disk->n * disk->large_stride,
+					  GGA_LARGE_POOL_CACHE);
+	if (disk->small_pool == NULL || disk->large_pool == NULL) {
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int
+gga_disk_register(struct gga_disk *disk)
+{
+	int rc;
+
+	rc = create_pools(disk);
+	if (rc != 0) {
+		return rc;
+	}
+	disk->sb_buf = env_dma_zmalloc((size_t)disk->n * disk->mbs, 0);
+	if (disk->sb_buf == NULL) {
+		return -ENOMEM;
+	}
+	disk->bdev.product_name = "gga disk";
+	disk->bdev.block_size = disk->block_size;
+	disk->bdev.md_size = 0;
+	disk->bdev.num_blocks = disk->member_blocks - disk->data_offset;
+	disk->bdev.buf_align = 1;
+	memcpy(disk->bdev.uuid, disk->array_uuid, sizeof(disk->bdev.uuid));
+	disk->bdev.ctxt = disk;
+	disk->bdev.fn_table = &gga_fn_table;
+	disk->bdev.module = &gga_bdev_module;
+
+	io_device_register(disk, gga_channel_create, gga_channel_destroy,
+			   sizeof(struct gga_channel), disk->bdev.name);
+	rc = bdev_register(&disk->bdev);
+	if (rc != 0) {
+		/* No channel can exist yet, so nothing refers to the disk after this. */
+		io_device_unregister(disk, NULL);
+		return rc;
+	}
+	TAILQ_INSERT_TAIL(&g_disks, disk, link);
+	disk->registered = true;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Deletion and information                                                */
+/* ---------------------------------------------------------------------- */
+
+int
+bdev_gga_delete(const char *name, bdev_gga_delete_cb cb, void *cb_arg)
+{
+	if (name == NULL) {
+		return -ENODEV;
+	}
+	return bdev_unregister_by_name(name, &gga_bdev_module, cb, cb_arg);
+}
+
+struct bdev *
+bdev_gga_first(void)
+{
+	struct gga_disk *disk = TAILQ_FIRST(&g_disks);
+
+	return disk != NULL ? &disk->bdev : NULL;
+}
+
+struct bdev *
+bdev_gga_next(struct bdev *prev)
+{
+	struct gga_disk *disk = TAILQ_NEXT((struct gga_disk *)prev->ctxt, link);
+
+	return disk != NULL ? &disk->bdev : NULL;
+}
+
+struct info_ctx {
+	struct gga_disk *disk;
+	struct bdev_gga_info *info;
+	bdev_gga_info_cb cb;
+	void *cb_arg;
+};
+
+static void
+info_channel(struct io_channel_iter *i)
+{
+	struct info_ctx *ctx = io_channel_iter_get_ctx(i);
+	struct gga_channel *ch = io_channel_get_ctx(io_channel_iter_get_channel(i));
+
+	counters_add(&ctx->info->counters, &ch->stats);
+	io_channel_iter_continue(i, 0);
+}
+
+static void
+info_done(struct io_channel_iter *i, int status)
+{
+	struct info_ctx *ctx = io_channel_iter_get_ctx(i);
+	struct gga_disk *disk = ctx->disk;
+	struct bdev_gga_info *info = ctx->info;
+	uint32_t m;
+
+	pthread_mutex_lock(&disk->gone_mutex);
+	counters_add(&info->counters, &disk->gone);
+	pthread_mutex_unlock(&disk->gone_mutex);
+	/* States may have changed during the walk: report them as they are now. */
+	for (m = 0; m < disk->n; m++) {
+		info->members[m].state = gga_member_state(&disk->members[m]);
+	}
+	info->state = disk_state(disk);
+	info->generation = __atomic_load_n(&disk->next_gen, __ATOMIC_RELAXED);
+	disk->pending_ops--;
+	ctx->cb(ctx->cb_arg, 0);
+	free(ctx);
+	disk_try_free(disk);
+}
+
+void
+bdev_gga_info_clear(struct bdev_gga_info *info)
+{
+	uint32_t i;
+
+	free(info->name);
+	for (i = 0; i < BDEV_GGA_MAX_MEMBERS; i++) {
+		free(info->members[i].name);
+	}
+	memset(info, 0, sizeof(*info));
+}
+
+int
+bdev_gga_get_info(const char *name, struct bdev_gga_info *info, bdev_gga_info_cb cb,
+		  void *cb_arg)
+{
+	struct bdev *bdev = name != NULL ? bdev_get_by_name(name) : NULL;
+	struct gga_disk *disk;
+	struct info_ctx *ctx;
+	uint32_t i;
+
+	if (bdev == NULL || bdev->module != &gga_bdev_module) {
+		return -ENODEV;
+	}
+	disk = bdev->ctxt;
+	if (disk->channels_gone) {
+		return -ENODEV;
+	}
+	ctx = calloc(1, sizeof(*ctx));
+	if (ctx == NULL) {
+		return -ENOMEM;
+	}
+	memset(info, 0, sizeof(*info));
+	info->name = strdup(disk->bdev.name);
+	for (i = 0; i < disk->n; i++) {
+		info->members[i].name = strdup(disk->members[i].name);
+		info->members[i].index = i;
+		if (info->members[i].name == NULL) {
+			bdev_gga_info_clear(info);
+			free(ctx);
+			return -ENOMEM;
+		}
+	}
+	if (info->name == NULL) {
+		bdev_gga_info_clear(info);
+		free(ctx);
+		return -ENOMEM;
+	}
+	info->block_size = disk->block_size;
+	info->num_blocks = disk->bdev.num_blocks;
+	info->k = disk->k;
+	info->m = disk->m;
+	info->matrix = disk->matrix;
+	memcpy(info->array_uuid, disk->array_uuid, 16);
+	info->recovery_read_every_n = disk->recovery_read_every_n;
+	info->repair = disk->repair;
+	info->num_members = disk->n;
+
+	ctx->disk = disk;
+	ctx->info = info;
+	ctx->cb = cb;
+	ctx->cb_arg = cb_arg;
+	disk->pending_ops++;
+	io_device_for_each_channel(disk, info_channel, ctx, info_done);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Module                                                                  */
+/* ---------------------------------------------------------------------- */
+
+static size_t
+gga_get_ctx_size(void)
+{
+	return sizeof(struct gga_io);
+}
+
+struct bdev_module gga_bdev_module = {
+	.name		= "gga",
+	.get_ctx_size	= gga_get_ctx_size,
+};
+
+void
+bdev_gga_module_register(void)
+{
+	bdev_module_register(&gga_bdev_module);
+	bdev_gga_rpc_register();
+}

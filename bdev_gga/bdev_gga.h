@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The gga bdev: a virtual bdev over k data members and m parity members
+ * (exposed as 2 + 1: data_1, data_2, parity). Every logical block of B bytes
+ * is compressed (LZ4), split into k fragments of B/k bytes, erasure-coded
+ * into m parity fragments (ISA-L) and written with per-fragment metadata
+ * (gga_codec.h, docs/FORMAT.md) to the members, whose block size is B/k and
+ * whose metadata holds the fragment metadata. The gga bdev survives the loss
+ * of any m members, detects silent corruption and torn writes, and heals
+ * what it detects on read.
+ *
+ * RPCs (bdev_gga_rpc.c, docs/RPC.md "gga bdev"): bdev_gga_create,
+ * bdev_gga_delete, bdev_gga_get_info.
+ *
+ * All calls here run on the app thread (the thread that creates the bdevs).
+ */
+#ifndef GGA_BDEV_GGA_H
+#define GGA_BDEV_GGA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gga/bdev.h"
+
+#include "gga_format.h"
+
+/* The most members an array can have (k + m). */
+#define BDEV_GGA_MAX_MEMBERS	GGA_MAX_FRAGS
+
+/* What create does with what it finds on the members (docs/RPC.md). */
+enum bdev_gga_mode {
+	/* Format if every member is blank, assemble if every member is a matching member. */
+	BDEV_GGA_MODE_AUTO = 0,
+	/* Require blank members and format them; with force, overwrite whatever they hold. */
+	BDEV_GGA_MODE_CREATE,
+	/* Require formatted members of one array in the right roles; never format. */
+	BDEV_GGA_MODE_ASSEMBLE,
+};
+
+enum bdev_gga_member_state {
+	BDEV_GGA_MEMBER_ONLINE = 0,
+	/* An I/O to it failed, or its base bdev went away: not read or written any more. */
+	BDEV_GGA_MEMBER_FAILED,
+	/* Being rebuilt from the others (reserved: rebuild is not implemented yet). */
+	BDEV_GGA_MEMBER_REBUILDING,
+};
+
+enum bdev_gga_state {
+	BDEV_GGA_ONLINE = 0,	/* every member online */
+	BDEV_GGA_DEGRADED,	/* some failed, at least k online: I/O continues */
+	BDEV_GGA_FAILED,	/* fewer than k online: every I/O fails */
+};
+
+struct bdev_gga_opts {
+	const char *name;			/* the gga bdev's name, required */
+	uint32_t k;				/* data members (default 2) */
+	uint32_t m;				/* parity members (default 1) */
+	/* Base bdev names: members[0..k-1] data, members[k..k+m-1] parity. */
+	const char *members[BDEV_GGA_MAX_MEMBERS];
+	enum gga_matrix matrix;			/* default vandermonde */
+	/* Assembling: false adopts the members' matrix instead of checking it. */
+	bool matrix_set;
+	/* Every Nth read on a thread goes through the recovery path; 0 = never. */
+	uint32_t recovery_read_every_n;
+	/* Rewrite fragments found corrupt, stale or missing on read (default true). */
+	bool repair;
+	enum bdev_gga_mode mode;
+	/* MODE_CREATE only: format members that are not blank (their data is lost). */
+	bool force;
+	/* Array uuid (canonical string): formatting uses it, assembling checks it; NULL: any. */
+	const char *uuid;
+};
+
+/* Defaults: 2 + 1, vandermonde, no periodic recovery reads, repair on, mode auto. */
+void bdev_gga_opts_init(struct bdev_gga_opts *opts);
+
+/*
+ * rc 0: bdev is the new gga bdev. Otherwise rc is a negative errno and msg a
+ * sentence naming the member and the problem (msg is valid during the call).
+ */
+typedef void (*bdev_gga_create_cb)(void *cb_arg, struct bdev *bdev, int rc, const char *msg);
+
+/*
+ * Create a gga bdev (app thread). Creation is asynchronous: it opens and
+ * claims the bases, reads their superblocks, then formats or assembles them
+ * (writing superblocks) and registers the bdev. Returns 0 and calls cb
+ * exactly once, never from inside this call; or returns -EINVAL (NULL opts
+ * or cb) or -ENOMEM without calling it. Errors reported through cb:
+ *   -EINVAL     bad options, or the bases differ in block size, metadata size
+ *               or block count, or do not fit the format
+ *   -EEXIST     a bdev of that name exists, a base is listed twice, a member
+ *               belongs to another array, holds another role, was formatted
+ *               with another geometry, or (mode auto) blank and formatted
+ *               members are mixed; mode create: a member is not blank
+ *   -ENOENT     mode assemble: a member is blank
+ *   -ENODEV     a base bdev does not exist, or went away during creation
+ *   -EPERM      a base is claimed by another module
+ *   -EMEDIUMTYPE, -EBADMSG, -EUCLEAN, -EPROTONOSUPPORT
+ *               a member holds something that is not a valid gga superblock
+ *   -EIO        reading or writing a superblock failed
+ * When creation fails nothing has been written to any member unless the
+ * failure was an I/O error while writing superblocks.
+ */
+int bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *cb_arg);
+
+typedef void (*bdev_gga_delete_cb)(void *cb_arg, int rc);
+
+/*
+ * Unregister a gga bdev (app thread). The members keep their format, so
+ * creating it again over the same bases assembles it with its data. Returns
+ * 0 and later calls cb (may be NULL) once the bdev is gone and its bases are
+ * released; or returns -ENODEV (no gga bdev of that name) without calling it.
+ */
+int bdev_gga_delete(const char *name, bdev_gga_delete_cb cb, void *cb_arg);
+
+/* Counters of a gga bdev, summed over its threads (docs/RPC.md explains each). */
+struct bdev_gga_counters {
+	uint64_t reads;
+	uint64_t writes;			/* write, write_zeroes and unmap requests */
+	uint64_t regular_reads;
+	uint64_t recovery_reads_periodic;
+	uint64_t recovery_reads_forced;
+	uint64_t raw_blocks;			/* blocks written per encoding */
+	uint64_t lz4_blocks;
+	uint64_t zero_blocks;
+	uint64_t logical_bytes_written;
+	uint64_t compressed_bytes_written;	/* payload bytes of those blocks */
+	uint64_t checksum_failures;		/* fragments found corrupt */
+	uint64_t torn_writes_detected;		/* blocks whose fragments disagreed */
+	uint64_t repairs_written;		/* fragments rewritten by repair */
+	uint64_t member_io_errors;
+	uint64_t failed_ios;			/* requests completed with an error */
+};
+
+struct bdev_gga_member_info {
+	char *name;				/* base bdev name */
+	uint32_t index;				/* fragment index: the role */
+	enum bdev_gga_member_state state;
+};
+
+struct bdev_gga_info {
+	char *name;
+	uint32_t block_size;
+	uint64_t num_blocks;
+	uint32_t k;
+	uint32_t m;
+	enum gga_matrix matrix;
+	uint8_t array_uuid[16];
+	uint32_t recovery_read_every_n;
+	bool repair;
+	enum bdev_gga_state state;
+	uint32_t num_members;
+	struct bdev_gga_member_info members[BDEV_GGA_MAX_MEMBERS];
+	/* The next write generation to be handed out. */
+	uint64_t generation;
+	struct bdev_gga_counters counters;
+};
+
+typedef void (*bdev_gga_info_cb)(void *cb_arg, int rc);
+
+/*
+ * Fill *info for the gga bdev `name` (app thread), summing the counters over
+ * every thread's channel; cb runs on the calling thread when done, never from
+ * inside this call. *info must stay valid until then; release its strings
+ * with bdev_gga_info_clear(). Returns 0, or -ENODEV (no gga bdev of that name)
+ * or -ENOMEM without calling cb.
+ */
+int bdev_gga_get_info(const char *name, struct bdev_gga_info *info, bdev_gga_info_cb cb,
+		      void *cb_arg);
+void bdev_gga_info_clear(struct bdev_gga_info *info);
+
+/* The gga bdevs, in creation order, for listing (NULL-terminated walk). */
+struct bdev *bdev_gga_first(void);
+struct bdev *bdev_gga_next(struct bdev *prev);
+
+const char *bdev_gga_member_state_name(enum bdev_gga_member_state state);
+const char *bdev_gga_state_name(enum bdev_gga_state state);
+/* "data_1", "data_2", ... "parity" (m == 1) or "parity_1", ...; written to buf. */
+const char *bdev_gga_role_name(uint32_t index, uint32_t k, uint32_t m, char *buf, size_t len);
+
+/* Register the module and its RPCs (once, before bdev_subsystem_init). */
+void bdev_gga_module_register(void);
+
+/* Internal: registers the RPC methods (bdev_gga_rpc.c). */
+void bdev_gga_rpc_register(void);
+
+#endif /* GGA_BDEV_GGA_H */

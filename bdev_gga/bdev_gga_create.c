@@ -1,0 +1,973 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Creation of a gga bdev (app thread): check the options, open and claim the
+ * bases, check they agree with each other and fit the format, read their
+ * superblocks, and then format them (zero the data areas, write new
+ * superblocks), assemble them (check every superblock against the array,
+ * persist the next generation window) or refuse without writing anything.
+ * Every step is asynchronous; a failure at any step releases everything and
+ * reports a sentence that names the member and the problem.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "gga/bdev_module.h"
+#include "gga/log.h"
+#include "gga/util.h"
+
+#include "bdev_gga_internal.h"
+
+/* gga bdevs being created, so that a second create of the same name is refused. */
+static TAILQ_HEAD(, gga_disk) g_creating = TAILQ_HEAD_INITIALIZER(g_creating);
+
+static int
+hex_digit(char c)
+{
+	if (c >= '0' && c <= '9') {
+		return c - '0';
+	}
+	if (c >= 'a' && c <= 'f') {
+		return c - 'a' + 10;
+	}
+	if (c >= 'A' && c <= 'F') {
+		return c - 'A' + 10;
+	}
+	return -1;
+}
+
+/* Parse "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx". Returns 0 or -EINVAL. */
+static int
+uuid_parse(const char *s, uint8_t u[16])
+{
+	size_t i, n = 0;
+	int hi, lo;
+
+	if (s == NULL || strlen(s) != 36) {
+		return -EINVAL;
+	}
+	for (i = 0; i < 36;) {
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (s[i++] != '-') {
+				return -EINVAL;
+			}
+			continue;
+		}
+		hi = hex_digit(s[i]);
+		lo = hex_digit(s[i + 1]);
+		if (hi < 0 || lo < 0) {
+			return -EINVAL;
+		}
+		u[n++] = (uint8_t)(hi << 4 | lo);
+		i += 2;
+	}
+	return 0;
+}
+
+static int
+uuid_generate(uint8_t u[16])
+{
+	if (getrandom(u, 16, 0) != 16) {
+		return -EIO;
+	}
+	u[6] = (uint8_t)((u[6] & 0x0f) | 0x40);
+	u[8] = (uint8_t)((u[8] & 0x3f) | 0x80);
+	return 0;
+}
+
+static bool
+uuid_is_null(const uint8_t u[16])
+{
+	static const uint8_t zero[16];
+
+	return memcmp(u, zero, 16) == 0;
+}
+
+struct gga_create_ctx {
+	struct gga_disk *disk;
+	bdev_gga_create_cb cb;
+	void *cb_arg;
+	enum bdev_gga_mode mode;
+	bool force;
+	bool uuid_set;
+	bool matrix_set;
+	uint8_t uuid[16];
+	/* n regions of region_len bytes: superblock reads, then the writes. */
+	uint8_t *region;
+	size_t region_len;
+	int sb_rc[BDEV_GGA_MAX_MEMBERS];
+	struct gga_sb sb[BDEV_GGA_MAX_MEMBERS];
+	uint32_t pending;
+	uint32_t failed_mask;
+	/* Zeroing at format: members written with plain zeros, next block of each. */
+	uint8_t *zero_buf;
+	uint64_t zero_next[BDEV_GGA_MAX_MEMBERS];
+	bool format;
+	bool creating_listed;
+	uint64_t epoch;
+	int rc;
+	char msg[512];
+};
+
+static void
+set_msg(struct gga_create_ctx *ctx, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void
+set_msg(struct gga_create_ctx *ctx, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	ctx->rc = rc;
+	va_start(ap, fmt);
+	vsnprintf(ctx->msg, sizeof(ctx->msg), fmt, ap);
+	va_end(ap);
+}
+
+/* "data_2 'M2'" for messages. */
+static const char *
+member_label(const struct gga_disk *disk, uint32_t index, char *buf, size_t len)
+{
+	char role[16];
+
+	snprintf(buf, len, "%s '%s'", gga_role_of(disk, index, role, sizeof(role)),
+		 disk->members[index].name);
+	return buf;
+}
+
+static void
+create_release(struct gga_create_ctx *ctx)
+{
+	struct gga_disk *disk = ctx->disk;
+	uint32_t i;
+
+	if (disk != NULL) {
+		for (i = 0; i < disk->n; i++) {
+			gga_member_close(&disk->members[i]);
+		}
+		if (ctx->creating_listed) {
+			TAILQ_REMOVE(&g_creating, disk, link);
+		}
+		gga_disk_free(disk);
+	}
+	env_dma_free(ctx->region);
+	env_dma_free(ctx->zero_buf);
+	free(ctx);
+}
+
+/* Creation failed: release everything, then tell the caller. */
+static void
+create_fail(struct gga_create_ctx *ctx)
+{
+	bdev_gga_create_cb cb = ctx->cb;
+	void *cb_arg = ctx->cb_arg;
+	char msg[sizeof(ctx->msg)];
+	int rc = ctx->rc;
+
+	if (ctx->disk != NULL && ctx->disk->bdev.name != NULL) {
+		ERRLOG("gga bdev '%s': %s\n", ctx->disk->bdev.name, ctx->msg);
+	} else {
+		ERRLOG("gga bdev: %s\n", ctx->msg);
+	}
+	memcpy(msg, ctx->msg, sizeof(msg));
+	create_release(ctx);
+	cb(cb_arg, NULL, rc, msg);
+}
+
+static void
+create_fail_msg(void *arg)
+{
+	create_fail(arg);
+}
+
+/* A failure found inside bdev_gga_create(): report it from a fresh message. */
+static int
+create_fail_async(struct gga_create_ctx *ctx)
+{
+	if (thread_send_msg(thread_get_current(), create_fail_msg, ctx) != 0) {
+		ERRLOG("gga bdev: %s\n", ctx->msg);
+		create_release(ctx);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Any base removed while creation waited for I/O? */
+static bool
+create_check_removed(struct gga_create_ctx *ctx)
+{
+	struct gga_disk *disk = ctx->disk;
+	char label[160];
+	uint32_t i;
+
+	for (i = 0; i < disk->n; i++) {
+		if (disk->members[i].removing) {
+			set_msg(ctx, -ENODEV, "%s was removed during creation",
+				member_label(disk, i, label, sizeof(label)));
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Everything is on disk: make the bdev. */
+static void
+create_finish(struct gga_create_ctx *ctx)
+{
+	struct gga_disk *disk = ctx->disk;
+	bdev_gga_create_cb cb = ctx->cb;
+	void *cb_arg = ctx->cb_arg;
+	char uuid[37];
+	int rc;
+
+	if (create_check_removed(ctx)) {
+		create_fail(ctx);
+		return;
+	}
+	/* The list entry is reused for the list of registered disks. */
+	TAILQ_REMOVE(&g_creating, disk, link);
+	ctx->creating_listed = false;
+	rc = gga_disk_register(disk);
+	if (rc == -ENOMEM) {
+		set_msg(ctx, rc, "cannot allocate I/O buffers (%u + %u elements); "
+			"is the memory arena large enough?", GGA_SMALL_POOL_COUNT,
+			GGA_LARGE_POOL_COUNT);
+	} else if (rc != 0) {
+		set_msg(ctx, rc, "registering the bdev failed: %s", strerror(-rc));
+	}
+	if (rc != 0) {
+		create_fail(ctx);
+		return;
+	}
+	gga_uuid_format(disk->array_uuid, uuid);
+	NOTICELOG("gga bdev '%s': %s array %s (%u + %u, %s, %" PRIu64 " blocks of %u bytes, "
+		  "generations from %" PRIu64 ")\n", disk->bdev.name,
+		  ctx->format ? "formatted" : "assembled", uuid, disk->k, disk->m,
+		  gga_matrix_name(disk->matrix), disk->bdev.num_blocks, disk->block_size,
+		  disk->next_gen);
+	ctx->disk = NULL;
+	env_dma_free(ctx->region);
+	env_dma_free(ctx->zero_buf);
+	free(ctx);
+	cb(cb_arg, &disk->bdev, 0, "");
+}
+
+static void
+create_write_done(struct bdev_io *io, bool success, void *cb_arg)
+{
+	struct gga_create_ctx *ctx = cb_arg;
+	struct gga_disk *disk = ctx->disk;
+	char label[160];
+	uint32_t i;
+
+	for (i = 0; io != NULL && i < disk->n; i++) {
+		if (disk->members[i].bdev == io->bdev) {
+			break;
+		}
+	}
+	if (io != NULL) {
+		bdev_free_io(io);
+		if (!success && i < disk->n) {
+			ctx->failed_mask |= 1u << i;
+		}
+	}
+	if (--ctx->pending > 0) {
+		return;
+	}
+	if (ctx->failed_mask != 0) {
+		i = (uint32_t)__builtin_ctz(ctx->failed_mask);
+		set_msg(ctx, -EIO, "writing the superblock region of %s failed",
+			member_label(disk, i, label, sizeof(label)));
+		create_fail(ctx);
+		return;
+	}
+	create_finish(ctx);
+}
+
+/* Write the prepared superblock blocks (format: the whole region; assemble: block 0). */
+static void
+create_write_superblocks(struct gga_create_ctx *ctx)
+{
+	struct gga_disk *disk = ctx->disk;
+	uint64_t blocks = ctx->format ? disk->data_offset : 1;
+	struct gga_member *member;
+	uint32_t i;
+	int rc;
+
+	/* One extra count keeps completions from ending the step during the loop. */
+	ctx->pending = 1;
+	for (i = 0; i < disk->n; i++) {
+		member = &disk->members[i];
+		rc = bdev_write_blocks(member->desc, member->app_ch,
+				       ctx->region + i * ctx->region_len, 0, blocks,
+				       create_write_done, ctx);
+		if (rc != 0) {
+			ctx->failed_mask |= 1u << i;
+			continue;
+		}
+		ctx->pending++;
+	}
+	create_write_done(NULL, true, ctx);
+}
+
+/* Member blocks per write when zeroing a member that has no write_zeroes. */
+#define ZERO_CHUNK_BLOCKS	256u
+
+static int create_zero_next(struct gga_create_ctx *ctx, uint32_t i);
+
+static void
+create_zero_done(struct bdev_io *io, bool success, void *cb_arg)
+{
+	struct gga_create_ctx *ctx = cb_arg;
+	struct gga_disk *disk = ctx->disk;
+	char label[160];
+	uint32_t i;
+
+	for (i = 0; io != NULL && i < disk->n; i++) {
+		if (disk->members[i].bdev == io->bdev) {
+			break;
+		}
+	}
+	if (io != NULL) {
+		bdev_free_io(io);
+		if (!success && i < disk->n) {
+			ctx->failed_mask |= 1u << i;
+		} else if (i < disk->n && ctx->zero_next[i] < disk->member_blocks &&
+			   ctx->failed_mask == 0 && create_zero_next(ctx, i) == 0) {
+			/* The next piece of a member zeroed by plain writes is on its way. */
+			return;
+		}
+	}
+	if (--ctx->pending > 0) {
+		return;
+	}
+	if (ctx->failed_mask != 0) {
+		i = (uint32_t)__builtin_ctz(ctx->failed_mask);
+		set_msg(ctx, -EIO, "zeroing the data area of %s failed",
+			member_label(disk, i, label, sizeof(label)));
+		create_fail(ctx);
+		return;
+	}
+	create_write_superblocks(ctx);
+}
+
+/* Submit the next ZERO_CHUNK_BLOCKS of zeros to member i (no write_zeroes). */
+static int
+create_zero_next(struct gga_create_ctx *ctx, uint32_t i)
+{
+	struct gga_disk *disk = ctx->disk;
+	struct gga_member *member = &disk->members[i];
+	uint64_t count = GGA_MIN((uint64_t)ZERO_CHUNK_BLOCKS,
+				 disk->member_blocks - ctx->zero_next[i]);
+	int rc;
+
+	rc = bdev_write_blocks(member->desc, member->app_ch, ctx->zero_buf, ctx->zero_next[i],
+			       count, create_zero_done, ctx);
+	if (rc != 0) {
+		ctx->failed_mask |= 1u << i;
+		return rc;
+	}
+	ctx->zero_next[i] += count;
+	return 0;
+}
+
+/*
+ * Formatting leaves every data block of every member reading as zero data
+ * and zero metadata (docs/FORMAT.md section 8): a blank superblock says
+ * nothing about the rest of the member, and a reformatted member still holds
+ * fragments of its old life. write_zeroes where the member has it (cheap on
+ * malloc), plain writes of zeros otherwise.
+ */
+static void
+create_zero_members(struct gga_create_ctx *ctx)
+{
+	struct gga_disk *disk = ctx->disk;
+	uint64_t count = disk->member_blocks - disk->data_offset;
+	struct gga_member *member;
+	uint32_t i;
+	int rc;
+
+	/* One extra count keeps completions from ending the step during the loop. */
+	ctx->pending = 1;
+	for (i = 0; i < disk->n; i++) {
+		member = &disk->members[i];
+		ctx->zero_next[i] = disk->member_blocks;
+		if (bdev_io_type_supported(member->bdev, BDEV_IO_TYPE_WRITE_ZEROES)) {
+			rc = bdev_write_zeroes_blocks(member->desc, member->app_ch,
+						      disk->data_offset, count, create_zero_done,
+						      ctx);
+			if (rc != 0) {
+				ctx->failed_mask |= 1u << i;
+				continue;
+			}
+		} else {
+			if (ctx->zero_buf == NULL) {
+				ctx->zero_buf = env_dma_zmalloc((size_t)ZERO_CHUNK_BLOCKS *
+								disk->mbs, 0);
+				if (ctx->zero_buf == NULL) {
+					ctx->failed_mask |= 1u << i;
+					continue;
+				}
+			}
+			ctx->zero_next[i] = disk->data_offset;
+			if (create_zero_next(ctx, i) != 0) {
+				continue;
+			}
+		}
+		ctx->pending++;
+	}
+	create_zero_done(NULL, true, ctx);
+}
+
+/* Describe why a member's superblock did not decode. */
+static int
+sb_problem(struct gga_create_ctx *ctx, uint32_t i)
+{
+	struct gga_disk *disk = ctx->disk;
+	char label[160];
+	int rc = ctx->sb_rc[i];
+
+	member_label(disk, i, label, sizeof(label));
+	switch (rc) {
+	case -EMEDIUMTYPE:
+		set_msg(ctx, rc, "%s holds data that is not a gga member (no gga superblock)",
+			label);
+		break;
+	case -EPROTONOSUPPORT:
+		set_msg(ctx, rc, "%s has a gga superblock of an unsupported format version",
+			label);
+		break;
+	case -EBADMSG:
+		set_msg(ctx, rc, "%s has a damaged gga superblock (checksum mismatch)", label);
+		break;
+	default:
+		set_msg(ctx, -EUCLEAN, "%s has an inconsistent gga superblock", label);
+		break;
+	}
+	return ctx->rc;
+}
+
+/* All members formatted: check they are this array's members in these roles. */
+static int
+create_validate(struct gga_create_ctx *ctx)
+{
+	struct gga_disk *disk = ctx->disk;
+	char label[160], role[16], why[256], uuid[37], want_uuid[37];
+	const struct gga_sb *ref = &ctx->sb[0];
+	enum gga_sb_mismatch mm;
+	struct gga_sb want;
+	uint64_t epoch = 0;
+	uint32_t i;
+	int rc;
+
+	if (ctx->uuid_set && memcmp(ref->array_uuid, ctx->uuid, 16) != 0) {
+		gga_uuid_format(ref->array_uuid, uuid);
+		gga_uuid_format(ctx->uuid, want_uuid);
+		set_msg(ctx, -EEXIST, "%s is a member of array %s, not of the requested array %s",
+			member_label(disk, 0, label, sizeof(label)), uuid, want_uuid);
+		return ctx->rc;
+	}
+	memcpy(disk->array_uuid, ref->array_uuid, 16);
+	if (!ctx->matrix_set) {
+		disk->matrix = ref->matrix;
+	}
+	for (i = 0; i < disk->n; i++) {
+		member_label(disk, i, label, sizeof(label));
+		rc = gga_sb_init(&want, disk->array_uuid, i, disk->k, disk->m, disk->matrix,
+				 disk->block_size, disk->md_size, disk->member_blocks);
+		if (rc != 0) {
+			set_msg(ctx, -EINVAL, "%s: this geometry cannot be formatted", label);
+			return ctx->rc;
+		}
+		mm = gga_sb_compare(&ctx->sb[i], &want, why, sizeof(why));
+		gga_uuid_format(ctx->sb[i].array_uuid, uuid);
+		switch (mm) {
+		case GGA_SB_MATCH:
+			break;
+		case GGA_SB_WRONG_ROLE:
+			bdev_gga_role_name(ctx->sb[i].member_index, ctx->sb[i].k, ctx->sb[i].m,
+					   role, sizeof(role));
+			set_msg(ctx, -EEXIST, "%s is the %s member of array %s (roles swapped?)",
+				label, role, uuid);
+			return ctx->rc;
+		case GGA_SB_OTHER_ARRAY:
+			set_msg(ctx, -EEXIST, "%s belongs to another array: %s", label, why);
+			return ctx->rc;
+		default:
+			if (ctx->sb[i].matrix != want.matrix) {
+				set_msg(ctx, -EEXIST, "%s was formatted with the %s matrix, not %s "
+					"(array %s)", label, gga_matrix_name(ctx->sb[i].matrix),
+					gga_matrix_name(want.matrix), uuid);
+				return ctx->rc;
+			}
+			set_msg(ctx, -EEXIST, "%s was formatted with another geometry: %s "
+				"(array %s)", label, why, uuid);
+			return ctx->rc;
+		}
+		epoch = GGA_MAX(epoch, ctx->sb[i].generation_epoch);
+	}
+	/* Every generation stamped so far is below the largest persisted window end. */
+	ctx->epoch = epoch;
+	return 0;
+}
+
+/* The superblocks are read: format, assemble or refuse. */
+static void
+create_decide(struct gga_create_ctx *ctx)
+{
+	struct gga_disk *disk = ctx->disk;
+	uint32_t i, blank = 0, formatted = 0, other = 0;
+	char label[160], label2[160];
+	uint64_t floor = 0;
+	int rc;
+
+	for (i = 0; i < disk->n; i++) {
+		if (ctx->sb_rc[i] == -ENOENT) {
+			blank |= 1u << i;
+		} else if (ctx->sb_rc[i] == 0) {
+			formatted |= 1u << i;
+			floor = GGA_MAX(floor, ctx->sb[i].generation_epoch);
+		} else {
+			other |= 1u << i;
+		}
+	}
+
+	switch (ctx->mode) {
+	case BDEV_GGA_MODE_CREATE:
+		if (!ctx->force && (formatted | other) != 0) {
+			i = (uint32_t)__builtin_ctz(formatted | other);
+			set_msg(ctx, -EEXIST, "%s is not blank (%s); mode create needs blank "
+				"members, or force to overwrite them",
+				member_label(disk, i, label, sizeof(label)),
+				ctx->sb_rc[i] == 0 ? "it holds a gga superblock" :
+				"it holds other data");
+			goto refuse;
+		}
+		ctx->format = true;
+		break;
+	case BDEV_GGA_MODE_ASSEMBLE:
+		if (blank != 0) {
+			i = (uint32_t)__builtin_ctz(blank);
+			set_msg(ctx, -ENOENT, "%s is blank: there is no array to assemble",
+				member_label(disk, i, label, sizeof(label)));
+			goto refuse;
+		}
+		if (other != 0) {
+			sb_problem(ctx, (uint32_t)__builtin_ctz(other));
+			goto refuse;
+		}
+		break;
+	case BDEV_GGA_MODE_AUTO:
+		if (other != 0) {
+			sb_problem(ctx, (uint32_t)__builtin_ctz(other));
+			goto refuse;
+		}
+		if (blank != 0 && formatted != 0) {
+			member_label(disk, (uint32_t)__builtin_ctz(formatted), label,
+				     sizeof(label));
+			member_label(disk, (uint32_t)__builtin_ctz(blank), label2,
+				     sizeof(label2));
+			set_msg(ctx, -EEXIST, "%s is formatted but %s is blank; refusing to mix "
+				"(mode create with force reformats all members)", label, label2);
+			goto refuse;
+		}
+		ctx->format = blank == disk->all_mask;
+		break;
+	}
+
+	if (ctx->format) {
+		if (ctx->uuid_set) {
+			memcpy(disk->array_uuid, ctx->uuid, 16);
+		} else if (uuid_generate(disk->array_uuid) != 0) {
+			set_msg(ctx, -EIO, "cannot generate an array uuid");
+			goto refuse;
+		}
+		/*
+		 * A reformatted member may still hold fragments of its old life; new
+		 * generations start above anything its old array handed out.
+		 */
+		ctx->epoch = GGA_MAX(floor, 1);
+	} else {
+		rc = create_validate(ctx);
+		if (rc != 0) {
+			goto refuse;
+		}
+		ctx->epoch = GGA_MAX(ctx->epoch, 1);
+	}
+
+	/* Generations from `epoch` on; the next window is persisted before any is used. */
+	disk->next_gen = ctx->epoch;
+	disk->gen_limit = ctx->epoch + GGA_GEN_WINDOW;
+	for (i = 0; i < disk->n; i++) {
+		uint8_t *region = ctx->region + i * ctx->region_len;
+
+		memset(region, 0, ctx->region_len);
+		rc = gga_sb_block_encode(disk, disk->array_uuid, i, disk->gen_limit, region);
+		if (rc != 0) {
+			set_msg(ctx, -EINVAL, "cannot encode the superblock of %s",
+				member_label(disk, i, label, sizeof(label)));
+			goto refuse;
+		}
+	}
+	if (ctx->format) {
+		create_zero_members(ctx);
+	} else {
+		create_write_superblocks(ctx);
+	}
+	return;
+
+refuse:
+	/* Nothing has been written. */
+	create_fail(ctx);
+}
+
+static void
+create_read_done(struct bdev_io *io, bool success, void *cb_arg)
+{
+	struct gga_create_ctx *ctx = cb_arg;
+	struct gga_disk *disk = ctx->disk;
+	char label[160];
+	uint32_t i;
+
+	for (i = 0; i < disk->n; i++) {
+		if (disk->members[i].bdev == io->bdev) {
+			break;
+		}
+	}
+	bdev_free_io(io);
+	if (i < disk->n) {
+		if (success) {
+			ctx->sb_rc[i] = gga_sb_decode(ctx->region + i * ctx->region_len,
+						      disk->frag_size, &ctx->sb[i]);
+		} else {
+			ctx->failed_mask |= 1u << i;
+		}
+	}
+	if (--ctx->pending > 0) {
+		return;
+	}
+	if (create_check_removed(ctx)) {
+		create_fail(ctx);
+		return;
+	}
+	if (ctx->failed_mask != 0) {
+		i = (uint32_t)__builtin_ctz(ctx->failed_mask);
+		set_msg(ctx, -EIO, "reading the superblock of %s failed",
+			member_label(disk, i, label, sizeof(label)));
+		create_fail(ctx);
+		return;
+	}
+	create_decide(ctx);
+}
+
+/* Check the bases against each other and against the format. */
+static int
+create_check_geometry(struct gga_create_ctx *ctx)
+{
+	struct gga_disk *disk = ctx->disk;
+	struct bdev *b0 = disk->members[0].bdev, *b;
+	char l0[160], l[160];
+	uint64_t offset;
+	uint32_t i;
+
+	member_label(disk, 0, l0, sizeof(l0));
+	for (i = 1; i < disk->n; i++) {
+		b = disk->members[i].bdev;
+		member_label(disk, i, l, sizeof(l));
+		if (bdev_get_block_size(b) != bdev_get_block_size(b0)) {
+			set_msg(ctx, -EINVAL, "%s has block_size %u, %s has %u", l,
+				bdev_get_block_size(b), l0, bdev_get_block_size(b0));
+			return ctx->rc;
+		}
+		if (bdev_get_md_size(b) != bdev_get_md_size(b0)) {
+			set_msg(ctx, -EINVAL, "%s has md_size %u, %s has %u", l,
+				bdev_get_md_size(b), l0, bdev_get_md_size(b0));
+			return ctx->rc;
+		}
+		if (bdev_get_num_blocks(b) != bdev_get_num_blocks(b0)) {
+			set_msg(ctx, -EINVAL, "%s has num_blocks %" PRIu64 ", %s has %" PRIu64, l,
+				bdev_get_num_blocks(b), l0, bdev_get_num_blocks(b0));
+			return ctx->rc;
+		}
+	}
+	disk->frag_size = bdev_get_block_size(b0);
+	disk->md_size = bdev_get_md_size(b0);
+	disk->member_blocks = bdev_get_num_blocks(b0);
+	disk->mbs = disk->frag_size + disk->md_size;
+	if (disk->md_size < GGA_FRAG_MD_SIZE) {
+		set_msg(ctx, -EINVAL, "the members have md_size %u; the gga format needs at least "
+			"%u metadata bytes per block", disk->md_size, GGA_FRAG_MD_SIZE);
+		return ctx->rc;
+	}
+	if ((uint64_t)disk->frag_size * disk->k > 65536) {
+		set_msg(ctx, -EINVAL, "the members' block_size %u makes a logical block of %" PRIu64
+			" bytes; at most 65536 is supported", disk->frag_size,
+			(uint64_t)disk->frag_size * disk->k);
+		return ctx->rc;
+	}
+	disk->block_size = disk->frag_size * disk->k;
+	if (gga_geometry_check(disk->block_size, disk->k, disk->m, disk->md_size) != 0) {
+		set_msg(ctx, -EINVAL, "a logical block of %u bytes in %u + %u fragments with "
+			"md_size %u is not a valid gga geometry", disk->block_size, disk->k,
+			disk->m, disk->md_size);
+		return ctx->rc;
+	}
+	offset = gga_sb_data_offset(disk->frag_size);
+	if (disk->member_blocks <= offset) {
+		set_msg(ctx, -EINVAL, "the members have %" PRIu64 " blocks; the superblock region "
+			"takes %" PRIu64 ", so at least %" PRIu64 " are needed",
+			disk->member_blocks, offset, offset + 1);
+		return ctx->rc;
+	}
+	disk->data_offset = offset;
+	return 0;
+}
+
+static int
+create_open_members(struct gga_create_ctx *ctx)
+{
+	struct gga_disk *disk = ctx->disk;
+	struct gga_member *member;
+	char label[160];
+	uint32_t i;
+	int rc;
+
+	for (i = 0; i < disk->n; i++) {
+		member = &disk->members[i];
+		member_label(disk, i, label, sizeof(label));
+		rc = bdev_open(member->name, true, gga_member_event_cb, member, &member->desc);
+		if (rc == -ENODEV) {
+			set_msg(ctx, rc, "%s: base bdev does not exist", label);
+			return rc;
+		}
+		if (rc == -EPERM) {
+			set_msg(ctx, rc, "%s: base bdev is claimed by another bdev", label);
+			return rc;
+		}
+		if (rc != 0) {
+			set_msg(ctx, rc, "%s: cannot open the base bdev: %s", label, strerror(-rc));
+			return rc;
+		}
+		member->bdev = bdev_desc_get_bdev(member->desc);
+		rc = bdev_module_claim_bdev(member->bdev, member->desc, &gga_bdev_module);
+		if (rc != 0) {
+			set_msg(ctx, rc, "%s: base bdev is claimed by another bdev", label);
+			return rc;
+		}
+		member->claimed = true;
+		member->flush_supported = bdev_io_type_supported(member->bdev,
+								 BDEV_IO_TYPE_FLUSH);
+		member->reset_supported = bdev_io_type_supported(member->bdev,
+								 BDEV_IO_TYPE_RESET);
+	}
+	return 0;
+}
+
+static bool
+name_in_use(const char *name)
+{
+	struct gga_disk *disk;
+
+	if (bdev_get_by_name(name) != NULL) {
+		return true;
+	}
+	TAILQ_FOREACH(disk, &g_creating, link) {
+		if (strcmp(disk->bdev.name, name) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Option checks that need no bdev. */
+static int
+create_check_opts(struct gga_create_ctx *ctx, const struct bdev_gga_opts *opts)
+{
+	char role[16], role2[16];
+	uint32_t i, j, n = opts->k + opts->m;
+
+	if (opts->name == NULL || opts->name[0] == '\0') {
+		set_msg(ctx, -EINVAL, "name: required");
+		return ctx->rc;
+	}
+	if (opts->k < 1 || opts->m < 1 || n > BDEV_GGA_MAX_MEMBERS) {
+		set_msg(ctx, -EINVAL, "%u + %u members: need k >= 1, m >= 1, k + m <= %u",
+			opts->k, opts->m, BDEV_GGA_MAX_MEMBERS);
+		return ctx->rc;
+	}
+	if (gga_matrix_name(opts->matrix) == NULL) {
+		set_msg(ctx, -EINVAL, "matrix_type: unknown matrix %d", (int)opts->matrix);
+		return ctx->rc;
+	}
+	for (i = 0; i < n; i++) {
+		bdev_gga_role_name(i, opts->k, opts->m, role, sizeof(role));
+		if (opts->members[i] == NULL || opts->members[i][0] == '\0') {
+			set_msg(ctx, -EINVAL, "%s: base bdev name required", role);
+			return ctx->rc;
+		}
+		for (j = 0; j < i; j++) {
+			if (strcmp(opts->members[i], opts->members[j]) == 0) {
+				bdev_gga_role_name(j, opts->k, opts->m, role2, sizeof(role2));
+				set_msg(ctx, -EEXIST, "%s and %s are the same bdev '%s'", role2,
+					role, opts->members[i]);
+				return ctx->rc;
+			}
+		}
+		if (strcmp(opts->members[i], opts->name) == 0) {
+			set_msg(ctx, -EINVAL, "%s: '%s' is the gga bdev's own name", role,
+				opts->name);
+			return ctx->rc;
+		}
+	}
+	if (opts->uuid != NULL) {
+		if (uuid_parse(opts->uuid, ctx->uuid) != 0 || uuid_is_null(ctx->uuid)) {
+			set_msg(ctx, -EINVAL, "uuid: '%s' is not a valid UUID", opts->uuid);
+			return ctx->rc;
+		}
+		ctx->uuid_set = true;
+	}
+	if (opts->force && opts->mode != BDEV_GGA_MODE_CREATE) {
+		set_msg(ctx, -EINVAL, "force: only valid with mode create");
+		return ctx->rc;
+	}
+	if (name_in_use(opts->name)) {
+		set_msg(ctx, -EEXIST, "bdev '%s' already exists", opts->name);
+		return ctx->rc;
+	}
+	return 0;
+}
+
+void
+bdev_gga_opts_init(struct bdev_gga_opts *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->k = 2;
+	opts->m = 1;
+	opts->matrix = GGA_MATRIX_VANDERMONDE;
+	opts->repair = true;
+	opts->mode = BDEV_GGA_MODE_AUTO;
+}
+
+int
+bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *cb_arg)
+{
+	struct gga_create_ctx *ctx;
+	struct gga_codec_opts copts;
+	struct gga_disk *disk;
+	struct gga_member *member;
+	char label[160];
+	uint32_t i;
+	int rc;
+
+	if (opts == NULL || cb == NULL) {
+		return -EINVAL;
+	}
+	ctx = calloc(1, sizeof(*ctx));
+	if (ctx == NULL) {
+		return -ENOMEM;
+	}
+	ctx->cb = cb;
+	ctx->cb_arg = cb_arg;
+	ctx->mode = opts->mode;
+	ctx->force = opts->force;
+	ctx->matrix_set = opts->matrix_set;
+	if (create_check_opts(ctx, opts) != 0) {
+		return create_fail_async(ctx);
+	}
+
+	/* Its generation counter and lock bits sit on cache lines of their own. */
+	disk = aligned_alloc(GGA_CACHE_LINE, align_up(sizeof(*disk), GGA_CACHE_LINE));
+	if (disk == NULL) {
+		free(ctx);
+		return -ENOMEM;
+	}
+	memset(disk, 0, sizeof(*disk));
+	pthread_mutex_init(&disk->gone_mutex, NULL);
+	disk->bdev.name = strdup(opts->name);
+	if (disk->bdev.name == NULL) {
+		gga_disk_free(disk);
+		free(ctx);
+		return -ENOMEM;
+	}
+	ctx->disk = disk;
+	TAILQ_INSERT_TAIL(&g_creating, disk, link);
+	ctx->creating_listed = true;
+	disk->app_thread = thread_get_current();
+	disk->k = opts->k;
+	disk->m = opts->m;
+	disk->n = opts->k + opts->m;
+	disk->data_mask = (1u << disk->k) - 1;
+	disk->all_mask = (1u << disk->n) - 1;
+	disk->live_mask = disk->all_mask;
+	disk->matrix = opts->matrix;
+	disk->recovery_read_every_n = opts->recovery_read_every_n;
+	disk->repair = opts->repair;
+	for (i = 0; i < disk->n; i++) {
+		member = &disk->members[i];
+		member->disk = disk;
+		member->index = i;
+		member->state = BDEV_GGA_MEMBER_ONLINE;
+		member->name = strdup(opts->members[i]);
+		if (member->name == NULL) {
+			set_msg(ctx, -ENOMEM, "out of memory");
+			return create_fail_async(ctx);
+		}
+	}
+	if (create_open_members(ctx) != 0 || create_check_geometry(ctx) != 0) {
+		return create_fail_async(ctx);
+	}
+	gga_codec_opts_init(&copts);
+	copts.block_size = disk->block_size;
+	copts.k = disk->k;
+	copts.m = disk->m;
+	copts.matrix = disk->matrix;
+	copts.md_size = disk->md_size;
+	rc = gga_codec_create(&copts, &disk->codec);
+	if (rc != 0) {
+		set_msg(ctx, rc, "cannot create the codec for %u + %u with the %s matrix%s",
+			disk->k, disk->m, gga_matrix_name(disk->matrix),
+			rc == -EINVAL ? " (not recoverable; try cauchy)" : "");
+		return create_fail_async(ctx);
+	}
+
+	ctx->region_len = disk->data_offset * disk->mbs;
+	ctx->region = env_dma_zmalloc(disk->n * ctx->region_len, 0);
+	if (ctx->region == NULL) {
+		set_msg(ctx, -ENOMEM, "out of DMA memory for the superblock region");
+		return create_fail_async(ctx);
+	}
+	for (i = 0; i < disk->n; i++) {
+		member = &disk->members[i];
+		member->app_ch = bdev_get_io_channel(member->desc);
+		if (member->app_ch == NULL) {
+			set_msg(ctx, -ENOMEM, "%s: no I/O channel",
+				member_label(disk, i, label, sizeof(label)));
+			return create_fail_async(ctx);
+		}
+	}
+
+	/* Read block 0 of every member: its superblock, or nothing. */
+	ctx->pending = 1;
+	for (i = 0; i < disk->n; i++) {
+		member = &disk->members[i];
+		rc = bdev_read_blocks(member->desc, member->app_ch,
+				      ctx->region + i * ctx->region_len, 0, 1, create_read_done,
+				      ctx);
+		if (rc != 0) {
+			ctx->failed_mask |= 1u << i;
+			continue;
+		}
+		ctx->pending++;
+	}
+	if (--ctx->pending == 0) {
+		/* Nothing was submitted, so nothing calls back: fail from a message. */
+		set_msg(ctx, -EIO, "cannot read the superblocks");
+		return create_fail_async(ctx);
+	}
+	return 0;
+}
+

@@ -1,0 +1,980 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The gga bdev's I/O state machine.
+ *
+ * A request is processed in chunks of up to cap_blocks logical blocks, with
+ * one member I/O per member per chunk into one pool element that holds a
+ * region of chunk member blocks (data + metadata, extended LBA) per member.
+ *
+ * Read:   read the k data members (or, every recovery_read_every_n-th read,
+ *         k-1 of them and a parity member) → decode every block straight
+ *         into the caller's buffer. If a block does not decode, or a member
+ *         read failed, read the remaining live members too and decode from
+ *         everything (a forced recovery read). Fragments that were found
+ *         corrupt, stale or torn are then repaired: take the range lock,
+ *         re-read every live member, rebuild the bad fragments, write them.
+ *         The read completes after its repair (rare, and it keeps the
+ *         request's context for it). A block that cannot be decoded from k
+ *         consistent fragments fails the request: wrong data is never
+ *         returned.
+ * Write:  take the range lock, reserve generations, encode every block,
+ *         write all live members, complete when at least k of them (all
+ *         live ones, normally) have written.
+ * write_zeroes, unmap: as write, with the zero encoding.
+ * flush, reset: passed to every live member that supports them.
+ *
+ * A member I/O that fails marks the member FAILED (except an abort, which
+ * only fails the request); the request goes on with the others.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "gga/bdev_module.h"
+#include "gga/log.h"
+#include "gga/util.h"
+
+#include "bdev_gga_internal.h"
+
+static void chunk_next(struct bdev_io *io);
+static void read_chunk_start(struct bdev_io *io);
+static void write_chunk_go(struct bdev_io *io);
+static void heal_start(struct bdev_io *io);
+
+static inline struct gga_io *
+io_ctx(struct bdev_io *io)
+{
+	return (struct gga_io *)io->driver_ctx;
+}
+
+static inline struct gga_disk *
+io_disk(struct bdev_io *io)
+{
+	return io->bdev->ctxt;
+}
+
+static inline uint32_t
+popcount(uint32_t v)
+{
+	return (uint32_t)__builtin_popcount(v);
+}
+
+/* Member `m`'s buffer for block `b` of the chunk. */
+static inline uint8_t *
+member_block(const struct gga_io *gio, const struct gga_disk *disk, uint32_t m, uint32_t b)
+{
+	return gio->buf + (size_t)m * gio->stride + (size_t)b * disk->mbs;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Range lock                                                              */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Take the bits of blocks lba .. lba+count-1 (count <= GGA_LOCK_BITS), word
+ * by word. Contention releases what was taken and reports failure: no one
+ * ever waits while holding bits, so there is no deadlock.
+ */
+bool
+gga_lock_try(struct gga_disk *disk, uint64_t lba, uint32_t count)
+{
+	uint32_t bit = (uint32_t)(lba % GGA_LOCK_BITS), left = count, nb, w, sh;
+	uint64_t mask, old, taken_mask[GGA_LOCK_WORDS + 1];
+	uint32_t taken_word[GGA_LOCK_WORDS + 1], ntaken = 0, i;
+
+	while (left > 0) {
+		w = bit / 64;
+		sh = bit % 64;
+		nb = GGA_MIN(64 - sh, left);
+		mask = (nb == 64 ? ~0ull : ((1ull << nb) - 1)) << sh;
+		old = __atomic_load_n(&disk->lock_words[w], __ATOMIC_RELAXED);
+		do {
+			if (old & mask) {
+				for (i = 0; i < ntaken; i++) {
+					__atomic_fetch_and(&disk->lock_words[taken_word[i]],
+							   ~taken_mask[i], __ATOMIC_RELEASE);
+				}
+				return false;
+			}
+		} while (!__atomic_compare_exchange_n(&disk->lock_words[w], &old, old | mask,
+						      true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
+		taken_word[ntaken] = w;
+		taken_mask[ntaken++] = mask;
+		left -= nb;
+		bit = (bit + nb) % GGA_LOCK_BITS;
+	}
+	return true;
+}
+
+void
+gga_lock_release(struct gga_disk *disk, uint64_t lba, uint32_t count)
+{
+	uint32_t bit = (uint32_t)(lba % GGA_LOCK_BITS), left = count, nb, sh;
+	uint64_t mask;
+
+	while (left > 0) {
+		sh = bit % 64;
+		nb = GGA_MIN(64 - sh, left);
+		mask = (nb == 64 ? ~0ull : ((1ull << nb) - 1)) << sh;
+		__atomic_fetch_and(&disk->lock_words[bit / 64], ~mask, __ATOMIC_RELEASE);
+		left -= nb;
+		bit = (bit + nb) % GGA_LOCK_BITS;
+	}
+}
+
+static void
+chunk_unlock(struct bdev_io *io)
+{
+	struct gga_io *gio = io_ctx(io);
+
+	if (gio->locked) {
+		gga_lock_release(io_disk(io), gio->chunk_lba, gio->chunk_blocks);
+		gio->locked = false;
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Waiting for the lock or a generation window                             */
+/* ---------------------------------------------------------------------- */
+
+static void
+retry_enqueue(struct bdev_io *io)
+{
+	struct gga_io *gio = io_ctx(io);
+	struct gga_channel *ch = gio->ch;
+
+	TAILQ_INSERT_TAIL(&ch->retry, gio, link);
+	if (ch->retry_poller == NULL) {
+		ch->retry_poller = poller_register(gga_retry_poll, ch, 0, "gga_retry");
+		if (ch->retry_poller == NULL) {
+			ERRLOG("gga bdev '%s': cannot register the retry poller\n",
+			       io->bdev->name);
+		}
+	}
+}
+
+static void
+retry_resume(struct bdev_io *io)
+{
+	switch (io_ctx(io)->phase) {
+	case GGA_PHASE_WRITE_LOCK:
+		write_chunk_go(io);
+		break;
+	case GGA_PHASE_HEAL_LOCK:
+		heal_start(io);
+		break;
+	default:
+		ERRLOG("gga bdev '%s': request in phase %u on the retry list\n", io->bdev->name,
+		       io_ctx(io)->phase);
+		bdev_io_complete(io, BDEV_IO_STATUS_FAILED);
+		break;
+	}
+}
+
+/*
+ * Runs on every iteration of the thread while requests wait. The holder of
+ * the bits they want may be another thread, whose release sends no message,
+ * so the poller reports busy while the list is not empty.
+ */
+int
+gga_retry_poll(void *ctx)
+{
+	struct gga_channel *ch = ctx;
+	TAILQ_HEAD(, gga_io) waiting = TAILQ_HEAD_INITIALIZER(waiting);
+	struct gga_io *gio;
+
+	TAILQ_CONCAT(&waiting, &ch->retry, link);
+	while ((gio = TAILQ_FIRST(&waiting)) != NULL) {
+		TAILQ_REMOVE(&waiting, gio, link);
+		retry_resume(bdev_io_from_ctx(gio));
+	}
+	if (TAILQ_EMPTY(&ch->retry)) {
+		poller_unregister(&ch->retry_poller);
+	}
+	return POLLER_BUSY;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Caller's buffer                                                         */
+/* ---------------------------------------------------------------------- */
+
+struct iov_cursor {
+	int idx;
+	uint32_t off;
+};
+
+/* The block at the cursor if it lies in one iovec segment, else NULL. */
+static inline uint8_t *
+iov_block(const struct bdev_io *io, const struct iov_cursor *c, uint32_t len)
+{
+	const struct iovec *iov = &io->u.iovs[c->idx];
+
+	if (likely(iov->iov_len - c->off >= len)) {
+		return (uint8_t *)iov->iov_base + c->off;
+	}
+	return NULL;
+}
+
+static inline void
+iov_skip(const struct bdev_io *io, struct iov_cursor *c, size_t len)
+{
+	size_t n;
+
+	while (len > 0 && c->idx < io->u.iovcnt) {
+		n = GGA_MIN(io->u.iovs[c->idx].iov_len - c->off, len);
+		c->off += (uint32_t)n;
+		len -= n;
+		if (c->off == io->u.iovs[c->idx].iov_len) {
+			c->idx++;
+			c->off = 0;
+		}
+	}
+	/* Skip empty segments so that the cursor sits on real bytes. */
+	while (c->idx < io->u.iovcnt && io->u.iovs[c->idx].iov_len == 0) {
+		c->idx++;
+	}
+}
+
+static void
+iov_copy_out(const struct bdev_io *io, struct iov_cursor c, const uint8_t *src, size_t len)
+{
+	size_t n;
+
+	while (len > 0 && c.idx < io->u.iovcnt) {
+		n = GGA_MIN(io->u.iovs[c.idx].iov_len - c.off, len);
+		memcpy((uint8_t *)io->u.iovs[c.idx].iov_base + c.off, src, n);
+		src += n;
+		len -= n;
+		c.idx++;
+		c.off = 0;
+	}
+}
+
+static void
+iov_copy_in(const struct bdev_io *io, struct iov_cursor c, uint8_t *dst, size_t len)
+{
+	size_t n;
+
+	while (len > 0 && c.idx < io->u.iovcnt) {
+		n = GGA_MIN(io->u.iovs[c.idx].iov_len - c.off, len);
+		memcpy(dst, (const uint8_t *)io->u.iovs[c.idx].iov_base + c.off, n);
+		dst += n;
+		len -= n;
+		c.idx++;
+		c.off = 0;
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Request completion                                                      */
+/* ---------------------------------------------------------------------- */
+
+static void
+request_done(struct bdev_io *io, enum bdev_io_status status)
+{
+	struct gga_io *gio = io_ctx(io);
+	struct bdev_gga_counters *st = &gio->ch->stats;
+
+	chunk_unlock(io);
+	if (gio->buf != NULL) {
+		mempool_put(gio->pool, gio->buf);
+		gio->buf = NULL;
+	}
+	switch (io->type) {
+	case BDEV_IO_TYPE_READ:
+		st->reads++;
+		if (gio->forced) {
+			st->recovery_reads_forced++;
+		} else if (gio->periodic) {
+			st->recovery_reads_periodic++;
+		} else {
+			st->regular_reads++;
+		}
+		break;
+	case BDEV_IO_TYPE_WRITE:
+	case BDEV_IO_TYPE_WRITE_ZEROES:
+	case BDEV_IO_TYPE_UNMAP:
+		st->writes++;
+		break;
+	default:
+		break;
+	}
+	if (status != BDEV_IO_STATUS_SUCCESS) {
+		st->failed_ios++;
+	}
+	bdev_io_complete(io, status);
+}
+
+/* The request cannot be served: an abort of a member I/O reports as one. */
+static void
+request_fail(struct bdev_io *io)
+{
+	request_done(io, io_ctx(io)->aborted ? BDEV_IO_STATUS_ABORTED : BDEV_IO_STATUS_FAILED);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Member I/O                                                              */
+/* ---------------------------------------------------------------------- */
+
+static void phase_done(struct bdev_io *io);
+static void member_submit(struct bdev_io *io);
+
+static void
+member_io_done(struct bdev_io *mio, bool success, void *cb_arg)
+{
+	struct bdev_io *io = cb_arg;
+	struct gga_io *gio = io_ctx(io);
+	struct gga_disk *disk = io_disk(io);
+	struct gga_channel *ch = gio->ch;
+	uint32_t i;
+	int err = 0;
+
+	for (i = 0; i < disk->n - 1; i++) {
+		if (disk->members[i].bdev == mio->bdev) {
+			break;
+		}
+	}
+	if (unlikely(!success)) {
+		err = bdev_io_get_errno(mio);
+	}
+	/* Free first so the next submission can reuse it at once. */
+	bdev_free_io(mio);
+
+	ch->member_outstanding[i]--;
+	if (likely(success)) {
+		gio->ok_mask |= 1u << i;
+	} else if (err == -ECANCELED) {
+		/* Aborted by a reset: the member is fine, this request is not. */
+		gio->aborted = true;
+	} else {
+		ch->stats.member_io_errors++;
+		gga_member_fail(disk, i, gio->member_op == BDEV_IO_TYPE_READ ? "a read failed" :
+				    gio->member_op == BDEV_IO_TYPE_WRITE ? "a write failed" :
+				    "an I/O failed");
+	}
+	if (unlikely(ch->member_release[i] != NULL) && ch->member_outstanding[i] == 0) {
+		gga_channel_member_drained(ch, i);
+	}
+	if (--gio->pending == 0 && gio->submit_mask == 0) {
+		phase_done(io);
+	}
+}
+
+static int
+member_submit_one(struct bdev_io *io, struct gga_io *gio, uint32_t i)
+{
+	struct gga_disk *disk = io_disk(io);
+	struct gga_member *member = &disk->members[i];
+	struct io_channel *mch = gio->ch->member_ch[i];
+	uint64_t offset = disk->data_offset + gio->chunk_lba;
+
+	switch (gio->member_op) {
+	case BDEV_IO_TYPE_READ:
+		return bdev_read_blocks(member->desc, mch, member_block(gio, disk, i, 0), offset,
+					gio->chunk_blocks, member_io_done, io);
+	case BDEV_IO_TYPE_WRITE:
+		return bdev_write_blocks(member->desc, mch, member_block(gio, disk, i, 0), offset,
+					 gio->chunk_blocks, member_io_done, io);
+	case BDEV_IO_TYPE_FLUSH:
+		return bdev_flush_blocks(member->desc, mch, disk->data_offset + io->u.offset_blocks,
+					 io->u.num_blocks, member_io_done, io);
+	case BDEV_IO_TYPE_RESET:
+		return bdev_reset(member->desc, mch, member_io_done, io);
+	default:
+		return -EINVAL;
+	}
+}
+
+static void
+member_submit_retry(void *arg)
+{
+	member_submit(arg);
+}
+
+/*
+ * Submit the member I/O of the current phase to every member in
+ * submit_mask. A member without a bdev_io to spare makes the request wait
+ * for one (the others already submitted carry on); a member that refuses
+ * the I/O counts as failed for it. The phase ends when nothing is in flight
+ * and nothing is left to submit.
+ */
+static void
+member_submit(struct bdev_io *io)
+{
+	struct gga_io *gio = io_ctx(io);
+	struct gga_channel *ch = gio->ch;
+	struct gga_disk *disk = io_disk(io);
+	uint32_t i;
+	int rc;
+
+	while (gio->submit_mask != 0) {
+		i = (uint32_t)__builtin_ctz(gio->submit_mask);
+		if (unlikely(ch->member_ch[i] == NULL)) {
+			rc = -ENODEV;
+		} else {
+			rc = member_submit_one(io, gio, i);
+		}
+		if (likely(rc == 0)) {
+			gio->pending++;
+			ch->member_outstanding[i]++;
+		} else if (rc == -ENOMEM) {
+			gio->wait.bdev = disk->members[i].bdev;
+			gio->wait.cb_fn = member_submit_retry;
+			gio->wait.cb_arg = io;
+			if (bdev_queue_io_wait(gio->wait.bdev, ch->member_ch[i], &gio->wait) == 0) {
+				return;
+			}
+			/* A bdev_io became free meanwhile: try again now. */
+			continue;
+		} else {
+			ch->stats.member_io_errors++;
+			if (rc != -ENODEV) {
+				gga_member_fail(disk, i, "submission refused");
+			}
+		}
+		gio->submit_mask &= ~(1u << i);
+	}
+	if (gio->pending == 0) {
+		phase_done(io);
+	}
+}
+
+static void
+member_phase_start(struct bdev_io *io, uint8_t phase, enum bdev_io_type op, uint32_t mask)
+{
+	struct gga_io *gio = io_ctx(io);
+
+	gio->phase = phase;
+	gio->member_op = (uint8_t)op;
+	gio->ok_mask = 0;
+	gio->submit_mask = mask;
+	member_submit(io);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Chunks                                                                  */
+/* ---------------------------------------------------------------------- */
+
+static void
+chunk_done(struct bdev_io *io)
+{
+	struct gga_io *gio = io_ctx(io);
+	struct iov_cursor c = { gio->iov_idx, gio->iov_off };
+
+	chunk_unlock(io);
+	if (io->u.iovs != NULL) {
+		iov_skip(io, &c, (size_t)gio->chunk_blocks * io_disk(io)->block_size);
+		gio->iov_idx = c.idx;
+		gio->iov_off = c.off;
+	}
+	chunk_next(io);
+}
+
+static void
+chunk_next(struct bdev_io *io)
+{
+	struct gga_io *gio = io_ctx(io);
+	uint64_t end = io->u.offset_blocks + io->u.num_blocks;
+
+	if (gio->next_lba == end) {
+		request_done(io, BDEV_IO_STATUS_SUCCESS);
+		return;
+	}
+	gio->chunk_lba = gio->next_lba;
+	gio->chunk_blocks = (uint32_t)GGA_MIN((uint64_t)gio->cap_blocks, end - gio->next_lba);
+	gio->next_lba += gio->chunk_blocks;
+	if (io->type == BDEV_IO_TYPE_READ) {
+		read_chunk_start(io);
+	} else {
+		gio->phase = GGA_PHASE_WRITE_LOCK;
+		write_chunk_go(io);
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Read                                                                    */
+/* ---------------------------------------------------------------------- */
+
+/* The first parity members in `live`, enough to make `want` k members. */
+static uint32_t
+add_parity(const struct gga_disk *disk, uint32_t want, uint32_t live)
+{
+	uint32_t i;
+
+	for (i = disk->k; i < disk->n && popcount(want) < disk->k; i++) {
+		if (live & (1u << i)) {
+			want |= 1u << i;
+		}
+	}
+	return want;
+}
+
+static void
+read_chunk_start(struct bdev_io *io)
+{
+	struct gga_io *gio = io_ctx(io);
+	struct gga_disk *disk = io_disk(io);
+	uint32_t live = gga_live_mask(disk);
+	uint32_t data = disk->data_mask, want, i;
+
+	if (unlikely(gio->periodic)) {
+		data &= ~(1u << gio->skip_index);
+	}
+	want = data & live;
+	if (unlikely(want != data)) {
+		/* A data member is down: every read of it is a recovery read. */
+		gio->forced = true;
+	}
+	if (want != disk->data_mask) {
+		want = add_parity(disk, want, live);
+		/* Parity alone may not make up for a member down and one skipped on purpose. */
+		for (i = 0; i < disk->n && popcount(want) < disk->k; i++) {
+			want |= live & (1u << i);
+		}
+	}
+	if (unlikely(popcount(want) < disk->k)) {
+		request_fail(io);
+		return;
+	}
+	gio->read_mask = want;
+	gio->present_mask = 0;
+	member_phase_start(io, GGA_PHASE_READ, BDEV_IO_TYPE_READ, want);
+}
+
+/*
+ * Decode every block of the chunk from the members in present_mask. Returns
+ * 0 when every block decoded and every present fragment was valid; 1 when
+ * every block decoded but some fragment was not (a repair is due); -EIO when
+ * some block did not decode. `final` (every live member is present) counts
+ * what was found.
+ */
+static int
+decode_chunk(struct bdev_io *io, bool final)
+{
+	struct gga_io *gio = io_ctx(io);
+	struct gga_disk *disk = io_disk(io);
+	struct gga_channel *ch = gio->ch;
+	/*
+	 * Not zero-initialised: the codec reads only the present entries, and
+	 * clearing 2 x 16 pointers per call showed in profiles of 4 KiB reads.
+	 */
+	const void *fd[GGA_CODEC_MAX_FRAGS], *fm[GGA_CODEC_MAX_FRAGS];
+	struct iov_cursor c = { gio->iov_idx, gio->iov_off };
+	uint32_t present = gio->present_mask, b, i;
+	struct gga_decode_info info;
+	uint8_t *dst, *frag;
+	int rc, result = 0;
+
+	for (b = 0; b < gio->chunk_blocks; b++) {
+		for (i = 0; i < disk->n; i++) {
+			frag = member_block(gio, disk, i, b);
+			fd[i] = frag;
+			fm[i] = frag + disk->frag_size;
+		}
+		dst = iov_block(io, &c, disk->block_size);
+		rc = gga_codec_decode(disk->codec, ch->scratch, fd, fm, present,
+				      gio->chunk_lba + b, dst != NULL ? dst : ch->bounce, &info);
+		if (likely(rc == 0)) {
+			if (unlikely(dst == NULL)) {
+				iov_copy_out(io, c, ch->bounce, disk->block_size);
+			}
+			if (unlikely((info.valid_mask & present) != present)) {
+				result = GGA_MAX(result, 1);
+			}
+		} else {
+			result = -EIO;
+		}
+		if (final && unlikely(rc != 0 || (info.valid_mask & present) != present)) {
+			ch->stats.checksum_failures += popcount(info.corrupt_mask & present);
+			if ((info.stale_mask | info.orphan_mask) != 0 ||
+			    (rc != 0 && info.corrupt_mask == 0)) {
+				ch->stats.torn_writes_detected++;
+			}
+			if (rc != 0) {
+				ERRLOG("gga bdev '%s': lba %" PRIu64 " cannot be decoded from "
+				       "members 0x%x (corrupt 0x%x)\n", io->bdev->name,
+				       gio->chunk_lba + b, present, info.corrupt_mask);
+			}
+		}
+		iov_skip(io, &c, disk->block_size);
+	}
+	return result;
+}
+
+static void
+read_phase_done(struct bdev_io *io)
+{
+	struct gga_io *gio = io_ctx(io);
+	struct gga_disk *disk = io_disk(io);
+	uint32_t more;
+	bool final;
+	int rc;
+
+	gio->present_mask |= gio->ok_mask;
+	more = gga_live_mask(disk) & ~gio->read_mask;
+	final = more == 0;
+	if (popcount(gio->present_mask) >= disk->k) {
+		rc = decode_chunk(io, final);
+		if (likely(rc == 0)) {
+			chunk_done(io);
+			return;
+		}
+	} else {
+		rc = -EIO;
+	}
+	if (!final) {
+		/* Forced recovery: bring in every live member not read yet. */
+		gio->forced = true;
+		gio->read_mask |= more;
+		member_phase_start(io, GGA_PHASE_READ, BDEV_IO_TYPE_READ, more);
+		return;
+	}
+	if (rc < 0) {
+		request_fail(io);
+		return;
+	}
+	if (disk->repair) {
+		heal_start(io);
+		return;
+	}
+	chunk_done(io);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Repair                                                                  */
+/* ---------------------------------------------------------------------- */
+
+static void
+heal_start(struct bdev_io *io)
+{
+	struct gga_io *gio = io_ctx(io);
+	struct gga_disk *disk = io_disk(io);
+
+	gio->phase = GGA_PHASE_HEAL_LOCK;
+	if (!gga_lock_try(disk, gio->chunk_lba, gio->chunk_blocks)) {
+		retry_enqueue(io);
+		return;
+	}
+	gio->locked = true;
+	/* What was read may have been a write in progress: look again under the lock. */
+	gio->read_mask = gga_live_mask(disk);
+	gio->present_mask = 0;
+	member_phase_start(io, GGA_PHASE_HEAL_READ, BDEV_IO_TYPE_READ, gio->read_mask);
+}
+
+static void
+heal_read_done(struct bdev_io *io)
+{
+	struct gga_io *gio = io_ctx(io);
+	struct gga_disk *disk = io_disk(io);
+	struct gga_channel *ch = gio->ch;
+	const void *fd[GGA_CODEC_MAX_FRAGS] = { NULL }, *fm[GGA_CODEC_MAX_FRAGS] = { NULL };
+	void *od[GGA_CODEC_MAX_FRAGS] = { NULL }, *om[GGA_CODEC_MAX_FRAGS] = { NULL };
+	uint32_t present = gio->ok_mask, target, b, i;
+	struct gga_decode_info info;
+	uint8_t *frag;
+	int rc;
+
+	gio->present_mask = present;
+	gio->dirty_mask = 0;
+	gio->repairs = 0;
+	if (popcount(present) < disk->k) {
+		/* The data returned was verified; only the repair is given up. */
+		chunk_done(io);
+		return;
+	}
+	for (i = 0; i < disk->n; i++) {
+		od[i] = ch->heal + (size_t)i * disk->mbs;
+		om[i] = (uint8_t *)od[i] + disk->frag_size;
+	}
+	for (b = 0; b < gio->chunk_blocks; b++) {
+		for (i = 0; i < disk->n; i++) {
+			if (present & (1u << i)) {
+				frag = member_block(gio, disk, i, b);
+				fd[i] = frag;
+				fm[i] = frag + disk->frag_size;
+			}
+		}
+		rc = gga_codec_decode(disk->codec, ch->scratch, fd, fm, present,
+				      gio->chunk_lba + b, ch->bounce, &info);
+		target = present & ~info.valid_mask;
+		if (rc != 0 || target == 0) {
+			continue;
+		}
+		rc = gga_codec_rebuild(disk->codec, ch->scratch, fd, fm, present,
+				       gio->chunk_lba + b, target, od, om, NULL);
+		if (rc != 0) {
+			continue;
+		}
+		for (i = 0; i < disk->n; i++) {
+			if (target & (1u << i)) {
+				memcpy(member_block(gio, disk, i, b), od[i], disk->mbs);
+			}
+		}
+		gio->dirty_mask |= target;
+		gio->repairs += popcount(target);
+	}
+	if (gio->dirty_mask == 0) {
+		chunk_done(io);
+		return;
+	}
+	/* Blocks that were fine are rewritten unchanged: nobody else writes under the lock. */
+	member_phase_start(io, GGA_PHASE_HEAL_WRITE, BDEV_IO_TYPE_WRITE, gio->dirty_mask);
+}
+
+static void
+heal_write_done(struct bdev_io *io)
+{
+	struct gga_io *gio = io_ctx(io);
+
+	if ((gio->ok_mask & gio->dirty_mask) == gio->dirty_mask) {
+		gio->ch->stats.repairs_written += gio->repairs;
+	}
+	chunk_done(io);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Write                                                                   */
+/* ---------------------------------------------------------------------- */
+
+/* Encode the chunk into the member regions. Returns 0 or -EIO. */
+static int
+encode_chunk(struct bdev_io *io)
+{
+	struct gga_io *gio = io_ctx(io);
+	struct gga_disk *disk = io_disk(io);
+	struct gga_channel *ch = gio->ch;
+	struct bdev_gga_counters *st = &ch->stats;
+	void *fd[GGA_CODEC_MAX_FRAGS], *fm[GGA_CODEC_MAX_FRAGS];
+	struct iov_cursor c = { gio->iov_idx, gio->iov_off };
+	struct gga_encode_info info;
+	const uint8_t *src;
+	uint32_t b, i;
+	int rc;
+
+	for (b = 0; b < gio->chunk_blocks; b++) {
+		for (i = 0; i < disk->n; i++) {
+			fd[i] = member_block(gio, disk, i, b);
+			fm[i] = (uint8_t *)fd[i] + disk->frag_size;
+		}
+		if (io->type == BDEV_IO_TYPE_WRITE) {
+			src = iov_block(io, &c, disk->block_size);
+			if (unlikely(src == NULL)) {
+				iov_copy_in(io, c, ch->bounce, disk->block_size);
+				src = ch->bounce;
+			}
+			rc = gga_codec_encode(disk->codec, ch->scratch, src, gio->chunk_lba + b,
+					      gio->gen + b, fd, fm, &info);
+			iov_skip(io, &c, disk->block_size);
+		} else {
+			rc = gga_codec_encode_zero(disk->codec, gio->chunk_lba + b, gio->gen + b,
+						   fd, fm, &info);
+		}
+		if (unlikely(rc != 0)) {
+			ERRLOG("gga bdev '%s': encoding lba %" PRIu64 " failed: %s\n",
+			       io->bdev->name, gio->chunk_lba + b, strerror(-rc));
+			return -EIO;
+		}
+		switch (info.encoding) {
+		case GGA_ENC_RAW:
+			st->raw_blocks++;
+			break;
+		case GGA_ENC_LZ4:
+			st->lz4_blocks++;
+			break;
+		default:
+			st->zero_blocks++;
+			break;
+		}
+		st->logical_bytes_written += disk->block_size;
+		st->compressed_bytes_written += info.payload_len;
+	}
+	return 0;
+}
+
+/*
+ * Take the range lock and the generations, then encode and write. Either
+ * missing makes the request wait on the channel's retry list. Generations
+ * are taken under the lock, so of two overlapping writes the later one to
+ * lock also has the larger generation.
+ */
+static void
+write_chunk_go(struct bdev_io *io)
+{
+	struct gga_io *gio = io_ctx(io);
+	struct gga_disk *disk = io_disk(io);
+	uint32_t live;
+
+	if (!gio->locked) {
+		if (unlikely(!gga_lock_try(disk, gio->chunk_lba, gio->chunk_blocks))) {
+			retry_enqueue(io);
+			return;
+		}
+		gio->locked = true;
+	}
+	live = gga_live_mask(disk);
+	if (unlikely(popcount(live) < disk->k)) {
+		request_fail(io);
+		return;
+	}
+	if (unlikely(gga_gen_reserve(disk, gio->chunk_blocks, &gio->gen) != 0)) {
+		/* The next window is being persisted: let others at these blocks meanwhile. */
+		chunk_unlock(io);
+		retry_enqueue(io);
+		return;
+	}
+	if (unlikely(encode_chunk(io) != 0)) {
+		request_fail(io);
+		return;
+	}
+	member_phase_start(io, GGA_PHASE_WRITE, BDEV_IO_TYPE_WRITE, live);
+}
+
+static void
+write_phase_done(struct bdev_io *io)
+{
+	struct gga_io *gio = io_ctx(io);
+
+	/* k fragments of the same generation define the block: the write is durable. */
+	if (unlikely(popcount(gio->ok_mask) < io_disk(io)->k)) {
+		request_fail(io);
+		return;
+	}
+	chunk_done(io);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Flush and reset                                                         */
+/* ---------------------------------------------------------------------- */
+
+static void
+passthru_start(struct bdev_io *io, enum bdev_io_type op)
+{
+	struct gga_disk *disk = io_disk(io);
+	uint32_t live = gga_live_mask(disk), mask = 0, i;
+
+	if (popcount(live) < disk->k) {
+		request_fail(io);
+		return;
+	}
+	for (i = 0; i < disk->n; i++) {
+		if ((live & (1u << i)) &&
+		    (op == BDEV_IO_TYPE_FLUSH ? disk->members[i].flush_supported :
+		     disk->members[i].reset_supported)) {
+			mask |= 1u << i;
+		}
+	}
+	member_phase_start(io, GGA_PHASE_PASSTHRU, op, mask);
+}
+
+static void
+passthru_done(struct bdev_io *io)
+{
+	struct gga_io *gio = io_ctx(io);
+
+	if (popcount(gga_live_mask(io_disk(io))) < io_disk(io)->k || gio->aborted) {
+		request_fail(io);
+		return;
+	}
+	request_done(io, BDEV_IO_STATUS_SUCCESS);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Dispatch                                                                */
+/* ---------------------------------------------------------------------- */
+
+static void
+phase_done(struct bdev_io *io)
+{
+	switch (io_ctx(io)->phase) {
+	case GGA_PHASE_READ:
+		read_phase_done(io);
+		break;
+	case GGA_PHASE_HEAL_READ:
+		heal_read_done(io);
+		break;
+	case GGA_PHASE_HEAL_WRITE:
+		heal_write_done(io);
+		break;
+	case GGA_PHASE_WRITE:
+		write_phase_done(io);
+		break;
+	case GGA_PHASE_PASSTHRU:
+		passthru_done(io);
+		break;
+	default:
+		request_fail(io);
+		break;
+	}
+}
+
+void
+gga_submit_request(struct io_channel *_ch, struct bdev_io *io)
+{
+	struct gga_channel *ch = io_channel_get_ctx(_ch);
+	struct gga_disk *disk = io_disk(io);
+	struct gga_io *gio = io_ctx(io);
+	uint64_t seq;
+
+	gio->ch = ch;
+	gio->buf = NULL;
+	gio->iov_idx = 0;
+	gio->iov_off = 0;
+	gio->periodic = false;
+	gio->forced = false;
+	gio->aborted = false;
+	gio->locked = false;
+	gio->pending = 0;
+	gio->submit_mask = 0;
+	gio->next_lba = io->u.offset_blocks;
+
+	switch (io->type) {
+	case BDEV_IO_TYPE_READ:
+	case BDEV_IO_TYPE_WRITE:
+	case BDEV_IO_TYPE_WRITE_ZEROES:
+	case BDEV_IO_TYPE_UNMAP:
+		break;
+	case BDEV_IO_TYPE_FLUSH:
+	case BDEV_IO_TYPE_RESET:
+		passthru_start(io, io->type);
+		return;
+	default:
+		request_done(io, BDEV_IO_STATUS_FAILED);
+		return;
+	}
+
+	gio->buf = NULL;
+	if (unlikely(io->u.num_blocks > disk->small_blocks)) {
+		gio->pool = disk->large_pool;
+		gio->cap_blocks = disk->large_blocks;
+		gio->stride = disk->large_stride;
+		gio->buf = mempool_get(gio->pool);
+	}
+	if (likely(gio->buf == NULL)) {
+		/*
+		 * Small requests, and large ones when the few large buffers are
+		 * all in use (another thread's deep queue must not starve this
+		 * one): smaller chunks, more of them.
+		 */
+		gio->pool = disk->small_pool;
+		gio->cap_blocks = disk->small_blocks;
+		gio->stride = disk->small_stride;
+		gio->buf = mempool_get(gio->pool);
+	}
+	if (unlikely(gio->buf == NULL)) {
+		/* The bdev layer queues it and resubmits when an I/O of ours completes. */
+		bdev_io_complete(io, BDEV_IO_STATUS_NOMEM);
+		return;
+	}
+
+	if (io->type == BDEV_IO_TYPE_READ && disk->recovery_read_every_n != 0) {
+		seq = ++ch->read_seq;
+		if (seq % disk->recovery_read_every_n == 0) {
+			/* Alternate which data member the recovery path rebuilds. */
+			gio->periodic = true;
+			gio->skip_index = (uint16_t)((seq / disk->recovery_read_every_n) %
+						     disk->k);
+		}
+	}
+	chunk_next(io);
+}

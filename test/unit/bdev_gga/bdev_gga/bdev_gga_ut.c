@@ -1,0 +1,1709 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests of the gga bdev over malloc (and error) members, driven in
+ * process on two hand-polled threads: creation (format, assemble, every
+ * refusal, with the members' bytes checked unchanged), I/O round trips,
+ * periodic and forced recovery reads, torn writes crafted on the members,
+ * silent corruption and its repair, member failure, deletion and
+ * re-assembly with generations that keep growing, write_zeroes/unmap,
+ * overlapping writes from two threads, hot-remove, the generation window,
+ * and the RPCs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "bdev_gga/bdev_gga.h"
+#include "bdev_gga/bdev_gga_internal.h"
+#include "module/bdev/error/bdev_error.h"
+#include "module/bdev/malloc/bdev_malloc.h"
+#include "test/unit/module/bdev/bdev_ut_common.h"
+
+/* Members of 512 + 64 bytes: logical blocks of 1024 bytes. */
+#define MBS		512
+#define MD		64
+#define SB_BLOCKS	(GGA_SB_REGION_BYTES / MBS)
+#define NBLK		256
+#define MEMBER_BLOCKS	(SB_BLOCKS + NBLK)
+#define LBS		(2 * MBS)
+#define MEMBER_BYTES	((size_t)MEMBER_BLOCKS * (MBS + MD))
+
+static void
+register_modules(void)
+{
+	bdev_malloc_module_register();
+	bdev_error_module_register();
+	bdev_gga_module_register();
+}
+
+static int
+suite_init(void)
+{
+	struct env_opts opts;
+
+	env_opts_init(&opts);
+	opts.name = "bdev_gga_ut";
+	opts.arena_size = 160ull * 1024 * 1024;
+	opts.no_huge = true;
+	if (env_init(&opts) != 0 || thread_lib_init() != 0) {
+		return -1;
+	}
+	g_ut_app = thread_create("app");
+	g_ut_worker = thread_create("worker");
+	if (g_ut_app == NULL || g_ut_worker == NULL) {
+		return -1;
+	}
+	thread_set_current(g_ut_app);
+	register_modules();
+	rpc_set_state(RPC_STATE_RUNTIME);
+	if (bdev_subsystem_init() != 0) {
+		return -1;
+	}
+	ut_poll_idle();
+	return 0;
+}
+
+static int
+suite_fini(void)
+{
+	return ut_teardown();
+}
+
+/* ---------------------------------------------------------------------- */
+/* Helpers                                                                 */
+/* ---------------------------------------------------------------------- */
+
+static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
+
+static void
+fill_random(uint8_t *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		g_rng ^= g_rng << 13;
+		g_rng ^= g_rng >> 7;
+		g_rng ^= g_rng << 17;
+		buf[i] = (uint8_t)g_rng;
+	}
+}
+
+/* Text-like data that LZ4 shrinks. */
+static void
+fill_compressible(uint8_t *buf, size_t len, uint32_t seed)
+{
+	static const char words[] = "the quick brown fox jumps over the lazy gga bdev ";
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		buf[i] = (uint8_t)words[(i + seed) % (sizeof(words) - 1)];
+	}
+	buf[0] = (uint8_t)seed;
+}
+
+static void
+make_malloc(const char *name, uint32_t bs, uint32_t md, uint64_t blocks)
+{
+	struct bdev_malloc_opts opts = {
+		.name = name, .num_blocks = blocks, .block_size = bs, .md_size = md,
+	};
+
+	UT_ASSERT_EQ_FATAL(bdev_malloc_create(&opts, NULL), 0);
+}
+
+/* Three members named <p>1, <p>2, <p>3 of the standard geometry. */
+static void
+make_members(const char *p)
+{
+	char name[32];
+	int i;
+
+	for (i = 1; i <= 3; i++) {
+		snprintf(name, sizeof(name), "%s%d", p, i);
+		make_malloc(name, MBS, MD, MEMBER_BLOCKS);
+	}
+}
+
+static void
+malloc_delete_sync(const char *name)
+{
+	struct ut_cpl cpl = { 0 };
+
+	UT_ASSERT_EQ_FATAL(bdev_malloc_delete(name, ut_cpl_done, &cpl), 0);
+	UT_POLL_UNTIL(cpl.done);
+	CU_ASSERT(cpl.done);
+}
+
+static void
+delete_members(const char *p)
+{
+	char name[32];
+	int i;
+
+	for (i = 1; i <= 3; i++) {
+		snprintf(name, sizeof(name), "%s%d", p, i);
+		malloc_delete_sync(name);
+	}
+}
+
+struct create_res {
+	bool done;
+	int rc;
+	struct bdev *bdev;
+	char msg[512];
+};
+
+static void
+create_done(void *cb_arg, struct bdev *bdev, int rc, const char *msg)
+{
+	struct create_res *r = cb_arg;
+
+	r->done = true;
+	r->rc = rc;
+	r->bdev = bdev;
+	snprintf(r->msg, sizeof(r->msg), "%s", msg);
+}
+
+static int
+create_opts_sync(const struct bdev_gga_opts *opts, struct create_res *r)
+{
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	rc = bdev_gga_create(opts, create_done, r);
+	if (rc != 0) {
+		return rc;
+	}
+	/* The callback never runs inside the call. */
+	CU_ASSERT(!r->done);
+	UT_POLL_UNTIL(r->done);
+	CU_ASSERT_FATAL(r->done);
+	if (r->rc != 0) {
+		fprintf(stderr, "  (create %s: %d %s)\n", opts->name, r->rc, r->msg);
+	}
+	return r->rc;
+}
+
+static int
+create3(const char *name, const char *d1, const char *d2, const char *p, uint32_t every_n,
+	enum bdev_gga_mode mode, struct create_res *r)
+{
+	struct bdev_gga_opts opts;
+
+	bdev_gga_opts_init(&opts);
+	opts.name = name;
+	opts.members[0] = d1;
+	opts.members[1] = d2;
+	opts.members[2] = p;
+	opts.recovery_read_every_n = every_n;
+	opts.mode = mode;
+	return create_opts_sync(&opts, r);
+}
+
+/* gga bdev <p> over <p>1, <p>2, <p>3. */
+static struct gga_disk *
+make_gga(const char *p, uint32_t every_n)
+{
+	char n1[32], n2[32], n3[32];
+	struct create_res r;
+
+	snprintf(n1, sizeof(n1), "%s1", p);
+	snprintf(n2, sizeof(n2), "%s2", p);
+	snprintf(n3, sizeof(n3), "%s3", p);
+	UT_ASSERT_EQ_FATAL(create3(p, n1, n2, n3, every_n, BDEV_GGA_MODE_AUTO, &r), 0);
+	return r.bdev->ctxt;
+}
+
+static void
+gga_delete_sync(const char *name)
+{
+	struct ut_cpl cpl = { 0 };
+
+	UT_ASSERT_EQ_FATAL(bdev_gga_delete(name, ut_cpl_done, &cpl), 0);
+	UT_POLL_UNTIL(cpl.done);
+	CU_ASSERT(cpl.done);
+	UT_ASSERT_EQ(cpl.rc, 0);
+	CU_ASSERT(bdev_get_by_name(name) == NULL);
+}
+
+static void
+info_done(void *cb_arg, int rc)
+{
+	struct ut_cpl *c = cb_arg;
+
+	c->done = true;
+	c->rc = rc;
+}
+
+static void
+get_info(const char *name, struct bdev_gga_info *info)
+{
+	struct ut_cpl cpl = { 0 };
+
+	UT_ASSERT_EQ_FATAL(bdev_gga_get_info(name, info, info_done, &cpl), 0);
+	UT_POLL_UNTIL(cpl.done);
+	CU_ASSERT_FATAL(cpl.done);
+}
+
+static struct bdev_gga_counters
+counters(const char *name)
+{
+	struct bdev_gga_info info;
+	struct bdev_gga_counters c;
+
+	get_info(name, &info);
+	c = info.counters;
+	bdev_gga_info_clear(&info);
+	return c;
+}
+
+/* Read or write member blocks through the gga bdev's own descriptor (app thread). */
+static int
+member_rw(struct gga_disk *disk, uint32_t i, bool write, uint64_t mlba, uint32_t n, void *buf)
+{
+	struct bdev_desc *desc = disk->members[i].desc;
+	struct io_channel *ch;
+	struct ut_io r = { 0 };
+	int rc;
+
+	ch = bdev_get_io_channel(desc);
+	if (ch == NULL) {
+		return -ENOMEM;
+	}
+	if (write) {
+		rc = bdev_write_blocks(desc, ch, buf, mlba, n, ut_io_done, &r);
+	} else {
+		rc = bdev_read_blocks(desc, ch, buf, mlba, n, ut_io_done, &r);
+	}
+	if (rc == 0) {
+		UT_POLL_UNTIL(r.done);
+		rc = r.success ? 0 : -EIO;
+	}
+	io_channel_put(ch);
+	ut_poll_idle();
+	return rc;
+}
+
+/* The whole content of a base bdev, read through a read-only descriptor. */
+static uint8_t *
+snapshot(const char *name)
+{
+	struct bdev *bdev = bdev_get_by_name(name);
+	struct ut_dev dev;
+	struct ut_io r;
+	uint8_t *buf;
+	size_t len;
+
+	CU_ASSERT_FATAL(bdev != NULL);
+	len = bdev_get_num_blocks(bdev) * bdev_get_buf_block_size(bdev);
+	buf = malloc(len);
+	CU_ASSERT_FATAL(buf != NULL);
+	UT_ASSERT_EQ_FATAL(ut_dev_open_mode(&dev, name, false, g_ut_app), 0);
+	UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_READ, buf, 0, bdev_get_num_blocks(bdev), &r),
+		     0);
+	CU_ASSERT(r.success);
+	ut_dev_close(&dev);
+	return buf;
+}
+
+static bool
+unchanged(const char *name, const uint8_t *before)
+{
+	struct bdev *bdev = bdev_get_by_name(name);
+	uint8_t *now = snapshot(name);
+	bool same = memcmp(now, before,
+			   bdev_get_num_blocks(bdev) * bdev_get_buf_block_size(bdev)) == 0;
+
+	free(now);
+	return same;
+}
+
+/* Decode logical block `lba` from all three members: 0 if all are valid, same generation. */
+static int
+check_consistent(struct gga_disk *disk, uint64_t lba, uint64_t *generation, void *out)
+{
+	uint8_t *frag[3];
+	const void *fd[3], *fm[3];
+	struct gga_codec_scratch *s;
+	struct gga_decode_info info;
+	uint32_t i;
+	int rc;
+
+	UT_ASSERT_EQ_FATAL(gga_codec_scratch_alloc(disk->codec, &s), 0);
+	for (i = 0; i < 3; i++) {
+		frag[i] = malloc(disk->mbs);
+		UT_ASSERT_EQ_FATAL(member_rw(disk, i, false, disk->data_offset + lba, 1, frag[i]),
+				   0);
+		fd[i] = frag[i];
+		fm[i] = frag[i] + disk->frag_size;
+	}
+	rc = gga_codec_decode(disk->codec, s, fd, fm, 7, lba, out, &info);
+	if (rc == 0 && info.valid_mask != 7) {
+		rc = -EUCLEAN;
+	}
+	if (generation != NULL) {
+		*generation = info.generation;
+	}
+	for (i = 0; i < 3; i++) {
+		free(frag[i]);
+	}
+	gga_codec_scratch_free(s);
+	return rc;
+}
+
+static uint64_t
+frag_generation(struct gga_disk *disk, uint32_t member, uint64_t lba)
+{
+	uint8_t *frag = malloc(disk->mbs);
+	struct gga_frag_md md;
+	int rc;
+
+	UT_ASSERT_EQ_FATAL(member_rw(disk, member, false, disk->data_offset + lba, 1, frag), 0);
+	rc = gga_frag_md_decode(frag + disk->frag_size, lba, &md);
+	free(frag);
+	return rc == 0 ? md.generation : 0;
+}
+
+/* An open gga bdev on the worker thread. */
+static struct ut_dev g_dev;
+
+static void
+open_dev(const char *name)
+{
+	UT_ASSERT_EQ_FATAL(ut_dev_open(&g_dev, name, g_ut_worker), 0);
+}
+
+static bool
+dev_write(uint64_t lba, uint64_t n, void *buf)
+{
+	struct ut_io r;
+
+	return ut_io_sync(&g_dev, BDEV_IO_TYPE_WRITE, buf, lba, n, &r) == 0 && r.done &&
+	       r.success;
+}
+
+static bool
+dev_read(uint64_t lba, uint64_t n, void *buf)
+{
+	struct ut_io r;
+
+	return ut_io_sync(&g_dev, BDEV_IO_TYPE_READ, buf, lba, n, &r) == 0 && r.done &&
+	       r.success;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Creation                                                                */
+/* ---------------------------------------------------------------------- */
+
+static void
+test_create_format_assemble(void)
+{
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+	struct bdev *bdev;
+	struct bdev_desc *desc;
+	struct create_res r;
+	struct gga_sb sb;
+	uint8_t *blk, uuid[16];
+	json_t *dump;
+	uint32_t i;
+
+	make_members("F");
+	UT_ASSERT_EQ_FATAL(create3("G", "F1", "F2", "F3", 0, BDEV_GGA_MODE_AUTO, &r), 0);
+	bdev = r.bdev;
+	UT_ASSERT_STR_EQ(bdev_get_name(bdev), "G");
+	UT_ASSERT_STR_EQ(bdev_get_module_name(bdev), "gga");
+	UT_ASSERT_EQ(bdev_get_block_size(bdev), LBS);
+	UT_ASSERT_EQ(bdev_get_md_size(bdev), 0);
+	UT_ASSERT_EQ(bdev_get_num_blocks(bdev), NBLK);
+	for (i = 1; i <= 3; i++) {
+		char n[8];
+
+		snprintf(n, sizeof(n), "F%u", i);
+		CU_ASSERT(bdev_is_claimed(bdev_get_by_name(n)));
+		UT_ASSERT_EQ(bdev_open(n, true, ut_dev_event, NULL, &desc), -EPERM);
+	}
+	disk = bdev->ctxt;
+
+	/* Every member got a superblock naming its role and the geometry. */
+	blk = malloc(disk->mbs);
+	for (i = 0; i < 3; i++) {
+		UT_ASSERT_EQ(member_rw(disk, i, false, 0, 1, blk), 0);
+		UT_ASSERT_EQ_FATAL(gga_sb_decode(blk, MBS, &sb), 0);
+		UT_ASSERT_EQ(sb.member_index, i);
+		UT_ASSERT_EQ(sb.k, 2);
+		UT_ASSERT_EQ(sb.m, 1);
+		UT_ASSERT_EQ(sb.block_size, LBS);
+		UT_ASSERT_EQ(sb.md_size, MD);
+		UT_ASSERT_EQ(sb.data_offset, SB_BLOCKS);
+		UT_ASSERT_EQ(sb.data_blocks, NBLK);
+		CU_ASSERT(memcmp(sb.array_uuid, disk->array_uuid, 16) == 0);
+		CU_ASSERT(sb.generation_epoch > disk->next_gen);
+	}
+	free(blk);
+	memcpy(uuid, disk->array_uuid, 16);
+
+	get_info("G", &info);
+	UT_ASSERT_STR_EQ(info.name, "G");
+	UT_ASSERT_EQ(info.block_size, LBS);
+	UT_ASSERT_EQ(info.num_blocks, NBLK);
+	UT_ASSERT_EQ(info.k, 2);
+	UT_ASSERT_EQ(info.m, 1);
+	UT_ASSERT_EQ(info.matrix, GGA_MATRIX_VANDERMONDE);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_ONLINE);
+	UT_ASSERT_EQ(info.num_members, 3);
+	UT_ASSERT_STR_EQ(info.members[2].name, "F3");
+	UT_ASSERT_EQ(info.members[2].state, BDEV_GGA_MEMBER_ONLINE);
+	bdev_gga_info_clear(&info);
+
+	dump = json_object();
+	bdev->fn_table->dump_info_json(bdev->ctxt, dump);
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_object_get(dump, "gga"),
+							  "state")), "online");
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(json_object_get(
+		json_object_get(dump, "gga"), "members"), 1), "role")), "data_2");
+	json_decref(dump);
+
+	/* A second gga bdev on the same bases, or with the same name, is refused. */
+	UT_ASSERT_EQ(create3("G2", "F1", "F2", "F3", 0, BDEV_GGA_MODE_AUTO, &r), -EPERM);
+	CU_ASSERT(strstr(r.msg, "data_1 'F1'") != NULL);
+	UT_ASSERT_EQ(create3("G", "X1", "X2", "X3", 0, BDEV_GGA_MODE_AUTO, &r), -EEXIST);
+
+	gga_delete_sync("G");
+	for (i = 1; i <= 3; i++) {
+		char n[8];
+
+		snprintf(n, sizeof(n), "F%u", i);
+		CU_ASSERT(!bdev_is_claimed(bdev_get_by_name(n)));
+	}
+	UT_ASSERT_EQ(bdev_gga_delete("G", NULL, NULL), -ENODEV);
+
+	/* The members kept their format: assemble them again, same array. */
+	UT_ASSERT_EQ_FATAL(create3("G", "F1", "F2", "F3", 0, BDEV_GGA_MODE_ASSEMBLE, &r), 0);
+	CU_ASSERT(memcmp(((struct gga_disk *)r.bdev->ctxt)->array_uuid, uuid, 16) == 0);
+	gga_delete_sync("G");
+	delete_members("F");
+}
+
+/* A malloc bdev that hides its write_zeroes, to exercise zeroing by plain writes. */
+static struct bdev_fn_table g_no_wz_table;
+static bool (*g_malloc_supported)(void *ctxt, enum bdev_io_type type);
+
+static bool
+no_wz_supported(void *ctxt, enum bdev_io_type type)
+{
+	return type != BDEV_IO_TYPE_WRITE_ZEROES && g_malloc_supported(ctxt, type);
+}
+
+static void
+test_format_zeroes_members(void)
+{
+	uint8_t *junk = malloc((MBS + MD) * 4), rd[4 * LBS];
+	struct bdev *m2;
+	struct ut_dev dev;
+	struct ut_io r;
+	int i;
+
+	make_members("J");
+	m2 = bdev_get_by_name("J2");
+	g_no_wz_table = *m2->fn_table;
+	g_malloc_supported = g_no_wz_table.io_type_supported;
+	g_no_wz_table.io_type_supported = no_wz_supported;
+	m2->fn_table = &g_no_wz_table;
+	CU_ASSERT(!bdev_io_type_supported(m2, BDEV_IO_TYPE_WRITE_ZEROES));
+
+	/* Leftovers in the data area of blank members (block 0 stays zero). */
+	memset(junk, 0x6b, (MBS + MD) * 4);
+	for (i = 1; i <= 3; i++) {
+		char n[8];
+
+		snprintf(n, sizeof(n), "J%d", i);
+		UT_ASSERT_EQ_FATAL(ut_dev_open(&dev, n, g_ut_app), 0);
+		UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_WRITE, junk, SB_BLOCKS + 2, 4, &r), 0);
+		UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_WRITE, junk, MEMBER_BLOCKS - 1, 1, &r),
+			     0);
+		ut_dev_close(&dev);
+	}
+	make_gga("J", 0);
+	open_dev("J");
+	memset(rd, 0xff, sizeof(rd));
+	CU_ASSERT(dev_read(2, 4, rd));
+	CU_ASSERT(ut_is_zero(rd, sizeof(rd)));
+	CU_ASSERT(dev_read(NBLK - 1, 1, rd));
+	CU_ASSERT(ut_is_zero(rd, LBS));
+	UT_ASSERT_EQ(counters("J").checksum_failures, 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("J");
+	delete_members("J");
+	free(junk);
+}
+
+/* Create must fail with `rc`, a message containing `what`, and leave the bases alone. */
+static void
+expect_refusal(const struct bdev_gga_opts *opts, int rc, const char *what)
+{
+	uint8_t *before[3] = { NULL };
+	struct create_res r;
+	uint32_t i;
+
+	for (i = 0; i < 3; i++) {
+		if (bdev_get_by_name(opts->members[i]) != NULL) {
+			before[i] = snapshot(opts->members[i]);
+		}
+	}
+	UT_ASSERT_EQ(create_opts_sync(opts, &r), rc);
+	if (strstr(r.msg, what) == NULL) {
+		fprintf(stderr, "message \"%s\" lacks \"%s\"\n", r.msg, what);
+		CU_FAIL("refusal message");
+	}
+	CU_ASSERT(bdev_get_by_name(opts->name) == NULL ||
+		  strcmp(bdev_get_module_name(bdev_get_by_name(opts->name)), "gga") != 0);
+	for (i = 0; i < 3; i++) {
+		if (before[i] != NULL) {
+			CU_ASSERT(unchanged(opts->members[i], before[i]));
+			free(before[i]);
+			/* Refused creation released its claims. */
+			CU_ASSERT(!bdev_is_claimed(bdev_get_by_name(opts->members[i])) ||
+				  strcmp(opts->members[i], "EC") == 0);
+		}
+	}
+}
+
+static void
+opts3(struct bdev_gga_opts *opts, const char *d1, const char *d2, const char *p)
+{
+	bdev_gga_opts_init(opts);
+	opts->name = "R";
+	opts->members[0] = d1;
+	opts->members[1] = d2;
+	opts->members[2] = p;
+}
+
+static void
+test_create_refusals_geometry(void)
+{
+	struct bdev_gga_opts opts;
+
+	make_members("A");
+	make_malloc("BS", 1024, MD, MEMBER_BLOCKS);
+	make_malloc("MDS", MBS, 32, MEMBER_BLOCKS);
+	make_malloc("NB", MBS, MD, MEMBER_BLOCKS + 1);
+	make_malloc("S1", MBS, 16, MEMBER_BLOCKS);
+	make_malloc("S2", MBS, 16, MEMBER_BLOCKS);
+	make_malloc("S3", MBS, 16, MEMBER_BLOCKS);
+	make_malloc("T1", MBS, MD, SB_BLOCKS);
+	make_malloc("T2", MBS, MD, SB_BLOCKS);
+	make_malloc("T3", MBS, MD, SB_BLOCKS);
+	make_malloc("H1", 65536, MD, 4);
+	make_malloc("H2", 65536, MD, 4);
+	make_malloc("H3", 65536, MD, 4);
+	make_malloc("EC", MBS, MD, MEMBER_BLOCKS);
+	CU_ASSERT_FATAL(bdev_error_create(&(struct bdev_error_opts){ .base_name = "EC" },
+					  NULL) == 0);
+
+	opts3(&opts, "A1", "BS", "A3");
+	expect_refusal(&opts, -EINVAL, "data_2 'BS' has block_size 1024, data_1 'A1' has 512");
+	opts3(&opts, "A1", "A2", "MDS");
+	expect_refusal(&opts, -EINVAL, "parity 'MDS' has md_size 32, data_1 'A1' has 64");
+	opts3(&opts, "A1", "NB", "A3");
+	expect_refusal(&opts, -EINVAL, "data_2 'NB' has num_blocks 385, data_1 'A1' has 384");
+	opts3(&opts, "S1", "S2", "S3");
+	expect_refusal(&opts, -EINVAL, "md_size 16");
+	opts3(&opts, "T1", "T2", "T3");
+	expect_refusal(&opts, -EINVAL, "superblock region takes 128");
+	opts3(&opts, "H1", "H2", "H3");
+	expect_refusal(&opts, -EINVAL, "at most 65536");
+	opts3(&opts, "A1", "nope", "A3");
+	expect_refusal(&opts, -ENODEV, "data_2 'nope': base bdev does not exist");
+	opts3(&opts, "A1", "A2", "EC");
+	expect_refusal(&opts, -EPERM, "parity 'EC': base bdev is claimed");
+	opts3(&opts, "A1", "A2", "A1");
+	expect_refusal(&opts, -EEXIST, "data_1 and parity are the same bdev 'A1'");
+	opts3(&opts, "A1", "A2", "A3");
+	opts.uuid = "not-a-uuid";
+	expect_refusal(&opts, -EINVAL, "uuid");
+	opts3(&opts, "A1", "A2", "A3");
+	opts.force = true;
+	expect_refusal(&opts, -EINVAL, "force");
+	opts3(&opts, "A1", "A2", "A3");
+	opts.name = "A2";
+	expect_refusal(&opts, -EINVAL, "own name");
+
+	UT_ASSERT_EQ(bdev_gga_create(NULL, create_done, NULL), -EINVAL);
+
+	CU_ASSERT(bdev_error_delete("EE_EC", NULL, NULL) == 0);
+	ut_poll_idle();
+	malloc_delete_sync("EC");
+	delete_members("A");
+	malloc_delete_sync("BS");
+	malloc_delete_sync("MDS");
+	malloc_delete_sync("NB");
+	delete_members("S");
+	delete_members("T");
+	delete_members("H");
+}
+
+/* Write a raw superblock record to block 0 of a base (not claimed). */
+static void
+write_block0(const char *name, const void *rec, size_t len)
+{
+	struct ut_dev dev;
+	struct ut_io r;
+	uint8_t *blk = calloc(1, MBS + MD);
+
+	memcpy(blk, rec, len);
+	UT_ASSERT_EQ_FATAL(ut_dev_open(&dev, name, g_ut_app), 0);
+	UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_WRITE, blk, 0, 1, &r), 0);
+	CU_ASSERT(r.success);
+	ut_dev_close(&dev);
+	free(blk);
+}
+
+static void
+test_create_refusals_superblock(void)
+{
+	struct bdev_gga_opts opts;
+	struct gga_disk *disk;
+	struct create_res r;
+	uint8_t rec[GGA_SB_SIZE], uuid[16] = { 1, 2, 3 }, *buf;
+	struct gga_sb sb;
+	char ustr[40];
+	int i;
+
+	make_members("X");
+	make_members("Y");
+	make_members("B");
+	make_members("Z");
+	make_malloc("W", MBS, MD, MEMBER_BLOCKS);
+
+	/* Two arrays, formatted and then deleted (members keep their format). */
+	disk = make_gga("X", 0);
+	buf = malloc(4 * LBS);
+	fill_random(buf, 4 * LBS);
+	open_dev("X");
+	CU_ASSERT(dev_write(0, 4, buf));
+	ut_dev_close(&g_dev);
+	snprintf(ustr, sizeof(ustr), "%s", bdev_get_uuid_str(&disk->bdev));
+	gga_delete_sync("X");
+	make_gga("Y", 0);
+	gga_delete_sync("Y");
+
+	opts3(&opts, "X1", "X2", "Y3");
+	expect_refusal(&opts, -EEXIST, "parity 'Y3' belongs to another array");
+	opts3(&opts, "X2", "X1", "X3");
+	expect_refusal(&opts, -EEXIST, "data_1 'X2' is the data_2 member of array");
+	opts3(&opts, "X1", "X2", "X3");
+	opts.matrix = GGA_MATRIX_CAUCHY;
+	opts.matrix_set = true;
+	expect_refusal(&opts, -EEXIST,
+		       "data_1 'X1' was formatted with the vandermonde matrix, not cauchy");
+	opts3(&opts, "X1", "X2", "X3");
+	opts.uuid = "01234567-89ab-4def-8123-456789abcdef";
+	expect_refusal(&opts, -EEXIST, "not of the requested array");
+	/* Blank and formatted members mixed. */
+	opts3(&opts, "X1", "X2", "B3");
+	expect_refusal(&opts, -EEXIST, "data_1 'X1' is formatted but parity 'B3' is blank");
+	opts3(&opts, "B1", "B2", "B3");
+	opts.mode = BDEV_GGA_MODE_ASSEMBLE;
+	expect_refusal(&opts, -ENOENT, "data_1 'B1' is blank");
+	opts3(&opts, "X1", "X2", "X3");
+	opts.mode = BDEV_GGA_MODE_CREATE;
+	expect_refusal(&opts, -EEXIST, "data_1 'X1' is not blank");
+
+	/* A superblock describing another geometry (fragments of 1024 bytes). */
+	for (i = 2; i >= 0; i--) {
+		char n[8];
+
+		UT_ASSERT_EQ(gga_sb_init(&sb, uuid, (uint32_t)i, 2, 1, GGA_MATRIX_VANDERMONDE, 2048,
+					 MD, MEMBER_BLOCKS), 0);
+		UT_ASSERT_EQ(gga_sb_encode(&sb, rec), 0);
+		snprintf(n, sizeof(n), "Z%d", i + 1);
+		write_block0(n, rec, sizeof(rec));
+	}
+	opts3(&opts, "Z1", "Z2", "Z3");
+	opts.mode = BDEV_GGA_MODE_ASSEMBLE;
+	expect_refusal(&opts, -EEXIST, "data_1 'Z1' was formatted with another geometry: "
+		       "block size is 2048, expected 1024");
+	/* Something else's data, and a damaged superblock. */
+	write_block0("W", "not a gga member", 16);
+	opts3(&opts, "W", "B2", "B3");
+	expect_refusal(&opts, -EMEDIUMTYPE, "data_1 'W' holds data that is not a gga member");
+	rec[20] ^= 1;
+	write_block0("Z2", rec, sizeof(rec));
+	opts3(&opts, "Z2", "B2", "B3");
+	expect_refusal(&opts, -EBADMSG, "data_1 'Z2' has a damaged gga superblock");
+
+	/* Mode create with force reformats, and the old blocks are gone. */
+	opts3(&opts, "X1", "X2", "X3");
+	opts.name = "X";
+	opts.mode = BDEV_GGA_MODE_CREATE;
+	opts.force = true;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	CU_ASSERT(strcmp(bdev_get_uuid_str(r.bdev), ustr) != 0);
+	open_dev("X");
+	CU_ASSERT(dev_read(0, 4, buf));
+	CU_ASSERT(ut_is_zero(buf, 4 * LBS));
+	ut_dev_close(&g_dev);
+	gga_delete_sync("X");
+
+	free(buf);
+	delete_members("X");
+	delete_members("Y");
+	delete_members("B");
+	delete_members("Z");
+	malloc_delete_sync("W");
+}
+
+/* ---------------------------------------------------------------------- */
+/* I/O                                                                     */
+/* ---------------------------------------------------------------------- */
+
+static bool
+dev_iov(bool write, uint64_t lba, uint64_t n, uint8_t *buf, const size_t *cuts, int ncuts)
+{
+	struct iovec iov[16];
+	struct ut_io r = { 0 };
+	size_t off = 0, total = n * LBS;
+	int i, cnt = 0, rc;
+
+	for (i = 0; i < ncuts && off < total; i++) {
+		iov[cnt].iov_base = buf + off;
+		iov[cnt].iov_len = GGA_MIN(cuts[i], total - off);
+		off += iov[cnt++].iov_len;
+	}
+	if (off < total) {
+		iov[cnt].iov_base = buf + off;
+		iov[cnt++].iov_len = total - off;
+	}
+	thread_set_current(g_dev.thread);
+	if (write) {
+		rc = bdev_writev_blocks(g_dev.desc, g_dev.ch, iov, cnt, lba, n, ut_io_done, &r);
+	} else {
+		rc = bdev_readv_blocks(g_dev.desc, g_dev.ch, iov, cnt, lba, n, ut_io_done, &r);
+	}
+	thread_set_current(g_ut_app);
+	if (rc != 0) {
+		return false;
+	}
+	UT_POLL_UNTIL(r.done);
+	return r.done && r.success;
+}
+
+static void
+roundtrip(uint64_t lba, uint64_t n, int kind)
+{
+	uint8_t *w = malloc(n * LBS), *rd = malloc(n * LBS);
+	uint64_t b;
+
+	for (b = 0; b < n; b++) {
+		if (kind == 0) {
+			fill_random(w + b * LBS, LBS);
+		} else if (kind == 1) {
+			memset(w + b * LBS, 0, LBS);
+		} else {
+			fill_compressible(w + b * LBS, LBS, (uint32_t)(lba + b));
+		}
+	}
+	CU_ASSERT(dev_write(lba, n, w));
+	memset(rd, 0xa5, n * LBS);
+	CU_ASSERT(dev_read(lba, n, rd));
+	CU_ASSERT(memcmp(w, rd, n * LBS) == 0);
+	free(w);
+	free(rd);
+}
+
+static void
+test_io_roundtrip(void)
+{
+	static const size_t cuts[] = { 700, 1348, 1, 2047, 4096, 100, 3000 };
+	struct bdev_gga_counters c0, c1;
+	uint8_t *w, *rd;
+
+	make_members("I");
+	make_gga("I", 0);
+	open_dev("I");
+
+	/* Never written: zeros. */
+	rd = malloc(NBLK * LBS);
+	memset(rd, 0xff, NBLK * LBS);
+	CU_ASSERT(dev_read(0, NBLK, rd));
+	CU_ASSERT(ut_is_zero(rd, NBLK * LBS));
+
+	c0 = counters("I");
+	roundtrip(0, 1, 0);
+	roundtrip(1, 1, 1);
+	roundtrip(2, 1, 2);
+	roundtrip(5, 3, 0);
+	roundtrip(9, 7, 2);
+	/* Larger than a chunk (128 blocks): three chunks. */
+	roundtrip(20, 200, 0);
+	roundtrip(NBLK - 1, 1, 0);
+	c1 = counters("I");
+	UT_ASSERT_EQ(c1.writes - c0.writes, 7);
+	UT_ASSERT_EQ(c1.reads - c0.reads, 7);
+	UT_ASSERT_EQ(c1.regular_reads - c0.regular_reads, 7);
+	UT_ASSERT_EQ(c1.raw_blocks - c0.raw_blocks, 1 + 3 + 200 + 1);
+	UT_ASSERT_EQ(c1.zero_blocks - c0.zero_blocks, 1);
+	UT_ASSERT_EQ(c1.lz4_blocks - c0.lz4_blocks, 1 + 7);
+	UT_ASSERT_EQ(c1.logical_bytes_written - c0.logical_bytes_written, 214 * LBS);
+	CU_ASSERT(c1.compressed_bytes_written - c0.compressed_bytes_written < 214 * LBS - 8 * 500);
+	UT_ASSERT_EQ(c1.recovery_reads_forced - c0.recovery_reads_forced, 0);
+	UT_ASSERT_EQ(c1.checksum_failures + c1.torn_writes_detected + c1.repairs_written, 0);
+
+	/* Blocks that straddle the caller's iovecs. */
+	w = malloc(16 * LBS);
+	fill_random(w, 16 * LBS);
+	CU_ASSERT(dev_iov(true, 100, 16, w, cuts, 7));
+	memset(rd, 0, 16 * LBS);
+	CU_ASSERT(dev_read(100, 16, rd));
+	CU_ASSERT(memcmp(w, rd, 16 * LBS) == 0);
+	memset(rd, 0, 16 * LBS);
+	CU_ASSERT(dev_iov(false, 100, 16, rd, cuts, 7));
+	CU_ASSERT(memcmp(w, rd, 16 * LBS) == 0);
+	/* The rest of the disk is still what it was. */
+	CU_ASSERT(dev_read(0, 1, rd));
+	free(w);
+	free(rd);
+
+	ut_dev_close(&g_dev);
+	gga_delete_sync("I");
+	delete_members("I");
+}
+
+/* 4 KiB logical blocks over 2 KiB members, the benchmark geometry. */
+static void
+test_io_4k(void)
+{
+	uint8_t *w = malloc(64 * 4096), *rd = malloc(64 * 4096);
+	struct create_res r;
+	int i;
+
+	for (i = 1; i <= 3; i++) {
+		char n[8];
+
+		snprintf(n, sizeof(n), "K%d", i);
+		make_malloc(n, 2048, 32, 32 + 256);
+	}
+	UT_ASSERT_EQ_FATAL(create3("K", "K1", "K2", "K3", 0, BDEV_GGA_MODE_AUTO, &r), 0);
+	UT_ASSERT_EQ(bdev_get_block_size(r.bdev), 4096);
+	UT_ASSERT_EQ(bdev_get_num_blocks(r.bdev), 256);
+	open_dev("K");
+	fill_random(w, 64 * 4096);
+	fill_compressible(w + 4096, 4096, 7);
+	memset(w + 8192, 0, 4096);
+	CU_ASSERT(dev_write(10, 64, w));
+	CU_ASSERT(dev_read(10, 64, rd));
+	CU_ASSERT(memcmp(w, rd, 64 * 4096) == 0);
+	CU_ASSERT(dev_read(11, 1, rd));
+	CU_ASSERT(memcmp(w + 4096, rd, 4096) == 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("K");
+	delete_members("K");
+	free(w);
+	free(rd);
+}
+
+struct iostat_res {
+	bool done;
+	struct bdev_io_stat stat;
+};
+
+static void
+iostat_done(struct bdev *bdev, struct bdev_io_stat *stat, void *cb_arg, int rc)
+{
+	((struct iostat_res *)cb_arg)->done = true;
+}
+
+static uint64_t
+member_reads(const char *name)
+{
+	struct iostat_res r = { 0 };
+
+	bdev_get_iostat(bdev_get_by_name(name), &r.stat, iostat_done, &r);
+	UT_POLL_UNTIL(r.done);
+	return r.stat.num_read_ops;
+}
+
+static void
+test_periodic_recovery(void)
+{
+	struct bdev_gga_counters c;
+	uint8_t *w = malloc(8 * LBS), *rd = malloc(8 * LBS);
+	uint64_t r1, r2, r3;
+	int i;
+
+	/* Every read a recovery read, alternating the data member rebuilt. */
+	make_members("P");
+	make_gga("P", 1);
+	open_dev("P");
+	fill_random(w, 8 * LBS);
+	fill_compressible(w + 2 * LBS, LBS, 3);
+	CU_ASSERT(dev_write(0, 8, w));
+	r1 = member_reads("P1");
+	r2 = member_reads("P2");
+	r3 = member_reads("P3");
+	for (i = 0; i < 10; i++) {
+		memset(rd, 0, 8 * LBS);
+		CU_ASSERT(dev_read(0, 8, rd));
+		CU_ASSERT(memcmp(w, rd, 8 * LBS) == 0);
+	}
+	c = counters("P");
+	UT_ASSERT_EQ(c.reads, 10);
+	UT_ASSERT_EQ(c.recovery_reads_periodic, 10);
+	UT_ASSERT_EQ(c.regular_reads, 0);
+	UT_ASSERT_EQ(c.recovery_reads_forced, 0);
+	UT_ASSERT_EQ(member_reads("P1") - r1, 5);
+	UT_ASSERT_EQ(member_reads("P2") - r2, 5);
+	UT_ASSERT_EQ(member_reads("P3") - r3, 10);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("P");
+
+	/* Every third read. */
+	make_gga("P", 3);
+	open_dev("P");
+	for (i = 0; i < 9; i++) {
+		memset(rd, 0, 8 * LBS);
+		CU_ASSERT(dev_read(0, 8, rd));
+		CU_ASSERT(memcmp(w, rd, 8 * LBS) == 0);
+	}
+	c = counters("P");
+	UT_ASSERT_EQ(c.recovery_reads_periodic, 3);
+	UT_ASSERT_EQ(c.regular_reads, 6);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("P");
+	delete_members("P");
+	free(w);
+	free(rd);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Torn writes and corruption                                              */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Encode `block` for `lba` with a fresh generation and write only the
+ * fragments in `mask` to the members, as a write torn by a crash leaves them.
+ */
+static void
+torn_write(struct gga_disk *disk, uint64_t lba, const uint8_t *block, uint32_t mask)
+{
+	struct gga_codec_scratch *s;
+	void *fd[3], *fm[3];
+	uint8_t *frag[3];
+	uint64_t gen;
+	uint32_t i;
+
+	UT_ASSERT_EQ_FATAL(gga_codec_scratch_alloc(disk->codec, &s), 0);
+	UT_ASSERT_EQ_FATAL(gga_gen_reserve(disk, 1, &gen), 0);
+	for (i = 0; i < 3; i++) {
+		frag[i] = calloc(1, disk->mbs);
+		fd[i] = frag[i];
+		fm[i] = frag[i] + disk->frag_size;
+	}
+	UT_ASSERT_EQ_FATAL(gga_codec_encode(disk->codec, s, block, lba, gen, fd, fm, NULL), 0);
+	for (i = 0; i < 3; i++) {
+		if (mask & (1u << i)) {
+			UT_ASSERT_EQ(member_rw(disk, i, true, disk->data_offset + lba, 1, frag[i]),
+				     0);
+		}
+		free(frag[i]);
+	}
+	gga_codec_scratch_free(s);
+}
+
+/* One read that goes through the recovery path (parity included). */
+static bool
+periodic_read(struct gga_disk *disk, uint64_t lba, uint8_t *buf)
+{
+	bool ok;
+
+	disk->recovery_read_every_n = 1;
+	ok = dev_read(lba, 1, buf);
+	disk->recovery_read_every_n = 0;
+	return ok;
+}
+
+static void
+test_torn_writes(void)
+{
+	static const uint32_t masks[] = { 1, 2, 4, 3, 5, 6 };
+	struct bdev_gga_counters c0, c1, c2;
+	uint8_t old[LBS], new[LBS], rd[LBS], chk[LBS];
+	struct gga_disk *disk;
+	uint64_t lba, gen_old, gen;
+	uint32_t t, mask;
+	bool landed;
+
+	make_members("T");
+	disk = make_gga("T", 0);
+	open_dev("T");
+	for (t = 0; t < ARRAY_SIZE(masks); t++) {
+		mask = masks[t];
+		lba = 10 + t;
+		/* 2 of 3 fragments of the new write define it; 1 of 3 leaves the old one. */
+		landed = __builtin_popcount(mask) >= 2;
+		fill_random(old, LBS);
+		if (t % 2) {
+			fill_compressible(new, LBS, t);
+		} else {
+			fill_random(new, LBS);
+		}
+		CU_ASSERT(dev_write(lba, 1, old));
+		UT_ASSERT_EQ(check_consistent(disk, lba, &gen_old, chk), 0);
+		torn_write(disk, lba, new, mask);
+		c0 = counters("T");
+
+		CU_ASSERT(dev_read(lba, 1, rd));
+		CU_ASSERT(memcmp(rd, landed ? new : old, LBS) == 0);
+		if (mask == 3 || mask == 4) {
+			/*
+			 * A regular read touches d1 and d2 only, which agree here; the
+			 * odd parity is found by a read that includes it.
+			 */
+			c1 = counters("T");
+			UT_ASSERT_EQ(c1.torn_writes_detected, c0.torn_writes_detected);
+			CU_ASSERT(periodic_read(disk, lba, rd));
+			CU_ASSERT(memcmp(rd, landed ? new : old, LBS) == 0);
+		}
+		c1 = counters("T");
+		UT_ASSERT_EQ(c1.torn_writes_detected - c0.torn_writes_detected, 1);
+		UT_ASSERT_EQ(c1.repairs_written - c0.repairs_written, 1);
+		UT_ASSERT_EQ(c1.checksum_failures, c0.checksum_failures);
+
+		/* Repaired: the members agree, and a second read is a plain regular read. */
+		UT_ASSERT_EQ(check_consistent(disk, lba, &gen, chk), 0);
+		CU_ASSERT(memcmp(chk, landed ? new : old, LBS) == 0);
+		if (landed) {
+			CU_ASSERT(gen > gen_old);
+		} else {
+			UT_ASSERT_EQ(gen, gen_old);
+		}
+		CU_ASSERT(dev_read(lba, 1, rd));
+		CU_ASSERT(memcmp(rd, landed ? new : old, LBS) == 0);
+		c2 = counters("T");
+		UT_ASSERT_EQ(c2.regular_reads - c1.regular_reads, 1);
+		UT_ASSERT_EQ(c2.torn_writes_detected, c1.torn_writes_detected);
+		UT_ASSERT_EQ(c2.repairs_written, c1.repairs_written);
+	}
+
+	/* A torn write over a never-written block reads back as zeros or the new block. */
+	fill_random(new, LBS);
+	torn_write(disk, 100, new, 1);
+	CU_ASSERT(dev_read(100, 1, rd));
+	CU_ASSERT(ut_is_zero(rd, LBS));
+	torn_write(disk, 101, new, 6);
+	CU_ASSERT(dev_read(101, 1, rd));
+	CU_ASSERT(memcmp(rd, new, LBS) == 0);
+	UT_ASSERT_EQ(check_consistent(disk, 100, NULL, chk), 0);
+	UT_ASSERT_EQ(check_consistent(disk, 101, NULL, chk), 0);
+
+	ut_dev_close(&g_dev);
+	gga_delete_sync("T");
+	delete_members("T");
+}
+
+static void
+flip(struct gga_disk *disk, uint32_t member, uint64_t lba, uint32_t offset, uint8_t bit)
+{
+	uint8_t *frag = malloc(disk->mbs);
+
+	UT_ASSERT_EQ(member_rw(disk, member, false, disk->data_offset + lba, 1, frag), 0);
+	frag[offset] ^= bit;
+	UT_ASSERT_EQ(member_rw(disk, member, true, disk->data_offset + lba, 1, frag), 0);
+	free(frag);
+}
+
+static void
+test_bit_flips(void)
+{
+	struct { uint32_t member; uint32_t offset; bool parity_read; } cases[] = {
+		{ 0, 100, false },		/* d1 data */
+		{ 1, MBS + 17, false },		/* d2 metadata (the generation) */
+		{ 1, MBS + 2, false },		/* d2 metadata (encoding byte) */
+		{ 2, 5, true },			/* parity data */
+		{ 0, MBS + 40, false },		/* padding after the format's 32 bytes */
+	};
+	struct bdev_gga_counters c0, c1;
+	uint8_t w[4 * LBS], rd[4 * LBS], chk[LBS];
+	struct gga_disk *disk;
+	uint32_t t;
+
+	make_members("C");
+	disk = make_gga("C", 0);
+	open_dev("C");
+	fill_random(w, sizeof(w));
+	fill_compressible(w + LBS, LBS, 9);
+	CU_ASSERT(dev_write(40, 4, w));
+	for (t = 0; t < ARRAY_SIZE(cases); t++) {
+		c0 = counters("C");
+		flip(disk, cases[t].member, 41, cases[t].offset, 0x10);
+		memset(rd, 0, sizeof(rd));
+		if (cases[t].parity_read) {
+			disk->recovery_read_every_n = 1;
+		}
+		CU_ASSERT(dev_read(40, 4, rd));
+		disk->recovery_read_every_n = 0;
+		CU_ASSERT(memcmp(rd, w, sizeof(w)) == 0);
+		c1 = counters("C");
+		if (cases[t].offset == MBS + 40) {
+			UT_ASSERT_EQ(c1.checksum_failures, c0.checksum_failures);
+			continue;
+		}
+		UT_ASSERT_EQ(c1.checksum_failures - c0.checksum_failures, 1);
+		UT_ASSERT_EQ(c1.repairs_written - c0.repairs_written, 1);
+		UT_ASSERT_EQ(c1.recovery_reads_forced - c0.recovery_reads_forced, 1);
+		UT_ASSERT_EQ(c1.torn_writes_detected, c0.torn_writes_detected);
+		/* Healed on the member itself. */
+		UT_ASSERT_EQ(check_consistent(disk, 41, NULL, chk), 0);
+		CU_ASSERT(memcmp(chk, w + LBS, LBS) == 0);
+	}
+	/* Corrupt two members of one block: it cannot be trusted, the read fails. */
+	flip(disk, 0, 42, 10, 1);
+	flip(disk, 1, 42, 10, 1);
+	CU_ASSERT(!dev_read(42, 1, rd));
+	CU_ASSERT(dev_read(43, 1, rd));
+	CU_ASSERT(memcmp(rd, w + 3 * LBS, LBS) == 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("C");
+	delete_members("C");
+}
+
+/* ---------------------------------------------------------------------- */
+/* Degraded mode                                                           */
+/* ---------------------------------------------------------------------- */
+
+static int
+inject(const char *name, enum bdev_error_type type, uint32_t num)
+{
+	struct bdev_error_inject_opts opts = {
+		.io_type = BDEV_ERROR_IO_TYPE_ALL, .error_type = type, .num = num,
+	};
+
+	return bdev_error_inject_error(name, &opts);
+}
+
+static void
+test_member_failure(void)
+{
+	struct bdev_error_opts eopts = { 0 };
+	struct bdev_gga_counters c0, c1;
+	struct bdev_gga_info info;
+	uint8_t w[16 * LBS], w2[16 * LBS], rd[16 * LBS];
+	struct create_res r;
+	struct gga_disk *disk;
+	int i;
+
+	make_members("E");
+	for (i = 1; i <= 3; i++) {
+		char n[8];
+
+		snprintf(n, sizeof(n), "E%d", i);
+		eopts.base_name = n;
+		UT_ASSERT_EQ_FATAL(bdev_error_create(&eopts, NULL), 0);
+	}
+	UT_ASSERT_EQ_FATAL(create3("E", "EE_E1", "EE_E2", "EE_E3", 0, BDEV_GGA_MODE_AUTO, &r), 0);
+	disk = r.bdev->ctxt;
+	open_dev("E");
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(0, 16, w));
+
+	/* d1 fails every I/O from now on. */
+	UT_ASSERT_EQ(inject("EE_E1", BDEV_ERROR_FAILURE, 0), 0);
+	c0 = counters("E");
+	CU_ASSERT(dev_read(0, 16, rd));
+	CU_ASSERT(memcmp(rd, w, sizeof(w)) == 0);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[0]), BDEV_GGA_MEMBER_FAILED);
+	get_info("E", &info);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_DEGRADED);
+	UT_ASSERT_EQ(info.members[0].state, BDEV_GGA_MEMBER_FAILED);
+	UT_ASSERT_EQ(info.members[1].state, BDEV_GGA_MEMBER_ONLINE);
+	UT_ASSERT_EQ(info.counters.member_io_errors - c0.member_io_errors, 1);
+	UT_ASSERT_EQ(info.counters.recovery_reads_forced - c0.recovery_reads_forced, 1);
+	bdev_gga_info_clear(&info);
+
+	/* Writes go to the two live members; reads rebuild d1 from d2 and parity. */
+	fill_random(w2, sizeof(w2));
+	fill_compressible(w2 + LBS, LBS, 1);
+	CU_ASSERT(dev_write(0, 16, w2));
+	CU_ASSERT(dev_read(0, 16, rd));
+	CU_ASSERT(memcmp(rd, w2, sizeof(w2)) == 0);
+	/* Periodic recovery reads still work, whichever data member they leave out. */
+	disk->recovery_read_every_n = 1;
+	for (i = 0; i < 4; i++) {
+		memset(rd, 0, sizeof(rd));
+		CU_ASSERT(dev_read(0, 16, rd));
+		CU_ASSERT(memcmp(rd, w2, sizeof(w2)) == 0);
+	}
+	disk->recovery_read_every_n = 0;
+	c1 = counters("E");
+	/* A failed member is not touched again. */
+	UT_ASSERT_EQ(c1.member_io_errors - c0.member_io_errors, 1);
+	UT_ASSERT_EQ(c1.failed_ios, 0);
+
+	/* A second member down: everything fails, nothing wrong is returned. */
+	UT_ASSERT_EQ(inject("EE_E3", BDEV_ERROR_FAILURE, 0), 0);
+	memset(rd, 0x5a, sizeof(rd));
+	CU_ASSERT(!dev_read(0, 16, rd));
+	CU_ASSERT(!dev_read(0, 1, rd));
+	CU_ASSERT(!dev_write(0, 1, w));
+	get_info("E", &info);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_FAILED);
+	UT_ASSERT_EQ(info.members[2].state, BDEV_GGA_MEMBER_FAILED);
+	CU_ASSERT(info.counters.failed_ios >= 3);
+	bdev_gga_info_clear(&info);
+	/* Even with the errors cleared, failed members stay out until rebuilt. */
+	UT_ASSERT_EQ(inject("EE_E1", BDEV_ERROR_NONE, 0), 0);
+	UT_ASSERT_EQ(inject("EE_E3", BDEV_ERROR_NONE, 0), 0);
+	CU_ASSERT(!dev_read(0, 1, rd));
+
+	ut_dev_close(&g_dev);
+	gga_delete_sync("E");
+	for (i = 1; i <= 3; i++) {
+		char n[8];
+		struct ut_cpl cpl = { 0 };
+
+		snprintf(n, sizeof(n), "EE_E%d", i);
+		UT_ASSERT_EQ(bdev_error_delete(n, ut_cpl_done, &cpl), 0);
+		UT_POLL_UNTIL(cpl.done);
+	}
+	delete_members("E");
+}
+
+static void
+test_hot_remove(void)
+{
+	uint8_t w[8 * LBS], rd[8 * LBS];
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+
+	make_members("H");
+	disk = make_gga("H", 0);
+	open_dev("H");
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(0, 8, w));
+	/* The data_2 base goes away under the gga bdev. */
+	malloc_delete_sync("H2");
+	CU_ASSERT(bdev_get_by_name("H2") == NULL);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[1]), BDEV_GGA_MEMBER_FAILED);
+	CU_ASSERT(disk->members[1].desc == NULL);
+	CU_ASSERT(dev_read(0, 8, rd));
+	CU_ASSERT(memcmp(rd, w, sizeof(w)) == 0);
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(0, 8, w));
+	CU_ASSERT(dev_read(0, 8, rd));
+	CU_ASSERT(memcmp(rd, w, sizeof(w)) == 0);
+	get_info("H", &info);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_DEGRADED);
+	bdev_gga_info_clear(&info);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("H");
+	malloc_delete_sync("H1");
+	malloc_delete_sync("H3");
+}
+
+/* ---------------------------------------------------------------------- */
+/* Generations                                                             */
+/* ---------------------------------------------------------------------- */
+
+static void
+test_reassemble_generation(void)
+{
+	uint8_t w[4 * LBS], rd[4 * LBS];
+	uint64_t gen_before, gen_after, limit;
+	struct gga_disk *disk;
+	struct gga_sb sb;
+	uint8_t *blk;
+
+	make_members("R");
+	disk = make_gga("R", 0);
+	open_dev("R");
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(0, 4, w));
+	CU_ASSERT(dev_write(0, 4, w));
+	gen_before = frag_generation(disk, 0, 3);
+	CU_ASSERT(gen_before > 0);
+	limit = disk->gen_limit;
+	ut_dev_close(&g_dev);
+	gga_delete_sync("R");
+
+	disk = make_gga("R", 0);
+	/* Assembled, not formatted: data intact, generations above the old window. */
+	CU_ASSERT(disk->next_gen >= limit);
+	open_dev("R");
+	CU_ASSERT(dev_read(0, 4, rd));
+	CU_ASSERT(memcmp(rd, w, sizeof(w)) == 0);
+	fill_random(w, LBS);
+	CU_ASSERT(dev_write(3, 1, w));
+	gen_after = frag_generation(disk, 0, 3);
+	CU_ASSERT(gen_after > gen_before);
+	CU_ASSERT(gen_after >= limit);
+	CU_ASSERT(dev_read(3, 1, rd));
+	CU_ASSERT(memcmp(rd, w, LBS) == 0);
+
+	/* The superblocks carry the new window's end. */
+	blk = malloc(disk->mbs);
+	UT_ASSERT_EQ(member_rw(disk, 2, false, 0, 1, blk), 0);
+	UT_ASSERT_EQ(gga_sb_decode(blk, MBS, &sb), 0);
+	UT_ASSERT_EQ(sb.generation_epoch, disk->gen_limit);
+	CU_ASSERT(sb.generation_epoch > gen_after);
+	free(blk);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("R");
+	delete_members("R");
+}
+
+static void
+test_generation_window(void)
+{
+	uint8_t w[LBS], rd[LBS], *blk;
+	uint64_t old_limit, next;
+	struct gga_disk *disk;
+	struct ut_io r;
+	struct gga_sb sb;
+
+	make_members("N");
+	disk = make_gga("N", 0);
+	open_dev("N");
+	fill_random(w, sizeof(w));
+
+	/* Close to the end of the window: a write moves the window on. */
+	next = __atomic_load_n(&disk->next_gen, __ATOMIC_RELAXED);
+	disk->gen_limit = next + 10;
+	old_limit = disk->gen_limit;
+	CU_ASSERT(dev_write(0, 1, w));
+	ut_poll_idle();
+	UT_ASSERT_EQ(disk->gen_limit, old_limit + GGA_GEN_WINDOW);
+	blk = malloc(disk->mbs);
+	UT_ASSERT_EQ(member_rw(disk, 1, false, 0, 1, blk), 0);
+	UT_ASSERT_EQ(gga_sb_decode(blk, MBS, &sb), 0);
+	UT_ASSERT_EQ(sb.generation_epoch, disk->gen_limit);
+
+	/* Window used up: the write waits for the superblocks, then completes. */
+	next = __atomic_load_n(&disk->next_gen, __ATOMIC_RELAXED);
+	disk->gen_limit = next;
+	UT_ASSERT_EQ(ut_submit(&g_dev, BDEV_IO_TYPE_WRITE, w, 1, 1, &r), 0);
+	UT_POLL_UNTIL(r.done);
+	CU_ASSERT(r.success);
+	CU_ASSERT(disk->gen_limit > old_limit);
+	UT_ASSERT_EQ(frag_generation(disk, 2, 1), next);
+	CU_ASSERT(dev_read(1, 1, rd));
+	CU_ASSERT(memcmp(rd, w, LBS) == 0);
+	free(blk);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("N");
+	delete_members("N");
+}
+
+/* ---------------------------------------------------------------------- */
+/* Other I/O types                                                         */
+/* ---------------------------------------------------------------------- */
+
+static void
+test_zeroes_unmap_flush_reset(void)
+{
+	uint8_t w[8 * LBS], rd[8 * LBS], *frag;
+	struct bdev_gga_counters c0, c1;
+	struct gga_frag_md md;
+	struct gga_disk *disk;
+	struct ut_io r;
+
+	make_members("Z");
+	disk = make_gga("Z", 0);
+	open_dev("Z");
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(0, 8, w));
+	c0 = counters("Z");
+	UT_ASSERT_EQ(ut_io_sync(&g_dev, BDEV_IO_TYPE_WRITE_ZEROES, NULL, 1, 2, &r), 0);
+	CU_ASSERT(r.success);
+	UT_ASSERT_EQ(ut_io_sync(&g_dev, BDEV_IO_TYPE_UNMAP, NULL, 5, 200, &r), 0);
+	CU_ASSERT(r.success);
+	c1 = counters("Z");
+	UT_ASSERT_EQ(c1.zero_blocks - c0.zero_blocks, 202);
+	UT_ASSERT_EQ(c1.writes - c0.writes, 2);
+	CU_ASSERT(dev_read(0, 8, rd));
+	CU_ASSERT(memcmp(rd, w, LBS) == 0);
+	CU_ASSERT(ut_is_zero(rd + LBS, 2 * LBS));
+	CU_ASSERT(memcmp(rd + 3 * LBS, w + 3 * LBS, 2 * LBS) == 0);
+	CU_ASSERT(ut_is_zero(rd + 5 * LBS, 3 * LBS));
+	/* On the members: the zero encoding with a generation, not blank blocks. */
+	frag = malloc(disk->mbs);
+	UT_ASSERT_EQ(member_rw(disk, 2, false, disk->data_offset + 6, 1, frag), 0);
+	UT_ASSERT_EQ(gga_frag_md_decode(frag + MBS, 6, &md), 0);
+	UT_ASSERT_EQ(md.encoding, GGA_ENC_ZERO);
+	CU_ASSERT(md.generation > 0);
+	free(frag);
+
+	UT_ASSERT_EQ(ut_io_sync(&g_dev, BDEV_IO_TYPE_FLUSH, NULL, 0, NBLK, &r), 0);
+	CU_ASSERT(r.success);
+	UT_ASSERT_EQ(ut_io_sync(&g_dev, BDEV_IO_TYPE_RESET, NULL, 0, 0, &r), 0);
+	CU_ASSERT(r.success);
+	CU_ASSERT(dev_read(0, 1, rd));
+	CU_ASSERT(memcmp(rd, w, LBS) == 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("Z");
+	delete_members("Z");
+}
+
+/*
+ * More requests in flight than there are buffers: large requests fall back to
+ * small buffers (smaller chunks), and beyond those the bdev layer queues and
+ * resubmits (NOMEM). Everything completes, and the data is right.
+ */
+static void
+test_buffer_pressure(void)
+{
+	enum { NW = 64, NR = GGA_SMALL_POOL_COUNT + 100 };
+	uint8_t *w = malloc(256 * 4096), *rd = malloc((size_t)NR * 4096);
+	struct ut_io *r = calloc(NR, sizeof(*r));
+	struct create_res cr;
+	int i, done;
+
+	for (i = 1; i <= 3; i++) {
+		char n[8];
+
+		snprintf(n, sizeof(n), "U%d", i);
+		make_malloc(n, 2048, 32, 32 + 256);
+	}
+	UT_ASSERT_EQ_FATAL(create3("U", "U1", "U2", "U3", 0, BDEV_GGA_MODE_AUTO, &cr), 0);
+	open_dev("U");
+	fill_random(w, 256 * 4096);
+	/* 64 writes of 4 blocks (large buffers: there are 32) all at once. */
+	for (i = 0; i < NW; i++) {
+		UT_ASSERT_EQ(ut_submit(&g_dev, BDEV_IO_TYPE_WRITE, w + (size_t)i * 4 * 4096,
+				       (uint64_t)i * 4, 4, &r[i]), 0);
+	}
+	UT_POLL_UNTIL(({ done = 0; for (i = 0; i < NW; i++) done += r[i].done; done == NW; }));
+	for (i = 0; i < NW; i++) {
+		CU_ASSERT(r[i].done && r[i].success);
+	}
+	/* More single-block reads at once than there are small buffers. */
+	for (i = 0; i < NR; i++) {
+		UT_ASSERT_EQ(ut_submit(&g_dev, BDEV_IO_TYPE_READ, rd + (size_t)i * 4096,
+				       (uint64_t)(i % 256), 1, &r[i]), 0);
+	}
+	UT_POLL_UNTIL(({ done = 0; for (i = 0; i < NR; i++) done += r[i].done; done == NR; }));
+	for (i = 0; i < NR; i++) {
+		CU_ASSERT(r[i].done && r[i].success);
+		CU_ASSERT(memcmp(rd + (size_t)i * 4096, w + (size_t)(i % 256) * 4096, 4096) == 0);
+	}
+	ut_dev_close(&g_dev);
+	gga_delete_sync("U");
+	delete_members("U");
+	free(w);
+	free(rd);
+	free(r);
+}
+
+/*
+ * Writes, and the repair of a read, wait for the range lock: hold a block's
+ * bit from the test (as another writer would) and watch them wait and go on.
+ */
+static void
+test_lock_waits(void)
+{
+	uint8_t w[LBS], w2[LBS], rd[LBS], chk[LBS];
+	struct bdev_gga_counters c0, c1;
+	struct gga_disk *disk;
+	struct ut_io rw, rr;
+	int i;
+
+	make_members("L");
+	disk = make_gga("L", 0);
+	open_dev("L");
+	fill_random(w, LBS);
+	CU_ASSERT(dev_write(50, 1, w));
+
+	CU_ASSERT_FATAL(gga_lock_try(disk, 50, 1));
+	/* Another block that hashes to the same bit waits too: the lock is by bit. */
+	CU_ASSERT(!gga_lock_try(disk, 50 + GGA_LOCK_BITS, 1));
+	fill_random(w2, LBS);
+	UT_ASSERT_EQ(ut_submit(&g_dev, BDEV_IO_TYPE_WRITE, w2, 50, 1, &rw), 0);
+	for (i = 0; i < 50; i++) {
+		ut_poll_once();
+	}
+	CU_ASSERT(!rw.done);
+	gga_lock_release(disk, 50, 1);
+	UT_POLL_UNTIL(rw.done);
+	CU_ASSERT(rw.success);
+
+	/* A corrupt half: the read decodes, then waits for the lock to repair it. */
+	flip(disk, 0, 50, 7, 0x80);
+	c0 = counters("L");
+	CU_ASSERT_FATAL(gga_lock_try(disk, 50, 1));
+	UT_ASSERT_EQ(ut_submit(&g_dev, BDEV_IO_TYPE_READ, rd, 50, 1, &rr), 0);
+	for (i = 0; i < 50; i++) {
+		ut_poll_once();
+	}
+	CU_ASSERT(!rr.done);
+	gga_lock_release(disk, 50, 1);
+	UT_POLL_UNTIL(rr.done);
+	CU_ASSERT(rr.success);
+	CU_ASSERT(memcmp(rd, w2, LBS) == 0);
+	c1 = counters("L");
+	UT_ASSERT_EQ(c1.repairs_written - c0.repairs_written, 1);
+	UT_ASSERT_EQ(check_consistent(disk, 50, NULL, chk), 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("L");
+	delete_members("L");
+}
+
+/* Overlapping writes from two threads: each block ends up wholly one of them. */
+static void
+test_concurrent_overlap(void)
+{
+	uint8_t *a = malloc(20 * LBS), *b = malloc(20 * LBS), *rd = malloc(20 * LBS);
+	uint8_t chk[LBS];
+	struct ut_dev dev2;
+	struct gga_disk *disk;
+	struct ut_io ra, rb;
+	int round, blk;
+
+	make_members("O");
+	disk = make_gga("O", 0);
+	open_dev("O");
+	UT_ASSERT_EQ_FATAL(ut_dev_open(&dev2, "O", g_ut_app), 0);
+	for (round = 0; round < 8; round++) {
+		fill_random(a, 20 * LBS);
+		fill_random(b, 20 * LBS);
+		/* A covers 0..9 (or 0..19), B covers 5..14: both in flight at once. */
+		UT_ASSERT_EQ(ut_submit(&g_dev, BDEV_IO_TYPE_WRITE, a, 0, round % 2 ? 20 : 10, &ra),
+			     0);
+		UT_ASSERT_EQ(ut_submit(&dev2, BDEV_IO_TYPE_WRITE, b + 5 * LBS, 5, 10, &rb), 0);
+		UT_POLL_UNTIL(ra.done && rb.done);
+		CU_ASSERT(ra.success && rb.success);
+		CU_ASSERT(dev_read(0, 20, rd));
+		for (blk = 0; blk < 20; blk++) {
+			const uint8_t *got = rd + blk * LBS;
+			bool in_a = blk < (round % 2 ? 20 : 10), in_b = blk >= 5 && blk < 15;
+
+			CU_ASSERT((in_a && memcmp(got, a + blk * LBS, LBS) == 0) ||
+				  (in_b && memcmp(got, b + blk * LBS, LBS) == 0) ||
+				  (!in_a && !in_b));
+			UT_ASSERT_EQ(check_consistent(disk, (uint64_t)blk, NULL, chk), 0);
+		}
+	}
+	ut_dev_close(&dev2);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("O");
+	delete_members("O");
+	free(a);
+	free(b);
+	free(rd);
+}
+
+/* ---------------------------------------------------------------------- */
+/* RPC                                                                     */
+/* ---------------------------------------------------------------------- */
+
+static void
+test_rpc(void)
+{
+	json_t *resp, *res, *g, *config, *entry;
+	struct bdev *bdev;
+	uint8_t w[2 * LBS], rd[2 * LBS];
+	char uuid[40];
+
+	make_members("Q");
+	resp = ut_rpc_call("bdev_gga_create", "{\"name\": \"Q\", \"data_1\": \"Q1\", "
+			   "\"data_2\": \"Q2\", \"parity\": \"Q3\", \"matrix_type\": \"cauchy\", "
+			   "\"recovery_read_every_n\": 4}");
+	CU_ASSERT_FATAL(resp != NULL);
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(resp, "result")), "Q");
+	json_decref(resp);
+
+	resp = ut_rpc_call("bdev_gga_get_info", "{\"name\": \"Q\"}");
+	res = json_object_get(resp, "result");
+	UT_ASSERT_EQ_FATAL(json_array_size(res), 1);
+	g = json_array_get(res, 0);
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(g, "matrix_type")), "cauchy");
+	UT_ASSERT_EQ(json_integer_value(json_object_get(g, "recovery_read_every_n")), 4);
+	UT_ASSERT_EQ(json_integer_value(json_object_get(g, "block_size")), LBS);
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(g, "state")), "online");
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(
+		json_object_get(g, "members"), 2), "role")), "parity");
+	CU_ASSERT(json_object_get(json_object_get(g, "counters"), "repairs_written") != NULL);
+	CU_ASSERT(json_integer_value(json_object_get(json_object_get(g, "counters"),
+						     "generation")) > 0);
+	json_decref(resp);
+	resp = ut_rpc_call("bdev_gga_get_info", NULL);
+	UT_ASSERT_EQ(json_array_size(json_object_get(resp, "result")), 1);
+	json_decref(resp);
+
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_get_info", "{\"name\": \"Q1\"}"), -ENODEV);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_create", "{\"name\": \"Q\"}"),
+		     RPC_ERROR_INVALID_PARAMS);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_create", "{\"name\": \"x\", \"data_1\": \"Q1\", "
+				 "\"data_2\": \"Q2\", \"parity\": \"Q3\", \"mode\": \"maybe\"}"),
+		     RPC_ERROR_INVALID_PARAMS);
+	resp = ut_rpc_call("bdev_gga_create", "{\"name\": \"x\", \"data_1\": \"nope\", "
+			   "\"data_2\": \"Q2\", \"parity\": \"Q3\"}");
+	UT_ASSERT_EQ(ut_rpc_error_code(resp), -ENODEV);
+	CU_ASSERT(strstr(ut_rpc_error_message(resp), "data_1 'nope'") != NULL);
+	json_decref(resp);
+	resp = ut_rpc_call("bdev_gga_create", "{\"name\": \"x\", \"data_1\": \"Q1\", "
+			   "\"data_2\": \"Q2\", \"parity\": \"Q3\"}");
+	UT_ASSERT_EQ(ut_rpc_error_code(resp), -EPERM);
+	CU_ASSERT(strstr(ut_rpc_error_message(resp), "claimed") != NULL);
+	json_decref(resp);
+	CU_ASSERT(bdev_get_by_name("x") == NULL);
+
+	/* save_config's entry recreates it: same uuid, same data. */
+	bdev = bdev_get_by_name("Q");
+	snprintf(uuid, sizeof(uuid), "%s", bdev_get_uuid_str(bdev));
+	open_dev("Q");
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(7, 2, w));
+	ut_dev_close(&g_dev);
+	entry = ut_bdev_config(bdev);
+	CU_ASSERT_FATAL(entry != NULL);
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(entry, "method")), "bdev_gga_create");
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_delete", "{\"name\": \"Q\"}"), 0);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_delete", "{\"name\": \"Q\"}"), -ENODEV);
+	UT_ASSERT_EQ(ut_rpc_replay(entry), 0);
+	json_decref(entry);
+	bdev = bdev_get_by_name("Q");
+	CU_ASSERT_FATAL(bdev != NULL);
+	UT_ASSERT_STR_EQ(bdev_get_uuid_str(bdev), uuid);
+	UT_ASSERT_EQ(((struct gga_disk *)bdev->ctxt)->matrix, GGA_MATRIX_CAUCHY);
+	UT_ASSERT_EQ(((struct gga_disk *)bdev->ctxt)->recovery_read_every_n, 4);
+	open_dev("Q");
+	CU_ASSERT(dev_read(7, 2, rd));
+	CU_ASSERT(memcmp(rd, w, sizeof(w)) == 0);
+	ut_dev_close(&g_dev);
+
+	/* The whole subsystem configuration lists it after its bases. */
+	config = json_array();
+	bdev_subsystem_config_json(config);
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(config, 3), "method")),
+			 "bdev_gga_create");
+	json_decref(config);
+
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_delete", "{\"name\": \"Q\"}"), 0);
+	delete_members("Q");
+}
+
+int
+main(void)
+{
+	static const struct ut_test tests[] = {
+		UT_TEST(test_create_format_assemble),
+		UT_TEST(test_format_zeroes_members),
+		UT_TEST(test_create_refusals_geometry),
+		UT_TEST(test_create_refusals_superblock),
+		UT_TEST(test_io_roundtrip),
+		UT_TEST(test_io_4k),
+		UT_TEST(test_periodic_recovery),
+		UT_TEST(test_torn_writes),
+		UT_TEST(test_bit_flips),
+		UT_TEST(test_member_failure),
+		UT_TEST(test_hot_remove),
+		UT_TEST(test_reassemble_generation),
+		UT_TEST(test_generation_window),
+		UT_TEST(test_zeroes_unmap_flush_reset),
+		UT_TEST(test_lock_waits),
+		UT_TEST(test_concurrent_overlap),
+		UT_TEST(test_buffer_pressure),
+		UT_TEST(test_rpc),
+	};
+
+	return ut_run("bdev_gga", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
+}
