@@ -133,44 +133,10 @@ struct rpc_gga_name {
 	char *name;
 };
 
-static const struct rpc_param gga_delete_params[] = {
-	{
-		.name = "name", .type = RPC_PARAM_STRING,
-		.offset = offsetof(struct rpc_gga_name, name),
-	},
-};
-
-static void
-gga_rpc_delete_done(void *cb_arg, int rc)
-{
-	struct rpc_request *req = cb_arg;
-
-	if (rc != 0) {
-		rpc_send_errno(req, rc, NULL);
-	} else {
-		rpc_send_bool(req, true);
-	}
-}
-
 static void
 gga_rpc_delete(struct rpc_request *req, json_t *params)
 {
-	struct rpc_gga_name args = { 0 };
-	int rc;
-
-	if (rpc_decode_params(req, params, gga_delete_params, ARRAY_SIZE(gga_delete_params),
-			      &args) != 0) {
-		goto cleanup;
-	}
-	rc = bdev_gga_delete(args.name, gga_rpc_delete_done, req);
-	if (rc == -ENODEV) {
-		rpc_send_errno(req, rc, "gga bdev '%s' does not exist", args.name);
-	} else if (rc != 0) {
-		rpc_send_errno(req, rc, NULL);
-	}
-
-cleanup:
-	rpc_free_params(gga_delete_params, ARRAY_SIZE(gga_delete_params), &args);
+	bdev_rpc_delete(req, params, bdev_gga_delete, "gga");
 }
 
 static const struct rpc_param gga_info_params[] = {

@@ -107,6 +107,17 @@ void bdev_unregister(struct bdev *bdev, bdev_unregister_cb cb, void *cb_arg);
 int bdev_unregister_by_name(const char *name, struct bdev_module *module,
 			    bdev_unregister_cb cb, void *cb_arg);
 
+/*
+ * The body of a module's bdev_<kind>_delete RPC: decode {"name": string},
+ * call delete_fn(name, cb, cb_arg) and answer true when it completes, or the
+ * error: -ENODEV as "<kind> bdev 'x' does not exist", -EBUSY as "... is
+ * already being removed". delete_fn follows the async contract.
+ */
+struct rpc_request;
+typedef int (*bdev_delete_fn)(const char *name, bdev_unregister_cb cb, void *cb_arg);
+void bdev_rpc_delete(struct rpc_request *req, json_t *params, bdev_delete_fn delete_fn,
+		     const char *kind);
+
 /* For destruct returning 1. */
 void bdev_destruct_done(struct bdev *bdev, int rc);
 

@@ -314,3 +314,50 @@ bdev_rpc_register(void)
 	rpc_register_method("bdev_get_bdevs", rpc_bdev_get_bdevs, RPC_STATE_ANY);
 	rpc_register_method("bdev_get_iostat", rpc_bdev_get_iostat, RPC_STATE_ANY);
 }
+
+struct rpc_bdev_delete {
+	char *name;
+};
+
+static const struct rpc_param bdev_delete_params[] = {
+	{
+		.name = "name", .type = RPC_PARAM_STRING,
+		.offset = offsetof(struct rpc_bdev_delete, name),
+	},
+};
+
+static void
+bdev_rpc_delete_done(void *cb_arg, int rc)
+{
+	struct rpc_request *req = cb_arg;
+
+	if (rc != 0) {
+		rpc_send_errno(req, rc, NULL);
+	} else {
+		rpc_send_bool(req, true);
+	}
+}
+
+void
+bdev_rpc_delete(struct rpc_request *req, json_t *params, bdev_delete_fn delete_fn,
+		const char *kind)
+{
+	struct rpc_bdev_delete args = { 0 };
+	int rc;
+
+	if (rpc_decode_params(req, params, bdev_delete_params, ARRAY_SIZE(bdev_delete_params),
+			      &args) != 0) {
+		goto cleanup;
+	}
+	rc = delete_fn(args.name, bdev_rpc_delete_done, req);
+	if (rc == -ENODEV) {
+		rpc_send_errno(req, rc, "%s bdev '%s' does not exist", kind, args.name);
+	} else if (rc == -EBUSY) {
+		rpc_send_errno(req, rc, "%s bdev '%s' is already being removed", kind, args.name);
+	} else if (rc != 0) {
+		rpc_send_errno(req, rc, NULL);
+	}
+
+cleanup:
+	rpc_free_params(bdev_delete_params, ARRAY_SIZE(bdev_delete_params), &args);
+}

@@ -81,50 +81,10 @@ cleanup:
 	rpc_free_params(error_create_params, ARRAY_SIZE(error_create_params), &args);
 }
 
-struct rpc_error_delete {
-	char *name;
-};
-
-static const struct rpc_param error_delete_params[] = {
-	{
-		.name = "name", .type = RPC_PARAM_STRING,
-		.offset = offsetof(struct rpc_error_delete, name),
-	},
-};
-
-static void
-error_rpc_delete_done(void *cb_arg, int rc)
-{
-	struct rpc_request *req = cb_arg;
-
-	if (rc != 0) {
-		rpc_send_errno(req, rc, NULL);
-	} else {
-		rpc_send_bool(req, true);
-	}
-}
-
 static void
 error_rpc_delete(struct rpc_request *req, json_t *params)
 {
-	struct rpc_error_delete args = { 0 };
-	int rc;
-
-	if (rpc_decode_params(req, params, error_delete_params, ARRAY_SIZE(error_delete_params),
-			      &args) != 0) {
-		goto cleanup;
-	}
-	rc = bdev_error_delete(args.name, error_rpc_delete_done, req);
-	if (rc == -ENODEV) {
-		rpc_send_errno(req, rc, "error bdev '%s' does not exist", args.name);
-	} else if (rc == -EBUSY) {
-		rpc_send_errno(req, rc, "error bdev '%s' is already being removed", args.name);
-	} else if (rc != 0) {
-		rpc_send_errno(req, rc, NULL);
-	}
-
-cleanup:
-	rpc_free_params(error_delete_params, ARRAY_SIZE(error_delete_params), &args);
+	bdev_rpc_delete(req, params, bdev_error_delete, "error");
 }
 
 struct rpc_error_inject {

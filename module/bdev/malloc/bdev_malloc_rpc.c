@@ -96,46 +96,10 @@ cleanup:
 	rpc_free_params(malloc_create_params, ARRAY_SIZE(malloc_create_params), &args);
 }
 
-struct rpc_malloc_delete {
-	char *name;
-};
-
-static const struct rpc_param malloc_delete_params[] = {
-	{
-		.name = "name", .type = RPC_PARAM_STRING,
-		.offset = offsetof(struct rpc_malloc_delete, name),
-	},
-};
-
-static void
-malloc_rpc_delete_done(void *cb_arg, int rc)
-{
-	struct rpc_request *req = cb_arg;
-
-	if (rc != 0) {
-		rpc_send_errno(req, rc, NULL);
-	} else {
-		rpc_send_bool(req, true);
-	}
-}
-
 static void
 malloc_rpc_delete(struct rpc_request *req, json_t *params)
 {
-	struct rpc_malloc_delete args = { 0 };
-	int rc;
-
-	if (rpc_decode_params(req, params, malloc_delete_params, ARRAY_SIZE(malloc_delete_params),
-			      &args) != 0) {
-		goto cleanup;
-	}
-	rc = bdev_malloc_delete(args.name, malloc_rpc_delete_done, req);
-	if (rc != 0) {
-		rpc_send_errno(req, rc, "malloc bdev '%s' does not exist", args.name);
-	}
-
-cleanup:
-	rpc_free_params(malloc_delete_params, ARRAY_SIZE(malloc_delete_params), &args);
+	bdev_rpc_delete(req, params, bdev_malloc_delete, "malloc");
 }
 
 void

@@ -93,46 +93,10 @@ cleanup:
 	rpc_free_params(null_create_params, ARRAY_SIZE(null_create_params), &args);
 }
 
-struct rpc_null_delete {
-	char *name;
-};
-
-static const struct rpc_param null_delete_params[] = {
-	{
-		.name = "name", .type = RPC_PARAM_STRING,
-		.offset = offsetof(struct rpc_null_delete, name),
-	},
-};
-
-static void
-null_rpc_delete_done(void *cb_arg, int rc)
-{
-	struct rpc_request *req = cb_arg;
-
-	if (rc != 0) {
-		rpc_send_errno(req, rc, NULL);
-	} else {
-		rpc_send_bool(req, true);
-	}
-}
-
 static void
 null_rpc_delete(struct rpc_request *req, json_t *params)
 {
-	struct rpc_null_delete args = { 0 };
-	int rc;
-
-	if (rpc_decode_params(req, params, null_delete_params, ARRAY_SIZE(null_delete_params),
-			      &args) != 0) {
-		goto cleanup;
-	}
-	rc = bdev_null_delete(args.name, null_rpc_delete_done, req);
-	if (rc != 0) {
-		rpc_send_errno(req, rc, "null bdev '%s' does not exist", args.name);
-	}
-
-cleanup:
-	rpc_free_params(null_delete_params, ARRAY_SIZE(null_delete_params), &args);
+	bdev_rpc_delete(req, params, bdev_null_delete, "null");
 }
 
 void
