@@ -1,3 +1,3 @@
 # Every library an application links: the framework, all bdev modules, gga.
-GGA_ALL_LIBS := app rpc bdev_modules bdev_malloc bdev_null bdev_error bdev_gga \
+GGA_ALL_LIBS := app rpc bdev_modules bdev_malloc bdev_file bdev_null bdev_error bdev_gga \
 	bdev thread env util log

@@ -7,6 +7,7 @@
 #include "gga/bdev_modules.h"
 
 #include "error/bdev_error.h"
+#include "file/bdev_file.h"
 #include "malloc/bdev_malloc.h"
 #include "null/bdev_null.h"
 #include "../../bdev_gga/bdev_gga.h"
@@ -15,6 +16,7 @@ void
 bdev_modules_register_all(void)
 {
 	bdev_malloc_module_register();
+	bdev_file_module_register();
 	bdev_null_module_register();
 	bdev_error_module_register();
 	bdev_gga_module_register();
