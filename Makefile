@@ -9,15 +9,16 @@
 GGA_ROOT := $(CURDIR)
 O ?= $(GGA_ROOT)/build
 export O
-SRC_DIRS := lib module bdev_gga app
+SRC_DIRS := lib initiator module bdev_gga target app
 MAKEFLAGS += --no-print-directory
 
 all: build
 
-mk/config.mk:
-	./configure
-
-build: mk/config.mk
+# Configure with defaults on first use. Not a rule for mk/config.mk: the
+# -include below would make every target (even `make test`, which installs
+# the packages configure needs) run configure first.
+build:
+	@[ -f mk/config.mk ] || ./configure
 	@for d in $(SRC_DIRS); do $(MAKE) -C $$d all || exit 1; done
 
 unittests: build

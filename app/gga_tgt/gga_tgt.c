@@ -8,6 +8,7 @@
 
 #include "gga/app.h"
 #include "gga/bdev_modules.h"
+#include "gga/nvmf.h"
 #include "gga/rpc.h"
 
 static void
@@ -31,5 +32,6 @@ main(int argc, char **argv)
 		return rc == 1 ? 0 : 1;
 	}
 	bdev_modules_register_all();
+	app_subsystem_register(nvmf_get_app_subsystem());
 	return app_start(&opts);
 }

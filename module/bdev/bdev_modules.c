@@ -10,6 +10,7 @@
 #include "file/bdev_file.h"
 #include "malloc/bdev_malloc.h"
 #include "null/bdev_null.h"
+#include "nvme/bdev_nvme.h"
 #include "../../bdev_gga/bdev_gga.h"
 
 void
@@ -19,5 +20,6 @@ bdev_modules_register_all(void)
 	bdev_file_module_register();
 	bdev_null_module_register();
 	bdev_error_module_register();
+	bdev_nvme_module_register();
 	bdev_gga_module_register();
 }

@@ -1,0 +1,1151 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Controllers: the initialisation sequence on the admin queue, keep alive,
+ * reset and reconnect with backoff, detach with a clean shutdown, the
+ * namespaces, and the I/O queue pairs of the threads that use the
+ * controller.
+ *
+ * Everything but I/O queue pair allocation runs on the controller's thread.
+ * I/O threads learn about the controller through one atomic word, the
+ * session (generation, cntlid, live bit): a queue pair connected under an
+ * older generation belongs to a dead association and disconnects; a
+ * disconnected queue pair connects again once the session is live. So a
+ * reset needs no message to any I/O thread, and an I/O thread that fails
+ * tells the controller with one message.
+ *
+ * Lifetime: the controller is reference counted (the owner, each I/O queue
+ * pair, each message in flight) and freed when the last reference goes.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "gga/log.h"
+#include "gga/util.h"
+
+#include "nvme_internal.h"
+
+/* How often CSTS is read while waiting for RDY or shutdown completion. */
+#define CSTS_POLL_US		(10 * 1000)
+/* Bounds of the CSTS.RDY wait (CAP.TO is in 500 ms units). */
+#define RDY_TIMEOUT_MIN_MS	500
+#define RDY_TIMEOUT_MAX_MS	30000
+/* Reconnect failures logged in full; after that one line every LOG_EVERY attempts. */
+#define RECONNECT_LOG_FIRST	3
+#define RECONNECT_LOG_EVERY	50
+
+static void ctrlr_init_cpl(void *cb_arg, const struct nvme_cpl *cpl);
+static void ctrlr_attempt_failed(struct nvme_ctrlr *ctrlr, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void ctrlr_start_attempt(struct nvme_ctrlr *ctrlr);
+static void ctrlr_reset(struct nvme_ctrlr *ctrlr, const char *reason);
+
+void
+nvme_ctrlr_opts_init(struct nvme_ctrlr_opts *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->keep_alive_timeout_ms = 10000;
+	opts->io_queue_size = 128;
+	opts->num_io_queues = 64;
+	opts->connect_timeout_ms = 5000;
+	opts->command_timeout_ms = 30000;
+	opts->reconnect_delay_min_ms = 100;
+	opts->reconnect_delay_max_ms = 2000;
+	opts->shutdown_timeout_ms = 2000;
+}
+
+void
+nvme_ctrlr_get_ref(struct nvme_ctrlr *ctrlr)
+{
+	__atomic_add_fetch(&ctrlr->refs, 1, __ATOMIC_RELAXED);
+}
+
+static void
+ctrlr_free(struct nvme_ctrlr *ctrlr)
+{
+	pthread_mutex_destroy(&ctrlr->lock);
+	free(ctrlr->qid_used);
+	free(ctrlr->ns_found);
+	free(ctrlr->ns_list);
+	free(ctrlr->ns);
+	free(ctrlr->cdata);
+	free(ctrlr->id_buf);
+	free(ctrlr);
+}
+
+void
+nvme_ctrlr_put_ref(struct nvme_ctrlr *ctrlr)
+{
+	if (__atomic_sub_fetch(&ctrlr->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		ctrlr_free(ctrlr);
+	}
+}
+
+static void
+publish_session(struct nvme_ctrlr *ctrlr, bool live)
+{
+	__atomic_store_n(&ctrlr->session,
+			 NVME_SESSION(ctrlr->gen, live ? ctrlr->admin->cntlid : 0, live),
+			 __ATOMIC_RELEASE);
+}
+
+static uint64_t
+load_session(const struct nvme_ctrlr *ctrlr)
+{
+	return __atomic_load_n(&ctrlr->session, __ATOMIC_ACQUIRE);
+}
+
+static void
+stop_timers(struct nvme_ctrlr *ctrlr)
+{
+	poller_unregister(&ctrlr->init_poller);
+	poller_unregister(&ctrlr->keep_alive_poller);
+	poller_unregister(&ctrlr->reconnect_poller);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Admin commands of the initialisation sequence                            */
+/* ------------------------------------------------------------------------ */
+
+static int
+admin_submit(struct nvme_ctrlr *ctrlr, const struct nvme_cmd *cmd, void *buf, uint32_t len)
+{
+	return nvme_qpair_submit_buf(ctrlr->admin, cmd, buf, len, ctrlr_init_cpl, ctrlr);
+}
+
+static void
+init_step(struct nvme_ctrlr *ctrlr, enum nvme_ctrlr_init_step step)
+{
+	struct nvme_cmd cmd;
+	uint32_t cc;
+	int rc;
+
+	ctrlr->step = step;
+	switch (step) {
+	case INIT_GET_CAP:
+		nvme_cmd_build_prop_get(&cmd, NVME_REG_CAP, true);
+		rc = admin_submit(ctrlr, &cmd, NULL, 0);
+		break;
+	case INIT_GET_VS:
+		nvme_cmd_build_prop_get(&cmd, NVME_REG_VS, false);
+		rc = admin_submit(ctrlr, &cmd, NULL, 0);
+		break;
+	case INIT_SET_CC:
+		ctrlr->cc = NVME_CC_EN | NVME_CC_IOSQES_64 | NVME_CC_IOCQES_16;
+		nvme_cmd_build_prop_set(&cmd, NVME_REG_CC, ctrlr->cc, false);
+		rc = admin_submit(ctrlr, &cmd, NULL, 0);
+		break;
+	case INIT_WAIT_RDY:
+	case SHUTDOWN_WAIT:
+		nvme_cmd_build_prop_get(&cmd, NVME_REG_CSTS, false);
+		rc = admin_submit(ctrlr, &cmd, NULL, 0);
+		break;
+	case INIT_IDENTIFY_CTRLR:
+		nvme_cmd_build_identify(&cmd, NVME_CNS_CTRLR, 0);
+		rc = admin_submit(ctrlr, &cmd, ctrlr->id_buf, NVME_IDENTIFY_DATA_SIZE);
+		break;
+	case INIT_SET_NUM_QUEUES:
+		nvme_cmd_build_set_num_queues(&cmd, ctrlr->opts.num_io_queues);
+		rc = admin_submit(ctrlr, &cmd, NULL, 0);
+		break;
+	case INIT_ACTIVE_NS_LIST:
+		nvme_cmd_build_identify(&cmd, NVME_CNS_ACTIVE_NS_LIST, 0);
+		rc = admin_submit(ctrlr, &cmd, ctrlr->id_buf, NVME_IDENTIFY_DATA_SIZE);
+		break;
+	case INIT_IDENTIFY_NS:
+		nvme_cmd_build_identify(&cmd, NVME_CNS_NS, ctrlr->ns_list[ctrlr->ns_list_pos]);
+		rc = admin_submit(ctrlr, &cmd, ctrlr->id_buf, NVME_IDENTIFY_DATA_SIZE);
+		break;
+	case SHUTDOWN_SET_CC:
+		cc = (ctrlr->cc & ~NVME_CC_SHN_MASK) | NVME_CC_SHN_NORMAL;
+		nvme_cmd_build_prop_set(&cmd, NVME_REG_CC, cc, false);
+		rc = admin_submit(ctrlr, &cmd, NULL, 0);
+		break;
+	default:
+		return;
+	}
+	if (rc != 0) {
+		ctrlr_attempt_failed(ctrlr, rc, "cannot submit an admin command: %s",
+				     strerror(-rc));
+	}
+}
+
+/* Read CSTS again after CSTS_POLL_US. */
+static int
+csts_poll(void *ctx)
+{
+	struct nvme_ctrlr *ctrlr = ctx;
+
+	poller_unregister(&ctrlr->init_poller);
+	init_step(ctrlr, ctrlr->step);
+	return POLLER_BUSY;
+}
+
+static void
+csts_poll_later(struct nvme_ctrlr *ctrlr)
+{
+	ctrlr->init_poller = poller_register(csts_poll, ctrlr, CSTS_POLL_US, "nvme_csts");
+	if (ctrlr->init_poller == NULL) {
+		ctrlr_attempt_failed(ctrlr, -ENOMEM, "out of memory");
+	}
+}
+
+static int
+ns_info_cmp(const void *a, const void *b)
+{
+	const struct nvme_ns_info *x = a, *y = b;
+
+	return x->nsid < y->nsid ? -1 : x->nsid > y->nsid;
+}
+
+/* All namespaces identified: adopt them (first connect) or check them (reconnect). */
+static int
+ns_scan_done(struct nvme_ctrlr *ctrlr)
+{
+	struct nvme_ns_info *found = ctrlr->ns_found;
+	struct nvme_ns *old;
+	uint32_t i;
+
+	qsort(found, ctrlr->num_ns_found, sizeof(*found), ns_info_cmp);
+	if (!ctrlr->ns_known) {
+		ctrlr->ns = calloc(GGA_MAX(ctrlr->num_ns_found, 1u), sizeof(*ctrlr->ns));
+		if (ctrlr->ns == NULL) {
+			return -ENOMEM;
+		}
+		for (i = 0; i < ctrlr->num_ns_found; i++) {
+			ctrlr->ns[i].ctrlr = ctrlr;
+			ctrlr->ns[i].info = found[i];
+		}
+		ctrlr->num_ns = ctrlr->num_ns_found;
+		ctrlr->ns_known = true;
+		return 0;
+	}
+	/* The bdevs above were built on this geometry: a changed namespace is not the same disk. */
+	for (i = 0; i < ctrlr->num_ns; i++) {
+		const struct nvme_ns_info *now = NULL;
+		uint32_t j;
+
+		old = &ctrlr->ns[i];
+		for (j = 0; j < ctrlr->num_ns_found; j++) {
+			if (found[j].nsid == old->info.nsid) {
+				now = &found[j];
+				break;
+			}
+		}
+		if (now == NULL) {
+			WARNLOG("nvme %s: namespace %u is gone after reconnect\n", ctrlr->name,
+				old->info.nsid);
+			continue;
+		}
+		if (now->block_size != old->info.block_size || now->md_size != old->info.md_size ||
+		    now->extended_lba != old->info.extended_lba ||
+		    now->num_blocks < old->info.num_blocks) {
+			return -ESTALE;
+		}
+	}
+	return 0;
+}
+
+static void
+attempt_succeeded(struct nvme_ctrlr *ctrlr);
+
+static const char *
+step_name(enum nvme_ctrlr_init_step step)
+{
+	switch (step) {
+	case INIT_GET_CAP:
+		return "Property Get CAP";
+	case INIT_GET_VS:
+		return "Property Get VS";
+	case INIT_SET_CC:
+		return "Property Set CC";
+	case INIT_WAIT_RDY:
+		return "Property Get CSTS";
+	case INIT_IDENTIFY_CTRLR:
+		return "Identify Controller";
+	case INIT_IDENTIFY_NS:
+		return "Identify Namespace";
+	default:
+		return "an admin command";
+	}
+}
+
+static void
+ctrlr_init_cpl(void *cb_arg, const struct nvme_cpl *cpl)
+{
+	struct nvme_ctrlr *ctrlr = cb_arg;
+	uint16_t status = cpl->status & ~NVME_STATUS_P;
+	struct nvme_ns_info *info;
+	uint32_t i, nsq, ncq;
+	uint64_t now;
+	int rc;
+
+	switch (ctrlr->step) {
+	case INIT_IDLE:
+	case INIT_DONE:
+	case INIT_CONNECT_ADMIN:
+		/* A command of an abandoned attempt, failed by the disconnect. */
+		return;
+	case SHUTDOWN_SET_CC:
+	case SHUTDOWN_WAIT:
+		break;
+	default:
+		if (NVME_STATUS_GET_SCT(status) == NVME_SCT_PATH) {
+			/* The admin queue broke or timed out: its own reason says why. */
+			const char *why = ctrlr->admin->fail_reason[0] != '\0' ?
+					  ctrlr->admin->fail_reason : nvme_status_string(status);
+
+			ctrlr_attempt_failed(ctrlr, ctrlr->admin->timed_out_seen ? -ETIMEDOUT :
+					     -ECONNRESET, "%s", why);
+			return;
+		}
+		if (!NVME_STATUS_IS_SUCCESS(status) && ctrlr->step != INIT_SET_NUM_QUEUES &&
+		    ctrlr->step != INIT_ACTIVE_NS_LIST) {
+			ctrlr_attempt_failed(ctrlr, -EIO, "%s failed: %s (sct 0x%x, sc 0x%x)",
+					     step_name(ctrlr->step), nvme_status_string(status),
+					     NVME_STATUS_GET_SCT(status),
+					     NVME_STATUS_GET_SC(status));
+			return;
+		}
+		break;
+	}
+
+	switch (ctrlr->step) {
+	case INIT_GET_CAP:
+		ctrlr->cap = (uint64_t)cpl->cdw0 | (uint64_t)cpl->cdw1 << 32;
+		init_step(ctrlr, INIT_GET_VS);
+		break;
+	case INIT_GET_VS:
+		ctrlr->vs = cpl->cdw0;
+		init_step(ctrlr, INIT_SET_CC);
+		break;
+	case INIT_SET_CC:
+		ctrlr->init_deadline = ticks_get() +
+			us_to_ticks(1000ull * GGA_MIN(GGA_MAX(NVME_CAP_TO(ctrlr->cap) * 500u,
+							       RDY_TIMEOUT_MIN_MS),
+						       RDY_TIMEOUT_MAX_MS));
+		init_step(ctrlr, INIT_WAIT_RDY);
+		break;
+	case INIT_WAIT_RDY:
+		ctrlr->csts = cpl->cdw0;
+		if ((ctrlr->csts & NVME_CSTS_CFS) != 0) {
+			ctrlr_attempt_failed(ctrlr, -EIO, "controller fatal status (CSTS 0x%x)",
+					     ctrlr->csts);
+		} else if ((ctrlr->csts & NVME_CSTS_RDY) != 0) {
+			init_step(ctrlr, INIT_IDENTIFY_CTRLR);
+		} else if (ticks_get() > ctrlr->init_deadline) {
+			ctrlr_attempt_failed(ctrlr, -ETIMEDOUT,
+					     "controller not ready (CSTS.RDY = 0) in time");
+		} else {
+			csts_poll_later(ctrlr);
+		}
+		break;
+	case INIT_IDENTIFY_CTRLR:
+		memcpy(ctrlr->cdata, ctrlr->id_buf, sizeof(*ctrlr->cdata));
+		__atomic_store_n(&ctrlr->max_xfer_size, nvme_mdts_to_bytes(ctrlr->cdata->mdts,
+									   ctrlr->cap),
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&ctrlr->io_icd_size, ctrlr->cdata->ioccsz >= 4 ?
+				 ctrlr->cdata->ioccsz * 16 - NVME_SQE_SIZE : 0, __ATOMIC_RELAXED);
+		ctrlr->io_queue_size = GGA_MIN(ctrlr->opts.io_queue_size,
+					       NVME_CAP_MQES(ctrlr->cap) + 1);
+		if (ctrlr->cdata->maxcmd != 0) {
+			ctrlr->io_queue_size = GGA_MIN(ctrlr->io_queue_size,
+						       (uint32_t)ctrlr->cdata->maxcmd);
+		}
+		ctrlr->io_queue_size = GGA_MAX(ctrlr->io_queue_size, 2u);
+		init_step(ctrlr, INIT_SET_NUM_QUEUES);
+		break;
+	case INIT_SET_NUM_QUEUES:
+		if (NVME_STATUS_IS_SUCCESS(status)) {
+			nsq = (cpl->cdw0 & 0xffff) + 1;
+			ncq = (cpl->cdw0 >> 16) + 1;
+			ctrlr->num_io_queues = GGA_MIN(ctrlr->opts.num_io_queues,
+						       GGA_MIN(nsq, ncq));
+		} else {
+			WARNLOG("nvme %s: Set Features Number of Queues failed (%s); assuming %u\n",
+				ctrlr->name, nvme_status_string(status), ctrlr->opts.num_io_queues);
+			ctrlr->num_io_queues = ctrlr->opts.num_io_queues;
+		}
+		init_step(ctrlr, INIT_ACTIVE_NS_LIST);
+		break;
+	case INIT_ACTIVE_NS_LIST:
+		ctrlr->ns_list_len = 0;
+		if (NVME_STATUS_IS_SUCCESS(status)) {
+			const uint32_t *list = ctrlr->id_buf;
+
+			for (i = 0; i < NVME_IDENTIFY_DATA_SIZE / 4 && list[i] != 0; i++) {
+				ctrlr->ns_list[ctrlr->ns_list_len++] = list[i];
+			}
+		} else {
+			/* Before NVMe 1.1 there is no list: every nsid up to NN is a candidate. */
+			uint32_t max = GGA_MIN(ctrlr->cdata->nn, NVME_IDENTIFY_DATA_SIZE / 4u);
+
+			for (i = 1; i <= max; i++) {
+				ctrlr->ns_list[ctrlr->ns_list_len++] = i;
+			}
+		}
+		ctrlr->ns_list_pos = 0;
+		ctrlr->num_ns_found = 0;
+		if (ctrlr->ns_list_len == 0) {
+			goto ns_done;
+		}
+		init_step(ctrlr, INIT_IDENTIFY_NS);
+		break;
+	case INIT_IDENTIFY_NS:
+		info = &ctrlr->ns_found[ctrlr->num_ns_found];
+		memset(info, 0, sizeof(*info));
+		info->nsid = ctrlr->ns_list[ctrlr->ns_list_pos];
+		rc = nvme_ns_info_from_identify(info, ctrlr->id_buf);
+		if (rc != 0 || info->num_blocks == 0) {
+			/* Inactive (all zero) or a format we cannot use: not a namespace for us. */
+			if (rc != 0) {
+				WARNLOG("nvme %s: namespace %u: unusable LBA format; skipped\n",
+					ctrlr->name, info->nsid);
+			}
+		} else {
+			info->dsm_supported = (ctrlr->cdata->oncs & NVME_ONCS_DSM) != 0;
+			info->write_zeroes_supported =
+				(ctrlr->cdata->oncs & NVME_ONCS_WRITE_ZEROES) != 0;
+			info->volatile_write_cache = (ctrlr->cdata->vwc & NVME_VWC_PRESENT) != 0;
+			ctrlr->num_ns_found++;
+		}
+		if (++ctrlr->ns_list_pos < ctrlr->ns_list_len) {
+			init_step(ctrlr, INIT_IDENTIFY_NS);
+			break;
+		}
+ns_done:
+		rc = ns_scan_done(ctrlr);
+		if (rc == -ESTALE) {
+			ctrlr_attempt_failed(ctrlr, rc, "a namespace changed its format or shrank");
+		} else if (rc != 0) {
+			ctrlr_attempt_failed(ctrlr, rc, "out of memory");
+		} else {
+			attempt_succeeded(ctrlr);
+		}
+		break;
+	case SHUTDOWN_SET_CC:
+		if (!NVME_STATUS_IS_SUCCESS(status)) {
+			goto shutdown_done;
+		}
+		ctrlr->init_deadline = ticks_get() +
+				       us_to_ticks(1000ull * ctrlr->opts.shutdown_timeout_ms);
+		init_step(ctrlr, SHUTDOWN_WAIT);
+		break;
+	case SHUTDOWN_WAIT:
+		now = ticks_get();
+		if (NVME_STATUS_IS_SUCCESS(status) &&
+		    (cpl->cdw0 & NVME_CSTS_SHST_MASK) != NVME_CSTS_SHST_COMPLETE &&
+		    now < ctrlr->init_deadline) {
+			csts_poll_later(ctrlr);
+			break;
+		}
+		if (NVME_STATUS_IS_SUCCESS(status) &&
+		    (cpl->cdw0 & NVME_CSTS_SHST_MASK) != NVME_CSTS_SHST_COMPLETE) {
+			WARNLOG("nvme %s: shutdown not complete after %u ms; closing anyway\n",
+				ctrlr->name, ctrlr->opts.shutdown_timeout_ms);
+		}
+shutdown_done:
+		ctrlr->step = INIT_IDLE;
+		ctrlr_attempt_failed(ctrlr, 0, "detached");
+		break;
+	default:
+		break;
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* Connect, reset, reconnect                                                */
+/* ------------------------------------------------------------------------ */
+
+static int
+keep_alive_poll(void *ctx);
+
+static void
+attempt_succeeded(struct nvme_ctrlr *ctrlr)
+{
+	bool first = ctrlr->state == NVME_CTRLR_CONNECTING;
+	uint32_t i;
+
+	ctrlr->step = INIT_DONE;
+	if (ctrlr->qid_used == NULL) {
+		ctrlr->qid_slots = ctrlr->num_io_queues;
+		ctrlr->qid_used = calloc(ctrlr->qid_slots + 1, 1);
+		if (ctrlr->qid_used == NULL) {
+			ctrlr_attempt_failed(ctrlr, -ENOMEM, "out of memory");
+			return;
+		}
+	}
+	ctrlr->gen++;
+	ctrlr->state = NVME_CTRLR_CONNECTED;
+	publish_session(ctrlr, true);
+	if (ctrlr->opts.keep_alive_timeout_ms != 0) {
+		ctrlr->keep_alive_outstanding = false;
+		ctrlr->keep_alive_poller = poller_register(keep_alive_poll, ctrlr,
+				1000ull * ctrlr->opts.keep_alive_timeout_ms / 2, "nvme_keep_alive");
+		if (ctrlr->keep_alive_poller == NULL) {
+			WARNLOG("nvme %s: cannot start the keep alive timer\n", ctrlr->name);
+		}
+	}
+	if (first) {
+		NOTICELOG("nvme %s: connected to %s, cntlid %u, %u namespace(s), %u I/O queues, "
+			  "%s%s\n", ctrlr->name, ctrlr->trid.subnqn, ctrlr->admin->cntlid,
+			  ctrlr->num_ns, ctrlr->num_io_queues,
+			  ctrlr->opts.header_digest ? "header digest " : "",
+			  ctrlr->opts.data_digest ? "data digest" : "");
+		for (i = 0; i < ctrlr->num_ns; i++) {
+			DEBUGLOG(nvme, "nvme %s: ns %u: %" PRIu64 " blocks of %u + %u\n",
+				 ctrlr->name, ctrlr->ns[i].info.nsid, ctrlr->ns[i].info.num_blocks,
+				 ctrlr->ns[i].info.block_size, ctrlr->ns[i].info.md_size);
+		}
+		ctrlr->connect_cb(ctrlr->connect_cb_arg, ctrlr, 0, NULL);
+		return;
+	}
+	ctrlr->reconnect_count++;
+	NOTICELOG("nvme %s: reconnected (cntlid %u) after %u attempt(s)\n", ctrlr->name,
+		  ctrlr->admin->cntlid, ctrlr->reconnect_attempts + 1);
+	ctrlr->reconnect_attempts = 0;
+	ctrlr->reconnect_delay_ms = ctrlr->opts.reconnect_delay_min_ms;
+}
+
+static void
+ctrlr_free_msg(void *ctx)
+{
+	struct nvme_ctrlr *ctrlr = ctx;
+
+	nvme_qpair_destroy(ctrlr->admin);
+	ctrlr->admin = NULL;
+	nvme_ctrlr_put_ref(ctrlr);
+}
+
+static void
+detach_done_msg(void *ctx)
+{
+	struct nvme_ctrlr *ctrlr = ctx;
+	nvme_ctrlr_detach_cb cb = ctrlr->detach_cb;
+	void *cb_arg = ctrlr->detach_cb_arg;
+
+	nvme_qpair_destroy(ctrlr->admin);
+	ctrlr->admin = NULL;
+	NOTICELOG("nvme %s: detached\n", ctrlr->name);
+	nvme_ctrlr_put_ref(ctrlr);
+	if (cb != NULL) {
+		cb(cb_arg);
+	}
+}
+
+static int
+reconnect_poll(void *ctx)
+{
+	struct nvme_ctrlr *ctrlr = ctx;
+
+	poller_unregister(&ctrlr->reconnect_poller);
+	ctrlr_start_attempt(ctrlr);
+	return POLLER_BUSY;
+}
+
+static void
+schedule_reconnect(struct nvme_ctrlr *ctrlr)
+{
+	uint32_t delay = ctrlr->reconnect_delay_ms;
+
+	ctrlr->reconnect_delay_ms = GGA_MIN(delay * 2, ctrlr->opts.reconnect_delay_max_ms);
+	ctrlr->reconnect_poller = poller_register(reconnect_poll, ctrlr, 1000ull * delay,
+						  "nvme_reconnect");
+	if (ctrlr->reconnect_poller == NULL) {
+		ERRLOG("nvme %s: cannot schedule a reconnect; the controller stays down\n",
+		       ctrlr->name);
+	}
+}
+
+/*
+ * An attempt (first connect or reconnect) failed, or a detach finished its
+ * shutdown (rc 0): drop the admin connection, then report, retry or free.
+ */
+static void
+ctrlr_attempt_failed(struct nvme_ctrlr *ctrlr, int rc, const char *fmt, ...)
+{
+	char why[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+
+	/* Commands of this attempt fail with the disconnect: they must find it abandoned. */
+	ctrlr->step = INIT_IDLE;
+	poller_unregister(&ctrlr->init_poller);
+	nvme_qpair_disconnect(ctrlr->admin, NVME_STATUS_HOST_PATH_ERROR);
+
+	switch (ctrlr->state) {
+	case NVME_CTRLR_CONNECTING:
+		snprintf(ctrlr->reason, sizeof(ctrlr->reason),
+			 "cannot connect to %s (%s) at %s:%s: %s", ctrlr->trid.subnqn,
+			 nvme_transport_type_name(ctrlr->trid.trtype), ctrlr->trid.traddr,
+			 ctrlr->trid.trsvcid, why);
+		ERRLOG("nvme: %s\n", ctrlr->reason);
+		ctrlr->connect_cb(ctrlr->connect_cb_arg, NULL, rc, ctrlr->reason);
+		/* Not from inside the admin queue's callbacks: free from a fresh message. */
+		if (thread_send_msg(ctrlr->thread, ctrlr_free_msg, ctrlr) != 0) {
+			ERRLOG("nvme %s: cannot free the controller (message queue full)\n",
+			       ctrlr->name);
+		}
+		return;
+	case NVME_CTRLR_DETACHING:
+		if (thread_send_msg(ctrlr->thread, detach_done_msg, ctrlr) != 0) {
+			ERRLOG("nvme %s: cannot finish the detach (message queue full)\n",
+			       ctrlr->name);
+		}
+		return;
+	default:
+		break;
+	}
+
+	ctrlr->last_error = rc;
+	ctrlr->reconnect_attempts++;
+	if (ctrlr->reconnect_attempts <= RECONNECT_LOG_FIRST ||
+	    ctrlr->reconnect_attempts % RECONNECT_LOG_EVERY == 0) {
+		WARNLOG("nvme %s: reconnect attempt %u failed: %s; retrying in %u ms%s\n",
+			ctrlr->name, ctrlr->reconnect_attempts, why, ctrlr->reconnect_delay_ms,
+			ctrlr->reconnect_attempts == RECONNECT_LOG_FIRST ?
+			" (further failures logged every 50 attempts)" : "");
+	}
+	schedule_reconnect(ctrlr);
+}
+
+static void
+admin_connect_done(struct nvme_qpair *qp, int rc)
+{
+	struct nvme_ctrlr *ctrlr = qp->ctrlr;
+
+	if (ctrlr->step != INIT_CONNECT_ADMIN) {
+		return;
+	}
+	if (rc != 0) {
+		ctrlr_attempt_failed(ctrlr, rc, "%s", qp->fail_reason);
+		return;
+	}
+	init_step(ctrlr, INIT_GET_CAP);
+}
+
+static void
+admin_lost(struct nvme_qpair *qp, int rc)
+{
+	struct nvme_ctrlr *ctrlr = qp->ctrlr;
+
+	if (ctrlr->state == NVME_CTRLR_CONNECTED) {
+		ctrlr_reset(ctrlr, qp->fail_reason);
+	} else if (ctrlr->step != INIT_IDLE) {
+		ctrlr_attempt_failed(ctrlr, rc, "%s", qp->fail_reason);
+	}
+}
+
+static void
+ctrlr_start_attempt(struct nvme_ctrlr *ctrlr)
+{
+	int rc;
+
+	ctrlr->step = INIT_CONNECT_ADMIN;
+	rc = nvme_qpair_connect(ctrlr->admin, NVME_CNTLID_DYNAMIC, ctrlr->gen);
+	if (rc != 0) {
+		ctrlr_attempt_failed(ctrlr, rc, "%s", ctrlr->admin->fail_reason[0] != '\0' ?
+				     ctrlr->admin->fail_reason : strerror(-rc));
+	}
+}
+
+static void
+start_msg(void *ctx)
+{
+	ctrlr_start_attempt(ctx);
+}
+
+static void
+ctrlr_reset(struct nvme_ctrlr *ctrlr, const char *reason)
+{
+	if (ctrlr->state != NVME_CTRLR_CONNECTED) {
+		return;
+	}
+	WARNLOG("nvme %s: controller lost (%s); reconnecting\n", ctrlr->name, reason);
+	ctrlr->state = NVME_CTRLR_RECONNECTING;
+	/* A new generation: every I/O queue of the old association drops. */
+	ctrlr->gen++;
+	publish_session(ctrlr, false);
+	poller_unregister(&ctrlr->keep_alive_poller);
+	ctrlr->step = INIT_IDLE;
+	nvme_qpair_disconnect(ctrlr->admin, NVME_STATUS_HOST_PATH_ERROR);
+	ctrlr->reconnect_attempts = 0;
+	ctrlr->reconnect_delay_ms = ctrlr->opts.reconnect_delay_min_ms;
+	schedule_reconnect(ctrlr);
+}
+
+static void
+keep_alive_cpl(void *cb_arg, const struct nvme_cpl *cpl)
+{
+	struct nvme_ctrlr *ctrlr = cb_arg;
+	uint16_t status = cpl->status & ~NVME_STATUS_P;
+
+	ctrlr->keep_alive_outstanding = false;
+	if (!NVME_STATUS_IS_SUCCESS(status) && NVME_STATUS_GET_SCT(status) != NVME_SCT_PATH) {
+		char why[128];
+
+		snprintf(why, sizeof(why), "Keep Alive failed: %s", nvme_status_string(status));
+		ctrlr_reset(ctrlr, why);
+	}
+}
+
+static int
+keep_alive_poll(void *ctx)
+{
+	struct nvme_ctrlr *ctrlr = ctx;
+	struct nvme_cmd cmd;
+
+	if (ctrlr->state != NVME_CTRLR_CONNECTED || ctrlr->keep_alive_outstanding) {
+		return POLLER_IDLE;
+	}
+	nvme_cmd_build_keep_alive(&cmd);
+	if (nvme_qpair_submit(ctrlr->admin, &cmd, NULL, 0, 0, 0, keep_alive_cpl, ctrlr) == 0) {
+		ctrlr->keep_alive_outstanding = true;
+	}
+	return POLLER_BUSY;
+}
+
+static int
+check_trid(const struct nvme_transport_id *trid, const struct nvme_ctrlr_opts *opts)
+{
+	struct in_addr addr;
+	unsigned long port;
+	char *end;
+
+	if (trid->trtype == NVME_TRANSPORT_RDMA) {
+		return -EPROTONOSUPPORT;
+	}
+	if (trid->trtype != NVME_TRANSPORT_TCP) {
+		return -EINVAL;
+	}
+	if (trid->adrfam != NVME_ADRFAM_IPV4) {
+		return -EAFNOSUPPORT;
+	}
+	if (inet_pton(AF_INET, trid->traddr, &addr) != 1) {
+		return -EINVAL;
+	}
+	errno = 0;
+	port = strtoul(trid->trsvcid, &end, 10);
+	if (trid->trsvcid[0] == '\0' || *end != '\0' || errno != 0 || port == 0 || port > 65535) {
+		return -EINVAL;
+	}
+	if (trid->subnqn[0] == '\0' ||
+	    strnlen(trid->subnqn, sizeof(trid->subnqn)) > NVME_NQN_MAX_LEN ||
+	    strnlen(opts->hostnqn, sizeof(opts->hostnqn)) > NVME_NQN_MAX_LEN) {
+		return -EINVAL;
+	}
+	if (opts->io_queue_size < 2 || opts->num_io_queues == 0 || opts->connect_timeout_ms == 0 ||
+	    opts->reconnect_delay_min_ms == 0 ||
+	    opts->reconnect_delay_max_ms < opts->reconnect_delay_min_ms) {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static bool
+all_zero(const uint8_t *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (p[i] != 0) {
+			return false;
+		}
+	}
+	return true;
+}
+
+int
+nvme_ctrlr_connect(const struct nvme_transport_id *trid, const struct nvme_ctrlr_opts *opts,
+		   nvme_ctrlr_connect_cb cb, void *cb_arg)
+{
+	struct nvme_ctrlr *ctrlr;
+	const uint8_t *h;
+	int rc;
+
+	if (trid == NULL || opts == NULL || cb == NULL) {
+		return -EINVAL;
+	}
+	rc = check_trid(trid, opts);
+	if (rc != 0) {
+		return rc;
+	}
+	ctrlr = calloc(1, sizeof(*ctrlr));
+	if (ctrlr == NULL) {
+		return -ENOMEM;
+	}
+	ctrlr->trid = *trid;
+	ctrlr->opts = *opts;
+	ctrlr->ops = &nvme_tcp_ops;
+	ctrlr->thread = thread_get_current();
+	ctrlr->refs = 1;
+	ctrlr->state = NVME_CTRLR_CONNECTING;
+	ctrlr->connect_cb = cb;
+	ctrlr->connect_cb_arg = cb_arg;
+	ctrlr->reconnect_delay_ms = opts->reconnect_delay_min_ms;
+	pthread_mutex_init(&ctrlr->lock, NULL);
+	snprintf(ctrlr->name, sizeof(ctrlr->name), "%s:%s", trid->traddr, trid->trsvcid);
+
+	if (all_zero(ctrlr->opts.hostid, sizeof(ctrlr->opts.hostid)) &&
+	    getrandom(ctrlr->opts.hostid, sizeof(ctrlr->opts.hostid), 0) !=
+	    (ssize_t)sizeof(ctrlr->opts.hostid)) {
+		rc = -EIO;
+		goto free_ctrlr;
+	}
+	if (ctrlr->opts.hostnqn[0] == '\0') {
+		h = ctrlr->opts.hostid;
+		snprintf(ctrlr->opts.hostnqn, sizeof(ctrlr->opts.hostnqn),
+			 "nqn.2014-08.org.nvmexpress:uuid:%02x%02x%02x%02x-%02x%02x-%02x%02x-"
+			 "%02x%02x-%02x%02x%02x%02x%02x%02x", h[0], h[1], h[2], h[3], h[4], h[5],
+			 h[6], h[7], h[8], h[9], h[10], h[11], h[12], h[13], h[14], h[15]);
+	}
+
+	ctrlr->id_buf = aligned_alloc(4096, NVME_IDENTIFY_DATA_SIZE);
+	ctrlr->cdata = calloc(1, sizeof(*ctrlr->cdata));
+	ctrlr->ns_list = calloc(NVME_IDENTIFY_DATA_SIZE / 4, sizeof(uint32_t));
+	ctrlr->ns_found = calloc(NVME_IDENTIFY_DATA_SIZE / 4, sizeof(*ctrlr->ns_found));
+	if (ctrlr->id_buf == NULL || ctrlr->cdata == NULL || ctrlr->ns_list == NULL ||
+	    ctrlr->ns_found == NULL) {
+		rc = -ENOMEM;
+		goto free_ctrlr;
+	}
+	ctrlr->admin = nvme_qpair_create(ctrlr, 0, NVME_ADMIN_QUEUE_SIZE, true);
+	if (ctrlr->admin == NULL) {
+		rc = -ENOMEM;
+		goto free_ctrlr;
+	}
+	ctrlr->admin->connect_done = admin_connect_done;
+	ctrlr->admin->lost = admin_lost;
+
+	/* The callback must not run inside this call: start from a message. */
+	rc = thread_send_msg(ctrlr->thread, start_msg, ctrlr);
+	if (rc != 0) {
+		goto destroy_admin;
+	}
+	return 0;
+
+destroy_admin:
+	nvme_qpair_destroy(ctrlr->admin);
+free_ctrlr:
+	ctrlr_free(ctrlr);
+	return rc;
+}
+
+int
+nvme_ctrlr_detach(struct nvme_ctrlr *ctrlr, nvme_ctrlr_detach_cb cb, void *cb_arg)
+{
+	enum nvme_ctrlr_state prev = ctrlr->state;
+	uint32_t io_qpairs;
+
+	if (prev == NVME_CTRLR_DETACHING || prev == NVME_CTRLR_CONNECTING) {
+		return -EBUSY;
+	}
+	/* Under the lock so that no thread allocates a queue pair meanwhile. */
+	pthread_mutex_lock(&ctrlr->lock);
+	io_qpairs = ctrlr->num_io_qpairs;
+	if (io_qpairs == 0) {
+		__atomic_store_n(&ctrlr->state, NVME_CTRLR_DETACHING, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&ctrlr->lock);
+	if (io_qpairs > 0) {
+		return -EBUSY;
+	}
+	ctrlr->detach_cb = cb;
+	ctrlr->detach_cb_arg = cb_arg;
+	ctrlr->gen++;
+	publish_session(ctrlr, false);
+	stop_timers(ctrlr);
+
+	if (prev == NVME_CTRLR_CONNECTED && ctrlr->step == INIT_DONE &&
+	    nvme_qpair_is_connected(ctrlr->admin)) {
+		/* A clean shutdown tells the target to flush and forget us at once. */
+		init_step(ctrlr, SHUTDOWN_SET_CC);
+		return 0;
+	}
+	ctrlr->step = INIT_IDLE;
+	ctrlr_attempt_failed(ctrlr, 0, "detached");
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* I/O queue pairs                                                          */
+/* ------------------------------------------------------------------------ */
+
+struct io_failure_msg {
+	struct nvme_ctrlr *ctrlr;
+	uint32_t gen;
+	char reason[160];
+};
+
+static void
+io_failure_msg(void *ctx)
+{
+	struct io_failure_msg *msg = ctx;
+	struct nvme_ctrlr *ctrlr = msg->ctrlr;
+
+	if (ctrlr->state == NVME_CTRLR_CONNECTED && msg->gen == ctrlr->gen) {
+		ctrlr_reset(ctrlr, msg->reason);
+	}
+	free(msg);
+	nvme_ctrlr_put_ref(ctrlr);
+}
+
+void
+nvme_ctrlr_report_io_failure(struct nvme_ctrlr *ctrlr, uint32_t gen, const char *reason)
+{
+	struct io_failure_msg *msg;
+
+	msg = malloc(sizeof(*msg));
+	if (msg == NULL) {
+		return;
+	}
+	msg->ctrlr = ctrlr;
+	msg->gen = gen;
+	snprintf(msg->reason, sizeof(msg->reason), "I/O queue: %s", reason);
+	nvme_ctrlr_get_ref(ctrlr);
+	if (thread_send_msg(ctrlr->thread, io_failure_msg, msg) != 0) {
+		free(msg);
+		nvme_ctrlr_put_ref(ctrlr);
+	}
+}
+
+static void
+io_connect_done(struct nvme_qpair *qp, int rc)
+{
+	if (rc != 0) {
+		/* The controller decides: a reset makes every queue start over together. */
+		DEBUGLOG(nvme, "%s: connect failed: %s\n", qp->name, qp->fail_reason);
+		nvme_ctrlr_report_io_failure(qp->ctrlr, qp->gen, qp->fail_reason);
+	}
+}
+
+static void
+io_lost(struct nvme_qpair *qp, int rc)
+{
+	DEBUGLOG(nvme, "%s: I/O queue lost: %s\n", qp->name, qp->fail_reason);
+	nvme_ctrlr_report_io_failure(qp->ctrlr, qp->gen, qp->fail_reason);
+}
+
+static void
+io_destroyed(struct nvme_qpair *qp)
+{
+	struct nvme_ctrlr *ctrlr = qp->ctrlr;
+
+	pthread_mutex_lock(&ctrlr->lock);
+	ctrlr->qid_used[qp->qid] = 0;
+	ctrlr->num_io_qpairs--;
+	pthread_mutex_unlock(&ctrlr->lock);
+	nvme_ctrlr_put_ref(ctrlr);
+}
+
+bool
+nvme_ctrlr_io_qpair_kick(struct nvme_qpair *qp)
+{
+	uint64_t s = load_session(qp->ctrlr);
+	int rc;
+
+	if (qp->state != QPAIR_DISCONNECTED || (s & NVME_SESSION_LIVE) == 0) {
+		return qp->state == QPAIR_CONNECTING;
+	}
+	if (qp->has_failed && qp->failed_gen == NVME_SESSION_GEN(s)) {
+		/* This queue failed in the current association: wait for the controller's reset. */
+		return false;
+	}
+	rc = nvme_qpair_connect(qp, NVME_SESSION_CNTLID(s), NVME_SESSION_GEN(s));
+	if (rc != 0) {
+		DEBUGLOG(nvme, "%s: cannot start connecting: %s\n", qp->name, strerror(-rc));
+		nvme_ctrlr_report_io_failure(qp->ctrlr, NVME_SESSION_GEN(s), strerror(-rc));
+		return false;
+	}
+	return true;
+}
+
+void
+nvme_ctrlr_io_qpair_poll(struct nvme_qpair *qp)
+{
+	uint64_t s = load_session(qp->ctrlr);
+
+	if (qp->state != QPAIR_DISCONNECTED &&
+	    ((s & NVME_SESSION_LIVE) == 0 || NVME_SESSION_GEN(s) != qp->gen)) {
+		/* The controller was reset: this queue belongs to the dead association. */
+		nvme_qpair_disconnect(qp, NVME_STATUS_HOST_PATH_ERROR);
+		return;
+	}
+	if (qp->state == QPAIR_DISCONNECTED && (s & NVME_SESSION_LIVE) != 0) {
+		nvme_ctrlr_io_qpair_kick(qp);
+	}
+}
+
+uint32_t
+nvme_ctrlr_io_icd_size(const struct nvme_ctrlr *ctrlr)
+{
+	return __atomic_load_n(&ctrlr->io_icd_size, __ATOMIC_RELAXED);
+}
+
+struct nvme_qpair *
+nvme_ctrlr_alloc_io_qpair(struct nvme_ctrlr *ctrlr)
+{
+	struct nvme_qpair *qp;
+	uint32_t qid = 0, i;
+
+	pthread_mutex_lock(&ctrlr->lock);
+	if (__atomic_load_n(&ctrlr->state, __ATOMIC_ACQUIRE) == NVME_CTRLR_DETACHING) {
+		pthread_mutex_unlock(&ctrlr->lock);
+		errno = ENODEV;
+		return NULL;
+	}
+	for (i = 1; i <= ctrlr->qid_slots; i++) {
+		if (ctrlr->qid_used[i] == 0) {
+			qid = i;
+			ctrlr->qid_used[i] = 1;
+			ctrlr->num_io_qpairs++;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ctrlr->lock);
+	if (qid == 0) {
+		ERRLOG("nvme %s: all %u I/O queues are in use\n", ctrlr->name, ctrlr->qid_slots);
+		errno = EBUSY;
+		return NULL;
+	}
+	nvme_ctrlr_get_ref(ctrlr);
+	qp = nvme_qpair_create(ctrlr, (uint16_t)qid, (uint16_t)ctrlr->io_queue_size, false);
+	if (qp == NULL) {
+		pthread_mutex_lock(&ctrlr->lock);
+		ctrlr->qid_used[qid] = 0;
+		ctrlr->num_io_qpairs--;
+		pthread_mutex_unlock(&ctrlr->lock);
+		nvme_ctrlr_put_ref(ctrlr);
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->connect_done = io_connect_done;
+	qp->lost = io_lost;
+	qp->destroyed = io_destroyed;
+	nvme_ctrlr_io_qpair_kick(qp);
+	return qp;
+}
+
+void
+nvme_ctrlr_free_io_qpair(struct nvme_qpair *qp)
+{
+	if (qp != NULL) {
+		nvme_qpair_destroy(qp);
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* Accessors                                                                */
+/* ------------------------------------------------------------------------ */
+
+enum nvme_ctrlr_state
+nvme_ctrlr_get_state(const struct nvme_ctrlr *ctrlr)
+{
+	return __atomic_load_n(&ctrlr->state, __ATOMIC_ACQUIRE);
+}
+
+const char *
+nvme_ctrlr_state_name(enum nvme_ctrlr_state state)
+{
+	switch (state) {
+	case NVME_CTRLR_CONNECTING:
+		return "connecting";
+	case NVME_CTRLR_CONNECTED:
+		return "connected";
+	case NVME_CTRLR_RECONNECTING:
+		return "reconnecting";
+	case NVME_CTRLR_DETACHING:
+		return "detaching";
+	}
+	return "unknown";
+}
+
+const struct nvme_transport_id *
+nvme_ctrlr_get_trid(const struct nvme_ctrlr *ctrlr)
+{
+	return &ctrlr->trid;
+}
+
+const struct nvme_ctrlr_opts *
+nvme_ctrlr_get_opts(const struct nvme_ctrlr *ctrlr)
+{
+	return &ctrlr->opts;
+}
+
+uint16_t
+nvme_ctrlr_get_cntlid(const struct nvme_ctrlr *ctrlr)
+{
+	uint64_t s = load_session(ctrlr);
+
+	return (s & NVME_SESSION_LIVE) != 0 ? NVME_SESSION_CNTLID(s) : 0;
+}
+
+const struct nvme_identify_ctrlr *
+nvme_ctrlr_get_data(const struct nvme_ctrlr *ctrlr)
+{
+	return ctrlr->cdata;
+}
+
+uint32_t
+nvme_ctrlr_get_max_xfer_size(const struct nvme_ctrlr *ctrlr)
+{
+	return __atomic_load_n(&ctrlr->max_xfer_size, __ATOMIC_RELAXED);
+}
+
+uint32_t
+nvme_ctrlr_get_num_io_queues(const struct nvme_ctrlr *ctrlr)
+{
+	return ctrlr->num_io_queues;
+}
+
+uint64_t
+nvme_ctrlr_get_reconnect_count(const struct nvme_ctrlr *ctrlr)
+{
+	return ctrlr->reconnect_count;
+}
+
+uint32_t
+nvme_ctrlr_get_num_ns(const struct nvme_ctrlr *ctrlr)
+{
+	return ctrlr->num_ns;
+}
+
+struct nvme_ns *
+nvme_ctrlr_get_ns_by_index(struct nvme_ctrlr *ctrlr, uint32_t index)
+{
+	return index < ctrlr->num_ns ? &ctrlr->ns[index] : NULL;
+}
+
+struct nvme_ns *
+nvme_ctrlr_get_ns(struct nvme_ctrlr *ctrlr, uint32_t nsid)
+{
+	uint32_t i;
+
+	for (i = 0; i < ctrlr->num_ns; i++) {
+		if (ctrlr->ns[i].info.nsid == nsid) {
+			return &ctrlr->ns[i];
+		}
+	}
+	return NULL;
+}
+
+const struct nvme_ns_info *
+nvme_ns_get_info(const struct nvme_ns *ns)
+{
+	return &ns->info;
+}
+
+struct nvme_ctrlr *
+nvme_ns_get_ctrlr(const struct nvme_ns *ns)
+{
+	return ns->ctrlr;
+}

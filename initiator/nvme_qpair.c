@@ -1,0 +1,462 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Queue pairs: the request pool, submission, completion, per-command
+ * timeouts, the Fabrics Connect that turns a transport connection into a
+ * queue, and failure handling (every command outstanding on a queue that
+ * breaks completes at once with a path error).
+ *
+ * A queue pair has num_entries - 1 request slots, so it never has more
+ * commands outstanding than its submission queue holds, plus one slot of
+ * its own for the Fabrics Connect (I/O waiting for the queue to come up may
+ * fill the pool). The request's index is its command id.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gga/log.h"
+#include "gga/util.h"
+
+#include "nvme_internal.h"
+
+static int qpair_poll(void *ctx);
+
+struct nvme_qpair *
+nvme_qpair_create(struct nvme_ctrlr *ctrlr, uint16_t qid, uint16_t num_entries, bool is_admin)
+{
+	struct nvme_qpair *qp;
+	uint32_t i;
+
+	qp = calloc(1, sizeof(*qp));
+	if (qp == NULL) {
+		return NULL;
+	}
+	qp->ctrlr = ctrlr;
+	qp->ops = ctrlr->ops;
+	qp->thread = thread_get_current();
+	qp->qid = qid;
+	qp->num_entries = num_entries;
+	qp->is_admin = is_admin;
+	snprintf(qp->name, sizeof(qp->name), "%.30s q%u", ctrlr->name, qid);
+	qp->num_reqs = (uint32_t)num_entries - 1;
+	TAILQ_INIT(&qp->free_reqs);
+	TAILQ_INIT(&qp->outstanding);
+	TAILQ_INIT(&qp->queued);
+	qp->cmd_timeout_ticks = us_to_ticks((uint64_t)ctrlr->opts.command_timeout_ms * 1000);
+
+	qp->reqs = calloc(qp->num_reqs + 1, sizeof(*qp->reqs));
+	qp->connect_data = calloc(1, sizeof(*qp->connect_data));
+	qp->tcp.rbuf = malloc(NVME_TCP_RBUF_SIZE);
+	if (qp->reqs == NULL || qp->connect_data == NULL || qp->tcp.rbuf == NULL) {
+		goto free_bufs;
+	}
+	for (i = 0; i <= qp->num_reqs; i++) {
+		qp->reqs[i].qpair = qp;
+		qp->reqs[i].cid = (uint16_t)i;
+		if (i < qp->num_reqs) {
+			TAILQ_INSERT_TAIL(&qp->free_reqs, &qp->reqs[i], link);
+		}
+	}
+	qp->connect_req = &qp->reqs[qp->num_reqs];
+	qp->tcp.fd = -1;
+	TAILQ_INIT(&qp->tcp.txq);
+
+	qp->poller = poller_register(qpair_poll, qp, NVME_QPAIR_POLL_US, "nvme_qpair");
+	if (qp->poller == NULL) {
+		goto free_bufs;
+	}
+	return qp;
+
+free_bufs:
+	free(qp->tcp.rbuf);
+	free(qp->connect_data);
+	free(qp->reqs);
+	free(qp);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void
+nvme_qpair_hold(struct nvme_qpair *qp)
+{
+	qp->cb_depth++;
+}
+
+bool
+nvme_qpair_release(struct nvme_qpair *qp)
+{
+	if (--qp->cb_depth == 0 && qp->free_pending && !qp->destroying) {
+		nvme_qpair_destroy(qp);
+		return true;
+	}
+	return false;
+}
+
+void
+nvme_qpair_destroy(struct nvme_qpair *qp)
+{
+	if (qp->cb_depth > 0) {
+		/* Inside one of our own callbacks: finish when they return. */
+		qp->free_pending = true;
+		return;
+	}
+	qp->destroying = true;
+	qp->cb_depth++;
+	nvme_qpair_disconnect(qp, NVME_STATUS_SQ_DELETION);
+	qp->cb_depth--;
+	poller_unregister(&qp->poller);
+	if (qp->destroyed != NULL) {
+		qp->destroyed(qp);
+	}
+	free(qp->tcp.rbuf);
+	free(qp->connect_data);
+	free(qp->reqs);
+	free(qp);
+}
+
+static void
+qpair_connect_cpl(void *cb_arg, const struct nvme_cpl *cpl)
+{
+	struct nvme_qpair *qp = cb_arg;
+	struct nvme_request *req;
+	char reason[sizeof(qp->fail_reason)];
+	uint16_t status = cpl->status & ~NVME_STATUS_P;
+	int rc;
+
+	/* A failing queue completes the Connect too; that failure is reported already. */
+	if (qp->state != QPAIR_CONNECTING) {
+		return;
+	}
+	if (!NVME_STATUS_IS_SUCCESS(status)) {
+		rc = nvme_connect_status_errno(status);
+		if (NVME_STATUS_GET_SCT(status) == NVME_SCT_COMMAND_SPECIFIC &&
+		    NVME_STATUS_GET_SC(status) == NVME_SC_CONNECT_INVALID_PARAMETERS) {
+			snprintf(reason, sizeof(reason),
+				 "Fabrics Connect failed: %s (sct 0x%x, sc 0x%x, %s byte %u)%s",
+				 nvme_status_string(status), NVME_STATUS_GET_SCT(status),
+				 NVME_STATUS_GET_SC(status),
+				 (cpl->cdw0 & 1) ? "connect data" : "command", cpl->cdw0 >> 16,
+				 (cpl->cdw0 & 1) && (cpl->cdw0 >> 16) ==
+				 offsetof(struct nvme_connect_data, subnqn) ?
+				 ": unknown subsystem NQN" : "");
+		} else {
+			snprintf(reason, sizeof(reason),
+				 "Fabrics Connect failed: %s (sct 0x%x, sc 0x%x)",
+				 nvme_status_string(status), NVME_STATUS_GET_SCT(status),
+				 NVME_STATUS_GET_SC(status));
+		}
+		nvme_qpair_fail(qp, rc, reason);
+		return;
+	}
+	if (qp->is_admin) {
+		qp->cntlid = (uint16_t)cpl->cdw0;
+	}
+	qp->state = QPAIR_LIVE;
+	DEBUGLOG(nvme, "%s: connected, cntlid %u\n", qp->name, qp->cntlid);
+
+	/* I/O that waited for the queue goes out now, oldest first. */
+	nvme_qpair_hold(qp);
+	while (qp->state == QPAIR_LIVE && (req = TAILQ_FIRST(&qp->queued)) != NULL) {
+		TAILQ_REMOVE(&qp->queued, req, link);
+		req->state = REQ_OUTSTANDING;
+		TAILQ_INSERT_TAIL(&qp->outstanding, req, link);
+		qp->num_outstanding++;
+		rc = qp->ops->submit(qp, req);
+		if (rc != 0) {
+			nvme_qpair_fail(qp, rc, "cannot send a queued command");
+		}
+	}
+	if (qp->state == QPAIR_LIVE) {
+		qp->connect_done(qp, 0);
+	}
+	nvme_qpair_release(qp);
+}
+
+/* Put a request on the wire (or on the queue of a connecting queue pair). */
+static int
+qpair_send(struct nvme_qpair *qp, struct nvme_request *req)
+{
+	int rc;
+
+	if (qp->state == QPAIR_CONNECTING && req != qp->connect_req) {
+		req->state = REQ_QUEUED;
+		TAILQ_INSERT_TAIL(&qp->queued, req, link);
+		return 0;
+	}
+	req->state = REQ_OUTSTANDING;
+	TAILQ_INSERT_TAIL(&qp->outstanding, req, link);
+	qp->num_outstanding++;
+	rc = qp->ops->submit(qp, req);
+	if (rc != 0) {
+		TAILQ_REMOVE(&qp->outstanding, req, link);
+		qp->num_outstanding--;
+		req->state = REQ_FREE;
+	}
+	return rc;
+}
+
+static void
+req_init(struct nvme_qpair *qp, struct nvme_request *req, const struct nvme_cmd *cmd,
+	 const struct iovec *iov, int iovcnt, size_t iov_offset, uint32_t data_len,
+	 nvme_cmd_cb cb, void *cb_arg)
+{
+	req->cmd = *cmd;
+	req->cmd.cid = req->cid;
+	req->cb = cb;
+	req->cb_arg = cb_arg;
+	req->iov = iov;
+	req->iovcnt = iovcnt;
+	req->iov_offset = iov_offset;
+	req->data_len = data_len;
+	req->timed_out = false;
+	if (data_len == 0) {
+		req->xfer = NVME_XFER_NONE;
+	} else if (cmd->opc == NVME_OPC_FABRICS) {
+		/* Fabrics opcodes do not encode a direction; only Connect carries data. */
+		req->xfer = NVME_XFER_HOST_TO_CTRLR;
+	} else {
+		req->xfer = nvme_opc_data_xfer(cmd->opc);
+	}
+	req->deadline = qp->cmd_timeout_ticks != 0 ? ticks_get() + qp->cmd_timeout_ticks : 0;
+}
+
+int
+nvme_qpair_submit(struct nvme_qpair *qp, const struct nvme_cmd *cmd, const struct iovec *iov,
+		  int iovcnt, size_t iov_offset, uint32_t data_len, nvme_cmd_cb cb, void *cb_arg)
+{
+	struct nvme_request *req;
+	int rc;
+
+	if (unlikely(qp->state != QPAIR_LIVE)) {
+		if (qp->state == QPAIR_DISCONNECTED &&
+		    (qp->is_admin || !nvme_ctrlr_io_qpair_kick(qp))) {
+			return -ENXIO;
+		}
+	}
+	req = TAILQ_FIRST(&qp->free_reqs);
+	if (unlikely(req == NULL)) {
+		return -ENOMEM;
+	}
+	if (unlikely(data_len > 0 && nvme_opc_data_xfer(cmd->opc) == NVME_XFER_BIDIRECTIONAL &&
+		     cmd->opc != NVME_OPC_FABRICS)) {
+		return -EINVAL;
+	}
+	TAILQ_REMOVE(&qp->free_reqs, req, link);
+	req_init(qp, req, cmd, iov, iovcnt, iov_offset, data_len, cb, cb_arg);
+	rc = qpair_send(qp, req);
+	if (unlikely(rc != 0)) {
+		TAILQ_INSERT_HEAD(&qp->free_reqs, req, link);
+	}
+	return rc;
+}
+
+int
+nvme_qpair_submit_buf(struct nvme_qpair *qp, const struct nvme_cmd *cmd, void *buf, uint32_t len,
+		      nvme_cmd_cb cb, void *cb_arg)
+{
+	struct nvme_request *req;
+	int rc;
+
+	/*
+	 * The iovec must outlive the call: it lives in the request. Take the
+	 * slot the submit will take, which is the head of the free list.
+	 */
+	req = TAILQ_FIRST(&qp->free_reqs);
+	if (req == NULL) {
+		return qp->state == QPAIR_LIVE ? -ENOMEM : -ENXIO;
+	}
+	req->local_iov.iov_base = buf;
+	req->local_iov.iov_len = len;
+	rc = nvme_qpair_submit(qp, cmd, len > 0 ? &req->local_iov : NULL, len > 0 ? 1 : 0, 0, len,
+			       cb, cb_arg);
+	return rc;
+}
+
+int
+nvme_qpair_connect(struct nvme_qpair *qp, uint16_t cntlid, uint32_t gen)
+{
+	int rc;
+
+	if (qp->state != QPAIR_DISCONNECTED) {
+		return -EBUSY;
+	}
+	qp->state = QPAIR_CONNECTING;
+	qp->cntlid = cntlid;
+	qp->gen = gen;
+	qp->fail_reason[0] = '\0';
+	qp->timed_out_seen = false;
+	qp->connect_deadline = ticks_get() +
+			       us_to_ticks((uint64_t)qp->ctrlr->opts.connect_timeout_ms * 1000);
+	rc = qp->ops->connect(qp);
+	if (rc != 0) {
+		qp->state = QPAIR_DISCONNECTED;
+		return rc;
+	}
+	return 0;
+}
+
+void
+nvme_qpair_transport_ready(struct nvme_qpair *qp)
+{
+	struct nvme_ctrlr *ctrlr = qp->ctrlr;
+	struct nvme_request *req = qp->connect_req;
+	struct nvme_cmd cmd;
+	int rc;
+
+	nvme_cmd_build_connect(&cmd, qp->qid, (uint16_t)(qp->num_entries - 1),
+			       ctrlr->opts.keep_alive_timeout_ms);
+	nvme_connect_data_build(qp->connect_data, ctrlr->opts.hostid,
+				qp->is_admin ? NVME_CNTLID_DYNAMIC : qp->cntlid, ctrlr->trid.subnqn,
+				ctrlr->opts.hostnqn);
+	req->local_iov.iov_base = qp->connect_data;
+	req->local_iov.iov_len = sizeof(*qp->connect_data);
+	req_init(qp, req, &cmd, &req->local_iov, 1, 0, sizeof(*qp->connect_data),
+		 qpair_connect_cpl, qp);
+	rc = qpair_send(qp, req);
+	if (rc != 0) {
+		nvme_qpair_fail(qp, rc, "cannot send the Fabrics Connect command");
+	}
+}
+
+struct nvme_request *
+nvme_qpair_find_req(struct nvme_qpair *qp, uint16_t cid)
+{
+	struct nvme_request *req;
+
+	if (unlikely(cid > qp->num_reqs)) {
+		return NULL;
+	}
+	req = &qp->reqs[cid];
+	return req->state == REQ_OUTSTANDING ? req : NULL;
+}
+
+void
+nvme_qpair_complete(struct nvme_qpair *qp, struct nvme_request *req, const struct nvme_cpl *cpl)
+{
+	nvme_cmd_cb cb = req->cb;
+	void *cb_arg = req->cb_arg;
+	struct nvme_cpl done = *cpl;
+
+	if (req->state == REQ_OUTSTANDING) {
+		TAILQ_REMOVE(&qp->outstanding, req, link);
+		qp->num_outstanding--;
+	} else if (req->state == REQ_QUEUED) {
+		TAILQ_REMOVE(&qp->queued, req, link);
+	}
+	req->state = REQ_FREE;
+	if (req != qp->connect_req) {
+		/* Most recently used first: its cache lines are warm. */
+		TAILQ_INSERT_HEAD(&qp->free_reqs, req, link);
+	}
+	done.cid = req->cid;
+	nvme_qpair_hold(qp);
+	cb(cb_arg, &done);
+	nvme_qpair_release(qp);
+}
+
+void
+nvme_qpair_disconnect(struct nvme_qpair *qp, uint16_t status)
+{
+	TAILQ_HEAD(, nvme_request) failed = TAILQ_HEAD_INITIALIZER(failed);
+	struct nvme_request *req;
+	struct nvme_cpl cpl;
+
+	if (qp->state == QPAIR_DISCONNECTED) {
+		return;
+	}
+	qp->state = QPAIR_DISCONNECTED;
+	qp->ops->disconnect(qp);
+
+	/* Detach both lists first: a callback may submit again (and fail fast). */
+	TAILQ_CONCAT(&failed, &qp->outstanding, link);
+	TAILQ_CONCAT(&failed, &qp->queued, link);
+	qp->num_outstanding = 0;
+	nvme_qpair_hold(qp);
+	while ((req = TAILQ_FIRST(&failed)) != NULL) {
+		TAILQ_REMOVE(&failed, req, link);
+		req->state = REQ_FREE;
+		memset(&cpl, 0, sizeof(cpl));
+		cpl.sqid = qp->qid;
+		cpl.status = req->timed_out ? NVME_STATUS_ABORTED_BY_HOST : status;
+		nvme_qpair_complete(qp, req, &cpl);
+	}
+	nvme_qpair_release(qp);
+}
+
+void
+nvme_qpair_fail(struct nvme_qpair *qp, int rc, const char *reason)
+{
+	enum nvme_qpair_state was = qp->state;
+
+	if (was == QPAIR_DISCONNECTED) {
+		return;
+	}
+	if (reason != NULL && reason != qp->fail_reason) {
+		snprintf(qp->fail_reason, sizeof(qp->fail_reason), "%s", reason);
+	}
+	if (qp->fail_reason[0] == '\0') {
+		snprintf(qp->fail_reason, sizeof(qp->fail_reason), "%s", strerror(-rc));
+	}
+	DEBUGLOG(nvme, "%s: %s: %s\n", qp->name,
+		 was == QPAIR_CONNECTING ? "connect failed" : "connection lost", qp->fail_reason);
+	/* Before the completions: I/O they resubmit must not reconnect this association. */
+	qp->has_failed = true;
+	qp->failed_gen = qp->gen;
+	nvme_qpair_hold(qp);
+	nvme_qpair_disconnect(qp, NVME_STATUS_HOST_PATH_ERROR);
+	if (!qp->free_pending) {
+		if (was == QPAIR_CONNECTING) {
+			qp->connect_done(qp, rc);
+		} else {
+			qp->lost(qp, rc);
+		}
+	}
+	nvme_qpair_release(qp);
+}
+
+static int
+qpair_poll(void *ctx)
+{
+	struct nvme_qpair *qp = ctx;
+	struct nvme_request *req;
+	uint64_t now;
+
+	if (qp->free_pending) {
+		return POLLER_IDLE;
+	}
+	if (qp->state == QPAIR_CONNECTING) {
+		now = ticks_get();
+		if (now > qp->connect_deadline) {
+			nvme_qpair_fail(qp, -ETIMEDOUT, "connect timed out");
+			return POLLER_BUSY;
+		}
+	} else if (qp->state == QPAIR_LIVE) {
+		req = TAILQ_FIRST(&qp->outstanding);
+		if (req != NULL && req->deadline != 0) {
+			now = ticks_get();
+			if (now > req->deadline) {
+				req->timed_out = true;
+				qp->timed_out_seen = true;
+				ERRLOG("nvme %s: cid %u opcode 0x%02x nsid %u timed out after %"
+				       PRIu64 " ms; disconnecting\n", qp->name, req->cid,
+				       req->cmd.opc, req->cmd.nsid,
+				       ticks_to_us(qp->cmd_timeout_ticks) / 1000);
+				nvme_qpair_fail(qp, -ETIMEDOUT, "command timed out");
+				return POLLER_BUSY;
+			}
+		}
+	}
+	if (!qp->is_admin) {
+		nvme_ctrlr_io_qpair_poll(qp);
+	}
+	return POLLER_IDLE;
+}
+
+bool
+nvme_qpair_is_connected(const struct nvme_qpair *qp)
+{
+	return qp->state == QPAIR_LIVE;
+}

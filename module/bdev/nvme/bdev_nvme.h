@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * NVMe bdev: the namespaces of a remote NVMe-oF controller as local bdevs,
+ * through the host library (gga/nvme_host.h).
+ *
+ * A controller is attached under a name; each active namespace becomes the
+ * bdev "<name>n<nsid>" with block_size the LBA data size, md_size the
+ * metadata size of an extended-LBA format, and num_blocks NSZE. Each thread
+ * that does I/O gets its own I/O queue pair, created with its channel.
+ *
+ * Failures: NVMe errors from the target complete the bdev_io with that NVMe
+ * status. While the controller is lost (target down) I/O fails at once with
+ * a path status (Host Pathing Error), so a layer above (the gga bdev) marks
+ * the member failed; the controller reconnects in the background and I/O
+ * works again once it is back.
+ *
+ * RPCs: bdev_nvme_attach_controller {name, trtype, adrfam?, traddr, trsvcid,
+ * subnqn, hostnqn?, hdgst?, ddgst?, timeout_ms?, keep_alive_timeout_ms?}
+ * answers (once connected) the list of bdev names;
+ * bdev_nvme_detach_controller {name} answers true once the bdevs are gone
+ * and the controller is shut down; bdev_nvme_get_controllers {name?} lists
+ * controllers. save_config writes one attach per controller.
+ */
+#ifndef GGA_BDEV_NVME_H
+#define GGA_BDEV_NVME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "gga/nvme_host.h"
+
+struct bdev_nvme_attach_opts {
+	const char *name;		/* controller name, the prefix of its bdev names */
+	struct nvme_transport_id trid;
+	const char *hostnqn;		/* NULL: the library's default */
+	bool hdgst;
+	bool ddgst;
+	uint32_t timeout_ms;		/* per-command timeout; 0: the library default (30 s) */
+	uint32_t keep_alive_timeout_ms;	/* 0: the library default (10 s) */
+};
+
+/* Register the module and its RPCs (once, before bdev_subsystem_init). */
+void bdev_nvme_module_register(void);
+
+/*
+ * Attach result: rc 0 and the names of the bdevs created (valid during the
+ * call), or a negative errno and a message naming the address and cause.
+ */
+typedef void (*bdev_nvme_attach_cb)(void *cb_arg, int rc, const char *errmsg,
+				    const char *const *names, size_t count);
+
+/*
+ * Connect to a controller and create a bdev per active namespace (app
+ * thread). Returns 0 (cb will be called once, later), or -EINVAL (empty or
+ * too long name, bad address), -EEXIST (a controller of that name exists),
+ * -EPROTONOSUPPORT (rdma), -ENOMEM; then nothing is created. A connect or
+ * bdev registration failure reaches cb with nothing left behind.
+ */
+int bdev_nvme_attach_controller(const struct bdev_nvme_attach_opts *opts,
+				bdev_nvme_attach_cb cb, void *cb_arg);
+
+typedef void (*bdev_nvme_detach_cb)(void *cb_arg, int rc);
+
+/*
+ * Unregister the controller's bdevs, shut it down and forget it (app thread).
+ * Returns 0 (cb, if not NULL, called once done), -ENODEV (no such
+ * controller), -EBUSY (being attached or already detaching).
+ */
+int bdev_nvme_detach_controller(const char *name, bdev_nvme_detach_cb cb, void *cb_arg);
+
+/*
+ * The controllers as bdev_nvme_get_controllers answers: all of them, or the
+ * one named (NULL when there is no such controller). New reference.
+ */
+json_t *bdev_nvme_get_controllers_json(const char *name);
+
+/* Internal: registers the RPC methods (bdev_nvme_rpc.c). */
+void bdev_nvme_rpc_register(void);
+
+#endif /* GGA_BDEV_NVME_H */

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * RPCs of the NVMe bdev: bdev_nvme_attach_controller,
+ * bdev_nvme_detach_controller and bdev_nvme_get_controllers.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gga/rpc.h"
+#include "gga/util.h"
+
+#include "bdev_nvme.h"
+
+struct rpc_nvme_attach {
+	char *name;
+	char *trtype;
+	char *adrfam;
+	char *traddr;
+	char *trsvcid;
+	char *subnqn;
+	char *hostnqn;
+	bool hdgst;
+	bool ddgst;
+	uint32_t timeout_ms;
+	uint32_t keep_alive_timeout_ms;
+};
+
+static const struct rpc_param nvme_attach_params[] = {
+	{
+		.name = "name", .type = RPC_PARAM_STRING, .min = 1, .max = 64,
+		.offset = offsetof(struct rpc_nvme_attach, name),
+	},
+	{
+		.name = "trtype", .type = RPC_PARAM_STRING,
+		.offset = offsetof(struct rpc_nvme_attach, trtype),
+	},
+	{
+		.name = "adrfam", .type = RPC_PARAM_STRING, .optional = true,
+		.offset = offsetof(struct rpc_nvme_attach, adrfam),
+	},
+	{
+		.name = "traddr", .type = RPC_PARAM_STRING, .min = 1, .max = NVME_TRADDR_MAX_LEN,
+		.offset = offsetof(struct rpc_nvme_attach, traddr),
+	},
+	{
+		.name = "trsvcid", .type = RPC_PARAM_STRING, .min = 1, .max = NVME_TRSVCID_MAX_LEN,
+		.offset = offsetof(struct rpc_nvme_attach, trsvcid),
+	},
+	{
+		.name = "subnqn", .type = RPC_PARAM_STRING, .min = 1, .max = NVME_NQN_MAX_LEN,
+		.offset = offsetof(struct rpc_nvme_attach, subnqn),
+	},
+	{
+		.name = "hostnqn", .type = RPC_PARAM_STRING, .optional = true, .min = 1,
+		.max = NVME_NQN_MAX_LEN,
+		.offset = offsetof(struct rpc_nvme_attach, hostnqn),
+	},
+	{
+		.name = "hdgst", .type = RPC_PARAM_BOOL, .optional = true,
+		.offset = offsetof(struct rpc_nvme_attach, hdgst),
+	},
+	{
+		.name = "ddgst", .type = RPC_PARAM_BOOL, .optional = true,
+		.offset = offsetof(struct rpc_nvme_attach, ddgst),
+	},
+	{
+		.name = "timeout_ms", .type = RPC_PARAM_UINT32, .optional = true,
+		.min = 1, .max = 3600 * 1000,
+		.offset = offsetof(struct rpc_nvme_attach, timeout_ms),
+	},
+	{
+		.name = "keep_alive_timeout_ms", .type = RPC_PARAM_UINT32, .optional = true,
+		.min = 1000, .max = 3600 * 1000,
+		.offset = offsetof(struct rpc_nvme_attach, keep_alive_timeout_ms),
+	},
+};
+
+static void
+attach_done(void *cb_arg, int rc, const char *errmsg, const char *const *names, size_t count)
+{
+	struct rpc_request *req = cb_arg;
+	json_t *result;
+	size_t i;
+
+	if (rc != 0) {
+		/* rpc_send_errno maps -EINVAL to INVALID_PARAMS; a failed connect is not that. */
+		rpc_send_error(req, rc == -EINVAL ? RPC_ERROR_INTERNAL_ERROR : rc, "%s",
+			       errmsg != NULL ? errmsg : "attach failed");
+		return;
+	}
+	result = json_array();
+	for (i = 0; i < count && result != NULL; i++) {
+		json_array_append_new(result, json_string(names[i]));
+	}
+	rpc_send_result(req, result);
+}
+
+static void
+nvme_rpc_attach(struct rpc_request *req, json_t *params)
+{
+	struct rpc_nvme_attach args = { 0 };
+	struct bdev_nvme_attach_opts opts = { 0 };
+	int rc;
+
+	if (rpc_decode_params(req, params, nvme_attach_params, ARRAY_SIZE(nvme_attach_params),
+			      &args) != 0) {
+		goto cleanup;
+	}
+	if (nvme_transport_type_parse(args.trtype, &opts.trid.trtype) != 0) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "trtype: '%s' is not a transport (tcp or rdma)", args.trtype);
+		goto cleanup;
+	}
+	if (opts.trid.trtype == NVME_TRANSPORT_RDMA) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "trtype: RDMA is reserved, not supported by the host yet; use tcp");
+		goto cleanup;
+	}
+	opts.trid.adrfam = NVME_ADRFAM_IPV4;
+	if (args.adrfam != NULL &&
+	    (nvme_adrfam_parse(args.adrfam, &opts.trid.adrfam) != 0 ||
+	     opts.trid.adrfam != NVME_ADRFAM_IPV4)) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "adrfam: '%s' is not supported (ipv4)", args.adrfam);
+		goto cleanup;
+	}
+	snprintf(opts.trid.traddr, sizeof(opts.trid.traddr), "%s", args.traddr);
+	snprintf(opts.trid.trsvcid, sizeof(opts.trid.trsvcid), "%s", args.trsvcid);
+	snprintf(opts.trid.subnqn, sizeof(opts.trid.subnqn), "%s", args.subnqn);
+	opts.name = args.name;
+	opts.hostnqn = args.hostnqn;
+	opts.hdgst = args.hdgst;
+	opts.ddgst = args.ddgst;
+	opts.timeout_ms = args.timeout_ms;
+	opts.keep_alive_timeout_ms = args.keep_alive_timeout_ms;
+
+	rc = bdev_nvme_attach_controller(&opts, attach_done, req);
+	switch (rc) {
+	case 0:
+		break;
+	case -EEXIST:
+		rpc_send_errno(req, rc, "nvme controller '%s' already exists", args.name);
+		break;
+	case -EINVAL:
+		rpc_send_errno(req, rc, "traddr/trsvcid: '%s:%s' is not an IPv4 address and port",
+			       args.traddr, args.trsvcid);
+		break;
+	default:
+		rpc_send_errno(req, rc, NULL);
+		break;
+	}
+
+cleanup:
+	rpc_free_params(nvme_attach_params, ARRAY_SIZE(nvme_attach_params), &args);
+}
+
+struct rpc_nvme_name {
+	char *name;
+};
+
+static const struct rpc_param nvme_detach_params[] = {
+	{
+		.name = "name", .type = RPC_PARAM_STRING,
+		.offset = offsetof(struct rpc_nvme_name, name),
+	},
+};
+
+static void
+detach_done(void *cb_arg, int rc)
+{
+	struct rpc_request *req = cb_arg;
+
+	if (rc != 0) {
+		rpc_send_errno(req, rc, NULL);
+	} else {
+		rpc_send_bool(req, true);
+	}
+}
+
+static void
+nvme_rpc_detach(struct rpc_request *req, json_t *params)
+{
+	struct rpc_nvme_name args = { 0 };
+	int rc;
+
+	if (rpc_decode_params(req, params, nvme_detach_params, ARRAY_SIZE(nvme_detach_params),
+			      &args) != 0) {
+		goto cleanup;
+	}
+	rc = bdev_nvme_detach_controller(args.name, detach_done, req);
+	if (rc == -ENODEV) {
+		rpc_send_errno(req, rc, "nvme controller '%s' does not exist", args.name);
+	} else if (rc == -EBUSY) {
+		rpc_send_errno(req, rc, "nvme controller '%s' is being attached or detached",
+			       args.name);
+	} else if (rc != 0) {
+		rpc_send_errno(req, rc, NULL);
+	}
+
+cleanup:
+	rpc_free_params(nvme_detach_params, ARRAY_SIZE(nvme_detach_params), &args);
+}
+
+static const struct rpc_param nvme_get_params[] = {
+	{
+		.name = "name", .type = RPC_PARAM_STRING, .optional = true,
+		.offset = offsetof(struct rpc_nvme_name, name),
+	},
+};
+
+static void
+nvme_rpc_get_controllers(struct rpc_request *req, json_t *params)
+{
+	struct rpc_nvme_name args = { 0 };
+	json_t *result;
+
+	if (rpc_decode_params(req, params, nvme_get_params, ARRAY_SIZE(nvme_get_params),
+			      &args) != 0) {
+		goto cleanup;
+	}
+	result = bdev_nvme_get_controllers_json(args.name);
+	if (result == NULL) {
+		if (args.name != NULL) {
+			rpc_send_errno(req, -ENODEV, "nvme controller '%s' does not exist",
+				       args.name);
+		} else {
+			rpc_send_errno(req, -ENOMEM, NULL);
+		}
+		goto cleanup;
+	}
+	rpc_send_result(req, result);
+
+cleanup:
+	rpc_free_params(nvme_get_params, ARRAY_SIZE(nvme_get_params), &args);
+}
+
+void
+bdev_nvme_rpc_register(void)
+{
+	rpc_register_method("bdev_nvme_attach_controller", nvme_rpc_attach, RPC_STATE_ANY);
+	rpc_register_method("bdev_nvme_detach_controller", nvme_rpc_detach, RPC_STATE_ANY);
+	rpc_register_method("bdev_nvme_get_controllers", nvme_rpc_get_controllers,
+			    RPC_STATE_ANY);
+}

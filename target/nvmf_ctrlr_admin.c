@@ -1,0 +1,565 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Admin commands: Identify, Get Log Page, Set/Get Features, Keep Alive,
+ * Asynchronous Event Request, Abort. App thread only; every command but a
+ * held AER completes before returning.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gga/log.h"
+#include "gga/util.h"
+
+#include "nvmf_internal.h"
+
+#define STATUS_DNR(sct, sc)	(NVME_STATUS(sct, sc) | NVME_STATUS_DNR)
+#define INVALID_FIELD		STATUS_DNR(NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD)
+#define INVALID_NS		STATUS_DNR(NVME_SCT_GENERIC, NVME_SC_INVALID_NAMESPACE_OR_FORMAT)
+
+static bool
+is_discovery(const struct nvmf_ctrlr *ctrlr)
+{
+	return ctrlr->subsys->subtype == NVMF_SUBTYPE_DISCOVERY;
+}
+
+size_t
+nvmf_request_copy_to(struct nvmf_request *req, const void *buf, size_t len)
+{
+	size_t n = GGA_MIN(len, (size_t)req->length), done, off = 0;
+	int i;
+
+	done = iov_from_buf(req->iov, req->iovcnt, buf, n);
+	/* Zero what the command asked for beyond the data we have. */
+	for (i = 0; i < req->iovcnt; i++) {
+		size_t seg = req->iov[i].iov_len;
+
+		if (off + seg > done) {
+			size_t skip = done > off ? done - off : 0;
+
+			memset((uint8_t *)req->iov[i].iov_base + skip, 0, seg - skip);
+		}
+		off += seg;
+	}
+	return done;
+}
+
+size_t
+nvmf_request_copy_from(struct nvmf_request *req, void *buf, size_t len)
+{
+	return iov_to_buf(req->iov, req->iovcnt, buf, GGA_MIN(len, (size_t)req->length));
+}
+
+/*
+ * Identify.
+ */
+
+void
+nvmf_identify_ctrlr_fill(const struct nvmf_ctrlr *ctrlr, struct nvme_identify_ctrlr *id)
+{
+	const struct nvmf_subsystem *subsys = ctrlr->subsys;
+	const struct nvmf_transport_opts *opts = &ctrlr->transport->opts;
+	bool disc = is_discovery(ctrlr);
+	uint32_t pages = opts->max_io_size / 4096;
+
+	memset(id, 0, sizeof(*id));
+	nvme_str_pad(id->sn, sizeof(id->sn), disc ? NVMF_DEFAULT_SN : subsys->sn);
+	nvme_str_pad(id->mn, sizeof(id->mn), disc ? NVMF_DEFAULT_MN : subsys->mn);
+	nvme_str_pad(id->fr, sizeof(id->fr), NVMF_FW_REVISION);
+	id->rab = 6;
+	id->cmic = NVME_CMIC_MULTI_CTRLR;
+	/* MDTS counts 4 KiB pages (CAP.MPSMIN) and includes interleaved metadata. */
+	id->mdts = pages > 0 ? (uint8_t)u64log2(pages) : 0;
+	id->cntlid = ctrlr->cntlid;
+	id->ver = ctrlr->regs.vs;
+	id->oaes = disc ? NVME_OAES_DISCOVERY_LOG_NOTICE : NVME_OAES_NS_ATTR_NOTICE;
+	id->ctratt = 1;		/* 128-bit host identifier */
+	id->cntrltype = disc ? NVME_CNTRLTYPE_DISCOVERY : NVME_CNTRLTYPE_IO;
+	id->acl = NVMF_MAX_ABORTS - 1;
+	id->aerl = NVMF_MAX_AER - 1;
+	id->frmw = 0x3;		/* one slot, read-only */
+	id->lpa = NVME_LPA_EXTENDED_DATA;
+	id->elpe = 0;
+	id->kas = NVMF_KAS;
+	id->sqes = 0x66;
+	id->cqes = 0x44;
+	id->maxcmd = (uint16_t)opts->max_queue_depth;
+	id->nn = disc ? 0 : subsys->max_nsid;
+	id->oncs = disc ? 0 : NVME_ONCS_DSM | NVME_ONCS_WRITE_ZEROES;
+	id->vwc = disc ? 0 : NVME_VWC_PRESENT;
+	id->sgls = ctrlr->transport->ops->sgls;
+	memcpy(id->subnqn, subsys->nqn, strnlen(subsys->nqn, sizeof(id->subnqn)));
+	id->ioccsz = (NVME_SQE_SIZE + opts->in_capsule_data_size) / 16;
+	id->iorcsz = NVME_CQE_SIZE / 16;
+	id->icdoff = 0;
+	id->fcatt = 0;		/* dynamic controller model */
+	id->msdbd = 1;
+}
+
+void
+nvmf_identify_ns_fill(const struct nvmf_ns *ns, struct nvme_identify_ns *id)
+{
+	memset(id, 0, sizeof(*id));
+	id->nsze = ns->num_blocks;
+	id->ncap = ns->num_blocks;
+	id->nuse = ns->num_blocks;
+	id->nlbaf = 0;
+	/*
+	 * One format: the bdev's geometry. Metadata is interleaved at the end of
+	 * each block (extended LBA), exactly the bdev layer's buffer layout, so a
+	 * transfer is nlb * (block_size + md_size) bytes.
+	 */
+	id->flbas = ns->md_size > 0 ? NVME_FLBAS_EXTENDED : 0;
+	id->mc = ns->md_size > 0 ? NVME_MC_EXTENDED : 0;
+	id->nmic = 1;		/* may be shared by several controllers */
+	id->lbaf[0] = NVME_LBAF(ns->md_size, u64log2(ns->block_size), 0);
+	memcpy(id->nguid, ns->uuid, sizeof(id->nguid));
+}
+
+size_t
+nvmf_ns_id_desc_fill(const struct nvmf_ns *ns, uint8_t *buf, size_t len)
+{
+	struct nvme_ns_id_desc *d;
+	size_t off = 0;
+
+	memset(buf, 0, len);
+	if (len < 3 * sizeof(*d) + 16 + 16 + 1 + sizeof(*d)) {
+		return 0;
+	}
+	d = (struct nvme_ns_id_desc *)buf;
+	d->nidt = NVME_NIDT_NGUID;
+	d->nidl = 16;
+	memcpy(d->nid, ns->uuid, 16);
+	off += sizeof(*d) + 16;
+	d = (struct nvme_ns_id_desc *)(buf + off);
+	d->nidt = NVME_NIDT_UUID;
+	d->nidl = 16;
+	memcpy(d->nid, ns->uuid, 16);
+	off += sizeof(*d) + 16;
+	d = (struct nvme_ns_id_desc *)(buf + off);
+	d->nidt = NVME_NIDT_CSI;
+	d->nidl = 1;
+	d->nid[0] = 0;		/* NVM command set */
+	off += sizeof(*d) + 1;
+	return off;
+}
+
+static uint16_t
+identify(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
+{
+	uint8_t cns = (uint8_t)(req->cmd.cdw10 & 0xff);
+	uint32_t nsid = req->cmd.nsid, i, n = 0;
+	union {
+		struct nvme_identify_ctrlr ctrlr;
+		struct nvme_identify_ns ns;
+		uint32_t list[NVME_IDENTIFY_DATA_SIZE / 4];
+		uint8_t raw[NVME_IDENTIFY_DATA_SIZE];
+	} *data;
+	const struct nvmf_ns *ns;
+	uint16_t status = 0;
+
+	if (req->xfer != NVME_XFER_CTRLR_TO_HOST || req->length == 0) {
+		return STATUS_DNR(NVME_SCT_GENERIC, NVME_SC_DATA_SGL_LENGTH_INVALID);
+	}
+	if (is_discovery(ctrlr) && cns != NVME_CNS_CTRLR) {
+		return INVALID_FIELD;
+	}
+	data = calloc(1, sizeof(*data));
+	if (data == NULL) {
+		return nvmf_errno_to_status(-ENOMEM);
+	}
+	switch (cns) {
+	case NVME_CNS_CTRLR:
+		nvmf_identify_ctrlr_fill(ctrlr, &data->ctrlr);
+		break;
+	case NVME_CNS_NS:
+		if (nsid == 0 || nsid > ctrlr->subsys->max_nsid) {
+			status = INVALID_NS;
+			break;
+		}
+		/* An inactive namespace id reads as zeros. */
+		ns = nvmf_subsystem_get_ns(ctrlr->subsys, nsid);
+		if (ns != NULL && !ns->removing) {
+			nvmf_identify_ns_fill(ns, &data->ns);
+		}
+		break;
+	case NVME_CNS_ACTIVE_NS_LIST:
+		if (nsid >= 0xfffffffeu) {
+			status = INVALID_NS;
+			break;
+		}
+		for (i = nsid + 1; i <= ctrlr->subsys->max_nsid && n < ARRAY_SIZE(data->list);
+		     i++) {
+			ns = nvmf_subsystem_get_ns(ctrlr->subsys, i);
+			if (ns != NULL && !ns->removing) {
+				data->list[n++] = i;
+			}
+		}
+		break;
+	case NVME_CNS_NS_ID_DESCRIPTORS:
+		ns = nvmf_subsystem_get_ns(ctrlr->subsys, nsid);
+		if (ns == NULL || ns->removing) {
+			status = INVALID_NS;
+			break;
+		}
+		nvmf_ns_id_desc_fill(ns, data->raw, sizeof(data->raw));
+		break;
+	default:
+		status = INVALID_FIELD;
+		break;
+	}
+	if (status == 0) {
+		nvmf_request_copy_to(req, data, sizeof(*data));
+	}
+	free(data);
+	return status;
+}
+
+/*
+ * Get Log Page.
+ */
+
+/* Copy log[offset, offset + req->length) out; beyond the log, zeros. */
+static uint16_t
+log_copy(struct nvmf_request *req, const void *log, size_t log_len, uint64_t offset)
+{
+	if (offset > log_len) {
+		return INVALID_FIELD;
+	}
+	nvmf_request_copy_to(req, (const uint8_t *)log + offset, log_len - (size_t)offset);
+	return 0;
+}
+
+static uint16_t
+get_log_page(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
+{
+	const struct nvme_cmd *cmd = &req->cmd;
+	uint8_t lid = (uint8_t)(cmd->cdw10 & 0xff);
+	bool rae = (cmd->cdw10 & NVME_LOG_RAE) != 0;
+	uint64_t numd = (((uint64_t)(cmd->cdw11 & 0xffff) << 16) | (cmd->cdw10 >> 16)) + 1;
+	uint64_t offset = (uint64_t)cmd->cdw12 | (uint64_t)cmd->cdw13 << 32;
+	uint16_t status;
+	size_t len;
+	void *log;
+
+	if (req->xfer != NVME_XFER_CTRLR_TO_HOST || numd * 4 != req->length) {
+		return STATUS_DNR(NVME_SCT_GENERIC, NVME_SC_DATA_SGL_LENGTH_INVALID);
+	}
+	if (offset & 3) {
+		return INVALID_FIELD;
+	}
+	if (is_discovery(ctrlr) != (lid == NVME_LOG_DISCOVERY)) {
+		return STATUS_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_INVALID_LOG_PAGE);
+	}
+	switch (lid) {
+	case NVME_LOG_ERROR: {
+		/* No error is recorded: one all-zero entry (ELPE = 0). */
+		struct nvme_error_log_entry entry = { 0 };
+
+		return log_copy(req, &entry, sizeof(entry), offset);
+	}
+	case NVME_LOG_SMART: {
+		struct nvme_smart_log smart = { 0 };
+
+		if (cmd->nsid != 0 && cmd->nsid != NVME_NSID_ALL) {
+			return INVALID_FIELD;
+		}
+		smart.temperature[0] = (uint8_t)(293 & 0xff);	/* 20 degrees C, in kelvin */
+		smart.temperature[1] = (uint8_t)(293 >> 8);
+		smart.avail_spare = 100;
+		smart.avail_spare_threshold = 10;
+		return log_copy(req, &smart, sizeof(smart), offset);
+	}
+	case NVME_LOG_CHANGED_NS_LIST: {
+		struct nvme_changed_ns_list *list = calloc(1, sizeof(*list));
+
+		if (list == NULL) {
+			return nvmf_errno_to_status(-ENOMEM);
+		}
+		if (ctrlr->changed_ns_overflow) {
+			list->ns_list[0] = 0xffffffffu;
+		} else {
+			memcpy(list->ns_list, ctrlr->changed_ns,
+			       ctrlr->num_changed_ns * sizeof(uint32_t));
+		}
+		status = log_copy(req, list, sizeof(*list), offset);
+		free(list);
+		if (status == 0 && !rae) {
+			ctrlr->num_changed_ns = 0;
+			ctrlr->changed_ns_overflow = false;
+			ctrlr->masked_events &= ~NVMF_EVENT_NS_CHANGED;
+		}
+		return status;
+	}
+	case NVME_LOG_DISCOVERY:
+		log = nvmf_discovery_log_build(ctrlr->hostnqn, &len);
+		if (log == NULL) {
+			return nvmf_errno_to_status(-ENOMEM);
+		}
+		status = log_copy(req, log, len, offset);
+		free(log);
+		if (status == 0 && !rae) {
+			ctrlr->masked_events &= ~NVMF_EVENT_DISCOVERY_CHANGED;
+		}
+		return status;
+	default:
+		return STATUS_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_INVALID_LOG_PAGE);
+	}
+}
+
+/*
+ * Features.
+ */
+
+static uint32_t
+num_queues_value(const struct nvmf_ctrlr *ctrlr)
+{
+	uint32_t n = ctrlr->max_io_qpairs > 0 ? ctrlr->max_io_qpairs - 1 : 0;
+
+	return NVME_FEAT_NUM_QUEUES(n, n);
+}
+
+static uint32_t
+default_aec(const struct nvmf_ctrlr *ctrlr)
+{
+	return is_discovery(ctrlr) ? NVME_AEC_DISCOVERY_LOG_NOTICE : NVME_AEC_NS_ATTR_NOTICE;
+}
+
+static uint16_t
+set_features(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
+{
+	uint8_t fid = (uint8_t)(req->cmd.cdw10 & 0xff);
+	uint32_t cdw11 = req->cmd.cdw11;
+	bool disc = is_discovery(ctrlr);
+
+	if (req->cmd.cdw10 & NVME_FEAT_SAVE) {
+		return STATUS_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_FEATURE_ID_NOT_SAVEABLE);
+	}
+	switch (fid) {
+	case NVME_FEAT_NUMBER_OF_QUEUES:
+		if (disc) {
+			return INVALID_FIELD;
+		}
+		if (ctrlr->io_qpairs_seen) {
+			return STATUS_DNR(NVME_SCT_GENERIC, NVME_SC_COMMAND_SEQUENCE_ERROR);
+		}
+		if ((cdw11 & 0xffff) == 0xffff || (cdw11 >> 16) == 0xffff) {
+			return INVALID_FIELD;
+		}
+		ctrlr->num_queues_requested = cdw11;
+		req->rsp.cdw0 = num_queues_value(ctrlr);
+		return 0;
+	case NVME_FEAT_ASYNC_EVENT_CONFIG:
+		ctrlr->aec = cdw11 & (disc ? NVME_AEC_DISCOVERY_LOG_NOTICE :
+				      NVME_AEC_NS_ATTR_NOTICE | NVME_AEC_SMART_MASK);
+		return 0;
+	case NVME_FEAT_KEEP_ALIVE_TIMER:
+		if (nvmf_ctrlr_set_kato(ctrlr, cdw11) != 0) {
+			return nvmf_errno_to_status(-ENOMEM);
+		}
+		return 0;
+	case NVME_FEAT_VOLATILE_WRITE_CACHE:
+		/* Writes always reach the bdev; Flush is passed through either way. */
+		return disc ? INVALID_FIELD : 0;
+	default:
+		return INVALID_FIELD;
+	}
+}
+
+static uint16_t
+get_features(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
+{
+	uint8_t fid = (uint8_t)(req->cmd.cdw10 & 0xff);
+	uint32_t sel = (req->cmd.cdw10 & NVME_FEAT_SEL_MASK) >> NVME_FEAT_SEL_SHIFT;
+	bool disc = is_discovery(ctrlr);
+	bool current = sel == NVME_FEAT_SEL_CURRENT;
+	uint32_t value;
+
+	if (sel > NVME_FEAT_SEL_SUPPORTED) {
+		return INVALID_FIELD;
+	}
+	switch (fid) {
+	case NVME_FEAT_NUMBER_OF_QUEUES:
+		if (disc) {
+			return INVALID_FIELD;
+		}
+		value = num_queues_value(ctrlr);
+		break;
+	case NVME_FEAT_ASYNC_EVENT_CONFIG:
+		value = current ? ctrlr->aec : default_aec(ctrlr);
+		break;
+	case NVME_FEAT_KEEP_ALIVE_TIMER:
+		value = current ? ctrlr->kato_ms : 0;
+		break;
+	case NVME_FEAT_VOLATILE_WRITE_CACHE:
+		if (disc) {
+			return INVALID_FIELD;
+		}
+		value = 1;
+		break;
+	default:
+		return INVALID_FIELD;
+	}
+	/* Supported capabilities: changeable (bit 2), neither saveable nor per namespace. */
+	req->rsp.cdw0 = sel == NVME_FEAT_SEL_SUPPORTED ? (1u << 2) : value;
+	return 0;
+}
+
+/*
+ * Asynchronous events.
+ */
+
+static void
+aer_try_complete(struct nvmf_ctrlr *ctrlr)
+{
+	struct nvmf_request *req;
+	uint32_t ev;
+
+	while (ctrlr->pending_events != 0 && ctrlr->num_aer > 0) {
+		ev = ctrlr->pending_events & (uint32_t)-(int32_t)ctrlr->pending_events;
+		ctrlr->pending_events &= ~ev;
+		ctrlr->masked_events |= ev;
+		req = ctrlr->aer[--ctrlr->num_aer];
+		ctrlr->aer[ctrlr->num_aer] = NULL;
+		if (ev == NVMF_EVENT_NS_CHANGED) {
+			req->rsp.cdw0 = NVME_AER_CDW0(NVME_AER_TYPE_NOTICE,
+						      NVME_AER_NOTICE_NS_ATTR_CHANGED,
+						      NVME_LOG_CHANGED_NS_LIST);
+		} else {
+			req->rsp.cdw0 = NVME_AER_CDW0(NVME_AER_TYPE_NOTICE,
+						      NVME_AER_NOTICE_DISCOVERY_LOG,
+						      NVME_LOG_DISCOVERY);
+		}
+		DEBUGLOG(nvmf, "controller %u: asynchronous event 0x%x\n", ctrlr->cntlid,
+			 req->rsp.cdw0);
+		nvmf_request_complete(req);
+	}
+}
+
+void
+nvmf_ctrlr_event_post(struct nvmf_ctrlr *ctrlr, uint32_t event)
+{
+	uint32_t enable = event == NVMF_EVENT_NS_CHANGED ? NVME_AEC_NS_ATTR_NOTICE :
+			  NVME_AEC_DISCOVERY_LOG_NOTICE;
+
+	/* Reported once until the host reads the log page that clears it. */
+	if (!(ctrlr->aec & enable) || (ctrlr->masked_events & event)) {
+		return;
+	}
+	ctrlr->pending_events |= event;
+	aer_try_complete(ctrlr);
+}
+
+void
+nvmf_ctrlr_aer_complete_all(struct nvmf_ctrlr *ctrlr, uint16_t status)
+{
+	struct nvmf_request *req;
+
+	while (ctrlr->num_aer > 0) {
+		req = ctrlr->aer[--ctrlr->num_aer];
+		ctrlr->aer[ctrlr->num_aer] = NULL;
+		nvmf_request_set_status(req, status);
+		nvmf_request_complete(req);
+	}
+}
+
+/* Returns true if the request is held (completed later). */
+static bool
+async_event_request(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr, uint16_t *status)
+{
+	if (ctrlr->num_aer >= NVMF_MAX_AER) {
+		*status = STATUS_DNR(NVME_SCT_COMMAND_SPECIFIC,
+				     NVME_SC_ASYNC_EVENT_REQUEST_LIMIT_EXCEEDED);
+		return false;
+	}
+	ctrlr->aer[ctrlr->num_aer++] = req;
+	aer_try_complete(ctrlr);
+	return true;
+}
+
+/* Only a held AER can be aborted; anything else has completed or will soon. */
+static uint16_t
+abort_cmd(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
+{
+	uint16_t sqid = (uint16_t)(req->cmd.cdw10 & 0xffff);
+	uint16_t cid = (uint16_t)(req->cmd.cdw10 >> 16);
+	struct nvmf_request *victim;
+	uint32_t i;
+
+	req->rsp.cdw0 = NVME_ABORT_NOT_ABORTED;
+	if (sqid != 0) {
+		return 0;
+	}
+	for (i = 0; i < ctrlr->num_aer; i++) {
+		if (ctrlr->aer[i]->cmd.cid != cid) {
+			continue;
+		}
+		victim = ctrlr->aer[i];
+		ctrlr->aer[i] = ctrlr->aer[--ctrlr->num_aer];
+		ctrlr->aer[ctrlr->num_aer] = NULL;
+		nvmf_request_set_status(victim, NVME_STATUS(NVME_SCT_GENERIC,
+							    NVME_SC_ABORTED_BY_REQUEST));
+		nvmf_request_complete(victim);
+		req->rsp.cdw0 = 0;
+		break;
+	}
+	return 0;
+}
+
+void
+nvmf_ctrlr_exec_admin(struct nvmf_request *req)
+{
+	struct nvmf_ctrlr *ctrlr = req->qpair->ctrlr;
+	uint16_t status = 0;
+
+	if (ctrlr == NULL || ctrlr->state != NVMF_CTRLR_LIVE) {
+		nvmf_request_set_status(req, NVME_STATUS(NVME_SCT_GENERIC,
+							 NVME_SC_ABORTED_SQ_DELETION));
+		nvmf_request_complete(req);
+		return;
+	}
+	nvmf_ctrlr_keep_alive(ctrlr);
+	if (!(ctrlr->regs.cc & NVME_CC_EN) || !(ctrlr->regs.csts & NVME_CSTS_RDY)) {
+		/* Before CC.EN = 1 only Fabrics commands are allowed. */
+		nvmf_request_set_status(req, STATUS_DNR(NVME_SCT_GENERIC,
+							NVME_SC_COMMAND_SEQUENCE_ERROR));
+		nvmf_request_complete(req);
+		return;
+	}
+	switch (req->cmd.opc) {
+	case NVME_OPC_IDENTIFY:
+		status = identify(req, ctrlr);
+		break;
+	case NVME_OPC_GET_LOG_PAGE:
+		status = get_log_page(req, ctrlr);
+		break;
+	case NVME_OPC_SET_FEATURES:
+		status = set_features(req, ctrlr);
+		break;
+	case NVME_OPC_GET_FEATURES:
+		status = get_features(req, ctrlr);
+		break;
+	case NVME_OPC_KEEP_ALIVE:
+		break;
+	case NVME_OPC_ASYNC_EVENT_REQUEST:
+		if (async_event_request(req, ctrlr, &status)) {
+			return;
+		}
+		break;
+	case NVME_OPC_ABORT:
+		if (is_discovery(ctrlr)) {
+			status = STATUS_DNR(NVME_SCT_GENERIC, NVME_SC_INVALID_OPCODE);
+		} else {
+			status = abort_cmd(req, ctrlr);
+		}
+		break;
+	default:
+		status = STATUS_DNR(NVME_SCT_GENERIC, NVME_SC_INVALID_OPCODE);
+		break;
+	}
+	if (status != 0) {
+		nvmf_request_set_status(req, status);
+	}
+	nvmf_request_complete(req);
+}

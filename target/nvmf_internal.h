@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * NVMe-oF target core internals, shared by the files of target/.
+ *
+ * Threads and ownership:
+ *   - The app thread owns the target, subsystems, namespaces, hosts,
+ *     listeners and controllers. RPCs, Connect, every admin command and
+ *     keep-alive timers run there.
+ *   - Each reactor thread has a poll group. A qpair lives on one poll group;
+ *     its transport receives and sends there, and I/O commands execute there
+ *     through per-thread bdev channels (no locks on the I/O path).
+ *   - An admin command travels qpair thread -> app thread -> qpair thread by
+ *     messages; an I/O command never leaves its thread.
+ * A namespace is an io_device: its channel on a thread holds that thread's
+ * bdev channel and counts the I/O in flight, so removal can wait for it.
+ */
+#ifndef GGA_NVMF_INTERNAL_H
+#define GGA_NVMF_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <jansson.h>
+
+#include "gga/bdev.h"
+#include "gga/nvme_spec.h"
+#include "gga/thread.h"
+
+#include "nvmf_transport.h"
+
+#ifndef TAILQ_FOREACH_SAFE
+#define TAILQ_FOREACH_SAFE(var, head, field, tvar)				\
+	for ((var) = TAILQ_FIRST(head);						\
+	     (var) != NULL && ((tvar) = TAILQ_NEXT(var, field), 1);		\
+	     (var) = (tvar))
+#endif
+
+#define NVMF_MAX_SUBSYSTEMS		1024
+#define NVMF_MAX_TRANSPORTS		4
+#define NVMF_DEFAULT_MAX_NAMESPACES	32
+#define NVMF_MAX_NAMESPACES		1024
+#define NVMF_MAX_AER			4	/* AERL + 1 */
+#define NVMF_MAX_ABORTS			4	/* ACL + 1 */
+/* Keep alive granularity in 100 ms units: 1 second. */
+#define NVMF_KAS			10
+/* CAP.TO in 500 ms units. */
+#define NVMF_CAP_TO			15
+#define NVMF_DEFAULT_SN			"00000000000000000000"
+#define NVMF_DEFAULT_MN			"gga Controller"
+#define NVMF_FW_REVISION		"0.1.0"
+
+enum nvmf_subtype {
+	NVMF_SUBTYPE_DISCOVERY,
+	NVMF_SUBTYPE_NVME,
+};
+
+enum nvmf_subsystem_state {
+	NVMF_SUBSYS_ACTIVE,
+	NVMF_SUBSYS_DELETING,
+};
+
+struct nvmf_host {
+	char nqn[NVME_NQN_FIELD_LEN];
+	TAILQ_ENTRY(nvmf_host) link;
+};
+
+/* A listening endpoint of the target, shared by every subsystem that names it. */
+struct nvmf_tgt_listener {
+	struct nvmf_listen_addr addr;
+	struct nvmf_transport *transport;
+	uint32_t refs;
+	uint16_t portid;
+	/* The socket was closed early (shutdown); only the bookkeeping is left. */
+	bool stopped;
+	TAILQ_ENTRY(nvmf_tgt_listener) link;
+};
+
+struct nvmf_subsystem_listener {
+	struct nvmf_tgt_listener *tl;
+	TAILQ_ENTRY(nvmf_subsystem_listener) link;
+};
+
+struct nvmf_ns {
+	struct nvmf_subsystem *subsys;
+	uint32_t nsid;
+	struct bdev *bdev;
+	struct bdev_desc *desc;
+	char bdev_name[256];
+	uint32_t block_size;
+	uint32_t md_size;
+	uint32_t buf_block_size;
+	uint64_t num_blocks;
+	uint8_t uuid[16];
+	bool has_unmap;
+	bool has_write_zeroes;
+	bool has_flush;
+	/* Set (app thread) when removal starts; read by I/O threads. */
+	bool removing;
+	/* Removal completion: every channel released, then the caller's callback. */
+	void (*released_cb)(struct nvmf_ns *ns);
+	void (*remove_cb)(void *arg, int rc);
+	void *remove_arg;
+};
+
+/* A namespace's per-thread context (the io_channel of the nvmf_ns io_device). */
+struct nvmf_ns_channel {
+	struct nvmf_ns *ns;
+	struct io_channel *bdev_ch;
+	struct nvmf_pg_subsys *pgs;
+	uint64_t outstanding;
+	/* Removal walk waiting for outstanding to reach 0. */
+	struct io_channel_iter *remove_iter;
+};
+
+/* A subsystem's state on one poll group (that poll group's thread only). */
+struct nvmf_pg_subsys {
+	uint32_t max_nsid;
+	struct nvmf_ns_channel *ns_ch[];	/* [max_nsid], index nsid - 1 */
+};
+
+struct nvmf_subsystem {
+	uint32_t id;				/* index in g_nvmf_tgt.subsystems */
+	char nqn[NVME_NQN_FIELD_LEN];
+	enum nvmf_subtype subtype;
+	enum nvmf_subsystem_state state;
+	char sn[NVME_SN_LEN + 1];
+	char mn[NVME_MN_LEN + 1];
+	bool allow_any_host;
+	uint32_t max_nsid;
+	struct nvmf_ns **ns;			/* [max_nsid]; slots read by I/O threads */
+	uint32_t num_ns;
+	uint16_t next_cntlid;
+	TAILQ_HEAD(, nvmf_host) hosts;
+	TAILQ_HEAD(, nvmf_subsystem_listener) listeners;
+	TAILQ_HEAD(, nvmf_ctrlr) ctrlrs;
+	/* Deletion in progress: called when the last controller is gone. */
+	void (*ctrlrs_gone_cb)(struct nvmf_subsystem *subsys);
+	void *delete_ctx;
+	TAILQ_ENTRY(nvmf_subsystem) link;
+};
+
+/* The controller registers exposed as properties. */
+struct nvmf_ctrlr_regs {
+	uint64_t cap;
+	uint32_t vs;
+	uint32_t cc;
+	uint32_t csts;
+};
+
+enum nvmf_ctrlr_state {
+	NVMF_CTRLR_LIVE,
+	NVMF_CTRLR_DYING,	/* admin queue gone or fatal: waiting for the I/O queues */
+};
+
+struct nvmf_ctrlr {
+	struct nvmf_subsystem *subsys;
+	struct nvmf_transport *transport;
+	uint16_t cntlid;
+	enum nvmf_ctrlr_state state;
+	char hostnqn[NVME_NQN_FIELD_LEN];
+	uint8_t hostid[16];
+	struct nvmf_ctrlr_regs regs;
+	struct nvmf_qpair *admin_qpair;
+	struct nvmf_qpair **io_qpairs;		/* [max_io_qpairs + 1], index qid */
+	uint32_t max_io_qpairs;
+	uint32_t num_io_qpairs;
+	/* CC.SHN written: SHST becomes complete when the last I/O qpair is gone. */
+	bool shutting_down;
+
+	/* Features. */
+	uint32_t kato_ms;
+	uint32_t aec;
+	uint32_t num_queues_requested;		/* Set Features Number of Queues happened */
+	bool io_qpairs_seen;
+
+	/* Keep alive. */
+	struct poller *ka_poller;
+	uint64_t last_ka_tick;
+
+	/* Asynchronous events. */
+	struct nvmf_request *aer[NVMF_MAX_AER];
+	uint32_t num_aer;
+	uint32_t pending_events;		/* NVMF_EVENT_* waiting for an AER */
+	uint32_t masked_events;			/* sent, not yet cleared by reading the log */
+	uint32_t changed_ns[NVME_CHANGED_NS_LIST_MAX];
+	uint32_t num_changed_ns;
+	bool changed_ns_overflow;
+
+	TAILQ_ENTRY(nvmf_ctrlr) link;
+};
+
+#define NVMF_EVENT_NS_CHANGED		(1u << 0)
+#define NVMF_EVENT_DISCOVERY_CHANGED	(1u << 1)
+
+struct nvmf_poll_group {
+	struct thread *thread;
+	uint32_t index;
+	struct nvmf_transport_poll_group *tgroups[NVMF_MAX_TRANSPORTS];
+	struct nvmf_pg_subsys *subsys[NVMF_MAX_SUBSYSTEMS];
+	TAILQ_HEAD(, nvmf_qpair) qpairs;
+	uint32_t num_qpairs;
+	/* Statistics (this thread only). */
+	uint64_t admin_qpairs;
+	uint64_t io_qpairs;
+	uint32_t current_admin_qpairs;
+	uint32_t current_io_qpairs;
+	uint64_t pending_bdev_io;
+	uint64_t completed_nvme_io;
+};
+
+enum nvmf_tgt_state {
+	NVMF_TGT_STOPPED,
+	NVMF_TGT_RUNNING,
+	NVMF_TGT_STOPPING,
+};
+
+struct nvmf_tgt {
+	enum nvmf_tgt_state state;
+	struct nvmf_poll_group *pgs;
+	uint32_t num_pgs;
+	uint32_t next_pg;
+	TAILQ_HEAD(, nvmf_transport) transports;
+	uint32_t num_transports;
+	TAILQ_HEAD(nvmf_subsystem_head, nvmf_subsystem) subsystems;	/* creation order */
+	struct nvmf_subsystem *by_id[NVMF_MAX_SUBSYSTEMS];
+	struct nvmf_subsystem *discovery;
+	TAILQ_HEAD(, nvmf_tgt_listener) listeners;
+	uint16_t next_portid;
+	uint64_t discovery_genctr;
+	/* Live qpairs (all threads). */
+	uint32_t num_qpairs;
+	uint32_t next_qpair_id;
+};
+
+extern struct nvmf_tgt g_nvmf_tgt;
+
+/* nvmf.c */
+uint16_t nvmf_errno_to_status(int rc);
+void nvmf_request_complete(struct nvmf_request *req);
+struct nvmf_transport *nvmf_tgt_find_transport(enum nvme_trtype trtype);
+int nvmf_tgt_create_transport(const struct nvmf_transport_ops *ops,
+			      const struct nvmf_transport_opts *opts,
+			      void (*cb)(void *arg, int rc), void *arg);
+int nvmf_listen_addr_parse(enum nvme_trtype trtype, const char *adrfam, const char *traddr,
+			   const char *trsvcid, struct nvmf_listen_addr *addr);
+bool nvmf_listen_addr_equal(const struct nvmf_listen_addr *a, const struct nvmf_listen_addr *b);
+int nvmf_tgt_listen(const struct nvmf_listen_addr *addr, struct nvmf_tgt_listener **tl);
+void nvmf_tgt_unlisten(struct nvmf_tgt_listener *tl);
+void nvmf_tgt_discovery_changed(void);
+/* Run fn(pg, ctx) on every poll group's thread, then cpl(ctx) on the app thread. */
+int nvmf_tgt_for_each_pg(void (*fn)(struct nvmf_poll_group *pg, void *ctx), void *ctx,
+			 void (*cpl)(void *ctx));
+json_t *nvmf_transport_opts_json(const struct nvmf_transport *t);
+
+/* nvmf_subsystem.c */
+bool nvmf_nqn_is_valid(const char *nqn);
+bool nvmf_sn_is_valid(const char *sn);
+bool nvmf_mn_is_valid(const char *mn);
+struct nvmf_subsystem *nvmf_subsystem_find(const char *nqn);
+int nvmf_subsystem_create(const char *nqn, enum nvmf_subtype subtype, uint32_t max_nsid,
+			  struct nvmf_subsystem **subsys);
+int nvmf_subsystem_set_sn(struct nvmf_subsystem *subsys, const char *sn);
+int nvmf_subsystem_set_mn(struct nvmf_subsystem *subsys, const char *mn);
+/* Disconnect every controller, remove namespaces and listeners, free; cb on the app thread. */
+int nvmf_subsystem_delete(struct nvmf_subsystem *subsys, void (*cb)(void *arg), void *arg);
+int nvmf_subsystem_add_host(struct nvmf_subsystem *subsys, const char *hostnqn);
+int nvmf_subsystem_remove_host(struct nvmf_subsystem *subsys, const char *hostnqn);
+void nvmf_subsystem_set_allow_any_host(struct nvmf_subsystem *subsys, bool allow);
+bool nvmf_subsystem_host_allowed(const struct nvmf_subsystem *subsys, const char *hostnqn);
+int nvmf_subsystem_add_listener(struct nvmf_subsystem *subsys,
+				const struct nvmf_listen_addr *addr);
+int nvmf_subsystem_remove_listener(struct nvmf_subsystem *subsys,
+				   const struct nvmf_listen_addr *addr);
+bool nvmf_subsystem_listener_allowed(const struct nvmf_subsystem *subsys,
+				     const struct nvmf_listen_addr *addr);
+int nvmf_subsystem_add_ns(struct nvmf_subsystem *subsys, const char *bdev_name, uint32_t nsid,
+			  uint32_t *nsid_out);
+int nvmf_subsystem_remove_ns(struct nvmf_subsystem *subsys, uint32_t nsid,
+			     void (*cb)(void *arg, int rc), void *arg);
+struct nvmf_ns *nvmf_subsystem_get_ns(const struct nvmf_subsystem *subsys, uint32_t nsid);
+/* The discovery log page for hostnqn, built into a new buffer of *len bytes. */
+void *nvmf_discovery_log_build(const char *hostnqn, size_t *len);
+json_t *nvmf_subsystem_info_json(const struct nvmf_subsystem *subsys);
+void nvmf_subsystem_write_config_json(const struct nvmf_subsystem *subsys, json_t *config);
+void nvmf_pg_subsys_free(struct nvmf_poll_group *pg, uint32_t sid);
+
+/* nvmf_ctrlr.c */
+void nvmf_ctrlr_exec_fabrics(struct nvmf_request *req);
+void nvmf_ctrlr_qpair_detach(struct nvmf_qpair *qpair);
+void nvmf_ctrlr_disconnect(struct nvmf_ctrlr *ctrlr);
+void nvmf_ctrlr_ns_changed(struct nvmf_ctrlr *ctrlr, uint32_t nsid);
+void nvmf_ctrlr_discovery_changed(struct nvmf_ctrlr *ctrlr);
+void nvmf_ctrlr_keep_alive(struct nvmf_ctrlr *ctrlr);
+/* Set the keep alive timeout (ms, rounded up to KAS; 0 = off) and restart the timer. */
+int nvmf_ctrlr_set_kato(struct nvmf_ctrlr *ctrlr, uint32_t kato_ms);
+void nvmf_qpair_disconnect(struct nvmf_qpair *qpair);
+/* Pure helpers (no side effects beyond regs), for the fuzzer and unit tests. */
+void nvmf_ctrlr_regs_init(struct nvmf_ctrlr_regs *regs, uint32_t max_queue_depth);
+uint16_t nvmf_prop_get(const struct nvmf_ctrlr_regs *regs, uint8_t attrib, uint32_t ofst,
+		       uint64_t *value);
+/* Validates a Property Set; on success returns 0 and the new CC in *new_cc. */
+uint16_t nvmf_prop_set_check(const struct nvmf_ctrlr_regs *regs, uint8_t attrib, uint32_t ofst,
+			     uint64_t value, uint32_t *new_cc);
+/* Apply a CC write to CSTS (enable/disable/shutdown); returns what changed (NVMF_CC_*). */
+#define NVMF_CC_ENABLED		(1u << 0)
+#define NVMF_CC_DISABLED	(1u << 1)
+#define NVMF_CC_SHUTDOWN	(1u << 2)
+uint32_t nvmf_ctrlr_apply_cc(struct nvmf_ctrlr_regs *regs, uint32_t new_cc, bool discovery);
+
+/* nvmf_ctrlr_admin.c */
+void nvmf_ctrlr_exec_admin(struct nvmf_request *req);
+void nvmf_ctrlr_aer_complete_all(struct nvmf_ctrlr *ctrlr, uint16_t status);
+void nvmf_ctrlr_event_post(struct nvmf_ctrlr *ctrlr, uint32_t event);
+void nvmf_identify_ctrlr_fill(const struct nvmf_ctrlr *ctrlr, struct nvme_identify_ctrlr *id);
+void nvmf_identify_ns_fill(const struct nvmf_ns *ns, struct nvme_identify_ns *id);
+size_t nvmf_ns_id_desc_fill(const struct nvmf_ns *ns, uint8_t *buf, size_t len);
+
+/* nvmf_io.c */
+void nvmf_io_exec(struct nvmf_request *req);
+/* Pure checks of a Read/Write/Write Zeroes: 0 or the NVMe status. */
+uint16_t nvmf_io_rw_check(const struct nvme_cmd *cmd, uint64_t num_blocks,
+			  uint32_t buf_block_size, uint32_t length, bool has_data);
+int nvmf_ns_io_device_register(struct nvmf_ns *ns);
+void nvmf_ns_channels_release(struct nvmf_ns *ns, void (*cb)(struct nvmf_ns *ns));
+
+/* Copy bytes out of/into a request's data. */
+size_t nvmf_request_copy_to(struct nvmf_request *req, const void *buf, size_t len);
+size_t nvmf_request_copy_from(struct nvmf_request *req, void *buf, size_t len);
+
+/* Complete a request with a status (and DNR unless transient). */
+void nvmf_request_set_status(struct nvmf_request *req, uint16_t status);
+
+/* nvmf_rpc.c */
+void nvmf_rpc_register(void);
+
+#endif /* GGA_NVMF_INTERNAL_H */

@@ -1,0 +1,771 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * NVMe-oF target RPCs, with SPDK's method and parameter names. Each handler
+ * decodes, checks, and either does all of its work or none of it.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gga/log.h"
+#include "gga/rpc.h"
+#include "gga/util.h"
+
+#include "nvmf_internal.h"
+
+/* The subsystem named by an NVM subsystem RPC, answering the error itself if none. */
+static struct nvmf_subsystem *
+rpc_find_subsystem(struct rpc_request *req, const char *nqn, bool allow_discovery)
+{
+	struct nvmf_subsystem *subsys = nvmf_subsystem_find(nqn);
+
+	if (subsys == NULL) {
+		rpc_send_errno(req, -ENODEV, "subsystem %s does not exist", nqn);
+		return NULL;
+	}
+	if (subsys->state != NVMF_SUBSYS_ACTIVE) {
+		rpc_send_errno(req, -EBUSY, "subsystem %s is being deleted", nqn);
+		return NULL;
+	}
+	if (!allow_discovery && subsys->subtype == NVMF_SUBTYPE_DISCOVERY) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "nqn: not allowed for the discovery subsystem");
+		return NULL;
+	}
+	return subsys;
+}
+
+/*
+ * nvmf_create_transport
+ */
+
+struct rpc_create_transport {
+	char *trtype;
+	struct nvmf_transport_opts opts;
+};
+
+#define OPT_PARAM(field, lo, hi)							\
+	{ .name = #field, .type = RPC_PARAM_UINT32, .optional = true, .min = (lo),	\
+	  .max = (hi), .offset = offsetof(struct rpc_create_transport, opts.field) }
+
+static const struct rpc_param create_transport_params[] = {
+	{ .name = "trtype", .type = RPC_PARAM_STRING,
+	  .offset = offsetof(struct rpc_create_transport, trtype) },
+	OPT_PARAM(max_queue_depth, 2, 65536),
+	OPT_PARAM(max_io_qpairs_per_ctrlr, 1, 65535),
+	OPT_PARAM(in_capsule_data_size, 0, 1048576),
+	OPT_PARAM(max_io_size, 4096, 16777216),
+	OPT_PARAM(io_unit_size, 512, 16777216),
+	OPT_PARAM(max_aq_depth, 2, 4096),
+	OPT_PARAM(num_shared_buffers, 2, 1048576),
+	OPT_PARAM(buf_cache_size, 0, 65536),
+};
+
+static void
+create_transport_done(void *arg, int rc)
+{
+	struct rpc_request *req = arg;
+
+	if (rc != 0) {
+		rpc_send_errno(req, rc, "cannot create the transport");
+	} else {
+		rpc_send_bool(req, true);
+	}
+}
+
+static void
+rpc_nvmf_create_transport(struct rpc_request *req, json_t *params)
+{
+	struct rpc_create_transport args = { 0 };
+	const struct nvmf_transport_ops *ops = NULL;
+	json_t *trtype = json_is_object(params) ? json_object_get(params, "trtype") : NULL;
+	int rc;
+
+	/* The defaults depend on the transport type: find it first. */
+	if (json_is_string(trtype)) {
+		ops = nvmf_transport_ops_find(json_string_value(trtype));
+		if (ops != NULL) {
+			nvmf_transport_opts_init(ops, &args.opts);
+		}
+	}
+	if (rpc_decode_params(req, params, create_transport_params,
+			      ARRAY_SIZE(create_transport_params), &args) != 0) {
+		goto cleanup;
+	}
+	if (ops == NULL) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "trtype: unknown transport '%s'",
+			       args.trtype);
+		goto cleanup;
+	}
+	if (args.opts.in_capsule_data_size % 16 != 0) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "in_capsule_data_size: must be a multiple of 16");
+		goto cleanup;
+	}
+	if (args.opts.io_unit_size > args.opts.max_io_size) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "io_unit_size: must not exceed max_io_size (%u)",
+			       args.opts.max_io_size);
+		goto cleanup;
+	}
+	if (args.opts.in_capsule_data_size > args.opts.io_unit_size) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "in_capsule_data_size: must not exceed io_unit_size (%u)",
+			       args.opts.io_unit_size);
+		goto cleanup;
+	}
+	if (args.opts.max_aq_depth > args.opts.max_queue_depth) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "max_aq_depth: must not exceed max_queue_depth (%u)",
+			       args.opts.max_queue_depth);
+		goto cleanup;
+	}
+	rc = nvmf_tgt_create_transport(ops, &args.opts, create_transport_done, req);
+	if (rc == -EEXIST) {
+		rpc_send_errno(req, rc, "transport %s already exists", ops->name);
+	} else if (rc == -EINVAL) {
+		rpc_send_errno(req, rc, "transport %s refused these options (see the log)",
+			       ops->name);
+	} else if (rc != 0) {
+		rpc_send_errno(req, rc, "cannot create transport %s", ops->name);
+	}
+
+cleanup:
+	rpc_free_params(create_transport_params, ARRAY_SIZE(create_transport_params), &args);
+}
+
+static void
+rpc_nvmf_get_transports(struct rpc_request *req, json_t *params)
+{
+	struct nvmf_transport *t;
+	json_t *result;
+
+	if (rpc_decode_params(req, params, NULL, 0, NULL) != 0) {
+		return;
+	}
+	result = json_array();
+	TAILQ_FOREACH(t, &g_nvmf_tgt.transports, link) {
+		json_array_append_new(result, nvmf_transport_opts_json(t));
+	}
+	rpc_send_result(req, result);
+}
+
+/*
+ * Subsystems.
+ */
+
+struct rpc_create_subsystem {
+	char *nqn;
+	char *serial_number;
+	char *model_number;
+	bool allow_any_host;
+	uint32_t max_namespaces;
+};
+
+static const struct rpc_param create_subsystem_params[] = {
+	{ .name = "nqn", .type = RPC_PARAM_STRING,
+	  .offset = offsetof(struct rpc_create_subsystem, nqn) },
+	{ .name = "serial_number", .type = RPC_PARAM_STRING, .optional = true,
+	  .offset = offsetof(struct rpc_create_subsystem, serial_number) },
+	{ .name = "model_number", .type = RPC_PARAM_STRING, .optional = true,
+	  .offset = offsetof(struct rpc_create_subsystem, model_number) },
+	{ .name = "allow_any_host", .type = RPC_PARAM_BOOL, .optional = true,
+	  .offset = offsetof(struct rpc_create_subsystem, allow_any_host) },
+	{ .name = "max_namespaces", .type = RPC_PARAM_UINT32, .optional = true,
+	  .min = 1, .max = NVMF_MAX_NAMESPACES,
+	  .offset = offsetof(struct rpc_create_subsystem, max_namespaces) },
+};
+
+static void
+rpc_nvmf_create_subsystem(struct rpc_request *req, json_t *params)
+{
+	struct rpc_create_subsystem args = { .max_namespaces = NVMF_DEFAULT_MAX_NAMESPACES };
+	struct nvmf_subsystem *subsys;
+	int rc;
+
+	if (rpc_decode_params(req, params, create_subsystem_params,
+			      ARRAY_SIZE(create_subsystem_params), &args) != 0) {
+		goto cleanup;
+	}
+	if (strcmp(args.nqn, NVME_DISCOVERY_NQN) == 0 || !nvmf_nqn_is_valid(args.nqn)) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "nqn: '%s' is not a valid NQN",
+			       args.nqn);
+		goto cleanup;
+	}
+	/* Check the strings before creating anything. */
+	if (args.serial_number != NULL && !nvmf_sn_is_valid(args.serial_number)) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "serial_number: must be 1 to %d printable ASCII characters",
+			       NVME_SN_LEN);
+		goto cleanup;
+	}
+	if (args.model_number != NULL && !nvmf_mn_is_valid(args.model_number)) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "model_number: must be 1 to %d printable ASCII characters",
+			       NVME_MN_LEN);
+		goto cleanup;
+	}
+	if (g_nvmf_tgt.state != NVMF_TGT_RUNNING) {
+		rpc_send_errno(req, -ESHUTDOWN, "the target is shutting down");
+		goto cleanup;
+	}
+	rc = nvmf_subsystem_create(args.nqn, NVMF_SUBTYPE_NVME, args.max_namespaces, &subsys);
+	if (rc == -EEXIST) {
+		rpc_send_errno(req, rc, "subsystem %s already exists", args.nqn);
+		goto cleanup;
+	} else if (rc != 0) {
+		rpc_send_errno(req, rc, "cannot create subsystem %s", args.nqn);
+		goto cleanup;
+	}
+	if (args.serial_number != NULL) {
+		nvmf_subsystem_set_sn(subsys, args.serial_number);
+	}
+	if (args.model_number != NULL) {
+		nvmf_subsystem_set_mn(subsys, args.model_number);
+	}
+	subsys->allow_any_host = args.allow_any_host;
+	rpc_send_bool(req, true);
+
+cleanup:
+	rpc_free_params(create_subsystem_params, ARRAY_SIZE(create_subsystem_params), &args);
+}
+
+struct rpc_nqn {
+	char *nqn;
+};
+
+static const struct rpc_param nqn_params[] = {
+	{ .name = "nqn", .type = RPC_PARAM_STRING, .offset = offsetof(struct rpc_nqn, nqn) },
+};
+
+static void
+delete_subsystem_done(void *arg)
+{
+	rpc_send_bool(arg, true);
+}
+
+static void
+rpc_nvmf_delete_subsystem(struct rpc_request *req, json_t *params)
+{
+	struct rpc_nqn args = { 0 };
+	struct nvmf_subsystem *subsys;
+	int rc;
+
+	if (rpc_decode_params(req, params, nqn_params, ARRAY_SIZE(nqn_params), &args) != 0) {
+		goto cleanup;
+	}
+	subsys = rpc_find_subsystem(req, args.nqn, false);
+	if (subsys == NULL) {
+		goto cleanup;
+	}
+	rc = nvmf_subsystem_delete(subsys, delete_subsystem_done, req);
+	if (rc != 0) {
+		rpc_send_errno(req, rc, "cannot delete subsystem %s", args.nqn);
+	}
+
+cleanup:
+	rpc_free_params(nqn_params, ARRAY_SIZE(nqn_params), &args);
+}
+
+static void
+rpc_nvmf_get_subsystems(struct rpc_request *req, json_t *params)
+{
+	struct rpc_nqn args = { 0 };
+	static const struct rpc_param decl[] = {
+		{ .name = "nqn", .type = RPC_PARAM_STRING, .optional = true,
+		  .offset = offsetof(struct rpc_nqn, nqn) },
+	};
+	struct nvmf_subsystem *subsys;
+	json_t *result;
+
+	if (rpc_decode_params(req, params, decl, ARRAY_SIZE(decl), &args) != 0) {
+		goto cleanup;
+	}
+	result = json_array();
+	TAILQ_FOREACH(subsys, &g_nvmf_tgt.subsystems, link) {
+		if (subsys->state != NVMF_SUBSYS_ACTIVE ||
+		    (args.nqn != NULL && strcmp(args.nqn, subsys->nqn) != 0)) {
+			continue;
+		}
+		json_array_append_new(result, nvmf_subsystem_info_json(subsys));
+	}
+	if (args.nqn != NULL && json_array_size(result) == 0) {
+		json_decref(result);
+		rpc_send_errno(req, -ENODEV, "subsystem %s does not exist", args.nqn);
+		goto cleanup;
+	}
+	rpc_send_result(req, result);
+
+cleanup:
+	rpc_free_params(decl, ARRAY_SIZE(decl), &args);
+}
+
+/*
+ * Namespaces.
+ */
+
+struct rpc_ns {
+	char *bdev_name;
+	uint32_t nsid;
+};
+
+static const struct rpc_param ns_params[] = {
+	{ .name = "bdev_name", .type = RPC_PARAM_STRING,
+	  .offset = offsetof(struct rpc_ns, bdev_name) },
+	{ .name = "nsid", .type = RPC_PARAM_UINT32, .optional = true, .min = 1,
+	  .max = NVMF_MAX_NAMESPACES, .offset = offsetof(struct rpc_ns, nsid) },
+};
+
+struct rpc_add_ns {
+	char *nqn;
+	json_t *namespace;
+};
+
+static const struct rpc_param add_ns_params[] = {
+	{ .name = "nqn", .type = RPC_PARAM_STRING, .offset = offsetof(struct rpc_add_ns, nqn) },
+	{ .name = "namespace", .type = RPC_PARAM_JSON,
+	  .offset = offsetof(struct rpc_add_ns, namespace) },
+};
+
+static void
+rpc_nvmf_subsystem_add_ns(struct rpc_request *req, json_t *params)
+{
+	struct rpc_add_ns args = { 0 };
+	struct rpc_ns ns = { 0 };
+	struct nvmf_subsystem *subsys;
+	uint32_t nsid;
+	int rc;
+
+	if (rpc_decode_params(req, params, add_ns_params, ARRAY_SIZE(add_ns_params), &args) != 0) {
+		goto cleanup;
+	}
+	if (!json_is_object(args.namespace)) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "namespace: expected an object");
+		goto cleanup;
+	}
+	if (rpc_decode_params(req, args.namespace, ns_params, ARRAY_SIZE(ns_params), &ns) != 0) {
+		goto cleanup;
+	}
+	subsys = rpc_find_subsystem(req, args.nqn, false);
+	if (subsys == NULL) {
+		goto cleanup;
+	}
+	rc = nvmf_subsystem_add_ns(subsys, ns.bdev_name, ns.nsid, &nsid);
+	switch (rc) {
+	case 0:
+		rpc_send_result(req, json_integer(nsid));
+		break;
+	case -ENODEV:
+		rpc_send_errno(req, rc, "bdev %s does not exist", ns.bdev_name);
+		break;
+	case -EPERM:
+		rpc_send_errno(req, rc, "bdev %s is claimed by another module", ns.bdev_name);
+		break;
+	case -EEXIST:
+		rpc_send_errno(req, rc, "subsystem %s already has namespace %u", args.nqn, ns.nsid);
+		break;
+	case -ERANGE:
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "nsid: %u exceeds max_namespaces (%u) of subsystem %s", ns.nsid,
+			       subsys->max_nsid, args.nqn);
+		break;
+	case -ENOSPC:
+		rpc_send_errno(req, rc, "subsystem %s has no free namespace id (max_namespaces %u)",
+			       args.nqn, subsys->max_nsid);
+		break;
+	case -EINVAL:
+		rpc_send_errno(req, rc, "bdev %s: block size must be a power of two >= 512",
+			       ns.bdev_name);
+		break;
+	default:
+		rpc_send_errno(req, rc, "cannot add bdev %s to subsystem %s", ns.bdev_name,
+			       args.nqn);
+		break;
+	}
+
+cleanup:
+	rpc_free_params(ns_params, ARRAY_SIZE(ns_params), &ns);
+	rpc_free_params(add_ns_params, ARRAY_SIZE(add_ns_params), &args);
+}
+
+struct rpc_remove_ns {
+	char *nqn;
+	uint32_t nsid;
+};
+
+static const struct rpc_param remove_ns_params[] = {
+	{ .name = "nqn", .type = RPC_PARAM_STRING, .offset = offsetof(struct rpc_remove_ns, nqn) },
+	{ .name = "nsid", .type = RPC_PARAM_UINT32, .min = 1, .max = UINT32_MAX,
+	  .offset = offsetof(struct rpc_remove_ns, nsid) },
+};
+
+static void
+remove_ns_done(void *arg, int rc)
+{
+	struct rpc_request *req = arg;
+
+	if (rc != 0) {
+		rpc_send_errno(req, rc, NULL);
+	} else {
+		rpc_send_bool(req, true);
+	}
+}
+
+static void
+rpc_nvmf_subsystem_remove_ns(struct rpc_request *req, json_t *params)
+{
+	struct rpc_remove_ns args = { 0 };
+	struct nvmf_subsystem *subsys;
+	int rc;
+
+	if (rpc_decode_params(req, params, remove_ns_params, ARRAY_SIZE(remove_ns_params),
+			      &args) != 0) {
+		goto cleanup;
+	}
+	subsys = rpc_find_subsystem(req, args.nqn, false);
+	if (subsys == NULL) {
+		goto cleanup;
+	}
+	rc = nvmf_subsystem_remove_ns(subsys, args.nsid, remove_ns_done, req);
+	if (rc == -ENOENT) {
+		rpc_send_errno(req, rc, "subsystem %s has no namespace %u", args.nqn, args.nsid);
+	} else if (rc == -EBUSY) {
+		rpc_send_errno(req, rc, "namespace %u of %s is already being removed", args.nsid,
+			       args.nqn);
+	} else if (rc != 0) {
+		rpc_send_errno(req, rc, NULL);
+	}
+
+cleanup:
+	rpc_free_params(remove_ns_params, ARRAY_SIZE(remove_ns_params), &args);
+}
+
+/*
+ * Listeners.
+ */
+
+struct rpc_listen_address {
+	char *trtype;
+	char *adrfam;
+	char *traddr;
+	char *trsvcid;
+};
+
+static const struct rpc_param listen_address_params[] = {
+	{ .name = "trtype", .type = RPC_PARAM_STRING,
+	  .offset = offsetof(struct rpc_listen_address, trtype) },
+	{ .name = "adrfam", .type = RPC_PARAM_STRING, .optional = true,
+	  .offset = offsetof(struct rpc_listen_address, adrfam) },
+	{ .name = "traddr", .type = RPC_PARAM_STRING,
+	  .offset = offsetof(struct rpc_listen_address, traddr) },
+	{ .name = "trsvcid", .type = RPC_PARAM_STRING,
+	  .offset = offsetof(struct rpc_listen_address, trsvcid) },
+};
+
+struct rpc_listener {
+	char *nqn;
+	json_t *listen_address;
+};
+
+static const struct rpc_param listener_params[] = {
+	{ .name = "nqn", .type = RPC_PARAM_STRING, .offset = offsetof(struct rpc_listener, nqn) },
+	{ .name = "listen_address", .type = RPC_PARAM_JSON,
+	  .offset = offsetof(struct rpc_listener, listen_address) },
+};
+
+/* Decode {nqn, listen_address} into a subsystem and an address; answers errors itself. */
+static struct nvmf_subsystem *
+decode_listener(struct rpc_request *req, json_t *params, struct nvmf_listen_addr *addr)
+{
+	struct rpc_listener args = { 0 };
+	struct rpc_listen_address la = { 0 };
+	const struct nvmf_transport_ops *ops;
+	struct nvmf_subsystem *subsys = NULL;
+	int rc;
+
+	if (rpc_decode_params(req, params, listener_params, ARRAY_SIZE(listener_params),
+			      &args) != 0) {
+		goto cleanup;
+	}
+	if (!json_is_object(args.listen_address)) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "listen_address: expected an object");
+		goto cleanup;
+	}
+	if (rpc_decode_params(req, args.listen_address, listen_address_params,
+			      ARRAY_SIZE(listen_address_params), &la) != 0) {
+		goto cleanup;
+	}
+	ops = nvmf_transport_ops_find(la.trtype);
+	if (ops == NULL) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "trtype: unknown transport '%s'",
+			       la.trtype);
+		goto cleanup;
+	}
+	rc = nvmf_listen_addr_parse(ops->trtype, la.adrfam, la.traddr, la.trsvcid, addr);
+	if (rc == -EAFNOSUPPORT) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "adrfam: '%s' is not supported (IPv4 or IPv6)", la.adrfam);
+		goto cleanup;
+	} else if (rc == -EADDRNOTAVAIL) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "traddr: '%s' is not an %s address",
+			       la.traddr, la.adrfam ? la.adrfam : "IPv4");
+		goto cleanup;
+	} else if (rc != 0) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "trsvcid: '%s' is not a port number (1-65535)", la.trsvcid);
+		goto cleanup;
+	}
+	subsys = rpc_find_subsystem(req, args.nqn, true);
+
+cleanup:
+	rpc_free_params(listen_address_params, ARRAY_SIZE(listen_address_params), &la);
+	rpc_free_params(listener_params, ARRAY_SIZE(listener_params), &args);
+	return subsys;
+}
+
+static void
+rpc_nvmf_subsystem_add_listener(struct rpc_request *req, json_t *params)
+{
+	struct nvmf_listen_addr addr;
+	struct nvmf_subsystem *subsys;
+	int rc;
+
+	subsys = decode_listener(req, params, &addr);
+	if (subsys == NULL) {
+		return;
+	}
+	rc = nvmf_subsystem_add_listener(subsys, &addr);
+	switch (rc) {
+	case 0:
+		rpc_send_bool(req, true);
+		break;
+	case -ENOENT:
+		rpc_send_errno(req, rc, "transport %s does not exist: call nvmf_create_transport "
+			       "first", nvmf_trtype_str(addr.trtype));
+		break;
+	case -EEXIST:
+		rpc_send_errno(req, rc, "subsystem %s already listens on %s:%s", subsys->nqn,
+			       addr.traddr, addr.trsvcid);
+		break;
+	case -EADDRINUSE:
+		rpc_send_errno(req, rc, "%s:%s is in use by another program", addr.traddr,
+			       addr.trsvcid);
+		break;
+	default:
+		rpc_send_errno(req, rc, "cannot listen on %s:%s", addr.traddr, addr.trsvcid);
+		break;
+	}
+}
+
+static void
+rpc_nvmf_subsystem_remove_listener(struct rpc_request *req, json_t *params)
+{
+	struct nvmf_listen_addr addr;
+	struct nvmf_subsystem *subsys;
+	int rc;
+
+	subsys = decode_listener(req, params, &addr);
+	if (subsys == NULL) {
+		return;
+	}
+	rc = nvmf_subsystem_remove_listener(subsys, &addr);
+	if (rc == -ENOENT) {
+		rpc_send_errno(req, rc, "subsystem %s does not listen on %s:%s", subsys->nqn,
+			       addr.traddr, addr.trsvcid);
+	} else if (rc != 0) {
+		rpc_send_errno(req, rc, NULL);
+	} else {
+		rpc_send_bool(req, true);
+	}
+}
+
+/*
+ * Hosts.
+ */
+
+struct rpc_host {
+	char *nqn;
+	char *host;
+};
+
+static const struct rpc_param host_params[] = {
+	{ .name = "nqn", .type = RPC_PARAM_STRING, .offset = offsetof(struct rpc_host, nqn) },
+	{ .name = "host", .type = RPC_PARAM_STRING, .offset = offsetof(struct rpc_host, host) },
+};
+
+static void
+rpc_host_change(struct rpc_request *req, json_t *params, bool add)
+{
+	struct rpc_host args = { 0 };
+	struct nvmf_subsystem *subsys;
+	int rc;
+
+	if (rpc_decode_params(req, params, host_params, ARRAY_SIZE(host_params), &args) != 0) {
+		goto cleanup;
+	}
+	subsys = rpc_find_subsystem(req, args.nqn, false);
+	if (subsys == NULL) {
+		goto cleanup;
+	}
+	rc = add ? nvmf_subsystem_add_host(subsys, args.host) :
+	     nvmf_subsystem_remove_host(subsys, args.host);
+	if (rc == -EINVAL) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "host: '%s' is not a valid NQN",
+			       args.host);
+	} else if (rc == -EEXIST) {
+		rpc_send_errno(req, rc, "host %s is already allowed on %s", args.host, args.nqn);
+	} else if (rc == -ENOENT) {
+		rpc_send_errno(req, rc, "host %s is not on the list of %s", args.host, args.nqn);
+	} else if (rc != 0) {
+		rpc_send_errno(req, rc, NULL);
+	} else {
+		rpc_send_bool(req, true);
+	}
+
+cleanup:
+	rpc_free_params(host_params, ARRAY_SIZE(host_params), &args);
+}
+
+static void
+rpc_nvmf_subsystem_add_host(struct rpc_request *req, json_t *params)
+{
+	rpc_host_change(req, params, true);
+}
+
+static void
+rpc_nvmf_subsystem_remove_host(struct rpc_request *req, json_t *params)
+{
+	rpc_host_change(req, params, false);
+}
+
+struct rpc_allow_any_host {
+	char *nqn;
+	bool allow_any_host;
+};
+
+static const struct rpc_param allow_any_host_params[] = {
+	{ .name = "nqn", .type = RPC_PARAM_STRING,
+	  .offset = offsetof(struct rpc_allow_any_host, nqn) },
+	{ .name = "allow_any_host", .type = RPC_PARAM_BOOL,
+	  .offset = offsetof(struct rpc_allow_any_host, allow_any_host) },
+};
+
+static void
+rpc_nvmf_subsystem_allow_any_host(struct rpc_request *req, json_t *params)
+{
+	struct rpc_allow_any_host args = { 0 };
+	struct nvmf_subsystem *subsys;
+
+	if (rpc_decode_params(req, params, allow_any_host_params,
+			      ARRAY_SIZE(allow_any_host_params), &args) != 0) {
+		goto cleanup;
+	}
+	subsys = rpc_find_subsystem(req, args.nqn, false);
+	if (subsys != NULL) {
+		nvmf_subsystem_set_allow_any_host(subsys, args.allow_any_host);
+		rpc_send_bool(req, true);
+	}
+
+cleanup:
+	rpc_free_params(allow_any_host_params, ARRAY_SIZE(allow_any_host_params), &args);
+}
+
+/*
+ * nvmf_get_stats: each poll group reports on its own thread.
+ */
+
+struct stats_ctx {
+	struct rpc_request *req;
+	json_t *groups;
+};
+
+static void
+stats_fn(struct nvmf_poll_group *pg, void *arg)
+{
+	struct stats_ctx *ctx = arg;
+	struct nvmf_transport *t;
+	json_t *obj, *transports;
+	char name[64];
+
+	snprintf(name, sizeof(name), "nvmf_tgt_poll_group_%u", pg->index);
+	transports = json_array();
+	obj = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "name", name,
+			"thread", thread_get_name(pg->thread),
+			"admin_qpairs", (json_int_t)pg->admin_qpairs,
+			"io_qpairs", (json_int_t)pg->io_qpairs,
+			"current_admin_qpairs", (json_int_t)pg->current_admin_qpairs,
+			"current_io_qpairs", (json_int_t)pg->current_io_qpairs,
+			"pending_bdev_io", (json_int_t)pg->pending_bdev_io,
+			"completed_nvme_io", (json_int_t)pg->completed_nvme_io,
+			"transports", transports);
+	TAILQ_FOREACH(t, &g_nvmf_tgt.transports, link) {
+		struct nvmf_transport_poll_group *tg = pg->tgroups[t->index];
+		json_t *tobj = json_pack("{s:s}", "trtype", t->ops->name);
+
+		if (tg != NULL && t->ops->poll_group_dump_stats != NULL && tobj != NULL) {
+			t->ops->poll_group_dump_stats(tg, tobj);
+		}
+		json_array_append_new(transports, tobj);
+	}
+	json_array_append_new(ctx->groups, obj);
+}
+
+static void
+stats_done(void *arg)
+{
+	struct stats_ctx *ctx = arg;
+
+	rpc_send_result(ctx->req, json_pack("{s:I, s:o}", "tick_rate", (json_int_t)ticks_hz(),
+					    "poll_groups", ctx->groups));
+	free(ctx);
+}
+
+static void
+rpc_nvmf_get_stats(struct rpc_request *req, json_t *params)
+{
+	struct stats_ctx *ctx;
+	int rc;
+
+	if (rpc_decode_params(req, params, NULL, 0, NULL) != 0) {
+		return;
+	}
+	ctx = calloc(1, sizeof(*ctx));
+	if (ctx == NULL) {
+		rpc_send_errno(req, -ENOMEM, NULL);
+		return;
+	}
+	ctx->req = req;
+	ctx->groups = json_array();
+	rc = nvmf_tgt_for_each_pg(stats_fn, ctx, stats_done);
+	if (rc != 0) {
+		json_decref(ctx->groups);
+		free(ctx);
+		rpc_send_errno(req, rc, NULL);
+	}
+}
+
+void
+nvmf_rpc_register(void)
+{
+	rpc_register_method("nvmf_create_transport", rpc_nvmf_create_transport, RPC_STATE_ANY);
+	rpc_register_method("nvmf_get_transports", rpc_nvmf_get_transports, RPC_STATE_ANY);
+	rpc_register_method("nvmf_create_subsystem", rpc_nvmf_create_subsystem, RPC_STATE_ANY);
+	rpc_register_method("nvmf_delete_subsystem", rpc_nvmf_delete_subsystem, RPC_STATE_ANY);
+	rpc_register_method("nvmf_get_subsystems", rpc_nvmf_get_subsystems, RPC_STATE_ANY);
+	rpc_register_method("nvmf_subsystem_add_ns", rpc_nvmf_subsystem_add_ns, RPC_STATE_ANY);
+	rpc_register_method("nvmf_subsystem_remove_ns", rpc_nvmf_subsystem_remove_ns,
+			    RPC_STATE_ANY);
+	rpc_register_method("nvmf_subsystem_add_listener", rpc_nvmf_subsystem_add_listener,
+			    RPC_STATE_ANY);
+	rpc_register_method("nvmf_subsystem_remove_listener", rpc_nvmf_subsystem_remove_listener,
+			    RPC_STATE_ANY);
+	rpc_register_method("nvmf_subsystem_add_host", rpc_nvmf_subsystem_add_host,
+			    RPC_STATE_ANY);
+	rpc_register_method("nvmf_subsystem_remove_host", rpc_nvmf_subsystem_remove_host,
+			    RPC_STATE_ANY);
+	rpc_register_method("nvmf_subsystem_allow_any_host", rpc_nvmf_subsystem_allow_any_host,
+			    RPC_STATE_ANY);
+	rpc_register_method("nvmf_get_stats", rpc_nvmf_get_stats, RPC_STATE_ANY);
+}

@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The contract between the NVMe-oF target core and its transports.
+ *
+ * The core parses and executes commands; a transport only moves bytes (the
+ * Linux nvmet split). A transport:
+ *   - listens on addresses and accepts connections (on the app thread), and
+ *     hands each new connection to a poll group (nvmf_tgt_next_poll_group()),
+ *     one per reactor thread, round robin;
+ *   - embeds a struct nvmf_qpair in its connection and a struct
+ *     nvmf_request in each of its per-connection, preallocated requests, and
+ *     gets back to its own structures with container_of();
+ *   - receives a command capsule, works out from the SGL how many bytes move
+ *     in which direction (nvmf_cmd_xfer()), gets buffers (from env mempools,
+ *     so an RDMA transport can register them), pulls host-to-controller data
+ *     in, and calls nvmf_request_exec();
+ *   - when the core calls ops->req_complete(), pushes controller-to-host data
+ *     out (if the command succeeded) and sends req->rsp.
+ *
+ * Threads: a qpair, its requests and its transport poll group live on one
+ * thread (the poll group's). Every callback into a transport runs there,
+ * except create/destroy/listen/stop_listen, which run on the app thread.
+ */
+#ifndef GGA_NVMF_TRANSPORT_H
+#define GGA_NVMF_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/uio.h>
+
+#include <jansson.h>
+
+#include "gga/bdev.h"
+#include "gga/nvme_spec.h"
+#include "gga/thread.h"
+
+struct nvmf_transport;
+struct nvmf_poll_group;
+struct nvmf_qpair;
+struct nvmf_request;
+struct nvmf_transport_poll_group;
+struct nvmf_ctrlr;
+struct nvmf_pg_subsys;
+struct nvmf_ns_channel;
+
+/* Transport options, SPDK's names; nvmf_create_transport sets them. */
+struct nvmf_transport_opts {
+	uint32_t max_queue_depth;		/* I/O queue entries (sqsize + 1) */
+	uint32_t max_io_qpairs_per_ctrlr;
+	uint32_t in_capsule_data_size;		/* bytes of data a command capsule may carry */
+	uint32_t max_io_size;			/* largest transfer of one command */
+	uint32_t io_unit_size;			/* size of one data buffer */
+	uint32_t max_aq_depth;			/* admin queue entries */
+	uint32_t num_shared_buffers;		/* data buffers in the transport's pool */
+	uint32_t buf_cache_size;		/* per-thread cache of that pool */
+};
+
+/* An address a transport listens on (what nvmf_subsystem_add_listener names). */
+struct nvmf_listen_addr {
+	enum nvme_trtype trtype;
+	enum nvme_adrfam adrfam;
+	char traddr[NVME_TRADDR_LEN + 1];
+	char trsvcid[NVME_TRSVCID_LEN + 1];
+};
+
+struct nvmf_transport_ops {
+	/* "TCP": the trtype string of RPCs and save_config. */
+	const char *name;
+	enum nvme_trtype trtype;
+	/* The Identify Controller SGLS bits this transport supports. */
+	uint32_t sgls;
+
+	/* Fill the transport's defaults (applied before RPC parameters). */
+	void (*opts_init)(struct nvmf_transport_opts *opts);
+
+	/*
+	 * Create a transport (app thread). Returns 0 with *transport set, or a
+	 * negative errno (-EINVAL for options the transport cannot honour, with a
+	 * message logged; -ENOMEM).
+	 */
+	int (*create)(const struct nvmf_transport_opts *opts, struct nvmf_transport **transport);
+	/* Free a transport that no longer listens and has no poll groups (app thread). */
+	void (*destroy)(struct nvmf_transport *transport);
+
+	/* Start/stop listening (app thread). listen returns 0 or a negative errno. */
+	int (*listen)(struct nvmf_transport *transport, const struct nvmf_listen_addr *addr);
+	void (*stop_listen)(struct nvmf_transport *transport, const struct nvmf_listen_addr *addr);
+
+	/*
+	 * Create/destroy the transport's part of a poll group, on the poll
+	 * group's thread. create returns 0 with *tgroup set or a negative errno.
+	 * destroy is only called once every qpair of the group is released.
+	 */
+	int (*poll_group_create)(struct nvmf_transport *transport, struct nvmf_poll_group *pg,
+				 struct nvmf_transport_poll_group **tgroup);
+	void (*poll_group_destroy)(struct nvmf_transport_poll_group *tgroup);
+
+	/*
+	 * The core finished req (req->rsp is filled): send the data of a
+	 * successful controller-to-host command, then the response, and recycle
+	 * the request. Called on the qpair's thread; also for requests of a
+	 * closing qpair (then nothing is sent).
+	 */
+	void (*req_complete)(struct nvmf_request *req);
+
+	/*
+	 * Tear the connection down (qpair's thread; idempotent). The transport
+	 * stops receiving and then calls nvmf_qpair_fini().
+	 */
+	void (*qpair_disconnect)(struct nvmf_qpair *qpair);
+
+	/* Optional: add transport-specific options to nvmf_get_transports / save_config. */
+	void (*dump_opts)(const struct nvmf_transport *transport, json_t *obj);
+	/* Optional: add a poll group's statistics to nvmf_get_stats (poll group's thread). */
+	void (*poll_group_dump_stats)(struct nvmf_transport_poll_group *tgroup, json_t *obj);
+};
+
+struct nvmf_transport {
+	const struct nvmf_transport_ops *ops;
+	struct nvmf_transport_opts opts;
+	/* Index of this transport's tgroup in every poll group. */
+	uint32_t index;
+	TAILQ_ENTRY(nvmf_transport) link;
+};
+
+struct nvmf_transport_poll_group {
+	struct nvmf_transport *transport;
+	struct nvmf_poll_group *pg;
+};
+
+enum nvmf_qpair_state {
+	NVMF_QPAIR_UNCONNECTED = 0,	/* waiting for Connect */
+	NVMF_QPAIR_CONNECTING,		/* Connect at the app thread */
+	NVMF_QPAIR_LIVE,
+	NVMF_QPAIR_CLOSING,		/* nvmf_qpair_fini() called */
+};
+
+/* The core's view of a queue pair; transports embed it. */
+struct nvmf_qpair {
+	struct nvmf_transport *transport;
+	struct nvmf_poll_group *pg;
+	struct thread *thread;
+	/* Set by a successful Connect (app thread), fixed afterwards. */
+	struct nvmf_ctrlr *ctrlr;
+	uint16_t qid;
+	uint16_t sq_entries;		/* sqsize + 1 */
+	uint16_t sqhd;
+	enum nvmf_qpair_state state;
+	/* The subsystem's per-poll-group state, for I/O qpairs (qpair's thread). */
+	struct nvmf_pg_subsys *pgs;
+	/* The address the connection came in on; Connect checks it. */
+	struct nvmf_listen_addr listen;
+	/* The peer's address, for log messages. */
+	char peer[64];
+	uint32_t id;
+	/* ticks_get() of the last command: keep-alive traffic (read by the app thread). */
+	uint64_t last_cmd_tick;
+	void (*fini_cb)(struct nvmf_qpair *qpair);
+	TAILQ_ENTRY(nvmf_qpair) link;
+};
+
+/* A command as the core sees it; transports embed it in their requests. */
+struct nvmf_request {
+	struct nvmf_qpair *qpair;
+	struct nvme_cmd cmd;
+	struct nvme_cpl rsp;
+	/* Data: length bytes described by iov[0..iovcnt) (set by the transport). */
+	struct iovec *iov;
+	int iovcnt;
+	uint32_t length;
+	enum nvme_data_xfer xfer;
+
+	/* Core private. */
+	struct nvmf_ns_channel *nsch;
+	struct bdev_io_wait_entry bdev_wait;
+	uint32_t dsm_next;
+	uint32_t dsm_count;
+	TAILQ_ENTRY(nvmf_request) link;
+};
+
+/*
+ * Core entry points for transports.
+ */
+
+/* The direction data moves for a command (opcode bits, or fctype for Fabrics commands). */
+enum nvme_data_xfer nvmf_cmd_xfer(const struct nvme_cmd *cmd);
+
+/* Fill a transport's default options (ops->opts_init plus the core's defaults). */
+void nvmf_transport_opts_init(const struct nvmf_transport_ops *ops,
+			      struct nvmf_transport_opts *opts);
+
+/* Find a registered transport type by name (case-insensitive), or NULL. */
+const struct nvmf_transport_ops *nvmf_transport_ops_find(const char *name);
+
+/* The poll group the next new connection should go to (round robin; app thread). */
+struct nvmf_poll_group *nvmf_tgt_next_poll_group(void);
+struct thread *nvmf_poll_group_get_thread(const struct nvmf_poll_group *pg);
+/* This transport's part of pg, or NULL if none. */
+struct nvmf_transport_poll_group *nvmf_poll_group_get_tgroup(const struct nvmf_poll_group *pg,
+							     const struct nvmf_transport *t);
+
+/*
+ * Register a new connection with the core (qpair's thread, before any
+ * request). `listen` is the address it was accepted on; `peer` names the host
+ * in logs.
+ */
+void nvmf_qpair_init(struct nvmf_qpair *qpair, struct nvmf_transport *transport,
+		     struct nvmf_poll_group *pg, const struct nvmf_listen_addr *listen,
+		     const char *peer);
+
+/* Execute a command whose data (if host-to-controller) is in req->iov. Qpair's thread. */
+void nvmf_request_exec(struct nvmf_request *req);
+
+/*
+ * Complete req with `status` (NVME_STATUS(sct, sc), plus NVME_STATUS_DNR
+ * when retrying cannot help) without executing it: for commands the
+ * transport rejects (bad SGL, transfer too long, data digest error). The
+ * core calls ops->req_complete() before this returns. Qpair's thread.
+ */
+void nvmf_request_fail(struct nvmf_request *req, uint16_t status);
+
+/*
+ * The transport stopped receiving on qpair (host gone, fatal protocol error,
+ * or ops->qpair_disconnect). The core detaches it from its controller, which
+ * completes the commands the controller holds for it (Asynchronous Event
+ * Requests) through ops->req_complete, then calls cb(qpair) on the qpair's
+ * thread. The transport frees the qpair once cb has run and all of its
+ * requests have come back, calling nvmf_qpair_release() just before.
+ */
+void nvmf_qpair_fini(struct nvmf_qpair *qpair, void (*cb)(struct nvmf_qpair *qpair));
+void nvmf_qpair_release(struct nvmf_qpair *qpair);
+
+/* Names of transport types and address families, as RPCs and logs spell them. */
+const char *nvmf_trtype_str(enum nvme_trtype trtype);
+const char *nvmf_adrfam_str(enum nvme_adrfam adrfam);
+
+#endif /* GGA_NVMF_TRANSPORT_H */

@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The NVMe/TCP transport of the target: transport creation, listening
+ * sockets, poll groups. Connections themselves are in tcp_conn.c.
+ *
+ * Listening sockets live on the app thread; each accepted connection goes to
+ * a poll group (round robin over the reactor threads) and stays there. All
+ * sockets are non-blocking fd events of their thread, so an idle target
+ * sleeps.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "gga/env.h"
+#include "gga/log.h"
+#include "gga/nvme_tcp.h"
+#include "gga/util.h"
+
+#include "nvmf_internal.h"
+#include "tcp_internal.h"
+
+/*
+ * Connections.
+ */
+
+struct new_conn {
+	struct tcp_transport *tt;
+	struct nvmf_poll_group *pg;
+	int fd;
+	struct nvmf_listen_addr addr;
+	char peer[64];
+};
+static void
+new_conn_msg(void *arg)
+{
+	struct new_conn *nc = arg;
+	struct tcp_group *group;
+
+	group = (struct tcp_group *)nvmf_poll_group_get_tgroup(nc->pg, &nc->tt->base);
+	/* A connection that arrives while the target stops is not taken. */
+	if (group == NULL ||
+	    __atomic_load_n(&g_nvmf_tgt.state, __ATOMIC_SEQ_CST) != NVMF_TGT_RUNNING ||
+	    nvmf_tcp_conn_create(nc->tt, group, nc->pg, nc->fd, &nc->addr, nc->peer) != 0) {
+		close(nc->fd);
+	}
+	free(nc);
+}
+
+static void
+peer_name(int fd, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char host[INET6_ADDRSTRLEN] = "?";
+	int port = 0;
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0) {
+		if (ss.ss_family == AF_INET) {
+			struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+
+			inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
+			port = ntohs(sin->sin_port);
+		} else if (ss.ss_family == AF_INET6) {
+			struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+
+			inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
+			port = ntohs(sin6->sin6_port);
+		}
+	}
+	snprintf(buf, len, "%s:%d", host, port);
+}
+
+static int
+listener_event(void *ctx, uint32_t events)
+{
+	struct tcp_listener *l = ctx;
+	struct nvmf_poll_group *pg;
+	struct new_conn *nc;
+	int fd, one = 1, i;
+
+	for (i = 0; i < 64; i++) {
+		fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED) {
+				continue;
+			}
+			if (errno != EAGAIN && errno != EWOULDBLOCK) {
+				WARNLOG("nvmf tcp: accept on %s:%s: %s\n", l->addr.traddr,
+					l->addr.trsvcid, strerror(errno));
+			}
+			break;
+		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		pg = nvmf_tgt_next_poll_group();
+		nc = calloc(1, sizeof(*nc));
+		if (pg == NULL || nc == NULL) {
+			free(nc);
+			close(fd);
+			continue;
+		}
+		nc->tt = l->tt;
+		nc->pg = pg;
+		nc->fd = fd;
+		nc->addr = l->addr;
+		peer_name(fd, nc->peer, sizeof(nc->peer));
+		if (thread_send_msg(nvmf_poll_group_get_thread(pg), new_conn_msg, nc) != 0) {
+			close(fd);
+			free(nc);
+		}
+	}
+	return POLLER_BUSY;
+}
+
+static int
+tcp_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
+{
+	struct tcp_transport *tt = container_of(t, struct tcp_transport, base);
+	struct sockaddr_storage ss = { 0 };
+	struct tcp_listener *l;
+	socklen_t sl;
+	int fd, one = 1, rc;
+
+	if (addr->adrfam == NVME_ADRFAM_IPV4) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t)atoi(addr->trsvcid));
+		if (inet_pton(AF_INET, addr->traddr, &sin->sin_addr) != 1) {
+			return -EINVAL;
+		}
+		sl = sizeof(*sin);
+	} else if (addr->adrfam == NVME_ADRFAM_IPV6) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons((uint16_t)atoi(addr->trsvcid));
+		if (inet_pton(AF_INET6, addr->traddr, &sin6->sin6_addr) != 1) {
+			return -EINVAL;
+		}
+		sl = sizeof(*sin6);
+	} else {
+		return -EAFNOSUPPORT;
+	}
+	l = calloc(1, sizeof(*l));
+	if (l == NULL) {
+		return -ENOMEM;
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		rc = -errno;
+		goto err_free;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, TCP_LISTEN_BACKLOG) != 0) {
+		rc = -errno;
+		ERRLOG("nvmf tcp: cannot listen on %s:%s: %s\n", addr->traddr, addr->trsvcid,
+		       strerror(errno));
+		goto err_close;
+	}
+	l->ev = thread_fd_register(fd, THREAD_FD_IN, listener_event, l, "nvmf_tcp_listen");
+	if (l->ev == NULL) {
+		rc = -ENOMEM;
+		goto err_close;
+	}
+	l->tt = tt;
+	l->addr = *addr;
+	l->fd = fd;
+	TAILQ_INSERT_TAIL(&tt->listeners, l, link);
+	NOTICELOG("nvmf tcp: listening on %s:%s\n", addr->traddr, addr->trsvcid);
+	return 0;
+
+err_close:
+	close(fd);
+err_free:
+	free(l);
+	return rc;
+}
+
+static void
+tcp_stop_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
+{
+	struct tcp_transport *tt = container_of(t, struct tcp_transport, base);
+	struct tcp_listener *l;
+
+	TAILQ_FOREACH(l, &tt->listeners, link) {
+		if (nvmf_listen_addr_equal(&l->addr, addr)) {
+			TAILQ_REMOVE(&tt->listeners, l, link);
+			thread_fd_unregister(&l->ev);
+			close(l->fd);
+			NOTICELOG("nvmf tcp: stopped listening on %s:%s\n", addr->traddr,
+				  addr->trsvcid);
+			free(l);
+			return;
+		}
+	}
+}
+/*
+ * Poll groups.
+ */
+
+static int
+group_poll(void *arg)
+{
+	return nvmf_tcp_group_poll(arg);
+}
+
+static int
+tcp_poll_group_create(struct nvmf_transport *t, struct nvmf_poll_group *pg,
+		      struct nvmf_transport_poll_group **out)
+{
+	struct tcp_group *group;
+
+	group = calloc(1, sizeof(*group));
+	if (group == NULL) {
+		return -ENOMEM;
+	}
+	group->tt = container_of(t, struct tcp_transport, base);
+	group->base.transport = t;
+	group->base.pg = pg;
+	TAILQ_INIT(&group->qpairs);
+	TAILQ_INIT(&group->dirty);
+	TAILQ_INIT(&group->buf_wait);
+	group->poller = poller_register(group_poll, group, 0, "nvmf_tcp_group");
+	if (group->poller == NULL) {
+		free(group);
+		return -ENOMEM;
+	}
+	*out = &group->base;
+	return 0;
+}
+
+static void
+tcp_poll_group_destroy(struct nvmf_transport_poll_group *tg)
+{
+	struct tcp_group *group = container_of(tg, struct tcp_group, base);
+
+	if (!TAILQ_EMPTY(&group->qpairs)) {
+		WARNLOG("nvmf tcp: poll group destroyed with connections left\n");
+	}
+	poller_unregister(&group->poller);
+	free(group);
+}
+
+static void
+tcp_poll_group_dump_stats(struct nvmf_transport_poll_group *tg, json_t *obj)
+{
+	struct tcp_group *group = container_of(tg, struct tcp_group, base);
+	struct tcp_qpair *tq;
+	json_int_t n = 0;
+
+	TAILQ_FOREACH(tq, &group->qpairs, link) {
+		n++;
+	}
+	json_object_set_new(obj, "connections", json_integer(n));
+	json_object_set_new(obj, "c2h_term_reqs", json_integer((json_int_t)group->term_reqs_sent));
+	json_object_set_new(obj, "header_digest_errors",
+			    json_integer((json_int_t)group->hdgst_errors));
+	json_object_set_new(obj, "data_digest_errors",
+			    json_integer((json_int_t)group->ddgst_errors));
+	json_object_set_new(obj, "buffer_waits", json_integer((json_int_t)group->buf_waits));
+}
+
+/*
+ * The transport.
+ */
+
+static int
+tcp_create(const struct nvmf_transport_opts *opts, struct nvmf_transport **out)
+{
+	struct tcp_transport *tt;
+	char name[32];
+
+	if (opts->io_unit_size < 512 || opts->max_io_size < opts->io_unit_size ||
+	    opts->max_queue_depth < 2 || opts->max_queue_depth > 65536) {
+		ERRLOG("nvmf tcp: invalid options\n");
+		return -EINVAL;
+	}
+	tt = calloc(1, sizeof(*tt));
+	if (tt == NULL) {
+		return -ENOMEM;
+	}
+	tt->max_iov = (opts->max_io_size + opts->io_unit_size - 1) / opts->io_unit_size;
+	tt->num_reqs = GGA_MAX(opts->max_queue_depth, opts->max_aq_depth);
+	tt->icd_size = GGA_MAX(opts->in_capsule_data_size, TCP_ADMIN_ICD_SIZE);
+	tt->maxh2cdata = GGA_MAX(GGA_MIN(TCP_MAXH2CDATA, opts->max_io_size),
+				 NVME_TCP_MIN_MAXH2CDATA);
+	TAILQ_INIT(&tt->listeners);
+	snprintf(name, sizeof(name), "nvmf_tcp_data");
+	if (opts->num_shared_buffers < tt->max_iov) {
+		ERRLOG("nvmf tcp: num_shared_buffers %u cannot hold one %u-byte transfer\n",
+		       opts->num_shared_buffers, opts->max_io_size);
+		free(tt);
+		return -EINVAL;
+	}
+	tt->buf_pool = mempool_create(name, opts->num_shared_buffers, opts->io_unit_size,
+				      opts->buf_cache_size);
+	if (tt->buf_pool == NULL) {
+		ERRLOG("nvmf tcp: cannot allocate %u data buffers of %u bytes\n",
+		       opts->num_shared_buffers, opts->io_unit_size);
+		free(tt);
+		return -ENOMEM;
+	}
+	*out = &tt->base;
+	return 0;
+}
+
+static void
+tcp_destroy(struct nvmf_transport *t)
+{
+	struct tcp_transport *tt = container_of(t, struct tcp_transport, base);
+	struct tcp_listener *l;
+
+	while ((l = TAILQ_FIRST(&tt->listeners)) != NULL) {
+		tcp_stop_listen(t, &l->addr);
+	}
+	mempool_free(tt->buf_pool);
+	free(tt);
+}
+
+const struct nvmf_transport_ops nvmf_tcp_ops = {
+	.name = "TCP",
+	.trtype = NVME_TRTYPE_TCP,
+	.sgls = NVME_SGLS_SUPPORTED | NVME_SGLS_OFFSET | NVME_SGLS_TRANSPORT_DATA_BLOCK,
+	.create = tcp_create,
+	.destroy = tcp_destroy,
+	.listen = tcp_listen,
+	.stop_listen = tcp_stop_listen,
+	.poll_group_create = tcp_poll_group_create,
+	.poll_group_destroy = tcp_poll_group_destroy,
+	.req_complete = nvmf_tcp_req_complete,
+	.qpair_disconnect = nvmf_tcp_qpair_disconnect,
+	.poll_group_dump_stats = tcp_poll_group_dump_stats,
+};

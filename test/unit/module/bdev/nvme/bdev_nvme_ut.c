@@ -1,0 +1,706 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests of the NVMe bdev module (module/bdev/nvme): attach and the
+ * bdevs it creates, I/O splitting by the controller's limits, NVMe status
+ * propagation, fail-fast while disconnected, save_config, get_controllers,
+ * detach, and the unwinding of a failed attach. The host library is stubbed:
+ * the test plays the controller and completes commands by hand.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../bdev_ut_common.h"
+
+#include "module/bdev/malloc/bdev_malloc.h"
+#include "module/bdev/nvme/bdev_nvme.c"
+#include "module/bdev/nvme/bdev_nvme_rpc.c"
+
+/* ---- the host library, stubbed ---- */
+
+struct nvme_ns {
+	struct nvme_ctrlr *ctrlr;
+	struct nvme_ns_info info;
+};
+
+struct nvme_ctrlr {
+	struct nvme_transport_id trid;
+	struct nvme_ctrlr_opts opts;
+	struct nvme_ns ns[2];
+	uint32_t num_ns;
+	uint32_t max_xfer;
+	int qpairs;
+	int detaches;
+	nvme_ctrlr_detach_cb detach_cb;
+	void *detach_cb_arg;
+};
+
+struct nvme_qpair {
+	struct nvme_ctrlr *ctrlr;
+};
+
+enum sub_op { SUB_READ, SUB_WRITE, SUB_WZ, SUB_FLUSH, SUB_DEALLOC };
+
+struct sub {
+	enum sub_op op;
+	struct nvme_ns *ns;
+	uint64_t lba;
+	uint32_t nlb;
+	size_t iov_offset;
+	nvme_cmd_cb cb;
+	void *cb_arg;
+};
+
+static struct nvme_ctrlr g_ctrlr;
+static nvme_ctrlr_connect_cb g_connect_cb;
+static void *g_connect_arg;
+static int g_connect_calls;
+static struct sub g_subs[64];
+static int g_nsubs;
+static int g_submit_rc;
+
+int
+nvme_ctrlr_connect(const struct nvme_transport_id *trid, const struct nvme_ctrlr_opts *opts,
+		   nvme_ctrlr_connect_cb cb, void *cb_arg)
+{
+	g_ctrlr.trid = *trid;
+	g_ctrlr.opts = *opts;
+	g_connect_cb = cb;
+	g_connect_arg = cb_arg;
+	g_connect_calls++;
+	return 0;
+}
+
+static void
+detach_msg(void *ctx)
+{
+	struct nvme_ctrlr *ctrlr = ctx;
+
+	ctrlr->detach_cb(ctrlr->detach_cb_arg);
+}
+
+int
+nvme_ctrlr_detach(struct nvme_ctrlr *ctrlr, nvme_ctrlr_detach_cb cb, void *cb_arg)
+{
+	if (ctrlr->qpairs != 0) {
+		return -EBUSY;
+	}
+	ctrlr->detaches++;
+	ctrlr->detach_cb = cb;
+	ctrlr->detach_cb_arg = cb_arg;
+	thread_send_msg(thread_get_current(), detach_msg, ctrlr);
+	return 0;
+}
+
+void
+nvme_ctrlr_opts_init(struct nvme_ctrlr_opts *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->keep_alive_timeout_ms = 10000;
+}
+
+enum nvme_ctrlr_state
+nvme_ctrlr_get_state(const struct nvme_ctrlr *ctrlr)
+{
+	return NVME_CTRLR_CONNECTED;
+}
+
+const char *
+nvme_ctrlr_state_name(enum nvme_ctrlr_state state)
+{
+	return "connected";
+}
+
+const struct nvme_ctrlr_opts *
+nvme_ctrlr_get_opts(const struct nvme_ctrlr *ctrlr)
+{
+	return &ctrlr->opts;
+}
+
+uint16_t
+nvme_ctrlr_get_cntlid(const struct nvme_ctrlr *ctrlr)
+{
+	return 7;
+}
+
+uint64_t
+nvme_ctrlr_get_reconnect_count(const struct nvme_ctrlr *ctrlr)
+{
+	return 0;
+}
+
+uint32_t
+nvme_ctrlr_get_max_xfer_size(const struct nvme_ctrlr *ctrlr)
+{
+	return ctrlr->max_xfer;
+}
+
+uint32_t
+nvme_ctrlr_get_num_ns(const struct nvme_ctrlr *ctrlr)
+{
+	return ctrlr->num_ns;
+}
+
+struct nvme_ns *
+nvme_ctrlr_get_ns_by_index(struct nvme_ctrlr *ctrlr, uint32_t index)
+{
+	return index < ctrlr->num_ns ? &ctrlr->ns[index] : NULL;
+}
+
+const struct nvme_ns_info *
+nvme_ns_get_info(const struct nvme_ns *ns)
+{
+	return &ns->info;
+}
+
+struct nvme_qpair *
+nvme_ctrlr_alloc_io_qpair(struct nvme_ctrlr *ctrlr)
+{
+	struct nvme_qpair *qp = calloc(1, sizeof(*qp));
+
+	qp->ctrlr = ctrlr;
+	ctrlr->qpairs++;
+	return qp;
+}
+
+void
+nvme_ctrlr_free_io_qpair(struct nvme_qpair *qp)
+{
+	qp->ctrlr->qpairs--;
+	free(qp);
+}
+
+static int
+record(enum sub_op op, struct nvme_ns *ns, uint64_t lba, uint32_t nlb, size_t off,
+       nvme_cmd_cb cb, void *cb_arg)
+{
+	struct sub *s;
+
+	if (g_submit_rc != 0) {
+		return g_submit_rc;
+	}
+	CU_ASSERT_FATAL(g_nsubs < (int)ARRAY_SIZE(g_subs));
+	s = &g_subs[g_nsubs++];
+	*s = (struct sub) { op, ns, lba, nlb, off, cb, cb_arg };
+	return 0;
+}
+
+int
+nvme_ns_cmd_readv(struct nvme_qpair *qp, struct nvme_ns *ns, uint64_t lba, uint32_t nlb,
+		  struct iovec *iov, int iovcnt, size_t iov_offset, nvme_cmd_cb cb, void *cb_arg)
+{
+	return record(SUB_READ, ns, lba, nlb, iov_offset, cb, cb_arg);
+}
+
+int
+nvme_ns_cmd_writev(struct nvme_qpair *qp, struct nvme_ns *ns, uint64_t lba, uint32_t nlb,
+		   struct iovec *iov, int iovcnt, size_t iov_offset, nvme_cmd_cb cb, void *cb_arg)
+{
+	return record(SUB_WRITE, ns, lba, nlb, iov_offset, cb, cb_arg);
+}
+
+int
+nvme_ns_cmd_write_zeroes(struct nvme_qpair *qp, struct nvme_ns *ns, uint64_t lba, uint32_t nlb,
+			 nvme_cmd_cb cb, void *cb_arg)
+{
+	return record(SUB_WZ, ns, lba, nlb, 0, cb, cb_arg);
+}
+
+int
+nvme_ns_cmd_flush(struct nvme_qpair *qp, struct nvme_ns *ns, nvme_cmd_cb cb, void *cb_arg)
+{
+	return record(SUB_FLUSH, ns, 0, 0, 0, cb, cb_arg);
+}
+
+int
+nvme_ns_cmd_deallocate(struct nvme_qpair *qp, struct nvme_ns *ns, uint64_t lba, uint32_t nlb,
+		       nvme_cmd_cb cb, void *cb_arg)
+{
+	return record(SUB_DEALLOC, ns, lba, nlb, 0, cb, cb_arg);
+}
+
+int
+nvme_transport_type_parse(const char *str, enum nvme_transport_type *type)
+{
+	if (strcasecmp(str, "tcp") == 0) {
+		*type = NVME_TRANSPORT_TCP;
+		return 0;
+	}
+	if (strcasecmp(str, "rdma") == 0) {
+		*type = NVME_TRANSPORT_RDMA;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+const char *
+nvme_transport_type_name(enum nvme_transport_type type)
+{
+	return type == NVME_TRANSPORT_TCP ? "TCP" : "RDMA";
+}
+
+int
+nvme_adrfam_parse(const char *str, enum nvme_adrfam *adrfam)
+{
+	*adrfam = NVME_ADRFAM_IPV4;
+	return strcasecmp(str, "ipv4") == 0 ? 0 : -EINVAL;
+}
+
+const char *
+nvme_adrfam_name(enum nvme_adrfam adrfam)
+{
+	return "IPv4";
+}
+
+/* ---- helpers ---- */
+
+static void
+modules(void)
+{
+	bdev_malloc_module_register();
+	bdev_nvme_module_register();
+}
+
+static int
+suite_init(void)
+{
+	return ut_setup(modules);
+}
+
+static int
+suite_fini(void)
+{
+	return ut_teardown();
+}
+
+/* Complete submission i (on the worker thread, where the I/O was submitted). */
+static void
+complete_sub(int i, uint16_t status)
+{
+	struct nvme_cpl cpl = { .status = status };
+
+	thread_set_current(g_ut_worker);
+	g_subs[i].cb(g_subs[i].cb_arg, &cpl);
+	thread_set_current(g_ut_app);
+	ut_poll_idle();
+}
+
+struct attach_rec {
+	bool done;
+	int rc;
+	char err[256];
+	char names[4][32];
+	size_t count;
+};
+
+static void
+attach_cb(void *cb_arg, int rc, const char *errmsg, const char *const *names, size_t count)
+{
+	struct attach_rec *r = cb_arg;
+	size_t i;
+
+	r->done = true;
+	r->rc = rc;
+	snprintf(r->err, sizeof(r->err), "%s", errmsg != NULL ? errmsg : "");
+	r->count = count;
+	for (i = 0; i < count && i < 4; i++) {
+		snprintf(r->names[i], sizeof(r->names[i]), "%s", names[i]);
+	}
+}
+
+static void
+fake_ctrlr_init(void)
+{
+	memset(&g_ctrlr, 0, sizeof(g_ctrlr));
+	g_ctrlr.num_ns = 2;
+	g_ctrlr.max_xfer = 128 * 520;
+	g_ctrlr.ns[0] = (struct nvme_ns) { &g_ctrlr, { .nsid = 1, .num_blocks = 8192,
+			.block_size = 512, .xfer_block_size = 512, .dsm_supported = true,
+			.write_zeroes_supported = true } };
+	g_ctrlr.ns[0].info.nguid[0] = 0x11;
+	g_ctrlr.ns[1] = (struct nvme_ns) { &g_ctrlr, { .nsid = 2, .num_blocks = 4096,
+			.block_size = 512, .md_size = 8, .extended_lba = true,
+			.xfer_block_size = 520 } };
+	g_nsubs = 0;
+	g_submit_rc = 0;
+}
+
+/* Attach "name" and let the stubbed connect finish with rc. */
+static void
+attach(const char *name, int connect_rc, struct attach_rec *r)
+{
+	struct bdev_nvme_attach_opts opts = { .name = name, .hdgst = true };
+
+	memset(r, 0, sizeof(*r));
+	opts.trid.trtype = NVME_TRANSPORT_TCP;
+	opts.trid.adrfam = NVME_ADRFAM_IPV4;
+	snprintf(opts.trid.traddr, sizeof(opts.trid.traddr), "127.0.0.1");
+	snprintf(opts.trid.trsvcid, sizeof(opts.trid.trsvcid), "4420");
+	snprintf(opts.trid.subnqn, sizeof(opts.trid.subnqn), "nqn.2016-06.io.gga:t");
+	UT_ASSERT_EQ_FATAL(bdev_nvme_attach_controller(&opts, attach_cb, r), 0);
+	CU_ASSERT(!r->done);
+	if (connect_rc == 0) {
+		g_connect_cb(g_connect_arg, &g_ctrlr, 0, NULL);
+	} else {
+		g_connect_cb(g_connect_arg, NULL, connect_rc, "cannot connect to 127.0.0.1:4420");
+	}
+	ut_poll_idle();
+	CU_ASSERT(r->done);
+}
+
+static void
+detach_cb(void *cb_arg, int rc)
+{
+	*(int *)cb_arg = rc + 1;
+}
+
+static void
+detach(const char *name)
+{
+	int done = 0;
+
+	UT_ASSERT_EQ_FATAL(bdev_nvme_detach_controller(name, detach_cb, &done), 0);
+	UT_POLL_UNTIL(done != 0);
+	UT_ASSERT_EQ(done, 1);
+}
+
+/* ---- tests ---- */
+
+static void
+test_attach_bdevs(void)
+{
+	struct attach_rec r;
+	struct bdev *b1, *b2;
+
+	fake_ctrlr_init();
+	attach("N0", 0, &r);
+	UT_ASSERT_EQ(r.rc, 0);
+	UT_ASSERT_EQ(r.count, 2);
+	UT_ASSERT_STR_EQ(r.names[0], "N0n1");
+	UT_ASSERT_STR_EQ(r.names[1], "N0n2");
+	/* The options reached the library. */
+	CU_ASSERT(g_ctrlr.opts.header_digest);
+	CU_ASSERT(!g_ctrlr.opts.data_digest);
+	UT_ASSERT_STR_EQ(g_ctrlr.trid.traddr, "127.0.0.1");
+
+	b1 = bdev_get_by_name("N0n1");
+	b2 = bdev_get_by_name("N0n2");
+	CU_ASSERT_FATAL(b1 != NULL && b2 != NULL);
+	UT_ASSERT_EQ(bdev_get_block_size(b1), 512);
+	UT_ASSERT_EQ(bdev_get_md_size(b1), 0);
+	UT_ASSERT_EQ(bdev_get_num_blocks(b1), 8192);
+	UT_ASSERT_EQ(bdev_get_block_size(b2), 512);
+	UT_ASSERT_EQ(bdev_get_md_size(b2), 8);
+	UT_ASSERT_EQ(bdev_get_buf_block_size(b2), 520);
+	UT_ASSERT_STR_EQ(bdev_get_module_name(b1), "nvme");
+	/* The NGUID is the UUID. */
+	UT_ASSERT_EQ(strncmp(bdev_get_uuid_str(b1), "11000000-", 9), 0);
+	CU_ASSERT(bdev_io_type_supported(b1, BDEV_IO_TYPE_UNMAP));
+	CU_ASSERT(!bdev_io_type_supported(b2, BDEV_IO_TYPE_UNMAP));
+	CU_ASSERT(!bdev_io_type_supported(b2, BDEV_IO_TYPE_WRITE_ZEROES));
+
+	/* The name is taken while attached. */
+	{
+		struct bdev_nvme_attach_opts opts = { .name = "N0" };
+
+		UT_ASSERT_EQ(bdev_nvme_attach_controller(&opts, attach_cb, &r), -EEXIST);
+	}
+	detach("N0");
+	CU_ASSERT(bdev_get_by_name("N0n1") == NULL);
+	CU_ASSERT(bdev_get_by_name("N0n2") == NULL);
+	UT_ASSERT_EQ(g_ctrlr.detaches, 1);
+	UT_ASSERT_EQ(bdev_nvme_detach_controller("N0", NULL, NULL), -ENODEV);
+}
+
+static void
+test_io_split_and_status(void)
+{
+	static uint8_t buf[300 * 520];
+	struct attach_rec r;
+	struct ut_dev dev;
+	struct ut_io io;
+
+	fake_ctrlr_init();
+	attach("N0", 0, &r);
+	UT_ASSERT_EQ_FATAL(ut_dev_open(&dev, "N0n2", g_ut_worker), 0);
+	/* The channel holds one queue pair for this thread. */
+	UT_ASSERT_EQ(g_ctrlr.qpairs, 1);
+
+	/* 300 blocks, at most 128 per command (MDTS): 128 + 128 + 44, one after the other. */
+	UT_ASSERT_EQ(ut_submit(&dev, BDEV_IO_TYPE_WRITE, buf, 10, 300, &io), 0);
+	ut_poll_idle();
+	UT_ASSERT_EQ_FATAL(g_nsubs, 1);
+	UT_ASSERT_EQ(g_subs[0].op, SUB_WRITE);
+	UT_ASSERT_EQ(g_subs[0].lba, 10);
+	UT_ASSERT_EQ(g_subs[0].nlb, 128);
+	UT_ASSERT_EQ(g_subs[0].iov_offset, 0);
+	complete_sub(0, 0);
+	UT_ASSERT_EQ_FATAL(g_nsubs, 2);
+	UT_ASSERT_EQ(g_subs[1].lba, 138);
+	UT_ASSERT_EQ(g_subs[1].nlb, 128);
+	/* Offsets count data and metadata of every block. */
+	UT_ASSERT_EQ(g_subs[1].iov_offset, 128 * 520);
+	complete_sub(1, 0);
+	UT_ASSERT_EQ_FATAL(g_nsubs, 3);
+	UT_ASSERT_EQ(g_subs[2].lba, 266);
+	UT_ASSERT_EQ(g_subs[2].nlb, 44);
+	UT_ASSERT_EQ(g_subs[2].iov_offset, 256 * 520);
+	CU_ASSERT(!io.done);
+	complete_sub(2, 0);
+	CU_ASSERT(io.done && io.success);
+
+	/* An NVMe error from the target reaches the bdev user as that status. */
+	g_nsubs = 0;
+	UT_ASSERT_EQ(ut_submit(&dev, BDEV_IO_TYPE_READ, buf, 0, 8, &io), 0);
+	ut_poll_idle();
+	UT_ASSERT_EQ_FATAL(g_nsubs, 1);
+	UT_ASSERT_EQ(g_subs[0].op, SUB_READ);
+	complete_sub(0, NVME_STATUS(NVME_SCT_MEDIA_ERROR, NVME_SC_UNRECOVERED_READ_ERROR));
+	CU_ASSERT(io.done && !io.success);
+	UT_ASSERT_EQ(io.sct, NVME_SCT_MEDIA_ERROR);
+	UT_ASSERT_EQ(io.sc, NVME_SC_UNRECOVERED_READ_ERROR);
+
+	/* A failure in the middle of a split I/O fails it. */
+	g_nsubs = 0;
+	UT_ASSERT_EQ(ut_submit(&dev, BDEV_IO_TYPE_READ, buf, 0, 200, &io), 0);
+	ut_poll_idle();
+	complete_sub(0, NVME_STATUS(NVME_SCT_PATH, NVME_SC_HOST_PATH_ERROR));
+	UT_ASSERT_EQ(g_nsubs, 1);
+	CU_ASSERT(io.done && !io.success);
+	UT_ASSERT_EQ(io.sct, NVME_SCT_PATH);
+
+	/* Disconnected: the library refuses at once, the I/O fails with a path error. */
+	g_nsubs = 0;
+	g_submit_rc = -ENXIO;
+	UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_WRITE, buf, 0, 1, &io), 0);
+	CU_ASSERT(io.done && !io.success);
+	UT_ASSERT_EQ(io.sct, NVME_SCT_PATH);
+	UT_ASSERT_EQ(io.sc, NVME_SC_HOST_PATH_ERROR);
+	g_submit_rc = 0;
+
+	/* Flush is one command for the namespace. */
+	UT_ASSERT_EQ(ut_submit(&dev, BDEV_IO_TYPE_FLUSH, NULL, 0, 4096, &io), 0);
+	ut_poll_idle();
+	UT_ASSERT_EQ_FATAL(g_nsubs, 1);
+	UT_ASSERT_EQ(g_subs[0].op, SUB_FLUSH);
+	complete_sub(0, 0);
+	CU_ASSERT(io.done && io.success);
+
+	ut_dev_close(&dev);
+	UT_ASSERT_EQ(g_ctrlr.qpairs, 0);
+	detach("N0");
+}
+
+static void
+test_write_zeroes_unmap_split(void)
+{
+	struct attach_rec r;
+	struct ut_dev dev;
+	struct ut_io io;
+
+	fake_ctrlr_init();
+	attach("N0", 0, &r);
+	UT_ASSERT_EQ_FATAL(ut_dev_open(&dev, "N0n1", g_ut_worker), 0);
+	/* Write Zeroes: at most 65536 blocks per command, whatever MDTS says. */
+	g_ctrlr.ns[0].info.num_blocks = 8192;
+	UT_ASSERT_EQ(ut_submit(&dev, BDEV_IO_TYPE_WRITE_ZEROES, NULL, 0, 8192, &io), 0);
+	ut_poll_idle();
+	UT_ASSERT_EQ_FATAL(g_nsubs, 1);
+	UT_ASSERT_EQ(g_subs[0].op, SUB_WZ);
+	UT_ASSERT_EQ(g_subs[0].nlb, 8192);
+	complete_sub(0, 0);
+	CU_ASSERT(io.done && io.success);
+
+	g_nsubs = 0;
+	UT_ASSERT_EQ(ut_submit(&dev, BDEV_IO_TYPE_UNMAP, NULL, 100, 1000, &io), 0);
+	ut_poll_idle();
+	UT_ASSERT_EQ_FATAL(g_nsubs, 1);
+	UT_ASSERT_EQ(g_subs[0].op, SUB_DEALLOC);
+	UT_ASSERT_EQ(g_subs[0].lba, 100);
+	UT_ASSERT_EQ(g_subs[0].nlb, 1000);
+	complete_sub(0, 0);
+	CU_ASSERT(io.done && io.success);
+	ut_dev_close(&dev);
+	detach("N0");
+}
+
+static void
+test_config_and_rpc_json(void)
+{
+	struct attach_rec r;
+	json_t *config, *call, *params, *ctrlrs;
+	size_t i, attaches = 0;
+
+	fake_ctrlr_init();
+	attach("N0", 0, &r);
+	config = json_array();
+	bdev_subsystem_config_json(config);
+	/* One attach for the controller, nothing per namespace bdev. */
+	json_array_foreach(config, i, call) {
+		const char *method = json_string_value(json_object_get(call, "method"));
+
+		if (strcmp(method, "bdev_nvme_attach_controller") == 0) {
+			attaches++;
+			params = json_object_get(call, "params");
+			UT_ASSERT_STR_EQ(json_string_value(json_object_get(params, "name")), "N0");
+#define PARAM_STR(k) json_string_value(json_object_get(params, k))
+			UT_ASSERT_STR_EQ(PARAM_STR("trtype"), "tcp");
+			UT_ASSERT_STR_EQ(PARAM_STR("trsvcid"), "4420");
+#undef PARAM_STR
+			UT_ASSERT_STR_EQ(json_string_value(json_object_get(params, "subnqn")),
+					 "nqn.2016-06.io.gga:t");
+			CU_ASSERT(json_is_true(json_object_get(params, "hdgst")));
+			CU_ASSERT(json_is_false(json_object_get(params, "ddgst")));
+		}
+	}
+	UT_ASSERT_EQ(attaches, 1);
+	json_decref(config);
+
+	ctrlrs = bdev_nvme_get_controllers_json(NULL);
+	CU_ASSERT_FATAL(json_array_size(ctrlrs) == 1);
+	call = json_array_get(ctrlrs, 0);
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(call, "state")), "connected");
+	UT_ASSERT_EQ(json_integer_value(json_object_get(call, "cntlid")), 7);
+	UT_ASSERT_EQ(json_array_size(json_object_get(call, "namespaces")), 2);
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(
+		json_object_get(call, "namespaces"), 1), "bdev_name")), "N0n2");
+	UT_ASSERT_EQ(json_integer_value(json_object_get(json_array_get(
+		json_object_get(call, "namespaces"), 1), "md_size")), 8);
+	json_decref(ctrlrs);
+	CU_ASSERT(bdev_nvme_get_controllers_json("nope") == NULL);
+	detach("N0");
+}
+
+static void
+test_attach_failures(void)
+{
+	struct bdev_malloc_opts mopts = { .name = "C0n2", .num_blocks = 16, .block_size = 512 };
+	struct attach_rec r;
+	struct bdev *mb;
+
+	/* Connect failure: the message comes back, nothing stays, the name is free again. */
+	fake_ctrlr_init();
+	attach("C0", -ECONNREFUSED, &r);
+	UT_ASSERT_EQ(r.rc, -ECONNREFUSED);
+	CU_ASSERT(strstr(r.err, "127.0.0.1:4420") != NULL);
+	CU_ASSERT(bdev_nvme_get_controllers_json("C0") == NULL);
+
+	/* The second namespace's bdev name is taken: the first bdev is removed again. */
+	UT_ASSERT_EQ_FATAL(bdev_malloc_create(&mopts, &mb), 0);
+	fake_ctrlr_init();
+	attach("C0", 0, &r);
+	UT_POLL_UNTIL(r.done);
+	UT_ASSERT_EQ(r.rc, -EEXIST);
+	CU_ASSERT(strstr(r.err, "C0n2") != NULL);
+	CU_ASSERT(bdev_get_by_name("C0n1") == NULL);
+	CU_ASSERT(bdev_nvme_get_controllers_json("C0") == NULL);
+	UT_ASSERT_EQ(g_ctrlr.detaches, 1);
+	UT_ASSERT_EQ(g_ctrlr.qpairs, 0);
+
+	UT_ASSERT_EQ(bdev_malloc_delete("C0n2", NULL, NULL), 0);
+	ut_poll_idle();
+}
+
+struct rpc_rec {
+	bool done;
+	json_t *resp;
+};
+
+static void
+rpc_cb(void *ctx, json_t *response)
+{
+	struct rpc_rec *r = ctx;
+
+	r->done = true;
+	r->resp = response;
+}
+
+static json_t *
+call_rpc(const char *method, const char *params_text)
+{
+	struct rpc_rec r = { 0 };
+	json_t *params = json_loads(params_text, 0, NULL);
+
+	CU_ASSERT_FATAL(params != NULL);
+	UT_ASSERT_EQ_FATAL(rpc_call(method, params, rpc_cb, &r), 0);
+	json_decref(params);
+	UT_POLL_UNTIL(r.done);
+	return r.resp;
+}
+
+static void
+test_rpc_errors(void)
+{
+	json_t *resp;
+	const char *msg;
+
+	resp = call_rpc("bdev_nvme_attach_controller",
+			"{\"name\":\"R0\",\"trtype\":\"RDMA\",\"traddr\":\"127.0.0.1\","
+			"\"trsvcid\":\"4420\",\"subnqn\":\"nqn.x\"}");
+	msg = json_string_value(json_object_get(json_object_get(resp, "error"), "message"));
+	CU_ASSERT(msg != NULL && strstr(msg, "RDMA") != NULL);
+	json_decref(resp);
+
+	resp = call_rpc("bdev_nvme_attach_controller",
+			"{\"name\":\"R0\",\"trtype\":\"fc\",\"traddr\":\"127.0.0.1\","
+			"\"trsvcid\":\"4420\",\"subnqn\":\"nqn.x\"}");
+	UT_ASSERT_EQ(json_integer_value(json_object_get(json_object_get(resp, "error"), "code")),
+		     RPC_ERROR_INVALID_PARAMS);
+	json_decref(resp);
+
+	resp = call_rpc("bdev_nvme_attach_controller",
+			"{\"name\":\"R0\",\"trtype\":\"tcp\",\"traddr\":\"127.0.0.1\","
+			"\"trsvcid\":\"4420\"}");
+	msg = json_string_value(json_object_get(json_object_get(resp, "error"), "message"));
+	CU_ASSERT(msg != NULL && strstr(msg, "subnqn") != NULL);
+	json_decref(resp);
+
+	resp = call_rpc("bdev_nvme_detach_controller", "{\"name\":\"nope\"}");
+	UT_ASSERT_EQ(json_integer_value(json_object_get(json_object_get(resp, "error"), "code")),
+		     -ENODEV);
+	json_decref(resp);
+
+	resp = call_rpc("bdev_nvme_get_controllers", "{}");
+	CU_ASSERT(json_is_array(json_object_get(resp, "result")));
+	json_decref(resp);
+
+	/* A successful attach through the RPC answers with the bdev names once connected. */
+	fake_ctrlr_init();
+	{
+		struct rpc_rec r = { 0 };
+		json_t *params = json_loads("{\"name\":\"R1\",\"trtype\":\"Tcp\","
+					    "\"traddr\":\"127.0.0.1\",\"trsvcid\":\"4420\","
+					    "\"subnqn\":\"nqn.x\",\"ddgst\":true}", 0, NULL);
+
+		UT_ASSERT_EQ_FATAL(rpc_call("bdev_nvme_attach_controller", params, rpc_cb, &r), 0);
+		json_decref(params);
+		ut_poll_idle();
+		CU_ASSERT(!r.done);
+		CU_ASSERT(g_ctrlr.opts.data_digest);
+		g_connect_cb(g_connect_arg, &g_ctrlr, 0, NULL);
+		UT_POLL_UNTIL(r.done);
+		UT_ASSERT_EQ(json_array_size(json_object_get(r.resp, "result")), 2);
+		UT_ASSERT_STR_EQ(json_string_value(json_array_get(json_object_get(r.resp, "result"),
+								  0)), "R1n1");
+		json_decref(r.resp);
+	}
+	resp = call_rpc("bdev_nvme_detach_controller", "{\"name\":\"R1\"}");
+	CU_ASSERT(json_is_true(json_object_get(resp, "result")));
+	json_decref(resp);
+	CU_ASSERT(bdev_get_by_name("R1n1") == NULL);
+}
+
+int
+main(void)
+{
+	static const struct ut_test tests[] = {
+		UT_TEST(test_attach_bdevs),
+		UT_TEST(test_io_split_and_status),
+		UT_TEST(test_write_zeroes_unmap_split),
+		UT_TEST(test_config_and_rpc_json),
+		UT_TEST(test_attach_failures),
+		UT_TEST(test_rpc_errors),
+	};
+
+	return ut_run("bdev_nvme", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
+}
