@@ -366,6 +366,10 @@ rpc_nvmf_subsystem_add_ns(struct rpc_request *req, json_t *params)
 	case -EEXIST:
 		rpc_send_errno(req, rc, "subsystem %s already has namespace %u", args.nqn, ns.nsid);
 		break;
+	case -EALREADY:
+		rpc_send_errno(req, rc, "bdev %s is already a namespace of %s", ns.bdev_name,
+			       args.nqn);
+		break;
 	case -ERANGE:
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
 			       "nsid: %u exceeds max_namespaces (%u) of subsystem %s", ns.nsid,

@@ -432,6 +432,7 @@ nvmf_subsystem_add_ns(struct nvmf_subsystem *subsys, const char *bdev_name, uint
 {
 	struct nvmf_ns *ns;
 	struct bdev *bdev;
+	uint32_t i;
 	int rc;
 
 	if (subsys->subtype != NVMF_SUBTYPE_NVME) {
@@ -439,6 +440,12 @@ nvmf_subsystem_add_ns(struct nvmf_subsystem *subsys, const char *bdev_name, uint
 	}
 	if (subsys->state != NVMF_SUBSYS_ACTIVE) {
 		return -EBUSY;
+	}
+	/* Two namespaces of one subsystem must not share a bdev (and its NGUID/UUID). */
+	for (i = 0; i < subsys->max_nsid; i++) {
+		if (subsys->ns[i] != NULL && strcmp(subsys->ns[i]->bdev_name, bdev_name) == 0) {
+			return -EALREADY;
+		}
 	}
 	if (nsid == 0) {
 		for (nsid = 1; nsid <= subsys->max_nsid && subsys->ns[nsid - 1] != NULL; nsid++) {

@@ -97,6 +97,8 @@ check "add_ns returns the nsid" test "$(rpc t0 nvmf_subsystem_add_ns \
 	"{\"nqn\": \"$NQN\", \"namespace\": {\"bdev_name\": \"M0\"}}")" = 1
 check_fails "add_ns: nsid in use" rpc t0 nvmf_subsystem_add_ns \
 	"{\"nqn\": \"$NQN\", \"namespace\": {\"bdev_name\": \"M3\", \"nsid\": 1}}"
+check_fails "add_ns: the same bdev twice in one subsystem" rpc t0 nvmf_subsystem_add_ns \
+	"{\"nqn\": \"$NQN\", \"namespace\": {\"bdev_name\": \"M0\"}}"
 check_fails "add_listener: bad address" rpc t0 nvmf_subsystem_add_listener "$(listener $NQN "$PORT" 127.0.0.300)"
 check_fails "add_listener: bad port" rpc t0 nvmf_subsystem_add_listener "$(listener $NQN 70000)"
 check_fails "add_listener: unknown trtype" rpc t0 nvmf_subsystem_add_listener "$(listener $NQN "$PORT" 127.0.0.1 XYZ)"
