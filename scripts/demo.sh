@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# `make demo`: install what is missing, configure and build if needed, start
-# gga_tgt with the embedded default configuration, drive it over JSON-RPC,
-# run bdevperf on the configuration the daemon reports, print the results
-# table, and shut everything down.
+# `make demo`: install what is missing, configure and build if needed, bring
+# up the three-target topology (scripts/gga_topology.sh: three half-block
+# targets and a front gga_tgt exporting the gga bdev, all NVMe/TCP on
+# 127.0.0.1), run bdevperf against the front over NVMe/TCP (a short verify
+# pass, then 4 KiB random 70/30 read/write at QD32), print the results table,
+# and bring the topology down.
 #
 #   scripts/demo.sh [-t SECONDS] [--no-build]
 #
@@ -21,7 +23,7 @@ while [ $# -gt 0 ]; do
 		;;
 	--no-build) build=0 ;;
 	-h | --help)
-		sed -n '2,10p' "$0"
+		sed -n '2,12p' "$0"
 		exit 0
 		;;
 	*)
@@ -45,64 +47,54 @@ fi
 bin=$out/bin
 
 tmp=$(mktemp -d /tmp/gga-demo.XXXXXX)
-tgt_pid=
+topo() {
+	GGA_BUILD=$out bash "$root/scripts/gga_topology.sh" "$@"
+}
+up=0
 cleanup() {
-	if [ -n "$tgt_pid" ] && kill -0 "$tgt_pid" 2>/dev/null; then
-		kill -TERM "$tgt_pid"
-		wait "$tgt_pid" 2>/dev/null
+	if [ $up -eq 1 ]; then
+		topo down "$tmp/topo" >/dev/null 2>&1
 	fi
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# The embedded default configuration: a 256 MiB RAM disk with 4 KiB blocks.
-cat >"$tmp/gga.json" <<'JSON'
-{
-  "subsystems": [
-    {
-      "subsystem": "bdev",
-      "config": [
-        { "method": "bdev_malloc_create",
-          "params": { "name": "Malloc0", "num_blocks": 65536, "block_size": 4096 } }
-      ]
-    }
-  ]
-}
-JSON
-
-sock=$tmp/gga.sock
-"$bin/gga_tgt" -m 0x1 -r "$sock" --json "$tmp/gga.json" >"$tmp/tgt.log" 2>&1 &
-tgt_pid=$!
-for i in $(seq 1 100); do
-	grep -q ': ready' "$tmp/tgt.log" && break
-	kill -0 $tgt_pid 2>/dev/null || break
-	sleep 0.1
-done
-if ! grep -q ': ready' "$tmp/tgt.log"; then
-	cat "$tmp/tgt.log"
-	echo "demo: gga_tgt did not start" >&2
+echo "== bringing up the topology: three half-block targets and the front (gga_tgt x4)"
+up=1
+topo up "$tmp/topo" --size 64 >"$tmp/up.out" 2>&1
+urc=$?
+sed 's/^/   /' "$tmp/up.out"
+if [ $urc -ne 0 ]; then
+	echo "demo: the topology did not come up" >&2
 	exit 1
 fi
-echo "== gga_tgt is up (pid $tgt_pid, RPC on $sock)"
-echo "== gga_rpc bdev_get_bdevs"
-"$bin/gga_rpc" -s "$sock" bdev_get_bdevs | python3 -c 'import json, sys
-for b in json.load(sys.stdin):
-    print("   %-10s %-14s %6d-byte blocks x %-9d md %d" % (b["name"], b["product_name"],
-          b["block_size"], b["num_blocks"], b["md_size"]))'
-"$bin/gga_rpc" -s "$sock" save_config >"$tmp/saved.json" || exit 1
+front=$tmp/topo/front.sock
+echo "== gga_rpc bdev_gga_get_info (on the front)"
+"$bin/gga_rpc" -s "$front" bdev_gga_get_info '{"name":"gga0"}' | python3 -c 'import json, sys
+g = json.load(sys.stdin)[0]
+print("   %s: %s, %d x %d-byte blocks, %d+%d %s; members: %s" % (g["name"], g["state"],
+      g["num_blocks"], g["block_size"], g["k"], g["m"], g["matrix_type"],
+      ", ".join("%s=%s (%s)" % (m["role"], m["name"], m["state"]) for m in g["members"])))'
 
+# bdevperf attaches to the front as an NVMe/TCP host (bdev ggan1).
+bp() {
+	"$bin/bdevperf" --log-level warn --json "$tmp/topo/bdevperf.json" -m 0x2 -q 32 -o 4096 "$@"
+}
 echo
-echo "== bdevperf: 4 KiB random 70/30 read/write, QD32, ${secs} s, verify first"
-"$bin/bdevperf" --log-level warn --json "$tmp/saved.json" -m 0x2 -q 32 -o 4096 -w verify -t 1 >"$tmp/verify.out" 2>&1
+echo "== bdevperf over NVMe/TCP through the front: verify 2 s, then 4 KiB random 70/30 read/write, QD32, ${secs} s"
+bp -w verify -t 2 >"$tmp/verify.out" 2>&1
 vrc=$?
 grep -E 'verify:' "$tmp/verify.out" || cat "$tmp/verify.out"
-"$bin/bdevperf" --log-level warn --json "$tmp/saved.json" -m 0x2 -q 32 -o 4096 -w randrw -M 70 -t "$secs"
+bp -w randrw -M 70 -t "$secs"
 rc=$?
 
-kill -INT $tgt_pid
-wait $tgt_pid
-trc=$?
-tgt_pid=
-echo "== gga_tgt shut down (exit $trc)"
+echo "== bringing the topology down"
+topo down "$tmp/topo" >"$tmp/down.out" 2>&1
+sed 's/^/   /' "$tmp/down.out"
+up=0
+n=$(grep -c 'exit 0)$' "$tmp/down.out")
+trc=0
+[ "$n" -eq 4 ] || trc=1
+echo "== gga_tgt shut down (exit $trc): $n of 4 daemons exited 0"
 [ $rc -eq 0 ] && [ $vrc -eq 0 ] && [ $trc -eq 0 ]

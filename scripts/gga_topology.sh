@@ -1,0 +1,339 @@
+#!/usr/bin/env bash
+# The three-target topology on one machine (docs: DESIGN.md section 1): three
+# half-block targets, each a gga_tgt exporting a file bdev of 2048-byte blocks
+# with 64 bytes of metadata as an NVMe/TCP subsystem, and a front gga_tgt that
+# attaches the three, builds the gga bdev "gga0" over them and exports it
+# through its own NVMe/TCP subsystem. Everything listens on 127.0.0.1 only.
+#
+#   scripts/gga_topology.sh up DIR [--base-port P] [--size MiB] [--cores MASK]
+#                                  [--allow-host HOSTNQN]
+#   scripts/gga_topology.sh down DIR
+#   scripts/gga_topology.sh status DIR
+#   scripts/gga_topology.sh kill-target DIR N|front    (SIGKILL)
+#   scripts/gga_topology.sh stop-target DIR N|front    (SIGTERM, bounded wait)
+#   scripts/gga_topology.sh start-target DIR N|front   (same file, port, configuration)
+#
+# DIR holds the RPC sockets (NAME.sock), logs (NAME.log), pid files (NAME.pid),
+# the members' files (hb0.img hb1.img hb2.img), each daemon's saved
+# configuration (NAME.json, replayed by start-target) and bdevperf.json, the
+# configuration with which bdevperf attaches to the front (bdev "ggan1").
+# Ports: P (front), P+1..P+3 (hb0..hb2); without --base-port, free ports.
+# --size is the gga bdev's size (default 64 MiB). --allow-host exports gga0 to
+# that host NQN only instead of to any host. Up again on a DIR whose files
+# exist reuses them: the gga bdev assembles from its superblocks.
+#
+# Environment: GGA_BUILD (default build/) selects the build tree.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=${GGA_BUILD:-$root/build}/bin
+NQN_PREFIX=nqn.2016-06.io.gga
+# Half-blocks reserved at the start of each member for the gga superblock
+# (with 4 KiB logical blocks: 32 half-blocks, 64 KiB).
+SB_BLOCKS=32
+
+in_up=0
+
+die() {
+	local n
+	echo "gga_topology: $*" >&2
+	# A half-built topology is of no use: stop whatever up started.
+	if [ $in_up -eq 1 ]; then
+		in_up=0
+		for n in front hb0 hb1 hb2; do
+			stop "$n" TERM >/dev/null
+		done
+	fi
+	exit 1
+}
+
+usage() {
+	sed -n '7,14p' "$0" | sed 's/^# \{0,1\}//'
+	exit 2
+}
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# rpc NAME METHOD [JSON]: one request to daemon NAME, bounded.
+rpc() {
+	local name=$1
+	shift
+	"$bin/gga_rpc" -s "$dir/$name.sock" -t 30 "$@"
+}
+
+# step NAME METHOD JSON: a configuration RPC that must succeed.
+step() {
+	rpc "$@" >/dev/null || die "$1: $2 failed (log: $dir/$1.log)"
+}
+
+pid_of() {
+	cat "$dir/$1.pid" 2>/dev/null
+}
+
+alive() {
+	local pid
+	pid=$(pid_of "$1")
+	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+}
+
+# start NAME [gga_tgt args...]: start a daemon in DIR and wait (10 s) for it to be ready.
+start() {
+	local name=$1 pid i
+	shift
+	alive "$name" && die "$name is already running (pid $(pid_of "$name"))"
+	rm -f "$dir/$name.sock" "$dir/$name.pid" "$dir/$name.rc"
+	# A small detached shell runs the daemon so that its exit status lands in
+	# NAME.rc for whoever stops it later (it is no child of that later shell).
+	setsid bash -c 'pidf=$1 rcf=$2; shift 2; "$@" & echo $! >"$pidf.tmp"; mv "$pidf.tmp" "$pidf"
+		wait $!; echo $? >"$rcf"' gga-topology "$dir/$name.pid" "$dir/$name.rc" \
+		"$bin/gga_tgt" -m "$cores" --poll-mode event --mem-size 64m -r "$dir/$name.sock" "$@" \
+		>>"$dir/$name.log" 2>&1 </dev/null &
+	for i in $(seq 1 50); do
+		[ -s "$dir/$name.pid" ] && break
+		sleep 0.1
+	done
+	pid=$(pid_of "$name")
+	[ -n "$pid" ] || die "$name did not start"
+	for i in $(seq 1 100); do
+		# The log is appended to across restarts: look only at this run's lines.
+		if [ -S "$dir/$name.sock" ] && tail -n 50 "$dir/$name.log" | grep -q ': ready'; then
+			return 0
+		fi
+		kill -0 "$pid" 2>/dev/null || {
+			tail -n 20 "$dir/$name.log" >&2
+			die "$name exited during start-up (log: $dir/$name.log)"
+		}
+		sleep 0.1
+	done
+	die "$name not ready after 10 s (log: $dir/$name.log)"
+}
+
+# stop NAME SIGNAL: signal a daemon; after TERM wait up to 10 s, then KILL.
+stop() {
+	local name=$1 sig=$2 pid i
+	pid=$(pid_of "$name")
+	if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then
+		rm -f "$dir/$name.pid"
+		return 0
+	fi
+	kill -"$sig" "$pid" 2>/dev/null
+	for i in $(seq 1 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		echo "gga_topology: $name (pid $pid) did not stop in 10 s; killing it" >&2
+		kill -KILL "$pid" 2>/dev/null
+	fi
+	# The wrapper writes the exit status right after the daemon is gone.
+	for i in $(seq 1 20); do
+		[ -s "$dir/$name.rc" ] && break
+		sleep 0.1
+	done
+	rm -f "$dir/$name.pid" "$dir/$name.sock"
+	echo "$name stopped by SIG$sig (pid $pid, exit $(cat "$dir/$name.rc" 2>/dev/null || echo '?'))"
+}
+
+save() {
+	rpc "$1" save_config >"$dir/$1.json.tmp" && mv "$dir/$1.json.tmp" "$dir/$1.json" ||
+		die "$1: save_config failed"
+}
+
+listener() {
+	printf '{"nqn":"%s","listen_address":{"trtype":"tcp","adrfam":"ipv4","traddr":"127.0.0.1","trsvcid":"%s"}}' \
+		"$1" "$2"
+}
+
+attach_params() {
+	printf '{"name":"%s","trtype":"tcp","adrfam":"ipv4","traddr":"127.0.0.1","trsvcid":"%s","subnqn":"%s"}' \
+		"$1" "$2" "$3"
+}
+
+# setup_target N: bdev hbN on DIR/hbN.img exported as NQN_PREFIX:hbN on port PORT_N.
+setup_target() {
+	local n=$1 name=hb$1 port img
+	port=$((base_port + 1 + n))
+	img=$dir/$name.img
+	if [ -f "$img" ]; then
+		step "$name" bdev_file_create \
+			"{\"name\":\"$name\",\"filename\":\"$img\",\"md_size\":64,\"create\":false}"
+	else
+		step "$name" bdev_file_create \
+			"{\"name\":\"$name\",\"filename\":\"$img\",\"block_size\":2048,\"md_size\":64,\"num_blocks\":$member_blocks}"
+	fi
+	step "$name" nvmf_create_transport '{"trtype":"TCP"}'
+	step "$name" nvmf_create_subsystem \
+		"{\"nqn\":\"$NQN_PREFIX:$name\",\"allow_any_host\":true,\"serial_number\":\"GGAHB$n\"}"
+	step "$name" nvmf_subsystem_add_ns "{\"nqn\":\"$NQN_PREFIX:$name\",\"namespace\":{\"bdev_name\":\"$name\"}}"
+	step "$name" nvmf_subsystem_add_listener "$(listener "$NQN_PREFIX:$name" "$port")"
+	save "$name"
+}
+
+setup_front() {
+	local n fnqn=$NQN_PREFIX:gga0 any=true
+	for n in 0 1 2; do
+		step front bdev_nvme_attach_controller \
+			"$(attach_params "hb$n" $((base_port + 1 + n)) "$NQN_PREFIX:hb$n")"
+	done
+	step front bdev_gga_create \
+		'{"name":"gga0","data_1":"hb0n1","data_2":"hb1n1","parity":"hb2n1","mode":"auto"}'
+	step front nvmf_create_transport '{"trtype":"TCP"}'
+	[ -n "$allow_host" ] && any=false
+	step front nvmf_create_subsystem \
+		"{\"nqn\":\"$fnqn\",\"allow_any_host\":$any,\"serial_number\":\"GGA0\"}"
+	if [ -n "$allow_host" ]; then
+		step front nvmf_subsystem_add_host "{\"nqn\":\"$fnqn\",\"host\":\"$allow_host\"}"
+	fi
+	step front nvmf_subsystem_add_ns "{\"nqn\":\"$fnqn\",\"namespace\":{\"bdev_name\":\"gga0\"}}"
+	step front nvmf_subsystem_add_listener "$(listener "$fnqn" "$base_port")"
+	save front
+}
+
+write_bdevperf_json() {
+	printf '{"subsystems":[{"subsystem":"bdev","config":[{"method":"bdev_nvme_attach_controller","params":%s}]}]}\n' \
+		"$(attach_params gga "$base_port" "$NQN_PREFIX:gga0")" >"$dir/bdevperf.json"
+}
+
+load_env() {
+	[ -f "$dir/topology.env" ] || die "$dir is not a topology directory (no topology.env)"
+	# shellcheck disable=SC1091
+	source "$dir/topology.env"
+}
+
+# name_of N|front
+name_of() {
+	case "$1" in
+	0 | 1 | 2) echo "hb$1" ;;
+	front) echo front ;;
+	*) die "target must be 0, 1, 2 or front, not '$1'" ;;
+	esac
+}
+
+cmd_up() {
+	local size=64 n
+	base_port=
+	cores=0x1
+	allow_host=
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--base-port) base_port=$2 && shift ;;
+		--size) size=$2 && shift ;;
+		--cores) cores=$2 && shift ;;
+		--allow-host) allow_host=$2 && shift ;;
+		*) die "up: unknown option '$1'" ;;
+		esac
+		shift || die "up: option needs a value"
+	done
+	[[ "$size" =~ ^[1-9][0-9]*$ ]] || die "--size must be a whole number of MiB"
+	[ -x "$bin/gga_tgt" ] || die "$bin/gga_tgt is not built (make -j2)"
+	mkdir -p "$dir" || die "cannot create $dir"
+	dir=$(cd "$dir" && pwd)
+	for n in front hb0 hb1 hb2; do
+		alive "$n" && die "$n is already running in $dir (down first)"
+	done
+	if [ -z "$base_port" ]; then
+		# Four consecutive free ports keep the layout simple; retry a few times.
+		for n in $(seq 1 20); do
+			base_port=$(free_port)
+			python3 - "$base_port" <<'PY' && break
+import socket, sys
+p = int(sys.argv[1])
+try:
+    for q in range(p, p + 4):
+        s = socket.socket(); s.bind(("127.0.0.1", q)); s.close()
+except OSError:
+    sys.exit(1)
+PY
+			base_port=
+		done
+		[ -n "$base_port" ] || die "found no four consecutive free ports"
+	fi
+	member_blocks=$((size * 256 + SB_BLOCKS))
+	in_up=1
+	cat >"$dir/topology.env" <<EOF
+base_port=$base_port
+cores=$cores
+allow_host='$allow_host'
+member_blocks=$member_blocks
+EOF
+	for n in 0 1 2; do
+		start "hb$n"
+		setup_target "$n"
+		echo "hb$n: pid $(pid_of "hb$n"), $NQN_PREFIX:hb$n on 127.0.0.1:$((base_port + 1 + n)), file $dir/hb$n.img"
+	done
+	start front
+	setup_front
+	write_bdevperf_json
+	in_up=0
+	rpc front bdev_gga_get_info '{"name":"gga0"}' | python3 -c 'import json, sys
+g = json.load(sys.stdin)[0]
+print("front: gga0 %s, array %s" % (g["state"], g["array_uuid"]))'
+	echo "front: pid $(pid_of front), $NQN_PREFIX:gga0 on 127.0.0.1:$base_port (RPC $dir/front.sock)"
+	echo "bdevperf: $bin/bdevperf --json $dir/bdevperf.json -b ggan1 -m 0x2 ..."
+}
+
+cmd_down() {
+	local n
+	load_env
+	for n in front hb0 hb1 hb2; do
+		stop "$n" TERM
+	done
+}
+
+cmd_status() {
+	local n rc=0
+	load_env
+	for n in hb0 hb1 hb2 front; do
+		if alive "$n"; then
+			echo "$n: running (pid $(pid_of "$n"))"
+		else
+			echo "$n: stopped"
+			rc=1
+		fi
+	done
+	if alive front; then
+		rpc front bdev_nvme_get_controllers | python3 -c 'import json, sys
+for c in json.load(sys.stdin):
+    print("front: controller %s %s" % (c["name"], c["state"]))'
+		rpc front bdev_gga_get_info '{"name":"gga0"}' | python3 -c 'import json, sys
+g = json.load(sys.stdin)[0]
+print("front: gga0 %s; members %s" % (g["state"],
+      ", ".join("%s %s" % (m.get("role", "?"), m.get("state", "?")) for m in g["members"])))'
+	fi
+	return $rc
+}
+
+cmd_start_target() {
+	local name
+	load_env
+	name=$(name_of "$1")
+	[ -f "$dir/$name.json" ] || die "no saved configuration $dir/$name.json"
+	start "$name" --json "$dir/$name.json"
+	echo "$name restarted (pid $(pid_of "$name"))"
+}
+
+[ $# -ge 2 ] || usage
+cmd=$1
+dir=$2
+shift 2
+case "$cmd" in
+up) cmd_up "$@" ;;
+down) cmd_down ;;
+status) cmd_status ;;
+kill-target)
+	[ $# -eq 1 ] || usage
+	load_env
+	stop "$(name_of "$1")" KILL
+	;;
+stop-target)
+	[ $# -eq 1 ] || usage
+	load_env
+	stop "$(name_of "$1")" TERM
+	;;
+start-target)
+	[ $# -eq 1 ] || usage
+	cmd_start_target "$1"
+	;;
+*) usage ;;
+esac

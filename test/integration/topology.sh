@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# The three-target topology (scripts/gga_topology.sh): four gga_tgt processes
+# on 127.0.0.1, bdevperf attached to the front over NVMe/TCP.
+# (a) verify end to end; (b) one half-block target SIGKILLed mid-run: the run
+# passes, the member shows failed, the restarted target reconnects and I/O
+# keeps working; (d) the front restarted from its saved configuration: the
+# array assembles with the same uuid, the members' data is untouched (only the
+# superblock's generation bound may grow, as docs/FORMAT.md 7.3 requires), a
+# randread run passes; (e) a half-block target restarted on its file leaves
+# the file unchanged; (c) two targets killed: I/O errors, never a verify
+# mismatch (run after d and e: a second fault on top of b's stale member may
+# leave blocks unreadable, which is right, so afterwards only verify runs,
+# which writes before it reads); (f) a front exported to one host NQN
+# refuses another.
+source "$(dirname "$0")/common.sh"
+
+BP=$BIN/bdevperf
+TOPO=$GGA_ROOT/scripts/gga_topology.sh
+D=$TMP/topo
+HOST1=nqn.2014-08.io.gga:host-allowed
+HOST2=nqn.2014-08.io.gga:host-other
+
+topo() {
+	GGA_BUILD=$GGA_BUILD timeout -k 5 60 bash "$TOPO" "$1" "$D" "${@:2}"
+}
+
+# The topology's daemons are not children of this shell; common.sh's cleanup
+# still stops them by pid if the topology's own down did not.
+track() {
+	local n
+	for n in hb0 hb1 hb2 front; do
+		[ -s "$D/$n.pid" ] && PIDS+=("$(cat "$D/$n.pid")")
+	done
+}
+trap 'topo down >/dev/null 2>&1; cleanup' EXIT
+
+# bp NAME [CONFIG] ARGS...: bdevperf on the front's namespace, bounded, output in $TMP/NAME.out.
+bp() {
+	local name=$1 cfg=$D/bdevperf.json
+	shift
+	if [ "${1:-}" != "${1#/}" ]; then
+		cfg=$1
+		shift
+	fi
+	timeout -k 5 60 "$BP" --json "$cfg" -m 0x2 -q 32 -o 4096 "$@" >"$TMP/$name.out" 2>&1
+}
+
+no_mismatch() {
+	grep -q 'verify: [1-9][0-9]* blocks compared, 0 mismatches' "$1" &&
+		! grep -qi 'verify mismatch in' "$1"
+}
+
+frpc() {
+	"$BIN/gga_rpc" -s "$D/front.sock" -t 10 "$@"
+}
+
+ctrlr_state() {
+	frpc bdev_nvme_get_controllers "{\"name\":\"$1\"}" 2>/dev/null | jget - 'd[0]["state"]'
+}
+
+# wait_connected CTRLR SECONDS
+wait_connected() {
+	local i
+	for i in $(seq 1 $(($2 * 10))); do
+		[ "$(ctrlr_state "$1")" = connected ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+gga_info() {
+	frpc bdev_gga_get_info '{"name":"gga0"}' | jget - "$1"
+}
+
+sha() {
+	sha256sum "$1" | cut -d' ' -f1
+}
+
+# The file bdev keeps a 4 KiB header, then block 0 of the member, whose first
+# 128 data bytes are the gga superblock record. content_sha: the file's hash
+# with the record's generation_epoch (offset 72) and crc (124) blanked.
+# epoch: the record's generation_epoch.
+content_sha() {
+	python3 - "$1" <<'PY'
+import hashlib, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+sb = 4096
+b[sb + 72:sb + 80] = bytes(8)
+b[sb + 124:sb + 128] = bytes(4)
+print(hashlib.sha256(b).hexdigest())
+PY
+}
+
+epoch() {
+	python3 -c 'import sys
+b = open(sys.argv[1], "rb").read(4096 + 128)
+assert b[4096:4104] == b"GGASUPER"
+print(int.from_bytes(b[4096 + 72:4096 + 80], "little"))' "$1"
+}
+
+all_sums() {
+	local n
+	for n in 0 1 2; do
+		"$1" "$D/hb$n.img"
+	done
+}
+
+# --- (a) up, verify end to end ---
+topo up --size 16 >"$TMP/up.out" 2>&1
+rc=$?
+track
+check "topology up (exit $rc)" test $rc -eq 0
+if [ $rc -ne 0 ]; then
+	cat "$TMP/up.out"
+	finish
+fi
+check "up prints the front's address and NQN" \
+	grep -q 'nqn.2016-06.io.gga:gga0 on 127.0.0.1:[0-9]' "$TMP/up.out"
+status_ok() {
+	topo status >"$TMP/status.out" &&
+		[ "$(grep -c ': running' "$TMP/status.out")" = 4 ] &&
+		[ "$(grep -c ' connected$' "$TMP/status.out")" = 3 ] &&
+		grep -q 'gga0 online' "$TMP/status.out"
+}
+check "status: four daemons, three controllers connected, gga0 online" status_ok
+bp verify -w verify -t 2
+check "(a) verify through the front over NVMe/TCP: exit 0" test $? -eq 0
+check "(a) verify: blocks compared, 0 mismatches" no_mismatch "$TMP/verify.out"
+UUID=$(gga_info 'd[0]["array_uuid"]')
+
+# --- (b) one half-block target SIGKILLed mid-run ---
+bp kill1 -w verify -t 6 &
+bpp=$!
+sleep 2
+topo kill-target 1 >/dev/null
+wait $bpp
+rc=$?
+check "(b) hb1 killed mid-run: bdevperf exit 0 (rc $rc)" test $rc -eq 0
+check "(b) 0 mismatches, no failed I/O" \
+	bash -c "grep -q 'verify: [1-9][0-9]* blocks compared, 0 mismatches' '$TMP/kill1.out' &&
+		! grep -q 'run failed' '$TMP/kill1.out'"
+check "(b) bdev_gga_get_info: data_2 failed, array degraded" \
+	test "$(gga_info '[m["state"] for m in d[0]["members"]] + [d[0]["state"]]')" \
+	= '["online", "failed", "online", "degraded"]'
+topo start-target 1 >/dev/null
+rc=$?
+track
+check "(b) hb1 restarts on its file and port" test $rc -eq 0
+check "(b) the front's controller hb1 is connected again" wait_connected hb1 10
+bp after1 -w verify -t 1
+check "(b) verify after the restart: exit 0" test $? -eq 0
+check "(b) verify after the restart: 0 mismatches" no_mismatch "$TMP/after1.out"
+
+# --- (d) the front restarts from its saved configuration ---
+topo stop-target front >"$TMP/stopfront.out"
+check "(d) front stops cleanly" grep -q 'exit 0' "$TMP/stopfront.out"
+before=$(all_sums content_sha)
+e_before=$(all_sums epoch | sort -n | tail -1)
+topo start-target front >/dev/null
+rc=$?
+track
+check "(d) front restarts from front.json" test $rc -eq 0
+check "(d) gga0 assembled with the same array uuid" test "$(gga_info 'd[0]["array_uuid"]')" = "$UUID"
+after=$(all_sums content_sha)
+check "(d) members' data unchanged across the front restart" test "$before" = "$after"
+check "(d) the superblocks' generation bound only grew ($e_before -> $(all_sums epoch | sort -n | head -1))" \
+	test "$(all_sums epoch | sort -n | head -1)" -ge "$e_before"
+bp readback -w randread -t 1
+check "(d) randread through the restarted front: exit 0" test $? -eq 0
+check "(d) randread: no failed I/O" bash -c "grep -q '^Total' '$TMP/readback.out' && ! grep -q 'run failed' '$TMP/readback.out'"
+
+# --- (e) a half-block target restarted on the same file ---
+s0=$(sha "$D/hb0.img")
+topo stop-target 0 >"$TMP/stop0.out"
+check "(e) hb0 stops cleanly" grep -q 'exit 0' "$TMP/stop0.out"
+topo start-target 0 >/dev/null
+track
+check "(e) hb0 reconnects" wait_connected hb0 10
+check "(e) hb0.img unchanged across the restart" test "$(sha "$D/hb0.img")" = "$s0"
+bp after0 -w verify -t 1
+check "(e) verify after the restart: exit 0" test $? -eq 0
+
+# --- (c) two targets killed: errors, never wrong data ---
+bp kill2 -w verify -t 3 &
+bpp=$!
+sleep 1
+topo kill-target 0 >/dev/null
+topo kill-target 2 >/dev/null
+wait $bpp
+rc=$?
+check "(c) two targets killed: bdevperf fails on its own (rc $rc)" \
+	test $rc -ne 0 -a $rc -ne 124 -a $rc -ne 137
+check "(c) failed I/Os reported" grep -q 'run failed: [1-9][0-9]* failed I/Os' "$TMP/kill2.out"
+check "(c) no verify mismatch" \
+	bash -c "grep -q ', 0 verify mismatches' '$TMP/kill2.out' && ! grep -qi 'verify mismatch in' '$TMP/kill2.out'"
+topo start-target 0 >/dev/null && topo start-target 2 >/dev/null
+check "(c) hb0 and hb2 restart" test $? -eq 0
+track
+both_connected() {
+	wait_connected hb0 10 && wait_connected hb2 10
+}
+check "(c) hb0 and hb2 reconnect" both_connected
+
+# --- (f) a front exported to one host only ---
+topo down >"$TMP/down1.out"
+check "down: four daemons exit 0" test "$(grep -c 'exit 0)' "$TMP/down1.out")" = 4
+topo up --size 16 --allow-host "$HOST1" >"$TMP/up2.out" 2>&1
+rc=$?
+track
+check "(f) up again on the same files, one allowed host (exit $rc)" test $rc -eq 0
+[ $rc -eq 0 ] || cat "$TMP/up2.out"
+check "(f) the array assembled from the superblocks (same uuid)" \
+	test "$(gga_info 'd[0]["array_uuid"]')" = "$UUID"
+for h in 1 2; do
+	host=HOST$h
+	jget "$D/bdevperf.json" "d['subsystems'][0]['config'][0]['params'].update(hostnqn='${!host}') or d" \
+		>"$TMP/host$h.json"
+done
+bp host1 "$TMP/host1.json" -w verify -t 1
+check "(f) the allowed host: verify exit 0" test $? -eq 0
+start=$(date +%s)
+bp host2 "$TMP/host2.json" -w verify -t 1
+rc=$?
+check "(f) another host is refused (rc $rc, $(($(date +%s) - start)) s)" \
+	test $rc -ne 0 -a $rc -ne 124 -a $rc -ne 137
+check "(f) the refusal says why" grep -qi 'host' "$TMP/host2.out"
+check "(f) no I/O ran for the refused host" bash -c "! grep -q '^Total' '$TMP/host2.out'"
+
+topo down >"$TMP/down2.out"
+check "down: four daemons exit 0" test "$(grep -c 'exit 0)' "$TMP/down2.out")" = 4
+check "down: no daemon left" bash -c "! ls '$D'/*.pid 2>/dev/null | grep -q ."
+finish
