@@ -3,6 +3,7 @@
 #   make test      install packages, build, run every test (normal + ASan/UBSan)
 #   make demo      install packages, build, run the demo
 #   make bench     run the benchmarks (docs/BENCHMARKS.md)
+#   make fuzz      build the libFuzzer harnesses (clang) and fuzz each for 5 minutes
 #   make install   install binaries, libraries and headers (PREFIX/DESTDIR)
 #   make O=DIR CONFIG_ASAN=y   a second build tree with other settings
 
@@ -33,6 +34,9 @@ demo:
 bench:
 	@bash scripts/bench.sh
 
+fuzz:
+	@bash test/fuzz/run.sh $(O) 300
+
 -include mk/config.mk
 PREFIX ?= $(CONFIG_PREFIX)
 install: build
@@ -55,4 +59,4 @@ clean:
 distclean: clean
 	rm -f mk/config.mk
 
-.PHONY: all build unittests test demo bench install uninstall format clean distclean
+.PHONY: all build unittests test demo bench fuzz install uninstall format clean distclean

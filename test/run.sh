@@ -9,7 +9,8 @@ cd "$root" || exit 1
 jobs=${GGA_TEST_JOBS:-2}
 lanes=${GGA_TEST_LANES:-"normal asan"}
 
-bash scripts/pkgdep.sh || {
+# --fuzz: clang, for the libFuzzer harnesses (test/integration/fuzz.sh).
+bash scripts/pkgdep.sh --fuzz || {
 	echo "test: scripts/pkgdep.sh failed (run it as root)" >&2
 	exit 1
 }

@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Write the seed corpora of the fuzz harnesses (test/fuzz/corpus/<harness>/).
+
+    test/fuzz/gen_corpus.py [CORPUS_DIR]
+
+Each seed is a valid input the harness walks all the way through; the input
+formats are described at the top of fuzz_tcp_pdu.c and fuzz_nvmf_cmd.c.
+Rerun after changing a format; the files are deterministic.
+"""
+import os
+import struct
+import sys
+
+# NVMe/TCP PDU types and flags (include/gga/nvme_tcp.h).
+ICREQ, TERM_REQ, CAPSULE_CMD, H2C_DATA = 0x00, 0x02, 0x04, 0x06
+F_HDGST, F_DDGST, F_DATA_LAST = 0x1, 0x2, 0x4
+SGL_INCAPSULE, SGL_TRANSPORT = 0x01, 0x5A
+SGL_FLAGS = 0x40  # PSDT = SGL, MPTR contiguous
+
+# Opcodes (include/gga/nvme_spec.h).
+FABRICS = 0x7F
+FCT_PROP_SET, FCT_CONNECT, FCT_PROP_GET = 0x00, 0x01, 0x04
+ADM_GET_LOG, ADM_IDENTIFY, ADM_ABORT, ADM_SET_FEAT, ADM_GET_FEAT = 0x02, 0x06, 0x08, 0x09, 0x0A
+ADM_AER, ADM_KEEP_ALIVE = 0x0C, 0x18
+IO_FLUSH, IO_WRITE, IO_READ, IO_WZ, IO_DSM = 0x00, 0x01, 0x02, 0x08, 0x09
+
+# CC.EN with 64-byte SQEs and 16-byte CQEs.
+CC_ENABLE = 0x00460001
+
+SUBNQN = b"nqn.2016-06.io.gga:fuzz"
+DISC_NQN = b"nqn.2014-08.org.nvmexpress.discovery"
+HOSTNQN = b"nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555"
+
+
+def _crc32c_table():
+    table = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+_CRC_TABLE = _crc32c_table()
+
+
+def crc32c(data):
+    c = 0xFFFFFFFF
+    for b in data:
+        c = _CRC_TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
+def sqe(opc, cid=1, nsid=0, sgl_id=SGL_TRANSPORT, sgl_addr=0, sgl_len=0, cdw10=0, cdw11=0,
+        cdw12=0, cdw13=0, flags=SGL_FLAGS, fctype=None):
+    """A 64-byte submission queue entry with an unkeyed SGL descriptor."""
+    cmd = bytearray(64)
+    struct.pack_into("<BBH", cmd, 0, opc, flags, cid)
+    if fctype is not None:
+        cmd[4] = fctype
+    else:
+        struct.pack_into("<I", cmd, 4, nsid)
+    struct.pack_into("<QI3xB", cmd, 24, sgl_addr, sgl_len, sgl_id)
+    if fctype is None:
+        struct.pack_into("<IIII", cmd, 40, cdw10, cdw11, cdw12, cdw13)
+    return cmd
+
+
+def connect_sqe(qid, sqsize=31, kato=0):
+    cmd = sqe(FABRICS, cid=0, fctype=FCT_CONNECT, sgl_id=SGL_INCAPSULE, sgl_len=1024)
+    struct.pack_into("<HHHBxI", cmd, 40, 0, qid, sqsize, 0, kato)
+    return cmd
+
+
+def connect_data(subnqn, cntlid=0xFFFF):
+    data = bytearray(1024)
+    data[0:16] = b"\xab" * 16
+    struct.pack_into("<H", data, 16, cntlid)
+    data[256:256 + len(subnqn)] = subnqn
+    data[512:512 + len(HOSTNQN)] = HOSTNQN
+    return data
+
+
+def prop_sqe(set_, ofst, value=0, size8=0):
+    cmd = sqe(FABRICS, fctype=FCT_PROP_SET if set_ else FCT_PROP_GET, sgl_len=0)
+    struct.pack_into("<B3xIQ", cmd, 40, size8, ofst, value)
+    return cmd
+
+
+# ---- fuzz_tcp_pdu ----
+
+def pdu(ptype, hdr_rest, data=b"", hdgst=False, ddgst=False, pad=0, flags=0):
+    """One PDU: common header + rest of header [+ HDGST] [+ pad + data [+ DDGST]]."""
+    hlen = 8 + len(hdr_rest)
+    flags |= (F_HDGST if hdgst else 0) | (F_DDGST if ddgst and data else 0)
+    pdo = 0
+    plen = hlen + (4 if hdgst else 0)
+    if data:
+        pdo = plen + pad
+        plen = pdo + len(data) + (4 if ddgst else 0)
+    hdr = struct.pack("<BBBBI", ptype, flags, hlen, pdo, plen) + hdr_rest
+    out = hdr
+    if hdgst:
+        out += struct.pack("<I", crc32c(hdr))
+    if data:
+        out += b"\0" * pad + data
+        if ddgst:
+            out += struct.pack("<I", crc32c(data))
+    return out
+
+
+def icreq(dgst=0, hpda=0):
+    return pdu(ICREQ, struct.pack("<HBBI", 0, hpda, dgst, 0) + b"\0" * 112)
+
+
+def capsule(cmd, data=b"", hdgst=False, ddgst=False, pad=0):
+    return pdu(CAPSULE_CMD, bytes(cmd), data, hdgst, ddgst, pad)
+
+
+def h2c(cid, ttag, datao, data, hdgst=False, ddgst=False, last=False):
+    rest = struct.pack("<HHII4x", cid, ttag, datao, len(data))
+    return pdu(H2C_DATA, rest, data, hdgst, ddgst, flags=F_DATA_LAST if last else 0)
+
+
+def term_req():
+    return pdu(TERM_REQ, struct.pack("<H4s10x", 1, b"\0" * 4))
+
+
+def tcp_pdu_seeds():
+    block = bytes(range(256)) * 2
+    write_icd = sqe(IO_WRITE, cid=7, nsid=1, sgl_id=SGL_INCAPSULE, sgl_len=512)
+    write_r2t = sqe(IO_WRITE, cid=9, nsid=1, sgl_len=8192, cdw12=15)
+    read = sqe(IO_READ, cid=3, nsid=1, sgl_len=4096, cdw12=7)
+    conn = connect_sqe(0)
+    seeds = {}
+    # Config byte 0: the stream starts with the ICReq.
+    seeds["icreq"] = b"\x00" + icreq()
+    seeds["icreq_connect"] = b"\x00" + icreq() + capsule(conn, connect_data(SUBNQN))
+    seeds["icreq_digests_connect"] = (b"\x00" + icreq(dgst=3) +
+                                      capsule(conn, connect_data(SUBNQN), True, True))
+    seeds["icreq_hdgst_write_icd"] = (b"\x00" + icreq(dgst=1) +
+                                      capsule(write_icd, block, hdgst=True))
+    seeds["write_r2t_h2c"] = (b"\x00" + icreq() + capsule(write_r2t) +
+                              h2c(9, 0, 0, block * 8) + h2c(9, 0, 4096, block * 8, last=True))
+    seeds["write_r2t_h2c_digests"] = (b"\x00" + icreq(dgst=3) +
+                                      capsule(write_r2t, hdgst=True) +
+                                      h2c(9, 0, 0, block * 8, True, True) +
+                                      h2c(9, 0, 4096, block * 8, True, True, last=True))
+    # Config byte 0x09: ICReq already done, no digests, I/O queue limits.
+    seeds["io_write_icd_read"] = (b"\x09" + capsule(write_icd, block) + capsule(read) +
+                                  term_req())
+    seeds["io_write_icd_padded"] = b"\x09" + capsule(write_icd, block, pad=8)
+    # Config byte 0x0f: ICReq done, both digests, I/O queue.
+    seeds["io_digests_write_r2t"] = (b"\x0f" + capsule(write_icd, block, True, True) +
+                                     capsule(write_r2t, hdgst=True) +
+                                     h2c(9, 0, 0, block * 16, True, True, last=True))
+    return seeds
+
+
+# ---- fuzz_nvmf_cmd ----
+
+def rec(cmd, icd=b"", io=False):
+    return bytes([1 if io else 0]) + bytes(cmd) + struct.pack("<H", len(icd)) + icd
+
+
+CFG_ADMIN, CFG_DISCOVERY, CFG_IO = 1, 2, 4
+
+
+def nvmf_cmd_seeds():
+    block = bytes(range(256)) * 2
+    seeds = {}
+    # The host does everything itself: Connect, enable, Identify.
+    seeds["connect_enable_identify"] = (
+        b"\x00" + rec(connect_sqe(0, kato=10000), connect_data(SUBNQN)) +
+        rec(prop_sqe(True, 0x14, CC_ENABLE)) + rec(prop_sqe(False, 0x1C)) +
+        rec(prop_sqe(False, 0x00, size8=1)) +
+        rec(sqe(ADM_IDENTIFY, sgl_len=4096, cdw10=1)))
+    cfg = bytes([CFG_ADMIN | CFG_IO])
+    seeds["admin_mix"] = (
+        cfg + rec(sqe(ADM_IDENTIFY, sgl_len=4096, cdw10=1)) +
+        rec(sqe(ADM_IDENTIFY, nsid=1, sgl_len=4096, cdw10=0)) +
+        rec(sqe(ADM_IDENTIFY, nsid=1, sgl_len=4096, cdw10=3)) +
+        rec(sqe(ADM_IDENTIFY, sgl_len=4096, cdw10=2)) +
+        rec(sqe(ADM_GET_LOG, nsid=0xFFFFFFFF, sgl_len=512, cdw10=0x02 | (127 << 16))) +
+        rec(sqe(ADM_GET_LOG, sgl_len=4096, cdw10=0x04 | (1023 << 16))) +
+        rec(sqe(ADM_GET_FEAT, cdw10=0x07)) + rec(sqe(ADM_SET_FEAT, cdw10=0x07, cdw11=0x00030003)) +
+        rec(sqe(ADM_SET_FEAT, cdw10=0x0F, cdw11=5000)) + rec(sqe(ADM_GET_FEAT, cdw10=0x0B)) +
+        rec(sqe(ADM_AER, cid=20)) + rec(sqe(ADM_ABORT, cdw10=20)) +
+        rec(sqe(ADM_KEEP_ALIVE)) + rec(prop_sqe(True, 0x14, CC_ENABLE | (1 << 14))))
+    seeds["io_mix"] = (
+        cfg + rec(sqe(IO_WRITE, nsid=1, sgl_id=SGL_INCAPSULE, sgl_len=512), block, io=True) +
+        rec(sqe(IO_READ, nsid=1, sgl_len=1024, cdw10=0, cdw12=1), io=True) +
+        rec(sqe(IO_WRITE, nsid=1, sgl_len=1024, cdw10=4, cdw12=1), io=True) +
+        rec(sqe(IO_WZ, nsid=1, cdw10=8, cdw12=7), io=True) +
+        rec(sqe(IO_FLUSH, nsid=1), io=True) +
+        rec(sqe(IO_DSM, nsid=1, sgl_id=SGL_INCAPSULE, sgl_len=32, cdw10=1, cdw11=4),
+            struct.pack("<IIQ", 0, 8, 16) + struct.pack("<IIQ", 0, 0, 200), io=True) +
+        rec(sqe(IO_READ, nsid=2, sgl_len=512), io=True))
+    seeds["discovery"] = (
+        bytes([CFG_ADMIN | CFG_DISCOVERY]) + rec(sqe(ADM_IDENTIFY, sgl_len=4096, cdw10=1)) +
+        rec(sqe(ADM_GET_LOG, sgl_len=1024, cdw10=0x70 | (255 << 16))) +
+        rec(sqe(ADM_GET_LOG, sgl_len=1024, cdw10=0x70 | (255 << 16), cdw12=1024)))
+    seeds["io_connect_by_host"] = (
+        bytes([CFG_ADMIN]) + rec(connect_sqe(1), connect_data(SUBNQN, 1), io=True) +
+        rec(sqe(IO_READ, nsid=1, sgl_len=512), io=True))
+    return seeds
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "corpus")
+    for harness, seeds in (("fuzz_tcp_pdu", tcp_pdu_seeds()), ("fuzz_nvmf_cmd", nvmf_cmd_seeds())):
+        d = os.path.join(root, harness)
+        os.makedirs(d, exist_ok=True)
+        for name, blob in seeds.items():
+            with open(os.path.join(d, name), "wb") as f:
+                f.write(blob)
+        print(f"{d}: {len(seeds)} seeds")
+
+
+if __name__ == "__main__":
+    main()

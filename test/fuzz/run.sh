@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Build the libFuzzer harnesses of test/fuzz/ with clang, replay their kept
+# crash inputs and seed corpora, then fuzz each for a bounded time.
+#
+#   test/fuzz/run.sh OUTDIR [SECONDS]      (SECONDS per harness, default 30)
+#
+# Binaries and objects go to OUTDIR/fuzz/. The target sources the harnesses
+# need are compiled here with clang and the sanitizers (never the gcc-built
+# libraries). Prints "ok - ..." / "not ok - ..." per replay and per fuzz run;
+# prints "skip: ..." and exits 77 without clang. A crash, leak, timeout or
+# out-of-memory input found while fuzzing is copied to
+# test/fuzz/regressions/<harness>/ (replayed by every later run) and fails
+# the run.
+set -u
+out=${1:?usage: test/fuzz/run.sh OUTDIR [SECONDS]}
+secs=${2:-30}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+here=$root/test/fuzz
+harnesses="fuzz_tcp_pdu fuzz_nvmf_cmd"
+CC=${FUZZ_CC:-clang}
+
+if ! command -v "$CC" >/dev/null 2>&1; then
+	echo "skip: clang not installed (scripts/pkgdep.sh --fuzz installs it)"
+	exit 77
+fi
+case "$secs" in
+'' | *[!0-9]*)
+	echo "not ok - SECONDS must be a whole number, not '$secs'"
+	exit 1
+	;;
+esac
+
+mkdir -p "$out" || exit 1
+out=$(cd "$out" && pwd)/fuzz
+obj=$out/obj
+mkdir -p "$obj" || exit 1
+failed=0
+
+ok() { echo "ok - $*"; }
+not_ok() {
+	echo "not ok - $*"
+	failed=$((failed + 1))
+}
+
+# The target core, the TCP PDU checks, and what they run on: threads, env,
+# bdev layer (with the malloc module for a namespace), RPC registration, logs.
+srcs=$(cd "$root" && ls target/*.c lib/util/*.c lib/log/*.c lib/env/*.c lib/thread/*.c \
+	lib/bdev/*.c lib/rpc/*.c module/bdev/malloc/*.c)
+cflags=(-std=gnu11 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE -pthread
+	-fsanitize=address,undefined -fno-sanitize-recover=all
+	-Wall -Wextra -Wno-unused-parameter -I"$root/include" -I"$root")
+libs=(-ljansson -llz4 -lisal -luring -lnuma -lm -pthread)
+
+# stale OBJ DEPFILE: true if OBJ is missing or older than a file it was built from.
+stale() {
+	local o=$1 d=$2 dep
+	[ -f "$o" ] && [ -f "$d" ] || return 0
+	for dep in $(sed -e 's/^[^:]*://' -e 's/\\$//' "$d"); do
+		[ "$dep" -nt "$o" ] && return 0
+	done
+	return 1
+}
+
+build_log=$out/build.log
+: >"$build_log"
+objs=()
+for s in $srcs; do
+	o=$obj/$(echo "${s%.c}" | tr / _).o
+	objs+=("$o")
+	stale "$o" "${o%.o}.d" || continue
+	if ! "$CC" "${cflags[@]}" -fsanitize=fuzzer-no-link -MMD -MF "${o%.o}.d" \
+		-c "$root/$s" -o "$o" >>"$build_log" 2>&1; then
+		tail -30 "$build_log"
+		not_ok "build $s with $CC"
+		exit 1
+	fi
+done
+for h in $harnesses; do
+	if ! "$CC" "${cflags[@]}" -fsanitize=fuzzer "$here/$h.c" "${objs[@]}" "${libs[@]}" \
+		-o "$out/$h" >>"$build_log" 2>&1; then
+		tail -30 "$build_log"
+		not_ok "build $h with $CC"
+		exit 1
+	fi
+done
+ok "build $harnesses with $CC into $out"
+
+tmp=$(mktemp -d /tmp/gga-fuzz.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+# replay HARNESS WHAT DIR: run every file in DIR once; any failure fails the run.
+replay() {
+	local h=$1 what=$2 dir=$3 files n
+	mapfile -t files < <(find "$dir" -maxdepth 1 -type f ! -name 'README*' 2>/dev/null | sort)
+	n=${#files[@]}
+	if [ "$n" -eq 0 ]; then
+		ok "replay $h $what (no inputs)"
+		return
+	fi
+	if timeout -k 5 300 "$out/$h" -rss_limit_mb=2048 -timeout=30 "${files[@]}" \
+		>"$tmp/$h-$what.log" 2>&1; then
+		ok "replay $h $what ($n inputs)"
+	else
+		tail -40 "$tmp/$h-$what.log"
+		not_ok "replay $h $what ($n inputs; see the report above)"
+	fi
+}
+
+for h in $harnesses; do
+	mkdir -p "$here/regressions/$h"
+	replay "$h" regressions "$here/regressions/$h"
+	replay "$h" corpus "$here/corpus/$h"
+done
+if [ "$failed" -ne 0 ] || [ "$secs" -eq 0 ]; then
+	exit $((failed != 0))
+fi
+
+for h in $harnesses; do
+	work=$tmp/$h
+	mkdir -p "$work/corpus" "$work/artifacts"
+	cp "$here/corpus/$h"/* "$work/corpus/" 2>/dev/null
+	timeout -k 10 $((secs + 120)) "$out/$h" -max_total_time="$secs" -rss_limit_mb=2048 \
+		-timeout=30 -max_len=16384 -print_final_stats=1 \
+		-artifact_prefix="$work/artifacts/" "$work/corpus" >"$work/log" 2>&1
+	rc=$?
+	runs=$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$work/log" | grep -o '[0-9]*$')
+	mapfile -t found < <(find "$work/artifacts" -type f | sort)
+	if [ "$rc" -eq 0 ] && [ "${#found[@]}" -eq 0 ]; then
+		ok "fuzz $h for ${secs}s (${runs:-?} runs)"
+		continue
+	fi
+	grep -E -A30 '^==[0-9]+==|runtime error|^SUMMARY' "$work/log" | head -60
+	for f in "${found[@]}"; do
+		cp "$f" "$here/regressions/$h/" && echo "kept $here/regressions/$h/$(basename "$f")"
+	done
+	not_ok "fuzz $h for ${secs}s (exit $rc; ${#found[@]} inputs kept in" \
+		"test/fuzz/regressions/$h/)"
+done
+exit $((failed != 0))
