@@ -640,12 +640,17 @@ static const struct bdev_fn_table gga_fn_table = {
 static int
 create_pools(struct gga_disk *disk)
 {
-	uint32_t align = 64, i;
+	uint32_t align = 64, member_align = 1, i;
+	size_t iov_area;
 	char name[64];
 
 	for (i = 0; i < disk->n; i++) {
-		align = GGA_MAX(align, bdev_get_buf_align(disk->members[i].bdev));
+		member_align = GGA_MAX(member_align, bdev_get_buf_align(disk->members[i].bdev));
 	}
+	align = GGA_MAX(align, member_align);
+	/* The caller's buffer has no alignment guarantee (buf_align 1). */
+	disk->direct_reads = member_align == 1;
+	iov_area = (size_t)disk->k * GGA_DIRECT_MAX_IOVS * sizeof(struct iovec);
 	disk->small_blocks = GGA_MAX(1u, GGA_SMALL_CHUNK_BYTES / disk->block_size);
 	disk->large_blocks = GGA_MAX(1u, GGA_CHUNK_BYTES / disk->block_size);
 	disk->small_stride = (uint32_t)align_up((uint64_t)disk->small_blocks * disk->mbs, align);
@@ -653,11 +658,11 @@ create_pools(struct gga_disk *disk)
 
 	snprintf(name, sizeof(name), "gga_%s_small", disk->bdev.name);
 	disk->small_pool = mempool_create(name, GGA_SMALL_POOL_COUNT,
-					  (size_t)disk->n * disk->small_stride,
+					  (size_t)disk->n * disk->small_stride + iov_area,
 					  GGA_SMALL_POOL_CACHE);
 	snprintf(name, sizeof(name), "gga_%s_large", disk->bdev.name);
 	disk->large_pool = mempool_create(name, GGA_LARGE_POOL_COUNT,
-					  (size_t)disk->n * disk->large_stride,
+					  (size_t)disk->n * disk->large_stride + iov_area,
 					  GGA_LARGE_POOL_CACHE);
 	if (disk->small_pool == NULL || disk->large_pool == NULL) {
 		return -ENOMEM;

@@ -34,6 +34,15 @@
 #define GGA_LARGE_POOL_CACHE	2u
 
 /*
+ * A regular read takes the data members' halves straight into the caller's
+ * buffer, with one iovec for the half and one for its metadata (which goes to
+ * the pool element) per block: at most this many iovecs per member I/O, so
+ * chunks of up to GGA_DIRECT_MAX_IOVS / 2 blocks. Each pool element ends with
+ * room for k such lists.
+ */
+#define GGA_DIRECT_MAX_IOVS	16u
+
+/*
  * Range lock: one bit per logical block modulo GGA_LOCK_BITS. A chunk never
  * covers more blocks than there are bits, so its bits are distinct.
  */
@@ -105,6 +114,8 @@ struct gga_disk {
 	uint32_t large_blocks;
 	uint32_t small_stride;		/* bytes per member region */
 	uint32_t large_stride;
+	/* No member needs aligned buffers: reads may land in the caller's buffer. */
+	bool direct_reads;
 
 	/* Generations: next to hand out, and the persisted (exclusive) limit. */
 	uint64_t next_gen __attribute__((aligned(64)));
@@ -186,7 +197,14 @@ struct gga_io {
 	uint32_t submit_mask;		/* members still to submit to (waiting for bdev_ios) */
 	uint32_t read_mask;		/* members read for this chunk */
 	uint32_t ok_mask;		/* members whose I/O of this phase succeeded */
-	uint32_t present_mask;		/* members whose chunk data is in buf */
+	uint32_t present_mask;		/* members whose chunk data has been read */
+	/*
+	 * Data members whose halves of this chunk were read into the caller's
+	 * buffer (blocks that lie in one iovec segment; the others, and all
+	 * metadata, are in buf). Only the first read of a chunk does this.
+	 */
+	uint32_t direct_mask;
+	uint32_t direct_iovcnt;		/* iovecs per direct member I/O */
 	uint32_t dirty_mask;		/* repair: members to write */
 	uint32_t repairs;		/* repair: fragments rebuilt */
 	uint64_t gen;			/* first generation of the chunk */

@@ -7,9 +7,13 @@
  * region of chunk member blocks (data + metadata, extended LBA) per member.
  *
  * Read:   read the k data members (or, every recovery_read_every_n-th read,
- *         k-1 of them and a parity member) → decode every block straight
- *         into the caller's buffer. If a block does not decode, or a member
- *         read failed, read the remaining live members too and decode from
+ *         k-1 of them and a parity member), their halves straight into the
+ *         caller's buffer where a raw block keeps them (metadata and parity
+ *         into the pool element) → decode every block in place: a raw block
+ *         is only checked, an lz4 one decompressed over its payload (copied
+ *         aside first). If a block does not decode, or a member read
+ *         failed, read the remaining live members too (and those read into
+ *         the caller's buffer again, into the pool) and decode from
  *         everything (a forced recovery read). Fragments that were found
  *         corrupt, stale or torn are then repaired: take the range lock,
  *         re-read every live member, rebuild the bad fragments, write them.
@@ -53,10 +57,14 @@ io_disk(struct bdev_io *io)
 	return io->bdev->ctxt;
 }
 
+/* Masks have at most 16 bits; without -mpopcnt __builtin_popcount is a libgcc call. */
 static inline uint32_t
 popcount(uint32_t v)
 {
-	return (uint32_t)__builtin_popcount(v);
+	v = v - ((v >> 1) & 0x55555555u);
+	v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);
+	v = (v + (v >> 4)) & 0x0f0f0f0fu;
+	return (v * 0x01010101u) >> 24;
 }
 
 /* Member `m`'s buffer for block `b` of the chunk. */
@@ -64,6 +72,14 @@ static inline uint8_t *
 member_block(const struct gga_io *gio, const struct gga_disk *disk, uint32_t m, uint32_t b)
 {
 	return gio->buf + (size_t)m * gio->stride + (size_t)b * disk->mbs;
+}
+
+/* Data member `m`'s iovecs for a read into the caller's buffer: after the regions. */
+static inline struct iovec *
+direct_iovs(const struct gga_io *gio, const struct gga_disk *disk, uint32_t m)
+{
+	return (struct iovec *)(gio->buf + (size_t)disk->n * gio->stride) +
+	       (size_t)m * GGA_DIRECT_MAX_IOVS;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -370,6 +386,11 @@ member_submit_one(struct bdev_io *io, struct gga_io *gio, uint32_t i)
 
 	switch (gio->member_op) {
 	case BDEV_IO_TYPE_READ:
+		if (gio->direct_mask & (1u << i)) {
+			return bdev_readv_blocks(member->desc, mch, direct_iovs(gio, disk, i),
+						 (int)gio->direct_iovcnt, offset, gio->chunk_blocks,
+						 member_io_done, io);
+		}
 		return bdev_read_blocks(member->desc, mch, member_block(gio, disk, i, 0), offset,
 					gio->chunk_blocks, member_io_done, io);
 	case BDEV_IO_TYPE_WRITE:
@@ -462,7 +483,8 @@ chunk_done(struct bdev_io *io)
 	struct iov_cursor c = { gio->iov_idx, gio->iov_off };
 
 	chunk_unlock(io);
-	if (io->u.iovs != NULL) {
+	/* The cursor only matters if another chunk follows. */
+	if (io->u.iovs != NULL && gio->next_lba != io->u.offset_blocks + io->u.num_blocks) {
 		iov_skip(io, &c, (size_t)gio->chunk_blocks * io_disk(io)->block_size);
 		gio->iov_idx = c.idx;
 		gio->iov_off = c.off;
@@ -509,6 +531,76 @@ add_parity(const struct gga_disk *disk, uint32_t want, uint32_t live)
 	return want;
 }
 
+/*
+ * Append [base, base + len) to an iovec list; with `merge`, extend the last
+ * entry instead if it ends at base (consecutive member blocks in the pool).
+ */
+static inline void
+iov_append(struct iovec *iov, uint32_t *cnt, uint8_t *base, size_t len, bool merge)
+{
+	if (merge && *cnt > 0 &&
+	    (uint8_t *)iov[*cnt - 1].iov_base + iov[*cnt - 1].iov_len == base) {
+		iov[*cnt - 1].iov_len += len;
+		return;
+	}
+	iov[*cnt].iov_base = base;
+	iov[*cnt].iov_len = len;
+	(*cnt)++;
+}
+
+/*
+ * Plan the chunk's reads of the data members in `want` straight into the
+ * caller's buffer: per block that lies in one iovec segment, member i's half
+ * goes to its place in the block (where a raw block keeps it, so decode
+ * checks it there and copies nothing) and its metadata to the pool element;
+ * other blocks go wholly to the pool element, as the other members' do. This
+ * saves decode a copy of every raw block. Sets direct_mask (0 when no block
+ * qualifies or the chunk is too long for the iovec lists).
+ */
+static void
+direct_plan(struct bdev_io *io, uint32_t want)
+{
+	struct gga_io *gio = io_ctx(io);
+	struct gga_disk *disk = io_disk(io);
+	struct iov_cursor c = { gio->iov_idx, gio->iov_off };
+	uint32_t mask = want & disk->data_mask, cnt = 0, n = 0, F = disk->frag_size, b, i, m;
+	struct iovec *lists = direct_iovs(gio, disk, 0), *iov;
+	bool any = false;
+	uint8_t *dst, *mb;
+
+	gio->direct_mask = 0;
+	if (unlikely(!disk->direct_reads || gio->chunk_blocks > GGA_DIRECT_MAX_IOVS / 2 ||
+		     mask == 0)) {
+		return;
+	}
+	for (b = 0;; b++) {
+		dst = iov_block(io, &c, disk->block_size);
+		any |= dst != NULL;
+		for (m = mask; m != 0; m &= m - 1) {
+			i = (uint32_t)__builtin_ctz(m);
+			iov = lists + (size_t)i * GGA_DIRECT_MAX_IOVS;
+			mb = member_block(gio, disk, i, b);
+			n = cnt;
+			if (likely(dst != NULL)) {
+				iov_append(iov, &n, dst + (size_t)i * F, F, false);
+				iov_append(iov, &n, mb + F, disk->md_size, false);
+			} else {
+				iov_append(iov, &n, mb, disk->mbs, true);
+			}
+		}
+		/* Every member's list has the same shape (pool regions merge alike). */
+		cnt = n;
+		if (b + 1 == gio->chunk_blocks) {
+			break;
+		}
+		iov_skip(io, &c, disk->block_size);
+	}
+	if (likely(any)) {
+		gio->direct_mask = mask;
+		gio->direct_iovcnt = cnt;
+	}
+}
+
 static void
 read_chunk_start(struct bdev_io *io)
 {
@@ -538,6 +630,7 @@ read_chunk_start(struct bdev_io *io)
 	}
 	gio->read_mask = want;
 	gio->present_mask = 0;
+	direct_plan(io, want);
 	member_phase_start(io, GGA_PHASE_READ, BDEV_IO_TYPE_READ, want);
 }
 
@@ -560,7 +653,7 @@ decode_chunk(struct bdev_io *io, bool final)
 	 */
 	const void *fd[GGA_CODEC_MAX_FRAGS], *fm[GGA_CODEC_MAX_FRAGS];
 	struct iov_cursor c = { gio->iov_idx, gio->iov_off };
-	uint32_t present = gio->present_mask, b, i;
+	uint32_t present = gio->present_mask, b, i, m;
 	struct gga_decode_info info;
 	uint8_t *dst, *frag;
 	int rc, result = 0;
@@ -572,6 +665,13 @@ decode_chunk(struct bdev_io *io, bool final)
 			fm[i] = frag + disk->frag_size;
 		}
 		dst = iov_block(io, &c, disk->block_size);
+		if (dst != NULL) {
+			/* direct_plan() put these halves where the raw block has them. */
+			for (m = gio->direct_mask; m != 0; m &= m - 1) {
+				i = (uint32_t)__builtin_ctz(m);
+				fd[i] = dst + (size_t)i * disk->frag_size;
+			}
+		}
 		rc = gga_codec_decode(disk->codec, ch->scratch, fd, fm, present,
 				      gio->chunk_lba + b, dst != NULL ? dst : ch->bounce, &info);
 		if (likely(rc == 0)) {
@@ -625,6 +725,15 @@ read_phase_done(struct bdev_io *io)
 	if (!final) {
 		/* Forced recovery: bring in every live member not read yet. */
 		gio->forced = true;
+		if (gio->direct_mask != 0) {
+			/*
+			 * Halves read into the caller's buffer may have been decoded
+			 * over: read those members again, into the pool this time.
+			 */
+			more |= gio->direct_mask & gga_live_mask(disk);
+			gio->present_mask &= ~gio->direct_mask;
+			gio->direct_mask = 0;
+		}
 		gio->read_mask |= more;
 		member_phase_start(io, GGA_PHASE_READ, BDEV_IO_TYPE_READ, more);
 		return;
@@ -659,6 +768,7 @@ heal_start(struct bdev_io *io)
 	/* What was read may have been a write in progress: look again under the lock. */
 	gio->read_mask = gga_live_mask(disk);
 	gio->present_mask = 0;
+	gio->direct_mask = 0;
 	member_phase_start(io, GGA_PHASE_HEAL_READ, BDEV_IO_TYPE_READ, gio->read_mask);
 }
 
@@ -926,6 +1036,7 @@ gga_submit_request(struct io_channel *_ch, struct bdev_io *io)
 	gio->locked = false;
 	gio->pending = 0;
 	gio->submit_mask = 0;
+	gio->direct_mask = 0;
 	gio->next_lba = io->u.offset_blocks;
 
 	switch (io->type) {

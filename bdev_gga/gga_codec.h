@@ -156,11 +156,18 @@ struct gga_decode_info {
  * parity when the payload needs them; leaving a data fragment out of
  * present_mask forces that recovery path. A block whose chosen fragments are
  * never-written (all-zero metadata and data) decodes as zeros. info may be
- * NULL. Returns:
+ * NULL.
+ *
+ * Data fragment i may already lie where a raw block keeps it, at
+ * frag_data[i] == block_out + i * fragment_size (a member read straight into
+ * the caller's buffer): decode then checks it in place and copies nothing
+ * for it. Any other overlap between the inputs and block_out is not allowed.
+ * Returns:
  *   0        block_out holds the block, verified against its crc
  *   -EIO     no write has k intact fragments, two writes with the same
  *            generation both have k, or the rebuilt block fails its crc;
- *            block_out is undefined and info says why
+ *            block_out is undefined and info says why (and so are the
+ *            fragments that lie in block_out)
  *   -EINVAL  NULL codec/scratch/block_out, a NULL pointer for a present
  *            fragment, present_mask bits beyond k + m, or a scratch of
  *            another block size

@@ -9,6 +9,46 @@
 #include "gga/util.h"
 #include "gga_format.h"
 
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+
+/* The CRC32 instruction (SSE4.2) is CRC-32C without the inversions. */
+static __attribute__((target("sse4.2"))) uint32_t
+md_crc_sse42(const uint8_t *md, uint64_t lba)
+{
+	uint64_t w[3], crc = 0xffffffffu;
+	uint32_t tail;
+
+	/* x86 is little-endian: each word's value is its bytes in order. */
+	memcpy(w, md, sizeof(w));
+	memcpy(&tail, md + sizeof(w), sizeof(tail));
+	crc = _mm_crc32_u64(crc, lba);
+	crc = _mm_crc32_u64(crc, w[0]);
+	crc = _mm_crc32_u64(crc, w[1]);
+	crc = _mm_crc32_u64(crc, w[2]);
+	return ~_mm_crc32_u32((uint32_t)crc, tail);
+}
+#endif
+
+uint32_t
+gga_frag_md_crc(const void *md_bytes, uint64_t lba)
+{
+	uint8_t msg[sizeof(uint64_t) + GGA_FRAG_MD_CRC_LEN];
+	uint64_t lba_le = htole64(lba);
+
+	static_assert(GGA_FRAG_MD_CRC_LEN == 3 * sizeof(uint64_t) + sizeof(uint32_t),
+		      "md_crc covers 28 bytes");
+#if defined(__x86_64__)
+	if (likely(__builtin_cpu_supports("sse4.2"))) {
+		return md_crc_sse42(md_bytes, lba);
+	}
+#endif
+	/* One pass over a copy: a CRC call costs more than 36 bytes of it. */
+	memcpy(msg, &lba_le, sizeof(lba_le));
+	memcpy(msg + sizeof(lba_le), md_bytes, GGA_FRAG_MD_CRC_LEN);
+	return gga_crc32c(msg, sizeof(msg), 0);
+}
+
 int
 gga_frag_md_decode(const void *buf, uint64_t lba, struct gga_frag_md *md)
 {

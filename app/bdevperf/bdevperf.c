@@ -34,6 +34,7 @@
 enum perf_state {
 	PERF_INIT = 0,		/* start_fn has not run */
 	PERF_SETUP,		/* jobs are setting up */
+	PERF_PREFILL,		/* --prefill: jobs are writing their regions */
 	PERF_RUNNING,
 	PERF_TEARDOWN,		/* setup failed or interrupted: releasing the ready jobs */
 	PERF_DONE,		/* results printed, app_stop called */
@@ -362,6 +363,23 @@ start_run(void)
 }
 
 static void
+start_prefill(void)
+{
+	uint32_t i;
+
+	g_perf.state = PERF_PREFILL;
+	g_perf.waiting = g_perf.num_jobs;
+	if (g_opts.output == OUTPUT_TEXT) {
+		printf("Prefilling %u job%s (untimed)...\n", g_perf.num_jobs,
+		       g_perf.num_jobs == 1 ? "" : "s");
+		fflush(stdout);
+	}
+	for (i = 0; i < g_perf.num_jobs; i++) {
+		bdevperf_send(g_perf.jobs[i]->thread, bdevperf_job_prefill, g_perf.jobs[i]);
+	}
+}
+
+static void
 stop_jobs(void)
 {
 	uint32_t i;
@@ -390,6 +408,19 @@ bdevperf_job_reported(void *arg)
 	switch (g_perf.state) {
 	case PERF_SETUP:
 		if (g_perf.setup_failed || g_perf.interrupted) {
+			start_teardown();
+		} else if (g_opts.prefill) {
+			start_prefill();
+		} else {
+			start_run();
+		}
+		break;
+	case PERF_PREFILL:
+		/* Every job has reported: READY, or DONE after a failed prefill. */
+		if (g_perf.setup_failed || g_perf.interrupted) {
+			if (!g_perf.interrupted) {
+				fprintf(stderr, "bdevperf: prefill failed; no run\n");
+			}
 			start_teardown();
 		} else {
 			start_run();
@@ -421,7 +452,7 @@ bdev_event(enum bdev_event_type type, struct bdev *bdev, void *ctx)
 	WARNLOG("bdev %s is being removed; stopping job %u\n", bdev_get_name(bdev), job->index);
 	g_perf.interrupted = true;
 	g_perf.bdev_removed = true;
-	if (g_perf.state == PERF_RUNNING) {
+	if (g_perf.state == PERF_RUNNING || g_perf.state == PERF_PREFILL) {
 		if (thread_send_msg(job->thread, bdevperf_job_stop, job) != 0) {
 			WARNLOG("cannot stop job %u early\n", job->index);
 		}
@@ -506,6 +537,11 @@ check_bdev(struct bdev *bdev, uint32_t jobs_per_bdev)
 			return -ENOTSUP;
 		}
 	}
+	if (g_opts.prefill && !bdev_io_type_supported(bdev, BDEV_IO_TYPE_WRITE)) {
+		fprintf(stderr, "bdevperf: bdev %s does not support write, which --prefill "
+			"needs\n", name);
+		return -ENOTSUP;
+	}
 	io_blocks = g_opts.io_size / block_size;
 	ranges = bdev_get_num_blocks(bdev) / jobs_per_bdev / io_blocks;
 	if (ranges == 0) {
@@ -557,6 +593,7 @@ job_create(struct bdev *bdev, uint32_t index, const struct reactor_slot *slot,
 {
 	uint64_t hz = ticks_hz(), region_blocks, grace_ms, scan_ms;
 	struct bdevperf_job *job;
+	bool writes;
 	int rc;
 
 	job = calloc(1, sizeof(*job));
@@ -608,6 +645,7 @@ job_create(struct bdev *bdev, uint32_t index, const struct reactor_slot *slot,
 	job->region_offset = region_blocks * part;
 	job->rng = bdevperf_rand_seed(g_opts.seed, index);
 	job->pattern = g_opts.pattern;
+	job->prefill = g_opts.prefill;
 	job->run_ticks = g_opts.time_s * hz;
 	if (g_opts.io_timeout_ms != 0) {
 		job->io_timeout_ticks = us_to_ticks(g_opts.io_timeout_ms * 1000);
@@ -619,11 +657,11 @@ job_create(struct bdev *bdev, uint32_t index, const struct reactor_slot *slot,
 	job->grace_ticks = us_to_ticks(grace_ms * 1000);
 	job->stats.lat_min_ticks = UINT64_MAX;
 
-	rc = bdev_open(job->name, !bdevperf_workload_is_read_only(g_opts.workload), bdev_event,
-		       job, &job->desc);
+	writes = !bdevperf_workload_is_read_only(g_opts.workload) || g_opts.prefill;
+	rc = bdev_open(job->name, writes, bdev_event, job, &job->desc);
 	if (rc != 0) {
 		fprintf(stderr, "bdevperf: cannot open bdev %s%s: %s\n", job->name,
-			bdevperf_workload_is_read_only(g_opts.workload) ? "" : " for writing",
+			writes ? " for writing" : "",
 			rc == -EPERM ? "it is claimed by another module" : strerror(-rc));
 		goto free_job;
 	}
@@ -717,6 +755,7 @@ bdevperf_shutdown(void *ctx)
 		g_perf.interrupted = true;
 		g_perf.shutdown_pending = true;
 		return;
+	case PERF_PREFILL:
 	case PERF_RUNNING:
 		if (!g_perf.shutdown_pending) {
 			fprintf(stderr, "bdevperf: interrupted; stopping the jobs\n");

@@ -66,6 +66,7 @@ enum {
 	OPT_PATTERN,
 	OPT_IO_TIMEOUT,
 	OPT_SEED,
+	OPT_PREFILL,
 };
 
 #define BDEVPERF_GETOPT "q:o:w:t:M:S:b:C"
@@ -84,6 +85,7 @@ struct bdevperf_opts {
 	struct bdevperf_pattern pattern;
 	uint64_t io_timeout_ms;		/* 0: no I/O timeout */
 	uint64_t seed;
+	bool prefill;			/* --prefill: write each job's range before the run */
 };
 
 extern const struct option bdevperf_long_opts[];
@@ -252,6 +254,7 @@ struct bdevperf_stats {
 enum job_state {
 	JOB_IDLE = 0,		/* built, not yet set up on its thread */
 	JOB_READY,		/* channel and buffers in place */
+	JOB_PREFILLING,		/* --prefill: writing the region once, untimed */
 	JOB_RUNNING,
 	JOB_DRAINING,		/* run time over, waiting for outstanding I/O */
 	JOB_RESETTING,		/* grace expired, bdev_reset issued */
@@ -325,6 +328,7 @@ struct bdevperf_job {
 	uint64_t scan_period_ticks;	/* how often to look for timed-out I/O */
 	uint64_t grace_ticks;		/* how long the end waits before resetting */
 	struct bdevperf_pattern pattern;
+	bool prefill;			/* write the region before the run */
 
 	/* Job thread only. */
 	struct bdevperf_task *tasks;
@@ -351,6 +355,14 @@ struct bdevperf_job {
  * app thread.
  */
 void bdevperf_job_setup(void *job);
+/*
+ * --prefill, between setup and run: write the job's whole region once,
+ * sequentially, queue_depth I/Os of io_size at a time, with the job's data
+ * (the task buffers' pattern; verify's block headers for verify). Nothing
+ * is timed or counted. Reports with the job READY again, or, if a write
+ * failed or the job was stopped, DONE (resources released) with setup_rc set.
+ */
+void bdevperf_job_prefill(void *job);
 void bdevperf_job_run(void *job);
 void bdevperf_job_stop(void *job);
 void bdevperf_job_teardown(void *job);

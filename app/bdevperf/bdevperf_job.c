@@ -174,7 +174,7 @@ job_alloc(struct bdevperf_job *job)
 		ERRLOG("job %u (%s): out of memory\n", job->index, job->name);
 		goto free_resources;
 	}
-	if (workload_has_data(job->workload)) {
+	if (workload_has_data(job->workload) || job->prefill) {
 		job->buf_slab = dma_slab(job, stride, "I/O");
 		if (job->buf_slab == NULL) {
 			goto free_resources;
@@ -644,12 +644,23 @@ job_finish(struct bdevperf_job *job)
 	report_to_app(job);
 }
 
+static void prefill_check_timeouts(struct bdevperf_job *job, uint64_t now);
+
 static int
 job_poll(void *ctx)
 {
 	struct bdevperf_job *job = ctx;
 	uint64_t now = ticks_get();
 
+	if (unlikely(job->state == JOB_PREFILLING)) {
+		if (job->io_timeout_ticks != 0 && now >= job->next_scan_ticks) {
+			prefill_check_timeouts(job, now);
+			job->next_scan_ticks = now + job->scan_period_ticks;
+		}
+		if (job->state == JOB_PREFILLING) {
+			return POLLER_IDLE;
+		}
+	}
 	if (job->state == JOB_RUNNING) {
 		if (now - job->start_ticks >= job->run_ticks) {
 			job_begin_drain(job, now);
@@ -684,6 +695,181 @@ job_poll(void *ctx)
 	return POLLER_IDLE;
 }
 
+/* ------------------------------------------------------------ prefill */
+
+static void prefill_complete(struct bdev_io *io, bool success, void *cb_arg);
+static void prefill_retry(void *arg);
+
+/*
+ * The prefill cannot go on (a write failed, the job was stopped, a write
+ * timed out): stop submitting and end like a run does, draining what is
+ * outstanding and resetting the bdev if that takes longer than the grace.
+ * job_poll() then finishes the job, which reports it DONE.
+ */
+static void
+prefill_abort(struct bdevperf_job *job, int rc, uint64_t now)
+{
+	if (job->state != JOB_PREFILLING) {
+		return;
+	}
+	job->setup_rc = rc;
+	job->state = JOB_DRAINING;
+	job->end_ticks = now;
+	job->deadline_ticks = now + job->grace_ticks;
+}
+
+static void
+prefill_retire(struct bdevperf_task *task)
+{
+	struct bdevperf_job *job = task->job;
+	uint32_t i;
+
+	task->state = TASK_IDLE;
+	job->outstanding--;
+	if (job->outstanding == 0 && job->state == JOB_PREFILLING) {
+		/* Every range is written: back to READY for the run. */
+		poller_unregister(&job->poller);
+		for (i = 0; i < job->queue_depth; i++) {
+			job->tasks[i].io_type = job->io_type;
+		}
+		job->next_range = 0;
+		job->state = JOB_READY;
+		report_to_app(job);
+	}
+}
+
+static void
+prefill_issue(struct bdevperf_task *task)
+{
+	struct bdevperf_job *job = task->job;
+	int rc;
+
+	rc = bdev_write_blocks(job->desc, job->ch, task->buf, task->offset_blocks, job->io_blocks,
+			       prefill_complete, task);
+	if (rc == 0) {
+		task->state = TASK_SUBMITTED;
+		return;
+	}
+	if (rc == -ENOMEM) {
+		task->wait.bdev = job->bdev;
+		task->wait.cb_fn = prefill_retry;
+		task->wait.cb_arg = task;
+		task->state = TASK_WAITING;
+		if (bdev_queue_io_wait(job->bdev, job->ch, &task->wait) == 0) {
+			return;
+		}
+		/* A bdev_io is free again already: retry from a message, not recursively. */
+		if (thread_send_msg(job->thread, prefill_retry, task) == 0) {
+			return;
+		}
+	}
+	ERRLOG("job %u (%s): prefill write of %" PRIu64 " blocks at lba %" PRIu64 " could not "
+	       "be submitted: %s\n", job->index, job->name, job->io_blocks, task->offset_blocks,
+	       strerror(-rc));
+	prefill_abort(job, rc, ticks_get());
+	prefill_retire(task);
+}
+
+static void
+prefill_retry(void *arg)
+{
+	struct bdevperf_task *task = arg;
+
+	if (task->job->state != JOB_PREFILLING) {
+		prefill_retire(task);
+		return;
+	}
+	prefill_issue(task);
+}
+
+/* Give the task the next range of the region, or retire it if none is left. */
+static void
+prefill_next(struct bdevperf_task *task, uint64_t now)
+{
+	struct bdevperf_job *job = task->job;
+
+	if (job->state != JOB_PREFILLING || job->next_range == job->region_ranges) {
+		prefill_retire(task);
+		return;
+	}
+	task->range = job->next_range++;
+	task->offset_blocks = job->region_offset + task->range * job->io_blocks;
+	task->submit_ticks = now;
+	task->io_type = BDEV_IO_TYPE_WRITE;
+	if (job->verify) {
+		/* The verify pattern, so what the run reads back is what verify writes. */
+		task->seq = ++job->seq;
+		bdevperf_verify_fill(task->buf, task->offset_blocks, job->io_blocks, task->seq,
+				     job->block_size, job->md_size, job->pattern_buf);
+	}
+	prefill_issue(task);
+}
+
+static void
+prefill_complete(struct bdev_io *io, bool success, void *cb_arg)
+{
+	struct bdevperf_task *task = cb_arg;
+	struct bdevperf_job *job = task->job;
+	uint64_t now = ticks_get();
+
+	bdev_free_io(io);
+	if (unlikely(!success) && job->state == JOB_PREFILLING) {
+		ERRLOG("job %u (%s): prefill write of %" PRIu64 " blocks at lba %" PRIu64
+		       " failed\n", job->index, job->name, job->io_blocks, task->offset_blocks);
+		prefill_abort(job, -EIO, now);
+	}
+	prefill_next(task, now);
+}
+
+static void
+prefill_check_timeouts(struct bdevperf_job *job, uint64_t now)
+{
+	uint32_t i;
+
+	for (i = 0; i < job->queue_depth; i++) {
+		struct bdevperf_task *task = &job->tasks[i];
+
+		if (task->state == TASK_SUBMITTED &&
+		    now - task->submit_ticks >= job->io_timeout_ticks) {
+			ERRLOG("job %u (%s): prefill write at lba %" PRIu64 " outstanding for "
+			       "more than --io-timeout\n", job->index, job->name,
+			       task->offset_blocks);
+			prefill_abort(job, -ETIMEDOUT, now);
+			return;
+		}
+	}
+}
+
+void
+bdevperf_job_prefill(void *arg)
+{
+	struct bdevperf_job *job = arg;
+	uint64_t now;
+	uint32_t i;
+
+	job->poller = poller_register(job_poll, job, HOUSEKEEPING_PERIOD_US, "bdevperf_job");
+	if (job->poller == NULL) {
+		ERRLOG("job %u (%s): cannot register its poller\n", job->index, job->name);
+		job->setup_rc = -ENOMEM;
+		report_to_app(job);
+		return;
+	}
+	now = ticks_get();
+	job->state = JOB_PREFILLING;
+	job->next_range = 0;
+	job->next_scan_ticks = now + job->scan_period_ticks;
+	/* Count them all first: a write that fails at once must not end the prefill early. */
+	job->outstanding = GGA_MIN((uint64_t)job->queue_depth, job->region_ranges);
+	for (i = 0; i < job->outstanding; i++) {
+		job->tasks[i].state = TASK_SUBMITTED;
+	}
+	for (i = 0; i < GGA_MIN((uint64_t)job->queue_depth, job->region_ranges); i++) {
+		prefill_next(&job->tasks[i], now);
+	}
+}
+
+/* ------------------------------------------------------------ run */
+
 void
 bdevperf_job_run(void *arg)
 {
@@ -715,5 +901,9 @@ bdevperf_job_stop(void *arg)
 {
 	struct bdevperf_job *job = arg;
 
+	if (job->state == JOB_PREFILLING) {
+		prefill_abort(job, -ECANCELED, ticks_get());
+		return;
+	}
 	job_begin_drain(job, ticks_get());
 }

@@ -18,6 +18,7 @@ const struct option bdevperf_long_opts[] = {
 	{ "pattern", required_argument, NULL, OPT_PATTERN },
 	{ "io-timeout", required_argument, NULL, OPT_IO_TIMEOUT },
 	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "prefill", no_argument, NULL, OPT_PREFILL },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -277,6 +278,13 @@ bdevperf_opts_parse(struct bdevperf_opts *opts, int ch, const char *arg)
 		}
 		opts->seed = v;
 		return 0;
+	case OPT_PREFILL:
+		if (arg != NULL) {
+			fprintf(stderr, "bdevperf: --prefill takes no value\n");
+			return -EINVAL;
+		}
+		opts->prefill = true;
+		return 0;
 	default:
 		break;
 	}
@@ -337,6 +345,11 @@ bdevperf_opts_usage(FILE *f)
 		"      --pattern PATTERN  write data: random (default), zeros, or compress:N\n"
 		"                         (LZ4 compresses it to about N %% of its size)\n"
 		"      --io-timeout MS    count I/Os outstanding longer than MS as timeouts\n"
-		"      --seed N           seed for offsets and data (default 0)\n",
+		"      --seed N           seed for offsets and data (default 0)\n"
+		"      --prefill          before the timed run, write each job's whole range\n"
+		"                         once, sequentially, with its data pattern, queue\n"
+		"                         depth and I/O size (not timed, not in the results),\n"
+		"                         so reads return written data rather than blocks\n"
+		"                         never written\n",
 		BDEVPERF_MAX_QUEUE_DEPTH);
 }

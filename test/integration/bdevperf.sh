@@ -52,6 +52,43 @@ for p in zeros compress:50 random; do
 	check "verify with --pattern $p: exit 0" test $? -eq 0
 done
 
+# --prefill: the jobs write their ranges before the timed run.
+bp prefill_read --json "$TMP/malloc.json" -m 0x1 -q 16 -o 4096 -w randread -t 1 --prefill
+check "randread --prefill: exit 0" test $? -eq 0
+check "randread --prefill: prefilled, then results" \
+	bash -c "grep -q '^Prefilling' '$TMP/prefill_read.out' && grep -q '^Total' '$TMP/prefill_read.out'"
+bp prefill_verify --json "$TMP/md.json" -m 0x1 -q 8 -o 4096 -w verify -t 1 --prefill
+check "verify --prefill (metadata bdev): exit 0" test $? -eq 0
+check "verify --prefill: blocks compared, no mismatches" \
+	grep -Eq 'verify: [1-9][0-9]* blocks compared, 0 mismatches' "$TMP/prefill_verify.out"
+bp prefill_json --json "$TMP/two.json" -m 0x3 -C -q 8 -o 8192 -w read -t 1 --prefill --output json
+check "read --prefill -C on two bdevs, --output json: exit 0, IOPS > 0" \
+	test "$(jget "$TMP/prefill_json.out" 'd["total"]["iops"] > 0 and len(d["results"]) == 4')" = true
+# The prefill really writes: a write failure during it fails bdevperf before any run.
+write_config "$TMP/preferr.json" \
+	'{"method":"bdev_malloc_create","params":{"name":"M","num_blocks":4096,"block_size":4096}}' \
+	'{"method":"bdev_error_create","params":{"base_name":"M"}}' \
+	'{"method":"bdev_error_inject_error","params":{"name":"EE_M","io_type":"write","error_type":"failure","num":1}}'
+bp preferr --json "$TMP/preferr.json" -q 4 -o 4096 -w randread -t 1 --prefill
+check "write failure during --prefill: non-zero exit" test $? -ne 0
+check "write failure during --prefill: reported, no results" \
+	bash -c "grep -q 'prefill failed' '$TMP/preferr.out' && ! grep -q '^Total' '$TMP/preferr.out'"
+# SIGINT while a long prefill runs (a 4 TiB null bdev) ends bdevperf promptly.
+write_config "$TMP/bignull.json" \
+	'{"method":"bdev_null_create","params":{"name":"Null0","num_blocks":1073741824,"block_size":4096}}'
+"$BP" --json "$TMP/bignull.json" -m 0x1 -q 8 -o 4096 -w randread -t 1 --prefill \
+	>"$TMP/prefint.out" 2>&1 &
+pid=$!
+PIDS+=("$pid")
+sleep 1.5
+kill -INT $pid
+for i in $(seq 1 100); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+check "SIGINT during --prefill ends bdevperf within 10 s" bash -c "! kill -0 $pid 2>/dev/null"
+wait $pid
+rc=$?
+check "SIGINT during --prefill: non-zero exit, no results" \
+	bash -c "test $rc -ne 0 && ! grep -q '^Total' '$TMP/prefint.out'"
+
 # Injected write failures must fail the run.
 write_config "$TMP/err.json" \
 	'{"method":"bdev_malloc_create","params":{"name":"M","num_blocks":4096,"block_size":4096}}' \

@@ -619,6 +619,64 @@ test_forced_recovery(void)
 	env_fini(&e);
 }
 
+/*
+ * Data fragments read straight into the output block (where a raw block keeps
+ * them): decode checks them there, rebuilds lost or corrupt ones around them
+ * and decompresses lz4 payloads without reading what it overwrites. Every
+ * kind of block, 2 + 1 and 4 + 2, with each data fragment lost, corrupt or
+ * left out.
+ */
+static void
+test_decode_in_place(void)
+{
+	static const uint32_t geo[][2] = { { 2, 1 }, { 4, 2 } };
+	struct gga_decode_info info;
+	struct gga_encode_info einfo;
+	const void *cdata[GGA_CODEC_MAX_FRAGS];
+	uint32_t g, i, j, F, mask;
+	uint8_t *out;
+	struct env e;
+	int kind, variant;
+
+	for (g = 0; g < ARRAY_SIZE(geo); g++) {
+		env_init(&e, 4096, geo[g][0], geo[g][1], GGA_MATRIX_CAUCHY);
+		F = e.B / e.k;
+		out = malloc(e.B);
+		CU_ASSERT_FATAL(out != NULL);
+		for (kind = 0; kind < KIND_COUNT; kind++) {
+			fill_kind(e.block, e.B, (enum kind)kind);
+			UT_ASSERT_EQ_FATAL(env_encode(&e, &e.f, 9, 3, &einfo), 0);
+			/* variant 0: all present; 1 + j: data fragment j left out; then corrupt. */
+			for (variant = 0; variant <= (int)(2 * e.k); variant++) {
+				for (i = 0; i < e.n; i++) {
+					cdata[i] = e.f.cdata[i];
+				}
+				for (i = 0; i < e.k; i++) {
+					memcpy(out + (size_t)i * F, e.f.data[i], F);
+					cdata[i] = out + (size_t)i * F;
+				}
+				mask = e.all;
+				j = (uint32_t)(variant - 1) % e.k;
+				if (variant >= 1 && variant <= (int)e.k) {
+					mask &= ~(1u << j);
+					memset(out + (size_t)j * F, 0x5a, F);
+				} else if (variant > (int)e.k) {
+					out[(size_t)j * F + 7] ^= 0x40;
+				}
+				UT_ASSERT_EQ(gga_codec_decode(e.c, e.s, cdata, e.f.cmd, mask, 9, out,
+				                              &info), 0);
+				CU_ASSERT(memcmp(out, e.block, e.B) == 0);
+				UT_ASSERT_EQ(info.encoding, einfo.encoding);
+				if (variant > (int)e.k) {
+					UT_ASSERT_EQ(info.status[j], GGA_FRAG_BAD_DATA_CRC);
+				}
+			}
+		}
+		free(out);
+		env_fini(&e);
+	}
+}
+
 /* The generic code: 4 + 2 with every single and every pair of fragments lost. */
 static void
 test_k4m2_erasures(void)
@@ -1244,7 +1302,8 @@ main(void)
 	        UT_TEST(test_parity_matrix),     UT_TEST(test_create_validation),
 	        UT_TEST(test_bad_args),          UT_TEST(test_roundtrip_all_sizes),
 	        UT_TEST(test_encode_zero),       UT_TEST(test_single_erasure),
-	        UT_TEST(test_forced_recovery),   UT_TEST(test_k4m2_erasures),
+	        UT_TEST(test_forced_recovery),   UT_TEST(test_decode_in_place),
+	        UT_TEST(test_k4m2_erasures),
 	        UT_TEST(test_other_geometries),  UT_TEST(test_corrupt_md_bits),
 	        UT_TEST(test_corrupt_md_fields), UT_TEST(test_corrupt_payload),
 	        UT_TEST(test_wrong_lba),         UT_TEST(test_torn_writes),

@@ -37,6 +37,30 @@ test_crc32c(void)
 	UT_ASSERT_EQ(gga_crc32c(check, 0, 0), 0);
 }
 
+/* md_crc is the CRC-32C of LE64(lba) || md[0..27], however it is computed. */
+static void
+test_md_crc(void)
+{
+	uint8_t msg[8 + GGA_FRAG_MD_CRC_LEN], md[GGA_FRAG_MD_SIZE];
+	uint64_t x = 0x243f6a8885a308d3ull, lba;
+	uint32_t i, t;
+
+	for (t = 0; t < 1000; t++) {
+		for (i = 0; i < sizeof(md); i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			md[i] = (uint8_t)x;
+		}
+		lba = t < 3 ? (uint64_t[]){ 0, 1, UINT64_MAX }[t] : x;
+		for (i = 0; i < 8; i++) {
+			msg[i] = (uint8_t)(lba >> (8 * i));
+		}
+		memcpy(msg + 8, md, GGA_FRAG_MD_CRC_LEN);
+		UT_ASSERT_EQ(gga_frag_md_crc(md, lba), gga_crc32c(msg, sizeof(msg), 0));
+	}
+}
+
 static void
 test_md_layout(void)
 {
@@ -412,6 +436,7 @@ test_names(void)
 
 const struct ut_test g_format_tests[] = {
         UT_TEST(test_crc32c),
+        UT_TEST(test_md_crc),
         UT_TEST(test_md_layout),
         UT_TEST(test_format_vectors),
         UT_TEST(test_superblock_roundtrip),

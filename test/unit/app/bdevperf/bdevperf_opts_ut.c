@@ -86,6 +86,7 @@ test_defaults_and_required(void)
 	UT_ASSERT_EQ(opts.period_s, 0);
 	UT_ASSERT_EQ(opts.rwmixread, -1);
 	CU_ASSERT(!opts.every_core);
+	CU_ASSERT(!opts.prefill);
 
 	/* Leaving out any one of -q -o -w -t is refused. */
 	for (i = 0; i < 4; i++) {
@@ -208,6 +209,7 @@ static void
 test_misc_options(void)
 {
 	struct bdevperf_opts opts;
+	int i;
 
 	UT_ASSERT_EQ(parse_one(OPT_OUTPUT, "text"), 0);
 	UT_ASSERT_EQ(parse_one(OPT_OUTPUT, "json"), 0);
@@ -217,6 +219,26 @@ test_misc_options(void)
 	UT_ASSERT_EQ(parse_one(OPT_PATTERN, "ones"), -EINVAL);
 	UT_ASSERT_EQ(parse_one('b', ""), -EINVAL);
 	UT_ASSERT_EQ(parse_one('x', "1"), -EINVAL);
+
+	/* --prefill is a flag: getopt hands it over without an argument. */
+	bdevperf_opts_init(&opts);
+	UT_ASSERT_EQ(bdevperf_opts_parse(&opts, OPT_PREFILL, NULL), 0);
+	CU_ASSERT(opts.prefill);
+	UT_ASSERT_EQ(bdevperf_opts_parse(&opts, 'w', "randread"), 0);
+	UT_ASSERT_EQ(bdevperf_opts_parse(&opts, 'q', "32"), 0);
+	UT_ASSERT_EQ(bdevperf_opts_parse(&opts, 'o', "4k"), 0);
+	UT_ASSERT_EQ(bdevperf_opts_parse(&opts, 't', "1"), 0);
+	UT_ASSERT_EQ(bdevperf_opts_validate(&opts), 0);
+	UT_ASSERT_EQ(parse_one(OPT_PREFILL, "yes"), -EINVAL);
+	for (i = 0; bdevperf_long_opts[i].name != NULL; i++) {
+		if (strcmp(bdevperf_long_opts[i].name, "prefill") == 0) {
+			break;
+		}
+	}
+	CU_ASSERT_FATAL(bdevperf_long_opts[i].name != NULL);
+	UT_ASSERT_EQ(bdevperf_long_opts[i].has_arg, no_argument);
+	UT_ASSERT_EQ(bdevperf_long_opts[i].val, OPT_PREFILL);
+	bdevperf_opts_free(&opts);
 
 	bdevperf_opts_init(&opts);
 	UT_ASSERT_EQ(bdevperf_opts_parse(&opts, 'b', "Malloc0"), 0);
@@ -238,6 +260,7 @@ test_usage(void)
 	CU_ASSERT(strstr(text, "-q DEPTH") != NULL);
 	CU_ASSERT(strstr(text, "--pattern") != NULL);
 	CU_ASSERT(strstr(text, "--io-timeout") != NULL);
+	CU_ASSERT(strstr(text, "--prefill") != NULL);
 	free(text);
 }
 

@@ -1167,6 +1167,65 @@ test_bit_flips(void)
 	delete_members("C");
 }
 
+/*
+ * Regular reads take the data halves straight into the caller's buffer, where
+ * decoding an lz4 block overwrites them. A chunk whose lz4 blocks decoded
+ * before another block of it turned out corrupt must still read back right:
+ * the forced recovery read may not decode from what was overwritten. Also
+ * with blocks straddling the caller's iovecs, which are read via the pool.
+ */
+static void
+test_direct_read_recovery(void)
+{
+	static const size_t cuts[] = { LBS / 2, 3 * LBS, LBS + 100, LBS - 100 };
+	struct bdev_gga_counters c0, c1;
+	uint8_t w[8 * LBS], rd[8 * LBS], chk[LBS];
+	struct gga_disk *disk;
+	uint32_t b, bad;
+
+	make_members("D");
+	disk = make_gga("D", 0);
+	open_dev("D");
+	for (bad = 0; bad < 8; bad += 3) {
+		for (b = 0; b < 8; b++) {
+			if (b % 3 == 1) {
+				fill_random(w + b * LBS, LBS);
+			} else {
+				fill_compressible(w + b * LBS, LBS, 17 * bad + b);
+			}
+		}
+		CU_ASSERT(dev_write(60, 8, w));
+		c0 = counters("D");
+		/* d1's half of block `bad`: decoding fails there, after lz4 blocks before it. */
+		flip(disk, 0, 60 + bad, 3, 0x20);
+		memset(rd, 0, sizeof(rd));
+		CU_ASSERT(dev_read(60, 8, rd));
+		CU_ASSERT(memcmp(rd, w, sizeof(w)) == 0);
+		c1 = counters("D");
+		UT_ASSERT_EQ(c1.recovery_reads_forced - c0.recovery_reads_forced, 1);
+		UT_ASSERT_EQ(c1.checksum_failures - c0.checksum_failures, 1);
+		UT_ASSERT_EQ(c1.repairs_written - c0.repairs_written, 1);
+		UT_ASSERT_EQ(check_consistent(disk, 60 + bad, NULL, chk), 0);
+		CU_ASSERT(memcmp(chk, w + bad * LBS, LBS) == 0);
+
+		/* The same with d2 and the caller's buffer cut across blocks. */
+		flip(disk, 1, 60 + 7 - bad, 9, 0x01);
+		memset(rd, 0, sizeof(rd));
+		CU_ASSERT(dev_iov(false, 60, 8, rd, cuts, 4));
+		CU_ASSERT(memcmp(rd, w, sizeof(w)) == 0);
+		UT_ASSERT_EQ(check_consistent(disk, 60 + 7 - bad, NULL, chk), 0);
+		/* Periodic recovery reads rebuild d1 in the caller's buffer. */
+		disk->recovery_read_every_n = 1;
+		memset(rd, 0, sizeof(rd));
+		CU_ASSERT(dev_read(60, 8, rd));
+		disk->recovery_read_every_n = 0;
+		CU_ASSERT(memcmp(rd, w, sizeof(w)) == 0);
+	}
+	ut_dev_close(&g_dev);
+	gga_delete_sync("D");
+	delete_members("D");
+}
+
 /* ---------------------------------------------------------------------- */
 /* Degraded mode                                                           */
 /* ---------------------------------------------------------------------- */
@@ -1694,6 +1753,7 @@ main(void)
 		UT_TEST(test_periodic_recovery),
 		UT_TEST(test_torn_writes),
 		UT_TEST(test_bit_flips),
+		UT_TEST(test_direct_read_recovery),
 		UT_TEST(test_member_failure),
 		UT_TEST(test_hot_remove),
 		UT_TEST(test_reassemble_generation),
