@@ -19,7 +19,8 @@ base=(
 )
 vm=(qemu-system-x86 busybox-static kmod rdma-core ibverbs-providers ibverbs-utils
 	rdmacm-utils nvme-cli cpio)
-fuzz=(clang)
+# clang alone (without recommends) lacks the libFuzzer and sanitizer runtimes.
+fuzz=(clang libclang-rt-14-dev)
 
 want=("${base[@]}")
 check=0
