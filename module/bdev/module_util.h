@@ -11,6 +11,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <jansson.h>
+
+#include "gga/bdev.h"
+#include "gga/log.h"
 #include "gga/util.h"
 
 /*
@@ -90,6 +94,31 @@ module_uuid_parse(const char *str, uint8_t uuid[16])
 		i += 2;
 	}
 	return 0;
+}
+
+/*
+ * Append the call that recreates a bdev defined by its geometry alone
+ * (malloc, null): {"method": method, "params": {name, num_blocks,
+ * block_size, md_size, uuid}}.
+ */
+static inline void
+module_write_geometry_config(struct bdev *bdev, json_t *config, const char *method)
+{
+	json_t *params;
+
+	params = json_pack("{s:s, s:I, s:i, s:i, s:s}",
+			   "name", bdev_get_name(bdev),
+			   "num_blocks", (json_int_t)bdev_get_num_blocks(bdev),
+			   "block_size", (int)bdev_get_block_size(bdev),
+			   "md_size", (int)bdev_get_md_size(bdev),
+			   "uuid", bdev_get_uuid_str(bdev));
+	if (params == NULL) {
+		ERRLOG("bdev '%s': out of memory writing its configuration\n",
+		       bdev_get_name(bdev));
+		return;
+	}
+	json_array_append_new(config, json_pack("{s:s, s:o}", "method", method,
+						"params", params));
 }
 
 #endif /* GGA_MODULE_BDEV_UTIL_H */

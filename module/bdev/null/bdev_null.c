@@ -84,21 +84,7 @@ null_dump_info_json(void *ctxt, json_t *info)
 static void
 null_write_config_json(struct bdev *bdev, json_t *config)
 {
-	json_t *params;
-
-	params = json_pack("{s:s, s:I, s:i, s:i, s:s}",
-			   "name", bdev_get_name(bdev),
-			   "num_blocks", (json_int_t)bdev_get_num_blocks(bdev),
-			   "block_size", (int)bdev_get_block_size(bdev),
-			   "md_size", (int)bdev_get_md_size(bdev),
-			   "uuid", bdev_get_uuid_str(bdev));
-	if (params == NULL) {
-		ERRLOG("null bdev '%s': out of memory writing its configuration\n",
-		       bdev_get_name(bdev));
-		return;
-	}
-	json_array_append_new(config, json_pack("{s:s, s:o}", "method", "bdev_null_create",
-						"params", params));
+	module_write_geometry_config(bdev, config, "bdev_null_create");
 }
 
 static const struct bdev_fn_table null_fn_table = {
