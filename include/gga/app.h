@@ -42,6 +42,8 @@ struct app_opts {
 	const char *json_config_file;	/* --json */
 	uint64_t core_mask;
 	enum reactor_poll_mode poll_mode;
+	/* Event mode: idle time before a reactor sleeps (--idle-spell; default 200 us). */
+	uint32_t idle_spell_us;
 	size_t arena_size;		/* 0: env default */
 	bool no_huge;
 	/* Runs on the app thread once the configuration is loaded. */

@@ -5,7 +5,13 @@
  *
  * In event mode (default) a reactor that has been idle for idle_spell_us
  * sleeps in thread_wait() until a message, fd or timer wakes it, so an idle
- * daemon uses no CPU. In busy mode it never sleeps (lowest latency).
+ * daemon uses no CPU. During that idle spell it keeps polling (a request that
+ * comes soon is served without a wake-up) but yields the core to any other
+ * runnable thread each time round: daemons that share a core (the one-machine
+ * topology) would otherwise take turns spinning while the one with work
+ * waits. With idle_spell_us 0 a reactor sleeps as soon as it is idle, which is
+ * best when several daemons share one core. In busy mode it never sleeps
+ * (lowest latency).
  */
 #ifndef GGA_REACTOR_H
 #define GGA_REACTOR_H
@@ -19,6 +25,9 @@ enum reactor_poll_mode {
 	REACTOR_POLL_EVENT = 0,
 	REACTOR_POLL_BUSY,
 };
+
+/* Idle time before an event-mode reactor sleeps, unless told otherwise. */
+#define REACTOR_DEFAULT_IDLE_SPELL_US 200
 
 struct reactor_opts {
 	uint64_t core_mask;		/* default: core 0 */

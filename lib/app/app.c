@@ -88,6 +88,7 @@ app_opts_init(struct app_opts *opts, const char *name)
 	opts->name = name;
 	opts->core_mask = 0x1;
 	opts->poll_mode = REACTOR_POLL_EVENT;
+	opts->idle_spell_us = REACTOR_DEFAULT_IDLE_SPELL_US;
 }
 
 /* Long-only common options; apps use values >= 0x1000. */
@@ -98,6 +99,7 @@ enum {
 	OPT_LOG_LEVEL,
 	OPT_MEM_SIZE,
 	OPT_NO_HUGE,
+	OPT_IDLE_SPELL,
 };
 
 static const struct option g_common_long[] = {
@@ -106,6 +108,7 @@ static const struct option g_common_long[] = {
 	{ "rpc-socket", required_argument, NULL, 'r' },
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "poll-mode", required_argument, NULL, OPT_POLL_MODE },
+	{ "idle-spell", required_argument, NULL, OPT_IDLE_SPELL },
 	{ "logflag", required_argument, NULL, 'L' },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "mem-size", required_argument, NULL, OPT_MEM_SIZE },
@@ -124,6 +127,9 @@ usage(const struct app_opts *opts, void (*usage_cb)(void))
 	       opts->rpc_addr ? opts->rpc_addr : "none");
 	printf("      --json FILE        replay a configuration (save_config output) at start\n");
 	printf("      --poll-mode MODE   event (default: idle reactors sleep) or busy (spin)\n");
+	printf("      --idle-spell US    event mode: idle microseconds before a reactor sleeps\n"
+	       "                         (default %u; 0 when several daemons share a core)\n",
+	       REACTOR_DEFAULT_IDLE_SPELL_US);
 	printf("      --mem-size SIZE    I/O buffer arena size, k/m/g suffix (default 256m)\n");
 	printf("      --no-huge          do not use hugepages for the arena\n");
 	printf("  -L, --logflag FLAG     debug logs of a component (bdev, thread, rpc, all...)\n");
@@ -181,6 +187,7 @@ parse_common(struct app_opts *opts, int ch, const char *arg, uint64_t *cpu_mask,
 {
 	enum log_level level;
 	uint64_t v;
+	char *end;
 
 	switch (ch) {
 	case 'm':
@@ -210,6 +217,16 @@ parse_common(struct app_opts *opts, int ch, const char *arg, uint64_t *cpu_mask,
 				opts->name, arg);
 			return -EINVAL;
 		}
+		return 0;
+	case OPT_IDLE_SPELL:
+		errno = 0;
+		v = strtoull(arg, &end, 10);
+		if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || errno != 0 || v > 1000000) {
+			fprintf(stderr, "%s: invalid --idle-spell '%s' (microseconds, 0..1000000)\n",
+				opts->name, arg);
+			return -EINVAL;
+		}
+		opts->idle_spell_us = (uint32_t)v;
 		return 0;
 	case 'L':
 		if (log_set_flag(arg) != 0) {
@@ -573,6 +590,7 @@ app_start(struct app_opts *opts)
 	reactor_opts_init(&ropts);
 	ropts.core_mask = opts->core_mask;
 	ropts.poll_mode = opts->poll_mode;
+	ropts.idle_spell_us = opts->idle_spell_us;
 	rc = reactors_init(&ropts);
 	if (rc != 0) {
 		ERRLOG("%s: cannot create reactors for core mask 0x%llx: %s\n", opts->name,

@@ -18,7 +18,6 @@
 #include "thread_internal.h"
 
 #define REACTOR_MAX_CORES	64
-#define REACTOR_DEFAULT_IDLE_SPELL_US 200
 
 struct reactor {
 	uint32_t core;
@@ -208,7 +207,17 @@ reactor_run(struct reactor *r)
 			last_busy = now;
 			continue;
 		}
-		if (event_mode && now - last_busy >= g_idle_spell_ticks) {
+		if (!event_mode) {
+			continue;
+		}
+		if (now - last_busy < g_idle_spell_ticks) {
+			/*
+			 * Keep polling, but let any other runnable thread on this
+			 * core (another daemon, a client) run first: spinning here
+			 * would delay exactly the work we are waiting for.
+			 */
+			sched_yield();
+		} else {
 			__atomic_store_n(&r->sleeping, true, __ATOMIC_RELAXED);
 			__atomic_store_n(&r->sleeps, r->sleeps + 1, __ATOMIC_RELAXED);
 			if (!__atomic_load_n(&g_stop, __ATOMIC_SEQ_CST)) {

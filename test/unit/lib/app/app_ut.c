@@ -69,6 +69,12 @@ test_parse_args(void)
 	UT_ASSERT_EQ(opts.core_mask, 0x1);
 	CU_ASSERT(opts.rpc_addr == NULL);
 	UT_ASSERT_EQ(opts.poll_mode, REACTOR_POLL_EVENT);
+	UT_ASSERT_EQ(opts.idle_spell_us, REACTOR_DEFAULT_IDLE_SPELL_US);
+
+	UT_ASSERT_EQ(parse(&opts, "--idle-spell 0"), 0);
+	UT_ASSERT_EQ(opts.idle_spell_us, 0);
+	UT_ASSERT_EQ(parse(&opts, "--idle-spell 1000000"), 0);
+	UT_ASSERT_EQ(opts.idle_spell_us, 1000000);
 
 	UT_ASSERT_EQ(parse(&opts, "-m 0x3 -r /tmp/s.sock --json c.json --poll-mode busy "
 			   "--mem-size 64m --no-huge"), 0);
@@ -105,6 +111,9 @@ test_parse_args(void)
 	UT_ASSERT_EQ(parse(&opts, "--poll-mode lazy"), -EINVAL);
 	UT_ASSERT_EQ(parse(&opts, "--mem-size 12q"), -EINVAL);
 	UT_ASSERT_EQ(parse(&opts, "--mem-size 0"), -EINVAL);
+	UT_ASSERT_EQ(parse(&opts, "--idle-spell -1"), -EINVAL);
+	UT_ASSERT_EQ(parse(&opts, "--idle-spell 1000001"), -EINVAL);
+	UT_ASSERT_EQ(parse(&opts, "--idle-spell 5us"), -EINVAL);
 	UT_ASSERT_EQ(parse(&opts, "--log-level loud"), -EINVAL);
 	UT_ASSERT_EQ(parse(&opts, "--bogus"), -EINVAL);
 	UT_ASSERT_EQ(parse(&opts, "-x"), -EINVAL);
