@@ -53,7 +53,9 @@ usage(FILE *f)
 		"\n"
 		"Parameters: --key value (or --key=value) sets params.key; '-' in keys becomes\n"
 		"'_'. Values that look like integers are sent as integers, true/false/null as\n"
-		"JSON literals, {...} or [...] as JSON, anything else as a string. A --key\n"
+		"JSON literals, {...} or [...] as JSON, anything else as a string; trsvcid,\n"
+		"serial_number, model_number, name, traddr, nqn, hostnqn, subnqn and uuid are\n"
+		"always strings. A --key\n"
 		"followed by another --key or nothing is true. A single JSON object or array\n"
 		"argument is sent as the params.\n"
 		"\n"
@@ -93,13 +95,39 @@ is_integer_text(const char *s)
 	return true;
 }
 
+/*
+ * Parameters that the methods take as strings although their values often
+ * look like numbers (a port, a serial number): sent as typed, never as
+ * integers, as SPDK's rpc.py types them.
+ */
+static const char *const g_string_keys[] = {
+	"trsvcid", "serial_number", "model_number", "name", "traddr", "nqn", "hostnqn",
+	"subnqn", "uuid",
+};
+
+static bool
+is_string_key(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(g_string_keys) / sizeof(g_string_keys[0]); i++) {
+		if (strcmp(key, g_string_keys[i]) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Turn a command-line value into JSON (see usage()). */
 static json_t *
-value_to_json(const char *s)
+value_to_json(const char *key, const char *s)
 {
 	long long v;
 	json_t *j;
 
+	if (s != NULL && is_string_key(key)) {
+		return json_string(s);
+	}
 	if (s == NULL || strcmp(s, "true") == 0) {
 		return json_true();
 	}
@@ -176,7 +204,7 @@ build_params(int argc, char **argv, json_t **params)
 		if (p == NULL) {
 			p = json_object();
 		}
-		value = value_to_json(val);
+		value = value_to_json(key, val);
 		if (p == NULL || value == NULL || json_object_set_new(p, key, value) != 0) {
 			fprintf(stderr, "gga_rpc: out of memory\n");
 			free(key);

@@ -34,6 +34,15 @@ check "bdev_null_create" \
 check "bdev_error_create over M0" \
 	test "$(rpc t0 bdev_error_create --base_name M0)" = '"EE_M0"'
 
+# A name that looks like a number stays a string; so does a port.
+check "gga_rpc sends a numeric-looking name as a string" \
+	test "$(rpc t0 bdev_null_create --name 42 --num_blocks 8 --block_size 512)" = '"42"'
+rpc t0 bdev_null_delete --name 42 >/dev/null
+"$BIN/gga_rpc" -s "$TMP/t0.sock" -v bdev_nvme_attach_controller --name X --trtype tcp \
+	--adrfam ipv4 --traddr 127.0.0.1 --trsvcid 9 --subnqn nqn.2016-06.io.gga:x \
+	>/dev/null 2>"$TMP/attach.err"
+check "gga_rpc sends --trsvcid 9 as a string" grep -q '"trsvcid":"9"' "$TMP/attach.err"
+
 rpc t0 bdev_get_bdevs >"$TMP/bdevs.json"
 check "bdev_get_bdevs lists 4 bdevs in creation order" \
 	test "$(jget "$TMP/bdevs.json" '[b["name"] for b in d]')" = '["M0", "M1", "N0", "EE_M0"]'
