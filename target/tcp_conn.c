@@ -501,6 +501,11 @@ tq_linger_expired(void *arg)
 	struct tcp_qpair *tq = arg;
 
 	poller_unregister(&tq->linger);
+	if (tq->state == TQ_AWAIT_ICREQ) {
+		NOTICELOG("nvmf tcp: connection from %s sent no ICReq within %u s; closing it\n",
+			  tq->qpair.peer[0] != '\0' ? tq->qpair.peer : "a host",
+			  TCP_ICREQ_TIMEOUT_US / 1000000);
+	}
 	tq_close(tq);
 	return POLLER_BUSY;
 }
@@ -541,6 +546,7 @@ tq_fatal(struct tcp_qpair *tq, const struct nvmf_tcp_fatal *err, const void *hdr
 	t->fes = err->fes;
 	nvme_tcp_term_req_set_fei(t, err->fei);
 	memcpy(tq->term_buf + NVME_TCP_TERM_REQ_HLEN, hdr, copy);
+	poller_unregister(&tq->linger);
 	tq->ctrl_iov[0].iov_base = tq->term_buf;
 	tq->ctrl_iov[0].iov_len = t->ch.plen;
 	tq->ctrl_pdu.iov = tq->ctrl_iov;
@@ -646,6 +652,7 @@ handle_icreq(struct tcp_qpair *tq)
 	tq->ctrl_pdu.done = NULL;
 	tq->ctrl_pdu.req = NULL;
 	tq->state = TQ_RUNNING;
+	poller_unregister(&tq->linger);
 	queue_pdu(tq, &tq->ctrl_pdu);
 	DEBUGLOG(nvmf_tcp, "qpair %u (%s): ICReq: hdgst %d ddgst %d hpda %u\n", tq->qpair.id,
 		 tq->qpair.peer, tq->hdgst, tq->ddgst, tq->hpda);
@@ -1102,6 +1109,12 @@ nvmf_tcp_conn_create(struct tcp_transport *tt, struct tcp_group *group,
 		goto err_free;
 	}
 	rx_reset(tq);
+	tq->linger = poller_register(tq_linger_expired, tq, TCP_ICREQ_TIMEOUT_US,
+				     "nvmf_tcp_icreq_wait");
+	if (tq->linger == NULL) {
+		ERRLOG("nvmf tcp: no memory for a connection from %s\n", peer);
+		goto err_free;
+	}
 	tq->ev = thread_fd_register(fd, THREAD_FD_IN, tq_event, tq, "nvmf_tcp_qpair");
 	if (tq->ev == NULL) {
 		ERRLOG("nvmf tcp: cannot watch the connection from %s\n", peer);
@@ -1115,6 +1128,7 @@ nvmf_tcp_conn_create(struct tcp_transport *tt, struct tcp_group *group,
 	return 0;
 
 err_free:
+	poller_unregister(&tq->linger);
 	env_dma_free(tq->icd_area);
 	free(tq->iov_area);
 	free(tq->buf_area);

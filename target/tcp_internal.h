@@ -90,6 +90,8 @@ uint16_t nvmf_tcp_sgl_parse(const struct nvme_cmd *cmd, uint32_t icd_len, uint32
 #define TCP_ADMIN_ICD_SIZE	8192u
 /* After a C2HTermReq, how long to wait for the host to close. */
 #define TCP_LINGER_US		(2u * 1000 * 1000)
+/* A connection that sends no ICReq within this time is closed (a silent or stray client). */
+#define TCP_ICREQ_TIMEOUT_US	(10u * 1000 * 1000)
 #define TCP_LISTEN_BACKLOG	512
 
 struct tcp_transport {
@@ -201,6 +203,7 @@ struct tcp_qpair {
 	bool in_dirty;
 	bool write_shut;
 	uint32_t holds;
+	/* Closes the connection when it fires: the ICReq wait, then the TermReq linger. */
 	struct poller *linger;
 
 	/* Receive. */

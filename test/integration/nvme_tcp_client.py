@@ -813,6 +813,23 @@ def sc_keep_alive(x):
     expect(time.time() - start < 4, "keep alive timeout took too long")
 
 
+def sc_silent(x):
+    """A connection that never sends ICReq is closed after the target's 10 s wait."""
+    s = socket.create_connection((x.args.host, x.args.port), timeout=5)
+    start = time.time()
+    # Others are served meanwhile.
+    still_works(x)
+    s.settimeout(20)
+    try:
+        data = s.recv(1)
+    except ConnectionResetError:
+        data = b""
+    took = time.time() - start
+    s.close()
+    expect(data == b"", "the target sent %r instead of closing" % data)
+    expect(8 <= took <= 15, "closed after %.1f s (expected about 10 s)" % took)
+
+
 def sc_partial(x):
     """Every PDU sent in 3-byte pieces."""
     c, cntlid = x.admin()
@@ -951,6 +968,7 @@ SCENARIOS = {
     "host-allowed": sc_host_allowed,
     "keep-alive": sc_keep_alive,
     "partial": sc_partial,
+    "silent": sc_silent,
     "many": sc_many,
     "aer": sc_aer,
     "hold": sc_hold,

@@ -141,6 +141,7 @@ check "PDUs split into tiny pieces, pipelined commands" client partial --nqn $NQ
 check "6 controllers x 3 I/O queues at once" client many --nqn $NQN --count 6
 check "namespace add / hot remove raise AENs; AER limit and Abort" client aer --nqn $NQN
 check "keep-alive timeout tears the controller down" client keep-alive --nqn $NQN
+check "a connection that sends no ICReq is closed after 10 s" client silent --nqn $NQN
 
 rpc t0 nvmf_get_stats >"$TMP/stats.json"
 check "nvmf_get_stats: one poll group per reactor, connections counted" \
