@@ -27,10 +27,16 @@ struct nvmf_tgt g_nvmf_tgt = {
 };
 
 extern const struct nvmf_transport_ops nvmf_tcp_ops;
+#ifdef GGA_CONFIG_RDMA
+extern const struct nvmf_transport_ops nvmf_rdma_ops;
+#endif
 
-/* Transport types, registered explicitly. An RDMA transport adds its line here. */
+/* Transport types, registered explicitly. */
 static const struct nvmf_transport_ops *const g_transport_types[] = {
 	&nvmf_tcp_ops,
+#ifdef GGA_CONFIG_RDMA
+	&nvmf_rdma_ops,
+#endif
 };
 
 /*

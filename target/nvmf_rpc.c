@@ -75,6 +75,20 @@ create_transport_done(void *arg, int rc)
 	}
 }
 
+/* The error for a trtype no registered transport has. */
+static void
+send_unknown_trtype(struct rpc_request *req, const char *trtype)
+{
+#ifndef GGA_CONFIG_RDMA
+	if (trtype != NULL && strcasecmp(trtype, "RDMA") == 0) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "trtype: gga was built without RDMA support (configure --with-rdma)");
+		return;
+	}
+#endif
+	rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "trtype: unknown transport '%s'", trtype);
+}
+
 static void
 rpc_nvmf_create_transport(struct rpc_request *req, json_t *params)
 {
@@ -95,8 +109,7 @@ rpc_nvmf_create_transport(struct rpc_request *req, json_t *params)
 		goto cleanup;
 	}
 	if (ops == NULL) {
-		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "trtype: unknown transport '%s'",
-			       args.trtype);
+		send_unknown_trtype(req, args.trtype);
 		goto cleanup;
 	}
 	if (args.opts.in_capsule_data_size % 16 != 0) {
@@ -503,8 +516,7 @@ decode_listener(struct rpc_request *req, json_t *params, struct nvmf_listen_addr
 	}
 	ops = nvmf_transport_ops_find(la.trtype);
 	if (ops == NULL) {
-		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "trtype: unknown transport '%s'",
-			       la.trtype);
+		send_unknown_trtype(req, la.trtype);
 		goto cleanup;
 	}
 	rc = nvmf_listen_addr_parse(ops->trtype, la.adrfam, la.traddr, la.trsvcid, addr);

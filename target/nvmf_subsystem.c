@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gga/log.h"
+#include "gga/nvme_rdma.h"
 #include "gga/util.h"
 
 #include "nvmf_internal.h"
@@ -708,7 +709,13 @@ discovery_entry_fill(struct nvme_discovery_log_entry *e, const struct nvmf_subsy
 	memcpy(e->trsvcid, tl->addr.trsvcid, strnlen(tl->addr.trsvcid, sizeof(e->trsvcid)));
 	memcpy(e->traddr, tl->addr.traddr, strnlen(tl->addr.traddr, sizeof(e->traddr)));
 	memcpy(e->subnqn, subsys->nqn, strnlen(subsys->nqn, sizeof(e->subnqn)));
-	e->tsas[0] = NVME_TCP_SECTYPE_NONE;
+	if (tl->addr.trtype == NVME_TRTYPE_RDMA) {
+		e->tsas[NVME_RDMA_TSAS_QPTYPE] = NVME_RDMA_QPTYPE_CONNECTED;
+		e->tsas[NVME_RDMA_TSAS_PRTYPE] = NVME_RDMA_PRTYPE_NONE;
+		e->tsas[NVME_RDMA_TSAS_CMS] = NVME_RDMA_CMS_RDMA_CM;
+	} else {
+		e->tsas[0] = NVME_TCP_SECTYPE_NONE;
+	}
 }
 
 void *

@@ -80,6 +80,17 @@ enum nvme_rdma_cm_status {
 	NVME_RDMA_CM_INVALID_CNTLID	= 0x09,
 };
 
+/*
+ * TSAS of a discovery log entry for NVMe/RDMA (nvme_discovery_log_entry.tsas):
+ * byte 0 RDMA_QPTYPE, byte 1 RDMA_PRTYPE, byte 2 RDMA_CMS, bytes 8-9 RDMA_PKEY.
+ */
+#define NVME_RDMA_TSAS_QPTYPE		0
+#define NVME_RDMA_TSAS_PRTYPE		1
+#define NVME_RDMA_TSAS_CMS		2
+#define NVME_RDMA_QPTYPE_CONNECTED	1	/* reliable connected */
+#define NVME_RDMA_PRTYPE_NONE		1	/* no provider specified */
+#define NVME_RDMA_CMS_RDMA_CM		1	/* RDMA_IP_CM */
+
 /* A short English name of a reject status, for log messages. */
 static inline const char *
 nvme_rdma_cm_status_str(uint16_t sts)
