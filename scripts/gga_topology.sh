@@ -3,10 +3,12 @@
 # half-block targets, each a gga_tgt exporting a file bdev of 2048-byte blocks
 # with 64 bytes of metadata as an NVMe/TCP subsystem, and a front gga_tgt that
 # attaches the three, builds the gga bdev "gga0" over them and exports it
-# through its own NVMe/TCP subsystem. Everything listens on 127.0.0.1 only.
+# through its own NVMe/TCP subsystem. Everything listens on 127.0.0.1 only
+# (or on --traddr).
 #
 #   scripts/gga_topology.sh up DIR [--base-port P] [--size MiB] [--cores MASK]
-#                                  [--allow-host HOSTNQN]
+#                                  [--allow-host HOSTNQN] [--trtype tcp|rdma]
+#                                  [--traddr ADDR]
 #   scripts/gga_topology.sh down DIR
 #   scripts/gga_topology.sh status DIR
 #   scripts/gga_topology.sh kill-target DIR N|front    (SIGKILL)
@@ -19,10 +21,18 @@
 # configuration with which bdevperf attaches to the front (bdev "ggan1").
 # Ports: P (front), P+1..P+3 (hb0..hb2); without --base-port, free ports.
 # --size is the gga bdev's size (default 64 MiB). --allow-host exports gga0 to
-# that host NQN only instead of to any host. Up again on a DIR whose files
-# exist reuses them: the gga bdev assembles from its superblocks.
+# that host NQN only instead of to any host. --trtype (default tcp) and --traddr
+# (default 127.0.0.1) select the transport and address of every listener, of
+# the front's attachments and of bdevperf.json: with rdma, the half-block
+# targets, the front's export and bdevperf all speak NVMe/RDMA (traddr must
+# then be the address of an RDMA-capable netdev, e.g. a SoftRoCE one). Up
+# again on a DIR whose files exist reuses them: the gga bdev assembles from its
+# superblocks.
 #
 # Environment: GGA_BUILD (default build/) selects the build tree.
+# GGA_IDLE_SPELL (default 0): the daemons' --idle-spell. The four share the
+# cores given by --cores, so a reactor sleeps as soon as it is idle instead of
+# spinning on a core another daemon needs.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${GGA_BUILD:-$root/build}/bin
@@ -47,7 +57,7 @@ die() {
 }
 
 usage() {
-	sed -n '7,14p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '9,16p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 }
 
@@ -87,7 +97,7 @@ start() {
 	# NAME.rc for whoever stops it later (it is no child of that later shell).
 	setsid bash -c 'pidf=$1 rcf=$2; shift 2; "$@" & echo $! >"$pidf.tmp"; mv "$pidf.tmp" "$pidf"
 		wait $!; echo $? >"$rcf"' gga-topology "$dir/$name.pid" "$dir/$name.rc" \
-		"$bin/gga_tgt" -m "$cores" --poll-mode event --mem-size 64m -r "$dir/$name.sock" "$@" \
+		"$bin/gga_tgt" -m "$cores" --poll-mode event --idle-spell "${GGA_IDLE_SPELL:-0}" --mem-size 64m -r "$dir/$name.sock" "$@" \
 		>>"$dir/$name.log" 2>&1 </dev/null &
 	for i in $(seq 1 50); do
 		[ -s "$dir/$name.pid" ] && break
@@ -141,13 +151,22 @@ save() {
 }
 
 listener() {
-	printf '{"nqn":"%s","listen_address":{"trtype":"tcp","adrfam":"ipv4","traddr":"127.0.0.1","trsvcid":"%s"}}' \
-		"$1" "$2"
+	printf '{"nqn":"%s","listen_address":{"trtype":"%s","adrfam":"ipv4","traddr":"%s","trsvcid":"%s"}}' \
+		"$1" "$trtype" "$traddr" "$2"
 }
 
 attach_params() {
-	printf '{"name":"%s","trtype":"tcp","adrfam":"ipv4","traddr":"127.0.0.1","trsvcid":"%s","subnqn":"%s"}' \
-		"$1" "$2" "$3"
+	printf '{"name":"%s","trtype":"%s","adrfam":"ipv4","traddr":"%s","trsvcid":"%s","subnqn":"%s"}' \
+		"$1" "$trtype" "$traddr" "$2" "$3"
+}
+
+transport_params() {
+	if [ "$trtype" = rdma ]; then
+		# As many data buffers as TCP's default: the 64 MiB arenas hold them.
+		echo '{"trtype":"RDMA","num_shared_buffers":2047}'
+	else
+		echo '{"trtype":"TCP"}'
+	fi
 }
 
 # setup_target N: bdev hbN on DIR/hbN.img exported as NQN_PREFIX:hbN on port PORT_N.
@@ -162,7 +181,7 @@ setup_target() {
 		step "$name" bdev_file_create \
 			"{\"name\":\"$name\",\"filename\":\"$img\",\"block_size\":2048,\"md_size\":64,\"num_blocks\":$member_blocks}"
 	fi
-	step "$name" nvmf_create_transport '{"trtype":"TCP"}'
+	step "$name" nvmf_create_transport "$(transport_params)"
 	step "$name" nvmf_create_subsystem \
 		"{\"nqn\":\"$NQN_PREFIX:$name\",\"allow_any_host\":true,\"serial_number\":\"GGAHB$n\"}"
 	step "$name" nvmf_subsystem_add_ns "{\"nqn\":\"$NQN_PREFIX:$name\",\"namespace\":{\"bdev_name\":\"$name\"}}"
@@ -178,7 +197,7 @@ setup_front() {
 	done
 	step front bdev_gga_create \
 		'{"name":"gga0","data_1":"hb0n1","data_2":"hb1n1","parity":"hb2n1","mode":"auto"}'
-	step front nvmf_create_transport '{"trtype":"TCP"}'
+	step front nvmf_create_transport "$(transport_params)"
 	[ -n "$allow_host" ] && any=false
 	step front nvmf_create_subsystem \
 		"{\"nqn\":\"$fnqn\",\"allow_any_host\":$any,\"serial_number\":\"GGA0\"}"
@@ -199,6 +218,9 @@ load_env() {
 	[ -f "$dir/topology.env" ] || die "$dir is not a topology directory (no topology.env)"
 	# shellcheck disable=SC1091
 	source "$dir/topology.env"
+	# Directories made before --trtype existed are TCP on 127.0.0.1.
+	trtype=${trtype:-tcp}
+	traddr=${traddr:-127.0.0.1}
 }
 
 # name_of N|front
@@ -215,9 +237,13 @@ cmd_up() {
 	base_port=
 	cores=0x1
 	allow_host=
+	trtype=tcp
+	traddr=127.0.0.1
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--base-port) base_port=$2 && shift ;;
+		--trtype) trtype=$(echo "$2" | tr '[:upper:]' '[:lower:]') && shift ;;
+		--traddr) traddr=$2 && shift ;;
 		--size) size=$2 && shift ;;
 		--cores) cores=$2 && shift ;;
 		--allow-host) allow_host=$2 && shift ;;
@@ -226,6 +252,12 @@ cmd_up() {
 		shift || die "up: option needs a value"
 	done
 	[[ "$size" =~ ^[1-9][0-9]*$ ]] || die "--size must be a whole number of MiB"
+	case "$trtype" in
+	tcp | rdma) ;;
+	*) die "--trtype must be tcp or rdma, not '$trtype'" ;;
+	esac
+	[[ "$traddr" =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "--traddr must be an IPv4 address"
+
 	[ -x "$bin/gga_tgt" ] || die "$bin/gga_tgt is not built (make -j2)"
 	mkdir -p "$dir" || die "cannot create $dir"
 	dir=$(cd "$dir" && pwd)
@@ -250,17 +282,21 @@ PY
 		[ -n "$base_port" ] || die "found no four consecutive free ports"
 	fi
 	member_blocks=$((size * 256 + SB_BLOCKS))
+	via=
+	[ "$trtype" = rdma ] && via=" (NVMe/RDMA)"
 	in_up=1
 	cat >"$dir/topology.env" <<EOF
 base_port=$base_port
 cores=$cores
 allow_host='$allow_host'
 member_blocks=$member_blocks
+trtype=$trtype
+traddr=$traddr
 EOF
 	for n in 0 1 2; do
 		start "hb$n"
 		setup_target "$n"
-		echo "hb$n: pid $(pid_of "hb$n"), $NQN_PREFIX:hb$n on 127.0.0.1:$((base_port + 1 + n)), file $dir/hb$n.img"
+		echo "hb$n: pid $(pid_of "hb$n"), $NQN_PREFIX:hb$n on $traddr:$((base_port + 1 + n))$via, file $dir/hb$n.img"
 	done
 	start front
 	setup_front
@@ -269,7 +305,7 @@ EOF
 	rpc front bdev_gga_get_info '{"name":"gga0"}' | python3 -c 'import json, sys
 g = json.load(sys.stdin)[0]
 print("front: gga0 %s, array %s" % (g["state"], g["array_uuid"]))'
-	echo "front: pid $(pid_of front), $NQN_PREFIX:gga0 on 127.0.0.1:$base_port (RPC $dir/front.sock)"
+	echo "front: pid $(pid_of front), $NQN_PREFIX:gga0 on $traddr:$base_port$via (RPC $dir/front.sock)"
 	echo "bdevperf: $bin/bdevperf --json $dir/bdevperf.json -b ggan1 -m 0x2 ..."
 }
 

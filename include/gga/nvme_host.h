@@ -2,7 +2,8 @@
 /*
  * NVMe over Fabrics host (initiator) library: connect to a remote NVMe-oF
  * controller, identify it and its namespaces, and run I/O on per-thread
- * queue pairs. Transport: NVMe/TCP ("rdma" is reserved and refused for now).
+ * queue pairs. Transports: NVMe/TCP, and NVMe/RDMA when built with rdma-core
+ * (CONFIG_RDMA; refused with -EPROTONOSUPPORT otherwise).
  *
  * Threads. A controller belongs to the thread that called
  * nvme_ctrlr_connect() (normally the app thread): its admin queue, keep-alive
@@ -122,7 +123,7 @@ typedef void (*nvme_ctrlr_connect_cb)(void *cb_arg, struct nvme_ctrlr *ctrlr, in
  * Identify Controller, Set Features Number of Queues, Identify the active
  * namespaces. Returns 0 (cb will be called), -EINVAL (bad trid or opts: empty
  * traddr, non-numeric trsvcid, traddr not an IPv4 address, NQN too long),
- * -EPROTONOSUPPORT (rdma), -ENOMEM.
+ * -EPROTONOSUPPORT (rdma in a build without RDMA), -ENOMEM.
  */
 int nvme_ctrlr_connect(const struct nvme_transport_id *trid, const struct nvme_ctrlr_opts *opts,
 		       nvme_ctrlr_connect_cb cb, void *cb_arg);

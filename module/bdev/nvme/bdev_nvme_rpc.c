@@ -114,11 +114,13 @@ nvme_rpc_attach(struct rpc_request *req, json_t *params)
 			       "trtype: '%s' is not a transport (tcp or rdma)", args.trtype);
 		goto cleanup;
 	}
+#ifndef GGA_CONFIG_RDMA
 	if (opts.trid.trtype == NVME_TRANSPORT_RDMA) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
-			       "trtype: RDMA is reserved, not supported by the host yet; use tcp");
+			       "trtype: gga was built without RDMA support; use tcp");
 		goto cleanup;
 	}
+#endif
 	opts.trid.adrfam = NVME_ADRFAM_IPV4;
 	if (args.adrfam != NULL &&
 	    (nvme_adrfam_parse(args.adrfam, &opts.trid.adrfam) != 0 ||

@@ -283,8 +283,18 @@ test_connect_args(void)
 
 	/* Refused before anything is created (no thread is needed for that). */
 	trid.trtype = NVME_TRANSPORT_RDMA;
+#ifdef GGA_CONFIG_RDMA
+	/* RDMA is accepted, with the same address checks as TCP. */
+	snprintf(trid.traddr, sizeof(trid.traddr), "localhost");
+	UT_ASSERT_EQ(nvme_ctrlr_connect(&trid, &opts, dummy_connect_cb, NULL), -EINVAL);
+	snprintf(trid.traddr, sizeof(trid.traddr), "127.0.0.1");
+	trid.adrfam = NVME_ADRFAM_IPV6;
+	UT_ASSERT_EQ(nvme_ctrlr_connect(&trid, &opts, dummy_connect_cb, NULL), -EAFNOSUPPORT);
+	trid.adrfam = NVME_ADRFAM_IPV4;
+#else
 	UT_ASSERT_EQ(nvme_ctrlr_connect(&trid, &opts, dummy_connect_cb, NULL),
 		     -EPROTONOSUPPORT);
+#endif
 	trid.trtype = NVME_TRANSPORT_TCP;
 	snprintf(trid.traddr, sizeof(trid.traddr), "localhost");
 	UT_ASSERT_EQ(nvme_ctrlr_connect(&trid, &opts, dummy_connect_cb, NULL),

@@ -634,12 +634,34 @@ test_rpc_errors(void)
 	json_t *resp;
 	const char *msg;
 
+#ifdef GGA_CONFIG_RDMA
+	/* Built with RDMA: the host is asked for an RDMA controller; a refused connect is an error. */
+	{
+		struct rpc_rec r = { 0 };
+		json_t *params = json_loads("{\"name\":\"R0\",\"trtype\":\"RDMA\","
+					    "\"traddr\":\"127.0.0.1\",\"trsvcid\":\"4420\","
+					    "\"subnqn\":\"nqn.x\"}", 0, NULL);
+
+		UT_ASSERT_EQ_FATAL(rpc_call("bdev_nvme_attach_controller", params, rpc_cb, &r), 0);
+		json_decref(params);
+		ut_poll_idle();
+		CU_ASSERT_FATAL(!r.done);
+		UT_ASSERT_EQ(g_ctrlr.trid.trtype, NVME_TRANSPORT_RDMA);
+		g_connect_cb(g_connect_arg, NULL, -ECONNREFUSED, "connection refused");
+		UT_POLL_UNTIL(r.done);
+		CU_ASSERT(json_object_get(r.resp, "error") != NULL);
+		json_decref(r.resp);
+		CU_ASSERT(bdev_get_by_name("R0n1") == NULL);
+	}
+#else
+	/* Built without RDMA: refused with a message that says so. */
 	resp = call_rpc("bdev_nvme_attach_controller",
 			"{\"name\":\"R0\",\"trtype\":\"RDMA\",\"traddr\":\"127.0.0.1\","
 			"\"trsvcid\":\"4420\",\"subnqn\":\"nqn.x\"}");
 	msg = json_string_value(json_object_get(json_object_get(resp, "error"), "message"));
 	CU_ASSERT(msg != NULL && strstr(msg, "RDMA") != NULL);
 	json_decref(resp);
+#endif
 
 	resp = call_rpc("bdev_nvme_attach_controller",
 			"{\"name\":\"R0\",\"trtype\":\"fc\",\"traddr\":\"127.0.0.1\","
