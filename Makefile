@@ -1,6 +1,7 @@
 # gga top-level Makefile.
 #   make           configure with defaults if needed, then build into build/
-#   make test      install packages, build, run every test (normal + ASan/UBSan)
+#   make test      install packages, build, run every test (normal + ASan/UBSan + VM)
+#   make test-vm   the SoftRoCE/NVMe-oF interop tests in a qemu VM (test/vm/)
 #   make demo      install packages, build, run the demo
 #   make bench     run the benchmarks (docs/BENCHMARKS.md)
 #   make fuzz      build the libFuzzer harnesses (clang) and fuzz each for 5 minutes
@@ -28,6 +29,9 @@ unittests: build
 test:
 	@bash test/run.sh
 
+test-vm:
+	@bash test/vm/run_tests.sh $(O)
+
 demo:
 	@bash scripts/demo.sh
 
@@ -54,9 +58,9 @@ format:
 	@git ls-files '*.c' '*.h' | xargs clang-format -i
 
 clean:
-	rm -rf $(O) build-asan
+	rm -rf $(O) build-asan build-nordma
 
 distclean: clean
 	rm -f mk/config.mk
 
-.PHONY: all build unittests test demo bench fuzz install uninstall format clean distclean
+.PHONY: all build unittests test test-vm demo bench fuzz install uninstall format clean distclean

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # `make test`: install missing packages, configure and build as needed, then
 # run every test twice: in the normal build (build/) and in an ASan+UBSan
-# build (build-asan/). Ends with one summary line "N passed, N failed".
+# build (build-asan/), then the VM lane (test/vm/run_tests.sh: SoftRoCE and
+# Linux-host NVMe-oF tests in a qemu VM, on the normal build; it skips with a
+# reason when the machine cannot run the VM), and a build without RDMA
+# (build-nordma/, as `configure --without-rdma`: unit tests and the TCP
+# integration tests). GGA_TEST_LANES selects lanes (default
+# "normal asan nordma vm"). Ends with one summary line "N passed, N failed".
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
 
 jobs=${GGA_TEST_JOBS:-2}
-lanes=${GGA_TEST_LANES:-"normal asan"}
+lanes=${GGA_TEST_LANES:-"normal asan nordma vm"}
 
 # --fuzz: clang, for the libFuzzer harnesses (test/integration/fuzz.sh).
 bash scripts/pkgdep.sh --fuzz || {
@@ -57,6 +62,23 @@ for lane in $lanes; do
 		export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 		run_lane asan "$root/build-asan" CONFIG_ASAN=y
 		unset ASAN_OPTIONS UBSAN_OPTIONS
+		;;
+	nordma)
+		# `./configure --without-rdma` must still build and serve NVMe/TCP:
+		# unit tests and the TCP-facing integration tests in such a build.
+		GGA_TEST_FILTER="tcp topology demo save_config rpc_bad_input daemon_rpc" \
+			run_lane nordma "$root/build-nordma" CONFIG_RDMA=n
+		;;
+	vm)
+		# The VM runs the normal build's binaries (run_tests.sh builds
+		# them when they are missing).
+		echo "=== lane vm: SoftRoCE / Linux-host interop tests in a qemu VM"
+		bash test/vm/run_tests.sh "$root/build" | tee "$results/vm.log"
+		read -r p f s < <(awk -F'[= ]' '/^SUMMARY /{p += $3; f += $5; s += $7} END {print p + 0, f + 0, s + 0}' "$results/vm.log")
+		echo "=== lane vm: ${p:-0} passed, ${f:-0} failed, ${s:-0} skipped"
+		total_pass=$((total_pass + ${p:-0}))
+		total_fail=$((total_fail + ${f:-0}))
+		total_skip=$((total_skip + ${s:-0}))
 		;;
 	*)
 		echo "test: unknown lane '$lane'" >&2
