@@ -17,7 +17,7 @@ base=(
 	libcunit1-dev
 	python3
 )
-vm=(qemu-system-x86 busybox-static kmod rdma-core ibverbs-providers ibverbs-utils
+vm=(qemu-system-x86 busybox-static kmod iproute2 rdma-core ibverbs-providers ibverbs-utils
 	rdmacm-utils nvme-cli cpio)
 # clang alone (without recommends) lacks the libFuzzer and sanitizer runtimes.
 fuzz=(clang libclang-rt-14-dev)
