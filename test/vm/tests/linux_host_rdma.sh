@@ -7,7 +7,10 @@
 # keyed SGLs both ways), read back and compared by sha256; a read past the
 # end fails cleanly; the target does not spin while a host is connected and
 # idle; nvmf_get_stats and save_config show the transport; disconnect; and
-# gga_tgt exits 0 on SIGTERM. Everything started is stopped, even on failure.
+# gga_tgt exits 0 on SIGTERM. Then the same kernel host against the gga bdev
+# of the three-target topology run over RDMA (scripts/gga_topology.sh --trtype
+# rdma): connect, data written and read back, disconnect, clean exits.
+# Everything started is stopped, even on failure.
 source "$(dirname "$0")/../../integration/common.sh"
 source "$GGA_ROOT/test/vm/guest_lib.sh"
 
@@ -20,7 +23,13 @@ vm_in_guest || skip "not inside the test VM (run through test/vm/vm_run.sh)"
 command -v nvme >/dev/null || skip "nvme-cli is not installed"
 vm_rxe_setup || skip "SoftRoCE (rdma_rxe) is not available in this guest"
 vm_modprobe nvme-rdma 2>/dev/null || skip "the nvme-rdma kernel module does not load"
-trap 'vm_nvme_disconnect_all; cleanup' EXIT
+TOPO=$TMP/topo
+TOPO_NQN=nqn.2016-06.io.gga:gga0
+topo_down() {
+	[ -f "$TOPO/topology.env" ] && bash "$GGA_ROOT/scripts/gga_topology.sh" down "$TOPO" >/dev/null 2>&1
+	return 0
+}
+trap 'vm_nvme_disconnect_all; topo_down; cleanup' EXIT
 
 start_tgt t0 -m 0x3 --mem-size 128m || {
 	not_ok "gga_tgt starts"
@@ -218,6 +227,34 @@ done
 if [ $N_FAIL -gt 0 ]; then
 	echo "--- gga_tgt log"
 	tail -50 "$TMP/t0.log"
+fi
+vm_nvme_disconnect_all
+
+# The gga bdev over three half-block targets, every hop over RDMA.
+if bash "$GGA_ROOT/scripts/gga_topology.sh" up "$TOPO" --size 16 --trtype rdma --traddr "$ADDR" \
+	>"$TMP/topo-up.log" 2>&1; then
+	ok "gga_topology.sh up --trtype rdma (three half-block targets + front)"
+	FPORT=$(sed -n 's/^base_port=//p' "$TOPO/topology.env")
+	check "nvme connect -t rdma to the front's gga0 ($ADDR:$FPORT)" timeout 60 nvme connect -t rdma \
+		-n $TOPO_NQN -a "$ADDR" -s "$FPORT" --hostnqn "$HOSTNQN"
+	DEV=$(wait_ns $TOPO_NQN)
+	if [ -b "$DEV" ]; then
+		check "gga namespace size is 16 MiB" test "$(blockdev --getsize64 "$DEV")" = 16777216
+		check "gga over RDMA: 4 KiB x 32 at offset 0: read back equal" dd_rw 0 4K 32
+		check "gga over RDMA: 128 KiB x 8 at 8 MiB: read back equal" dd_rw 8388608 128K 8
+		check "nvme disconnect from the front" timeout 30 nvme disconnect -n $TOPO_NQN
+	else
+		not_ok "the gga namespace appears"
+		tail -20 "$TOPO/front.log"
+	fi
+	check "gga_topology.sh down" bash "$GGA_ROOT/scripts/gga_topology.sh" down "$TOPO"
+	for n in front hb0 hb1 hb2; do
+		check "$n exited with status 0" vm_retry 5 grep -qx 0 "$TOPO/$n.rc"
+	done
+	rm -f "$TOPO/topology.env"
+else
+	not_ok "gga_topology.sh up --trtype rdma"
+	cat "$TMP/topo-up.log"
 fi
 vm_nvme_disconnect_all
 finish
