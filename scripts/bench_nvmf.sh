@@ -2,20 +2,23 @@
 # NVMe/TCP on loopback, the figures of issue 4 (docs/BENCHMARKS.md):
 #   (a) a plain malloc namespace exported by one gga_tgt (core 0);
 #   (b) the three-target topology (scripts/gga_topology.sh: three half-block
-#       targets and the front, all on core 0), its members' files on tmpfs
-#       (/dev/shm) so that the disk under /tmp does not set the pace;
+#       targets and the front, all on core 0); its half-block targets export
+#       malloc bdevs (--members malloc, the default here, as in SPDK's raid5f
+#       over NVMe/TCP namespaces) or files on tmpfs (--members file; /dev/shm,
+#       so that the disk under /tmp does not set the pace);
 # bdevperf attaches remotely from core 1 and runs 4 KiB QD32 randread and
 # randwrite and 128 KiB QD32 randwrite against each, REPS times each,
 # alternating (a) and (b) run by run; the table gives the median run and the
 # (b)/(a) ratio of the medians. Randread runs with --prefill, so it reads
 # written, incompressible data. Called by `make bench` (scripts/bench.sh).
 #
-#   scripts/bench_nvmf.sh [-t SECONDS] [-r REPS]
+#   scripts/bench_nvmf.sh [-t SECONDS] [-r REPS] [--members malloc|file]
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${GGA_BUILD:-$root/build}/bin
 secs=10
 reps=3
+members=malloc
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-t)
@@ -26,8 +29,12 @@ while [ $# -gt 0 ]; do
 		reps=$2
 		shift
 		;;
+	--members)
+		members=$2
+		shift
+		;;
 	-h | --help)
-		sed -n '2,14p' "$0"
+		sed -n '2,16p' "$0"
 		exit 0
 		;;
 	*)
@@ -91,7 +98,8 @@ grep -q ': ready' "$tmp/tgt.log" || {
 }
 
 # (b): the topology, 64 MiB gga bdev (the size (a) has too).
-bash "$root/scripts/gga_topology.sh" up "$topo" --size 64 --cores 0x1 >"$tmp/topo.log" 2>&1 || {
+bash "$root/scripts/gga_topology.sh" up "$topo" --size 64 --cores 0x1 --members "$members" \
+	>"$tmp/topo.log" 2>&1 || {
 	cat "$tmp/topo.log"
 	echo "bench_nvmf: the topology did not come up" >&2
 	exit 1
@@ -114,8 +122,8 @@ median() {
 }
 
 echo
-echo "## NVMe/TCP loopback: (a) malloc namespace, (b) gga topology; bdevperf on core 1, QD32," \
-	"$secs s x $reps runs, alternating"
+echo "## NVMe/TCP loopback: (a) malloc namespace, (b) gga topology ($members members);" \
+	"bdevperf on core 1, QD32, $secs s x $reps runs, alternating"
 for t in "4096 randread --prefill" "4096 randwrite" "131072 randwrite"; do
 	set -- $t
 	size=$1 w=$2 extra=${3:-}

@@ -8,7 +8,7 @@
 #
 #   scripts/gga_topology.sh up DIR [--base-port P] [--size MiB] [--cores MASK]
 #                                  [--allow-host HOSTNQN] [--trtype tcp|rdma]
-#                                  [--traddr ADDR]
+#                                  [--traddr ADDR] [--members file|malloc]
 #   scripts/gga_topology.sh down DIR
 #   scripts/gga_topology.sh status DIR
 #   scripts/gga_topology.sh kill-target DIR N|front    (SIGKILL)
@@ -27,7 +27,9 @@
 # targets, the front's export and bdevperf all speak NVMe/RDMA (traddr must
 # then be the address of an RDMA-capable netdev, e.g. a SoftRoCE one). Up
 # again on a DIR whose files exist reuses them: the gga bdev assembles from its
-# superblocks.
+# superblocks. --members malloc (for benchmarks) gives the half-block targets
+# malloc bdevs of the same geometry instead of files: nothing is kept, and a
+# restarted half-block target comes back blank.
 #
 # Environment: GGA_BUILD (default build/) selects the build tree.
 # GGA_IDLE_SPELL (default 0): the daemons' --idle-spell. The four share the
@@ -174,7 +176,10 @@ setup_target() {
 	local n=$1 name=hb$1 port img
 	port=$((base_port + 1 + n))
 	img=$dir/$name.img
-	if [ -f "$img" ]; then
+	if [ "$members" = malloc ]; then
+		step "$name" bdev_malloc_create \
+			"{\"name\":\"$name\",\"block_size\":2048,\"md_size\":64,\"num_blocks\":$member_blocks}"
+	elif [ -f "$img" ]; then
 		step "$name" bdev_file_create \
 			"{\"name\":\"$name\",\"filename\":\"$img\",\"md_size\":64,\"create\":false}"
 	else
@@ -221,6 +226,7 @@ load_env() {
 	# Directories made before --trtype existed are TCP on 127.0.0.1.
 	trtype=${trtype:-tcp}
 	traddr=${traddr:-127.0.0.1}
+	members=${members:-file}
 }
 
 # name_of N|front
@@ -239,11 +245,13 @@ cmd_up() {
 	allow_host=
 	trtype=tcp
 	traddr=127.0.0.1
+	members=file
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--base-port) base_port=$2 && shift ;;
 		--trtype) trtype=$(echo "$2" | tr '[:upper:]' '[:lower:]') && shift ;;
 		--traddr) traddr=$2 && shift ;;
+		--members) members=$2 && shift ;;
 		--size) size=$2 && shift ;;
 		--cores) cores=$2 && shift ;;
 		--allow-host) allow_host=$2 && shift ;;
@@ -257,6 +265,10 @@ cmd_up() {
 	*) die "--trtype must be tcp or rdma, not '$trtype'" ;;
 	esac
 	[[ "$traddr" =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "--traddr must be an IPv4 address"
+	case "$members" in
+	file | malloc) ;;
+	*) die "--members must be file or malloc, not '$members'" ;;
+	esac
 
 	[ -x "$bin/gga_tgt" ] || die "$bin/gga_tgt is not built (make -j2)"
 	mkdir -p "$dir" || die "cannot create $dir"
@@ -292,11 +304,17 @@ allow_host='$allow_host'
 member_blocks=$member_blocks
 trtype=$trtype
 traddr=$traddr
+members=$members
 EOF
 	for n in 0 1 2; do
 		start "hb$n"
 		setup_target "$n"
-		echo "hb$n: pid $(pid_of "hb$n"), $NQN_PREFIX:hb$n on $traddr:$((base_port + 1 + n))$via, file $dir/hb$n.img"
+		if [ "$members" = malloc ]; then
+			store="malloc bdev (not kept)"
+		else
+			store="file $dir/hb$n.img"
+		fi
+		echo "hb$n: pid $(pid_of "hb$n"), $NQN_PREFIX:hb$n on $traddr:$((base_port + 1 + n))$via, $store"
 	done
 	start front
 	setup_front

@@ -229,4 +229,18 @@ check "(f) no I/O ran for the refused host" bash -c "! grep -q '^Total' '$TMP/ho
 topo down >"$TMP/down2.out"
 check "down: four daemons exit 0" test "$(grep -c 'exit 0)' "$TMP/down2.out")" = 4
 check "down: no daemon left" bash -c "! ls '$D'/*.pid 2>/dev/null | grep -q ."
+
+# --- (g) memory members (--members malloc, for benchmarks) ---
+D=$TMP/topo-malloc
+topo up --size 16 --members malloc >"$TMP/up3.out" 2>&1
+rc=$?
+track
+check "(g) up --members malloc (exit $rc)" test $rc -eq 0
+check "(g) no member files" bash -c "! ls '$D'/*.img 2>/dev/null | grep -q ."
+bp malloc -w verify -t 1
+check "(g) verify through malloc members: exit 0, no mismatch" \
+	bash -c "[ $? -eq 0 ] && grep -q 'verify: [1-9][0-9]* blocks compared, 0 mismatches' '$TMP/malloc.out'"
+check_fails "(g) --members disk is refused" topo up --members disk
+topo down >"$TMP/down3.out"
+check "(g) down: four daemons exit 0" test "$(grep -c 'exit 0)' "$TMP/down3.out")" = 4
 finish
