@@ -6,7 +6,10 @@
 # test and a final "SUMMARY passed=N failed=N skipped=N" counting checks, like
 # test/integration/run.sh. GGA_TEST_FILTER=WORD runs only tests whose file
 # name contains WORD; GGA_VM_TESTS_DIR runs the tests of another directory.
-# Started by test/vm/run_tests.sh through vm_run.sh.
+# With GGA_VM_ASAN_OUT=DIR (an ASan+UBSan build tree), the tests named in
+# GGA_VM_ASAN_TESTS run a second time against DIR/bin, reported as
+# "NAME [asan]": the RDMA code runs only in this VM, so this is where its
+# sanitizer run happens. Started by test/vm/run_tests.sh through vm_run.sh.
 set -u
 # One block, read before it runs: edits to this file cannot break a run.
 {
@@ -24,14 +27,12 @@ if [ ! -f /run/gga-vm/guest ]; then
 	exit 2
 fi
 
-for t in "${GGA_VM_TESTS_DIR:-$here/tests}"/*.sh; do
-	[ -e "$t" ] || continue
-	name=$(basename "$t")
-	if [ -n "${GGA_TEST_FILTER:-}" ] && [[ "$name" != *"$GGA_TEST_FILTER"* ]]; then
-		continue
-	fi
+# run_one TEST OUTDIR NAME [VAR=VALUE...]: run one test, count and report it.
+run_one() {
+	local t=$1 build=$2 name=$3 rc ok nok start secs
+	shift 3
 	start=$(date +%s)
-	GGA_BUILD=$out timeout -k 10 "$limit" bash "$t" >"$log" 2>&1
+	env GGA_BUILD="$build" "$@" timeout -k 10 "$limit" bash "$t" >"$log" 2>&1
 	rc=$?
 	secs=$(($(date +%s) - start))
 	ok=$(grep -c '^ok - ' "$log")
@@ -39,7 +40,7 @@ for t in "${GGA_VM_TESTS_DIR:-$here/tests}"/*.sh; do
 	if [ $rc -eq 77 ]; then
 		echo "SKIP $name: $(grep -m1 '^skip: ' "$log" | cut -c7-) (${secs}s)"
 		skipped=$((skipped + 1))
-		continue
+		return
 	fi
 	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 		echo "  $name did not finish within ${limit}s"
@@ -64,6 +65,24 @@ for t in "${GGA_VM_TESTS_DIR:-$here/tests}"/*.sh; do
 	# A test that failed half-way may leave kernel state behind; do not let
 	# it leak into the next one.
 	nvme disconnect-all >/dev/null 2>&1
+}
+
+for t in "${GGA_VM_TESTS_DIR:-$here/tests}"/*.sh; do
+	[ -e "$t" ] || continue
+	name=$(basename "$t")
+	if [ -n "${GGA_TEST_FILTER:-}" ] && [[ "$name" != *"$GGA_TEST_FILTER"* ]]; then
+		continue
+	fi
+	run_one "$t" "$out" "$name"
 done
+if [ -n "${GGA_VM_ASAN_OUT:-}" ]; then
+	for name in ${GGA_VM_ASAN_TESTS:-}; do
+		t=${GGA_VM_TESTS_DIR:-$here/tests}/$name
+		[ -e "$t" ] || continue
+		run_one "$t" "$GGA_VM_ASAN_OUT" "$name [asan]" \
+			ASAN_OPTIONS=abort_on_error=0:detect_leaks=1:halt_on_error=1 \
+			UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+	done
+fi
 echo "SUMMARY passed=$passed failed=$failed skipped=$skipped"
 }

@@ -11,7 +11,11 @@
 # Environment: GGA_TEST_FILTER=WORD (only tests whose name contains WORD),
 # GGA_VM_MEM (MiB, default 2048), GGA_VM_TIMEOUT (whole VM, default 900 s),
 # GGA_VM_TEST_TIMEOUT (per test, default 300 s), GGA_VM_LOG_DIR (keep the
-# console log, guest dmesg and output there).
+# console log, guest dmesg and output there). When an ASan+UBSan build exists
+# (build-asan/, as `make test` leaves it; GGA_VM_ASAN_OUT names another),
+# the RDMA tests in GGA_VM_ASAN_TESTS (default: linux_host_rdma.sh
+# rdma_gga_to_gga.sh) run once more against it: the RDMA code runs nowhere
+# else. GGA_VM_ASAN_OUT=none turns that off.
 set -u
 # One block, read before it runs: edits to this file cannot break a run.
 {
@@ -47,6 +51,16 @@ results=$(mktemp /tmp/gga-vm-lane.XXXXXX)
 trap 'rm -f "$results"' EXIT
 log_args=()
 [ -n "${GGA_VM_LOG_DIR:-}" ] && log_args=(--log-dir "$GGA_VM_LOG_DIR")
+
+asan_out=${GGA_VM_ASAN_OUT:-$root/build-asan}
+if [ "$asan_out" != none ] && [ -x "$asan_out/bin/gga_tgt" ] && [ -x "$asan_out/bin/bdevperf" ]; then
+	export GGA_VM_ASAN_OUT=$asan_out
+	export GGA_VM_ASAN_TESTS=${GGA_VM_ASAN_TESTS:-"linux_host_rdma.sh rdma_gga_to_gga.sh"}
+	echo "vm lane: the RDMA tests run again with the ASan+UBSan build in $asan_out"
+else
+	unset GGA_VM_ASAN_OUT
+	echo "vm lane: no ASan+UBSan build to run the RDMA tests with (build-asan/; make test builds it)"
+fi
 
 start=$(date +%s)
 bash test/vm/vm_run.sh --mem "${GGA_VM_MEM:-2048}" --timeout "${GGA_VM_TIMEOUT:-900}" \
