@@ -36,28 +36,8 @@ register_modules(void)
 int
 suite_init(void)
 {
-	struct env_opts opts;
-
-	env_opts_init(&opts);
-	opts.name = "bdev_gga_ut";
-	opts.arena_size = 160ull * 1024 * 1024;
-	opts.no_huge = true;
-	if (env_init(&opts) != 0 || thread_lib_init() != 0) {
-		return -1;
-	}
-	g_ut_app = thread_create("app");
-	g_ut_worker = thread_create("worker");
-	if (g_ut_app == NULL || g_ut_worker == NULL) {
-		return -1;
-	}
-	thread_set_current(g_ut_app);
-	register_modules();
-	rpc_set_state(RPC_STATE_RUNTIME);
-	if (bdev_subsystem_init() != 0) {
-		return -1;
-	}
-	ut_poll_idle();
-	return 0;
+	/* More than the module tests' 64 MiB: each gga bdev creates its buffer pools in the arena. */
+	return ut_setup_arena(register_modules, "bdev_gga_ut", 160ull * 1024 * 1024);
 }
 
 int

@@ -62,15 +62,18 @@ ut_poll_idle(void)
 	}
 }
 
-/* Set up env, threads, the modules (register_modules) and the bdev subsystem. */
+/*
+ * Set up env (an arena of arena_size bytes, named name), the app and worker
+ * threads, the modules (register_modules) and the bdev subsystem.
+ */
 static inline int
-ut_setup(void (*register_modules)(void))
+ut_setup_arena(void (*register_modules)(void), const char *name, size_t arena_size)
 {
 	struct env_opts opts;
 
 	env_opts_init(&opts);
-	opts.name = "bdev_module_ut";
-	opts.arena_size = 64ull * 1024 * 1024;
+	opts.name = name;
+	opts.arena_size = arena_size;
 	opts.no_huge = true;
 	if (env_init(&opts) != 0) {
 		return -1;
@@ -91,6 +94,13 @@ ut_setup(void (*register_modules)(void))
 	}
 	ut_poll_idle();
 	return 0;
+}
+
+/* ut_setup_arena with a 64 MiB arena: what the module tests need. */
+static inline int
+ut_setup(void (*register_modules)(void))
+{
+	return ut_setup_arena(register_modules, "bdev_module_ut", 64ull * 1024 * 1024);
 }
 
 static inline void
