@@ -14,7 +14,7 @@ trap 'rm -f "$log"' EXIT
 
 for t in "$here"/*.sh; do
 	name=$(basename "$t")
-	case "$name" in run.sh | common.sh) continue ;; esac
+	case "$name" in run.sh | common.sh | *_lib.sh) continue ;; esac
 	# GGA_TEST_FILTER: space-separated substrings; a test runs if its name has one.
 	if [ -n "${GGA_TEST_FILTER:-}" ]; then
 		want=0

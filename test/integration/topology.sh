@@ -15,24 +15,10 @@
 source "$(dirname "$0")/common.sh"
 
 BP=$BIN/bdevperf
-TOPO=$GGA_ROOT/scripts/gga_topology.sh
 D=$TMP/topo
 HOST1=nqn.2014-08.io.gga:host-allowed
 HOST2=nqn.2014-08.io.gga:host-other
-
-topo() {
-	GGA_BUILD=$GGA_BUILD timeout -k 5 60 bash "$TOPO" "$1" "$D" "${@:2}"
-}
-
-# The topology's daemons are not children of this shell; common.sh's cleanup
-# still stops them by pid if the topology's own down did not.
-track() {
-	local n
-	for n in hb0 hb1 hb2 front; do
-		[ -s "$D/$n.pid" ] && PIDS+=("$(cat "$D/$n.pid")")
-	done
-}
-trap 'topo down >/dev/null 2>&1; cleanup' EXIT
+source "$(dirname "$0")/topology_lib.sh"
 
 # bp NAME [CONFIG] ARGS...: bdevperf on the front's namespace, bounded, output in $TMP/NAME.out.
 bp() {
@@ -43,33 +29,6 @@ bp() {
 		shift
 	fi
 	timeout -k 5 60 "$BP" --json "$cfg" -m 0x2 -q 32 -o 4096 "$@" >"$TMP/$name.out" 2>&1
-}
-
-no_mismatch() {
-	grep -q 'verify: [1-9][0-9]* blocks compared, 0 mismatches' "$1" &&
-		! grep -qi 'verify mismatch in' "$1"
-}
-
-frpc() {
-	"$BIN/gga_rpc" -s "$D/front.sock" -t 10 "$@"
-}
-
-ctrlr_state() {
-	frpc bdev_nvme_get_controllers "{\"name\":\"$1\"}" 2>/dev/null | jget - 'd[0]["state"]'
-}
-
-# wait_connected CTRLR SECONDS
-wait_connected() {
-	local i
-	for i in $(seq 1 $(($2 * 10))); do
-		[ "$(ctrlr_state "$1")" = connected ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-gga_info() {
-	frpc bdev_gga_get_info '{"name":"gga0"}' | jget - "$1"
 }
 
 sha() {

@@ -11,56 +11,19 @@ source "$(dirname "$0")/../../integration/common.sh"
 source "$GGA_ROOT/test/vm/guest_lib.sh"
 
 BP=$BIN/bdevperf
-TOPO=$GGA_ROOT/scripts/gga_topology.sh
 D=$TMP/topo
+TOPO_TIMEOUT=120
+source "$GGA_ROOT/test/integration/topology_lib.sh"
 
 vm_in_guest || skip "not inside the test VM (run through test/vm/vm_run.sh)"
 [ -x "$BP" ] || skip "$BP is not built"
 vm_rxe_setup || skip "SoftRoCE (rdma_rxe) is not available in this guest"
-
-topo() {
-	GGA_BUILD=$GGA_BUILD timeout -k 5 120 bash "$TOPO" "$1" "$D" "${@:2}"
-}
-
-track() {
-	local n
-	for n in hb0 hb1 hb2 front; do
-		[ -s "$D/$n.pid" ] && PIDS+=("$(cat "$D/$n.pid")")
-	done
-}
-trap 'topo down >/dev/null 2>&1; cleanup' EXIT
 
 bp() {
 	local name=$1
 	shift
 	timeout -k 5 120 "$BP" --json "$D/bdevperf.json" -m 0x2 --mem-size 64m -q 8 -o 4096 "$@" \
 		>"$TMP/$name.out" 2>&1
-}
-
-no_mismatch() {
-	grep -q 'verify: [1-9][0-9]* blocks compared, 0 mismatches' "$1" &&
-		! grep -qi 'verify mismatch in' "$1"
-}
-
-frpc() {
-	"$BIN/gga_rpc" -s "$D/front.sock" -t 10 "$@"
-}
-
-ctrlr_state() {
-	frpc bdev_nvme_get_controllers "{\"name\":\"$1\"}" 2>/dev/null | jget - 'd[0]["state"]'
-}
-
-wait_connected() {
-	local i
-	for i in $(seq 1 $(($2 * 10))); do
-		[ "$(ctrlr_state "$1")" = connected ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-gga_info() {
-	frpc bdev_gga_get_info '{"name":"gga0"}' | jget - "$1"
 }
 
 # --- (a) up over RDMA, verify end to end ---

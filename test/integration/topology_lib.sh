@@ -1,0 +1,50 @@
+# Helpers shared by the topology tests (test/integration/topology.sh over
+# NVMe/TCP, test/vm/tests/topology_rdma.sh over NVMe/RDMA). Sourced after
+# common.sh; not a test itself (test/integration/run.sh skips *_lib.sh).
+# D is the topology directory; TOPO_TIMEOUT bounds each gga_topology.sh call
+# (seconds, default 60).
+# shellcheck shell=bash
+TOPO=$GGA_ROOT/scripts/gga_topology.sh
+D=${D:-$TMP/topo}
+
+topo() {
+	GGA_BUILD=$GGA_BUILD timeout -k 5 "${TOPO_TIMEOUT:-60}" bash "$TOPO" "$1" "$D" "${@:2}"
+}
+
+# The topology's daemons are not children of this shell; common.sh's cleanup
+# still stops them by pid if the topology's own down did not.
+track() {
+	local n
+	for n in hb0 hb1 hb2 front; do
+		[ -s "$D/$n.pid" ] && PIDS+=("$(cat "$D/$n.pid")")
+	done
+}
+trap 'topo down >/dev/null 2>&1; cleanup' EXIT
+
+# no_mismatch FILE: bdevperf's output shows verified blocks and no mismatch.
+no_mismatch() {
+	grep -q 'verify: [1-9][0-9]* blocks compared, 0 mismatches' "$1" &&
+		! grep -qi 'verify mismatch in' "$1"
+}
+
+frpc() {
+	"$BIN/gga_rpc" -s "$D/front.sock" -t 10 "$@"
+}
+
+ctrlr_state() {
+	frpc bdev_nvme_get_controllers "{\"name\":\"$1\"}" 2>/dev/null | jget - 'd[0]["state"]'
+}
+
+# wait_connected CTRLR SECONDS
+wait_connected() {
+	local i
+	for i in $(seq 1 $(($2 * 10))); do
+		[ "$(ctrlr_state "$1")" = connected ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+gga_info() {
+	frpc bdev_gga_get_info '{"name":"gga0"}' | jget - "$1"
+}
