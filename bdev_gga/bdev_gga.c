@@ -10,6 +10,7 @@
  * The I/O path runs on any thread and shares only atomics with the others:
  * the member states, the generation counter and the range-lock bits.
  */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -52,6 +53,10 @@ bdev_gga_member_state_name(enum bdev_gga_member_state state)
 		return "failed";
 	case BDEV_GGA_MEMBER_REBUILDING:
 		return "rebuilding";
+	case BDEV_GGA_MEMBER_STALE:
+		return "stale";
+	case BDEV_GGA_MEMBER_ABSENT:
+		return "absent";
 	}
 	return "unknown";
 }
@@ -100,124 +105,274 @@ disk_state(const struct gga_disk *disk)
 	return live >= disk->k ? BDEV_GGA_DEGRADED : BDEV_GGA_FAILED;
 }
 
+bool
+gga_disk_all_online(const struct gga_disk *disk)
+{
+	return gga_live_mask(disk) == disk->all_mask;
+}
+
+/* Recompute the masks from the states (after a change of one member's state). */
+static void
+masks_update(struct gga_disk *disk, uint32_t index, uint32_t state)
+{
+	uint32_t bit = 1u << index;
+
+	if (state == BDEV_GGA_MEMBER_ONLINE) {
+		__atomic_fetch_or(&disk->write_mask, bit, __ATOMIC_ACQ_REL);
+		__atomic_fetch_or(&disk->live_mask, bit, __ATOMIC_ACQ_REL);
+	} else if (state == BDEV_GGA_MEMBER_REBUILDING) {
+		__atomic_fetch_and(&disk->live_mask, ~bit, __ATOMIC_ACQ_REL);
+		__atomic_fetch_or(&disk->write_mask, bit, __ATOMIC_ACQ_REL);
+	} else {
+		__atomic_fetch_and(&disk->live_mask, ~bit, __ATOMIC_ACQ_REL);
+		__atomic_fetch_and(&disk->write_mask, ~bit, __ATOMIC_ACQ_REL);
+	}
+}
+
+static void
+log_state_change(struct gga_disk *disk, uint32_t index, uint32_t old, uint32_t state,
+		 const char *reason)
+{
+	struct gga_member *member = &disk->members[index];
+	char role[16];
+
+	NOTICELOG("gga bdev '%s': member %s '%s': %s -> %s (%s); %d of %u members online, "
+		  "array %s\n", disk->bdev.name, gga_role_of(disk, index, role, sizeof(role)),
+		  member->name, bdev_gga_member_state_name(old), bdev_gga_member_state_name(state),
+		  reason, __builtin_popcount(gga_live_mask(disk)), disk->n,
+		  bdev_gga_state_name(disk_state(disk)));
+}
+
+void
+gga_member_set_state(struct gga_disk *disk, uint32_t index, enum bdev_gga_member_state state,
+		     const char *reason)
+{
+	struct gga_member *member = &disk->members[index];
+	uint32_t old = __atomic_exchange_n(&member->state, state, __ATOMIC_ACQ_REL);
+
+	__atomic_store_n(&member->reason, reason, __ATOMIC_RELEASE);
+	masks_update(disk, index, state);
+	if (old != state) {
+		log_state_change(disk, index, old, state, reason);
+	}
+}
+
 void
 gga_member_fail(struct gga_disk *disk, uint32_t index, const char *why)
 {
 	struct gga_member *member = &disk->members[index];
-	uint32_t old = BDEV_GGA_MEMBER_ONLINE;
-	char role[16];
+	uint32_t old = gga_member_state(member);
 
-	/* Only the thread that moves it out of ONLINE reports it, so it is logged once. */
-	if (!__atomic_compare_exchange_n(&member->state, &old, BDEV_GGA_MEMBER_FAILED, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		return;
-	}
-	__atomic_fetch_and(&disk->live_mask, ~(1u << index), __ATOMIC_ACQ_REL);
-	ERRLOG("gga bdev '%s': member %s '%s' failed (%s); %d of %u members online, "
-	       "array %s\n", disk->bdev.name, gga_role_of(disk, index, role, sizeof(role)),
-	       member->name, why, __builtin_popcount(gga_live_mask(disk)), disk->n,
-	       bdev_gga_state_name(disk_state(disk)));
+	/* Only the thread that moves it to FAILED reports it, so it is logged once. */
+	do {
+		if (old != BDEV_GGA_MEMBER_ONLINE && old != BDEV_GGA_MEMBER_REBUILDING) {
+			return;
+		}
+	} while (!__atomic_compare_exchange_n(&member->state, &old, BDEV_GGA_MEMBER_FAILED, false,
+					      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+	__atomic_store_n(&member->reason, why, __ATOMIC_RELEASE);
+	masks_update(disk, index, BDEV_GGA_MEMBER_FAILED);
+	log_state_change(disk, index, old, BDEV_GGA_MEMBER_FAILED, why);
+	/* The superblocks must say so before a write it missed is acknowledged. */
+	gga_sb_kick(disk);
 }
 
 /* ---------------------------------------------------------------------- */
 /* Superblocks                                                             */
 /* ---------------------------------------------------------------------- */
 
-int
-gga_sb_block_encode(const struct gga_disk *disk, const uint8_t uuid[16], uint32_t index,
-		uint64_t epoch, uint8_t *block)
+void
+gga_area_gather(const struct gga_disk *disk, const uint8_t *src, uint8_t *dst, size_t len)
 {
+	size_t n;
+
+	while (len > 0) {
+		n = GGA_MIN((size_t)disk->frag_size, len);
+		memcpy(dst, src, n);
+		dst += n;
+		src += disk->mbs;
+		len -= n;
+	}
+}
+
+void
+gga_area_scatter(const struct gga_disk *disk, const uint8_t *src, uint8_t *dst, size_t len)
+{
+	size_t n;
+
+	while (len > 0) {
+		n = GGA_MIN((size_t)disk->frag_size, len);
+		memcpy(dst, src, n);
+		memset(dst + n, 0, disk->mbs - n);
+		src += n;
+		dst += disk->mbs;
+		len -= n;
+	}
+}
+
+/* The state a member's superblock records for it. */
+static uint8_t
+sb_member_state(const struct gga_disk *disk, uint32_t i, uint32_t sync_mask)
+{
+	if (sync_mask & (1u << i)) {
+		return GGA_SB_MEMBER_IN_SYNC;
+	}
+	return disk->members[i].needs == GGA_NEEDS_REBUILD ? GGA_SB_MEMBER_REBUILD :
+	       GGA_SB_MEMBER_STALE;
+}
+
+int
+gga_sb_area_encode(struct gga_disk *disk, uint32_t index, uint64_t epoch, uint64_t events,
+		   uint32_t sync_mask, uint8_t *buf)
+{
+	uint8_t rec[GGA_SB_SIZE];
 	struct gga_sb sb;
+	uint32_t i;
 	int rc;
 
-	rc = gga_sb_init(&sb, uuid, index, disk->k, disk->m, disk->matrix, disk->block_size,
-			 disk->md_size, disk->member_blocks);
+	rc = gga_sb_init(&sb, disk->array_uuid, index, disk->k, disk->m, disk->matrix,
+			 disk->block_size, disk->md_size, disk->member_blocks);
 	if (rc != 0) {
 		return rc;
 	}
 	sb.generation_epoch = epoch;
-	memset(block, 0, disk->mbs);
-	return gga_sb_encode(&sb, block);
+	sb.events = events;
+	sb.region_shift = disk->region_shift;
+	for (i = 0; i < disk->n; i++) {
+		sb.member_state[i] = sb_member_state(disk, i, sync_mask);
+	}
+	sb.recovery_mask = disk->rec_mask;
+	sb.recovery_offset = disk->rec_offset;
+	rc = gga_sb_encode(&sb, rec);
+	if (rc != 0) {
+		return rc;
+	}
+	gga_area_scatter(disk, rec, buf, GGA_MIN((size_t)disk->sb_blocks * disk->frag_size,
+						 sizeof(rec)));
+	return 0;
 }
 
-static void disk_try_free(struct gga_disk *disk);
+static void sb_update_msg(void *arg);
 
 static void
-epoch_write_done(struct bdev_io *io, bool success, void *cb_arg)
+sb_write_done(struct bdev_io *io, bool success, void *cb_arg)
 {
-	struct gga_disk *disk = cb_arg;
-	struct gga_member *member = NULL;
-	uint32_t i;
+	struct gga_member_ctx *mctx = cb_arg;
+	struct gga_disk *disk = mctx->owner;
+	struct gga_member *member = &disk->members[mctx->index];
 
-	for (i = 0; i < disk->n; i++) {
-		if (disk->members[i].bdev == io->bdev) {
-			member = &disk->members[i];
-			break;
-		}
-	}
 	bdev_free_io(io);
-	if (member == NULL) {
-		return;
-	}
 	if (success) {
 		disk->sb_ok_mask |= 1u << member->index;
 	} else {
 		gga_member_fail(disk, member->index, "superblock write failed");
 	}
 	disk->sb_pending &= ~(1u << member->index);
-	if (member->close_deferred) {
-		/* A hot-remove finished while this write was in flight. */
-		member->close_deferred = false;
-		gga_member_close(member);
-	}
+	gga_member_app_io_done(member);
 	if (disk->sb_pending != 0) {
 		return;
 	}
-	if ((uint32_t)__builtin_popcount(disk->sb_ok_mask) >= disk->k) {
-		__atomic_store_n(&disk->gen_limit, disk->sb_new_limit, __ATOMIC_RELEASE);
-		DEBUGLOG(bdev_gga, "gga bdev '%s': generation window now ends at %" PRIu64 "\n",
-			 disk->bdev.name, disk->sb_new_limit);
-	} else {
-		ERRLOG("gga bdev '%s': cannot persist the next generation window (only %d "
-		       "superblocks written); writes wait\n", disk->bdev.name,
-		       __builtin_popcount(disk->sb_ok_mask));
+	if (disk->sb_epoch) {
+		if ((uint32_t)__builtin_popcount(disk->sb_ok_mask) >= disk->k) {
+			__atomic_store_n(&disk->gen_limit, disk->sb_new_limit, __ATOMIC_RELEASE);
+			DEBUGLOG(bdev_gga, "gga bdev '%s': generation window now ends at %" PRIu64
+				 "\n", disk->bdev.name, disk->sb_new_limit);
+		} else {
+			ERRLOG("gga bdev '%s': cannot persist the next generation window (only %d "
+			       "superblocks written); writes wait\n", disk->bdev.name,
+			       __builtin_popcount(disk->sb_ok_mask));
+		}
+		disk->sb_epoch = false;
+		__atomic_store_n(&disk->epoch_busy, false, __ATOMIC_RELEASE);
 	}
-	__atomic_store_n(&disk->epoch_busy, false, __ATOMIC_RELEASE);
-	disk_try_free(disk);
+	if (disk->sb_ok_mask != 0) {
+		/*
+		 * Every member written is in sync or knows it is not; one that
+		 * failed the write is failed, and its failure asked for another
+		 * update, which writes that wait for it will wait for too.
+		 */
+		disk->events++;
+		__atomic_store_n(&disk->persisted_sync_mask, disk->sb_sync_mask, __ATOMIC_RELEASE);
+	}
+	disk->sb_inflight = false;
+	if (disk->sb_again) {
+		disk->sb_again = false;
+		sb_update_msg(disk);
+		return;
+	}
+	gga_disk_try_free(disk);
 }
 
-/* App thread: persist the next generation window in every live member's superblock. */
+/* May member i take superblock and bitmap writes (app thread)? */
+static bool
+member_writable(const struct gga_member *member)
+{
+	uint32_t state = gga_member_state(member);
+
+	return member->app_ch != NULL && !member->removing &&
+	       (state == BDEV_GGA_MEMBER_ONLINE || state == BDEV_GGA_MEMBER_REBUILDING ||
+		state == BDEV_GGA_MEMBER_STALE);
+}
+
+/*
+ * App thread: write every reachable member's superblock with the members'
+ * states as they are now, the event counter one up and, when asked for, the
+ * next generation window.
+ */
 static void
-epoch_update_msg(void *arg)
+sb_update_msg(void *arg)
 {
 	struct gga_disk *disk = arg;
 	struct gga_member *member;
 	uint64_t limit, next;
 	uint32_t i, live;
+	uint8_t *area;
 	int rc;
 
+	__atomic_store_n(&disk->sb_kicked, false, __ATOMIC_RELEASE);
+	if (disk->sb_inflight) {
+		disk->sb_again = true;
+		return;
+	}
 	live = gga_live_mask(disk);
-	if (disk->channels_gone || live == 0) {
-		__atomic_store_n(&disk->epoch_busy, false, __ATOMIC_RELEASE);
-		disk_try_free(disk);
+	/*
+	 * With fewer than k members online no write can be acknowledged, so no
+	 * member can miss one: the last members to fail stay in sync on the
+	 * members, and come back as such (see the probe).
+	 */
+	if (disk->channels_gone || disk->destructing || gga_write_mask(disk) == 0 ||
+	    (uint32_t)__builtin_popcount(live) < disk->k) {
+		if (__atomic_exchange_n(&disk->epoch_wanted, false, __ATOMIC_ACQ_REL)) {
+			__atomic_store_n(&disk->epoch_busy, false, __ATOMIC_RELEASE);
+		}
+		gga_disk_try_free(disk);
 		return;
 	}
 	limit = __atomic_load_n(&disk->gen_limit, __ATOMIC_ACQUIRE);
-	next = __atomic_load_n(&disk->next_gen, __ATOMIC_RELAXED);
-	disk->sb_new_limit = GGA_MAX(limit, next) + GGA_GEN_WINDOW;
+	disk->sb_epoch = __atomic_exchange_n(&disk->epoch_wanted, false, __ATOMIC_ACQ_REL);
+	if (disk->sb_epoch) {
+		next = __atomic_load_n(&disk->next_gen, __ATOMIC_RELAXED);
+		disk->sb_new_limit = GGA_MAX(limit, next) + GGA_GEN_WINDOW;
+	} else {
+		disk->sb_new_limit = limit;
+	}
+	disk->sb_sync_mask = live;
 	disk->sb_ok_mask = 0;
 	disk->sb_pending = 0;
+	disk->sb_inflight = true;
 	for (i = 0; i < disk->n; i++) {
 		member = &disk->members[i];
-		if (!(live & (1u << i)) || member->app_ch == NULL || member->removing) {
+		if (!member_writable(member)) {
 			continue;
 		}
-		rc = gga_sb_block_encode(disk, disk->array_uuid, i, disk->sb_new_limit,
-				     disk->sb_buf + (size_t)i * disk->mbs);
+		area = disk->sb_buf + (size_t)i * disk->sb_blocks * disk->mbs;
+		rc = gga_sb_area_encode(disk, i, disk->sb_new_limit, disk->events + 1,
+					disk->sb_sync_mask, area);
 		if (rc == 0) {
-			rc = bdev_write_blocks(member->desc, member->app_ch,
-					       disk->sb_buf + (size_t)i * disk->mbs, 0, 1,
-					       epoch_write_done, disk);
+			disk->sb_ctx[i].owner = disk;
+			disk->sb_ctx[i].index = i;
+			rc = bdev_write_blocks(member->desc, member->app_ch, area, 0, disk->sb_blocks,
+					       sb_write_done, &disk->sb_ctx[i]);
 		}
 		if (rc != 0) {
 			ERRLOG("gga bdev '%s': superblock update of '%s' not submitted: %s\n",
@@ -225,10 +380,27 @@ epoch_update_msg(void *arg)
 			continue;
 		}
 		disk->sb_pending |= 1u << i;
+		member->app_io++;
 	}
 	if (disk->sb_pending == 0) {
-		__atomic_store_n(&disk->epoch_busy, false, __ATOMIC_RELEASE);
-		disk_try_free(disk);
+		disk->sb_inflight = false;
+		if (disk->sb_epoch) {
+			disk->sb_epoch = false;
+			__atomic_store_n(&disk->epoch_busy, false, __ATOMIC_RELEASE);
+		}
+		gga_disk_try_free(disk);
+	}
+}
+
+void
+gga_sb_kick(struct gga_disk *disk)
+{
+	if (__atomic_exchange_n(&disk->sb_kicked, true, __ATOMIC_ACQ_REL)) {
+		return;
+	}
+	if (thread_send_msg(disk->app_thread, sb_update_msg, disk) != 0) {
+		/* The next state change or window that notices tries again. */
+		__atomic_store_n(&disk->sb_kicked, false, __ATOMIC_RELEASE);
 	}
 }
 
@@ -238,10 +410,8 @@ epoch_kick(struct gga_disk *disk)
 	if (__atomic_exchange_n(&disk->epoch_busy, true, __ATOMIC_ACQ_REL)) {
 		return;
 	}
-	if (thread_send_msg(disk->app_thread, epoch_update_msg, disk) != 0) {
-		/* The next write that notices the window tries again. */
-		__atomic_store_n(&disk->epoch_busy, false, __ATOMIC_RELEASE);
-	}
+	__atomic_store_n(&disk->epoch_wanted, true, __ATOMIC_RELEASE);
+	gga_sb_kick(disk);
 }
 
 int
@@ -404,8 +574,8 @@ gga_member_close(struct gga_member *member)
 	}
 }
 
-static void
-member_release_channel(struct io_channel_iter *i)
+void
+gga_member_release_channel(struct io_channel_iter *i)
 {
 	struct gga_member *member = io_channel_iter_get_ctx(i);
 	struct gga_channel *ch = io_channel_get_ctx(io_channel_iter_get_channel(i));
@@ -425,15 +595,25 @@ member_release_channel(struct io_channel_iter *i)
 	io_channel_iter_continue(i, 0);
 }
 
-/* Close a member's descriptor, or have the superblock write in flight to it do so. */
-static void
-member_close_when_idle(struct gga_member *member)
+void
+gga_member_close_when_idle(struct gga_member *member)
 {
-	if (member->disk->sb_pending & (1u << member->index)) {
+	if (member->app_io > 0) {
 		member->close_deferred = true;
 		return;
 	}
 	gga_member_close(member);
+}
+
+void
+gga_member_app_io_done(struct gga_member *member)
+{
+	assert(member->app_io > 0);
+	if (--member->app_io == 0 && member->close_deferred) {
+		/* A hot-remove or replace finished while this I/O was in flight. */
+		member->close_deferred = false;
+		gga_member_close(member);
+	}
 }
 
 static void
@@ -442,9 +622,10 @@ member_release_done(struct io_channel_iter *i, int status)
 	struct gga_member *member = io_channel_iter_get_ctx(i);
 	struct gga_disk *disk = member->disk;
 
-	member_close_when_idle(member);
+	gga_member_close_when_idle(member);
+	gga_member_set_state(disk, member->index, BDEV_GGA_MEMBER_ABSENT, "base bdev removed");
 	disk->pending_ops--;
-	disk_try_free(disk);
+	gga_disk_try_free(disk);
 }
 
 void
@@ -464,11 +645,11 @@ gga_member_event_cb(enum bdev_event_type type, struct bdev *bdev, void *ctx)
 	NOTICELOG("gga bdev '%s': base '%s' is being removed\n", disk->bdev.name, member->name);
 	gga_member_fail(disk, member->index, "base bdev removed");
 	if (disk->channels_gone) {
-		member_close_when_idle(member);
+		gga_member_close_when_idle(member);
 		return;
 	}
 	disk->pending_ops++;
-	io_device_for_each_channel(disk, member_release_channel, member, member_release_done);
+	io_device_for_each_channel(disk, gga_member_release_channel, member, member_release_done);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -490,20 +671,25 @@ gga_disk_free(struct gga_disk *disk)
 		mempool_free(disk->large_pool);
 	}
 	env_dma_free(disk->sb_buf);
+	gga_bitmap_destroy(disk);
 	gga_codec_destroy(disk->codec);
 	pthread_mutex_destroy(&disk->gone_mutex);
 	free(disk->bdev.name);
 	free(disk);
 }
 
-/* The last step of a deletion, once no channel, walk or superblock write is left. */
-static void
-disk_try_free(struct gga_disk *disk)
+/*
+ * The last step of a deletion, once no channel, walk, probe, superblock or
+ * bitmap write, or message about one, is left.
+ */
+void
+gga_disk_try_free(struct gga_disk *disk)
 {
 	uint32_t i;
 
-	if (!disk->channels_gone || disk->pending_ops > 0 ||
-	    __atomic_load_n(&disk->epoch_busy, __ATOMIC_ACQUIRE)) {
+	if (!disk->channels_gone || disk->pending_ops > 0 || disk->sb_inflight ||
+	    __atomic_load_n(&disk->sb_kicked, __ATOMIC_ACQUIRE) || gga_bitmap_busy(disk) ||
+	    gga_recover_busy(disk)) {
 		return;
 	}
 	for (i = 0; i < disk->n; i++) {
@@ -521,7 +707,7 @@ disk_unregistered(void *io_device)
 	struct gga_disk *disk = io_device;
 
 	disk->channels_gone = true;
-	disk_try_free(disk);
+	gga_disk_try_free(disk);
 }
 
 static int
@@ -530,6 +716,8 @@ gga_destruct(void *ctxt)
 	struct gga_disk *disk = ctxt;
 
 	disk->destructing = true;
+	gga_recover_stop_disk(disk);
+	gga_bitmap_stop(disk);
 	io_device_unregister(disk, disk_unregistered);
 	return 1;
 }
@@ -592,6 +780,19 @@ gga_dump_info_json(void *ctxt, json_t *info)
 						   "members", members_json(disk)));
 }
 
+/* ["M0", "M1", ...]: the base names of members first .. first + count - 1. */
+static json_t *
+member_names_json(const struct gga_disk *disk, uint32_t first, uint32_t count)
+{
+	json_t *names = json_array();
+	uint32_t i;
+
+	for (i = first; i < first + count; i++) {
+		json_array_append_new(names, json_string(disk->members[i].name));
+	}
+	return names;
+}
+
 static void
 gga_write_config_json(struct bdev *bdev, json_t *config)
 {
@@ -599,29 +800,33 @@ gga_write_config_json(struct bdev *bdev, json_t *config)
 	json_t *params;
 	char uuid[37];
 
-	if (disk->k != 2 || disk->m != 1) {
-		WARNLOG("gga bdev '%s': %u + %u arrays are not expressible as bdev_gga_create; "
-			"left out of the configuration\n", bdev->name, disk->k, disk->m);
-		return;
-	}
 	gga_uuid_format(disk->array_uuid, uuid);
 	/*
 	 * Mode auto recreates it both ways: it assembles the same members, and
 	 * formats fresh ones (e.g. malloc bases in a new process) with the same uuid.
 	 */
-	params = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:b, s:s, s:s}",
+	params = json_pack("{s:s, s:s, s:i, s:b, s:s, s:s, s:i, s:b, s:i}",
 			   "name", bdev->name,
-			   "data_1", disk->members[0].name,
-			   "data_2", disk->members[1].name,
-			   "parity", disk->members[2].name,
 			   "matrix_type", gga_matrix_name(disk->matrix),
 			   "recovery_read_every_n", (int)disk->recovery_read_every_n,
 			   "repair", disk->repair,
 			   "mode", "auto",
-			   "uuid", uuid);
+			   "uuid", uuid,
+			   "bitmap_region_kib", (int)((1ull << disk->region_shift) / 1024),
+			   "auto_readd", disk->auto_readd,
+			   "rebuild_rate_mib_s", (int)disk->rebuild_rate);
 	if (params == NULL) {
 		ERRLOG("gga bdev '%s': out of memory writing its configuration\n", bdev->name);
 		return;
+	}
+	if (disk->k == 2 && disk->m == 1) {
+		json_object_set_new(params, "data_1", json_string(disk->members[0].name));
+		json_object_set_new(params, "data_2", json_string(disk->members[1].name));
+		json_object_set_new(params, "parity", json_string(disk->members[2].name));
+	} else {
+		json_object_set_new(params, "data_members", member_names_json(disk, 0, disk->k));
+		json_object_set_new(params, "parity_members",
+				    member_names_json(disk, disk->k, disk->m));
 	}
 	json_array_append_new(config, json_pack("{s:s, s:o}", "method", "bdev_gga_create",
 						"params", params));
@@ -679,7 +884,7 @@ gga_disk_register(struct gga_disk *disk)
 	if (rc != 0) {
 		return rc;
 	}
-	disk->sb_buf = env_dma_zmalloc((size_t)disk->n * disk->mbs, 0);
+	disk->sb_buf = env_dma_zmalloc((size_t)disk->n * disk->sb_blocks * disk->mbs, 0);
 	if (disk->sb_buf == NULL) {
 		return -ENOMEM;
 	}
@@ -703,6 +908,8 @@ gga_disk_register(struct gga_disk *disk)
 	}
 	TAILQ_INSERT_TAIL(&g_disks, disk, link);
 	disk->registered = true;
+	gga_bitmap_start(disk);
+	gga_recover_start_disk(disk);
 	return 0;
 }
 
@@ -766,13 +973,26 @@ info_done(struct io_channel_iter *i, int status)
 	/* States may have changed during the walk: report them as they are now. */
 	for (m = 0; m < disk->n; m++) {
 		info->members[m].state = gga_member_state(&disk->members[m]);
+		info->members[m].reason = __atomic_load_n(&disk->members[m].reason,
+							  __ATOMIC_ACQUIRE);
+		info->members[m].needs = info->members[m].state == BDEV_GGA_MEMBER_ONLINE ? NULL :
+					 disk->members[m].needs == GGA_NEEDS_REBUILD ? "rebuild" :
+					 disk->members[m].needs == GGA_NEEDS_RESYNC ? "resync" : NULL;
 	}
+	info->events = disk->events;
+	info->bitmap_region_kib = (uint32_t)((1ull << disk->region_shift) / 1024);
+	info->bitmap_regions = gga_bitmap_regions_count(disk);
+	info->bitmap_dirty = gga_bitmap_dirty(disk);
+	info->auto_readd = disk->auto_readd;
+	info->rebuild_rate_mib_s = disk->rebuild_rate;
+	gga_recover_info(disk, &info->recovery, &info->scrub);
+	info->last_recovery = disk->last_recovery;
 	info->state = disk_state(disk);
 	info->generation = __atomic_load_n(&disk->next_gen, __ATOMIC_RELAXED);
 	disk->pending_ops--;
 	ctx->cb(ctx->cb_arg, 0);
 	free(ctx);
-	disk_try_free(disk);
+	gga_disk_try_free(disk);
 }
 
 void

@@ -10,7 +10,8 @@
  * what it detects on read.
  *
  * RPCs (bdev_gga_rpc.c, docs/RPC.md "gga bdev"): bdev_gga_create,
- * bdev_gga_delete, bdev_gga_get_info.
+ * bdev_gga_delete, bdev_gga_get_info, bdev_gga_replace_member,
+ * bdev_gga_scrub, bdev_gga_set_options.
  *
  * All calls here run on the app thread (the thread that creates the bdevs).
  */
@@ -39,11 +40,16 @@ enum bdev_gga_mode {
 };
 
 enum bdev_gga_member_state {
+	/* In sync: read and written. */
 	BDEV_GGA_MEMBER_ONLINE = 0,
-	/* An I/O to it failed, or its base bdev went away: not read or written any more. */
+	/* An I/O to it failed: not read or written until its base answers again. */
 	BDEV_GGA_MEMBER_FAILED,
-	/* Being rebuilt from the others (reserved: rebuild is not implemented yet). */
+	/* Being resynced or rebuilt from the others: written, not read. */
 	BDEV_GGA_MEMBER_REBUILDING,
+	/* Its base answers but it missed writes (or is blank): waits for a recovery. */
+	BDEV_GGA_MEMBER_STALE,
+	/* Its base bdev is gone (removed, or replaced by nothing yet). */
+	BDEV_GGA_MEMBER_ABSENT,
 };
 
 enum bdev_gga_state {
@@ -70,6 +76,46 @@ struct bdev_gga_opts {
 	bool force;
 	/* Array uuid (canonical string): formatting uses it, assembling checks it; NULL: any. */
 	const char *uuid;
+	/* Write-intent region in KiB of logical space (power of two; 0 = 1024). Formatting only. */
+	uint32_t bitmap_region_kib;
+	/* Re-add a failed member whose base answers again, and recover it (default true). */
+	bool auto_readd;
+	/* Recovery speed limit in logical MiB/s (default 100; 0 = unlimited). */
+	uint32_t rebuild_rate_mib_s;
+};
+
+/* Progress of a recovery pass, or the summary of the last one. */
+struct bdev_gga_recovery_info {
+	bool active;
+	bool rebuild;			/* full rebuild (else resync of marked regions) */
+	uint32_t members;		/* mask of the members recovered */
+	uint64_t blocks_done;		/* logical blocks walked */
+	uint64_t blocks_total;
+	uint64_t blocks_copied;		/* logical blocks whose fragments were written */
+	uint64_t regions_done;		/* marked regions copied */
+	uint64_t regions_total;
+	uint32_t rate_mib_s;
+	double seconds;
+	int result;			/* 0 done, -ECANCELED stopped, other: failed */
+	bool valid;			/* (last) a pass has ended */
+};
+
+enum bdev_gga_scrub_state {
+	BDEV_GGA_SCRUB_IDLE = 0,
+	BDEV_GGA_SCRUB_RUNNING,
+	BDEV_GGA_SCRUB_DONE,
+	BDEV_GGA_SCRUB_STOPPED,
+	BDEV_GGA_SCRUB_FAILED,
+};
+
+struct bdev_gga_scrub_info {
+	enum bdev_gga_scrub_state state;
+	uint64_t blocks_done;
+	uint64_t blocks_total;
+	uint64_t fragments_repaired;
+	uint64_t unrecoverable_blocks;
+	uint32_t rate_mib_s;
+	double seconds;
 };
 
 /* Defaults: 2 + 1, vandermonde, no periodic recovery reads, repair on, mode auto. */
@@ -137,6 +183,8 @@ struct bdev_gga_member_info {
 	char *name;				/* base bdev name */
 	uint32_t index;				/* fragment index: the role */
 	enum bdev_gga_member_state state;
+	const char *needs;			/* NULL, "resync" or "rebuild" */
+	const char *reason;			/* why it is in that state (static string) */
 };
 
 struct bdev_gga_info {
@@ -155,6 +203,15 @@ struct bdev_gga_info {
 	/* The next write generation to be handed out. */
 	uint64_t generation;
 	struct bdev_gga_counters counters;
+	uint64_t events;
+	uint32_t bitmap_region_kib;
+	uint64_t bitmap_regions;
+	uint64_t bitmap_dirty;
+	bool auto_readd;
+	uint32_t rebuild_rate_mib_s;
+	struct bdev_gga_recovery_info recovery;
+	struct bdev_gga_recovery_info last_recovery;
+	struct bdev_gga_scrub_info scrub;
 };
 
 typedef void (*bdev_gga_info_cb)(void *cb_arg, int rc);
@@ -169,6 +226,33 @@ typedef void (*bdev_gga_info_cb)(void *cb_arg, int rc);
 int bdev_gga_get_info(const char *name, struct bdev_gga_info *info, bdev_gga_info_cb cb,
 		      void *cb_arg);
 void bdev_gga_info_clear(struct bdev_gga_info *info);
+
+/*
+ * Put base bdev `new_base` in place of member `member` (a role name such as
+ * "data_2", or the member's current base name) of gga bdev `name` (app
+ * thread). The new base is claimed, formatted (its reserved region) and
+ * rebuilt whole under I/O. Returns 0 and calls cb once, never from inside
+ * this call; or a negative errno without calling it: -ENODEV (no such gga
+ * bdev or base), -ENOENT (no such member), -EBUSY (the member is online or
+ * being recovered), -EINVAL (geometry), -EPERM (claimed), -ENOMEM. msg
+ * names the problem (valid during the call).
+ */
+typedef void (*bdev_gga_replace_cb)(void *cb_arg, int rc, const char *msg);
+int bdev_gga_replace_member(const char *name, const char *member, const char *new_base,
+			    bdev_gga_replace_cb cb, void *cb_arg, char *msg, size_t msg_len);
+
+/*
+ * Scrub (app thread): read every block, check every fragment, repair what is
+ * wrong, at rate_mib_s (0 = unlimited). Returns 0, -ENODEV, -EBUSY (a scrub
+ * or recovery runs), -EIO (the array has fewer than k members online).
+ */
+int bdev_gga_scrub_start(const char *name, uint32_t rate_mib_s);
+/* Stop a running scrub; 0 or -ENODEV, -EALREADY (none running). */
+int bdev_gga_scrub_stop(const char *name);
+
+/* Change options of a running array (app thread): 0 or -ENODEV. NULL: unchanged. */
+int bdev_gga_set_options(const char *name, const uint32_t *rebuild_rate_mib_s,
+			 const bool *auto_readd);
 
 /* The gga bdevs, in creation order, for listing (NULL-terminated walk). */
 struct bdev *bdev_gga_first(void);

@@ -109,6 +109,11 @@ struct gga_create_ctx {
 	bool format;
 	bool creating_listed;
 	uint64_t epoch;
+	uint64_t epoch_events;		/* the event counter the new superblocks carry */
+	/* Assembly: the freshest superblock's member, and the union of the bitmaps. */
+	int fresh;
+	uint8_t *bitmap;
+	uint32_t region_shift;		/* requested (format) */
 	int rc;
 	char msg[512];
 };
@@ -156,6 +161,7 @@ create_release(struct gga_create_ctx *ctx)
 	}
 	env_dma_free(ctx->region);
 	env_dma_free(ctx->zero_buf);
+	free(ctx->bitmap);
 	free(ctx);
 }
 
@@ -228,6 +234,15 @@ create_finish(struct gga_create_ctx *ctx)
 		create_fail(ctx);
 		return;
 	}
+	rc = gga_bitmap_create(disk, disk->region_shift, ctx->bitmap);
+	if (rc != 0) {
+		set_msg(ctx, rc, "out of memory for the write-intent bitmap");
+		create_fail(ctx);
+		return;
+	}
+	/* The superblocks just written say who is in sync. */
+	disk->events = ctx->epoch_events;
+	disk->persisted_sync_mask = disk->live_mask;
 	/* The list entry is reused for the list of registered disks. */
 	TAILQ_REMOVE(&g_creating, disk, link);
 	ctx->creating_listed = false;
@@ -252,6 +267,7 @@ create_finish(struct gga_create_ctx *ctx)
 	ctx->disk = NULL;
 	env_dma_free(ctx->region);
 	env_dma_free(ctx->zero_buf);
+	free(ctx->bitmap);
 	free(ctx);
 	cb(cb_arg, &disk->bdev, 0, "");
 }
@@ -288,12 +304,16 @@ create_write_done(struct bdev_io *io, bool success, void *cb_arg)
 	create_finish(ctx);
 }
 
-/* Write the prepared superblock blocks (format: the whole region; assemble: block 0). */
+/*
+ * Write the prepared reserved regions: superblock, zeros, bitmap. Assembling
+ * writes them whole too, which upgrades a version-1 member in place and
+ * gives a blank member its region before it is rebuilt.
+ */
 static void
 create_write_superblocks(struct gga_create_ctx *ctx)
 {
 	struct gga_disk *disk = ctx->disk;
-	uint64_t blocks = ctx->format ? disk->data_offset : 1;
+	uint64_t blocks = disk->data_offset;
 	struct gga_member *member;
 	uint32_t i;
 	int rc;
@@ -451,31 +471,41 @@ sb_problem(struct gga_create_ctx *ctx, uint32_t i)
 	return ctx->rc;
 }
 
-/* All members formatted: check they are this array's members in these roles. */
+/*
+ * Assembling: check that every formatted member is this array's member in
+ * its role, find the freshest superblock (the largest event counter: the
+ * last word of the writers on who is in sync) and take the members' states
+ * from it. Blank members are rebuilt; stale ones are never trusted.
+ */
 static int
-create_validate(struct gga_create_ctx *ctx)
+create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 {
 	struct gga_disk *disk = ctx->disk;
 	char label[160], role[16], why[256], uuid[37], want_uuid[37];
-	const struct gga_sb *ref = &ctx->sb[0];
+	const struct gga_sb *ref = &ctx->sb[__builtin_ctz(formatted)], *fresh;
 	enum gga_sb_mismatch mm;
 	struct gga_sb want;
 	uint64_t epoch = 0;
-	uint32_t i;
+	uint32_t i, in_sync = 0;
 	int rc;
 
 	if (ctx->uuid_set && memcmp(ref->array_uuid, ctx->uuid, 16) != 0) {
 		gga_uuid_format(ref->array_uuid, uuid);
 		gga_uuid_format(ctx->uuid, want_uuid);
 		set_msg(ctx, -EEXIST, "%s is a member of array %s, not of the requested array %s",
-			member_label(disk, 0, label, sizeof(label)), uuid, want_uuid);
+			member_label(disk, (uint32_t)__builtin_ctz(formatted), label,
+				     sizeof(label)), uuid, want_uuid);
 		return ctx->rc;
 	}
 	memcpy(disk->array_uuid, ref->array_uuid, 16);
 	if (!ctx->matrix_set) {
 		disk->matrix = ref->matrix;
 	}
+	ctx->fresh = -1;
 	for (i = 0; i < disk->n; i++) {
+		if (!(formatted & (1u << i))) {
+			continue;
+		}
 		member_label(disk, i, label, sizeof(label));
 		rc = gga_sb_init(&want, disk->array_uuid, i, disk->k, disk->m, disk->matrix,
 				 disk->block_size, disk->md_size, disk->member_blocks);
@@ -509,9 +539,77 @@ create_validate(struct gga_create_ctx *ctx)
 			return ctx->rc;
 		}
 		epoch = GGA_MAX(epoch, ctx->sb[i].generation_epoch);
+		if (ctx->fresh < 0 || ctx->sb[i].events > ctx->sb[ctx->fresh].events) {
+			ctx->fresh = (int)i;
+		}
 	}
 	/* Every generation stamped so far is below the largest persisted window end. */
 	ctx->epoch = epoch;
+	fresh = &ctx->sb[ctx->fresh];
+	if (fresh->version == GGA_SB_VERSION_1) {
+		NOTICELOG("gga bdev '%s': upgrading the members' superblocks from format version 1 "
+			  "to %d (event counter, member states, write-intent bitmap)\n",
+			  disk->bdev.name, GGA_SB_VERSION_CURRENT);
+	} else {
+		disk->region_shift = fresh->region_shift;
+		disk->rec_mask = fresh->recovery_mask;
+		disk->rec_offset = fresh->recovery_offset;
+	}
+	ctx->epoch_events = fresh->events + 1;
+	for (i = 0; i < disk->n; i++) {
+		struct gga_member *member = &disk->members[i];
+
+		if (blank & (1u << i)) {
+			member->needs = GGA_NEEDS_REBUILD;
+			member->state = BDEV_GGA_MEMBER_STALE;
+			member->reason = "blank: needs a full rebuild";
+		} else if (fresh->member_state[i] != GGA_SB_MEMBER_IN_SYNC) {
+			member->needs = fresh->member_state[i] == GGA_SB_MEMBER_REBUILD ?
+					GGA_NEEDS_REBUILD : GGA_NEEDS_RESYNC;
+			member->state = BDEV_GGA_MEMBER_STALE;
+			member->reason = "the superblocks say it missed writes";
+		} else {
+			in_sync |= 1u << i;
+		}
+	}
+	disk->live_mask = in_sync;
+	disk->write_mask = in_sync;
+	if ((uint32_t)__builtin_popcount(in_sync) < disk->k) {
+		set_msg(ctx, -EIO, "only %d of %u members are in sync (members 0x%x); at least %u "
+			"are needed to assemble array %s", __builtin_popcount(in_sync), disk->n,
+			in_sync, disk->k, (gga_uuid_format(disk->array_uuid, uuid), uuid));
+		return ctx->rc;
+	}
+	return 0;
+}
+
+/* The union of the formatted members' bitmaps: every region any of them marked. */
+static int
+create_merge_bitmaps(struct gga_create_ctx *ctx, uint32_t formatted)
+{
+	struct gga_disk *disk = ctx->disk;
+	uint32_t bytes = gga_bitmap_bytes(disk->frag_size), off = gga_bitmap_offset(disk->frag_size);
+	uint8_t *area;
+	uint32_t i, j;
+
+	ctx->bitmap = calloc(1, bytes);
+	area = malloc(GGA_SB_REGION_BYTES);
+	if (ctx->bitmap == NULL || area == NULL) {
+		free(area);
+		set_msg(ctx, -ENOMEM, "out of memory");
+		return ctx->rc;
+	}
+	for (i = 0; i < disk->n; i++) {
+		if (!(formatted & (1u << i)) || ctx->sb[i].version == GGA_SB_VERSION_1 ||
+		    ctx->sb[i].region_shift != disk->region_shift) {
+			continue;
+		}
+		gga_area_gather(disk, ctx->region + i * ctx->region_len, area, GGA_SB_REGION_BYTES);
+		for (j = 0; j < bytes; j++) {
+			ctx->bitmap[j] |= area[off + j];
+		}
+	}
+	free(area);
 	return 0;
 }
 
@@ -520,9 +618,10 @@ static void
 create_decide(struct gga_create_ctx *ctx)
 {
 	struct gga_disk *disk = ctx->disk;
-	uint32_t i, blank = 0, formatted = 0, other = 0;
+	uint32_t i, blank = 0, formatted = 0, other = 0, off;
 	char label[160], label2[160];
 	uint64_t floor = 0;
+	struct gga_sb tmp;
 	int rc;
 
 	for (i = 0; i < disk->n; i++) {
@@ -550,29 +649,31 @@ create_decide(struct gga_create_ctx *ctx)
 		ctx->format = true;
 		break;
 	case BDEV_GGA_MODE_ASSEMBLE:
-		if (blank != 0) {
-			i = (uint32_t)__builtin_ctz(blank);
-			set_msg(ctx, -ENOENT, "%s is blank: there is no array to assemble",
-				member_label(disk, i, label, sizeof(label)));
-			goto refuse;
-		}
-		if (other != 0) {
-			sb_problem(ctx, (uint32_t)__builtin_ctz(other));
-			goto refuse;
-		}
-		break;
 	case BDEV_GGA_MODE_AUTO:
 		if (other != 0) {
 			sb_problem(ctx, (uint32_t)__builtin_ctz(other));
 			goto refuse;
 		}
-		if (blank != 0 && formatted != 0) {
+		if (ctx->mode == BDEV_GGA_MODE_ASSEMBLE && formatted == 0) {
+			set_msg(ctx, -ENOENT, "%s is blank: there is no array to assemble",
+				member_label(disk, (uint32_t)__builtin_ctz(blank), label,
+					     sizeof(label)));
+			goto refuse;
+		}
+		/*
+		 * Blank members beside formatted ones are the array's members
+		 * come back empty (a replaced disk): rebuilt, if enough of the
+		 * others are in sync (create_validate checks that).
+		 */
+		if (blank != 0 && formatted != 0 &&
+		    (uint32_t)__builtin_popcount(formatted) < disk->k) {
 			member_label(disk, (uint32_t)__builtin_ctz(formatted), label,
 				     sizeof(label));
 			member_label(disk, (uint32_t)__builtin_ctz(blank), label2,
 				     sizeof(label2));
-			set_msg(ctx, -EEXIST, "%s is formatted but %s is blank; refusing to mix "
-				"(mode create with force reformats all members)", label, label2);
+			set_msg(ctx, -EEXIST, "%s is formatted but %s and others are blank: fewer "
+				"than %u formatted members cannot be assembled (mode create with "
+				"force reformats all members)", label, label2, disk->k);
 			goto refuse;
 		}
 		ctx->format = blank == disk->all_mask;
@@ -591,8 +692,32 @@ create_decide(struct gga_create_ctx *ctx)
 		 * generations start above anything its old array handed out.
 		 */
 		ctx->epoch = GGA_MAX(floor, 1);
+		ctx->epoch_events = 1;
+		rc = gga_sb_init(&tmp, disk->array_uuid, 0, disk->k, disk->m, disk->matrix,
+				 disk->block_size, disk->md_size, disk->member_blocks);
+		disk->region_shift = ctx->region_shift != 0 ? ctx->region_shift :
+				     rc == 0 ? tmp.region_shift : GGA_REGION_SHIFT_DEFAULT;
+		if (rc == 0 && gga_bitmap_regions(tmp.data_blocks, disk->block_size,
+						  disk->region_shift) >
+				       (uint64_t)gga_bitmap_bytes(disk->frag_size) * 8) {
+			set_msg(ctx, -EINVAL, "bitmap_region_kib %llu is too small for %" PRIu64
+				" blocks: the bitmap holds %u regions; use at least %llu",
+				(unsigned long long)((1ull << disk->region_shift) / 1024),
+				tmp.data_blocks, gga_bitmap_bytes(disk->frag_size) * 8,
+				(unsigned long long)((1ull << tmp.region_shift) / 1024));
+			goto refuse;
+		}
+		if ((1ull << disk->region_shift) < disk->block_size) {
+			set_msg(ctx, -EINVAL, "bitmap_region_kib %llu is smaller than a block of %u "
+				"bytes", (unsigned long long)((1ull << disk->region_shift) / 1024),
+				disk->block_size);
+			goto refuse;
+		}
 	} else {
-		rc = create_validate(ctx);
+		rc = create_validate(ctx, formatted, blank);
+		if (rc == 0) {
+			rc = create_merge_bitmaps(ctx, formatted);
+		}
 		if (rc != 0) {
 			goto refuse;
 		}
@@ -602,15 +727,21 @@ create_decide(struct gga_create_ctx *ctx)
 	/* Generations from `epoch` on; the next window is persisted before any is used. */
 	disk->next_gen = ctx->epoch;
 	disk->gen_limit = ctx->epoch + GGA_GEN_WINDOW;
+	off = gga_bitmap_offset(disk->frag_size);
 	for (i = 0; i < disk->n; i++) {
 		uint8_t *region = ctx->region + i * ctx->region_len;
 
 		memset(region, 0, ctx->region_len);
-		rc = gga_sb_block_encode(disk, disk->array_uuid, i, disk->gen_limit, region);
+		rc = gga_sb_area_encode(disk, i, disk->gen_limit, ctx->epoch_events,
+					disk->live_mask, region);
 		if (rc != 0) {
 			set_msg(ctx, -EINVAL, "cannot encode the superblock of %s",
 				member_label(disk, i, label, sizeof(label)));
 			goto refuse;
+		}
+		if (ctx->bitmap != NULL) {
+			gga_area_scatter(disk, ctx->bitmap, region + (off / disk->frag_size) *
+					 disk->mbs, gga_bitmap_bytes(disk->frag_size));
 		}
 	}
 	if (ctx->format) {
@@ -641,8 +772,10 @@ create_read_done(struct bdev_io *io, bool success, void *cb_arg)
 	bdev_free_io(io);
 	if (i < disk->n) {
 		if (success) {
-			ctx->sb_rc[i] = gga_sb_decode(ctx->region + i * ctx->region_len,
-						      disk->frag_size, &ctx->sb[i]);
+			uint8_t rec[GGA_SB_SIZE];
+
+			gga_area_gather(disk, ctx->region + i * ctx->region_len, rec, sizeof(rec));
+			ctx->sb_rc[i] = gga_sb_decode(rec, sizeof(rec), &ctx->sb[i]);
 		} else {
 			ctx->failed_mask |= 1u << i;
 		}
@@ -724,6 +857,7 @@ create_check_geometry(struct gga_create_ctx *ctx)
 		return ctx->rc;
 	}
 	disk->data_offset = offset;
+	disk->sb_blocks = (GGA_SB_SIZE + disk->frag_size - 1) / disk->frag_size;
 	return 0;
 }
 
@@ -830,6 +964,13 @@ create_check_opts(struct gga_create_ctx *ctx, const struct bdev_gga_opts *opts)
 		}
 		ctx->uuid_set = true;
 	}
+	if (opts->bitmap_region_kib != 0 &&
+	    (!is_pow2(opts->bitmap_region_kib) || opts->bitmap_region_kib < 4 ||
+	     opts->bitmap_region_kib > (1u << (GGA_REGION_SHIFT_MAX - 10)))) {
+		set_msg(ctx, -EINVAL, "bitmap_region_kib: %u is not a power of two from 4 to %u",
+			opts->bitmap_region_kib, 1u << (GGA_REGION_SHIFT_MAX - 10));
+		return ctx->rc;
+	}
 	if (opts->force && opts->mode != BDEV_GGA_MODE_CREATE) {
 		set_msg(ctx, -EINVAL, "force: only valid with mode create");
 		return ctx->rc;
@@ -850,6 +991,8 @@ bdev_gga_opts_init(struct bdev_gga_opts *opts)
 	opts->matrix = GGA_MATRIX_VANDERMONDE;
 	opts->repair = true;
 	opts->mode = BDEV_GGA_MODE_AUTO;
+	opts->auto_readd = true;
+	opts->rebuild_rate_mib_s = 100;
 }
 
 int
@@ -903,6 +1046,12 @@ bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *c
 	disk->data_mask = (1u << disk->k) - 1;
 	disk->all_mask = (1u << disk->n) - 1;
 	disk->live_mask = disk->all_mask;
+	disk->write_mask = disk->all_mask;
+	disk->auto_readd = opts->auto_readd;
+	disk->rebuild_rate = opts->rebuild_rate_mib_s;
+	if (opts->bitmap_region_kib != 0) {
+		ctx->region_shift = (uint32_t)__builtin_ctz(opts->bitmap_region_kib) + 10;
+	}
 	disk->matrix = opts->matrix;
 	disk->recovery_read_every_n = opts->recovery_read_every_n;
 	disk->repair = opts->repair;
@@ -950,12 +1099,13 @@ bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *c
 		}
 	}
 
-	/* Read block 0 of every member: its superblock, or nothing. */
+	/* Read every member's reserved region: its superblock and bitmap, or nothing. */
 	ctx->pending = 1;
 	for (i = 0; i < disk->n; i++) {
 		member = &disk->members[i];
 		rc = bdev_read_blocks(member->desc, member->app_ch,
-				      ctx->region + i * ctx->region_len, 0, 1, create_read_done,
+				      ctx->region + i * ctx->region_len, 0, disk->data_offset,
+				      create_read_done,
 				      ctx);
 		if (rc != 0) {
 			ctx->failed_mask |= 1u << i;

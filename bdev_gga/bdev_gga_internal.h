@@ -58,6 +58,22 @@
 #define GGA_GEN_WINDOW		(1ull << 24)
 
 struct gga_disk;
+struct gga_bitmap;
+struct gga_walk;
+struct member_op;
+
+/* What a member that is not online needs before it can be (app thread). */
+enum gga_member_needs {
+	GGA_NEEDS_NONE = 0,
+	GGA_NEEDS_RESYNC,	/* copy the regions marked in the bitmap */
+	GGA_NEEDS_REBUILD,	/* rebuild every block: blank, replaced or unknown */
+};
+
+/* A member I/O's context: which member of which request (or walk op). */
+struct gga_member_ctx {
+	void *owner;
+	uint32_t index;
+};
 
 struct gga_member {
 	struct gga_disk *disk;
@@ -68,10 +84,24 @@ struct gga_member {
 	bool claimed;
 	/* enum bdev_gga_member_state; read by every thread, changed with atomics. */
 	uint32_t state;
+	/* Why it is in that state: a string literal (atomic pointer). */
+	const char *reason;
+	/* App thread: what it needs to come back (persisted as its superblock state). */
+	enum gga_member_needs needs;
+	/* App thread: a superblock probe or re-attach is under way. */
+	bool probing;
+	/* App thread: its base holds something else; not probed again until replaced. */
+	bool foreign;
 	/* The base is going away: channels to it are being released. */
 	bool removing;
-	/* Released while a superblock write to it was in flight: close when it ends. */
+	/* Released while app-thread I/O to it was in flight: close when the last ends. */
 	bool close_deferred;
+	/* App thread: superblock, bitmap, probe and walk I/O in flight on app_ch. */
+	uint32_t app_io;
+	/* App thread: recover it even with auto_readd off (a replace asked for it). */
+	bool forced;
+	/* App thread: the bdev_gga_replace_member under way. */
+	struct member_op *replace_op;
 	/* The app thread's channel, for superblock I/O. */
 	struct io_channel *app_ch;
 	bool flush_supported;
@@ -104,8 +134,19 @@ struct gga_disk {
 	bool repair;
 
 	struct gga_member members[BDEV_GGA_MAX_MEMBERS];
-	/* Members ONLINE, one bit each: what the I/O path reads and writes. */
+	/* Members ONLINE, one bit each: what the I/O path reads. */
 	uint32_t live_mask;
+	/* Members ONLINE or REBUILDING: what the I/O path writes. */
+	uint32_t write_mask;
+	/*
+	 * Members that the superblocks on the members say are in sync. A write
+	 * that one of them missed is acknowledged only once the superblocks say
+	 * otherwise (atomic; changed by superblock updates).
+	 */
+	uint32_t persisted_sync_mask;
+	bool auto_readd;
+	uint32_t rebuild_rate;		/* MiB/s; 0 = unlimited */
+	uint32_t region_shift;		/* log2 of a bitmap region's logical bytes */
 
 	/* Member buffers: pool elements hold n regions of cap_blocks member blocks. */
 	struct mempool *small_pool;
@@ -120,12 +161,33 @@ struct gga_disk {
 	/* Generations: next to hand out, and the persisted (exclusive) limit. */
 	uint64_t next_gen __attribute__((aligned(64)));
 	uint64_t gen_limit;
-	bool epoch_busy;		/* a superblock update is queued or in flight */
-	/* Superblock block buffer: n member blocks (arena memory). */
+	bool epoch_busy;		/* a generation window is being persisted */
+	bool epoch_wanted;		/* the next superblock update carries a new window */
+	/* Superblock updates (app thread, one at a time; bdev_gga.c). */
+	bool sb_kicked;			/* atomic: an update message is queued */
+	bool sb_inflight;
+	bool sb_again;			/* asked for while one was in flight */
+	bool sb_epoch;			/* the update in flight carries a new window */
+	uint64_t events;		/* the event counter the members have */
+	uint32_t sb_sync_mask;		/* in-sync members of the update in flight */
+	uint32_t sb_blocks;		/* member blocks holding the superblock record */
+	/* Superblock buffers: n areas of sb_blocks member blocks (arena memory). */
 	uint8_t *sb_buf;
 	uint32_t sb_pending;
 	uint32_t sb_ok_mask;
 	uint64_t sb_new_limit;
+	struct gga_member_ctx sb_ctx[BDEV_GGA_MAX_MEMBERS];
+
+	/* Write-intent bitmap (bdev_gga_bitmap.c). */
+	struct gga_bitmap *bm;
+	/* Recovery and scrub (bdev_gga_recover.c). */
+	uint32_t rec_mask;		/* members of the recovery pass (persisted) */
+	uint64_t rec_offset;		/* its checkpoint: done below this block (persisted) */
+	struct gga_walk *walk;		/* the walk running, or NULL */
+	uint64_t rec_retry_ticks;	/* a failed pass is not retried before */
+	struct poller *probe_poller;
+	struct bdev_gga_recovery_info last_recovery;
+	struct bdev_gga_scrub_info scrub;
 
 	uint64_t lock_words[GGA_LOCK_WORDS] __attribute__((aligned(64)));
 
@@ -170,6 +232,7 @@ enum gga_io_phase {
 	GGA_PHASE_HEAL_WRITE,	/* writing rebuilt fragments */
 	GGA_PHASE_WRITE_LOCK,	/* waiting for the range lock (or a generation window) */
 	GGA_PHASE_WRITE,	/* writing the encoded chunk */
+	GGA_PHASE_WRITE_DURABLE,	/* written; waiting for superblocks that say who missed it */
 	GGA_PHASE_PASSTHRU,	/* flush or reset on every live member */
 };
 
@@ -192,6 +255,7 @@ struct gga_io {
 	bool forced;			/* some chunk needed a forced recovery */
 	bool aborted;			/* a member I/O was aborted (reset) */
 	bool locked;
+	bool bm_held;			/* the chunk's regions count this write */
 	uint16_t skip_index;		/* periodic: the data member left out */
 	uint32_t pending;		/* member I/Os in flight */
 	uint32_t submit_mask;		/* members still to submit to (waiting for bdev_ios) */
@@ -214,18 +278,36 @@ struct gga_io {
 
 /* bdev_gga.c */
 extern struct bdev_module gga_bdev_module;
+/* Persist the members' states (and any new generation window) in the superblocks (any thread). */
+void gga_sb_kick(struct gga_disk *disk);
+/*
+ * App thread: move member `index` to `state` for `reason` (a string
+ * literal), updating the masks and logging the change once.
+ */
+void gga_member_set_state(struct gga_disk *disk, uint32_t index, enum bdev_gga_member_state state,
+			  const char *reason);
+/* Build member `index`'s superblock record for the current state into buf (sb_blocks blocks). */
+int gga_sb_area_encode(struct gga_disk *disk, uint32_t index, uint64_t epoch, uint64_t events,
+		       uint32_t sync_mask, uint8_t *buf);
+/* Gather `len` data bytes of member blocks (disk->mbs each) at src into dst, skipping metadata. */
+void gga_area_gather(const struct gga_disk *disk, const uint8_t *src, uint8_t *dst, size_t len);
+/* The reverse: scatter `len` data bytes into member blocks, metadata zero. */
+void gga_area_scatter(const struct gga_disk *disk, const uint8_t *src, uint8_t *dst, size_t len);
+/* True when every member but those in `except` is online. */
+bool gga_disk_all_online(const struct gga_disk *disk);
+/* Final free may proceed once nothing asynchronous is left (app thread). */
+void gga_disk_try_free(struct gga_disk *disk);
 /* "data_2" etc. for this disk's member `index`, in buf. */
 const char *gga_role_of(const struct gga_disk *disk, uint32_t index, char *buf, size_t len);
 void gga_uuid_format(const uint8_t u[16], char out[37]);
-/*
- * Fill a member block (disk->mbs bytes) with member `index`'s superblock for
- * this disk's geometry and the given generation_epoch, the rest zero.
- * Returns 0 or -EINVAL.
- */
-int gga_sb_block_encode(const struct gga_disk *disk, const uint8_t uuid[16], uint32_t index,
-			uint64_t epoch, uint8_t *block);
 /* Release a member: its app-thread channel, its claim, its descriptor (app thread). */
 void gga_member_close(struct gga_member *member);
+/* io_device_for_each_channel() step (ctx: the member): drop its channels once drained. */
+void gga_member_release_channel(struct io_channel_iter *i);
+/* Close a member now, or once its app-thread I/O has ended. */
+void gga_member_close_when_idle(struct gga_member *member);
+/* An app-thread I/O to the member ended (call after bdev_free_io). */
+void gga_member_app_io_done(struct gga_member *member);
 /* Event callback of every member's descriptor (hot-remove). */
 void gga_member_event_cb(enum bdev_event_type type, struct bdev *bdev, void *ctx);
 void gga_disk_free(struct gga_disk *disk);
@@ -241,6 +323,40 @@ int gga_gen_reserve(struct gga_disk *disk, uint32_t count, uint64_t *first);
 /* Channel: drop a member channel once its I/O is drained (hot-remove). */
 void gga_channel_member_drained(struct gga_channel *ch, uint32_t index);
 
+/* bdev_gga_bitmap.c: the write-intent bitmap. */
+/* Set up the bitmap from the image `bits` (NULL: clean). Returns 0 or -ENOMEM. */
+int gga_bitmap_create(struct gga_disk *disk, uint32_t region_shift, const uint8_t *image);
+void gga_bitmap_destroy(struct gga_disk *disk);
+/* Start the lazy clearing (app thread, after registration). */
+void gga_bitmap_start(struct gga_disk *disk);
+void gga_bitmap_stop(struct gga_disk *disk);
+/*
+ * I/O path, any thread: count a write into blocks lba..lba+count-1 and make
+ * sure their regions are marked on the members. Returns true when they
+ * are; false when a bitmap write was asked for (call again later; the count
+ * stays taken). gga_bitmap_release() drops the count.
+ */
+bool gga_bitmap_hold(struct gga_disk *disk, uint64_t lba, uint32_t count, bool held);
+void gga_bitmap_release(struct gga_disk *disk, uint64_t lba, uint32_t count);
+/* App thread: is region r marked; regions; bytes of the image; dirty count. */
+bool gga_bitmap_test(const struct gga_disk *disk, uint64_t region);
+uint64_t gga_bitmap_regions_count(const struct gga_disk *disk);
+uint64_t gga_bitmap_dirty(const struct gga_disk *disk);
+uint32_t gga_bitmap_region_blocks(const struct gga_disk *disk);
+/* App thread: the bitmap area of the reserved region (member blocks) for a member write. */
+void gga_bitmap_encode_area(const struct gga_disk *disk, uint8_t *area);
+bool gga_bitmap_busy(const struct gga_disk *disk);
+
+/* bdev_gga_recover.c: re-add, resync, rebuild, replace, scrub. */
+void gga_recover_start_disk(struct gga_disk *disk);
+void gga_recover_stop_disk(struct gga_disk *disk);
+/* Start a recovery pass for members that need one, if none runs (app thread). */
+void gga_recover_maybe_start(struct gga_disk *disk);
+bool gga_recover_busy(const struct gga_disk *disk);
+/* App thread: the running recovery's progress (active false if none) and the scrub's. */
+void gga_recover_info(const struct gga_disk *disk, struct bdev_gga_recovery_info *rec,
+		      struct bdev_gga_scrub_info *scrub);
+
 /* bdev_gga_io.c */
 void gga_submit_request(struct io_channel *ch, struct bdev_io *io);
 int gga_retry_poll(void *ctx);
@@ -251,6 +367,12 @@ static inline uint32_t
 gga_live_mask(const struct gga_disk *disk)
 {
 	return __atomic_load_n(&disk->live_mask, __ATOMIC_ACQUIRE);
+}
+
+static inline uint32_t
+gga_write_mask(const struct gga_disk *disk)
+{
+	return __atomic_load_n(&disk->write_mask, __ATOMIC_ACQUIRE);
 }
 
 static inline uint32_t

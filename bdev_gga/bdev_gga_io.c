@@ -21,9 +21,11 @@
  *         request's context for it). A block that cannot be decoded from k
  *         consistent fragments fails the request: wrong data is never
  *         returned.
- * Write:  take the range lock, reserve generations, encode every block,
- *         write all live members, complete when at least k of them (all
- *         live ones, normally) have written.
+ * Write:  take the range lock, make sure the chunk's regions are marked in
+ *         the write-intent bitmap, reserve generations, encode every block,
+ *         write every online and recovering member, complete when at least
+ *         k online ones have written and no member the superblocks call in
+ *         sync missed it (else after the superblocks say it is not).
  * write_zeroes, unmap: as write, with the zero encoding.
  * flush, reset: passed to every live member that supports them.
  *
@@ -143,6 +145,10 @@ chunk_unlock(struct bdev_io *io)
 {
 	struct gga_io *gio = io_ctx(io);
 
+	if (gio->bm_held) {
+		gga_bitmap_release(io_disk(io), gio->chunk_lba, gio->chunk_blocks);
+		gio->bm_held = false;
+	}
 	if (gio->locked) {
 		gga_lock_release(io_disk(io), gio->chunk_lba, gio->chunk_blocks);
 		gio->locked = false;
@@ -169,12 +175,17 @@ retry_enqueue(struct bdev_io *io)
 	}
 }
 
+static void write_phase_done(struct bdev_io *io);
+
 static void
 retry_resume(struct bdev_io *io)
 {
 	switch (io_ctx(io)->phase) {
 	case GGA_PHASE_WRITE_LOCK:
 		write_chunk_go(io);
+		break;
+	case GGA_PHASE_WRITE_DURABLE:
+		write_phase_done(io);
 		break;
 	case GGA_PHASE_HEAL_LOCK:
 		heal_start(io);
@@ -927,6 +938,13 @@ write_chunk_go(struct bdev_io *io)
 		request_fail(io);
 		return;
 	}
+	/* Its regions are marked on the members before anything is written to them. */
+	if (unlikely(!gga_bitmap_hold(disk, gio->chunk_lba, gio->chunk_blocks, gio->bm_held))) {
+		gio->bm_held = true;
+		retry_enqueue(io);
+		return;
+	}
+	gio->bm_held = true;
 	if (unlikely(gga_gen_reserve(disk, gio->chunk_blocks, &gio->gen) != 0)) {
 		/* The next window is being persisted: let others at these blocks meanwhile. */
 		chunk_unlock(io);
@@ -937,17 +955,32 @@ write_chunk_go(struct bdev_io *io)
 		request_fail(io);
 		return;
 	}
-	member_phase_start(io, GGA_PHASE_WRITE, BDEV_IO_TYPE_WRITE, live);
+	/* Members being recovered take every write too. */
+	member_phase_start(io, GGA_PHASE_WRITE, BDEV_IO_TYPE_WRITE, gga_write_mask(disk));
 }
 
+/*
+ * k in-sync fragments of the same generation define the block: the write is
+ * durable. It is acknowledged once no member that the superblocks call in
+ * sync lacks it: a member that missed it must first be recorded as failed
+ * there, so that no restart can take it for one that holds the block.
+ */
 static void
 write_phase_done(struct bdev_io *io)
 {
 	struct gga_io *gio = io_ctx(io);
+	struct gga_disk *disk = io_disk(io);
+	uint32_t missed;
 
-	/* k fragments of the same generation define the block: the write is durable. */
-	if (unlikely(popcount(gio->ok_mask) < io_disk(io)->k)) {
+	if (unlikely(popcount(gio->ok_mask & gga_live_mask(disk)) < disk->k)) {
 		request_fail(io);
+		return;
+	}
+	missed = __atomic_load_n(&disk->persisted_sync_mask, __ATOMIC_ACQUIRE) & ~gio->ok_mask;
+	if (unlikely(missed != 0)) {
+		gio->phase = GGA_PHASE_WRITE_DURABLE;
+		gga_sb_kick(disk);
+		retry_enqueue(io);
 		return;
 	}
 	chunk_done(io);
@@ -961,9 +994,9 @@ static void
 passthru_start(struct bdev_io *io, enum bdev_io_type op)
 {
 	struct gga_disk *disk = io_disk(io);
-	uint32_t live = gga_live_mask(disk), mask = 0, i;
+	uint32_t live = gga_write_mask(disk), mask = 0, i;
 
-	if (popcount(live) < disk->k) {
+	if (popcount(gga_live_mask(disk)) < disk->k) {
 		request_fail(io);
 		return;
 	}
@@ -1034,6 +1067,7 @@ gga_submit_request(struct io_channel *_ch, struct bdev_io *io)
 	gio->forced = false;
 	gio->aborted = false;
 	gio->locked = false;
+	gio->bm_held = false;
 	gio->pending = 0;
 	gio->submit_mask = 0;
 	gio->direct_mask = 0;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * RPCs of the gga bdev: bdev_gga_create, bdev_gga_delete and
- * bdev_gga_get_info (docs/RPC.md, "gga bdev").
+ * RPCs of the gga bdev: bdev_gga_create, bdev_gga_delete,
+ * bdev_gga_get_info, bdev_gga_replace_member, bdev_gga_scrub and
+ * bdev_gga_set_options (docs/RPC.md, "gga bdev").
  */
 #include <errno.h>
 #include <stddef.h>
@@ -26,6 +27,11 @@ struct rpc_gga_create {
 	char *mode;
 	bool force;
 	char *uuid;
+	uint32_t bitmap_region_kib;
+	bool auto_readd;
+	uint32_t rebuild_rate_mib_s;
+	json_t *data_members;
+	json_t *parity_members;
 };
 
 static const char *const matrix_choices[] = { "vandermonde", "cauchy", NULL };
@@ -37,16 +43,37 @@ static const struct rpc_param gga_create_params[] = {
 		.offset = offsetof(struct rpc_gga_create, name),
 	},
 	{
-		.name = "data_1", .type = RPC_PARAM_STRING,
+		.name = "data_1", .type = RPC_PARAM_STRING, .optional = true,
 		.offset = offsetof(struct rpc_gga_create, data_1),
 	},
 	{
-		.name = "data_2", .type = RPC_PARAM_STRING,
+		.name = "data_2", .type = RPC_PARAM_STRING, .optional = true,
 		.offset = offsetof(struct rpc_gga_create, data_2),
 	},
 	{
-		.name = "parity", .type = RPC_PARAM_STRING,
+		.name = "parity", .type = RPC_PARAM_STRING, .optional = true,
 		.offset = offsetof(struct rpc_gga_create, parity),
+	},
+	{
+		.name = "data_members", .type = RPC_PARAM_JSON, .optional = true,
+		.offset = offsetof(struct rpc_gga_create, data_members),
+	},
+	{
+		.name = "parity_members", .type = RPC_PARAM_JSON, .optional = true,
+		.offset = offsetof(struct rpc_gga_create, parity_members),
+	},
+	{
+		.name = "bitmap_region_kib", .type = RPC_PARAM_UINT32, .optional = true,
+		.min = 4, .max = 1u << 30, .pow2 = true,
+		.offset = offsetof(struct rpc_gga_create, bitmap_region_kib),
+	},
+	{
+		.name = "auto_readd", .type = RPC_PARAM_BOOL, .optional = true,
+		.offset = offsetof(struct rpc_gga_create, auto_readd),
+	},
+	{
+		.name = "rebuild_rate_mib_s", .type = RPC_PARAM_UINT32, .optional = true,
+		.offset = offsetof(struct rpc_gga_create, rebuild_rate_mib_s),
 	},
 	{
 		.name = "matrix_type", .type = RPC_PARAM_STRING, .optional = true,
@@ -87,10 +114,74 @@ gga_rpc_create_done(void *cb_arg, struct bdev *bdev, int rc, const char *msg)
 	rpc_send_result(req, json_string(bdev_get_name(bdev)));
 }
 
+/*
+ * The members: either data_1, data_2 and parity (2 + 1), or the lists
+ * data_members and parity_members (k + m). Returns 0 or answers the request.
+ */
+static int
+create_members(struct rpc_request *req, const struct rpc_gga_create *args,
+	       struct bdev_gga_opts *opts)
+{
+	const json_t *lists[2] = { args->data_members, args->parity_members };
+	const char *names[2] = { "data_members", "parity_members" };
+	uint32_t counts[2], i, n = 0;
+	size_t j;
+
+	if (args->data_members == NULL && args->parity_members == NULL) {
+		if (args->data_1 == NULL || args->data_2 == NULL || args->parity == NULL) {
+			rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "%s: required (or "
+				       "data_members and parity_members)",
+				       args->data_1 == NULL ? "data_1" :
+				       args->data_2 == NULL ? "data_2" : "parity");
+			return -EINVAL;
+		}
+		opts->members[0] = args->data_1;
+		opts->members[1] = args->data_2;
+		opts->members[2] = args->parity;
+		return 0;
+	}
+	if (args->data_1 != NULL || args->data_2 != NULL || args->parity != NULL) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "data_members/parity_members: not "
+			       "together with data_1, data_2 or parity");
+		return -EINVAL;
+	}
+	for (i = 0; i < 2; i++) {
+		if (lists[i] == NULL || !json_is_array(lists[i]) || json_array_size(lists[i]) == 0 ||
+		    json_array_size(lists[i]) > BDEV_GGA_MAX_MEMBERS) {
+			rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "%s: %s", names[i],
+				       lists[i] == NULL ? "required with the other list" :
+				       "expected an array of 1 to 15 bdev names");
+			return -EINVAL;
+		}
+		counts[i] = (uint32_t)json_array_size(lists[i]);
+	}
+	if (counts[0] + counts[1] > BDEV_GGA_MAX_MEMBERS) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "%u + %u members: at most %u in all",
+			       counts[0], counts[1], BDEV_GGA_MAX_MEMBERS);
+		return -EINVAL;
+	}
+	for (i = 0; i < 2; i++) {
+		for (j = 0; j < counts[i]; j++) {
+			const json_t *v = json_array_get(lists[i], j);
+
+			if (!json_is_string(v)) {
+				rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "%s[%zu]: expected a "
+					       "string", names[i], j);
+				return -EINVAL;
+			}
+			opts->members[n++] = json_string_value(v);
+		}
+	}
+	opts->k = counts[0];
+	opts->m = counts[1];
+	return 0;
+}
+
 static void
 gga_rpc_create(struct rpc_request *req, json_t *params)
 {
-	struct rpc_gga_create args = { .repair = true };
+	struct rpc_gga_create args = { .repair = true, .auto_readd = true,
+				       .rebuild_rate_mib_s = 100 };
 	struct bdev_gga_opts opts;
 	int rc;
 
@@ -100,9 +191,12 @@ gga_rpc_create(struct rpc_request *req, json_t *params)
 	}
 	bdev_gga_opts_init(&opts);
 	opts.name = args.name;
-	opts.members[0] = args.data_1;
-	opts.members[1] = args.data_2;
-	opts.members[2] = args.parity;
+	if (create_members(req, &args, &opts) != 0) {
+		goto cleanup;
+	}
+	opts.bitmap_region_kib = args.bitmap_region_kib;
+	opts.auto_readd = args.auto_readd;
+	opts.rebuild_rate_mib_s = args.rebuild_rate_mib_s;
 	if (args.matrix_type != NULL) {
 		/* The decoder has checked it is one of the choices. */
 		gga_matrix_parse(args.matrix_type, &opts.matrix);
@@ -181,27 +275,102 @@ counters_json(const struct bdev_gga_info *info)
 			 "generation", (json_int_t)info->generation);
 }
 
+/* ["data_2", ...]: the roles of the members in mask. */
+static json_t *
+roles_json(const struct bdev_gga_info *info, uint32_t mask)
+{
+	json_t *roles = json_array();
+	char role[16];
+	uint32_t i;
+
+	for (i = 0; i < info->num_members; i++) {
+		if (mask & (1u << i)) {
+			json_array_append_new(roles, json_string(bdev_gga_role_name(
+				i, info->k, info->m, role, sizeof(role))));
+		}
+	}
+	return roles;
+}
+
+static json_t *
+recovery_json(const struct bdev_gga_info *info, const struct bdev_gga_recovery_info *r,
+	      bool last)
+{
+	double rate, eta;
+	json_t *o;
+
+	if ((!last && !r->active) || (last && !r->valid)) {
+		return json_null();
+	}
+	o = json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:i, s:f}",
+		      "kind", r->rebuild ? "rebuild" : "resync",
+		      "members", roles_json(info, r->members),
+		      "blocks_done", (json_int_t)r->blocks_done,
+		      "blocks_total", (json_int_t)r->blocks_total,
+		      "blocks_copied", (json_int_t)r->blocks_copied,
+		      "regions_done", (json_int_t)r->regions_done,
+		      "regions_total", (json_int_t)r->regions_total,
+		      "rate_mib_s", (int)r->rate_mib_s,
+		      "seconds", r->seconds);
+	if (last) {
+		json_object_set_new(o, "regions", json_integer((json_int_t)r->regions_done));
+		json_object_set_new(o, "blocks", json_integer((json_int_t)r->blocks_copied));
+		json_object_set_new(o, "result", json_string(r->result == 0 ? "done" :
+							      r->result == -ECANCELED ? "stopped" :
+							      "failed"));
+	} else {
+		/* Logical MiB/s of what was copied, and the time left at that pace. */
+		rate = r->seconds > 0 ? (double)r->blocks_copied * info->block_size /
+			       (1024.0 * 1024.0) / r->seconds : 0;
+		eta = r->seconds > 0 && r->blocks_done > 0 ?
+		      r->seconds * (double)(r->blocks_total - r->blocks_done) / r->blocks_done : -1;
+		json_object_set_new(o, "mib_s", json_real(rate));
+		json_object_set_new(o, "eta_s", json_real(eta));
+	}
+	return o;
+}
+
+static const char *const scrub_state_names[] = {
+	"idle", "running", "done", "stopped", "failed",
+};
+
+static json_t *
+scrub_json(const struct bdev_gga_scrub_info *s)
+{
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:i, s:f}",
+			 "state", scrub_state_names[s->state],
+			 "blocks_done", (json_int_t)s->blocks_done,
+			 "blocks_total", (json_int_t)s->blocks_total,
+			 "fragments_repaired", (json_int_t)s->fragments_repaired,
+			 "unrecoverable_blocks", (json_int_t)s->unrecoverable_blocks,
+			 "rate_mib_s", (int)s->rate_mib_s,
+			 "seconds", s->seconds);
+}
+
 static json_t *
 info_json(const struct bdev_gga_info *info)
 {
-	json_t *members = json_array();
+	json_t *members = json_array(), *obj;
+	const struct bdev_gga_member_info *mi;
 	char role[16], uuid[37];
 	const uint8_t *u = info->array_uuid;
 	uint32_t i;
 
 	for (i = 0; i < info->num_members; i++) {
-		json_array_append_new(members, json_pack("{s:s, s:s, s:s}", "role",
+		mi = &info->members[i];
+		json_array_append_new(members, json_pack("{s:s, s:s, s:s, s:s?, s:s?}", "role",
 							 bdev_gga_role_name(i, info->k, info->m,
 									    role, sizeof(role)),
-							 "name", info->members[i].name, "state",
-							 bdev_gga_member_state_name(
-								 info->members[i].state)));
+							 "name", mi->name, "state",
+							 bdev_gga_member_state_name(mi->state),
+							 "needs", mi->needs, "reason",
+							 mi->reason));
 	}
 	snprintf(uuid, sizeof(uuid),
 		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
 		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
 		 u[12], u[13], u[14], u[15]);
-	return json_pack("{s:s, s:i, s:I, s:i, s:i, s:s, s:s, s:i, s:b, s:s, s:o, s:o}",
+	obj = json_pack("{s:s, s:i, s:I, s:i, s:i, s:s, s:s, s:i, s:b, s:s, s:o, s:o}",
 			 "name", info->name,
 			 "block_size", (int)info->block_size,
 			 "num_blocks", (json_int_t)info->num_blocks,
@@ -214,6 +383,17 @@ info_json(const struct bdev_gga_info *info)
 			 "state", bdev_gga_state_name(info->state),
 			 "members", members,
 			 "counters", counters_json(info));
+	json_object_set_new(obj, "events", json_integer((json_int_t)info->events));
+	json_object_set_new(obj, "auto_readd", json_boolean(info->auto_readd));
+	json_object_set_new(obj, "rebuild_rate_mib_s", json_integer(info->rebuild_rate_mib_s));
+	json_object_set_new(obj, "bitmap", json_pack("{s:i, s:I, s:I}",
+						     "region_kib", (int)info->bitmap_region_kib,
+						     "regions", (json_int_t)info->bitmap_regions,
+						     "dirty", (json_int_t)info->bitmap_dirty));
+	json_object_set_new(obj, "recovery", recovery_json(info, &info->recovery, false));
+	json_object_set_new(obj, "last_recovery", recovery_json(info, &info->last_recovery, true));
+	json_object_set_new(obj, "scrub", scrub_json(&info->scrub));
+	return obj;
 }
 
 static void
@@ -312,10 +492,197 @@ cleanup:
 	rpc_free_params(gga_info_params, ARRAY_SIZE(gga_info_params), &args);
 }
 
+/* ---------------------------------------------------------------------- */
+/* bdev_gga_replace_member                                                 */
+/* ---------------------------------------------------------------------- */
+
+struct rpc_gga_replace {
+	char *name;
+	char *member;
+	char *new_base;
+};
+
+static const struct rpc_param gga_replace_params[] = {
+	{ .name = "name", .type = RPC_PARAM_STRING,
+	  .offset = offsetof(struct rpc_gga_replace, name) },
+	{ .name = "member", .type = RPC_PARAM_STRING,
+	  .offset = offsetof(struct rpc_gga_replace, member) },
+	{ .name = "new_base", .type = RPC_PARAM_STRING,
+	  .offset = offsetof(struct rpc_gga_replace, new_base) },
+};
+
+static void
+gga_rpc_replace_done(void *cb_arg, int rc, const char *msg)
+{
+	struct rpc_request *req = cb_arg;
+
+	if (rc != 0) {
+		rpc_send_errno(req, rc, "%s", msg);
+		return;
+	}
+	rpc_send_result(req, json_true());
+}
+
+static void
+gga_rpc_replace_member(struct rpc_request *req, json_t *params)
+{
+	struct rpc_gga_replace args = { 0 };
+	char msg[256];
+	int rc;
+
+	if (rpc_decode_params(req, params, gga_replace_params, ARRAY_SIZE(gga_replace_params),
+			      &args) != 0) {
+		goto cleanup;
+	}
+	rc = bdev_gga_replace_member(args.name, args.member, args.new_base, gga_rpc_replace_done,
+				     req, msg, sizeof(msg));
+	if (rc != 0) {
+		rpc_send_errno(req, rc, "%s", msg);
+	}
+cleanup:
+	rpc_free_params(gga_replace_params, ARRAY_SIZE(gga_replace_params), &args);
+}
+
+/* ---------------------------------------------------------------------- */
+/* bdev_gga_scrub                                                          */
+/* ---------------------------------------------------------------------- */
+
+struct rpc_gga_scrub {
+	char *name;
+	char *action;
+	uint32_t rate_mib_s;
+};
+
+static const char *const scrub_actions[] = { "start", "stop", "status", NULL };
+
+static const struct rpc_param gga_scrub_params[] = {
+	{ .name = "name", .type = RPC_PARAM_STRING,
+	  .offset = offsetof(struct rpc_gga_scrub, name) },
+	{ .name = "action", .type = RPC_PARAM_STRING, .optional = true,
+	  .choices = scrub_actions, .offset = offsetof(struct rpc_gga_scrub, action) },
+	{ .name = "rate_mib_s", .type = RPC_PARAM_UINT32, .optional = true,
+	  .offset = offsetof(struct rpc_gga_scrub, rate_mib_s) },
+};
+
+static void
+scrub_status_done(void *cb_arg, int rc)
+{
+	struct gga_info_walk *walk = cb_arg;
+
+	if (rc == 0) {
+		rpc_send_result(walk->req, scrub_json(&walk->info.scrub));
+	} else {
+		rpc_send_errno(walk->req, rc, NULL);
+	}
+	bdev_gga_info_clear(&walk->info);
+	info_walk_free(walk);
+}
+
+static void
+gga_rpc_scrub(struct rpc_request *req, json_t *params)
+{
+	struct rpc_gga_scrub args = { .rate_mib_s = 100 };
+	struct gga_info_walk *walk;
+	const char *action;
+	int rc = 0;
+
+	if (rpc_decode_params(req, params, gga_scrub_params, ARRAY_SIZE(gga_scrub_params),
+			      &args) != 0) {
+		goto cleanup;
+	}
+	action = args.action != NULL ? args.action : "status";
+	if (strcmp(action, "start") == 0) {
+		rc = bdev_gga_scrub_start(args.name, args.rate_mib_s);
+	} else if (strcmp(action, "stop") == 0) {
+		rc = bdev_gga_scrub_stop(args.name);
+	}
+	if (rc != 0) {
+		rpc_send_errno(req, rc, "%s", rc == -ENODEV ? "no such gga bdev" :
+			       rc == -EBUSY ? "a scrub or a recovery is running" :
+			       rc == -EALREADY ? "no scrub is running" :
+			       rc == -EIO ? "fewer than k members are online" : strerror(-rc));
+		goto cleanup;
+	}
+	/* Every action answers with the scrub's status. */
+	walk = calloc(1, sizeof(*walk));
+	if (walk == NULL) {
+		rpc_send_errno(req, -ENOMEM, NULL);
+		goto cleanup;
+	}
+	walk->req = req;
+	rc = bdev_gga_get_info(args.name, &walk->info, scrub_status_done, walk);
+	if (rc != 0) {
+		rpc_send_errno(req, rc, "%s", rc == -ENODEV ? "no such gga bdev" : strerror(-rc));
+		info_walk_free(walk);
+	}
+cleanup:
+	rpc_free_params(gga_scrub_params, ARRAY_SIZE(gga_scrub_params), &args);
+}
+
+/* ---------------------------------------------------------------------- */
+/* bdev_gga_set_options                                                    */
+/* ---------------------------------------------------------------------- */
+
+struct rpc_gga_set_options {
+	char *name;
+	json_t *rebuild_rate_mib_s;
+	json_t *auto_readd;
+};
+
+static const struct rpc_param gga_set_options_params[] = {
+	{ .name = "name", .type = RPC_PARAM_STRING,
+	  .offset = offsetof(struct rpc_gga_set_options, name) },
+	{ .name = "rebuild_rate_mib_s", .type = RPC_PARAM_JSON, .optional = true,
+	  .offset = offsetof(struct rpc_gga_set_options, rebuild_rate_mib_s) },
+	{ .name = "auto_readd", .type = RPC_PARAM_JSON, .optional = true,
+	  .offset = offsetof(struct rpc_gga_set_options, auto_readd) },
+};
+
+static void
+gga_rpc_set_options(struct rpc_request *req, json_t *params)
+{
+	struct rpc_gga_set_options args = { 0 };
+	uint32_t rate;
+	bool readd;
+	int rc;
+
+	if (rpc_decode_params(req, params, gga_set_options_params,
+			      ARRAY_SIZE(gga_set_options_params), &args) != 0) {
+		goto cleanup;
+	}
+	if (args.rebuild_rate_mib_s != NULL &&
+	    (!json_is_integer(args.rebuild_rate_mib_s) ||
+	     json_integer_value(args.rebuild_rate_mib_s) < 0 ||
+	     json_integer_value(args.rebuild_rate_mib_s) > UINT32_MAX)) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "rebuild_rate_mib_s: expected an integer from 0 to %u", UINT32_MAX);
+		goto cleanup;
+	}
+	if (args.auto_readd != NULL && !json_is_boolean(args.auto_readd)) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "auto_readd: expected a boolean");
+		goto cleanup;
+	}
+	rate = args.rebuild_rate_mib_s != NULL ?
+	       (uint32_t)json_integer_value(args.rebuild_rate_mib_s) : 0;
+	readd = args.auto_readd != NULL && json_is_true(args.auto_readd);
+	rc = bdev_gga_set_options(args.name, args.rebuild_rate_mib_s != NULL ? &rate : NULL,
+				  args.auto_readd != NULL ? &readd : NULL);
+	if (rc != 0) {
+		rpc_send_errno(req, rc, "gga bdev '%s' does not exist", args.name);
+		goto cleanup;
+	}
+	rpc_send_result(req, json_true());
+cleanup:
+	rpc_free_params(gga_set_options_params, ARRAY_SIZE(gga_set_options_params), &args);
+}
+
 void
 bdev_gga_rpc_register(void)
 {
 	rpc_register_method("bdev_gga_create", gga_rpc_create, RPC_STATE_ANY);
 	rpc_register_method("bdev_gga_delete", gga_rpc_delete, RPC_STATE_ANY);
 	rpc_register_method("bdev_gga_get_info", gga_rpc_get_info, RPC_STATE_ANY);
+	rpc_register_method("bdev_gga_replace_member", gga_rpc_replace_member, RPC_STATE_ANY);
+	rpc_register_method("bdev_gga_scrub", gga_rpc_scrub, RPC_STATE_ANY);
+	rpc_register_method("bdev_gga_set_options", gga_rpc_set_options, RPC_STATE_ANY);
 }

@@ -104,6 +104,29 @@ matrix_valid(uint32_t matrix)
 	return matrix == GGA_MATRIX_VANDERMONDE || matrix == GGA_MATRIX_CAUCHY;
 }
 
+/* The version-2 fields: member states, recovery, bitmap geometry. */
+static bool
+sb_state_consistent(const struct gga_sb *sb)
+{
+	uint32_t n = sb->k + sb->m, i;
+
+	if (sb->region_shift < GGA_REGION_SHIFT_MIN || sb->region_shift > GGA_REGION_SHIFT_MAX ||
+	    gga_bitmap_regions(sb->data_blocks, sb->block_size, sb->region_shift) >
+		    (uint64_t)gga_bitmap_bytes(sb->fragment_size) * 8) {
+		return false;
+	}
+	for (i = 0; i < GGA_MAX_FRAGS; i++) {
+		if (sb->member_state[i] > GGA_SB_MEMBER_REBUILD ||
+		    (i >= n && sb->member_state[i] != GGA_SB_MEMBER_IN_SYNC)) {
+			return false;
+		}
+	}
+	if ((sb->recovery_mask >> n) != 0 || sb->recovery_offset > sb->data_blocks) {
+		return false;
+	}
+	return true;
+}
+
 /* Everything a decoded or about-to-be-encoded superblock must satisfy. */
 static bool
 sb_consistent(const struct gga_sb *sb)
@@ -122,7 +145,10 @@ sb_consistent(const struct gga_sb *sb)
 	    sb->data_blocks != sb->member_blocks - sb->data_offset) {
 		return false;
 	}
-	return true;
+	if (sb->version == GGA_SB_VERSION_1) {
+		return true;
+	}
+	return sb_state_consistent(sb);
 }
 
 int
@@ -136,7 +162,7 @@ gga_sb_init(struct gga_sb *sb, const uint8_t array_uuid[16], uint32_t member_ind
 		return -EINVAL;
 	}
 	memset(sb, 0, sizeof(*sb));
-	sb->version = GGA_FORMAT_VERSION;
+	sb->version = GGA_SB_VERSION_CURRENT;
 	memcpy(sb->array_uuid, array_uuid, sizeof(sb->array_uuid));
 	sb->member_index = member_index;
 	sb->k = k;
@@ -151,6 +177,11 @@ gga_sb_init(struct gga_sb *sb, const uint8_t array_uuid[16], uint32_t member_ind
 		return -ENOSPC;
 	}
 	sb->data_blocks = member_blocks - sb->data_offset;
+	sb->region_shift = GGA_REGION_SHIFT_DEFAULT;
+	while (gga_bitmap_regions(sb->data_blocks, block_size, sb->region_shift) >
+	       (uint64_t)gga_bitmap_bytes(sb->fragment_size) * 8) {
+		sb->region_shift++;
+	}
 	return 0;
 }
 
@@ -159,7 +190,8 @@ gga_sb_encode(const struct gga_sb *sb, void *buf)
 {
 	struct gga_sb_disk d;
 
-	if (sb == NULL || buf == NULL || sb->version != GGA_FORMAT_VERSION || !sb_consistent(sb)) {
+	if (sb == NULL || buf == NULL || sb->version != GGA_SB_VERSION_CURRENT ||
+	    !sb_consistent(sb)) {
 		return -EINVAL;
 	}
 	memset(&d, 0, sizeof(d));
@@ -178,6 +210,11 @@ gga_sb_encode(const struct gga_sb *sb, void *buf)
 	d.data_offset = htole64(sb->data_offset);
 	d.data_blocks = htole64(sb->data_blocks);
 	d.generation_epoch = htole64(sb->generation_epoch);
+	d.events = htole64(sb->events);
+	d.recovery_offset = htole64(sb->recovery_offset);
+	memcpy(d.member_state, sb->member_state, sizeof(d.member_state));
+	d.recovery_mask = htole16((uint16_t)sb->recovery_mask);
+	d.region_shift = (uint8_t)sb->region_shift;
 	d.crc = htole32(gga_crc32c(&d, GGA_SB_CRC_LEN, 0));
 	memcpy(buf, &d, sizeof(d));
 	return 0;
@@ -212,7 +249,8 @@ gga_sb_decode(const void *buf, size_t len, struct gga_sb *sb)
 		return -EMEDIUMTYPE;
 	}
 	/* As for fragment metadata, a later version may place its crc elsewhere. */
-	if (le32toh(d.version) != GGA_FORMAT_VERSION) {
+	if (le32toh(d.version) != GGA_SB_VERSION_CURRENT &&
+	    le32toh(d.version) != GGA_SB_VERSION_1) {
 		return -EPROTONOSUPPORT;
 	}
 	if (le32toh(d.crc) != gga_crc32c(&d, GGA_SB_CRC_LEN, 0)) {
@@ -235,6 +273,13 @@ gga_sb_decode(const void *buf, size_t len, struct gga_sb *sb)
 	sb->data_offset = le64toh(d.data_offset);
 	sb->data_blocks = le64toh(d.data_blocks);
 	sb->generation_epoch = le64toh(d.generation_epoch);
+	if (sb->version == GGA_SB_VERSION_CURRENT) {
+		sb->events = le64toh(d.events);
+		sb->recovery_offset = le64toh(d.recovery_offset);
+		memcpy(sb->member_state, d.member_state, sizeof(sb->member_state));
+		sb->recovery_mask = le16toh(d.recovery_mask);
+		sb->region_shift = d.region_shift;
+	}
 	if (!sb_consistent(sb)) {
 		return -EUCLEAN;
 	}
@@ -295,9 +340,6 @@ gga_sb_compare(const struct gga_sb *sb, const struct gga_sb *want, char *why, si
 	    field_differs("data blocks", sb->data_blocks, want->data_blocks, why, why_len)) {
 		return GGA_SB_SIZE_CHANGED;
 	}
-	if (field_differs("format version", sb->version, want->version, why, why_len)) {
-		return GGA_SB_VERSION;
-	}
 	return GGA_SB_MATCH;
 }
 
@@ -315,8 +357,6 @@ gga_sb_mismatch_name(enum gga_sb_mismatch mismatch)
 		return "geometry mismatch";
 	case GGA_SB_SIZE_CHANGED:
 		return "size changed";
-	case GGA_SB_VERSION:
-		return "format version mismatch";
 	}
 	return "unknown";
 }

@@ -21,8 +21,15 @@
 
 #include <isa-l/crc.h>
 
-/* Version of the whole format: fragment metadata and superblock. */
+/* Version of the fragment metadata (and of the format as a whole). */
 #define GGA_FORMAT_VERSION 1
+/*
+ * Version of the superblock record. Version 2 adds the array's event counter,
+ * the members' states, the recovery checkpoint and the write-intent bitmap;
+ * version-1 records are still read (and upgraded in place when assembled).
+ */
+#define GGA_SB_VERSION_CURRENT 2
+#define GGA_SB_VERSION_1 1
 
 /* The largest k + m any version-1 reader must handle. */
 #define GGA_MAX_FRAGS 16
@@ -191,8 +198,14 @@ struct __attribute__((packed)) gga_sb_disk {
 	uint64_t data_offset;      /* first member block holding logical block 0 */
 	uint64_t data_blocks;      /* logical blocks: member_blocks - data_offset */
 	uint64_t generation_epoch; /* generation bound, see docs/FORMAT.md */
-	uint8_t reserved[44];      /* zero */
-	uint32_t crc;              /* CRC-32C of bytes 0..123 */
+	/* Version 2 (zero in version 1): */
+	uint64_t events;                         /* array event counter */
+	uint64_t recovery_offset;                /* recovery done below this logical block */
+	uint8_t member_state[GGA_MAX_FRAGS];     /* enum gga_sb_member_state per member */
+	uint16_t recovery_mask;                  /* members being recovered */
+	uint8_t region_shift;                    /* log2 of a bitmap region's logical bytes */
+	uint8_t reserved[9];                     /* zero */
+	uint32_t crc;                            /* CRC-32C of bytes 0..123 */
 };
 
 static_assert(sizeof(struct gga_sb_disk) == GGA_SB_SIZE, "superblock size");
@@ -210,8 +223,30 @@ static_assert(offsetof(struct gga_sb_disk, member_blocks) == 48, "sb member_bloc
 static_assert(offsetof(struct gga_sb_disk, data_offset) == 56, "sb data_offset");
 static_assert(offsetof(struct gga_sb_disk, data_blocks) == 64, "sb data_blocks");
 static_assert(offsetof(struct gga_sb_disk, generation_epoch) == 72, "sb generation_epoch");
-static_assert(offsetof(struct gga_sb_disk, reserved) == 80, "sb reserved");
+static_assert(offsetof(struct gga_sb_disk, events) == 80, "sb events");
+static_assert(offsetof(struct gga_sb_disk, recovery_offset) == 88, "sb recovery_offset");
+static_assert(offsetof(struct gga_sb_disk, member_state) == 96, "sb member_state");
+static_assert(offsetof(struct gga_sb_disk, recovery_mask) == 112, "sb recovery_mask");
+static_assert(offsetof(struct gga_sb_disk, region_shift) == 114, "sb region_shift");
+static_assert(offsetof(struct gga_sb_disk, reserved) == 115, "sb reserved");
 static_assert(offsetof(struct gga_sb_disk, crc) == GGA_SB_CRC_LEN, "sb crc");
+
+/*
+ * A member's state as the array's writers saw it (superblock version 2).
+ * IN_SYNC members hold every acknowledged write; STALE ones missed writes
+ * to the regions marked in the bitmap; REBUILD ones hold nothing usable
+ * (blank or replaced) and must be rebuilt whole.
+ */
+enum gga_sb_member_state {
+	GGA_SB_MEMBER_IN_SYNC = 0,
+	GGA_SB_MEMBER_STALE = 1,
+	GGA_SB_MEMBER_REBUILD = 2,
+};
+
+/* Bitmap regions: 4 KiB .. 1 TiB of logical bytes each; 1 MiB by default. */
+#define GGA_REGION_SHIFT_MIN 12
+#define GGA_REGION_SHIFT_MAX 40
+#define GGA_REGION_SHIFT_DEFAULT 20
 
 /* Superblock in host form. */
 struct gga_sb {
@@ -228,6 +263,12 @@ struct gga_sb {
 	uint64_t data_offset;
 	uint64_t data_blocks;
 	uint64_t generation_epoch;
+	/* Version 2; a decoded version-1 record has events 0, every member in sync, no bitmap. */
+	uint64_t events;
+	uint64_t recovery_offset;
+	uint8_t member_state[GGA_MAX_FRAGS];
+	uint32_t recovery_mask;
+	uint32_t region_shift; /* 0 in a version-1 record */
 };
 
 /*
@@ -245,9 +286,37 @@ gga_sb_data_offset(uint32_t fragment_size)
 }
 
 /*
+ * The write-intent bitmap: the reserved region's data bytes from
+ * gga_bitmap_offset() to GGA_SB_REGION_BYTES, bit r (byte r / 8, bit r % 8)
+ * set while logical region r (region_shift bits of logical bytes) may hold
+ * writes that some member lacks. It starts on a member block boundary.
+ */
+static inline uint32_t
+gga_bitmap_offset(uint32_t fragment_size)
+{
+	return fragment_size > 4096 ? fragment_size : 4096;
+}
+
+static inline uint32_t
+gga_bitmap_bytes(uint32_t fragment_size)
+{
+	return GGA_SB_REGION_BYTES - gga_bitmap_offset(fragment_size);
+}
+
+/* Regions of 2^shift logical bytes covering data_blocks blocks of block_size. */
+static inline uint64_t
+gga_bitmap_regions(uint64_t data_blocks, uint32_t block_size, uint32_t shift)
+{
+	uint64_t bytes = data_blocks * block_size;
+
+	return (bytes + (1ull << shift) - 1) >> shift;
+}
+
+/*
  * Fill a superblock for member `member_index` of a new array, deriving
- * fragment_size, data_offset and data_blocks, with version
- * GGA_FORMAT_VERSION and generation_epoch 0. Returns 0, -EINVAL (bad
+ * fragment_size, data_offset and data_blocks, with version GGA_SB_VERSION_CURRENT,
+ * generation_epoch 0, events 0, every member in sync, the default region
+ * size (or the smallest larger one whose bitmap fits the reserved region). Returns 0, -EINVAL (bad
  * geometry, matrix or member index) or -ENOSPC (member_blocks leaves no
  * block after the reserved region).
  */
@@ -284,12 +353,12 @@ enum gga_sb_mismatch {
 	GGA_SB_WRONG_ROLE,   /* member_index differs: members swapped */
 	GGA_SB_GEOMETRY,     /* k, m, matrix, block, fragment or md size, data_offset */
 	GGA_SB_SIZE_CHANGED, /* member_blocks or data_blocks differ */
-	GGA_SB_VERSION,      /* format version differs */
 };
 
 /*
- * Compare a decoded superblock `sb` with `want` (generation_epoch is not
- * compared). Returns the first mismatch in the order of the enum, and when
+ * Compare a decoded superblock `sb` with `want` (generation_epoch, the
+ * version-2 state fields and the version itself are not compared: a
+ * version-1 member is upgraded in place). Returns the first mismatch in the order of the enum, and when
  * why != NULL writes a sentence naming the field and both values to it.
  */
 enum gga_sb_mismatch gga_sb_compare(const struct gga_sb *sb, const struct gga_sb *want, char *why,

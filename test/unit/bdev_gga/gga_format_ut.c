@@ -154,13 +154,19 @@ test_format_vectors(void)
 	        0x00, 0x4f, 0x83, 0x89, 0xa4, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00,
 	        0x00, 0x00, 0x89, 0x41, 0xf9, 0x98, 0x9c, 0xa4, 0x8a, 0xcb};
 	static const uint8_t sb_head[80] = {
-	        0x47, 0x47, 0x41, 0x53, 0x55, 0x50, 0x45, 0x52, 0x01, 0x00, 0x00, 0x00, 0x80, 0x00,
+	        0x47, 0x47, 0x41, 0x53, 0x55, 0x50, 0x45, 0x52, 0x02, 0x00, 0x00, 0x00, 0x80, 0x00,
 	        0x00, 0x00, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b,
 	        0x0c, 0x0d, 0x0e, 0x0f, 0x01, 0x02, 0x01, 0x01, 0x00, 0x10, 0x00, 0x00, 0x00, 0x08,
 	        0x00, 0x00, 0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00,
 	        0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xe0, 0xff, 0x0f, 0x00, 0x00, 0x00,
 	        0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00};
-	static const uint8_t sb_crc[4] = {0xb1, 0xf9, 0x87, 0xa2};
+	/* events 5; recovery offset 0; member 2 (p) stale; no recovery; 1 MiB regions. */
+	static const uint8_t sb_tail[44] = {
+	        0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,
+	        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	        0x00, 0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
+	static const uint8_t sb_crc[4] = {0xcd, 0x8b, 0xb4, 0xfe};
 	struct gga_codec_opts opts;
 	struct gga_codec *c;
 	struct gga_codec_scratch *s;
@@ -194,9 +200,11 @@ test_format_vectors(void)
 	}
 	UT_ASSERT_EQ(gga_sb_init(&sb, uuid, 1, 2, 1, GGA_MATRIX_VANDERMONDE, 4096, 32, 1048576), 0);
 	sb.generation_epoch = 1u << 24;
+	sb.events = 5;
+	sb.member_state[2] = GGA_SB_MEMBER_STALE;
 	UT_ASSERT_EQ(gga_sb_encode(&sb, sbbuf), 0);
 	CU_ASSERT(memcmp(sbbuf, sb_head, sizeof(sb_head)) == 0);
-	CU_ASSERT(mem_is_zero(sbbuf + 80, 44));
+	CU_ASSERT(memcmp(sbbuf + 80, sb_tail, sizeof(sb_tail)) == 0);
 	CU_ASSERT(memcmp(sbbuf + GGA_SB_CRC_LEN, sb_crc, 4) == 0);
 
 	gga_codec_scratch_free(s);
@@ -251,12 +259,15 @@ test_superblock_roundtrip(void)
 	UT_ASSERT_EQ(sb.data_offset, GGA_SB_REGION_BYTES / 2048);
 	UT_ASSERT_EQ(sb.data_blocks, 100000 - 32);
 	sb.generation_epoch = 0x1234567890ull;
+	sb.events = 0x42;
+	sb.member_state[2] = GGA_SB_MEMBER_REBUILD;
+	sb.recovery_mask = 1u << 2;
+	sb.recovery_offset = 77;
 	memset(buf, 0xcc, sizeof(buf));
 	UT_ASSERT_EQ(gga_sb_encode(&sb, buf), 0);
 	/* The record is exactly GGA_SB_SIZE bytes. */
 	UT_ASSERT_EQ(buf[GGA_SB_SIZE], 0xcc);
 	CU_ASSERT(memcmp(buf, "GGASUPER", 8) == 0);
-	UT_ASSERT_EQ(buf[8], 1);
 	UT_ASSERT_EQ(buf[12], GGA_SB_SIZE);
 	CU_ASSERT(memcmp(buf + 16, g_uuid, 16) == 0);
 	UT_ASSERT_EQ(buf[32], 2);
@@ -268,13 +279,24 @@ test_superblock_roundtrip(void)
 	UT_ASSERT_EQ(buf[44], 64);
 	UT_ASSERT_EQ(buf[56], 32);
 	UT_ASSERT_EQ(buf[72], 0x90);
-	CU_ASSERT(mem_is_zero(buf + 80, 44));
+	/* Version 2: events, recovery, member states, region shift at 114 (1 MiB regions). */
+	UT_ASSERT_EQ(buf[8], GGA_SB_VERSION_CURRENT);
+	UT_ASSERT_EQ(buf[80], 0x42);
+	UT_ASSERT_EQ(buf[98], GGA_SB_MEMBER_REBUILD);
+	UT_ASSERT_EQ(buf[112], 0x04);
+	UT_ASSERT_EQ(buf[114], GGA_REGION_SHIFT_DEFAULT);
+	CU_ASSERT(mem_is_zero(buf + 115, 9));
 
 	memset(&back, 0, sizeof(back));
 	UT_ASSERT_EQ(gga_sb_decode(buf, GGA_SB_SIZE, &back), 0);
 	UT_ASSERT_EQ(gga_sb_compare(&back, &sb, NULL, 0), GGA_SB_MATCH);
 	UT_ASSERT_EQ(back.generation_epoch, 0x1234567890ull);
 	UT_ASSERT_EQ(back.member_blocks, 100000);
+	UT_ASSERT_EQ(back.events, 0x42);
+	UT_ASSERT_EQ(back.member_state[2], GGA_SB_MEMBER_REBUILD);
+	UT_ASSERT_EQ(back.recovery_mask, 1u << 2);
+	UT_ASSERT_EQ(back.recovery_offset, 77);
+	UT_ASSERT_EQ(back.region_shift, GGA_REGION_SHIFT_DEFAULT);
 
 	/* 512-byte blocks with 8 data fragments: 64-byte fragments, 1024 reserved blocks. */
 	UT_ASSERT_EQ(gga_sb_init(&sb, g_uuid, 9, 8, 2, GGA_MATRIX_CAUCHY, 512, 32, 5000), 0);
@@ -328,6 +350,12 @@ test_superblock_decode_errors(void)
 	        {48, 4, 32},                 /* member_blocks: no room for data */
 	        {56, 8, 64},                 /* data_offset */
 	        {64, 8, 5},                  /* data_blocks */
+	        {114, 1, 11},                /* region shift below 4 KiB */
+	        {114, 1, 41},                /* region shift above 1 TiB */
+	        {96, 1, 3},                  /* unknown member state */
+	        {99, 1, 1},                  /* a state for a member beyond k + m */
+	        {112, 1, 8},                 /* recovery of a member beyond k + m */
+	        {88, 8, 1u << 30},           /* recovery offset beyond the data */
 	};
 	struct gga_sb sb, back;
 	uint8_t good[GGA_SB_SIZE], buf[GGA_SB_SIZE];
@@ -344,9 +372,22 @@ test_superblock_decode_errors(void)
 	buf[3] = 'x';
 	UT_ASSERT_EQ(gga_sb_decode(buf, sizeof(buf), &back), -EMEDIUMTYPE);
 	memcpy(buf, good, sizeof(buf));
-	buf[8] = 2;
+	buf[8] = 3;
 	sb_restamp(buf);
 	UT_ASSERT_EQ(gga_sb_decode(buf, sizeof(buf), &back), -EPROTONOSUPPORT);
+	/* A version-1 record (bytes 80..123 reserved, zero) still decodes, with no state. */
+	memcpy(buf, good, sizeof(buf));
+	buf[8] = GGA_SB_VERSION_1;
+	memset(buf + 80, 0, 44);
+	sb_restamp(buf);
+	UT_ASSERT_EQ(gga_sb_decode(buf, sizeof(buf), &back), 0);
+	UT_ASSERT_EQ(back.version, GGA_SB_VERSION_1);
+	UT_ASSERT_EQ(back.region_shift, 0);
+	UT_ASSERT_EQ(back.events, 0);
+	/* ... and its reserved bytes are ignored there. */
+	buf[100] = 7;
+	sb_restamp(buf);
+	UT_ASSERT_EQ(gga_sb_decode(buf, sizeof(buf), &back), 0);
 	/* Any flipped bit after the magic and version fails the crc. */
 	for (i = 12; i < GGA_SB_SIZE; i++) {
 		memcpy(buf, good, sizeof(buf));
@@ -366,9 +407,9 @@ test_superblock_decode_errors(void)
 		sb_restamp(buf);
 		UT_ASSERT_EQ(gga_sb_decode(buf, sizeof(buf), &back), -EUCLEAN);
 	}
-	/* Reserved bytes are ignored by version 1 readers (but covered by the crc). */
+	/* Reserved bytes (115..123) are ignored by readers (but covered by the crc). */
 	memcpy(buf, good, sizeof(buf));
-	buf[100] = 1;
+	buf[118] = 1;
 	sb_restamp(buf);
 	UT_ASSERT_EQ(gga_sb_decode(buf, sizeof(buf), &back), 0);
 }
@@ -408,11 +449,14 @@ test_superblock_compare(void)
 	sb.member_blocks++;
 	sb.data_blocks++;
 	UT_ASSERT_EQ(gga_sb_compare(&sb, &want, why, sizeof(why)), GGA_SB_SIZE_CHANGED);
+	/* A version-1 member of the array matches: assembling upgrades it. */
 	sb = want;
-	sb.version = 2;
-	UT_ASSERT_EQ(gga_sb_compare(&sb, &want, why, sizeof(why)), GGA_SB_VERSION);
+	sb.version = GGA_SB_VERSION_1;
+	UT_ASSERT_EQ(gga_sb_compare(&sb, &want, why, sizeof(why)), GGA_SB_MATCH);
 	sb = want;
 	sb.generation_epoch = 99;
+	sb.events = 7;
+	sb.member_state[1] = GGA_SB_MEMBER_STALE;
 	UT_ASSERT_EQ(gga_sb_compare(&sb, &want, why, sizeof(why)), GGA_SB_MATCH);
 	UT_ASSERT_STR_EQ(gga_sb_mismatch_name(GGA_SB_WRONG_ROLE), "wrong role");
 }

@@ -320,9 +320,10 @@ test_create_refusals_superblock(void)
 	opts3(&opts, "X1", "X2", "X3");
 	opts.uuid = "01234567-89ab-4def-8123-456789abcdef";
 	expect_refusal(&opts, -EEXIST, "not of the requested array");
-	/* Blank and formatted members mixed. */
-	opts3(&opts, "X1", "X2", "B3");
-	expect_refusal(&opts, -EEXIST, "data_1 'X1' is formatted but parity 'B3' is blank");
+	/* One formatted member beside blank ones is not an array that can be assembled. */
+	opts3(&opts, "X1", "B2", "B3");
+	expect_refusal(&opts, -EEXIST, "data_1 'X1' is formatted but data_2 'B2' and others are "
+		       "blank");
 	opts3(&opts, "B1", "B2", "B3");
 	opts.mode = BDEV_GGA_MODE_ASSEMBLE;
 	expect_refusal(&opts, -ENOENT, "data_1 'B1' is blank");
@@ -352,6 +353,39 @@ test_create_refusals_superblock(void)
 	write_block0("Z2", rec, sizeof(rec));
 	opts3(&opts, "Z2", "B2", "B3");
 	expect_refusal(&opts, -EBADMSG, "data_1 'Z2' has a damaged gga superblock");
+
+	/*
+	 * A blank member beside k formatted ones is this array's member come
+	 * back empty (a replaced disk): it is assembled as stale, rebuilt whole,
+	 * and then online, and the data is as it was.
+	 */
+	{
+		uint8_t rd[4 * LBS];
+		struct bdev_gga_info info;
+		bool online = false;
+
+		opts3(&opts, "X1", "X2", "B3");
+		opts.name = "XB";
+		UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+		disk = r.bdev->ctxt;
+		UT_POLL_UNTIL(gga_member_state(&disk->members[2]) == BDEV_GGA_MEMBER_ONLINE);
+		UT_ASSERT_EQ(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_ONLINE);
+		get_info("XB", &info);
+		online = info.state == BDEV_GGA_ONLINE;
+		CU_ASSERT(online);
+		CU_ASSERT(info.last_recovery.valid && info.last_recovery.rebuild);
+		UT_ASSERT_EQ(info.last_recovery.result, 0);
+		UT_ASSERT_EQ(info.last_recovery.blocks_copied, NBLK);
+		bdev_gga_info_clear(&info);
+		/* Every block is readable from the rebuilt parity and one data member. */
+		disk->recovery_read_every_n = 1;
+		open_dev("XB");
+		CU_ASSERT(dev_read(0, 4, rd));
+		CU_ASSERT(memcmp(rd, buf, sizeof(rd)) == 0);
+		UT_ASSERT_EQ(counters("XB").checksum_failures, 0);
+		ut_dev_close(&g_dev);
+		gga_delete_sync("XB");
+	}
 
 	/* Mode create with force reformats, and the old blocks are gone. */
 	opts3(&opts, "X1", "X2", "X3");

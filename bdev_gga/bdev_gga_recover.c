@@ -1,0 +1,1394 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * How a gga bdev gets its redundancy back (app thread):
+ *
+ * - Re-add. Once a second, a failed member whose base answers again (its
+ *   NVMe controller reconnected), or an absent one whose base bdev appeared
+ *   again, is probed: its superblock is read. This array's superblock: the
+ *   member is stale and is resynced. Blank: it is formatted and rebuilt
+ *   whole. Anything else: it is left alone until bdev_gga_replace_member.
+ * - Recovery. One pass at a time walks the logical space in chunks (only the
+ *   regions marked in the write-intent bitmap for a resync, everything for a
+ *   rebuild). Each chunk is taken under the range lock: the online members
+ *   are read, every block resolved as a read would (docs/FORMAT.md 7.2), and
+ *   the recovered members' fragments (and any bad one found on the way) are
+ *   rebuilt from the chosen version and written. The members being
+ *   recovered take every front write meanwhile and are read by nobody. The
+ *   pass is rate-limited, and its position is persisted in the superblocks
+ *   every few seconds so that a front restart resumes it.
+ * - Replace. bdev_gga_replace_member puts a new base in place of a member
+ *   that is not online, formats its reserved region and rebuilds it whole.
+ * - Scrub. The same walk over every block with nothing to recover: every
+ *   fragment is checked and what is wrong is rewritten.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gga/bdev_module.h"
+#include "gga/log.h"
+#include "gga/util.h"
+
+#include "bdev_gga_internal.h"
+
+#define PROBE_PERIOD_US		(1000u * 1000u)
+#define WALK_TICK_US		1000u
+#define WALK_DEPTH		4u
+#define WALK_CHECKPOINT_SEC	2u
+/* After a pass failed, wait this long before the next attempt. */
+#define WALK_RETRY_SEC		10u
+#define MIB			(1024.0 * 1024.0)
+
+struct walk_op {
+	struct gga_walk *walk;
+	uint8_t *buf;			/* n regions of chunk_blocks member blocks */
+	uint64_t lba;
+	uint32_t blocks;
+	uint32_t pending;
+	uint32_t ok_mask;
+	uint32_t write_mask;
+	bool active;
+	bool writing;
+	struct gga_member_ctx ctx[BDEV_GGA_MAX_MEMBERS];
+};
+
+struct gga_walk {
+	struct gga_disk *disk;
+	bool scrub;
+	bool rebuild;			/* every block (else marked regions only) */
+	uint32_t targets;		/* members being recovered */
+	uint64_t cursor;		/* next block to issue */
+	uint64_t end;
+	uint64_t blocks_done;
+	uint64_t blocks_copied;
+	uint64_t regions_done;
+	uint64_t regions_total;
+	uint64_t repaired;
+	uint64_t unrecoverable;
+	uint32_t rate;			/* MiB/s, 0 = unlimited */
+	double tokens;			/* bytes that may be issued */
+	uint64_t last_ticks;
+	uint64_t start_ticks;
+	uint64_t ckpt_ticks;
+	uint32_t chunk_blocks;
+	size_t stride;
+	uint32_t inflight;
+	bool in_pump;
+	bool pump_again;
+	bool stopping;
+	int result;
+	struct poller *poller;
+	struct gga_codec_scratch *scratch;
+	uint8_t *heal;			/* n member blocks */
+	uint8_t *bounce;		/* one logical block */
+	struct walk_op ops[WALK_DEPTH];
+};
+
+static double
+ticks_to_sec(uint64_t t)
+{
+	return (double)t / (double)ticks_hz();
+}
+
+static const char *
+member_label(const struct gga_disk *disk, uint32_t i, char *buf, size_t len)
+{
+	char role[16];
+
+	snprintf(buf, len, "%s '%s'", gga_role_of(disk, i, role, sizeof(role)),
+		 disk->members[i].name);
+	return buf;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The walk                                                                */
+/* ---------------------------------------------------------------------- */
+
+static void walk_pump(struct gga_walk *walk);
+static void walk_issue(struct gga_walk *walk);
+static void walk_checkpoint(struct gga_walk *walk, bool force);
+static void walk_finish(struct gga_walk *walk);
+
+static void
+walk_free(struct gga_walk *walk)
+{
+	uint32_t i;
+
+	poller_unregister(&walk->poller);
+	for (i = 0; i < WALK_DEPTH; i++) {
+		env_dma_free(walk->ops[i].buf);
+	}
+	gga_codec_scratch_free(walk->scratch);
+	free(walk->heal);
+	free(walk->bounce);
+	free(walk);
+}
+
+static struct gga_walk *
+walk_alloc(struct gga_disk *disk)
+{
+	struct gga_walk *walk = calloc(1, sizeof(*walk));
+	uint32_t i;
+
+	if (walk == NULL) {
+		return NULL;
+	}
+	walk->disk = disk;
+	walk->chunk_blocks = GGA_MAX(1u, GGA_CHUNK_BYTES / disk->block_size);
+	walk->stride = (size_t)walk->chunk_blocks * disk->mbs;
+	walk->heal = malloc((size_t)disk->n * disk->mbs);
+	walk->bounce = malloc(disk->block_size);
+	if (walk->heal == NULL || walk->bounce == NULL ||
+	    gga_codec_scratch_alloc(disk->codec, &walk->scratch) != 0) {
+		walk_free(walk);
+		return NULL;
+	}
+	for (i = 0; i < WALK_DEPTH; i++) {
+		walk->ops[i].walk = walk;
+		walk->ops[i].buf = env_dma_zmalloc((size_t)disk->n * walk->stride, 0);
+		if (walk->ops[i].buf == NULL) {
+			walk_free(walk);
+			return NULL;
+		}
+	}
+	return walk;
+}
+
+static uint8_t *
+op_block(const struct walk_op *op, uint32_t m, uint32_t b)
+{
+	const struct gga_disk *disk = op->walk->disk;
+
+	return op->buf + (size_t)m * op->walk->stride + (size_t)b * disk->mbs;
+}
+
+static void op_phase_done(struct walk_op *op);
+
+static void
+op_io_done(struct bdev_io *io, bool success, void *cb_arg)
+{
+	struct gga_member_ctx *ctx = cb_arg;
+	struct walk_op *op = ctx->owner;
+	struct gga_disk *disk = op->walk->disk;
+
+	bdev_free_io(io);
+	gga_member_app_io_done(&disk->members[ctx->index]);
+	if (success) {
+		op->ok_mask |= 1u << ctx->index;
+	} else {
+		gga_member_fail(disk, ctx->index, op->writing ? "a recovery write failed" :
+				"a recovery read failed");
+	}
+	if (--op->pending == 0) {
+		op_phase_done(op);
+	}
+}
+
+/* Submit this phase's I/O to the members in mask; returns the members submitted to. */
+static uint32_t
+op_submit(struct walk_op *op, uint32_t mask, bool write)
+{
+	struct gga_disk *disk = op->walk->disk;
+	struct gga_member *member;
+	uint32_t i, done = 0;
+	int rc;
+
+	op->writing = write;
+	op->ok_mask = 0;
+	op->pending = 1;
+	for (i = 0; i < disk->n; i++) {
+		member = &disk->members[i];
+		if (!(mask & (1u << i))) {
+			continue;
+		}
+		if (member->app_ch == NULL || member->removing) {
+			continue;
+		}
+		op->ctx[i].owner = op;
+		op->ctx[i].index = i;
+		if (write) {
+			rc = bdev_write_blocks(member->desc, member->app_ch, op_block(op, i, 0),
+					       disk->data_offset + op->lba, op->blocks, op_io_done,
+					       &op->ctx[i]);
+		} else {
+			rc = bdev_read_blocks(member->desc, member->app_ch, op_block(op, i, 0),
+					      disk->data_offset + op->lba, op->blocks, op_io_done,
+					      &op->ctx[i]);
+		}
+		if (rc != 0) {
+			gga_member_fail(disk, i, "recovery I/O not submitted");
+			continue;
+		}
+		member->app_io++;
+		op->pending++;
+		done |= 1u << i;
+	}
+	if (--op->pending == 0) {
+		op_phase_done(op);
+	}
+	return done;
+}
+
+static void
+op_end(struct walk_op *op)
+{
+	struct gga_walk *walk = op->walk;
+
+	gga_lock_release(walk->disk, op->lba, op->blocks);
+	op->active = false;
+	walk->inflight--;
+	walk_pump(walk);
+}
+
+/* Mark a fragment corrupt on purpose: an unreadable block must stay unreadable. */
+static void
+poison_fragment(const struct gga_disk *disk, uint8_t *frag)
+{
+	memset(frag, 0, disk->frag_size);
+	memset(frag + disk->frag_size, 0xff, GGA_FRAG_MD_SIZE);
+}
+
+/* The chunk is read: resolve every block and rebuild what must be written. */
+static void
+op_rebuild(struct walk_op *op)
+{
+	struct gga_walk *walk = op->walk;
+	struct gga_disk *disk = walk->disk;
+	const void *fd[GGA_CODEC_MAX_FRAGS] = { NULL }, *fm[GGA_CODEC_MAX_FRAGS] = { NULL };
+	void *od[GGA_CODEC_MAX_FRAGS] = { NULL }, *om[GGA_CODEC_MAX_FRAGS] = { NULL };
+	uint32_t present = op->ok_mask, targets = walk->targets & gga_write_mask(disk);
+	uint32_t b, i, t, bad;
+	struct gga_decode_info info;
+	uint8_t *frag;
+	int rc;
+
+	op->write_mask = targets;
+	for (i = 0; i < disk->n; i++) {
+		od[i] = walk->heal + (size_t)i * disk->mbs;
+		om[i] = (uint8_t *)od[i] + disk->frag_size;
+	}
+	for (b = 0; b < op->blocks; b++) {
+		for (i = 0; i < disk->n; i++) {
+			frag = op_block(op, i, b);
+			fd[i] = (present & (1u << i)) ? frag : NULL;
+			fm[i] = (present & (1u << i)) ? frag + disk->frag_size : NULL;
+		}
+		rc = gga_codec_decode(disk->codec, walk->scratch, fd, fm, present, op->lba + b,
+				      walk->bounce, &info);
+		if (rc != 0) {
+			walk->unrecoverable++;
+			ERRLOG("gga bdev '%s': lba %" PRIu64 " cannot be resolved from members 0x%x "
+			       "during %s\n", disk->bdev.name, op->lba + b, present,
+			       walk->scrub ? "scrub" : "recovery");
+			for (i = 0; i < disk->n; i++) {
+				if (targets & (1u << i)) {
+					poison_fragment(disk, op_block(op, i, b));
+				}
+			}
+			continue;
+		}
+		bad = present & ~info.valid_mask;
+		t = targets | (disk->repair || walk->scrub ? bad : 0);
+		if (t == 0) {
+			continue;
+		}
+		rc = gga_codec_rebuild(disk->codec, walk->scratch, fd, fm, present, op->lba + b, t,
+				       od, om, NULL);
+		if (rc != 0) {
+			walk->unrecoverable++;
+			continue;
+		}
+		for (i = 0; i < disk->n; i++) {
+			if (t & (1u << i)) {
+				memcpy(op_block(op, i, b), od[i], disk->mbs);
+			}
+		}
+		walk->repaired += (uint64_t)__builtin_popcount(bad);
+		op->write_mask |= t;
+	}
+}
+
+static void
+op_phase_done(struct walk_op *op)
+{
+	struct gga_walk *walk = op->walk;
+	struct gga_disk *disk = walk->disk;
+	uint32_t live = gga_live_mask(disk);
+
+	if (op->writing) {
+		walk->blocks_done += op->blocks;
+		if ((op->ok_mask & walk->targets) != 0) {
+			walk->blocks_copied += op->blocks;
+		}
+		op_end(op);
+		return;
+	}
+	if ((uint32_t)__builtin_popcount(op->ok_mask) < disk->k) {
+		if ((uint32_t)__builtin_popcount(live) >= disk->k && !walk->stopping) {
+			/* A member failed under the read: read the chunk again from the rest. */
+			op_submit(op, live, false);
+			return;
+		}
+		walk->result = -EIO;
+		walk->stopping = true;
+		op_end(op);
+		return;
+	}
+	op_rebuild(op);
+	if (op->write_mask == 0) {
+		walk->blocks_done += op->blocks;
+		op_end(op);
+		return;
+	}
+	/* Ends in op_phase_done() even if nothing could be submitted. */
+	op_submit(op, op->write_mask, true);
+}
+
+static void
+op_start(struct gga_walk *walk, struct walk_op *op, uint64_t lba, uint32_t blocks)
+{
+	op->lba = lba;
+	op->blocks = blocks;
+	op->active = true;
+	walk->inflight++;
+	op_submit(op, gga_live_mask(walk->disk), false);
+}
+
+/* Persist where a recovery stands: everything below the oldest chunk in flight is done. */
+static void
+walk_checkpoint(struct gga_walk *walk, bool force)
+{
+	struct gga_disk *disk = walk->disk;
+	uint64_t now = ticks_get(), low = walk->cursor;
+	uint32_t i;
+
+	if (walk->scrub || (!force && now - walk->ckpt_ticks < WALK_CHECKPOINT_SEC * ticks_hz())) {
+		return;
+	}
+	walk->ckpt_ticks = now;
+	for (i = 0; i < WALK_DEPTH; i++) {
+		if (walk->ops[i].active) {
+			low = GGA_MIN(low, walk->ops[i].lba);
+		}
+	}
+	if (low != disk->rec_offset) {
+		disk->rec_offset = low;
+		gga_sb_kick(disk);
+	}
+}
+
+/* The next chunk to issue at or after the cursor, or false at the end. */
+static bool
+walk_next_chunk(struct gga_walk *walk, uint64_t *lba, uint32_t *blocks)
+{
+	struct gga_disk *disk = walk->disk;
+	uint32_t rblocks = gga_bitmap_region_blocks(disk);
+	uint64_t region, region_end;
+
+	while (walk->cursor < walk->end) {
+		region = walk->cursor / rblocks;
+		region_end = GGA_MIN((region + 1) * rblocks, walk->end);
+		if (!walk->rebuild && !walk->scrub && !gga_bitmap_test(disk, region)) {
+			walk->blocks_done += region_end - walk->cursor;
+			walk->cursor = region_end;
+			continue;
+		}
+		if (!walk->rebuild && !walk->scrub && walk->cursor == region * rblocks) {
+			walk->regions_done++;
+		}
+		*lba = walk->cursor;
+		*blocks = (uint32_t)GGA_MIN((uint64_t)walk->chunk_blocks, region_end - walk->cursor);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Issue chunks while the rate and the depth allow. Completions call it too,
+ * and a chunk can complete inside it: a nested call only asks the running
+ * one to go round again, so the walk is never freed under a caller.
+ */
+static void
+walk_pump(struct gga_walk *walk)
+{
+	if (walk->in_pump) {
+		walk->pump_again = true;
+		return;
+	}
+	walk->in_pump = true;
+	do {
+		walk->pump_again = false;
+		walk_issue(walk);
+	} while (walk->pump_again);
+	walk->in_pump = false;
+	walk_checkpoint(walk, false);
+	if (walk->inflight == 0 && (walk->stopping || walk->cursor >= walk->end)) {
+		walk_finish(walk);
+	}
+}
+
+static void
+walk_issue(struct gga_walk *walk)
+{
+	struct gga_disk *disk = walk->disk;
+	uint64_t now = ticks_get(), lba;
+	double cap;
+	uint32_t i, blocks;
+
+	if (walk->rate != 0) {
+		cap = (double)WALK_DEPTH * walk->chunk_blocks * disk->block_size;
+		walk->tokens += ticks_to_sec(now - walk->last_ticks) * walk->rate * MIB;
+		walk->tokens = GGA_MIN(walk->tokens, cap);
+	}
+	walk->last_ticks = now;
+	if (!walk->scrub && (walk->targets & gga_write_mask(disk)) == 0) {
+		/* Every member being recovered failed again. */
+		walk->result = walk->result != 0 ? walk->result : -ENODEV;
+		walk->stopping = true;
+	}
+	while (!walk->stopping && walk->inflight < WALK_DEPTH) {
+		if (walk->rate != 0 && walk->tokens < (double)walk->chunk_blocks * disk->block_size) {
+			break;
+		}
+		if (!walk_next_chunk(walk, &lba, &blocks)) {
+			break;
+		}
+		if (!gga_lock_try(disk, lba, blocks)) {
+			/* Front I/O holds these blocks: the next tick tries again. */
+			break;
+		}
+		walk->cursor += blocks;
+		walk->tokens -= (double)blocks * disk->block_size;
+		for (i = 0; i < WALK_DEPTH && walk->ops[i].active; i++) {
+		}
+		op_start(walk, &walk->ops[i], lba, blocks);
+	}
+}
+
+static int
+walk_poll(void *arg)
+{
+	struct gga_walk *walk = arg;
+
+	walk_pump(walk);
+	return POLLER_BUSY;
+}
+
+static int
+walk_start(struct gga_disk *disk, struct gga_walk *walk, uint64_t from)
+{
+	walk->end = disk->bdev.num_blocks;
+	walk->cursor = from;
+	walk->blocks_done = from;
+	walk->start_ticks = walk->last_ticks = walk->ckpt_ticks = ticks_get();
+	walk->tokens = 0;
+	walk->poller = poller_register(walk_poll, walk, WALK_TICK_US, "gga_walk");
+	if (walk->poller == NULL) {
+		return -ENOMEM;
+	}
+	disk->walk = walk;
+	return 0;
+}
+
+static void
+recovery_finish(struct gga_walk *walk)
+{
+	struct gga_disk *disk = walk->disk;
+	struct bdev_gga_recovery_info *last = &disk->last_recovery;
+	uint32_t i, done = 0;
+
+	for (i = 0; i < disk->n; i++) {
+		if (!(walk->targets & (1u << i)) ||
+		    gga_member_state(&disk->members[i]) != BDEV_GGA_MEMBER_REBUILDING) {
+			continue;
+		}
+		if (walk->result == 0) {
+			disk->members[i].needs = GGA_NEEDS_NONE;
+			disk->members[i].forced = false;
+			gga_member_set_state(disk, i, BDEV_GGA_MEMBER_ONLINE,
+					     walk->rebuild ? "rebuilt" : "resynced");
+			done |= 1u << i;
+		} else {
+			gga_member_set_state(disk, i, BDEV_GGA_MEMBER_STALE,
+					     walk->result == -ECANCELED ? "recovery stopped" :
+					     "recovery failed");
+		}
+	}
+	if (walk->result == 0) {
+		disk->rec_mask = 0;
+		disk->rec_offset = 0;
+	} else {
+		disk->rec_retry_ticks = ticks_get() + WALK_RETRY_SEC * ticks_hz();
+		walk_checkpoint(walk, true);
+	}
+	memset(last, 0, sizeof(*last));
+	last->valid = true;
+	last->rebuild = walk->rebuild;
+	last->members = walk->targets;
+	last->blocks_done = walk->blocks_done;
+	last->blocks_total = walk->end;
+	last->blocks_copied = walk->blocks_copied;
+	last->regions_done = walk->regions_done;
+	last->regions_total = walk->regions_total;
+	last->rate_mib_s = walk->rate;
+	last->seconds = ticks_to_sec(ticks_get() - walk->start_ticks);
+	last->result = walk->result;
+	NOTICELOG("gga bdev '%s': %s of members 0x%x %s: %" PRIu64 " regions, %" PRIu64
+		  " blocks copied in %.1f s; %" PRIu64 " unrecoverable blocks\n", disk->bdev.name,
+		  walk->rebuild ? "rebuild" : "resync", walk->targets,
+		  walk->result == 0 ? "done" : walk->result == -ECANCELED ? "stopped" : "failed",
+		  walk->regions_done, walk->blocks_copied, last->seconds, walk->unrecoverable);
+	gga_sb_kick(disk);
+	(void)done;
+}
+
+static void
+scrub_finish(struct gga_walk *walk)
+{
+	struct gga_disk *disk = walk->disk;
+	struct bdev_gga_scrub_info *s = &disk->scrub;
+
+	s->state = walk->result == 0 ? BDEV_GGA_SCRUB_DONE : walk->result == -ECANCELED ?
+		   BDEV_GGA_SCRUB_STOPPED : BDEV_GGA_SCRUB_FAILED;
+	s->blocks_done = walk->blocks_done;
+	s->blocks_total = walk->end;
+	s->fragments_repaired = walk->repaired;
+	s->unrecoverable_blocks = walk->unrecoverable;
+	s->seconds = ticks_to_sec(ticks_get() - walk->start_ticks);
+	NOTICELOG("gga bdev '%s': scrub %s: %" PRIu64 " of %" PRIu64 " blocks checked, %" PRIu64
+		  " fragments repaired, %" PRIu64 " unrecoverable blocks, %.1f s\n",
+		  disk->bdev.name, s->state == BDEV_GGA_SCRUB_DONE ? "done" :
+		  s->state == BDEV_GGA_SCRUB_STOPPED ? "stopped" : "failed", s->blocks_done,
+		  s->blocks_total, s->fragments_repaired, s->unrecoverable_blocks, s->seconds);
+}
+
+static void
+walk_finish(struct gga_walk *walk)
+{
+	struct gga_disk *disk = walk->disk;
+
+	if (walk->scrub) {
+		scrub_finish(walk);
+	} else {
+		recovery_finish(walk);
+	}
+	disk->walk = NULL;
+	walk_free(walk);
+	if (disk->destructing) {
+		gga_disk_try_free(disk);
+		return;
+	}
+	gga_recover_maybe_start(disk);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Recovery passes                                                         */
+/* ---------------------------------------------------------------------- */
+
+/* Members that can be recovered now. */
+static uint32_t
+recover_candidates(const struct gga_disk *disk)
+{
+	const struct gga_member *member;
+	uint32_t i, mask = 0;
+
+	for (i = 0; i < disk->n; i++) {
+		member = &disk->members[i];
+		if (gga_member_state(member) == BDEV_GGA_MEMBER_STALE && !member->probing &&
+		    member->app_ch != NULL && !member->removing &&
+		    (disk->auto_readd || member->forced)) {
+			mask |= 1u << i;
+		}
+	}
+	return mask;
+}
+
+void
+gga_recover_maybe_start(struct gga_disk *disk)
+{
+	struct gga_walk *walk;
+	uint32_t targets, i;
+	uint64_t from = 0;
+	bool rebuild = false;
+	char label[160];
+
+	if (disk->destructing || disk->walk != NULL) {
+		if (disk->walk != NULL && disk->walk->scrub && recover_candidates(disk) != 0 &&
+		    !disk->walk->stopping) {
+			NOTICELOG("gga bdev '%s': scrub stopped: a member needs recovery\n",
+				  disk->bdev.name);
+			disk->walk->result = -ECANCELED;
+			disk->walk->stopping = true;
+		}
+		return;
+	}
+	targets = recover_candidates(disk);
+	if (targets == 0 || ticks_get() < disk->rec_retry_ticks) {
+		return;
+	}
+	if ((uint32_t)__builtin_popcount(gga_live_mask(disk)) < disk->k) {
+		return;
+	}
+	/* A pass that a restart interrupted resumes where it stood, if all its members are back. */
+	if (disk->rec_mask != 0 && (disk->rec_mask & ~targets) == 0) {
+		targets = disk->rec_mask;
+		from = disk->rec_offset;
+	}
+	walk = walk_alloc(disk);
+	if (walk == NULL) {
+		ERRLOG("gga bdev '%s': out of memory for a recovery pass\n", disk->bdev.name);
+		return;
+	}
+	for (i = 0; i < disk->n; i++) {
+		if ((targets & (1u << i)) && disk->members[i].needs == GGA_NEEDS_REBUILD) {
+			rebuild = true;
+		}
+	}
+	walk->rebuild = rebuild;
+	walk->targets = targets;
+	walk->rate = disk->rebuild_rate;
+	walk->regions_total = rebuild ? 0 : gga_bitmap_dirty(disk);
+	if (walk_start(disk, walk, from) != 0) {
+		walk_free(walk);
+		return;
+	}
+	disk->rec_mask = targets;
+	disk->rec_offset = from;
+	for (i = 0; i < disk->n; i++) {
+		if (targets & (1u << i)) {
+			gga_member_set_state(disk, i, BDEV_GGA_MEMBER_REBUILDING,
+					     rebuild ? "rebuild started" : "resync started");
+			NOTICELOG("gga bdev '%s': %s %s from block %" PRIu64 " (%" PRIu64
+				  " marked regions)\n", disk->bdev.name,
+				  rebuild ? "rebuilding" : "resyncing",
+				  member_label(disk, i, label, sizeof(label)), from,
+				  walk->regions_total);
+		}
+	}
+	gga_sb_kick(disk);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Attaching a base to a member                                            */
+/* ---------------------------------------------------------------------- */
+
+struct member_op;
+typedef void (*member_step_cb)(struct member_op *op, int rc);
+
+struct member_op {
+	struct gga_member *member;
+	member_step_cb cb;
+	char *new_base;
+	uint8_t *buf;
+	struct gga_member_ctx ctx;
+	char msg[256];
+	/* replace only */
+	bdev_gga_replace_cb user_cb;
+	void *user_arg;
+};
+
+/* A step on a member ended: its callback goes on, or frees op. */
+static void
+member_op_end(struct member_op *op, int rc)
+{
+	op->member->probing = false;
+	env_dma_free(op->buf);
+	op->buf = NULL;
+	op->cb(op, rc);
+}
+
+static void
+attach_channel(struct io_channel_iter *i)
+{
+	struct member_op *op = io_channel_iter_get_ctx(i);
+	struct gga_channel *ch = io_channel_get_ctx(io_channel_iter_get_channel(i));
+	uint32_t index = op->member->index;
+
+	if (ch->member_ch[index] == NULL && op->member->desc != NULL) {
+		ch->member_ch[index] = bdev_get_io_channel(op->member->desc);
+	}
+	io_channel_iter_continue(i, ch->member_ch[index] != NULL ? 0 : -ENOMEM);
+}
+
+static void
+attach_done(struct io_channel_iter *i, int status)
+{
+	struct member_op *op = io_channel_iter_get_ctx(i);
+
+	op->member->disk->pending_ops--;
+	if (status != 0) {
+		snprintf(op->msg, sizeof(op->msg), "no I/O channel to '%s'", op->member->name);
+	}
+	member_op_end(op, status);
+}
+
+/* Open, claim and check a base for member `member`, then give every channel a channel to it. */
+static int
+member_attach(struct member_op *op, const char *name)
+{
+	struct gga_member *member = op->member;
+	struct gga_disk *disk = member->disk;
+	struct bdev *b;
+	int rc;
+
+	rc = bdev_open(name, true, gga_member_event_cb, member, &member->desc);
+	if (rc != 0) {
+		snprintf(op->msg, sizeof(op->msg), "cannot open '%s': %s", name,
+			 rc == -ENODEV ? "no such bdev" : strerror(-rc));
+		return rc;
+	}
+	b = bdev_desc_get_bdev(member->desc);
+	if (bdev_get_block_size(b) != disk->frag_size || bdev_get_md_size(b) != disk->md_size ||
+	    bdev_get_num_blocks(b) != disk->member_blocks) {
+		snprintf(op->msg, sizeof(op->msg), "'%s' has %u-byte blocks with %u metadata bytes "
+			 "and %" PRIu64 " blocks; the array needs %u, %u and %" PRIu64, name,
+			 bdev_get_block_size(b), bdev_get_md_size(b), bdev_get_num_blocks(b),
+			 disk->frag_size, disk->md_size, disk->member_blocks);
+		rc = -EINVAL;
+		goto out_close;
+	}
+	rc = bdev_module_claim_bdev(b, member->desc, &gga_bdev_module);
+	if (rc != 0) {
+		snprintf(op->msg, sizeof(op->msg), "'%s' is claimed by another bdev", name);
+		goto out_close;
+	}
+	member->bdev = b;
+	member->claimed = true;
+	member->app_ch = bdev_get_io_channel(member->desc);
+	if (member->app_ch == NULL) {
+		snprintf(op->msg, sizeof(op->msg), "no I/O channel to '%s'", name);
+		rc = -ENOMEM;
+		goto out_release;
+	}
+	member->flush_supported = bdev_io_type_supported(b, BDEV_IO_TYPE_FLUSH);
+	member->reset_supported = bdev_io_type_supported(b, BDEV_IO_TYPE_RESET);
+	member->removing = false;
+	member->close_deferred = false;
+	disk->pending_ops++;
+	io_device_for_each_channel(disk, attach_channel, op, attach_done);
+	return 0;
+
+out_release:
+	bdev_module_release_bdev(b);
+	member->claimed = false;
+out_close:
+	bdev_close(member->desc);
+	member->desc = NULL;
+	return rc;
+}
+
+static void
+region_write_done(struct bdev_io *io, bool success, void *cb_arg)
+{
+	struct member_op *op = cb_arg;
+
+	bdev_free_io(io);
+	gga_member_app_io_done(op->member);
+	if (!success) {
+		snprintf(op->msg, sizeof(op->msg), "writing the reserved region of '%s' failed",
+			 op->member->name);
+	}
+	member_op_end(op, success ? 0 : -EIO);
+}
+
+/* Format a member's reserved region: its superblock, zeros, and the bitmap as it stands. */
+static int
+member_format_region(struct member_op *op)
+{
+	struct gga_member *member = op->member;
+	struct gga_disk *disk = member->disk;
+	size_t len = disk->data_offset * disk->mbs;
+	uint64_t first = gga_bitmap_offset(disk->frag_size) / disk->frag_size;
+	int rc;
+
+	op->buf = env_dma_zmalloc(len, 0);
+	if (op->buf == NULL) {
+		snprintf(op->msg, sizeof(op->msg), "out of DMA memory");
+		return -ENOMEM;
+	}
+	member->needs = GGA_NEEDS_REBUILD;
+	rc = gga_sb_area_encode(disk, member->index, disk->gen_limit, disk->events,
+				gga_live_mask(disk), op->buf);
+	if (rc != 0) {
+		snprintf(op->msg, sizeof(op->msg), "cannot encode the superblock");
+		return rc;
+	}
+	gga_bitmap_encode_area(disk, op->buf + first * disk->mbs);
+	rc = bdev_write_blocks(member->desc, member->app_ch, op->buf, 0, disk->data_offset,
+			       region_write_done, op);
+	if (rc != 0) {
+		snprintf(op->msg, sizeof(op->msg), "writing the reserved region of '%s': %s",
+			 member->name, strerror(-rc));
+		return rc;
+	}
+	member->app_io++;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Re-add                                                                  */
+/* ---------------------------------------------------------------------- */
+
+static void
+probe_end(struct member_op *op, int rc)
+{
+	struct gga_member *member = op->member;
+	struct gga_disk *disk = member->disk;
+
+	free(op);
+	if (rc == 0 && gga_member_state(member) == BDEV_GGA_MEMBER_STALE) {
+		gga_sb_kick(disk);
+		gga_recover_maybe_start(disk);
+	}
+}
+
+static void
+probe_blank_formatted(struct member_op *op, int rc)
+{
+	struct gga_member *member = op->member;
+	struct gga_disk *disk = member->disk;
+	char label[160];
+
+	if (rc != 0) {
+		ERRLOG("gga bdev '%s': %s came back blank, but %s\n", disk->bdev.name,
+		       member_label(disk, member->index, label, sizeof(label)), op->msg);
+		free(op);
+		return;
+	}
+	gga_member_set_state(disk, member->index, BDEV_GGA_MEMBER_STALE,
+			     "came back blank: needs a full rebuild");
+	probe_end(op, 0);
+}
+
+static void
+probe_read_done(struct bdev_io *io, bool success, void *cb_arg)
+{
+	struct member_op *op = cb_arg;
+	struct gga_member *member = op->member;
+	struct gga_disk *disk = member->disk;
+	enum gga_sb_mismatch mm = GGA_SB_MATCH;
+	uint8_t rec[GGA_SB_SIZE];
+	struct gga_sb sb, want;
+	char label[160], why[200];
+	int rc;
+
+	bdev_free_io(io);
+	gga_member_app_io_done(member);
+	if (!success || gga_member_state(member) == BDEV_GGA_MEMBER_ONLINE ||
+	    disk->destructing) {
+		/* Still unreachable: the next probe tries again. */
+		member_op_end(op, -EIO);
+		return;
+	}
+	member_label(disk, member->index, label, sizeof(label));
+	gga_area_gather(disk, op->buf, rec, sizeof(rec));
+	rc = gga_sb_decode(rec, sizeof(rec), &sb);
+	if (rc == -ENOENT) {
+		env_dma_free(op->buf);
+		op->buf = NULL;
+		op->cb = probe_blank_formatted;
+		NOTICELOG("gga bdev '%s': %s answers again and is blank\n", disk->bdev.name, label);
+		rc = member_format_region(op);
+		if (rc != 0) {
+			member_op_end(op, rc);
+		}
+		return;
+	}
+	if (rc == 0) {
+		gga_sb_init(&want, disk->array_uuid, member->index, disk->k, disk->m, disk->matrix,
+			    disk->block_size, disk->md_size, disk->member_blocks);
+		mm = gga_sb_compare(&sb, &want, why, sizeof(why));
+	}
+	if (rc != 0 || mm != GGA_SB_MATCH) {
+		member->foreign = true;
+		__atomic_store_n(&member->reason, "holds a foreign or damaged superblock; "
+				 "bdev_gga_replace_member reuses it", __ATOMIC_RELEASE);
+		WARNLOG("gga bdev '%s': %s answers again but holds %s; not re-added "
+			"(bdev_gga_replace_member rebuilds onto it)\n", disk->bdev.name, label,
+			rc != 0 ? "no valid gga superblock" : why);
+		member_op_end(op, -EEXIST);
+		return;
+	}
+	if ((uint32_t)__builtin_popcount(gga_live_mask(disk)) < disk->k &&
+	    (__atomic_load_n(&disk->persisted_sync_mask, __ATOMIC_ACQUIRE) & (1u << member->index)) &&
+	    member->needs == GGA_NEEDS_NONE) {
+		/*
+		 * It failed with the array: no write was acknowledged since, so it
+		 * missed none, and the superblocks still say it is in sync.
+		 */
+		gga_member_set_state(disk, member->index, BDEV_GGA_MEMBER_ONLINE,
+				     "back; it missed no acknowledged write");
+		member_op_end(op, 0);
+		gga_recover_maybe_start(disk);
+		return;
+	}
+	if (member->needs == GGA_NEEDS_NONE) {
+		member->needs = GGA_NEEDS_RESYNC;
+	}
+	gga_member_set_state(disk, member->index, BDEV_GGA_MEMBER_STALE,
+			     member->needs == GGA_NEEDS_REBUILD ? "back, needs a full rebuild" :
+			     "back with its superblock; missed writes");
+	member_op_end(op, 0);
+}
+
+static void
+probe_read(struct member_op *op)
+{
+	struct gga_member *member = op->member;
+	struct gga_disk *disk = member->disk;
+	int rc;
+
+	op->buf = env_dma_zmalloc((size_t)disk->sb_blocks * disk->mbs, 0);
+	if (op->buf == NULL) {
+		member_op_end(op, -ENOMEM);
+		return;
+	}
+	rc = bdev_read_blocks(member->desc, member->app_ch, op->buf, 0, disk->sb_blocks,
+			      probe_read_done, op);
+	if (rc != 0) {
+		member_op_end(op, rc);
+		return;
+	}
+	member->app_io++;
+}
+
+static void
+probe_attached(struct gga_member *member, int rc, const char *msg)
+{
+	struct gga_disk *disk = member->disk;
+	char label[160];
+
+	if (rc != 0) {
+		member->foreign = true;
+		WARNLOG("gga bdev '%s': base of %s is back but cannot be used: %s\n",
+			disk->bdev.name, member_label(disk, member->index, label, sizeof(label)), msg);
+		return;
+	}
+	/* Probed on the next round like any failed member with a base. */
+	gga_member_set_state(disk, member->index, BDEV_GGA_MEMBER_FAILED, "base bdev back");
+}
+
+static void
+probe_attach_end(struct member_op *op, int rc)
+{
+	probe_attached(op->member, rc, op->msg);
+	free(op);
+}
+
+static struct member_op *
+member_op_new(struct gga_member *member, member_step_cb cb)
+{
+	struct member_op *op = calloc(1, sizeof(*op));
+
+	if (op != NULL) {
+		op->member = member;
+		op->cb = cb;
+		member->probing = true;
+	}
+	return op;
+}
+
+static int
+probe_poll(void *arg)
+{
+	struct gga_disk *disk = arg;
+	struct gga_member *member;
+	struct member_op *op;
+	uint32_t i, state;
+	bool busy = false;
+
+	if (disk->destructing) {
+		return POLLER_IDLE;
+	}
+	for (i = 0; i < disk->n; i++) {
+		member = &disk->members[i];
+		state = gga_member_state(member);
+		if ((state != BDEV_GGA_MEMBER_FAILED && state != BDEV_GGA_MEMBER_ABSENT) ||
+		    member->probing || member->foreign || (!disk->auto_readd && !member->forced)) {
+			continue;
+		}
+		if (member->desc == NULL) {
+			if (bdev_get_by_name(member->name) == NULL) {
+				continue;
+			}
+			op = member_op_new(member, probe_attach_end);
+			if (op == NULL) {
+				continue;
+			}
+			if (member_attach(op, member->name) != 0) {
+				member->probing = false;
+				probe_attached(member, -EINVAL, op->msg);
+				free(op);
+			}
+			busy = true;
+			continue;
+		}
+		if (member->removing || member->app_ch == NULL) {
+			continue;
+		}
+		op = member_op_new(member, probe_end);
+		if (op != NULL) {
+			probe_read(op);
+			busy = true;
+		}
+	}
+	/* A pass that waited for members, or for its retry time, may go now. */
+	gga_recover_maybe_start(disk);
+	return busy ? POLLER_BUSY : POLLER_IDLE;
+}
+
+void
+gga_recover_start_disk(struct gga_disk *disk)
+{
+	disk->probe_poller = poller_register(probe_poll, disk, PROBE_PERIOD_US, "gga_probe");
+	if (disk->probe_poller == NULL) {
+		WARNLOG("gga bdev '%s': no probe poller: failed members are not re-added\n",
+			disk->bdev.name);
+	}
+	gga_recover_maybe_start(disk);
+}
+
+void
+gga_recover_stop_disk(struct gga_disk *disk)
+{
+	poller_unregister(&disk->probe_poller);
+	if (disk->walk != NULL) {
+		disk->walk->result = -ECANCELED;
+		disk->walk->stopping = true;
+	}
+}
+
+bool
+gga_recover_busy(const struct gga_disk *disk)
+{
+	uint32_t i;
+
+	if (disk->walk != NULL) {
+		return true;
+	}
+	for (i = 0; i < disk->n; i++) {
+		if (disk->members[i].probing || disk->members[i].app_io > 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+void
+gga_recover_info(const struct gga_disk *disk, struct bdev_gga_recovery_info *rec,
+		 struct bdev_gga_scrub_info *scrub)
+{
+	const struct gga_walk *walk = disk->walk;
+
+	memset(rec, 0, sizeof(*rec));
+	*scrub = disk->scrub;
+	if (walk == NULL) {
+		return;
+	}
+	if (walk->scrub) {
+		scrub->blocks_done = walk->blocks_done;
+		scrub->blocks_total = walk->end;
+		scrub->fragments_repaired = walk->repaired;
+		scrub->unrecoverable_blocks = walk->unrecoverable;
+		scrub->seconds = ticks_to_sec(ticks_get() - walk->start_ticks);
+		return;
+	}
+	rec->active = true;
+	rec->rebuild = walk->rebuild;
+	rec->members = walk->targets;
+	rec->blocks_done = walk->blocks_done;
+	rec->blocks_total = walk->end;
+	rec->blocks_copied = walk->blocks_copied;
+	rec->regions_done = walk->regions_done;
+	rec->regions_total = walk->regions_total;
+	rec->rate_mib_s = walk->rate;
+	rec->seconds = ticks_to_sec(ticks_get() - walk->start_ticks);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Public calls                                                            */
+/* ---------------------------------------------------------------------- */
+
+static struct gga_disk *
+disk_by_name(const char *name)
+{
+	struct bdev *bdev = name != NULL ? bdev_get_by_name(name) : NULL;
+	struct gga_disk *disk;
+
+	if (bdev == NULL || bdev->module != &gga_bdev_module) {
+		return NULL;
+	}
+	disk = bdev->ctxt;
+	return disk->destructing ? NULL : disk;
+}
+
+int
+bdev_gga_scrub_start(const char *name, uint32_t rate_mib_s)
+{
+	struct gga_disk *disk = disk_by_name(name);
+	struct gga_walk *walk;
+
+	if (disk == NULL) {
+		return -ENODEV;
+	}
+	if (disk->walk != NULL) {
+		return -EBUSY;
+	}
+	if ((uint32_t)__builtin_popcount(gga_live_mask(disk)) < disk->k) {
+		return -EIO;
+	}
+	walk = walk_alloc(disk);
+	if (walk == NULL) {
+		return -ENOMEM;
+	}
+	walk->scrub = true;
+	walk->rate = rate_mib_s;
+	if (walk_start(disk, walk, 0) != 0) {
+		walk_free(walk);
+		return -ENOMEM;
+	}
+	memset(&disk->scrub, 0, sizeof(disk->scrub));
+	disk->scrub.state = BDEV_GGA_SCRUB_RUNNING;
+	disk->scrub.rate_mib_s = rate_mib_s;
+	disk->scrub.blocks_total = walk->end;
+	NOTICELOG("gga bdev '%s': scrub started (%u MiB/s)\n", disk->bdev.name, rate_mib_s);
+	return 0;
+}
+
+int
+bdev_gga_scrub_stop(const char *name)
+{
+	struct gga_disk *disk = disk_by_name(name);
+
+	if (disk == NULL) {
+		return -ENODEV;
+	}
+	if (disk->walk == NULL || !disk->walk->scrub || disk->walk->stopping) {
+		return -EALREADY;
+	}
+	disk->walk->result = -ECANCELED;
+	disk->walk->stopping = true;
+	return 0;
+}
+
+int
+bdev_gga_set_options(const char *name, const uint32_t *rebuild_rate_mib_s,
+		     const bool *auto_readd)
+{
+	struct gga_disk *disk = disk_by_name(name);
+	uint32_t i;
+
+	if (disk == NULL) {
+		return -ENODEV;
+	}
+	if (rebuild_rate_mib_s != NULL) {
+		disk->rebuild_rate = *rebuild_rate_mib_s;
+		if (disk->walk != NULL && !disk->walk->scrub) {
+			disk->walk->rate = *rebuild_rate_mib_s;
+		}
+	}
+	if (auto_readd != NULL) {
+		disk->auto_readd = *auto_readd;
+		for (i = 0; i < disk->n && *auto_readd; i++) {
+			disk->members[i].foreign = false;
+		}
+		gga_recover_maybe_start(disk);
+	}
+	return 0;
+}
+
+/* Replace: detach the old base (if any and different), attach the new, format, rebuild. */
+
+static void
+replace_end(struct member_op *op, int rc)
+{
+	bdev_gga_replace_cb cb = op->user_cb;
+	void *arg = op->user_arg;
+	struct gga_member *member = op->member;
+	struct gga_disk *disk = member->disk;
+	char msg[sizeof(op->msg)], label[160];
+
+	memcpy(msg, op->msg, sizeof(msg));
+	member->probing = false;
+	member->replace_op = NULL;
+	if (rc == 0) {
+		member->forced = true;
+		member->foreign = false;
+		gga_member_set_state(disk, member->index, BDEV_GGA_MEMBER_STALE,
+				     "replaced: needs a full rebuild");
+		NOTICELOG("gga bdev '%s': %s replaced; rebuilding it\n", disk->bdev.name,
+			  member_label(disk, member->index, label, sizeof(label)));
+		gga_sb_kick(disk);
+		gga_recover_maybe_start(disk);
+	} else {
+		ERRLOG("gga bdev '%s': replacing %s failed: %s\n", disk->bdev.name,
+		       member_label(disk, member->index, label, sizeof(label)), msg);
+	}
+	free(op->new_base);
+	env_dma_free(op->buf);
+	free(op);
+	cb(arg, rc, msg);
+}
+
+static void
+replace_formatted(struct member_op *op, int rc)
+{
+	replace_end(op, rc);
+}
+
+static void
+replace_attached(struct member_op *op, int rc)
+{
+	struct gga_member *member = op->member;
+
+	if (rc != 0) {
+		replace_end(op, rc);
+		return;
+	}
+	member->probing = true;
+	op->cb = replace_formatted;
+	rc = member_format_region(op);
+	if (rc != 0) {
+		replace_end(op, rc);
+	}
+}
+
+static void
+replace_attach_new(struct member_op *op)
+{
+	struct gga_member *member = op->member;
+	char *name;
+	int rc;
+
+	name = strdup(op->new_base);
+	if (name == NULL) {
+		snprintf(op->msg, sizeof(op->msg), "out of memory");
+		replace_end(op, -ENOMEM);
+		return;
+	}
+	free(member->name);
+	member->name = name;
+	gga_member_set_state(member->disk, member->index, BDEV_GGA_MEMBER_ABSENT,
+			     "being replaced");
+	op->cb = replace_attached;
+	rc = member_attach(op, name);
+	if (rc != 0) {
+		replace_end(op, rc);
+	}
+}
+
+static void
+replace_attach_msg(void *arg)
+{
+	replace_attach_new(arg);
+}
+
+static void
+replace_detached(struct io_channel_iter *i, int status)
+{
+	struct gga_member *member = io_channel_iter_get_ctx(i);
+	struct member_op *op = member->replace_op;
+
+	member->disk->pending_ops--;
+	if (member->app_io > 0) {
+		/* Cannot happen for a member that is not online: nothing writes to it. */
+		snprintf(op->msg, sizeof(op->msg), "I/O to the old base is still in flight");
+		replace_end(op, -EBUSY);
+		return;
+	}
+	gga_member_close(member);
+	replace_attach_new(op);
+}
+
+int
+bdev_gga_replace_member(const char *name, const char *member_name, const char *new_base,
+			bdev_gga_replace_cb cb, void *cb_arg, char *msg, size_t msg_len)
+{
+	struct gga_disk *disk = disk_by_name(name);
+	struct gga_member *member = NULL;
+	struct member_op *op;
+	uint32_t i, state;
+	char role[16];
+
+	if (disk == NULL) {
+		snprintf(msg, msg_len, "gga bdev '%s' does not exist", name ? name : "");
+		return -ENODEV;
+	}
+	for (i = 0; i < disk->n && member_name != NULL; i++) {
+		if (strcmp(member_name, gga_role_of(disk, i, role, sizeof(role))) == 0 ||
+		    strcmp(member_name, disk->members[i].name) == 0) {
+			member = &disk->members[i];
+			break;
+		}
+	}
+	if (member == NULL) {
+		snprintf(msg, msg_len, "gga bdev '%s' has no member '%s' (a role such as data_1, "
+			 "or a base bdev name)", name, member_name ? member_name : "");
+		return -ENOENT;
+	}
+	state = gga_member_state(member);
+	if (state == BDEV_GGA_MEMBER_ONLINE || state == BDEV_GGA_MEMBER_REBUILDING ||
+	    member->probing || member->replace_op != NULL || member->app_io > 0) {
+		snprintf(msg, msg_len, "member %s '%s' is %s; only a member that is not online or "
+			 "being recovered can be replaced", role, member->name,
+			 member->probing ? "being probed" : bdev_gga_member_state_name(state));
+		return -EBUSY;
+	}
+	if (new_base == NULL || bdev_get_by_name(new_base) == NULL) {
+		snprintf(msg, msg_len, "base bdev '%s' does not exist", new_base ? new_base : "");
+		return -ENODEV;
+	}
+	for (i = 0; i < disk->n; i++) {
+		if (&disk->members[i] != member && strcmp(disk->members[i].name, new_base) == 0) {
+			snprintf(msg, msg_len, "'%s' is already member %s of '%s'", new_base,
+				 gga_role_of(disk, i, role, sizeof(role)), name);
+			return -EEXIST;
+		}
+	}
+	op = member_op_new(member, NULL);
+	if (op == NULL || (op->new_base = strdup(new_base)) == NULL) {
+		free(op);
+		member->probing = false;
+		snprintf(msg, msg_len, "out of memory");
+		return -ENOMEM;
+	}
+	op->user_cb = cb;
+	op->user_arg = cb_arg;
+	member->replace_op = op;
+	if (member->desc != NULL && strcmp(member->name, new_base) == 0 && !member->removing) {
+		/* The same base again: format it and rebuild it whole. */
+		op->cb = replace_formatted;
+		if (member_format_region(op) != 0) {
+			member->probing = false;
+			member->replace_op = NULL;
+			snprintf(msg, msg_len, "%s", op->msg);
+			free(op->new_base);
+			env_dma_free(op->buf);
+			free(op);
+			return -EIO;
+		}
+		return 0;
+	}
+	if (member->desc != NULL) {
+		/* Every channel lets go of the old base before it is closed. */
+		member->removing = true;
+		disk->pending_ops++;
+		io_device_for_each_channel(disk, gga_member_release_channel, member,
+					   replace_detached);
+		return 0;
+	}
+	/* Nothing to let go of: attach from a message, so cb never runs inside this call. */
+	op->cb = replace_attached;
+	if (thread_send_msg(thread_get_current(), replace_attach_msg, op) != 0) {
+		member->probing = false;
+		member->replace_op = NULL;
+		free(op->new_base);
+		free(op);
+		snprintf(msg, msg_len, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
