@@ -547,6 +547,10 @@ create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 	ctx->epoch = epoch;
 	fresh = &ctx->sb[ctx->fresh];
 	if (fresh->version == GGA_SB_VERSION_1) {
+		/* No bitmap yet: the requested region size, or the default that fits. */
+		gga_sb_init(&want, disk->array_uuid, 0, disk->k, disk->m, disk->matrix,
+			    disk->block_size, disk->md_size, disk->member_blocks);
+		disk->region_shift = GGA_MAX(ctx->region_shift, want.region_shift);
 		NOTICELOG("gga bdev '%s': upgrading the members' superblocks from format version 1 "
 			  "to %d (event counter, member states, write-intent bitmap)\n",
 			  disk->bdev.name, GGA_SB_VERSION_CURRENT);

@@ -629,6 +629,12 @@ gga_recover_maybe_start(struct gga_disk *disk)
 	if (targets == 0 || ticks_get() < disk->rec_retry_ticks) {
 		return;
 	}
+	for (i = 0; i < disk->n; i++) {
+		if (disk->members[i].probing) {
+			/* It may come back too: its probe's end starts one pass for both. */
+			return;
+		}
+	}
 	if ((uint32_t)__builtin_popcount(gga_live_mask(disk)) < disk->k) {
 		return;
 	}
@@ -841,8 +847,9 @@ probe_end(struct member_op *op, int rc)
 	free(op);
 	if (rc == 0 && gga_member_state(member) == BDEV_GGA_MEMBER_STALE) {
 		gga_sb_kick(disk);
-		gga_recover_maybe_start(disk);
 	}
+	/* Whatever this probe found, a pass that waited for it may start. */
+	gga_recover_maybe_start(disk);
 }
 
 static void
@@ -974,8 +981,11 @@ probe_attached(struct gga_member *member, int rc, const char *msg)
 static void
 probe_attach_end(struct member_op *op, int rc)
 {
+	struct gga_disk *disk = op->member->disk;
+
 	probe_attached(op->member, rc, op->msg);
 	free(op);
+	gga_recover_maybe_start(disk);
 }
 
 static struct member_op *
@@ -1260,22 +1270,20 @@ static void
 replace_attach_new(struct member_op *op)
 {
 	struct gga_member *member = op->member;
-	char *name;
 	int rc;
 
-	name = strdup(op->new_base);
-	if (name == NULL) {
-		snprintf(op->msg, sizeof(op->msg), "out of memory");
-		replace_end(op, -ENOMEM);
-		return;
-	}
-	free(member->name);
-	member->name = name;
+	char *old = member->name;
+
 	gga_member_set_state(member->disk, member->index, BDEV_GGA_MEMBER_ABSENT,
 			     "being replaced");
+	/* The member carries its new base's name from now on (and in save_config). */
+	member->name = op->new_base;
+	op->new_base = old;
 	op->cb = replace_attached;
-	rc = member_attach(op, name);
+	rc = member_attach(op, member->name);
 	if (rc != 0) {
+		op->new_base = member->name;
+		member->name = old;
 		replace_end(op, rc);
 	}
 }
@@ -1311,6 +1319,7 @@ bdev_gga_replace_member(const char *name, const char *member_name, const char *n
 	struct gga_member *member = NULL;
 	struct member_op *op;
 	uint32_t i, state;
+	struct bdev *b;
 	char role[16];
 
 	if (disk == NULL) {
@@ -1337,7 +1346,8 @@ bdev_gga_replace_member(const char *name, const char *member_name, const char *n
 			 member->probing ? "being probed" : bdev_gga_member_state_name(state));
 		return -EBUSY;
 	}
-	if (new_base == NULL || bdev_get_by_name(new_base) == NULL) {
+	b = new_base != NULL ? bdev_get_by_name(new_base) : NULL;
+	if (b == NULL) {
 		snprintf(msg, msg_len, "base bdev '%s' does not exist", new_base ? new_base : "");
 		return -ENODEV;
 	}
@@ -1347,6 +1357,19 @@ bdev_gga_replace_member(const char *name, const char *member_name, const char *n
 				 gga_role_of(disk, i, role, sizeof(role)), name);
 			return -EEXIST;
 		}
+	}
+	/* Checked before anything is let go of, so a refusal changes nothing. */
+	if (bdev_get_block_size(b) != disk->frag_size || bdev_get_md_size(b) != disk->md_size ||
+	    bdev_get_num_blocks(b) != disk->member_blocks) {
+		snprintf(msg, msg_len, "'%s' has %u-byte blocks with %u metadata bytes and %" PRIu64
+			 " blocks; the members have %u, %u and %" PRIu64, new_base,
+			 bdev_get_block_size(b), bdev_get_md_size(b), bdev_get_num_blocks(b),
+			 disk->frag_size, disk->md_size, disk->member_blocks);
+		return -EINVAL;
+	}
+	if (bdev_is_claimed(b) && b != member->bdev) {
+		snprintf(msg, msg_len, "'%s' is claimed by another bdev", new_base);
+		return -EPERM;
 	}
 	op = member_op_new(member, NULL);
 	if (op == NULL || (op->new_base = strdup(new_base)) == NULL) {

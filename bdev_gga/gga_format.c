@@ -111,6 +111,7 @@ sb_state_consistent(const struct gga_sb *sb)
 	uint32_t n = sb->k + sb->m, i;
 
 	if (sb->region_shift < GGA_REGION_SHIFT_MIN || sb->region_shift > GGA_REGION_SHIFT_MAX ||
+	    (1ull << sb->region_shift) < sb->block_size ||
 	    gga_bitmap_regions(sb->data_blocks, sb->block_size, sb->region_shift) >
 		    (uint64_t)gga_bitmap_bytes(sb->fragment_size) * 8) {
 		return false;

@@ -62,7 +62,7 @@ rc=$?
 check "one member failed mid-run: bdevperf exit 0" test $rc -eq 0
 check "one member failed mid-run: 0 mismatches, 0 failed I/Os" \
 	bash -c "grep -q 'verify: [0-9]* blocks compared, 0 mismatches' '$TMP/fail1.out' && ! grep -q 'run failed' '$TMP/fail1.out'"
-check "the failed member is logged once" test "$(grep -c "member data_1 'EE_M1' failed" "$TMP/fail1.out")" = 1
+check "the failed member is logged once" test "$(grep -c "member data_1 'EE_M1': online -> failed" "$TMP/fail1.out")" = 1
 
 # Two members fail mid-run: I/O errors, never wrong data.
 "$BP" -b gga0 -q 32 -o 4096 --json "$TMP/n0.json" -r "$TMP/bp2.sock" -w verify -t 2 \

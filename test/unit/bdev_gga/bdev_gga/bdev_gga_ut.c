@@ -607,11 +607,12 @@ test_periodic_recovery(void)
 static void
 test_reassemble_generation(void)
 {
-	uint8_t w[4 * LBS], rd[4 * LBS];
+	uint8_t w[4 * LBS], rd[4 * LBS], recs[3][GGA_SB_SIZE];
 	uint64_t gen_before, gen_after, limit;
 	struct gga_disk *disk;
 	struct gga_sb sb;
 	uint8_t *blk;
+	uint32_t i;
 
 	make_members("R");
 	disk = make_gga("R", 0);
@@ -645,6 +646,44 @@ test_reassemble_generation(void)
 	UT_ASSERT_EQ(gga_sb_decode(blk, MBS, &sb), 0);
 	UT_ASSERT_EQ(sb.generation_epoch, disk->gen_limit);
 	CU_ASSERT(sb.generation_epoch > gen_after);
+	UT_ASSERT_EQ(sb.version, GGA_SB_VERSION_CURRENT);
+	CU_ASSERT(sb.events >= 2);
+	ut_dev_close(&g_dev);
+	for (i = 0; i < 3; i++) {
+		UT_ASSERT_EQ(member_rw(disk, i, false, 0, 1, blk), 0);
+		memcpy(recs[i], blk, GGA_SB_SIZE);
+	}
+	gga_delete_sync("R");
+
+	/*
+	 * A version-1 array (the same records with version 1 and bytes 80..123
+	 * zero, as an older gga wrote them) assembles and is upgraded in place.
+	 */
+	{
+		uint8_t *rec;
+		uint32_t crc;
+		char n[8];
+
+		for (i = 0; i < 3; i++) {
+			rec = recs[i];
+			rec[8] = GGA_SB_VERSION_1;
+			memset(rec + 80, 0, 44);
+			crc = htole32(gga_crc32c(rec, GGA_SB_CRC_LEN, 0));
+			memcpy(rec + GGA_SB_CRC_LEN, &crc, sizeof(crc));
+			snprintf(n, sizeof(n), "R%u", i + 1);
+			write_block0(n, rec, GGA_SB_SIZE);
+		}
+	}
+	disk = make_gga("R", 0);
+	UT_ASSERT_EQ(member_rw(disk, 1, false, 0, 1, blk), 0);
+	UT_ASSERT_EQ(gga_sb_decode(blk, MBS, &sb), 0);
+	UT_ASSERT_EQ(sb.version, GGA_SB_VERSION_CURRENT);
+	UT_ASSERT_EQ(sb.region_shift, GGA_REGION_SHIFT_DEFAULT);
+	UT_ASSERT_EQ(sb.member_state[0] | sb.member_state[1] | sb.member_state[2], 0);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	open_dev("R");
+	CU_ASSERT(dev_read(3, 1, rd));
+	CU_ASSERT(memcmp(rd, w, LBS) == 0);
 	free(blk);
 	ut_dev_close(&g_dev);
 	gga_delete_sync("R");

@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests of how a gga bdev gets its redundancy back, on the harness of
+ * ../bdev_gga_harness.c: the write-intent bitmap (marked on the members
+ * before a write, cleared lazily), member states persisted before a write a
+ * member missed is acknowledged, a stale member never trusted after a
+ * restart and resynced over the marked regions only, replace with a full
+ * rebuild, scrub, and a 4 + 2 array that survives two members and resyncs
+ * both.
+ */
+#include "test/unit/bdev_gga/bdev_gga_harness.c"
+
+/* Wait up to UT_TIMEOUT_NS (the probe and the sweep run once a second). */
+#define WAIT_FOR(cond) UT_POLL_UNTIL(cond)
+
+static int
+inject(const char *name, enum bdev_error_type type)
+{
+	struct bdev_error_inject_opts opts = {
+		.io_type = BDEV_ERROR_IO_TYPE_ALL, .error_type = type, .num = 0,
+	};
+
+	return bdev_error_inject_error(name, &opts);
+}
+
+/* n members P1..Pn of fragment size `fs` under error bdevs EE_P1..EE_Pn. */
+static void
+make_error_members(const char *p, uint32_t n, uint32_t fs)
+{
+	struct bdev_error_opts eopts = { 0 };
+	char name[16];
+	uint32_t i;
+
+	for (i = 1; i <= n; i++) {
+		snprintf(name, sizeof(name), "%s%u", p, i);
+		make_malloc(name, fs, MD, GGA_SB_REGION_BYTES / fs + NBLK);
+		eopts.base_name = name;
+		UT_ASSERT_EQ_FATAL(bdev_error_create(&eopts, NULL), 0);
+	}
+}
+
+static void
+delete_error_members(const char *p, uint32_t n)
+{
+	struct ut_cpl cpl;
+	char name[16];
+	uint32_t i;
+
+	for (i = 1; i <= n; i++) {
+		memset(&cpl, 0, sizeof(cpl));
+		snprintf(name, sizeof(name), "EE_%s%u", p, i);
+		UT_ASSERT_EQ(bdev_error_delete(name, ut_cpl_done, &cpl), 0);
+		UT_POLL_UNTIL(cpl.done);
+		snprintf(name, sizeof(name), "%s%u", p, i);
+		malloc_delete_sync(name);
+	}
+}
+
+/* A 2 + 1 array over EE_p1..EE_p3 with the given options. */
+static struct gga_disk *
+make_heal_gga(const char *p, uint32_t region_kib, bool auto_readd)
+{
+	static char names[3][16];
+	struct bdev_gga_opts opts;
+	struct create_res r;
+	uint32_t i;
+
+	bdev_gga_opts_init(&opts);
+	opts.name = p;
+	for (i = 0; i < 3; i++) {
+		snprintf(names[i], sizeof(names[i]), "EE_%s%u", p, i + 1);
+		opts.members[i] = names[i];
+	}
+	opts.bitmap_region_kib = region_kib;
+	opts.auto_readd = auto_readd;
+	opts.rebuild_rate_mib_s = 0;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	return r.bdev->ctxt;
+}
+
+/* The superblock record of member i, read from the member. */
+static void
+read_sb(struct gga_disk *disk, uint32_t i, struct gga_sb *sb)
+{
+	uint8_t *blk = malloc(disk->mbs);
+
+	UT_ASSERT_EQ(member_rw(disk, i, false, 0, 1, blk), 0);
+	UT_ASSERT_EQ(gga_sb_decode(blk, disk->frag_size, sb), 0);
+	free(blk);
+}
+
+/* Byte `byte` of the bitmap as member i holds it. */
+static uint8_t
+member_bitmap_byte(struct gga_disk *disk, uint32_t i, uint32_t byte)
+{
+	uint32_t off = gga_bitmap_offset(disk->frag_size) + byte;
+	uint8_t *blk = malloc(disk->mbs), v;
+
+	UT_ASSERT_EQ(member_rw(disk, i, false, off / disk->frag_size, 1, blk), 0);
+	v = blk[off % disk->frag_size];
+	free(blk);
+	return v;
+}
+
+/* Every read through every data member left out in turn returns `want`. */
+static void
+check_all_paths(struct gga_disk *disk, uint64_t lba, uint32_t n, const uint8_t *want)
+{
+	uint8_t *rd = malloc((size_t)n * LBS);
+	uint32_t i;
+
+	for (i = 0; i <= disk->k; i++) {
+		disk->recovery_read_every_n = i == 0 ? 0 : 1;
+		memset(rd, 0xa5, (size_t)n * LBS);
+		CU_ASSERT(dev_read(lba, n, rd));
+		CU_ASSERT(memcmp(rd, want, (size_t)n * LBS) == 0);
+	}
+	disk->recovery_read_every_n = 0;
+	free(rd);
+}
+
+static void
+test_bitmap(void)
+{
+	uint8_t w[4 * LBS];
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+	uint32_t i;
+
+	make_error_members("B", 3, MBS);
+	/* 4 KiB regions: 4 logical blocks each, 64 regions. */
+	disk = make_heal_gga("B", 4, true);
+	get_info("B", &info);
+	UT_ASSERT_EQ(info.bitmap_region_kib, 4);
+	UT_ASSERT_EQ(info.bitmap_regions, NBLK / 4);
+	UT_ASSERT_EQ(info.bitmap_dirty, 0);
+	bdev_gga_info_clear(&info);
+
+	open_dev("B");
+	fill_random(w, sizeof(w));
+	/* Blocks 10..13: regions 2 and 3. The marks are on every member before the write. */
+	CU_ASSERT(dev_write(10, 4, w));
+	get_info("B", &info);
+	UT_ASSERT_EQ(info.bitmap_dirty, 2);
+	bdev_gga_info_clear(&info);
+	for (i = 0; i < 3; i++) {
+		UT_ASSERT_EQ(member_bitmap_byte(disk, i, 0), 0x0c);
+	}
+	/* Untouched for a whole sweep, with every member online: cleared, on the members too. */
+	WAIT_FOR(gga_bitmap_dirty(disk) == 0 && !gga_bitmap_busy(disk));
+	UT_ASSERT_EQ(gga_bitmap_dirty(disk), 0);
+	for (i = 0; i < 3; i++) {
+		UT_ASSERT_EQ(member_bitmap_byte(disk, i, 0), 0);
+	}
+	check_all_paths(disk, 10, 4, w);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("B");
+	delete_error_members("B", 3);
+}
+
+/*
+ * d2 fails; writes go on. Before any of them is acknowledged the other
+ * members' superblocks say d2 is stale. The gga bdev is deleted and made
+ * again (a front restart) with d2 answering again: d2 is stale, not read,
+ * and with auto_readd off stays so; turned on, d2 is resynced over exactly
+ * the regions written while it was away. Then d1 fails: everything reads
+ * back from d2 and parity.
+ */
+static void
+test_stale_member_restart(void)
+{
+	uint8_t a[8 * LBS], b[8 * LBS], rd[8 * LBS];
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+	struct gga_sb sb;
+	bool on = true;
+	uint64_t events;
+
+	make_error_members("S", 3, MBS);
+	disk = make_heal_gga("S", 4, false);
+	open_dev("S");
+	fill_random(a, sizeof(a));
+	CU_ASSERT(dev_write(0, 8, a));
+	WAIT_FOR(gga_bitmap_dirty(disk) == 0 && !gga_bitmap_busy(disk));
+	UT_ASSERT_EQ(gga_bitmap_dirty(disk), 0);
+	read_sb(disk, 0, &sb);
+	events = sb.events;
+
+	UT_ASSERT_EQ(inject("EE_S2", BDEV_ERROR_FAILURE), 0);
+	fill_random(b, sizeof(b));
+	/* Regions 5 and 20 (blocks 20..23 and 80..83) are written while d2 is away. */
+	CU_ASSERT(dev_write(20, 4, b));
+	CU_ASSERT(dev_write(80, 4, b + 4 * LBS));
+	UT_ASSERT_EQ(gga_member_state(&disk->members[1]), BDEV_GGA_MEMBER_FAILED);
+	read_sb(disk, 0, &sb);
+	UT_ASSERT_EQ(sb.member_state[1], GGA_SB_MEMBER_STALE);
+	UT_ASSERT_EQ(sb.member_state[0], GGA_SB_MEMBER_IN_SYNC);
+	CU_ASSERT(sb.events > events);
+	read_sb(disk, 2, &sb);
+	UT_ASSERT_EQ(sb.member_state[1], GGA_SB_MEMBER_STALE);
+	UT_ASSERT_EQ(gga_bitmap_dirty(disk), 2);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("S");
+
+	/* The front comes back, and so does d2, whose own superblock says all is well. */
+	UT_ASSERT_EQ(inject("EE_S2", BDEV_ERROR_NONE), 0);
+	disk = make_heal_gga("S", 4, false);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[1]), BDEV_GGA_MEMBER_STALE);
+	UT_ASSERT_EQ(gga_live_mask(disk), 0x5);
+	get_info("S", &info);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_DEGRADED);
+	CU_ASSERT(info.members[1].needs != NULL && strcmp(info.members[1].needs, "resync") == 0);
+	UT_ASSERT_EQ(info.bitmap_dirty, 2);
+	bdev_gga_info_clear(&info);
+	open_dev("S");
+	check_all_paths(disk, 0, 8, a);
+	CU_ASSERT(dev_read(20, 4, rd));
+	CU_ASSERT(memcmp(rd, b, 4 * LBS) == 0);
+	/* auto_readd off: it stays out. */
+	ut_poll_idle();
+	UT_ASSERT_EQ(gga_member_state(&disk->members[1]), BDEV_GGA_MEMBER_STALE);
+
+	UT_ASSERT_EQ(bdev_gga_set_options("S", NULL, &on), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	get_info("S", &info);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_ONLINE);
+	CU_ASSERT(info.last_recovery.valid && !info.last_recovery.rebuild);
+	UT_ASSERT_EQ(info.last_recovery.result, 0);
+	UT_ASSERT_EQ(info.last_recovery.regions_done, 2);
+	UT_ASSERT_EQ(info.last_recovery.blocks_copied, 8);
+	bdev_gga_info_clear(&info);
+	read_sb(disk, 1, &sb);
+	UT_ASSERT_EQ(sb.member_state[1], GGA_SB_MEMBER_IN_SYNC);
+	UT_ASSERT_EQ(sb.recovery_mask, 0);
+
+	/* A second loss: d1. Every block of A and B comes from d2 and parity. */
+	UT_ASSERT_EQ(inject("EE_S1", BDEV_ERROR_FAILURE), 0);
+	CU_ASSERT(dev_read(0, 8, rd));
+	CU_ASSERT(memcmp(rd, a, sizeof(a)) == 0);
+	CU_ASSERT(dev_read(20, 4, rd));
+	CU_ASSERT(memcmp(rd, b, 4 * LBS) == 0);
+	CU_ASSERT(dev_read(80, 4, rd));
+	CU_ASSERT(memcmp(rd, b + 4 * LBS, 4 * LBS) == 0);
+	UT_ASSERT_EQ(counters("S").failed_ios, 0);
+	UT_ASSERT_EQ(counters("S").checksum_failures, 0);
+	UT_ASSERT_EQ(inject("EE_S1", BDEV_ERROR_NONE), 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("S");
+	delete_error_members("S", 3);
+}
+
+struct replace_res {
+	bool done;
+	int rc;
+	char msg[256];
+};
+
+static void
+replace_done(void *cb_arg, int rc, const char *msg)
+{
+	struct replace_res *r = cb_arg;
+
+	r->done = true;
+	r->rc = rc;
+	snprintf(r->msg, sizeof(r->msg), "%s", msg);
+}
+
+static void
+test_replace_member(void)
+{
+	uint8_t w[16 * LBS], rd[16 * LBS];
+	struct bdev_gga_info info;
+	struct replace_res r = { 0 };
+	struct gga_disk *disk;
+	char msg[256];
+
+	make_error_members("R", 3, MBS);
+	disk = make_heal_gga("R", 0, true);
+	open_dev("R");
+	fill_random(w, sizeof(w));
+	fill_compressible(w, 4 * LBS, 3);
+	CU_ASSERT(dev_write(0, 16, w));
+	make_malloc("RNEW", MBS, MD, MEMBER_BLOCKS);
+	make_malloc("RSMALL", MBS, MD, MEMBER_BLOCKS - 1);
+
+	/* An online member is not replaced; neither is one by a base of another size. */
+	UT_ASSERT_EQ(bdev_gga_replace_member("R", "parity", "RNEW", replace_done, &r, msg,
+					     sizeof(msg)), -EBUSY);
+	CU_ASSERT(strstr(msg, "is online") != NULL);
+	UT_ASSERT_EQ(inject("EE_R3", BDEV_ERROR_FAILURE), 0);
+	CU_ASSERT(dev_write(0, 16, w));
+	UT_ASSERT_EQ(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_FAILED);
+	UT_ASSERT_EQ(bdev_gga_replace_member("R", "parity", "RSMALL", replace_done, &r, msg,
+					     sizeof(msg)), -EINVAL);
+	UT_ASSERT_EQ(bdev_gga_replace_member("R", "parity", "NOPE", replace_done, &r, msg,
+					     sizeof(msg)), -ENODEV);
+	UT_ASSERT_EQ(bdev_gga_replace_member("R", "parity_9", "RNEW", replace_done, &r, msg,
+					     sizeof(msg)), -ENOENT);
+	UT_ASSERT_EQ(bdev_gga_replace_member("R", "parity", "EE_R1", replace_done, &r, msg,
+					     sizeof(msg)), -EEXIST);
+	CU_ASSERT(!r.done);
+	CU_ASSERT(strcmp(disk->members[2].name, "EE_R3") == 0);
+
+	/* The failed parity is replaced by a blank base: formatted, rebuilt, online. */
+	UT_ASSERT_EQ(bdev_gga_replace_member("R", "parity", "RNEW", replace_done, &r, msg,
+					     sizeof(msg)), 0);
+	CU_ASSERT(!r.done);
+	UT_POLL_UNTIL(r.done);
+	UT_ASSERT_EQ(r.rc, 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	CU_ASSERT(strcmp(disk->members[2].name, "RNEW") == 0);
+	CU_ASSERT(bdev_is_claimed(bdev_get_by_name("RNEW")));
+	CU_ASSERT(!bdev_is_claimed(bdev_get_by_name("EE_R3")));
+	get_info("R", &info);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_ONLINE);
+	CU_ASSERT(info.last_recovery.valid && info.last_recovery.rebuild);
+	UT_ASSERT_EQ(info.last_recovery.blocks_copied, NBLK);
+	bdev_gga_info_clear(&info);
+
+	/* d1 lost too: d2 and the new parity hold everything. */
+	UT_ASSERT_EQ(inject("EE_R1", BDEV_ERROR_FAILURE), 0);
+	CU_ASSERT(dev_read(0, 16, rd));
+	CU_ASSERT(memcmp(rd, w, sizeof(w)) == 0);
+	UT_ASSERT_EQ(counters("R").failed_ios, 0);
+	UT_ASSERT_EQ(inject("EE_R1", BDEV_ERROR_NONE), 0);
+	UT_ASSERT_EQ(inject("EE_R3", BDEV_ERROR_NONE), 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("R");
+	malloc_delete_sync("RNEW");
+	malloc_delete_sync("RSMALL");
+	delete_error_members("R", 3);
+}
+
+static void
+test_scrub(void)
+{
+	uint8_t w[32 * LBS];
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+
+	make_error_members("C", 3, MBS);
+	disk = make_heal_gga("C", 0, true);
+	open_dev("C");
+	fill_random(w, sizeof(w));
+	fill_compressible(w + 8 * LBS, 8 * LBS, 7);
+	CU_ASSERT(dev_write(0, 32, w));
+	/* Silent corruption on two members, in data and in metadata. */
+	flip(disk, 1, 3, 100, 0x10);
+	flip(disk, 2, 17, 5, 0x01);
+	flip(disk, 0, 30, MBS + 20, 0x80);
+
+	UT_ASSERT_EQ(bdev_gga_scrub_start("C", 0), 0);
+	UT_ASSERT_EQ(bdev_gga_scrub_start("C", 0), -EBUSY);
+	WAIT_FOR(disk->scrub.state == BDEV_GGA_SCRUB_DONE);
+	get_info("C", &info);
+	UT_ASSERT_EQ(info.scrub.state, BDEV_GGA_SCRUB_DONE);
+	UT_ASSERT_EQ(info.scrub.blocks_done, NBLK);
+	UT_ASSERT_EQ(info.scrub.fragments_repaired, 3);
+	UT_ASSERT_EQ(info.scrub.unrecoverable_blocks, 0);
+	bdev_gga_info_clear(&info);
+	/* Repaired on the members: a second scrub finds nothing, every path reads clean. */
+	UT_ASSERT_EQ(bdev_gga_scrub_start("C", 0), 0);
+	WAIT_FOR(disk->scrub.state == BDEV_GGA_SCRUB_DONE);
+	UT_ASSERT_EQ(disk->scrub.fragments_repaired, 0);
+	check_all_paths(disk, 0, 32, w);
+	UT_ASSERT_EQ(bdev_gga_scrub_stop("C"), -EALREADY);
+	UT_ASSERT_EQ(bdev_gga_scrub_start("NOPE", 0), -ENODEV);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("C");
+	delete_error_members("C", 3);
+}
+
+/* 4 + 2 over six members of 512-byte fragments (2 KiB blocks): two lost, both resynced. */
+static void
+test_four_plus_two(void)
+{
+	static const char *const names[6] = { "EE_K1", "EE_K2", "EE_K3", "EE_K4", "EE_K5",
+					       "EE_K6" };
+	uint8_t a[16 * LBS], b[16 * LBS], rd[16 * LBS];
+	struct bdev_gga_opts opts;
+	struct bdev_gga_info info;
+	struct create_res r;
+	struct gga_disk *disk;
+	uint32_t i;
+
+	make_error_members("K", 6, MBS);
+	bdev_gga_opts_init(&opts);
+	opts.name = "K";
+	opts.k = 4;
+	opts.m = 2;
+	opts.matrix = GGA_MATRIX_CAUCHY;
+	opts.matrix_set = true;
+	opts.rebuild_rate_mib_s = 0;
+	for (i = 0; i < 6; i++) {
+		opts.members[i] = names[i];
+	}
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	disk = r.bdev->ctxt;
+	UT_ASSERT_EQ(disk->n, 6);
+	open_dev("K");
+	fill_random(a, sizeof(a));
+	CU_ASSERT(dev_write(0, 8, a));
+
+	/* Two members down (a data and a parity one): reads and writes go on. */
+	UT_ASSERT_EQ(inject("EE_K2", BDEV_ERROR_FAILURE), 0);
+	UT_ASSERT_EQ(inject("EE_K6", BDEV_ERROR_FAILURE), 0);
+	CU_ASSERT(dev_read(0, 8, rd));
+	CU_ASSERT(memcmp(rd, a, sizeof(a)) == 0);
+	fill_random(b, sizeof(b));
+	CU_ASSERT(dev_write(100, 8, b));
+	get_info("K", &info);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_DEGRADED);
+	UT_ASSERT_EQ(info.members[1].state, BDEV_GGA_MEMBER_FAILED);
+	UT_ASSERT_EQ(info.members[5].state, BDEV_GGA_MEMBER_FAILED);
+	bdev_gga_info_clear(&info);
+
+	/* Both back: resynced together, then every read path agrees. */
+	UT_ASSERT_EQ(inject("EE_K2", BDEV_ERROR_NONE), 0);
+	UT_ASSERT_EQ(inject("EE_K6", BDEV_ERROR_NONE), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	get_info("K", &info);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_ONLINE);
+	UT_ASSERT_EQ(info.last_recovery.members, (1u << 1) | (1u << 5));
+	UT_ASSERT_EQ(info.last_recovery.result, 0);
+	bdev_gga_info_clear(&info);
+	/* Now two others go: the resynced members carry the data. */
+	UT_ASSERT_EQ(inject("EE_K1", BDEV_ERROR_FAILURE), 0);
+	UT_ASSERT_EQ(inject("EE_K5", BDEV_ERROR_FAILURE), 0);
+	CU_ASSERT(dev_read(0, 8, rd));
+	CU_ASSERT(memcmp(rd, a, sizeof(a)) == 0);
+	CU_ASSERT(dev_read(100, 8, rd));
+	CU_ASSERT(memcmp(rd, b, sizeof(b)) == 0);
+	UT_ASSERT_EQ(counters("K").failed_ios, 0);
+	UT_ASSERT_EQ(inject("EE_K1", BDEV_ERROR_NONE), 0);
+	UT_ASSERT_EQ(inject("EE_K5", BDEV_ERROR_NONE), 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("K");
+	delete_error_members("K", 6);
+}
+
+int
+main(void)
+{
+	static const struct ut_test tests[] = {
+		UT_TEST(test_bitmap),
+		UT_TEST(test_stale_member_restart),
+		UT_TEST(test_replace_member),
+		UT_TEST(test_scrub),
+		UT_TEST(test_four_plus_two),
+	};
+
+	return ut_run("bdev_gga_heal", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
+}
