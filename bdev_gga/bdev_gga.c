@@ -165,7 +165,8 @@ gga_member_fail(struct gga_disk *disk, uint32_t index, const char *why)
 
 	/* Only the thread that moves it to FAILED reports it, so it is logged once. */
 	do {
-		if (old != BDEV_GGA_MEMBER_ONLINE && old != BDEV_GGA_MEMBER_REBUILDING) {
+		if (old != BDEV_GGA_MEMBER_ONLINE && old != BDEV_GGA_MEMBER_REBUILDING &&
+		    old != BDEV_GGA_MEMBER_STALE) {
 			return;
 		}
 	} while (!__atomic_compare_exchange_n(&member->state, &old, BDEV_GGA_MEMBER_FAILED, false,
@@ -975,9 +976,10 @@ info_done(struct io_channel_iter *i, int status)
 		info->members[m].state = gga_member_state(&disk->members[m]);
 		info->members[m].reason = __atomic_load_n(&disk->members[m].reason,
 							  __ATOMIC_ACQUIRE);
+		/* A member out of sync needs a resync unless it is known to need more. */
 		info->members[m].needs = info->members[m].state == BDEV_GGA_MEMBER_ONLINE ? NULL :
 					 disk->members[m].needs == GGA_NEEDS_REBUILD ? "rebuild" :
-					 disk->members[m].needs == GGA_NEEDS_RESYNC ? "resync" : NULL;
+					 "resync";
 	}
 	info->events = disk->events;
 	info->bitmap_region_kib = (uint32_t)((1ull << disk->region_shift) / 1024);
