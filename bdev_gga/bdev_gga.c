@@ -851,7 +851,11 @@ create_pools(struct gga_disk *disk)
 	char name[64];
 
 	for (i = 0; i < disk->n; i++) {
-		member_align = GGA_MAX(member_align, bdev_get_buf_align(disk->members[i].bdev));
+		/* An absent member gets its buffers through a replace (same geometry, checked). */
+		if (disk->members[i].bdev != NULL) {
+			member_align = GGA_MAX(member_align,
+					       bdev_get_buf_align(disk->members[i].bdev));
+		}
 	}
 	align = GGA_MAX(align, member_align);
 	/* The caller's buffer has no alignment guarantee (buf_align 1). */

@@ -112,6 +112,8 @@ struct gga_create_ctx {
 	uint64_t epoch_events;		/* the event counter the new superblocks carry */
 	/* Assembly: the freshest superblock's member, and the union of the bitmaps. */
 	int fresh;
+	/* Assembly: members whose base bdev does not exist (yet). */
+	uint32_t absent;
 	uint8_t *bitmap;
 	uint32_t region_shift;		/* requested (format) */
 	int rc;
@@ -322,6 +324,9 @@ create_write_superblocks(struct gga_create_ctx *ctx)
 	ctx->pending = 1;
 	for (i = 0; i < disk->n; i++) {
 		member = &disk->members[i];
+		if (ctx->absent & (1u << i)) {
+			continue;
+		}
 		rc = bdev_write_blocks(member->desc, member->app_ch,
 				       ctx->region + i * ctx->region_len, 0, blocks,
 				       create_write_done, ctx);
@@ -563,7 +568,11 @@ create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 	for (i = 0; i < disk->n; i++) {
 		struct gga_member *member = &disk->members[i];
 
-		if (blank & (1u << i)) {
+		if (ctx->absent & (1u << i)) {
+			/* State ABSENT since create_open_members(); writes go on without it. */
+			member->needs = fresh->member_state[i] == GGA_SB_MEMBER_REBUILD ?
+					GGA_NEEDS_REBUILD : GGA_NEEDS_RESYNC;
+		} else if (blank & (1u << i)) {
 			member->needs = GGA_NEEDS_REBUILD;
 			member->state = BDEV_GGA_MEMBER_STALE;
 			member->reason = "blank: needs a full rebuild";
@@ -629,6 +638,9 @@ create_decide(struct gga_create_ctx *ctx)
 	int rc;
 
 	for (i = 0; i < disk->n; i++) {
+		if (ctx->absent & (1u << i)) {
+			continue;
+		}
 		if (ctx->sb_rc[i] == -ENOENT) {
 			blank |= 1u << i;
 		} else if (ctx->sb_rc[i] == 0) {
@@ -656,6 +668,13 @@ create_decide(struct gga_create_ctx *ctx)
 	case BDEV_GGA_MODE_AUTO:
 		if (other != 0) {
 			sb_problem(ctx, (uint32_t)__builtin_ctz(other));
+			goto refuse;
+		}
+		if (ctx->absent != 0 && formatted == 0) {
+			i = (uint32_t)__builtin_ctz(ctx->absent);
+			set_msg(ctx, -ENODEV, "%s: base bdev does not exist; formatting a new "
+				"array needs all its members", member_label(disk, i, label,
+									  sizeof(label)));
 			goto refuse;
 		}
 		if (ctx->mode == BDEV_GGA_MODE_ASSEMBLE && formatted == 0) {
@@ -806,13 +825,16 @@ static int
 create_check_geometry(struct gga_create_ctx *ctx)
 {
 	struct gga_disk *disk = ctx->disk;
-	struct bdev *b0 = disk->members[0].bdev, *b;
+	uint32_t i, first = (uint32_t)__builtin_ctz(disk->all_mask & ~ctx->absent);
+	struct bdev *b0 = disk->members[first].bdev, *b;
 	char l0[160], l[160];
 	uint64_t offset;
-	uint32_t i;
 
-	member_label(disk, 0, l0, sizeof(l0));
-	for (i = 1; i < disk->n; i++) {
+	member_label(disk, first, l0, sizeof(l0));
+	for (i = first + 1; i < disk->n; i++) {
+		if (ctx->absent & (1u << i)) {
+			continue;
+		}
 		b = disk->members[i].bdev;
 		member_label(disk, i, l, sizeof(l));
 		if (bdev_get_block_size(b) != bdev_get_block_size(b0)) {
@@ -878,6 +900,17 @@ create_open_members(struct gga_create_ctx *ctx)
 		member = &disk->members[i];
 		member_label(disk, i, label, sizeof(label));
 		rc = bdev_open(member->name, true, gga_member_event_cb, member, &member->desc);
+		if (rc == -ENODEV && ctx->mode != BDEV_GGA_MODE_CREATE) {
+			/*
+			 * An array can be assembled without it (a remote target still
+			 * down): the member is absent, and claimed once a bdev of
+			 * that name appears. A new array needs all its members.
+			 */
+			member->state = BDEV_GGA_MEMBER_ABSENT;
+			member->reason = "base bdev does not exist";
+			ctx->absent |= 1u << i;
+			continue;
+		}
 		if (rc == -ENODEV) {
 			set_msg(ctx, rc, "%s: base bdev does not exist", label);
 			return rc;
@@ -901,6 +934,12 @@ create_open_members(struct gga_create_ctx *ctx)
 								 BDEV_IO_TYPE_FLUSH);
 		member->reset_supported = bdev_io_type_supported(member->bdev,
 								 BDEV_IO_TYPE_RESET);
+	}
+	if ((uint32_t)__builtin_popcount(disk->all_mask & ~ctx->absent) < disk->k) {
+		i = (uint32_t)__builtin_ctz(ctx->absent);
+		set_msg(ctx, -ENODEV, "%s: base bdev does not exist (and fewer than %u members "
+			"do)", member_label(disk, i, label, sizeof(label)), disk->k);
+		return ctx->rc;
 	}
 	return 0;
 }
@@ -1095,6 +1134,9 @@ bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *c
 	}
 	for (i = 0; i < disk->n; i++) {
 		member = &disk->members[i];
+		if (ctx->absent & (1u << i)) {
+			continue;
+		}
 		member->app_ch = bdev_get_io_channel(member->desc);
 		if (member->app_ch == NULL) {
 			set_msg(ctx, -ENOMEM, "%s: no I/O channel",
@@ -1107,6 +1149,9 @@ bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *c
 	ctx->pending = 1;
 	for (i = 0; i < disk->n; i++) {
 		member = &disk->members[i];
+		if (ctx->absent & (1u << i)) {
+			continue;
+		}
 		rc = bdev_read_blocks(member->desc, member->app_ch,
 				      ctx->region + i * ctx->region_len, 0, disk->data_offset,
 				      create_read_done,

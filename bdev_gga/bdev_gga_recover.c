@@ -756,6 +756,14 @@ member_attach(struct member_op *op, const char *name)
 		rc = -EINVAL;
 		goto out_close;
 	}
+	if (disk->direct_reads && bdev_get_buf_align(b) > 1) {
+		/* Reads go straight into callers' buffers, which have no alignment. */
+		snprintf(op->msg, sizeof(op->msg), "'%s' needs buffers aligned to %u bytes; the "
+			 "array was assembled with members that take any buffer", name,
+			 bdev_get_buf_align(b));
+		rc = -EINVAL;
+		goto out_close;
+	}
 	rc = bdev_module_claim_bdev(b, member->desc, &gga_bdev_module);
 	if (rc != 0) {
 		snprintf(op->msg, sizeof(op->msg), "'%s' is claimed by another bdev", name);

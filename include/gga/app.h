@@ -40,6 +40,8 @@ struct app_opts {
 	const char *name;		/* program name, for messages */
 	const char *rpc_addr;		/* NULL: RPC server off */
 	const char *json_config_file;	/* --json */
+	/* --json-ignore-init-errors: a failed call of the file is logged, the rest still run. */
+	bool json_ignore_init_errors;
 	uint64_t core_mask;
 	enum reactor_poll_mode poll_mode;
 	/* Event mode: idle time before a reactor sleeps (--idle-spell; default 200 us). */

@@ -44,6 +44,8 @@ static int g_exit_code;
 /* Set once by the first app_stop() (any thread) or start-up failure. */
 static bool g_stop_requested;
 /* The rest is touched on the app thread only. */
+/* --json-ignore-init-errors of the running app: a failed call does not stop the replay. */
+static bool g_config_ignore_errors;
 static bool g_loading_config;
 static bool g_started;
 static bool g_shutting_down;
@@ -100,6 +102,7 @@ enum {
 	OPT_MEM_SIZE,
 	OPT_NO_HUGE,
 	OPT_IDLE_SPELL,
+	OPT_JSON_IGNORE_INIT_ERRORS,
 };
 
 static const struct option g_common_long[] = {
@@ -107,6 +110,7 @@ static const struct option g_common_long[] = {
 	{ "cpu", required_argument, NULL, OPT_CPU },
 	{ "rpc-socket", required_argument, NULL, 'r' },
 	{ "json", required_argument, NULL, OPT_JSON },
+	{ "json-ignore-init-errors", no_argument, NULL, OPT_JSON_IGNORE_INIT_ERRORS },
 	{ "poll-mode", required_argument, NULL, OPT_POLL_MODE },
 	{ "idle-spell", required_argument, NULL, OPT_IDLE_SPELL },
 	{ "logflag", required_argument, NULL, 'L' },
@@ -126,6 +130,9 @@ usage(const struct app_opts *opts, void (*usage_cb)(void))
 	printf("  -r, --rpc-socket PATH  JSON-RPC Unix socket (default %s)\n",
 	       opts->rpc_addr ? opts->rpc_addr : "none");
 	printf("      --json FILE        replay a configuration (save_config output) at start\n");
+	printf("      --json-ignore-init-errors\n"
+	       "                         log a call of the --json file that fails and go on\n"
+	       "                         (e.g. a remote target still down) instead of exiting\n");
 	printf("      --poll-mode MODE   event (default: idle reactors sleep) or busy (spin)\n");
 	printf("      --idle-spell US    event mode: idle microseconds before a reactor sleeps\n"
 	       "                         (default %u; 0 when several daemons share a core)\n",
@@ -210,6 +217,9 @@ parse_common(struct app_opts *opts, int ch, const char *arg, uint64_t *cpu_mask,
 		return 0;
 	case OPT_JSON:
 		opts->json_config_file = arg;
+		return 0;
+	case OPT_JSON_IGNORE_INIT_ERRORS:
+		opts->json_ignore_init_errors = true;
 		return 0;
 	case OPT_POLL_MODE:
 		if (reactor_parse_poll_mode(arg, &opts->poll_mode) != 0) {
@@ -521,6 +531,7 @@ app_start_msg(void *arg)
 		return;
 	}
 	g_loading_config = true;
+	g_config_ignore_errors = g_opts->json_ignore_init_errors;
 	rc = app_load_config_file(g_opts->json_config_file, config_loaded, NULL);
 	if (rc != 0) {
 		g_loading_config = false;
@@ -626,6 +637,8 @@ struct config_load {
 	char *path;
 	json_t *calls;		/* array of {"method", "params"} objects */
 	size_t next;
+	bool ignore_errors;
+	size_t failed;
 	void (*done)(void *ctx, int rc);
 	void *done_ctx;
 };
@@ -659,11 +672,18 @@ config_call_done(void *arg, json_t *response)
 		       load->next + 1, json_array_size(load->calls), (long long)code,
 		       json_string_value(json_object_get(error, "message")) ?: "(no message)");
 		json_decref(response);
-		/* A negative errno travels as is; JSON-RPC codes become -EINVAL. */
-		config_load_finish(load, code < 0 && code > -4096 ? (int)code : -EINVAL);
-		return;
+		if (!load->ignore_errors) {
+			/* A negative errno travels as is; JSON-RPC codes become -EINVAL. */
+			config_load_finish(load, code < 0 && code > -4096 ? (int)code : -EINVAL);
+			return;
+		}
+		WARNLOG("%s: going on with the next call (--json-ignore-init-errors)\n",
+			load->path);
+		load->failed++;
 	}
-	json_decref(response);
+	if (error == NULL) {
+		json_decref(response);
+	}
 	load->next++;
 	/* From a fresh message: a handler may have answered inside rpc_call. */
 	if (thread_get_current() == NULL ||
@@ -685,6 +705,10 @@ config_load_next(void *arg)
 		return;
 	}
 	if (load->next == json_array_size(load->calls)) {
+		if (load->failed > 0) {
+			WARNLOG("%s: %zu of %zu calls failed and were skipped\n", load->path,
+				load->failed, json_array_size(load->calls));
+		}
 		config_load_finish(load, 0);
 		return;
 	}
@@ -774,6 +798,7 @@ app_load_config_file(const char *path, void (*done)(void *ctx, int rc), void *ct
 	load->calls = json_array();
 	load->done = done;
 	load->done_ctx = ctx;
+	load->ignore_errors = g_config_ignore_errors;
 	if (load->path == NULL || load->calls == NULL) {
 		rc = -ENOMEM;
 		goto free_load;

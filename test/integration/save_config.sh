@@ -48,6 +48,23 @@ rc=$?
 check "bad --json config: non-zero exit" test $rc -ne 0 -a $rc -ne 143
 check "bad --json config: message names the method" grep -q bdev_malloc_create "$TMP/bad.log"
 check "bad --json config: socket removed" test ! -e "$TMP/bad.sock"
+# The same file with --json-ignore-init-errors: the failed call is logged and
+# skipped, the calls around it run, and the daemon serves.
+write_config "$TMP/bad3.json" \
+	'{"method":"bdev_malloc_create","params":{"name":"X","num_blocks":8,"block_size":512}}' \
+	'{"method":"bdev_malloc_create","params":{"name":"Y","num_blocks":8,"block_size":1000}}' \
+	'{"method":"bdev_malloc_create","params":{"name":"Z","num_blocks":8,"block_size":512}}'
+if start_tgt ign -m 0x1 --json "$TMP/bad3.json" --json-ignore-init-errors; then
+	ok "--json-ignore-init-errors: the daemon comes up past a failed call"
+	rpc ign bdev_get_bdevs >"$TMP/ign.json"
+	check "--json-ignore-init-errors: the calls before and after the failed one ran" \
+		test "$(jget "$TMP/ign.json" 'sorted(b["name"] for b in d)')" = '["X", "Z"]'
+	check "--json-ignore-init-errors: the failed call and the count are logged" \
+		grep -q '1 of 3 calls failed and were skipped' "$TMP/ign.log"
+	check "--json-ignore-init-errors: SIGTERM exit 0" stop_tgt "$TGT_PID"
+else
+	not_ok "--json-ignore-init-errors: the daemon comes up past a failed call"
+fi
 echo '{"subsystems": [' >"$TMP/broken.json"
 check_fails "unparsable --json file refused" timeout 10 "$BIN/gga_tgt" -r "$TMP/bad2.sock" --json "$TMP/broken.json"
 check_fails "missing --json file refused" timeout 10 "$BIN/gga_tgt" -r "$TMP/bad3.sock" --json "$TMP/nope.json"

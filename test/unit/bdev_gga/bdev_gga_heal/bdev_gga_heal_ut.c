@@ -438,6 +438,84 @@ test_four_plus_two(void)
 	delete_error_members("K", 6);
 }
 
+/*
+ * A front restart with a member's base missing (its target still down): the
+ * array is assembled degraded, the member absent; when a bdev of that name
+ * appears (holding its old superblock) it is claimed, found stale and
+ * resynced.
+ */
+static void
+test_absent_at_assembly(void)
+{
+	uint8_t a[8 * LBS], b[8 * LBS], rd[8 * LBS];
+	struct bdev_error_opts eopts = { .base_name = "A2" };
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+	struct ut_cpl cpl = { 0 };
+
+	make_error_members("A", 3, MBS);
+	disk = make_heal_gga("A", 4, true);
+	open_dev("A");
+	fill_random(a, sizeof(a));
+	CU_ASSERT(dev_write(0, 8, a));
+	/* Marks still set at a stop are kept (and resynced later): let them clear first. */
+	WAIT_FOR(gga_bitmap_dirty(disk) == 0 && !gga_bitmap_busy(disk));
+	ut_dev_close(&g_dev);
+	gga_delete_sync("A");
+	UT_ASSERT_EQ(bdev_error_delete("EE_A2", ut_cpl_done, &cpl), 0);
+	UT_POLL_UNTIL(cpl.done);
+
+	disk = make_heal_gga("A", 4, true);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[1]), BDEV_GGA_MEMBER_ABSENT);
+	get_info("A", &info);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_DEGRADED);
+	bdev_gga_info_clear(&info);
+	open_dev("A");
+	check_all_paths(disk, 0, 8, a);
+	fill_random(b, sizeof(b));
+	CU_ASSERT(dev_write(40, 8, b));
+
+	/* The base is back, with the superblock it had: stale, so resynced. */
+	UT_ASSERT_EQ_FATAL(bdev_error_create(&eopts, NULL), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	get_info("A", &info);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_ONLINE);
+	CU_ASSERT(info.last_recovery.valid && !info.last_recovery.rebuild);
+	UT_ASSERT_EQ(info.last_recovery.regions_done, 2);
+	bdev_gga_info_clear(&info);
+	check_all_paths(disk, 0, 8, a);
+	check_all_paths(disk, 40, 8, b);
+	UT_ASSERT_EQ(inject("EE_A1", BDEV_ERROR_FAILURE), 0);
+	CU_ASSERT(dev_read(40, 8, rd));
+	CU_ASSERT(memcmp(rd, b, sizeof(b)) == 0);
+	UT_ASSERT_EQ(inject("EE_A1", BDEV_ERROR_NONE), 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("A");
+
+	/* A new array needs all its members: one missing and the others blank is refused. */
+	delete_error_members("A", 3);
+	make_error_members("A", 3, MBS);
+	cpl.done = false;
+	UT_ASSERT_EQ(bdev_error_delete("EE_A3", ut_cpl_done, &cpl), 0);
+	UT_POLL_UNTIL(cpl.done);
+	{
+		struct bdev_gga_opts opts;
+		struct create_res r;
+
+		bdev_gga_opts_init(&opts);
+		opts.name = "A";
+		opts.members[0] = "EE_A1";
+		opts.members[1] = "EE_A2";
+		opts.members[2] = "EE_A3";
+		UT_ASSERT_EQ(create_opts_sync(&opts, &r), -ENODEV);
+		CU_ASSERT(strstr(r.msg, "parity 'EE_A3': base bdev does not exist") != NULL);
+		CU_ASSERT(!bdev_is_claimed(bdev_get_by_name("EE_A1")));
+	}
+	UT_ASSERT_EQ_FATAL(bdev_error_create(&(struct bdev_error_opts){ .base_name = "A3" }, NULL),
+			   0);
+	delete_error_members("A", 3);
+}
+
 int
 main(void)
 {
@@ -447,6 +525,7 @@ main(void)
 		UT_TEST(test_replace_member),
 		UT_TEST(test_scrub),
 		UT_TEST(test_four_plus_two),
+		UT_TEST(test_absent_at_assembly),
 	};
 
 	return ut_run("bdev_gga_heal", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
