@@ -110,6 +110,9 @@ enum bdev_gga_scrub_state {
 
 struct bdev_gga_scrub_info {
 	enum bdev_gga_scrub_state state;
+	/* The check of the regions marked at assembly (an unclean stop), not a full scrub. */
+	bool marked_only;
+	uint64_t regions_done;
 	uint64_t blocks_done;
 	uint64_t blocks_total;
 	uint64_t fragments_repaired;

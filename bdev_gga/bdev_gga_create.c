@@ -565,6 +565,7 @@ create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 		disk->rec_offset = fresh->recovery_offset;
 	}
 	ctx->epoch_events = fresh->events + 1;
+	disk->check_marked = true;
 	for (i = 0; i < disk->n; i++) {
 		struct gga_member *member = &disk->members[i];
 

@@ -185,6 +185,7 @@ struct gga_disk {
 	uint64_t rec_offset;		/* its checkpoint: done below this block (persisted) */
 	struct gga_walk *walk;		/* the walk running, or NULL */
 	uint64_t rec_retry_ticks;	/* a failed pass is not retried before */
+	bool check_marked;		/* assembled: check the marked regions once */
 	struct poller *probe_poller;
 	struct bdev_gga_recovery_info last_recovery;
 	struct bdev_gga_scrub_info scrub;

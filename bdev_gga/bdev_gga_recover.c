@@ -59,6 +59,7 @@ struct gga_walk {
 	struct gga_disk *disk;
 	bool scrub;
 	bool rebuild;			/* every block (else marked regions only) */
+	bool marked_only;		/* scrub: the regions marked in the bitmap only */
 	uint32_t targets;		/* members being recovered */
 	uint64_t cursor;		/* next block to issue */
 	uint64_t end;
@@ -111,6 +112,7 @@ static void walk_pump(struct gga_walk *walk);
 static void walk_issue(struct gga_walk *walk);
 static void walk_checkpoint(struct gga_walk *walk, bool force);
 static void walk_finish(struct gga_walk *walk);
+static int scrub_start(struct gga_disk *disk, uint32_t rate_mib_s, bool marked_only);
 
 static void
 walk_free(struct gga_walk *walk)
@@ -380,6 +382,13 @@ walk_checkpoint(struct gga_walk *walk, bool force)
 	}
 }
 
+/* Does the walk visit only the regions marked in the bitmap? */
+static bool
+walk_marked(const struct gga_walk *walk)
+{
+	return walk->scrub ? walk->marked_only : !walk->rebuild;
+}
+
 /* The next chunk to issue at or after the cursor, or false at the end. */
 static bool
 walk_next_chunk(struct gga_walk *walk, uint64_t *lba, uint32_t *blocks)
@@ -391,12 +400,12 @@ walk_next_chunk(struct gga_walk *walk, uint64_t *lba, uint32_t *blocks)
 	while (walk->cursor < walk->end) {
 		region = walk->cursor / rblocks;
 		region_end = GGA_MIN((region + 1) * rblocks, walk->end);
-		if (!walk->rebuild && !walk->scrub && !gga_bitmap_test(disk, region)) {
+		if (walk_marked(walk) && !gga_bitmap_test(disk, region)) {
 			walk->blocks_done += region_end - walk->cursor;
 			walk->cursor = region_end;
 			continue;
 		}
-		if (!walk->rebuild && !walk->scrub && walk->cursor == region * rblocks) {
+		if (walk_marked(walk) && walk->cursor == region * rblocks) {
 			walk->regions_done++;
 		}
 		*lba = walk->cursor;
@@ -553,14 +562,17 @@ scrub_finish(struct gga_walk *walk)
 
 	s->state = walk->result == 0 ? BDEV_GGA_SCRUB_DONE : walk->result == -ECANCELED ?
 		   BDEV_GGA_SCRUB_STOPPED : BDEV_GGA_SCRUB_FAILED;
+	s->marked_only = walk->marked_only;
+	s->regions_done = walk->regions_done;
 	s->blocks_done = walk->blocks_done;
 	s->blocks_total = walk->end;
 	s->fragments_repaired = walk->repaired;
 	s->unrecoverable_blocks = walk->unrecoverable;
 	s->seconds = ticks_to_sec(ticks_get() - walk->start_ticks);
-	NOTICELOG("gga bdev '%s': scrub %s: %" PRIu64 " of %" PRIu64 " blocks checked, %" PRIu64
+	NOTICELOG("gga bdev '%s': %s %s: %" PRIu64 " of %" PRIu64 " blocks checked, %" PRIu64
 		  " fragments repaired, %" PRIu64 " unrecoverable blocks, %.1f s\n",
-		  disk->bdev.name, s->state == BDEV_GGA_SCRUB_DONE ? "done" :
+		  disk->bdev.name, walk->marked_only ? "check of the marked regions" : "scrub",
+		  s->state == BDEV_GGA_SCRUB_DONE ? "done" :
 		  s->state == BDEV_GGA_SCRUB_STOPPED ? "stopped" : "failed", s->blocks_done,
 		  s->blocks_total, s->fragments_repaired, s->unrecoverable_blocks, s->seconds);
 }
@@ -1067,6 +1079,15 @@ gga_recover_start_disk(struct gga_disk *disk)
 			disk->bdev.name);
 	}
 	gga_recover_maybe_start(disk);
+	/*
+	 * Regions still marked when an array is assembled may hold writes torn by
+	 * an unclean stop: with every member in sync, check them now rather than
+	 * on their first read.
+	 */
+	if (disk->walk == NULL && disk->check_marked && gga_disk_all_online(disk) &&
+	    gga_bitmap_dirty(disk) > 0) {
+		scrub_start(disk, disk->rebuild_rate, true);
+	}
 }
 
 void
@@ -1107,6 +1128,7 @@ gga_recover_info(const struct gga_disk *disk, struct bdev_gga_recovery_info *rec
 		return;
 	}
 	if (walk->scrub) {
+		scrub->regions_done = walk->regions_done;
 		scrub->blocks_done = walk->blocks_done;
 		scrub->blocks_total = walk->end;
 		scrub->fragments_repaired = walk->repaired;
@@ -1143,15 +1165,11 @@ disk_by_name(const char *name)
 	return disk->destructing ? NULL : disk;
 }
 
-int
-bdev_gga_scrub_start(const char *name, uint32_t rate_mib_s)
+static int
+scrub_start(struct gga_disk *disk, uint32_t rate_mib_s, bool marked_only)
 {
-	struct gga_disk *disk = disk_by_name(name);
 	struct gga_walk *walk;
 
-	if (disk == NULL) {
-		return -ENODEV;
-	}
 	if (disk->walk != NULL) {
 		return -EBUSY;
 	}
@@ -1163,7 +1181,9 @@ bdev_gga_scrub_start(const char *name, uint32_t rate_mib_s)
 		return -ENOMEM;
 	}
 	walk->scrub = true;
+	walk->marked_only = marked_only;
 	walk->rate = rate_mib_s;
+	walk->regions_total = marked_only ? gga_bitmap_dirty(disk) : 0;
 	if (walk_start(disk, walk, 0) != 0) {
 		walk_free(walk);
 		return -ENOMEM;
@@ -1172,8 +1192,27 @@ bdev_gga_scrub_start(const char *name, uint32_t rate_mib_s)
 	disk->scrub.state = BDEV_GGA_SCRUB_RUNNING;
 	disk->scrub.rate_mib_s = rate_mib_s;
 	disk->scrub.blocks_total = walk->end;
-	NOTICELOG("gga bdev '%s': scrub started (%u MiB/s)\n", disk->bdev.name, rate_mib_s);
+	disk->scrub.marked_only = marked_only;
+	if (marked_only) {
+		NOTICELOG("gga bdev '%s': checking the %" PRIu64 " regions marked in the bitmap "
+			  "(writes may have been torn by an unclean stop)\n", disk->bdev.name,
+			  walk->regions_total);
+	} else {
+		NOTICELOG("gga bdev '%s': scrub started (%u MiB/s)\n", disk->bdev.name,
+			  rate_mib_s);
+	}
 	return 0;
+}
+
+int
+bdev_gga_scrub_start(const char *name, uint32_t rate_mib_s)
+{
+	struct gga_disk *disk = disk_by_name(name);
+
+	if (disk == NULL) {
+		return -ENODEV;
+	}
+	return scrub_start(disk, rate_mib_s, false);
 }
 
 int

@@ -337,8 +337,10 @@ static const char *const scrub_state_names[] = {
 static json_t *
 scrub_json(const struct bdev_gga_scrub_info *s)
 {
-	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:i, s:f}",
+	return json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:i, s:f}",
 			 "state", scrub_state_names[s->state],
+			 "scope", s->marked_only ? "marked" : "all",
+			 "regions_done", (json_int_t)s->regions_done,
 			 "blocks_done", (json_int_t)s->blocks_done,
 			 "blocks_total", (json_int_t)s->blocks_total,
 			 "fragments_repaired", (json_int_t)s->fragments_repaired,

@@ -516,6 +516,64 @@ test_absent_at_assembly(void)
 	delete_error_members("A", 3);
 }
 
+/*
+ * An unclean stop: a write torn after one member (an orphan fragment of a
+ * newer generation on d1 only) in a region still marked. Assembling checks
+ * the marked regions at once and puts the block back to the version that
+ * two members agree on.
+ */
+static void
+test_check_marked_after_unclean_stop(void)
+{
+	uint8_t x[4 * LBS], y[LBS];
+	struct gga_codec_scratch *sc;
+	void *fd[3], *fm[3];
+	uint8_t *frag[3];
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+	uint64_t gen;
+	uint32_t i;
+
+	make_error_members("U", 3, MBS);
+	disk = make_heal_gga("U", 4, true);
+	open_dev("U");
+	fill_random(x, sizeof(x));
+	CU_ASSERT(dev_write(4, 4, x));
+	/* The torn write: block 5's new fragment reached d1 only. */
+	fill_random(y, sizeof(y));
+	UT_ASSERT_EQ_FATAL(gga_codec_scratch_alloc(disk->codec, &sc), 0);
+	UT_ASSERT_EQ_FATAL(gga_gen_reserve(disk, 1, &gen), 0);
+	for (i = 0; i < 3; i++) {
+		frag[i] = calloc(1, disk->mbs);
+		fd[i] = frag[i];
+		fm[i] = frag[i] + disk->frag_size;
+	}
+	UT_ASSERT_EQ_FATAL(gga_codec_encode(disk->codec, sc, y, 5, gen, fd, fm, NULL), 0);
+	UT_ASSERT_EQ(member_rw(disk, 0, true, disk->data_offset + 5, 1, frag[0]), 0);
+	for (i = 0; i < 3; i++) {
+		free(frag[i]);
+	}
+	gga_codec_scratch_free(sc);
+	UT_ASSERT_EQ(gga_bitmap_dirty(disk), 1);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("U");
+
+	disk = make_heal_gga("U", 4, true);
+	WAIT_FOR(disk->scrub.state == BDEV_GGA_SCRUB_DONE);
+	get_info("U", &info);
+	UT_ASSERT_EQ(info.scrub.state, BDEV_GGA_SCRUB_DONE);
+	CU_ASSERT(info.scrub.marked_only);
+	UT_ASSERT_EQ(info.scrub.regions_done, 1);
+	UT_ASSERT_EQ(info.scrub.fragments_repaired, 1);
+	bdev_gga_info_clear(&info);
+	open_dev("U");
+	check_all_paths(disk, 4, 4, x);
+	UT_ASSERT_EQ(counters("U").torn_writes_detected, 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("U");
+	delete_error_members("U", 3);
+}
+
 int
 main(void)
 {
@@ -526,6 +584,7 @@ main(void)
 		UT_TEST(test_scrub),
 		UT_TEST(test_four_plus_two),
 		UT_TEST(test_absent_at_assembly),
+		UT_TEST(test_check_marked_after_unclean_stop),
 	};
 
 	return ut_run("bdev_gga_heal", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
