@@ -229,7 +229,8 @@ create_finish(struct gga_create_ctx *ctx)
 	struct gga_disk *disk = ctx->disk;
 	bdev_gga_create_cb cb = ctx->cb;
 	void *cb_arg = ctx->cb_arg;
-	char uuid[37];
+	char uuid[37], label[160];
+	uint32_t i;
 	int rc;
 
 	if (create_check_removed(ctx)) {
@@ -259,6 +260,13 @@ create_finish(struct gga_create_ctx *ctx)
 	if (rc != 0) {
 		create_fail(ctx);
 		return;
+	}
+	for (i = 0; i < disk->n; i++) {
+		if (ctx->absent & (1u << i)) {
+			WARNLOG("gga bdev '%s': %s: base bdev does not exist; assembled without it "
+				"(claimed and resynced when a bdev of that name appears)\n",
+				disk->bdev.name, member_label(disk, i, label, sizeof(label)));
+		}
 	}
 	gga_uuid_format(disk->array_uuid, uuid);
 	NOTICELOG("gga bdev '%s': %s array %s (%u + %u, %s, %" PRIu64 " blocks of %u bytes, "

@@ -973,10 +973,12 @@ test_rpc(void)
 	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_create", "{\"name\": \"x\", \"data_1\": \"Q1\", "
 				 "\"data_2\": \"Q2\", \"parity\": \"Q3\", \"mode\": \"maybe\"}"),
 		     RPC_ERROR_INVALID_PARAMS);
+	/* With fewer than k bases that exist there is nothing to assemble. */
 	resp = ut_rpc_call("bdev_gga_create", "{\"name\": \"x\", \"data_1\": \"nope\", "
-			   "\"data_2\": \"Q2\", \"parity\": \"Q3\"}");
+			   "\"data_2\": \"nope2\", \"parity\": \"nope3\"}");
 	UT_ASSERT_EQ(ut_rpc_error_code(resp), -ENODEV);
-	CU_ASSERT(strstr(ut_rpc_error_message(resp), "data_1 'nope'") != NULL);
+	CU_ASSERT(strstr(ut_rpc_error_message(resp), "data_1 'nope': base bdev does not exist") !=
+		  NULL);
 	json_decref(resp);
 	resp = ut_rpc_call("bdev_gga_create", "{\"name\": \"x\", \"data_1\": \"Q1\", "
 			   "\"data_2\": \"Q2\", \"parity\": \"Q3\"}");
