@@ -286,7 +286,7 @@ sb_write_done(struct bdev_io *io, bool success, void *cb_arg)
 		disk->sb_epoch = false;
 		__atomic_store_n(&disk->epoch_busy, false, __ATOMIC_RELEASE);
 	}
-	if (disk->sb_ok_mask != 0) {
+	if (disk->sb_ok_mask != 0 && !disk->sb_short) {
 		/*
 		 * Every member written is in sync or knows it is not; one that
 		 * failed the write is failed, and its failure asked for another
@@ -358,6 +358,7 @@ sb_update_msg(void *arg)
 		disk->sb_new_limit = limit;
 	}
 	disk->sb_sync_mask = live;
+	disk->sb_short = false;
 	disk->sb_ok_mask = 0;
 	disk->sb_pending = 0;
 	disk->sb_inflight = true;
@@ -375,9 +376,16 @@ sb_update_msg(void *arg)
 			rc = bdev_write_blocks(member->desc, member->app_ch, area, 0, disk->sb_blocks,
 					       sb_write_done, &disk->sb_ctx[i]);
 		}
+		if (rc == -ENOMEM) {
+			/* Not persisted until every member has it: all again, once this ends. */
+			disk->sb_again = true;
+			disk->sb_short = true;
+			continue;
+		}
 		if (rc != 0) {
 			ERRLOG("gga bdev '%s': superblock update of '%s' not submitted: %s\n",
 			       disk->bdev.name, member->name, strerror(-rc));
+			gga_member_fail(disk, i, "superblock write not submitted");
 			continue;
 		}
 		disk->sb_pending |= 1u << i;

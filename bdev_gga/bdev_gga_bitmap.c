@@ -62,6 +62,7 @@ struct gga_bitmap {
 	bool flushing;
 	bool again;
 	bool stopped;
+	bool short_write;		/* a member found no bdev_io: the flush counts for nothing */
 	uint32_t pending;
 	uint32_t ok_mask;
 	struct gga_member_ctx ctx[BDEV_GGA_MAX_MEMBERS];
@@ -177,7 +178,8 @@ flush_done(struct bdev_io *io, bool success, void *cb_arg)
 	 * wanted them may go. A member that failed the write takes no writes.
 	 * If none took it, the writers see the array fail on their own.
 	 */
-	regions_move(bm, REGION_FLUSHING, bm->ok_mask != 0 ? REGION_MARKED : REGION_WANTED);
+	regions_move(bm, REGION_FLUSHING, bm->ok_mask != 0 && !bm->short_write ? REGION_MARKED :
+		     REGION_WANTED);
 	bm->flushing = false;
 	if (bm->again && bm->ok_mask != 0 && !bm->stopped) {
 		bitmap_flush(bm);
@@ -211,6 +213,7 @@ bitmap_flush(struct gga_bitmap *bm)
 	}
 	gga_bitmap_encode_area(disk, bm->io_buf);
 	bm->flushing = true;
+	bm->short_write = false;
 	bm->ok_mask = 0;
 	bm->pending = 1;
 	for (i = 0; i < disk->n; i++) {
@@ -222,6 +225,11 @@ bitmap_flush(struct gga_bitmap *bm)
 		bm->ctx[i].index = i;
 		rc = bdev_write_blocks(member->desc, member->app_ch, bm->io_buf, bm->first_block,
 				       bm->nblocks, flush_done, &bm->ctx[i]);
+		if (rc == -ENOMEM) {
+			/* Marks count only once every member has them: this flush does not. */
+			bm->short_write = true;
+			continue;
+		}
 		if (rc != 0) {
 			gga_member_fail(disk, i, "bitmap write not submitted");
 			continue;

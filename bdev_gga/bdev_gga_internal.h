@@ -168,6 +168,7 @@ struct gga_disk {
 	bool sb_inflight;
 	bool sb_again;			/* asked for while one was in flight */
 	bool sb_epoch;			/* the update in flight carries a new window */
+	bool sb_short;			/* a member of it found no bdev_io: not persisted */
 	uint64_t events;		/* the event counter the members have */
 	uint32_t sb_sync_mask;		/* in-sync members of the update in flight */
 	uint32_t sb_blocks;		/* member blocks holding the superblock record */

@@ -48,6 +48,7 @@ struct walk_op {
 	uint64_t lba;
 	uint32_t blocks;
 	uint32_t pending;
+	uint32_t submit_mask;		/* members still to submit to (no bdev_io to spare) */
 	uint32_t ok_mask;
 	uint32_t write_mask;
 	bool active;
@@ -184,34 +185,35 @@ op_io_done(struct bdev_io *io, bool success, void *cb_arg)
 		gga_member_fail(disk, ctx->index, op->writing ? "a recovery write failed" :
 				"a recovery read failed");
 	}
-	if (--op->pending == 0) {
+	if (--op->pending == 0 && op->submit_mask == 0) {
 		op_phase_done(op);
 	}
 }
 
-/* Submit this phase's I/O to the members in mask; returns the members submitted to. */
-static uint32_t
-op_submit(struct walk_op *op, uint32_t mask, bool write)
+/*
+ * Submit this phase's I/O to the members left in submit_mask. A member
+ * without a bdev_io to spare stays in the mask and the walk's poller tries
+ * again; the phase ends once nothing is in flight or left to submit.
+ */
+static void
+op_submit_more(struct walk_op *op)
 {
 	struct gga_disk *disk = op->walk->disk;
 	struct gga_member *member;
-	uint32_t i, done = 0;
+	uint32_t i;
 	int rc;
 
-	op->writing = write;
-	op->ok_mask = 0;
-	op->pending = 1;
-	for (i = 0; i < disk->n; i++) {
+	op->pending++;
+	while (op->submit_mask != 0) {
+		i = (uint32_t)__builtin_ctz(op->submit_mask);
 		member = &disk->members[i];
-		if (!(mask & (1u << i))) {
-			continue;
-		}
 		if (member->app_ch == NULL || member->removing) {
+			op->submit_mask &= ~(1u << i);
 			continue;
 		}
 		op->ctx[i].owner = op;
 		op->ctx[i].index = i;
-		if (write) {
+		if (op->writing) {
 			rc = bdev_write_blocks(member->desc, member->app_ch, op_block(op, i, 0),
 					       disk->data_offset + op->lba, op->blocks, op_io_done,
 					       &op->ctx[i]);
@@ -220,18 +222,29 @@ op_submit(struct walk_op *op, uint32_t mask, bool write)
 					      disk->data_offset + op->lba, op->blocks, op_io_done,
 					      &op->ctx[i]);
 		}
+		if (rc == -ENOMEM) {
+			break;
+		}
+		op->submit_mask &= ~(1u << i);
 		if (rc != 0) {
 			gga_member_fail(disk, i, "recovery I/O not submitted");
 			continue;
 		}
 		member->app_io++;
 		op->pending++;
-		done |= 1u << i;
 	}
-	if (--op->pending == 0) {
+	if (--op->pending == 0 && op->submit_mask == 0) {
 		op_phase_done(op);
 	}
-	return done;
+}
+
+static void
+op_submit(struct walk_op *op, uint32_t mask, bool write)
+{
+	op->writing = write;
+	op->ok_mask = 0;
+	op->submit_mask = mask;
+	op_submit_more(op);
 }
 
 static void
@@ -481,7 +494,15 @@ static int
 walk_poll(void *arg)
 {
 	struct gga_walk *walk = arg;
+	uint32_t i;
 
+	walk->in_pump = true;
+	for (i = 0; i < WALK_DEPTH; i++) {
+		if (walk->ops[i].active && walk->ops[i].submit_mask != 0) {
+			op_submit_more(&walk->ops[i]);
+		}
+	}
+	walk->in_pump = false;
 	walk_pump(walk);
 	return POLLER_BUSY;
 }
