@@ -643,6 +643,19 @@ gga_member_event_cb(enum bdev_event_type type, struct bdev *bdev, void *ctx)
 	struct gga_member *member = ctx;
 	struct gga_disk *disk = member->disk;
 
+	if (type == BDEV_EVENT_MEDIA_CHANGED) {
+		/*
+		 * Its target may have restarted on a blank or other disk while no
+		 * I/O reached it: until its superblock is read again it is not
+		 * trusted (the probe decides: resync, rebuild or nothing).
+		 */
+		if (disk->registered && !disk->destructing) {
+			NOTICELOG("gga bdev '%s': base '%s' was reconnected; checking it\n",
+				  disk->bdev.name, member->name);
+			gga_member_fail(disk, member->index, "its base reconnected: checked again");
+		}
+		return;
+	}
 	if (type != BDEV_EVENT_REMOVE || member->removing) {
 		return;
 	}

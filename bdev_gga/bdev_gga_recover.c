@@ -671,9 +671,12 @@ gga_recover_maybe_start(struct gga_disk *disk)
 	if ((uint32_t)__builtin_popcount(gga_live_mask(disk)) < disk->k) {
 		return;
 	}
-	/* A pass that a restart interrupted resumes where it stood, if all its members are back. */
-	if (disk->rec_mask != 0 && (disk->rec_mask & ~targets) == 0) {
-		targets = disk->rec_mask;
+	/*
+	 * A pass that a restart interrupted resumes where it stood if exactly its
+	 * members are back; any other set starts over (a member new to the pass
+	 * has nothing below the checkpoint).
+	 */
+	if (disk->rec_mask != 0 && disk->rec_mask == targets) {
 		from = disk->rec_offset;
 	}
 	walk = walk_alloc(disk);
@@ -857,6 +860,8 @@ member_format_region(struct member_op *op)
 		return -ENOMEM;
 	}
 	member->needs = GGA_NEEDS_REBUILD;
+	/* Whatever a pass had done for it is gone with its old content. */
+	disk->rec_mask &= ~(1u << member->index);
 	rc = gga_sb_area_encode(disk, member->index, disk->gen_limit, disk->events,
 				gga_live_mask(disk), op->buf);
 	if (rc != 0) {

@@ -511,6 +511,9 @@ attempt_succeeded(struct nvme_ctrlr *ctrlr)
 		  ctrlr->admin->cntlid, ctrlr->reconnect_attempts + 1);
 	ctrlr->reconnect_attempts = 0;
 	ctrlr->reconnect_delay_ms = ctrlr->opts.reconnect_delay_min_ms;
+	if (ctrlr->reconnect_cb != NULL) {
+		ctrlr->reconnect_cb(ctrlr->reconnect_cb_arg, ctrlr);
+	}
 }
 
 static void
@@ -1118,6 +1121,13 @@ uint64_t
 nvme_ctrlr_get_reconnect_count(const struct nvme_ctrlr *ctrlr)
 {
 	return ctrlr->reconnect_count;
+}
+
+void
+nvme_ctrlr_set_reconnect_cb(struct nvme_ctrlr *ctrlr, nvme_ctrlr_reconnect_cb cb, void *cb_arg)
+{
+	ctrlr->reconnect_cb = cb;
+	ctrlr->reconnect_cb_arg = cb_arg;
 }
 
 uint32_t

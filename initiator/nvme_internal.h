@@ -407,6 +407,8 @@ struct nvme_ctrlr {
 
 	nvme_ctrlr_connect_cb connect_cb;
 	void *connect_cb_arg;
+	nvme_ctrlr_reconnect_cb reconnect_cb;
+	void *reconnect_cb_arg;
 	nvme_ctrlr_detach_cb detach_cb;
 	void *detach_cb_arg;
 	char reason[1024];

@@ -52,6 +52,13 @@ const char *bdev_io_type_name(enum bdev_io_type type);
 enum bdev_event_type {
 	/* The bdev is going away: stop I/O, put channels, bdev_close(). */
 	BDEV_EVENT_REMOVE,
+	/*
+	 * What the bdev serves may have changed under it (a remote controller
+	 * reconnected: its target may have restarted on other media). Users
+	 * that rely on the content (metadata they wrote) should check it again.
+	 * Users that do not care ignore it, as any event they do not know.
+	 */
+	BDEV_EVENT_MEDIA_CHANGED,
 };
 
 typedef void (*bdev_event_cb)(enum bdev_event_type type, struct bdev *bdev, void *ctx);

@@ -101,6 +101,12 @@ typedef void (*bdev_unregister_cb)(void *cb_arg, int rc);
 void bdev_unregister(struct bdev *bdev, bdev_unregister_cb cb, void *cb_arg);
 
 /*
+ * Send BDEV_EVENT_MEDIA_CHANGED to every open descriptor of a registered bdev
+ * (each on its own thread). Any thread.
+ */
+void bdev_notify_media_changed(struct bdev *bdev);
+
+/*
  * Delete-RPC helper: look up `name`, check it belongs to `module`, unregister.
  * Returns 0 (cb will be called), -ENODEV (no such bdev, or another module's).
  */

@@ -163,6 +163,14 @@ uint32_t nvme_ctrlr_get_num_io_queues(const struct nvme_ctrlr *ctrlr);
 uint64_t nvme_ctrlr_get_reconnect_count(const struct nvme_ctrlr *ctrlr);
 
 /*
+ * Called on the controller's thread each time it is connected again after a
+ * failure (the target may have restarted, on other media). NULL: none.
+ */
+typedef void (*nvme_ctrlr_reconnect_cb)(void *cb_arg, struct nvme_ctrlr *ctrlr);
+void nvme_ctrlr_set_reconnect_cb(struct nvme_ctrlr *ctrlr, nvme_ctrlr_reconnect_cb cb,
+				 void *cb_arg);
+
+/*
  * Namespaces: the active namespaces found at the first connect, in nsid
  * order. The objects live as long as the controller; their geometry is fixed
  * (a reconnect to a controller whose namespace changed geometry is treated as

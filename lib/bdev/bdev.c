@@ -313,33 +313,77 @@ unregister_descs_closed(void *ctx)
 	io_device_unregister(bdev, bdev_io_device_unregistered);
 }
 
+/* On the descriptor's thread: deliver `type`, unless the descriptor was closed meanwhile. */
 static void
-desc_remove_notify(void *ctx)
+desc_notify(struct bdev_desc *desc, enum bdev_event_type type)
 {
-	struct bdev_desc *desc = ctx;
 	bool closed;
 
 	pthread_mutex_lock(&g_bdev_mutex);
-	desc->remove_pending--;
+	desc->notify_pending--;
 	closed = desc->closed;
 	pthread_mutex_unlock(&g_bdev_mutex);
 	if (closed) {
-		if (desc->remove_pending == 0) {
+		if (desc->notify_pending == 0) {
 			free(desc);
 		}
 		return;
 	}
 	/* event_cb may close the descriptor, which frees it: do not touch it afterwards. */
-	desc->event_cb(BDEV_EVENT_REMOVE, desc->bdev, desc->event_ctx);
+	desc->event_cb(type, desc->bdev, desc->event_ctx);
+}
+
+static void
+desc_remove_notify(void *ctx)
+{
+	desc_notify(ctx, BDEV_EVENT_REMOVE);
+}
+
+static void
+desc_media_notify(void *ctx)
+{
+	desc_notify(ctx, BDEV_EVENT_MEDIA_CHANGED);
+}
+
+/* Send `fn` to every open descriptor's thread (g_bdev_mutex held). */
+static void
+descs_notify(struct bdev *bdev, void (*fn)(void *ctx), const char *what)
+{
+	struct bdev_desc *desc;
+	int rc;
+
+	TAILQ_FOREACH(desc, &bdev->internal->descs, link) {
+		/* Counted before sending: the message may run on another core at once. */
+		desc->notify_pending++;
+		rc = thread_send_msg(desc->thread, fn, desc);
+		if (rc != 0) {
+			desc->notify_pending--;
+			ERRLOG("bdev %s: cannot notify a descriptor of %s (%d)\n", bdev->name, what,
+			       rc);
+		}
+	}
+}
+
+void
+bdev_notify_media_changed(struct bdev *bdev)
+{
+	struct bdev_internal *internal = bdev->internal;
+
+	if (internal == NULL) {
+		return;
+	}
+	pthread_mutex_lock(&g_bdev_mutex);
+	if (internal->state == BDEV_STATE_READY) {
+		descs_notify(bdev, desc_media_notify, "a media change");
+	}
+	pthread_mutex_unlock(&g_bdev_mutex);
 }
 
 void
 bdev_unregister(struct bdev *bdev, bdev_unregister_cb cb, void *cb_arg)
 {
 	struct bdev_internal *internal = bdev->internal;
-	struct bdev_desc *desc;
 	bool no_descs;
-	int rc;
 
 	if (internal == NULL) {
 		ERRLOG("bdev %s: unregister of a bdev that is not registered\n",
@@ -363,16 +407,7 @@ bdev_unregister(struct bdev *bdev, bdev_unregister_cb cb, void *cb_arg)
 				      thread_get_app();
 	internal->unregister_cb = cb;
 	internal->unregister_arg = cb_arg;
-	TAILQ_FOREACH(desc, &internal->descs, link) {
-		/* Counted before sending: the message may run on another core at once. */
-		desc->remove_pending++;
-		rc = thread_send_msg(desc->thread, desc_remove_notify, desc);
-		if (rc != 0) {
-			desc->remove_pending--;
-			ERRLOG("bdev %s: cannot notify a descriptor of removal (%d)\n",
-			       bdev->name, rc);
-		}
-	}
+	descs_notify(bdev, desc_remove_notify, "removal");
 	no_descs = TAILQ_EMPTY(&internal->descs);
 	pthread_mutex_unlock(&g_bdev_mutex);
 
@@ -466,7 +501,7 @@ bdev_close(struct bdev_desc *desc)
 		internal->claim_desc = NULL;
 	}
 	last = internal->state == BDEV_STATE_UNREGISTERING && TAILQ_EMPTY(&internal->descs);
-	if (desc->remove_pending > 0) {
+	if (desc->notify_pending > 0) {
 		desc->closed = true;
 	} else {
 		free(desc);

@@ -53,10 +53,11 @@ struct bdev_desc {
 	void *event_ctx;
 	bool write;
 	/*
-	 * A remove notification is in flight to the descriptor's thread; if the
-	 * user closes the descriptor first, the message frees it.
+	 * Event notifications (removal, media change) in flight to the
+	 * descriptor's thread; if the user closes the descriptor first, the last
+	 * message frees it.
 	 */
-	uint32_t remove_pending;
+	uint32_t notify_pending;
 	bool closed;
 	TAILQ_ENTRY(bdev_desc) link;
 };

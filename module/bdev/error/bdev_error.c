@@ -462,6 +462,11 @@ base_event_cb(enum bdev_event_type type, struct bdev *bdev, void *event_ctx)
 	struct error_disk *disk = event_ctx;
 	int rc;
 
+	if (type == BDEV_EVENT_MEDIA_CHANGED) {
+		/* What the base serves is what this bdev serves: pass it up. */
+		bdev_notify_media_changed(&disk->bdev);
+		return;
+	}
 	if (type != BDEV_EVENT_REMOVE) {
 		return;
 	}

@@ -589,6 +589,23 @@ create_bdev(struct nvme_bdev_ctrlr *nctrlr, uint32_t index, struct nvme_ns *ns)
 	return 0;
 }
 
+/*
+ * The controller is connected again: the target may have restarted on other
+ * media, so tell the users of its namespaces (a gga bdev checks its member).
+ */
+static void
+ctrlr_reconnected(void *cb_arg, struct nvme_ctrlr *ctrlr)
+{
+	struct nvme_bdev_ctrlr *nctrlr = cb_arg;
+	uint32_t i;
+
+	for (i = 0; i < nctrlr->num_bdevs; i++) {
+		if (nctrlr->bdevs[i] != NULL) {
+			bdev_notify_media_changed(&nctrlr->bdevs[i]->bdev);
+		}
+	}
+}
+
 static void
 attach_connected(void *cb_arg, struct nvme_ctrlr *ctrlr, int rc, const char *reason)
 {
@@ -628,6 +645,7 @@ attach_connected(void *cb_arg, struct nvme_ctrlr *ctrlr, int rc, const char *rea
 	}
 	nctrlr->state = NBC_ATTACHED;
 	nctrlr->attach_cb = NULL;
+	nvme_ctrlr_set_reconnect_cb(ctrlr, ctrlr_reconnected, nctrlr);
 	NOTICELOG("nvme controller '%s' attached: %s at %s:%s, %u bdev(s)\n", nctrlr->name,
 		  nctrlr->trid.subnqn, nctrlr->trid.traddr, nctrlr->trid.trsvcid, n);
 	cb(cb_arg2, 0, NULL, names, n);

@@ -574,6 +574,55 @@ test_check_marked_after_unclean_stop(void)
 	delete_error_members("U", 3);
 }
 
+/*
+ * A member's base reconnects (BDEV_EVENT_MEDIA_CHANGED, from the malloc base
+ * through its error bdev) with no I/O in flight: the member is not trusted
+ * until its superblock is read again. The same content: resynced (nothing
+ * marked, nothing copied). Then its superblock is wiped (a target restarted
+ * on a blank disk) and it reconnects again: rebuilt whole.
+ */
+static void
+test_media_changed(void)
+{
+	uint8_t w[16 * LBS], *zero;
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+
+	make_error_members("G", 3, MBS);
+	disk = make_heal_gga("G", 4, true);
+	open_dev("G");
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(0, 16, w));
+	WAIT_FOR(gga_bitmap_dirty(disk) == 0 && !gga_bitmap_busy(disk));
+
+	bdev_notify_media_changed(bdev_get_by_name("G2"));
+	WAIT_FOR(gga_member_state(&disk->members[1]) != BDEV_GGA_MEMBER_ONLINE);
+	CU_ASSERT(gga_member_state(&disk->members[1]) != BDEV_GGA_MEMBER_ONLINE);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	get_info("G", &info);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_ONLINE);
+	CU_ASSERT(info.last_recovery.valid && !info.last_recovery.rebuild);
+	UT_ASSERT_EQ(info.last_recovery.regions_done, 0);
+	UT_ASSERT_EQ(info.last_recovery.blocks_copied, 0);
+	bdev_gga_info_clear(&info);
+
+	zero = calloc(1, disk->mbs);
+	UT_ASSERT_EQ(member_rw(disk, 1, true, 0, 1, zero), 0);
+	free(zero);
+	bdev_notify_media_changed(bdev_get_by_name("G2"));
+	WAIT_FOR(gga_member_state(&disk->members[1]) != BDEV_GGA_MEMBER_ONLINE);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	get_info("G", &info);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_ONLINE);
+	CU_ASSERT(info.last_recovery.valid && info.last_recovery.rebuild);
+	UT_ASSERT_EQ(info.last_recovery.blocks_copied, NBLK);
+	bdev_gga_info_clear(&info);
+	check_all_paths(disk, 0, 16, w);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("G");
+	delete_error_members("G", 3);
+}
+
 int
 main(void)
 {
@@ -585,6 +634,7 @@ main(void)
 		UT_TEST(test_four_plus_two),
 		UT_TEST(test_absent_at_assembly),
 		UT_TEST(test_check_marked_after_unclean_stop),
+		UT_TEST(test_media_changed),
 	};
 
 	return ut_run("bdev_gga_heal", tests, ARRAY_SIZE(tests), suite_init, suite_fini);

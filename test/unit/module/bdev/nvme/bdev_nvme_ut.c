@@ -33,6 +33,8 @@ struct nvme_ctrlr {
 	int detaches;
 	nvme_ctrlr_detach_cb detach_cb;
 	void *detach_cb_arg;
+	nvme_ctrlr_reconnect_cb reconnect_cb;
+	void *reconnect_cb_arg;
 };
 
 struct nvme_qpair {
@@ -127,6 +129,13 @@ uint64_t
 nvme_ctrlr_get_reconnect_count(const struct nvme_ctrlr *ctrlr)
 {
 	return 0;
+}
+
+void
+nvme_ctrlr_set_reconnect_cb(struct nvme_ctrlr *ctrlr, nvme_ctrlr_reconnect_cb cb, void *cb_arg)
+{
+	ctrlr->reconnect_cb = cb;
+	ctrlr->reconnect_cb_arg = cb_arg;
 }
 
 uint32_t
@@ -364,6 +373,15 @@ detach(const char *name)
 	UT_ASSERT_EQ(done, 1);
 }
 
+/* Counts BDEV_EVENT_MEDIA_CHANGED in *(int *)ctx. */
+static void
+media_event(enum bdev_event_type type, struct bdev *bdev, void *ctx)
+{
+	if (type == BDEV_EVENT_MEDIA_CHANGED) {
+		(*(int *)ctx)++;
+	}
+}
+
 /* ---- tests ---- */
 
 static void
@@ -398,6 +416,22 @@ test_attach_bdevs(void)
 	CU_ASSERT(bdev_io_type_supported(b1, BDEV_IO_TYPE_UNMAP));
 	CU_ASSERT(!bdev_io_type_supported(b2, BDEV_IO_TYPE_UNMAP));
 	CU_ASSERT(!bdev_io_type_supported(b2, BDEV_IO_TYPE_WRITE_ZEROES));
+
+	/* A reconnect tells every open descriptor of every namespace that the media may differ. */
+	{
+		struct bdev_desc *d1, *d2;
+		int events[2] = { 0, 0 };
+
+		UT_ASSERT_EQ_FATAL(bdev_open("N0n1", false, media_event, &events[0], &d1), 0);
+		UT_ASSERT_EQ_FATAL(bdev_open("N0n2", false, media_event, &events[1], &d2), 0);
+		CU_ASSERT_FATAL(g_ctrlr.reconnect_cb != NULL);
+		g_ctrlr.reconnect_cb(g_ctrlr.reconnect_cb_arg, &g_ctrlr);
+		ut_poll_idle();
+		UT_ASSERT_EQ(events[0], 1);
+		UT_ASSERT_EQ(events[1], 1);
+		bdev_close(d1);
+		bdev_close(d2);
+	}
 
 	/* The name is taken while attached. */
 	{
