@@ -623,6 +623,120 @@ test_media_changed(void)
 	delete_error_members("G", 3);
 }
 
+/* The RPC surface: the k + m form, set_options, scrub, replace refusals, save_config. */
+static void
+test_rpc(void)
+{
+	json_t *resp, *g, *entry;
+	struct bdev *bdev;
+	uint8_t w[4 * 2 * LBS], rd[4 * 2 * LBS];
+	char uuid[40];
+	int i;
+
+	for (i = 1; i <= 6; i++) {
+		char n[8];
+
+		snprintf(n, sizeof(n), "KR%d", i);
+		make_malloc(n, MBS, MD, MEMBER_BLOCKS);
+	}
+	/* Not both forms; both lists; strings only; not more than 16 members. */
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_create", "{\"name\": \"KR\", \"data_1\": \"KR1\", "
+				 "\"data_members\": [\"KR1\"], \"parity_members\": [\"KR2\"]}"),
+		     RPC_ERROR_INVALID_PARAMS);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_create", "{\"name\": \"KR\", "
+				 "\"data_members\": [\"KR1\", \"KR2\"]}"), RPC_ERROR_INVALID_PARAMS);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_create", "{\"name\": \"KR\", "
+				 "\"data_members\": [\"KR1\", 7], \"parity_members\": [\"KR2\"]}"),
+		     RPC_ERROR_INVALID_PARAMS);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_create", "{\"name\": \"KR\", "
+				 "\"data_members\": [\"KR1\"], \"parity_members\": []}"),
+		     RPC_ERROR_INVALID_PARAMS);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_create", "{\"name\": \"KR\", \"data_1\": \"KR1\", "
+				 "\"data_2\": \"KR2\", \"parity\": \"KR3\", \"bitmap_region_kib\": 3}"),
+		     RPC_ERROR_INVALID_PARAMS);
+	CU_ASSERT(!bdev_is_claimed(bdev_get_by_name("KR1")));
+
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_create", "{\"name\": \"KR\", \"data_members\": "
+				 "[\"KR1\", \"KR2\", \"KR3\", \"KR4\"], \"parity_members\": "
+				 "[\"KR5\", \"KR6\"], \"matrix_type\": \"cauchy\", "
+				 "\"rebuild_rate_mib_s\": 7, \"auto_readd\": false, "
+				 "\"bitmap_region_kib\": 64}"), 0);
+	resp = ut_rpc_call("bdev_gga_get_info", "{\"name\": \"KR\"}");
+	g = json_array_get(json_object_get(resp, "result"), 0);
+	CU_ASSERT_FATAL(g != NULL);
+	UT_ASSERT_EQ(json_integer_value(json_object_get(g, "k")), 4);
+	UT_ASSERT_EQ(json_integer_value(json_object_get(g, "m")), 2);
+	UT_ASSERT_EQ(json_integer_value(json_object_get(g, "block_size")), 4 * MBS);
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(
+		json_object_get(g, "members"), 5), "role")), "parity_2");
+	UT_ASSERT_EQ(json_integer_value(json_object_get(g, "rebuild_rate_mib_s")), 7);
+	CU_ASSERT(json_is_false(json_object_get(g, "auto_readd")));
+	UT_ASSERT_EQ(json_integer_value(json_object_get(json_object_get(g, "bitmap"),
+							"region_kib")), 64);
+	CU_ASSERT(json_is_null(json_object_get(g, "recovery")));
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_object_get(g, "scrub"), "state")),
+			 "idle");
+	json_decref(resp);
+
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_set_options", "{\"name\": \"KR\", "
+				 "\"rebuild_rate_mib_s\": 0, \"auto_readd\": true}"), 0);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_set_options", "{\"name\": \"KR\", "
+				 "\"rebuild_rate_mib_s\": -1}"), RPC_ERROR_INVALID_PARAMS);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_set_options", "{\"name\": \"KR\", "
+				 "\"auto_readd\": 1}"), RPC_ERROR_INVALID_PARAMS);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_set_options", "{\"name\": \"nope\"}"), -ENODEV);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_scrub", "{\"name\": \"KR\", \"action\": \"sideways\"}"),
+		     RPC_ERROR_INVALID_PARAMS);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_scrub", "{\"name\": \"KR\", \"action\": \"stop\"}"),
+		     -EALREADY);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_scrub", "{\"name\": \"KR\", \"action\": \"start\", "
+				 "\"rate_mib_s\": 0}"), 0);
+	WAIT_FOR(((struct gga_disk *)bdev_get_by_name("KR")->ctxt)->scrub.state ==
+		 BDEV_GGA_SCRUB_DONE);
+	resp = ut_rpc_call("bdev_gga_scrub", "{\"name\": \"KR\"}");
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_object_get(resp, "result"),
+							   "state")), "done");
+	json_decref(resp);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_replace_member", "{\"name\": \"KR\", "
+				 "\"member\": \"parity_2\", \"new_base\": \"KR1\"}"), -EBUSY);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_replace_member", "{\"name\": \"KR\"}"),
+		     RPC_ERROR_INVALID_PARAMS);
+
+	/* save_config writes the lists and the options; replayed, it assembles the same array. */
+	bdev = bdev_get_by_name("KR");
+	snprintf(uuid, sizeof(uuid), "%s", bdev_get_uuid_str(bdev));
+	open_dev("KR");
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(3, 4, w));
+	ut_dev_close(&g_dev);
+	entry = ut_bdev_config(bdev);
+	CU_ASSERT_FATAL(entry != NULL);
+	g = json_object_get(entry, "params");
+	UT_ASSERT_EQ(json_array_size(json_object_get(g, "data_members")), 4);
+	UT_ASSERT_STR_EQ(json_string_value(json_array_get(json_object_get(g, "parity_members"), 1)),
+			 "KR6");
+	CU_ASSERT(json_object_get(g, "data_1") == NULL);
+	UT_ASSERT_EQ(json_integer_value(json_object_get(g, "bitmap_region_kib")), 64);
+	CU_ASSERT(json_is_true(json_object_get(g, "auto_readd")));
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_delete", "{\"name\": \"KR\"}"), 0);
+	UT_ASSERT_EQ(ut_rpc_replay(entry), 0);
+	json_decref(entry);
+	bdev = bdev_get_by_name("KR");
+	CU_ASSERT_FATAL(bdev != NULL);
+	UT_ASSERT_STR_EQ(bdev_get_uuid_str(bdev), uuid);
+	open_dev("KR");
+	CU_ASSERT(dev_read(3, 4, rd));
+	CU_ASSERT(memcmp(rd, w, sizeof(w)) == 0);
+	ut_dev_close(&g_dev);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_delete", "{\"name\": \"KR\"}"), 0);
+	for (i = 1; i <= 6; i++) {
+		char n[8];
+
+		snprintf(n, sizeof(n), "KR%d", i);
+		malloc_delete_sync(n);
+	}
+}
+
 int
 main(void)
 {
@@ -635,6 +749,7 @@ main(void)
 		UT_TEST(test_absent_at_assembly),
 		UT_TEST(test_check_marked_after_unclean_stop),
 		UT_TEST(test_media_changed),
+		UT_TEST(test_rpc),
 	};
 
 	return ut_run("bdev_gga_heal", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
