@@ -81,6 +81,16 @@ gga_role_of(const struct gga_disk *disk, uint32_t index, char *buf, size_t len)
 	return bdev_gga_role_name(index, disk->k, disk->m, buf, len);
 }
 
+const char *
+gga_member_label(const struct gga_disk *disk, uint32_t index, char *buf, size_t len)
+{
+	char role[16];
+
+	snprintf(buf, len, "%s '%s'", gga_role_of(disk, index, role, sizeof(role)),
+		 disk->members[index].name);
+	return buf;
+}
+
 void
 gga_uuid_format(const uint8_t u[16], char out[37])
 {

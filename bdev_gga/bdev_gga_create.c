@@ -135,17 +135,6 @@ set_msg(struct gga_create_ctx *ctx, int rc, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* "data_2 'M2'" for messages. */
-static const char *
-member_label(const struct gga_disk *disk, uint32_t index, char *buf, size_t len)
-{
-	char role[16];
-
-	snprintf(buf, len, "%s '%s'", gga_role_of(disk, index, role, sizeof(role)),
-		 disk->members[index].name);
-	return buf;
-}
-
 static void
 create_release(struct gga_create_ctx *ctx)
 {
@@ -215,7 +204,7 @@ create_check_removed(struct gga_create_ctx *ctx)
 	for (i = 0; i < disk->n; i++) {
 		if (disk->members[i].removing) {
 			set_msg(ctx, -ENODEV, "%s was removed during creation",
-				member_label(disk, i, label, sizeof(label)));
+				gga_member_label(disk, i, label, sizeof(label)));
 			return true;
 		}
 	}
@@ -265,7 +254,7 @@ create_finish(struct gga_create_ctx *ctx)
 		if (ctx->absent & (1u << i)) {
 			WARNLOG("gga bdev '%s': %s: base bdev does not exist; assembled without it "
 				"(claimed and resynced when a bdev of that name appears)\n",
-				disk->bdev.name, member_label(disk, i, label, sizeof(label)));
+				disk->bdev.name, gga_member_label(disk, i, label, sizeof(label)));
 		}
 	}
 	gga_uuid_format(disk->array_uuid, uuid);
@@ -307,7 +296,7 @@ create_write_done(struct bdev_io *io, bool success, void *cb_arg)
 	if (ctx->failed_mask != 0) {
 		i = (uint32_t)__builtin_ctz(ctx->failed_mask);
 		set_msg(ctx, -EIO, "writing the superblock region of %s failed",
-			member_label(disk, i, label, sizeof(label)));
+			gga_member_label(disk, i, label, sizeof(label)));
 		create_fail(ctx);
 		return;
 	}
@@ -381,7 +370,7 @@ create_zero_done(struct bdev_io *io, bool success, void *cb_arg)
 	if (ctx->failed_mask != 0) {
 		i = (uint32_t)__builtin_ctz(ctx->failed_mask);
 		set_msg(ctx, -EIO, "zeroing the data area of %s failed",
-			member_label(disk, i, label, sizeof(label)));
+			gga_member_label(disk, i, label, sizeof(label)));
 		create_fail(ctx);
 		return;
 	}
@@ -464,7 +453,7 @@ sb_problem(struct gga_create_ctx *ctx, uint32_t i)
 	char label[160];
 	int rc = ctx->sb_rc[i];
 
-	member_label(disk, i, label, sizeof(label));
+	gga_member_label(disk, i, label, sizeof(label));
 	switch (rc) {
 	case -EMEDIUMTYPE:
 		set_msg(ctx, rc, "%s holds data that is not a gga member (no gga superblock)",
@@ -506,7 +495,7 @@ create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 		gga_uuid_format(ref->array_uuid, uuid);
 		gga_uuid_format(ctx->uuid, want_uuid);
 		set_msg(ctx, -EEXIST, "%s is a member of array %s, not of the requested array %s",
-			member_label(disk, (uint32_t)__builtin_ctz(formatted), label,
+			gga_member_label(disk, (uint32_t)__builtin_ctz(formatted), label,
 				     sizeof(label)), uuid, want_uuid);
 		return ctx->rc;
 	}
@@ -519,7 +508,7 @@ create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 		if (!(formatted & (1u << i))) {
 			continue;
 		}
-		member_label(disk, i, label, sizeof(label));
+		gga_member_label(disk, i, label, sizeof(label));
 		rc = gga_sb_init(&want, disk->array_uuid, i, disk->k, disk->m, disk->matrix,
 				 disk->block_size, disk->md_size, disk->member_blocks);
 		if (rc != 0) {
@@ -666,7 +655,7 @@ create_decide(struct gga_create_ctx *ctx)
 			i = (uint32_t)__builtin_ctz(formatted | other);
 			set_msg(ctx, -EEXIST, "%s is not blank (%s); mode create needs blank "
 				"members, or force to overwrite them",
-				member_label(disk, i, label, sizeof(label)),
+				gga_member_label(disk, i, label, sizeof(label)),
 				ctx->sb_rc[i] == 0 ? "it holds a gga superblock" :
 				"it holds other data");
 			goto refuse;
@@ -682,13 +671,13 @@ create_decide(struct gga_create_ctx *ctx)
 		if (ctx->absent != 0 && formatted == 0) {
 			i = (uint32_t)__builtin_ctz(ctx->absent);
 			set_msg(ctx, -ENODEV, "%s: base bdev does not exist; formatting a new "
-				"array needs all its members", member_label(disk, i, label,
+				"array needs all its members", gga_member_label(disk, i, label,
 									  sizeof(label)));
 			goto refuse;
 		}
 		if (ctx->mode == BDEV_GGA_MODE_ASSEMBLE && formatted == 0) {
 			set_msg(ctx, -ENOENT, "%s is blank: there is no array to assemble",
-				member_label(disk, (uint32_t)__builtin_ctz(blank), label,
+				gga_member_label(disk, (uint32_t)__builtin_ctz(blank), label,
 					     sizeof(label)));
 			goto refuse;
 		}
@@ -699,9 +688,9 @@ create_decide(struct gga_create_ctx *ctx)
 		 */
 		if (blank != 0 && formatted != 0 &&
 		    (uint32_t)__builtin_popcount(formatted) < disk->k) {
-			member_label(disk, (uint32_t)__builtin_ctz(formatted), label,
+			gga_member_label(disk, (uint32_t)__builtin_ctz(formatted), label,
 				     sizeof(label));
-			member_label(disk, (uint32_t)__builtin_ctz(blank), label2,
+			gga_member_label(disk, (uint32_t)__builtin_ctz(blank), label2,
 				     sizeof(label2));
 			set_msg(ctx, -EEXIST, "%s is formatted but %s and others are blank: fewer "
 				"than %u formatted members cannot be assembled (mode create with "
@@ -768,7 +757,7 @@ create_decide(struct gga_create_ctx *ctx)
 					disk->live_mask, region);
 		if (rc != 0) {
 			set_msg(ctx, -EINVAL, "cannot encode the superblock of %s",
-				member_label(disk, i, label, sizeof(label)));
+				gga_member_label(disk, i, label, sizeof(label)));
 			goto refuse;
 		}
 		if (ctx->bitmap != NULL) {
@@ -822,7 +811,7 @@ create_read_done(struct bdev_io *io, bool success, void *cb_arg)
 	if (ctx->failed_mask != 0) {
 		i = (uint32_t)__builtin_ctz(ctx->failed_mask);
 		set_msg(ctx, -EIO, "reading the superblock of %s failed",
-			member_label(disk, i, label, sizeof(label)));
+			gga_member_label(disk, i, label, sizeof(label)));
 		create_fail(ctx);
 		return;
 	}
@@ -839,13 +828,13 @@ create_check_geometry(struct gga_create_ctx *ctx)
 	char l0[160], l[160];
 	uint64_t offset;
 
-	member_label(disk, first, l0, sizeof(l0));
+	gga_member_label(disk, first, l0, sizeof(l0));
 	for (i = first + 1; i < disk->n; i++) {
 		if (ctx->absent & (1u << i)) {
 			continue;
 		}
 		b = disk->members[i].bdev;
-		member_label(disk, i, l, sizeof(l));
+		gga_member_label(disk, i, l, sizeof(l));
 		if (bdev_get_block_size(b) != bdev_get_block_size(b0)) {
 			set_msg(ctx, -EINVAL, "%s has block_size %u, %s has %u", l,
 				bdev_get_block_size(b), l0, bdev_get_block_size(b0));
@@ -907,7 +896,7 @@ create_open_members(struct gga_create_ctx *ctx)
 
 	for (i = 0; i < disk->n; i++) {
 		member = &disk->members[i];
-		member_label(disk, i, label, sizeof(label));
+		gga_member_label(disk, i, label, sizeof(label));
 		rc = bdev_open(member->name, true, gga_member_event_cb, member, &member->desc);
 		if (rc == -ENODEV && ctx->mode != BDEV_GGA_MODE_CREATE) {
 			/*
@@ -947,7 +936,7 @@ create_open_members(struct gga_create_ctx *ctx)
 	if ((uint32_t)__builtin_popcount(disk->all_mask & ~ctx->absent) < disk->k) {
 		i = (uint32_t)__builtin_ctz(ctx->absent);
 		set_msg(ctx, -ENODEV, "%s: base bdev does not exist (and fewer than %u members "
-			"do)", member_label(disk, i, label, sizeof(label)), disk->k);
+			"do)", gga_member_label(disk, i, label, sizeof(label)), disk->k);
 		return ctx->rc;
 	}
 	return 0;
@@ -1149,7 +1138,7 @@ bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *c
 		member->app_ch = bdev_get_io_channel(member->desc);
 		if (member->app_ch == NULL) {
 			set_msg(ctx, -ENOMEM, "%s: no I/O channel",
-				member_label(disk, i, label, sizeof(label)));
+				gga_member_label(disk, i, label, sizeof(label)));
 			return create_fail_async(ctx);
 		}
 	}

@@ -301,6 +301,8 @@ bool gga_disk_all_online(const struct gga_disk *disk);
 void gga_disk_try_free(struct gga_disk *disk);
 /* "data_2" etc. for this disk's member `index`, in buf. */
 const char *gga_role_of(const struct gga_disk *disk, uint32_t index, char *buf, size_t len);
+/* "data_2 'M2'": member `index`'s role and base name, for messages; written to buf. */
+const char *gga_member_label(const struct gga_disk *disk, uint32_t index, char *buf, size_t len);
 void gga_uuid_format(const uint8_t u[16], char out[37]);
 /* Release a member: its app-thread channel, its claim, its descriptor (app thread). */
 void gga_member_close(struct gga_member *member);

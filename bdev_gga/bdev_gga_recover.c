@@ -95,16 +95,6 @@ ticks_to_sec(uint64_t t)
 	return (double)t / (double)ticks_hz();
 }
 
-static const char *
-member_label(const struct gga_disk *disk, uint32_t i, char *buf, size_t len)
-{
-	char role[16];
-
-	snprintf(buf, len, "%s '%s'", gga_role_of(disk, i, role, sizeof(role)),
-		 disk->members[i].name);
-	return buf;
-}
-
 /* ---------------------------------------------------------------------- */
 /* The walk                                                                */
 /* ---------------------------------------------------------------------- */
@@ -706,7 +696,7 @@ gga_recover_maybe_start(struct gga_disk *disk)
 			NOTICELOG("gga bdev '%s': %s %s from block %" PRIu64 " (%" PRIu64
 				  " marked regions)\n", disk->bdev.name,
 				  rebuild ? "rebuilding" : "resyncing",
-				  member_label(disk, i, label, sizeof(label)), from,
+				  gga_member_label(disk, i, label, sizeof(label)), from,
 				  walk->regions_total);
 		}
 	}
@@ -907,7 +897,7 @@ probe_blank_formatted(struct member_op *op, int rc)
 
 	if (rc != 0) {
 		ERRLOG("gga bdev '%s': %s came back blank, but %s\n", disk->bdev.name,
-		       member_label(disk, member->index, label, sizeof(label)), op->msg);
+		       gga_member_label(disk, member->index, label, sizeof(label)), op->msg);
 		free(op);
 		return;
 	}
@@ -936,7 +926,7 @@ probe_read_done(struct bdev_io *io, bool success, void *cb_arg)
 		member_op_end(op, -EIO);
 		return;
 	}
-	member_label(disk, member->index, label, sizeof(label));
+	gga_member_label(disk, member->index, label, sizeof(label));
 	gga_area_gather(disk, op->buf, rec, sizeof(rec));
 	rc = gga_sb_decode(rec, sizeof(rec), &sb);
 	if (rc == -ENOENT) {
@@ -1017,7 +1007,7 @@ probe_attached(struct gga_member *member, int rc, const char *msg)
 	if (rc != 0) {
 		member->foreign = true;
 		WARNLOG("gga bdev '%s': base of %s is back but cannot be used: %s\n",
-			disk->bdev.name, member_label(disk, member->index, label, sizeof(label)), msg);
+			disk->bdev.name, gga_member_label(disk, member->index, label, sizeof(label)), msg);
 		return;
 	}
 	/* Probed on the next round like any failed member with a base. */
@@ -1303,12 +1293,12 @@ replace_end(struct member_op *op, int rc)
 		gga_member_set_state(disk, member->index, BDEV_GGA_MEMBER_STALE,
 				     "replaced: needs a full rebuild");
 		NOTICELOG("gga bdev '%s': %s replaced; rebuilding it\n", disk->bdev.name,
-			  member_label(disk, member->index, label, sizeof(label)));
+			  gga_member_label(disk, member->index, label, sizeof(label)));
 		gga_sb_kick(disk);
 		gga_recover_maybe_start(disk);
 	} else {
 		ERRLOG("gga bdev '%s': replacing %s failed: %s\n", disk->bdev.name,
-		       member_label(disk, member->index, label, sizeof(label)), msg);
+		       gga_member_label(disk, member->index, label, sizeof(label)), msg);
 	}
 	free(op->new_base);
 	env_dma_free(op->buf);
