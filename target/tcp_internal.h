@@ -95,6 +95,8 @@ uint16_t nvmf_tcp_sgl_parse(const struct nvme_cmd *cmd, uint32_t icd_len, uint32
 /* A connection that sends no ICReq within this time is closed (a silent or stray client). */
 #define TCP_ICREQ_TIMEOUT_US	(10u * 1000 * 1000)
 #define TCP_LISTEN_BACKLOG	512
+/* Out of fds or memory on accept: stop watching the listener this long. */
+#define TCP_ACCEPT_RETRY_US	(100u * 1000)
 
 struct tcp_transport {
 	struct nvmf_transport base;
@@ -110,7 +112,9 @@ struct tcp_listener {
 	struct tcp_transport *tt;
 	struct nvmf_listen_addr addr;
 	int fd;
-	struct fd_event *ev;
+	struct fd_event *ev;		/* NULL while accepting is paused */
+	struct poller *accept_retry;
+	bool accept_warned;
 	TAILQ_ENTRY(tcp_listener) link;
 };
 

@@ -8,7 +8,11 @@ Sequences:
               0x7fffffff (200 bytes in all, sent in one write); read what the
               target answers until its C2HTermReq (or 3 s), then close.
 
-Exit 0 when the target answered with an ICResp and then a C2HTermReq (the
+  hold        open --count connections (no ICReq) and keep them --seconds,
+              then close them; exit 0 if every connect() succeeded (the
+              kernel's backlog takes them even when the target cannot accept).
+
+huge-plen exits 0 when the target answered with an ICResp and then a C2HTermReq (the
 ICReq was valid; the capsule header was not), 1 otherwise.
 """
 import argparse
@@ -70,12 +74,30 @@ def huge_plen(port):
     return types == [ICRESP, C2H_TERM]
 
 
+def hold(port, count, seconds):
+    socks = []
+    try:
+        for _ in range(count):
+            socks.append(socket.create_connection(("127.0.0.1", port), timeout=3))
+        print("hold: %d connections open" % len(socks), flush=True)
+        time.sleep(seconds)
+    finally:
+        for s in socks:
+            s.close()
+    return len(socks) == count
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
-    ap.add_argument("sequence", choices=["huge-plen"])
+    ap.add_argument("--count", type=int, default=60)
+    ap.add_argument("--seconds", type=float, default=3)
+    ap.add_argument("sequence", choices=["huge-plen", "hold"])
     a = ap.parse_args()
-    ok = huge_plen(a.port)
+    if a.sequence == "hold":
+        ok = hold(a.port, min(a.count, 1000), min(a.seconds, 30))
+    else:
+        ok = huge_plen(a.port)
     return 0 if ok else 1
 
 
