@@ -538,12 +538,16 @@ def sc_io(ctx, rng, mutate_io=True):
     a, cntlid = admin_session(ctx.port, rng, hd, dd)
     h = io_session(ctx.port, rng, cntlid, hd, dd)
     base = ctx.slot * 64
+    # After a mutated PDU the byte stream may be out of step (a cut header
+    # swallows the next PDU): only an untainted connection owes right answers.
+    tainted = False
     for _ in range(rng.randrange(1, 10)):
         cid = h.next_cid()
         op = rng.choice(["wicd", "wr2t", "read", "flush", "wz", "dsm", "bad"])
         nlb = rng.choice([1, 8, 16, 63])
         lba = base + rng.randrange(64 - nlb + 1)
         mut = mutate_io and rng.random() < 0.3
+        tainted |= mut or op == "bad"
         if mut and rng.random() < 0.5:
             lba = rng.choice([NS_BLOCKS - 1, NS_BLOCKS, 1 << 40, (1 << 64) - 1])
         cdw = (lba & 0xFFFFFFFF, lba >> 32, nlb - 1, 0, 0, 0)
@@ -557,9 +561,9 @@ def sc_io(ctx, rng, mutate_io=True):
                           bad_dd=mut and rng.random() < 0.2)
             h.send(b)
             r = h.wait_cpl(cid, data, h2c_mut=True if mut else None)
-            if not mut and lba + nlb <= NS_BLOCKS and (r is None or r[0] != 0):
+            if not tainted and (r is None or r[0] != 0):
                 ctx.finding("valid write lba %d nlb %d failed: %r" % (lba, nlb, r))
-            if not mut and r is not None and r[0] == 0:
+            if not tainted and r is not None and r[0] == 0:
                 cid = h.next_cid()
                 h.send(h.cmd_pdu(sqe(0x02, cid, 1, cdw, sgl_transport(len(data)))))
                 r = h.wait_cpl(cid)

@@ -26,7 +26,8 @@ fuzz() {
 # Kept regression cases: each was a finding (or the issue that started the fuzzer).
 fuzz regress --seed 10 --scenario issue10:1 --scenario icreq_glued:1 \
 	--scenario icreq_glued:2 --scenario icreq_glued:3 --scenario icreq_glued:4 \
-	--scenario icreq_glued:5 --scenario stuck_reader:3 --scenario swarm:5
+	--scenario icreq_glued:5 --scenario io:710713162 --scenario io:1351711691 \
+	--scenario stuck_reader:3 --scenario swarm:5
 rc=$?
 check "connection fuzzer: kept regression cases (exit $rc)" test $rc -eq 0
 
