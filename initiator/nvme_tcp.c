@@ -353,6 +353,10 @@ nvme_tcp_flush(struct nvme_qpair *qp)
 				break;
 			}
 		}
+		if (cnt == 0) {
+			/* Queued PDUs with no bytes left to send: retrying would spin. */
+			return tcp_error(qp, -EIO, "send: the transmit queue holds no bytes");
+		}
 		msg.msg_iovlen = (size_t)cnt;
 		n = sendmsg(conn->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0) {
@@ -364,6 +368,9 @@ nvme_tcp_flush(struct nvme_qpair *qp)
 				return 0;
 			}
 			return tcp_error(qp, -errno, "send: %s", strerror(errno));
+		}
+		if (n == 0) {
+			return tcp_error(qp, -EIO, "send: no progress");
 		}
 		while (n > 0 && (tx = TAILQ_FIRST(&conn->txq)) != NULL) {
 			take = GGA_MIN((size_t)n, (size_t)(tx->len - tx->sent));

@@ -29,6 +29,11 @@ ifeq ($(CONFIG_ASAN),y)
 CFLAGS_COMMON += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS_COMMON += -fsanitize=address,undefined
 endif
+# Test-only hooks (the test_reactor_stall RPC): `make CONFIG_TEST_HOOKS=y` or
+# ./configure --enable-test-hooks. The ASan test lane builds with them.
+ifeq ($(CONFIG_TEST_HOOKS),y)
+CFLAGS_COMMON += -DGGA_TEST_HOOKS
+endif
 ifeq ($(CONFIG_WERROR),y)
 CFLAGS_COMMON += -Werror
 endif

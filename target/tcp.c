@@ -77,6 +77,47 @@ peer_name(int fd, char *buf, size_t len)
 	snprintf(buf, len, "%s:%d", host, port);
 }
 
+static int listener_event(void *ctx, uint32_t events);
+
+static int
+listener_accept_retry(void *arg)
+{
+	struct tcp_listener *l = arg;
+
+	poller_unregister(&l->accept_retry);
+	if (l->ev == NULL) {
+		l->ev = thread_fd_register(l->fd, THREAD_FD_IN, listener_event, l,
+					   "nvmf_tcp_listen");
+		if (l->ev == NULL) {
+			ERRLOG("nvmf tcp: cannot watch %s:%s again: %s\n", l->addr.traddr,
+			       l->addr.trsvcid, strerror(errno));
+		}
+	}
+	return POLLER_BUSY;
+}
+
+/*
+ * Out of fds or memory: the listening socket stays readable, and watching
+ * it would spin the reactor (and flood the log). Stop watching it for a
+ * while; connections wait in the backlog meanwhile.
+ */
+static void
+listener_accept_pause(struct tcp_listener *l, int err)
+{
+	if (!l->accept_warned) {
+		/* Once until an accept succeeds again: a shortage can last. */
+		WARNLOG("nvmf tcp: cannot accept connections on %s:%s for now: %s; retrying "
+			"every %u ms\n", l->addr.traddr, l->addr.trsvcid, strerror(err),
+			TCP_ACCEPT_RETRY_US / 1000);
+		l->accept_warned = true;
+	}
+	thread_fd_unregister(&l->ev);
+	if (l->accept_retry == NULL) {
+		l->accept_retry = poller_register(listener_accept_retry, l, TCP_ACCEPT_RETRY_US,
+						  "nvmf_tcp_accept_retry");
+	}
+}
+
 static int
 listener_event(void *ctx, uint32_t events)
 {
@@ -91,12 +132,18 @@ listener_event(void *ctx, uint32_t events)
 			if (errno == EINTR || errno == ECONNABORTED) {
 				continue;
 			}
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM) {
+				listener_accept_pause(l, errno);
+				break;
+			}
 			if (errno != EAGAIN && errno != EWOULDBLOCK) {
 				WARNLOG("nvmf tcp: accept on %s:%s: %s\n", l->addr.traddr,
 					l->addr.trsvcid, strerror(errno));
 			}
 			break;
 		}
+		l->accept_warned = false;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		pg = nvmf_tgt_next_poll_group();
 		nc = calloc(1, sizeof(*nc));
@@ -192,6 +239,7 @@ tcp_stop_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
 	TAILQ_FOREACH(l, &tt->listeners, link) {
 		if (nvmf_listen_addr_equal(&l->addr, addr)) {
 			TAILQ_REMOVE(&tt->listeners, l, link);
+			poller_unregister(&l->accept_retry);
 			thread_fd_unregister(&l->ev);
 			close(l->fd);
 			NOTICELOG("nvmf tcp: stopped listening on %s:%s\n", addr->traddr,

@@ -20,6 +20,7 @@
  * error status; other connections are not affected. A data digest error
  * fails the command with Transient Transport Error and keeps the connection.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,6 +163,17 @@ fail_req(struct tcp_req *req, uint16_t status)
 static void
 queue_pdu(struct tcp_qpair *tq, struct tcp_pdu *pdu)
 {
+	if (pdu->queued) {
+		/*
+		 * Inserting a queued element again makes the transmit list a cycle
+		 * and tx_flush() spin forever: drop the connection instead.
+		 */
+		ERRLOG("nvmf tcp: qpair %u (%s): PDU type %u queued twice; closing the connection\n",
+		       tq->qpair.id, tq->qpair.peer, pdu->hdr.ch.pdu_type);
+		assert(!pdu->queued);
+		tq_close(tq);
+		return;
+	}
 	pdu->sent = 0;
 	pdu->queued = true;
 	TAILQ_INSERT_TAIL(&tq->tx_queue, pdu, link);
@@ -362,11 +374,12 @@ tx_flush(struct tcp_qpair *tq)
 	struct iovec iov[TCP_TX_IOV_MAX];
 	struct msghdr msg = { 0 };
 	struct tcp_pdu *pdu;
+	int budget = TCP_TX_BUDGET;
 	ssize_t n;
 	int cnt, i;
 
 	tq_hold(tq);
-	while (tq->state != TQ_CLOSED && !TAILQ_EMPTY(&tq->tx_queue)) {
+	while (tq->state != TQ_CLOSED && !TAILQ_EMPTY(&tq->tx_queue) && budget-- > 0) {
 		cnt = 0;
 		TAILQ_FOREACH(pdu, &tq->tx_queue, link) {
 			uint32_t skip = pdu->sent;
@@ -385,6 +398,13 @@ tx_flush(struct tcp_qpair *tq)
 				break;
 			}
 		}
+		if (cnt == 0) {
+			/* Queued PDUs with nothing left to send: a bug, and a sure spin. */
+			ERRLOG("nvmf tcp: qpair %u (%s): transmit queue holds no bytes; closing\n",
+			       tq->qpair.id, tq->qpair.peer);
+			tq_close(tq);
+			break;
+		}
 		msg.msg_iov = iov;
 		msg.msg_iovlen = (size_t)cnt;
 		n = sendmsg(tq->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -393,10 +413,16 @@ tx_flush(struct tcp_qpair *tq)
 				continue;
 			}
 			if (errno != EAGAIN && errno != EWOULDBLOCK) {
+				/* EPIPE, ECONNRESET...: the host is gone; never retry. */
 				DEBUGLOG(nvmf_tcp, "qpair %u: send failed: %s\n", tq->qpair.id,
 					 strerror(errno));
 				tq_close(tq);
 			}
+			break;
+		}
+		if (n == 0) {
+			/* No progress on a non-empty write: retrying would only spin. */
+			tq_close(tq);
 			break;
 		}
 		while (n > 0 && (pdu = TAILQ_FIRST(&tq->tx_queue)) != NULL) {
@@ -547,14 +573,18 @@ tq_fatal(struct tcp_qpair *tq, const struct nvmf_tcp_fatal *err, const void *hdr
 	nvme_tcp_term_req_set_fei(t, err->fei);
 	memcpy(tq->term_buf + NVME_TCP_TERM_REQ_HLEN, hdr, copy);
 	poller_unregister(&tq->linger);
-	tq->ctrl_iov[0].iov_base = tq->term_buf;
-	tq->ctrl_iov[0].iov_len = t->ch.plen;
-	tq->ctrl_pdu.iov = tq->ctrl_iov;
-	tq->ctrl_pdu.iovcnt = 1;
-	tq->ctrl_pdu.len = t->ch.plen;
-	tq->ctrl_pdu.done = term_sent;
-	tq->ctrl_pdu.req = NULL;
-	queue_pdu(tq, &tq->ctrl_pdu);
+	tq->term_iov[0].iov_base = tq->term_buf;
+	tq->term_iov[0].iov_len = t->ch.plen;
+	tq->term_pdu.hdr.ch = t->ch;
+	tq->term_pdu.iov = tq->term_iov;
+	tq->term_pdu.iovcnt = 1;
+	tq->term_pdu.len = t->ch.plen;
+	tq->term_pdu.done = term_sent;
+	tq->term_pdu.req = NULL;
+	queue_pdu(tq, &tq->term_pdu);
+	if (tq->state == TQ_CLOSED) {
+		return;
+	}
 	tq->linger = poller_register(tq_linger_expired, tq, TCP_LINGER_US, "nvmf_tcp_linger");
 	if (tq->linger == NULL) {
 		tq_close(tq);
@@ -625,7 +655,7 @@ static void
 handle_icreq(struct tcp_qpair *tq)
 {
 	const struct nvme_tcp_icreq *icreq = &tq->rx_hdr.icreq;
-	struct nvme_tcp_icresp *icresp = &tq->ctrl_pdu.hdr.icresp;
+	struct nvme_tcp_icresp *icresp = &tq->icresp_pdu.hdr.icresp;
 	struct nvmf_tcp_fatal err;
 
 	if (nvmf_tcp_icreq_check(icreq, &err) != 0) {
@@ -644,16 +674,16 @@ handle_icreq(struct tcp_qpair *tq)
 	icresp->dgst = (uint8_t)((tq->hdgst ? NVME_TCP_DGST_HDR_ENABLE : 0) |
 				 (tq->ddgst ? NVME_TCP_DGST_DATA_ENABLE : 0));
 	icresp->maxh2cdata = tq->tt->maxh2cdata;
-	tq->ctrl_iov[0].iov_base = icresp;
-	tq->ctrl_iov[0].iov_len = NVME_TCP_ICRESP_HLEN;
-	tq->ctrl_pdu.iov = tq->ctrl_iov;
-	tq->ctrl_pdu.iovcnt = 1;
-	tq->ctrl_pdu.len = NVME_TCP_ICRESP_HLEN;
-	tq->ctrl_pdu.done = NULL;
-	tq->ctrl_pdu.req = NULL;
+	tq->icresp_iov[0].iov_base = icresp;
+	tq->icresp_iov[0].iov_len = NVME_TCP_ICRESP_HLEN;
+	tq->icresp_pdu.iov = tq->icresp_iov;
+	tq->icresp_pdu.iovcnt = 1;
+	tq->icresp_pdu.len = NVME_TCP_ICRESP_HLEN;
+	tq->icresp_pdu.done = NULL;
+	tq->icresp_pdu.req = NULL;
 	tq->state = TQ_RUNNING;
 	poller_unregister(&tq->linger);
-	queue_pdu(tq, &tq->ctrl_pdu);
+	queue_pdu(tq, &tq->icresp_pdu);
 	DEBUGLOG(nvmf_tcp, "qpair %u (%s): ICReq: hdgst %d ddgst %d hpda %u\n", tq->qpair.id,
 		 tq->qpair.peer, tq->hdgst, tq->ddgst, tq->hpda);
 	rx_reset(tq);

@@ -83,6 +83,8 @@ uint16_t nvmf_tcp_sgl_parse(const struct nvme_cmd *cmd, uint32_t icd_len, uint32
 #define TCP_DIRECT_READ_MIN	4096u
 #define TCP_RX_BUDGET		64
 #define TCP_TX_IOV_MAX		64
+/* sendmsg() calls of one flush; EPOLLOUT or the next poll goes on from there. */
+#define TCP_TX_BUDGET		64
 /* Data bytes per C2HData PDU; larger reads are split. */
 #define TCP_C2H_MAX_DATA	(64u * 1024)
 #define TCP_MAXH2CDATA		(128u * 1024)
@@ -93,6 +95,8 @@ uint16_t nvmf_tcp_sgl_parse(const struct nvme_cmd *cmd, uint32_t icd_len, uint32
 /* A connection that sends no ICReq within this time is closed (a silent or stray client). */
 #define TCP_ICREQ_TIMEOUT_US	(10u * 1000 * 1000)
 #define TCP_LISTEN_BACKLOG	512
+/* Out of fds or memory on accept: stop watching the listener this long. */
+#define TCP_ACCEPT_RETRY_US	(100u * 1000)
 
 struct tcp_transport {
 	struct nvmf_transport base;
@@ -108,7 +112,9 @@ struct tcp_listener {
 	struct tcp_transport *tt;
 	struct nvmf_listen_addr addr;
 	int fd;
-	struct fd_event *ev;
+	struct fd_event *ev;		/* NULL while accepting is paused */
+	struct poller *accept_retry;
+	bool accept_warned;
 	TAILQ_ENTRY(tcp_listener) link;
 };
 
@@ -226,8 +232,15 @@ struct tcp_qpair {
 
 	/* Transmit. */
 	TAILQ_HEAD(, tcp_pdu) tx_queue;
-	struct tcp_pdu ctrl_pdu;
-	struct iovec ctrl_iov[1];
+	/*
+	 * The ICResp and the C2HTermReq have a PDU each: a host may send its
+	 * ICReq and a fatal PDU in one segment, so the TermReq can be queued
+	 * while the ICResp still is.
+	 */
+	struct tcp_pdu icresp_pdu;
+	struct iovec icresp_iov[1];
+	struct tcp_pdu term_pdu;
+	struct iovec term_iov[1];
 	uint8_t term_buf[NVME_TCP_TERM_REQ_MAX_PLEN];
 
 	/* Requests. */

@@ -60,7 +60,8 @@ for lane in $lanes; do
 	asan)
 		export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1:halt_on_error=1}
 		export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-		run_lane asan "$root/build-asan" CONFIG_ASAN=y
+		# The sanitizer build also carries the test hooks (test_reactor_stall).
+		run_lane asan "$root/build-asan" CONFIG_ASAN=y CONFIG_TEST_HOOKS=y
 		unset ASAN_OPTIONS UBSAN_OPTIONS
 		;;
 	nordma)

@@ -46,6 +46,8 @@ struct app_opts {
 	enum reactor_poll_mode poll_mode;
 	/* Event mode: idle time before a reactor sleeps (--idle-spell; default 200 us). */
 	uint32_t idle_spell_us;
+	/* Log a reactor stuck in one callback for longer (--stall-warn-ms; 0: off). */
+	uint32_t stall_warn_ms;
 	size_t arena_size;		/* 0: env default */
 	bool no_huge;
 	/* Runs on the app thread once the configuration is loaded. */

@@ -78,4 +78,28 @@ struct reactor_stats {
 /* Returns 0, or -ENOENT for an index >= reactor_count(). Any thread. */
 int reactor_get_stats(uint32_t index, struct reactor_stats *stats);
 
+/*
+ * Stall watchdog. A reactor that is awake and has not started a loop
+ * iteration for longer than a limit is stuck in one poller, fd event or
+ * message; the app's watchdog thread asks every few hundred milliseconds.
+ */
+#define REACTOR_DEFAULT_STALL_WARN_MS	1000
+
+struct reactor_stall {
+	uint32_t core;
+	uint64_t stalled_us;
+	char what[96];			/* "poller NAME", "fd event NAME", "message 0x..." */
+};
+
+/* True if a reactor last seen at `beat` (ticks) is stalled at `now`. Pure. */
+bool reactor_beat_stalled(uint64_t beat, bool sleeping, uint64_t now, uint64_t limit_ticks);
+
+/*
+ * Check every reactor against limit_us (0: off). Logs a warning naming what
+ * a stalled reactor runs, once per stall, and a notice when it is back.
+ * Fills up to max entries of stalls and returns the number of reactors
+ * stalled now. Any thread, but one caller at a time.
+ */
+uint32_t reactors_check_stalls(uint64_t limit_us, struct reactor_stall *stalls, uint32_t max);
+
 #endif /* GGA_REACTOR_H */

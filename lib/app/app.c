@@ -4,18 +4,25 @@
  * the shutdown sequence shared by gga_tgt and bdevperf.
  *
  * Signals: SIGINT and SIGTERM are blocked in every thread before any
- * reactor thread exists and are read from a signalfd watched by the app
- * thread, so a signal is just another event there and shutdown runs in
- * order, on the thread that owns RPC and configuration. SIGPIPE is ignored:
- * a vanished peer must be an error return, not the death of the daemon.
+ * reactor thread exists and are taken by the watchdog thread with
+ * sigtimedwait(). The first one asks the app thread to shut down (a
+ * message), so shutdown runs in order, on the thread that owns RPC and
+ * configuration. The second one forces the exit (code 128 + signal): the
+ * shutdown may never finish if a reactor is stuck. Between signals the
+ * watchdog thread wakes every quarter of --stall-warn-ms and logs any
+ * reactor that has not come back to its loop for that long, with what it
+ * runs. It sleeps otherwise: an idle daemon does not spin. SIGPIPE is
+ * ignored: a vanished peer must be an error return, not the death of the
+ * daemon.
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gga/app.h"
@@ -50,8 +57,10 @@ static bool g_loading_config;
 static bool g_started;
 static bool g_shutting_down;
 static uint32_t g_num_inited;
-static int g_signal_fd = -1;
-static struct fd_event *g_signal_ev;
+/* The watchdog thread: signals and the reactor stall check. */
+static pthread_t g_watchdog;
+static bool g_watchdog_stop;
+static uint32_t g_signals;
 
 void
 app_subsystem_register(struct app_subsystem *subsystem)
@@ -91,6 +100,7 @@ app_opts_init(struct app_opts *opts, const char *name)
 	opts->core_mask = 0x1;
 	opts->poll_mode = REACTOR_POLL_EVENT;
 	opts->idle_spell_us = REACTOR_DEFAULT_IDLE_SPELL_US;
+	opts->stall_warn_ms = REACTOR_DEFAULT_STALL_WARN_MS;
 }
 
 /* Long-only common options; apps use values >= 0x1000. */
@@ -103,6 +113,7 @@ enum {
 	OPT_NO_HUGE,
 	OPT_IDLE_SPELL,
 	OPT_JSON_IGNORE_INIT_ERRORS,
+	OPT_STALL_WARN,
 };
 
 static const struct option g_common_long[] = {
@@ -113,6 +124,7 @@ static const struct option g_common_long[] = {
 	{ "json-ignore-init-errors", no_argument, NULL, OPT_JSON_IGNORE_INIT_ERRORS },
 	{ "poll-mode", required_argument, NULL, OPT_POLL_MODE },
 	{ "idle-spell", required_argument, NULL, OPT_IDLE_SPELL },
+	{ "stall-warn-ms", required_argument, NULL, OPT_STALL_WARN },
 	{ "logflag", required_argument, NULL, 'L' },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "mem-size", required_argument, NULL, OPT_MEM_SIZE },
@@ -137,6 +149,9 @@ usage(const struct app_opts *opts, void (*usage_cb)(void))
 	printf("      --idle-spell US    event mode: idle microseconds before a reactor sleeps\n"
 	       "                         (default %u; 0 when several daemons share a core)\n",
 	       REACTOR_DEFAULT_IDLE_SPELL_US);
+	printf("      --stall-warn-ms MS log a reactor stuck in one poller or message for longer\n"
+	       "                         (default %u; 0 turns the check off)\n",
+	       REACTOR_DEFAULT_STALL_WARN_MS);
 	printf("      --mem-size SIZE    I/O buffer arena size, k/m/g suffix (default 256m)\n");
 	printf("      --no-huge          do not use hugepages for the arena\n");
 	printf("  -L, --logflag FLAG     debug logs of a component (bdev, thread, rpc, all...)\n");
@@ -237,6 +252,17 @@ parse_common(struct app_opts *opts, int ch, const char *arg, uint64_t *cpu_mask,
 			return -EINVAL;
 		}
 		opts->idle_spell_us = (uint32_t)v;
+		return 0;
+	case OPT_STALL_WARN:
+		errno = 0;
+		v = strtoull(arg, &end, 10);
+		if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || errno != 0 ||
+		    v > 3600 * 1000) {
+			fprintf(stderr, "%s: invalid --stall-warn-ms '%s' (milliseconds, 0..3600000)\n",
+				opts->name, arg);
+			return -EINVAL;
+		}
+		opts->stall_warn_ms = (uint32_t)v;
 		return 0;
 	case 'L':
 		if (log_set_flag(arg) != 0) {
@@ -346,7 +372,6 @@ shutdown_done(void)
 {
 	rpc_unregister_all();
 	rpc_set_state(RPC_STATE_STARTUP);
-	thread_fd_unregister(&g_signal_ev);
 	reactors_stop();
 }
 
@@ -444,21 +469,67 @@ start_failed(void)
 	begin_shutdown();
 }
 
-static int
-signal_event(void *ctx, uint32_t events)
+enum app_signal_action
+app_signal_action(uint32_t signals_before, bool stop_requested)
 {
-	struct signalfd_siginfo si;
-
-	while (read(g_signal_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		if (__atomic_load_n(&g_stop_requested, __ATOMIC_SEQ_CST)) {
-			NOTICELOG("%s: %s during shutdown ignored\n", g_opts->name,
-				  strsignal((int)si.ssi_signo));
-			continue;
-		}
-		NOTICELOG("%s: %s received\n", g_opts->name, strsignal((int)si.ssi_signo));
-		app_stop(0);
+	if (signals_before >= 1) {
+		return APP_SIGNAL_FORCE_EXIT;
 	}
-	return POLLER_BUSY;
+	return stop_requested ? APP_SIGNAL_NOTE : APP_SIGNAL_STOP;
+}
+
+/* On the watchdog thread. */
+static void
+handle_signal(int signo)
+{
+	bool stopping = __atomic_load_n(&g_stop_requested, __ATOMIC_SEQ_CST);
+
+	switch (app_signal_action(g_signals++, stopping)) {
+	case APP_SIGNAL_STOP:
+		NOTICELOG("%s: %s received\n", g_opts->name, strsignal(signo));
+		app_stop(0);
+		break;
+	case APP_SIGNAL_NOTE:
+		NOTICELOG("%s: %s received while shutting down; another one forces the exit\n",
+			  g_opts->name, strsignal(signo));
+		break;
+	case APP_SIGNAL_FORCE_EXIT:
+		ERRLOG("%s: second signal (%s): shutdown did not finish; forcing exit with "
+		       "code %d\n", g_opts->name, strsignal(signo), 128 + signo);
+		fflush(stdout);
+		fflush(stderr);
+		/* Not exit(): atexit handlers and destructors could wait on the stuck reactor. */
+		_exit(128 + signo);
+	}
+}
+
+/* Sent by app_start() to the watchdog thread so it sees g_watchdog_stop at once. */
+#define WATCHDOG_WAKE_SIGNAL	SIGRTMIN
+
+static void *
+watchdog_main(void *arg)
+{
+	uint32_t stall_ms = g_opts->stall_warn_ms;
+	uint64_t period_ms = stall_ms > 0 ? GGA_MAX(stall_ms / 4, 10u) : 1000;
+	struct reactor_stall stall;
+	struct timespec ts;
+	sigset_t sigs;
+	int signo;
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, WATCHDOG_WAKE_SIGNAL);
+	ts.tv_sec = (time_t)(period_ms / 1000);
+	ts.tv_nsec = (long)(period_ms % 1000) * 1000000;
+	while (!__atomic_load_n(&g_watchdog_stop, __ATOMIC_SEQ_CST)) {
+		signo = sigtimedwait(&sigs, NULL, &ts);
+		if (signo == SIGINT || signo == SIGTERM) {
+			handle_signal(signo);
+		}
+		reactors_check_stalls((uint64_t)stall_ms * 1000, &stall, 1);
+	}
+	return NULL;
 }
 
 static void
@@ -496,13 +567,6 @@ app_start_msg(void *arg)
 	struct app_subsystem *s;
 	int rc;
 
-	g_signal_ev = thread_fd_register(g_signal_fd, THREAD_FD_IN, signal_event, NULL,
-					 "app_signals");
-	if (g_signal_ev == NULL) {
-		ERRLOG("%s: cannot watch for signals: %s\n", g_opts->name, strerror(errno));
-		start_failed();
-		return;
-	}
 	for (s = g_subsystems; s != NULL; s = s->next) {
 		rc = s->init != NULL ? s->init() : 0;
 		if (rc != 0) {
@@ -515,6 +579,10 @@ app_start_msg(void *arg)
 	}
 	rpc_register_builtin_methods();
 	app_rpc_register();
+#ifdef GGA_TEST_HOOKS
+	WARNLOG("%s: built with test hooks (CONFIG_TEST_HOOKS=y): not for production\n",
+		g_opts->name);
+#endif
 	if (g_opts->rpc_addr != NULL) {
 		rc = rpc_server_listen(g_opts->rpc_addr);
 		if (rc != 0) {
@@ -539,13 +607,18 @@ app_start_msg(void *arg)
 	}
 }
 
-/* Discard signals that arrived after the signalfd stopped being watched. */
+/* Discard signals that arrived after the watchdog stopped taking them. */
 static void
 drain_signals(void)
 {
-	struct signalfd_siginfo si;
+	struct timespec zero = { 0, 0 };
+	sigset_t sigs;
 
-	while (read(g_signal_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, WATCHDOG_WAKE_SIGNAL);
+	while (sigtimedwait(&sigs, NULL, &zero) > 0) {
 	}
 }
 
@@ -567,24 +640,22 @@ app_start(struct app_opts *opts)
 	g_started = false;
 	g_shutting_down = false;
 	g_num_inited = 0;
+	g_signals = 0;
+	__atomic_store_n(&g_watchdog_stop, false, __ATOMIC_SEQ_CST);
 
 	/*
 	 * Block before any thread exists (reactors, or helpers the libraries
 	 * start) so that every thread inherits the mask and the signals can only
-	 * be taken through the signalfd. The mask is left in place when
+	 * be taken by the watchdog thread. The mask is left in place when
 	 * app_start returns: a late second signal must not kill the process on
 	 * its way out.
 	 */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, WATCHDOG_WAKE_SIGNAL);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	g_signal_fd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (g_signal_fd < 0) {
-		ERRLOG("%s: signalfd: %s\n", opts->name, strerror(errno));
-		return 1;
-	}
 
 	env_opts_init(&eopts);
 	eopts.name = opts->name;
@@ -595,7 +666,7 @@ app_start(struct app_opts *opts)
 		ERRLOG("%s: cannot set up the memory environment: %s\n", opts->name,
 		       strerror(-rc));
 		rc = 1;
-		goto close_signal_fd;
+		goto out_drain_signals;
 	}
 
 	reactor_opts_init(&ropts);
@@ -614,21 +685,29 @@ app_start(struct app_opts *opts)
 		rc = 1;
 		goto fini_reactors;
 	}
+	rc = pthread_create(&g_watchdog, NULL, watchdog_main, NULL);
+	if (rc != 0) {
+		ERRLOG("%s: cannot start the watchdog thread: %s\n", opts->name, strerror(rc));
+		rc = 1;
+		goto fini_reactors;
+	}
+	pthread_setname_np(g_watchdog, "app_watchdog");
 	rc = reactors_start();
 	if (rc != 0) {
 		ERRLOG("%s: reactors failed: %s\n", opts->name, strerror(-rc));
 		g_exit_code = 1;
 	}
 	rc = g_exit_code;
+	__atomic_store_n(&g_watchdog_stop, true, __ATOMIC_SEQ_CST);
+	pthread_kill(g_watchdog, WATCHDOG_WAKE_SIGNAL);
+	pthread_join(g_watchdog, NULL);
 
 fini_reactors:
 	reactors_fini();
 fini_env:
 	env_fini();
-close_signal_fd:
+out_drain_signals:
 	drain_signals();
-	close(g_signal_fd);
-	g_signal_fd = -1;
 	return rc;
 }
 

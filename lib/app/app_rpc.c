@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The framework's own JSON-RPC methods: save_config, framework_get_reactors
- * and gga_get_version.
+ * and gga_get_version; in builds with test hooks (CONFIG_TEST_HOOKS=y, never
+ * a release build) also test_reactor_stall.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "gga/app.h"
+#include "gga/log.h"
 #include "gga/reactor.h"
 #include "gga/rpc.h"
 #include "gga/util.h"
@@ -110,9 +113,44 @@ rpc_gga_get_version(struct rpc_request *req, json_t *params)
 	rpc_send_result(req, result);
 }
 
+#ifdef GGA_TEST_HOOKS
+struct stall_params {
+	uint32_t ms;
+};
+
+static const struct rpc_param stall_params[] = {
+	{ .name = "ms", .type = RPC_PARAM_UINT32, .offset = offsetof(struct stall_params, ms),
+	  .min = 1, .max = 60000 },
+};
+
+/*
+ * Test hook: a handler that does not return for `ms` milliseconds, as a
+ * misbehaving poller would, so the tests can watch the stall watchdog and
+ * the forced exit on a second signal. It busy-waits on purpose.
+ */
+static void
+rpc_test_reactor_stall(struct rpc_request *req, json_t *params)
+{
+	struct stall_params p = { 0 };
+	uint64_t end;
+
+	if (rpc_decode_params(req, params, stall_params, ARRAY_SIZE(stall_params), &p) != 0) {
+		return;
+	}
+	WARNLOG("test hook: stalling this reactor for %u ms\n", p.ms);
+	end = ticks_get() + us_to_ticks((uint64_t)p.ms * 1000);
+	while (ticks_get() < end) {
+	}
+	rpc_send_bool(req, true);
+}
+#endif
+
 void
 app_rpc_register(void)
 {
+#ifdef GGA_TEST_HOOKS
+	rpc_register_method("test_reactor_stall", rpc_test_reactor_stall, RPC_STATE_RUNTIME);
+#endif
 	rpc_register_method("save_config", rpc_save_config, RPC_STATE_ANY);
 	rpc_register_method("framework_get_reactors", rpc_framework_get_reactors, RPC_STATE_ANY);
 	rpc_register_method("gga_get_version", rpc_gga_get_version, RPC_STATE_ANY);

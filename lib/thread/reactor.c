@@ -30,6 +30,10 @@ struct reactor {
 	uint64_t idle_ticks;
 	uint64_t sleeps;
 	bool sleeping;
+	/* Tick at which the reactor last started a loop iteration (or woke up). */
+	uint64_t beat;
+	/* The stall watchdog's own: the beat of the stall it reported, 0 if none. */
+	uint64_t stall_beat;
 } __attribute__((aligned(GGA_CACHE_LINE)));
 
 static struct reactor *g_reactors;
@@ -200,6 +204,7 @@ reactor_run(struct reactor *r)
 			__atomic_store_n(&r->idle_ticks, idle_ticks, __ATOMIC_RELAXED);
 		}
 		prev = now;
+		__atomic_store_n(&r->beat, now, __ATOMIC_RELAXED);
 
 		busy = thread_poll(thread, 0, now);
 		prev_busy = busy > 0;
@@ -223,7 +228,9 @@ reactor_run(struct reactor *r)
 			if (!__atomic_load_n(&g_stop, __ATOMIC_SEQ_CST)) {
 				thread_wait(thread, 0);
 			}
-			__atomic_store_n(&r->sleeping, false, __ATOMIC_RELAXED);
+			/* A fresh beat before "awake": the watchdog must not see the old one. */
+			__atomic_store_n(&r->beat, ticks_get(), __ATOMIC_RELAXED);
+			__atomic_store_n(&r->sleeping, false, __ATOMIC_RELEASE);
 			/* Time asleep counts as idle at the next iteration's start. */
 		}
 	}
@@ -391,4 +398,53 @@ reactor_get_stats(uint32_t index, struct reactor_stats *stats)
 	stats->sleeps = __atomic_load_n(&r->sleeps, __ATOMIC_RELAXED);
 	stats->sleeping = __atomic_load_n(&r->sleeping, __ATOMIC_RELAXED);
 	return 0;
+}
+
+bool
+reactor_beat_stalled(uint64_t beat, bool sleeping, uint64_t now, uint64_t limit_ticks)
+{
+	/* beat 0: the reactor has not run yet. A beat after now: read before the clock. */
+	return !sleeping && beat != 0 && now > beat && now - beat > limit_ticks;
+}
+
+uint32_t
+reactors_check_stalls(uint64_t limit_us, struct reactor_stall *stalls, uint32_t max)
+{
+	uint64_t limit = us_to_ticks(limit_us), now, beat;
+	uint32_t i, n = 0;
+	bool sleeping;
+
+	if (g_reactors == NULL || limit_us == 0) {
+		return 0;
+	}
+	for (i = 0; i < g_reactor_count; i++) {
+		struct reactor *r = &g_reactors[i];
+		char what[96];
+
+		sleeping = __atomic_load_n(&r->sleeping, __ATOMIC_ACQUIRE);
+		beat = __atomic_load_n(&r->beat, __ATOMIC_RELAXED);
+		now = ticks_get();
+		if (!reactor_beat_stalled(beat, sleeping, now, limit)) {
+			if (r->stall_beat != 0 && beat != r->stall_beat) {
+				NOTICELOG("reactor on core %u is back in its loop\n", r->core);
+				r->stall_beat = 0;
+			}
+			continue;
+		}
+		thread_describe_running(r->thread, what, sizeof(what));
+		if (r->stall_beat != beat) {
+			/* Once per stall: the reactor may stay stuck for a long time. */
+			WARNLOG("reactor on core %u has not come back to its loop for %llu ms: "
+				"stuck in %s\n", r->core,
+				(unsigned long long)(ticks_to_us(now - beat) / 1000), what);
+			r->stall_beat = beat;
+		}
+		if (n < max) {
+			stalls[n].core = r->core;
+			stalls[n].stalled_us = ticks_to_us(now - beat);
+			snprintf(stalls[n].what, sizeof(stalls[n].what), "%s", what);
+		}
+		n++;
+	}
+	return n;
 }

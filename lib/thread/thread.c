@@ -147,6 +147,62 @@ err_free_thread:
 }
 
 /* Runs up to `max` queued messages; returns how many ran. */
+/* Record what the thread is about to run, for the stall watchdog. */
+static inline void
+note_running(struct thread *thread, enum thread_running_kind kind, const char *name, void *fn)
+{
+	uint32_t seq = thread->running_seq;
+
+	__atomic_store_n(&thread->running_seq, seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	thread->running_kind = kind;
+	thread->running_fn = fn;
+	if (name != NULL) {
+		memcpy(thread->running_name, name, THREAD_NAME_LEN);
+	}
+	__atomic_store_n(&thread->running_seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+void
+thread_describe_running(struct thread *thread, char *buf, size_t len)
+{
+	enum thread_running_kind kind = THREAD_RUNNING_NONE;
+	char name[THREAD_NAME_LEN] = "";
+	void *fn = NULL;
+	uint32_t s1, s2;
+	int tries;
+
+	for (tries = 0; tries < 8; tries++) {
+		s1 = __atomic_load_n(&thread->running_seq, __ATOMIC_ACQUIRE);
+		if (s1 & 1) {
+			continue;
+		}
+		kind = thread->running_kind;
+		fn = thread->running_fn;
+		memcpy(name, thread->running_name, sizeof(name));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		s2 = __atomic_load_n(&thread->running_seq, __ATOMIC_RELAXED);
+		if (s1 == s2) {
+			break;
+		}
+	}
+	name[sizeof(name) - 1] = '\0';
+	switch (kind) {
+	case THREAD_RUNNING_MSG:
+		snprintf(buf, len, "message %p", fn);
+		break;
+	case THREAD_RUNNING_POLLER:
+		snprintf(buf, len, "poller %s", name);
+		break;
+	case THREAD_RUNNING_FD_EVENT:
+		snprintf(buf, len, "fd event %s", name);
+		break;
+	default:
+		snprintf(buf, len, "its loop");
+		break;
+	}
+}
+
 static uint32_t
 process_msgs(struct thread *thread, uint32_t max)
 {
@@ -169,6 +225,7 @@ process_msgs(struct thread *thread, uint32_t max)
 		__atomic_store_n(&slot->seq, lap + THREAD_RING_SIZE, __ATOMIC_RELEASE);
 		head++;
 		thread->msg_head = head;
+		note_running(thread, THREAD_RUNNING_MSG, NULL, (void *)fn);
 		fn(ctx);
 	}
 	return count;
@@ -530,6 +587,7 @@ run_untimed_pollers(struct thread *thread)
 			continue;
 		}
 		poller->state = POLLER_STATE_RUNNING;
+		note_running(thread, THREAD_RUNNING_POLLER, poller->name, NULL);
 		rc = poller->fn(poller->ctx);
 		/*
 		 * Read after the call: it may have appended pollers. Its successor
@@ -569,6 +627,7 @@ run_timed_pollers(struct thread *thread, uint64_t now)
 		}
 		TAILQ_REMOVE(&thread->timed_pollers, poller, link);
 		poller->state = POLLER_STATE_RUNNING;
+		note_running(thread, THREAD_RUNNING_POLLER, poller->name, NULL);
 		rc = poller->fn(poller->ctx);
 		if (poller->state == POLLER_STATE_UNREGISTERED) {
 			free_poller(poller);
@@ -602,6 +661,7 @@ dispatch_fd_events(struct thread *thread, struct epoll_event *events, int count)
 		if (ev->unregistered) {
 			continue;
 		}
+		note_running(thread, THREAD_RUNNING_FD_EVENT, ev->name, NULL);
 		ev->fn(ev->ctx, events[i].events);
 		busy++;
 	}

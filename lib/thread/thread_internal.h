@@ -83,6 +83,13 @@ TAILQ_HEAD(poller_list, poller);
 TAILQ_HEAD(fd_event_list, fd_event);
 TAILQ_HEAD(io_channel_list, io_channel);
 
+enum thread_running_kind {
+	THREAD_RUNNING_NONE,
+	THREAD_RUNNING_MSG,
+	THREAD_RUNNING_POLLER,
+	THREAD_RUNNING_FD_EVENT,
+};
+
 struct thread {
 	/*
 	 * Producer side: every sender reads these and CASes msg_tail. Kept on
@@ -116,10 +123,29 @@ struct thread {
 	uint32_t id;
 	char name[THREAD_NAME_LEN];
 	TAILQ_ENTRY(thread) link;
+
+	/*
+	 * What the thread runs now, for the stall watchdog (another OS thread
+	 * reads it with thread_describe_running()). A copy, not a pointer: the
+	 * poller may be freed while the watchdog reads. running_seq is odd
+	 * while the owner writes (a sequence lock).
+	 */
+	struct {
+		uint32_t running_seq;
+		enum thread_running_kind running_kind;
+		void *running_fn;
+		char running_name[THREAD_NAME_LEN];
+	} __attribute__((aligned(GGA_CACHE_LINE)));
 };
 
 /* The thread the calling OS thread runs (thread_get_current()). */
 extern __thread struct thread *tls_thread;
+
+/*
+ * Describe what the thread runs now ("poller NAME", "fd event NAME", "message
+ * 0xADDR", "its loop") into buf. Any OS thread; for the stall watchdog.
+ */
+void thread_describe_running(struct thread *thread, char *buf, size_t len);
 
 /* Write the thread's eventfd so a blocked thread_wait() returns. Any OS thread. */
 void thread_wakeup(struct thread *thread);

@@ -16,6 +16,7 @@
 #include "gga/thread.h"
 #include "gga/util.h"
 #include "gga_ut.h"
+#include "lib/app/app_internal.h"
 
 /* ---- Option parsing ---- */
 
@@ -60,6 +61,19 @@ parse(struct app_opts *opts, const char *line)
 	return app_parse_args(argc, argv, opts, "q:", g_app_long, parse_app_opt, NULL);
 }
 
+/* ---- Signals: the first stops in order, the second forces the exit ---- */
+
+static void
+test_signal_action(void)
+{
+	UT_ASSERT_EQ(app_signal_action(0, false), APP_SIGNAL_STOP);
+	/* Shutdown already under way (app_stop, RPC): the first signal only notes it. */
+	UT_ASSERT_EQ(app_signal_action(0, true), APP_SIGNAL_NOTE);
+	UT_ASSERT_EQ(app_signal_action(1, true), APP_SIGNAL_FORCE_EXIT);
+	UT_ASSERT_EQ(app_signal_action(1, false), APP_SIGNAL_FORCE_EXIT);
+	UT_ASSERT_EQ(app_signal_action(7, true), APP_SIGNAL_FORCE_EXIT);
+}
+
 static void
 test_parse_args(void)
 {
@@ -73,6 +87,14 @@ test_parse_args(void)
 
 	UT_ASSERT_EQ(parse(&opts, "--idle-spell 0"), 0);
 	UT_ASSERT_EQ(opts.idle_spell_us, 0);
+	UT_ASSERT_EQ(opts.stall_warn_ms, REACTOR_DEFAULT_STALL_WARN_MS);
+	UT_ASSERT_EQ(parse(&opts, "--stall-warn-ms 250"), 0);
+	UT_ASSERT_EQ(opts.stall_warn_ms, 250);
+	UT_ASSERT_EQ(parse(&opts, "--stall-warn-ms 0"), 0);
+	UT_ASSERT_EQ(opts.stall_warn_ms, 0);
+	UT_ASSERT_EQ(parse(&opts, "--stall-warn-ms -1"), -EINVAL);
+	UT_ASSERT_EQ(parse(&opts, "--stall-warn-ms 1s"), -EINVAL);
+	UT_ASSERT_EQ(parse(&opts, "--stall-warn-ms 3600001"), -EINVAL);
 	UT_ASSERT_EQ(parse(&opts, "--idle-spell 1000000"), 0);
 	UT_ASSERT_EQ(opts.idle_spell_us, 1000000);
 
@@ -341,6 +363,7 @@ main(void)
 {
 	static const struct ut_test tests[] = {
 		UT_TEST(test_parse_args),
+		UT_TEST(test_signal_action),
 		UT_TEST(test_load_config),
 		UT_TEST(test_load_config_errors),
 		UT_TEST(test_save_config),

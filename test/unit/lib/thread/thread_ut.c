@@ -1452,6 +1452,112 @@ test_reactors_event_sleep(void)
 	reactors_fini();
 }
 
+/* ---- The stall watchdog ---- */
+
+static void
+test_reactor_beat_stalled(void)
+{
+	CU_ASSERT(!reactor_beat_stalled(0, false, 1000, 10));	/* never ran */
+	CU_ASSERT(!reactor_beat_stalled(995, false, 1000, 10));
+	CU_ASSERT(!reactor_beat_stalled(990, false, 1000, 10));
+	CU_ASSERT(reactor_beat_stalled(989, false, 1000, 10));
+	CU_ASSERT(!reactor_beat_stalled(1, true, 1000, 10));	/* asleep: idle, not stuck */
+	CU_ASSERT(!reactor_beat_stalled(1005, false, 1000, 10));	/* beat read after now */
+}
+
+struct stall_check {
+	struct thread *t1;
+	struct poller *poller;
+	bool release;			/* the checker saw the stall: the poller may return */
+	uint32_t seen;			/* reactors stalled while the poller spun */
+	struct reactor_stall stall;
+	uint32_t after;			/* reactors stalled once it returned */
+	uint32_t reported_idle;		/* checks that flagged a reactor before the stall */
+};
+
+/* A misbehaving poller: spins until the checker has seen it (at most 5 s). */
+static int
+stuck_poller(void *arg)
+{
+	struct stall_check *sc = arg;
+	uint64_t end = now_ms() + 5000;
+
+	while (!__atomic_load_n(&sc->release, __ATOMIC_ACQUIRE) && now_ms() < end) {
+	}
+	poller_unregister(&sc->poller);
+	return POLLER_BUSY;
+}
+
+static void
+start_stuck_poller(void *arg)
+{
+	struct stall_check *sc = arg;
+
+	sc->poller = poller_register(stuck_poller, sc, 0, "stuck_poller");
+}
+
+static void *
+stall_checker(void *arg)
+{
+	struct stall_check *sc = arg;
+	struct reactor_stall st[2];
+	uint64_t deadline;
+	uint32_t n;
+
+	/* Both reactors idle (asleep soon): nothing is stalled. */
+	usleep(200 * 1000);
+	sc->reported_idle = reactors_check_stalls(100 * 1000, st, 2);
+	thread_send_msg(sc->t1, start_stuck_poller, sc);
+	deadline = now_ms() + 5000;
+	while (now_ms() < deadline) {
+		n = reactors_check_stalls(100 * 1000, st, 2);
+		if (n > 0) {
+			sc->seen = n;
+			sc->stall = st[0];
+			break;
+		}
+		usleep(20 * 1000);
+	}
+	__atomic_store_n(&sc->release, true, __ATOMIC_RELEASE);
+	usleep(300 * 1000);
+	sc->after = reactors_check_stalls(100 * 1000, st, 2);
+	reactors_stop();
+	return NULL;
+}
+
+static void
+test_reactor_stall_watchdog(void)
+{
+	struct reactor_opts opts;
+	struct reactor_stats rs;
+	struct stall_check sc = { 0 };
+	pthread_t checker, wd;
+	int rc;
+
+	reactor_opts_init(&opts);
+	opts.core_mask = 0x3;
+	UT_ASSERT_EQ_FATAL(reactors_init(&opts), 0);
+	UT_ASSERT_EQ(reactor_get_stats(1, &rs), 0);
+	sc.t1 = thread_get_by_id(rs.thread_id);
+	CU_ASSERT_FATAL(sc.t1 != NULL);
+	UT_ASSERT_EQ_FATAL(pthread_create(&checker, NULL, stall_checker, &sc), 0);
+	wd = start_watchdog(20000);
+	rc = reactors_start();
+	stop_watchdog(wd);
+	pthread_join(checker, NULL);
+	UT_ASSERT_EQ(rc, 0);
+	CU_ASSERT(!g_watchdog_fired);
+	UT_ASSERT_EQ(sc.reported_idle, 0);
+	UT_ASSERT_EQ(sc.seen, 1);
+	UT_ASSERT_EQ(sc.stall.core, 1);
+	UT_ASSERT_STR_EQ(sc.stall.what, "poller stuck_poller");
+	CU_ASSERT(sc.stall.stalled_us >= 100 * 1000);
+	UT_ASSERT_EQ(sc.after, 0);
+	/* Off: a limit of 0 checks nothing. */
+	UT_ASSERT_EQ(reactors_check_stalls(0, NULL, 0), 0);
+	reactors_fini();
+}
+
 int
 main(void)
 {
@@ -1479,6 +1585,8 @@ main(void)
 		UT_TEST(test_reactors_pingpong_event),
 		UT_TEST(test_reactors_pingpong_busy),
 		UT_TEST(test_reactors_event_sleep),
+		UT_TEST(test_reactor_beat_stalled),
+		UT_TEST(test_reactor_stall_watchdog),
 	};
 
 	return ut_run("thread", tests, ARRAY_SIZE(tests), NULL, NULL);

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The NVMe/TCP connection fuzzer (test/fuzz/tcp_conn_fuzz.py) against a real
+# gga_tgt on 127.0.0.1: first the kept regression cases (named scenarios with
+# fixed seeds, one fixed-seed batch), then GGA_CONN_FUZZ_SECONDS (default 30)
+# of random batches with a fresh seed (printed; GGA_CONN_FUZZ_SEED fixes it).
+# The fuzzer checks after every batch that the daemon lives, answers RPC
+# within 1 s, gets its fds and memory back and goes idle, and that bdevperf
+# verify over NVMe/TCP passes; SIGTERM must end it with exit 0.
+source "$(dirname "$0")/common.sh"
+
+FUZZ=$GGA_ROOT/test/fuzz/tcp_conn_fuzz.py
+
+# fuzz NAME ARGS...: run the fuzzer in the background (so cleanup stops it), bounded in time.
+fuzz() {
+	local name=$1 pid
+	shift
+	timeout -k 10 600 python3 "$FUZZ" --build "$GGA_BUILD" "$@" >"$TMP/$name.out" 2>&1 &
+	pid=$!
+	PIDS+=("$pid")
+	wait "$pid"
+	local rc=$?
+	cat "$TMP/$name.out"
+	return $rc
+}
+
+# Kept regression cases: each was a finding (or the issue that started the fuzzer).
+fuzz regress --seed 10 --scenario issue10:1 --scenario icreq_glued:1 \
+	--scenario icreq_glued:2 --scenario icreq_glued:3 --scenario icreq_glued:4 \
+	--scenario icreq_glued:5 --scenario io:710713162 --scenario io:1351711691 \
+	--scenario stuck_reader:3 --scenario swarm:5
+rc=$?
+check "connection fuzzer: kept regression cases (exit $rc)" test $rc -eq 0
+
+fuzz random --seconds "${GGA_CONN_FUZZ_SECONDS:-30}" ${GGA_CONN_FUZZ_SEED:+--seed "$GGA_CONN_FUZZ_SEED"}
+rc=$?
+check "connection fuzzer: random batches for ${GGA_CONN_FUZZ_SECONDS:-30} s (exit $rc)" test $rc -eq 0
+finish
