@@ -192,6 +192,8 @@ struct gga_disk {
 	struct bdev_gga_scrub_info scrub;
 
 	uint64_t lock_words[GGA_LOCK_WORDS] __attribute__((aligned(64)));
+	/* Front requests submitted (relaxed; a recovery pass slows down while it grows). */
+	uint64_t front_ios __attribute__((aligned(64)));
 
 	/* Asynchronous work that the final free must wait for (app thread). */
 	uint32_t pending_ops;

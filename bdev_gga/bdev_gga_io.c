@@ -1059,6 +1059,7 @@ gga_submit_request(struct io_channel *_ch, struct bdev_io *io)
 	struct gga_io *gio = io_ctx(io);
 	uint64_t seq;
 
+	__atomic_fetch_add(&disk->front_ios, 1, __ATOMIC_RELAXED);
 	gio->ch = ch;
 	gio->buf = NULL;
 	gio->iov_idx = 0;

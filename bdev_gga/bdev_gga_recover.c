@@ -36,8 +36,10 @@
 
 #define PROBE_PERIOD_US		(1000u * 1000u)
 #define WALK_TICK_US		1000u
-#define WALK_DEPTH		4u
+#define WALK_DEPTH		8u
 #define WALK_CHECKPOINT_SEC	2u
+/* The front counts as idle after this long without a request: a pass then goes unlimited. */
+#define WALK_IDLE_MS		50u
 /* After a pass failed, wait this long before the next attempt. */
 #define WALK_RETRY_SEC		10u
 #define MIB			(1024.0 * 1024.0)
@@ -72,6 +74,8 @@ struct gga_walk {
 	uint64_t unrecoverable;
 	uint32_t rate;			/* MiB/s, 0 = unlimited */
 	double tokens;			/* bytes that may be issued */
+	uint64_t front_seen;		/* the front's request count last looked at */
+	uint64_t front_ticks;		/* when it last changed */
 	uint64_t last_ticks;
 	uint64_t start_ticks;
 	uint64_t ckpt_ticks;
@@ -256,7 +260,26 @@ poison_fragment(const struct gga_disk *disk, uint8_t *frag)
 	memset(frag + disk->frag_size, 0xff, GGA_FRAG_MD_SIZE);
 }
 
-/* The chunk is read: resolve every block and rebuild what must be written. */
+/* Copy the rebuilt fragments of the members in mask into the op's block b. */
+static void
+op_take_rebuilt(struct walk_op *op, uint32_t b, uint32_t mask)
+{
+	const struct gga_disk *disk = op->walk->disk;
+	uint32_t i;
+
+	for (i = 0; i < disk->n; i++) {
+		if (mask & (1u << i)) {
+			memcpy(op_block(op, i, b), op->walk->heal + (size_t)i * disk->mbs, disk->mbs);
+		}
+	}
+}
+
+/*
+ * The chunk is read: resolve every block (once: a recovery rebuilds its
+ * members' fragments in the same pass, a scrub only checks) and rebuild what
+ * must be written: the recovered members' fragments, and any fragment found
+ * bad on the way.
+ */
 static void
 op_rebuild(struct walk_op *op)
 {
@@ -265,7 +288,7 @@ op_rebuild(struct walk_op *op)
 	const void *fd[GGA_CODEC_MAX_FRAGS] = { NULL }, *fm[GGA_CODEC_MAX_FRAGS] = { NULL };
 	void *od[GGA_CODEC_MAX_FRAGS] = { NULL }, *om[GGA_CODEC_MAX_FRAGS] = { NULL };
 	uint32_t present = op->ok_mask, targets = walk->targets & gga_write_mask(disk);
-	uint32_t b, i, t, bad;
+	uint32_t b, i, bad;
 	struct gga_decode_info info;
 	uint8_t *frag;
 	int rc;
@@ -281,8 +304,13 @@ op_rebuild(struct walk_op *op)
 			fd[i] = (present & (1u << i)) ? frag : NULL;
 			fm[i] = (present & (1u << i)) ? frag + disk->frag_size : NULL;
 		}
-		rc = gga_codec_decode(disk->codec, walk->scratch, fd, fm, present, op->lba + b,
-				      walk->bounce, &info);
+		if (targets != 0) {
+			rc = gga_codec_rebuild(disk->codec, walk->scratch, fd, fm, present,
+					       op->lba + b, targets, od, om, &info);
+		} else {
+			rc = gga_codec_decode(disk->codec, walk->scratch, fd, fm, present,
+					      op->lba + b, walk->bounce, &info);
+		}
 		if (rc != 0) {
 			walk->unrecoverable++;
 			ERRLOG("gga bdev '%s': lba %" PRIu64 " cannot be resolved from members 0x%x "
@@ -295,24 +323,20 @@ op_rebuild(struct walk_op *op)
 			}
 			continue;
 		}
+		op_take_rebuilt(op, b, targets);
 		bad = present & ~info.valid_mask;
-		t = targets | (disk->repair || walk->scrub ? bad : 0);
-		if (t == 0) {
+		if (bad == 0 || (!disk->repair && !walk->scrub)) {
 			continue;
 		}
-		rc = gga_codec_rebuild(disk->codec, walk->scratch, fd, fm, present, op->lba + b, t,
-				       od, om, NULL);
-		if (rc != 0) {
+		/* Rare: a fragment found corrupt, stale or torn on the way is rewritten too. */
+		if (gga_codec_rebuild(disk->codec, walk->scratch, fd, fm, present, op->lba + b, bad,
+				      od, om, NULL) != 0) {
 			walk->unrecoverable++;
 			continue;
 		}
-		for (i = 0; i < disk->n; i++) {
-			if (t & (1u << i)) {
-				memcpy(op_block(op, i, b), od[i], disk->mbs);
-			}
-		}
+		op_take_rebuilt(op, b, bad);
 		walk->repaired += (uint64_t)__builtin_popcount(bad);
-		op->write_mask |= t;
+		op->write_mask |= bad;
 	}
 }
 
@@ -446,12 +470,24 @@ static void
 walk_issue(struct gga_walk *walk)
 {
 	struct gga_disk *disk = walk->disk;
-	uint64_t now = ticks_get(), lba;
-	double cap;
+	uint64_t now = ticks_get(), lba, front;
 	uint32_t i, blocks;
+	bool limited;
+	double cap;
 
-	if (walk->rate != 0) {
-		cap = (double)WALK_DEPTH * walk->chunk_blocks * disk->block_size;
+	/*
+	 * As md does: the rate limits a pass while the front has I/O; with none
+	 * for WALK_IDLE_MS the pass goes at full speed.
+	 */
+	front = __atomic_load_n(&disk->front_ios, __ATOMIC_RELAXED);
+	if (front != walk->front_seen) {
+		walk->front_seen = front;
+		walk->front_ticks = now;
+	}
+	limited = walk->rate != 0 && now - walk->front_ticks < WALK_IDLE_MS * ticks_hz() / 1000;
+	if (limited) {
+		/* At most two chunks at once: a limited pass comes in small bursts. */
+		cap = 2.0 * walk->chunk_blocks * disk->block_size;
 		walk->tokens += ticks_to_sec(now - walk->last_ticks) * walk->rate * MIB;
 		walk->tokens = GGA_MIN(walk->tokens, cap);
 	}
@@ -462,7 +498,7 @@ walk_issue(struct gga_walk *walk)
 		walk->stopping = true;
 	}
 	while (!walk->stopping && walk->inflight < WALK_DEPTH) {
-		if (walk->rate != 0 && walk->tokens < (double)walk->chunk_blocks * disk->block_size) {
+		if (limited && walk->tokens < (double)walk->chunk_blocks * disk->block_size) {
 			break;
 		}
 		if (!walk_next_chunk(walk, &lba, &blocks)) {

@@ -8,6 +8,9 @@
 #   load  the same under a 4 KiB QD32 randread run through the front, and the
 #         randread IOPS during a rebuild at the default rate (100 MiB/s) beside
 #         the same run without a rebuild;
+#   member  a sequential 128 KiB QD32 write straight to target 1's namespace
+#         (the pace one member takes writes at; the rebuilt member gets half
+#         of the logical bytes, as it holds one of two data halves);
 #   resync  file members on /dev/shm: target 1 killed, a one-second 128 KiB
 #         randwrite run marks part of the regions, target 1 restarted on its
 #         file: only those regions copied, unlimited rate, no front I/O.
@@ -164,6 +167,22 @@ wait_recovered 600 || exit 1
 echo "    $(recovery_line)"
 load_mib=$(recovery_mib_s)
 rr_unlimited=$(total_field rr_unlimited 3)
+
+echo
+echo "### member: sequential 128 KiB QD32 write straight to target 1's namespace (member bytes)"
+# Last, as it overwrites the member under the array. hb1 listens on the front's port + 2.
+python3 - "$topo/bdevperf.json" >"$tmp/member.json" <<'PY'
+import json, sys
+cfg = json.load(open(sys.argv[1]))
+p = cfg["subsystems"][0]["config"][0]["params"]
+p.update(name="m1", trsvcid=str(int(p["trsvcid"]) + 2), subnqn="nqn.2016-06.io.gga:hb1")
+print(json.dumps(cfg))
+PY
+echo "\$ bdevperf --json $tmp/member.json -b m1n1 -m 0x2 -q 32 -o 131072 -w write -t $secs"
+timeout -k 5 600 "$bin/bdevperf" --json "$tmp/member.json" -b m1n1 -m 0x2 -q 32 -o 131072 \
+	-w write -t "$secs" >"$tmp/member.out" 2>&1
+grep -E '^Total|run failed' "$tmp/member.out" | sed 's/^/    /'
+member_mib=$(total_field member 4)
 topo down
 
 echo
@@ -188,12 +207,15 @@ topo down
 
 echo
 echo "## Summary (logical MiB/s; ratios against the sequential write through the front)"
-python3 - "$seq_mib" "$full_mib" "$load_mib" "$resync_mib" "$rr_alone" "$rr_rebuild" "$rr_unlimited" <<'PY'
+python3 - "$seq_mib" "$full_mib" "$load_mib" "$resync_mib" "$rr_alone" "$rr_rebuild" "$rr_unlimited" \
+	"$member_mib" <<'PY'
 import sys
-seq, full, load, resync, alone, during, unlimited = (float(x or 0) for x in sys.argv[1:])
+seq, full, load, resync, alone, during, unlimited, member = (float(x or 0) for x in sys.argv[1:])
 r = lambda a, b: (a / b) if b else 0.0
 print(f"| sequential 128 KiB write, front | {seq:.0f} MiB/s | 1.00 |")
-print(f"| full rebuild, no front I/O, unlimited | {full:.0f} MiB/s | {r(full, seq):.2f} (goal >= 0.50) |")
+print(f"| sequential 128 KiB write, one member namespace | {member:.0f} MiB/s | {r(member, seq):.2f} |")
+print(f"| full rebuild, no front I/O, unlimited | {full:.0f} MiB/s | {r(full, seq):.2f} of the front write (goal >= 0.50); "
+      f"{r(full, member):.2f} of the member write; the rebuilt member took {full / 2:.0f} MiB/s |")
 print(f"| full rebuild under randread, unlimited | {load:.0f} MiB/s | {r(load, seq):.2f} |")
 print(f"| resync of marked regions, no front I/O | {resync:.0f} MiB/s | {r(resync, seq):.2f} |")
 print(f"| randread 4 KiB QD32, no rebuild | {alone:.0f} IOPS | 1.00 |")
