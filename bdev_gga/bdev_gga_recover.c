@@ -758,14 +758,22 @@ struct member_op {
 	void *user_arg;
 };
 
-/* A step on a member ended: its callback goes on, or frees op. */
+/*
+ * A step on a member ended: its callback goes on, or frees op. If the gga
+ * bdev is being deleted, this may have been the last thing it waited for.
+ */
 static void
 member_op_end(struct member_op *op, int rc)
 {
+	struct gga_disk *disk = op->member->disk;
+
 	op->member->probing = false;
 	env_dma_free(op->buf);
 	op->buf = NULL;
 	op->cb(op, rc);
+	if (disk->destructing) {
+		gga_disk_try_free(disk);
+	}
 }
 
 static void

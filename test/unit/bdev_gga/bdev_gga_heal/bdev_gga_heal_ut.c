@@ -737,6 +737,42 @@ test_rpc(void)
 	}
 }
 
+/*
+ * Deleting a gga bdev while its recovery machinery is busy (a probe, a pass
+ * or a superblock write in flight) still completes and releases the bases.
+ */
+static void
+test_delete_while_recovering(void)
+{
+	uint8_t w[32 * LBS];
+	struct gga_disk *disk;
+	int round;
+
+	make_error_members("D", 3, MBS);
+	for (round = 0; round < 3; round++) {
+		disk = make_heal_gga("D", 4, true);
+		open_dev("D");
+		fill_random(w, sizeof(w));
+		UT_ASSERT_EQ(inject("EE_D2", BDEV_ERROR_FAILURE), 0);
+		CU_ASSERT(dev_write(0, 32, w));
+		UT_ASSERT_EQ(inject("EE_D2", BDEV_ERROR_NONE), 0);
+		/* Round 0: before the probe; 1: once it is stale; 2: once it is rebuilding. */
+		if (round >= 1) {
+			WAIT_FOR(gga_member_state(&disk->members[1]) != BDEV_GGA_MEMBER_FAILED);
+		}
+		if (round == 2) {
+			WAIT_FOR(disk->walk != NULL ||
+				 gga_member_state(&disk->members[1]) == BDEV_GGA_MEMBER_ONLINE);
+		}
+		ut_dev_close(&g_dev);
+		gga_delete_sync("D");
+		CU_ASSERT(bdev_get_by_name("D") == NULL);
+		CU_ASSERT(!bdev_is_claimed(bdev_get_by_name("EE_D1")));
+		CU_ASSERT(!bdev_is_claimed(bdev_get_by_name("EE_D2")));
+	}
+	delete_error_members("D", 3);
+}
+
 int
 main(void)
 {
@@ -750,6 +786,7 @@ main(void)
 		UT_TEST(test_check_marked_after_unclean_stop),
 		UT_TEST(test_media_changed),
 		UT_TEST(test_rpc),
+		UT_TEST(test_delete_while_recovering),
 	};
 
 	return ut_run("bdev_gga_heal", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
