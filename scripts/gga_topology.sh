@@ -13,7 +13,8 @@
 #   scripts/gga_topology.sh status DIR
 #   scripts/gga_topology.sh kill-target DIR N|front    (SIGKILL)
 #   scripts/gga_topology.sh stop-target DIR N|front    (SIGTERM, bounded wait)
-#   scripts/gga_topology.sh start-target DIR N|front   (same file, port, configuration)
+#   scripts/gga_topology.sh start-target DIR N|front   (same file, port, configuration;
+#                                                       the front starts even with a target down)
 #
 # DIR holds the RPC sockets (NAME.sock), logs (NAME.log), pid files (NAME.pid),
 # the members' files (hb0.img hb1.img hb2.img), each daemon's saved
@@ -59,7 +60,7 @@ die() {
 }
 
 usage() {
-	sed -n '9,16p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '9,17p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 }
 
@@ -363,7 +364,14 @@ cmd_start_target() {
 	load_env
 	name=$(name_of "$1")
 	[ -f "$dir/$name.json" ] || die "no saved configuration $dir/$name.json"
-	start "$name" --json "$dir/$name.json"
+	if [ "$name" = front ]; then
+		# A half-block target still down must not keep the front from
+		# starting: its attach fails, the array assembles without it, and the
+		# member is resynced once it is attached again.
+		start "$name" --json "$dir/$name.json" --json-ignore-init-errors
+	else
+		start "$name" --json "$dir/$name.json"
+	fi
 	echo "$name restarted (pid $(pid_of "$name"))"
 }
 
