@@ -580,8 +580,9 @@ app_start_msg(void *arg)
 	rpc_register_builtin_methods();
 	app_rpc_register();
 #ifdef GGA_TEST_HOOKS
-	WARNLOG("%s: built with test hooks (CONFIG_TEST_HOOKS=y): not for production\n",
-		g_opts->name);
+	/* A notice, not a warning: tools that print JSON (bdevperf) keep warnings on stderr. */
+	NOTICELOG("%s: built with test hooks (CONFIG_TEST_HOOKS=y): not for production\n",
+		  g_opts->name);
 #endif
 	if (g_opts->rpc_addr != NULL) {
 		rc = rpc_server_listen(g_opts->rpc_addr);

@@ -2,16 +2,15 @@
 # The three-target topology (scripts/gga_topology.sh): four gga_tgt processes
 # on 127.0.0.1, bdevperf attached to the front over NVMe/TCP.
 # (a) verify end to end; (b) one half-block target SIGKILLed mid-run: the run
-# passes, the member shows failed, the restarted target reconnects and I/O
-# keeps working; (d) the front restarted from its saved configuration: the
-# array assembles with the same uuid, the members' data is untouched (only the
-# superblock's generation bound may grow, as docs/FORMAT.md 7.3 requires), a
-# randread run passes; (e) a half-block target restarted on its file leaves
-# the file unchanged; (c) two targets killed: I/O errors, never a verify
-# mismatch (run after d and e: a second fault on top of b's stale member may
-# leave blocks unreadable, which is right, so afterwards only verify runs,
-# which writes before it reads); (f) a front exported to one host NQN
-# refuses another.
+# passes, the member shows failed, the restarted target reconnects, the
+# member is resynced and the array online again; (d) the front restarted from
+# its saved configuration: the array assembles with the same uuid, the
+# members' data is untouched (the superblock's generation bound only grows,
+# as docs/FORMAT.md 7.3 requires; its event counter, member states and
+# bitmap may change), a randread run passes; (e) a half-block target
+# restarted on its file: checked, online again, its data unchanged; (c) two
+# targets killed: I/O errors, never a verify mismatch; (f) a front exported
+# to one host NQN refuses another.
 source "$(dirname "$0")/common.sh"
 
 BP=$BIN/bdevperf
@@ -35,18 +34,23 @@ sha() {
 	sha256sum "$1" | cut -d' ' -f1
 }
 
-# The file bdev keeps a 4 KiB header, then block 0 of the member, whose first
-# 128 data bytes are the gga superblock record. content_sha: the file's hash
-# with the record's generation_epoch (offset 72) and crc (124) blanked.
+# The file bdev keeps a 4 KiB header, then the member's blocks of 2048 data +
+# 64 metadata bytes. The first 32 blocks are the reserved region: the gga
+# superblock record in the first 128 data bytes (docs/FORMAT.md section 3),
+# the write-intent bitmap further on; the data area follows. content_sha: the
+# hash of the record's identity and geometry (bytes 0..71) and of the data
+# area, which a restart must not change; the generation bound, the event
+# counter, the member states and the bitmap may (and do).
 # epoch: the record's generation_epoch.
 content_sha() {
 	python3 - "$1" <<'PY'
 import hashlib, sys
-b = bytearray(open(sys.argv[1], "rb").read())
+b = open(sys.argv[1], "rb").read()
 sb = 4096
-b[sb + 72:sb + 80] = bytes(8)
-b[sb + 124:sb + 128] = bytes(4)
-print(hashlib.sha256(b).hexdigest())
+assert b[sb:sb + 8] == b"GGASUPER"
+h = hashlib.sha256(b[sb:sb + 72])
+h.update(b[sb + 32 * (2048 + 64):])
+print(h.hexdigest())
 PY
 }
 
@@ -106,6 +110,15 @@ rc=$?
 track
 check "(b) hb1 restarts on its file and port" test $rc -eq 0
 check "(b) the front's controller hb1 is connected again" wait_connected hb1 10
+wait_online() {
+	local i
+	for i in $(seq 1 100); do
+		[ "$(gga_info 'd[0]["state"]')" = online ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+check "(b) data_2 is resynced: the array is online again" wait_online
 bp after1 -w verify -t 1
 check "(b) verify after the restart: exit 0" test $? -eq 0
 check "(b) verify after the restart: 0 mismatches" no_mismatch "$TMP/after1.out"
@@ -129,13 +142,16 @@ check "(d) randread through the restarted front: exit 0" test $? -eq 0
 check "(d) randread: no failed I/O" bash -c "grep -q '^Total' '$TMP/readback.out' && ! grep -q 'run failed' '$TMP/readback.out'"
 
 # --- (e) a half-block target restarted on the same file ---
-s0=$(sha "$D/hb0.img")
+# The front checks a member whose controller reconnected (its superblock is
+# read again, the member resynced): its data must come back unchanged.
+s0=$(content_sha "$D/hb0.img")
 topo stop-target 0 >"$TMP/stop0.out"
 check "(e) hb0 stops cleanly" grep -q 'exit 0' "$TMP/stop0.out"
 topo start-target 0 >/dev/null
 track
 check "(e) hb0 reconnects" wait_connected hb0 10
-check "(e) hb0.img unchanged across the restart" test "$(sha "$D/hb0.img")" = "$s0"
+check "(e) data_1 checked and online again" wait_online
+check "(e) hb0.img's data unchanged across the restart" test "$(content_sha "$D/hb0.img")" = "$s0"
 bp after0 -w verify -t 1
 check "(e) verify after the restart: exit 0" test $? -eq 0
 
