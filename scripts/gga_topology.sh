@@ -9,6 +9,7 @@
 #   scripts/gga_topology.sh up DIR [--base-port P] [--size MiB] [--cores MASK]
 #                                  [--allow-host HOSTNQN] [--trtype tcp|rdma]
 #                                  [--traddr ADDR] [--members file|malloc]
+#                                  [--layout K+M]
 #   scripts/gga_topology.sh down DIR
 #   scripts/gga_topology.sh status DIR
 #   scripts/gga_topology.sh kill-target DIR N|front    (SIGKILL)
@@ -20,7 +21,8 @@
 # the members' files (hb0.img hb1.img hb2.img), each daemon's saved
 # configuration (NAME.json, replayed by start-target) and bdevperf.json, the
 # configuration with which bdevperf attaches to the front (bdev "ggan1").
-# Ports: P (front), P+1..P+3 (hb0..hb2); without --base-port, free ports.
+# Ports: P (front), P+1..P+3 (hb0..hb2; P+K+M with --layout); without
+# --base-port, free ports.
 # --size is the gga bdev's size (default 64 MiB). --allow-host exports gga0 to
 # that host NQN only instead of to any host. --trtype (default tcp) and --traddr
 # (default 127.0.0.1) select the transport and address of every listener, of
@@ -30,7 +32,10 @@
 # again on a DIR whose files exist reuses them: the gga bdev assembles from its
 # superblocks. --members malloc (for benchmarks) gives the half-block targets
 # malloc bdevs of the same geometry instead of files: nothing is kept, and a
-# restarted half-block target comes back blank.
+# restarted half-block target comes back blank. --layout K+M (default 2+1)
+# runs K+M half-block targets hb0..hb<K+M-1> (ports P+1..P+K+M) of 4096/K-byte
+# blocks, and builds gga0 with data_members/parity_members and the cauchy
+# matrix (4+2 survives two targets lost).
 #
 # Environment: GGA_BUILD (default build/) selects the build tree.
 # GGA_IDLE_SPELL (default 0): the daemons' --idle-spell. The four share the
@@ -40,9 +45,9 @@ set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${GGA_BUILD:-$root/build}/bin
 NQN_PREFIX=nqn.2016-06.io.gga
-# Half-blocks reserved at the start of each member for the gga superblock
-# (with 4 KiB logical blocks: 32 half-blocks, 64 KiB).
-SB_BLOCKS=32
+# The layout: k data and m parity members (--layout; 2+1 unless a topology.env says otherwise).
+k=2
+m=1
 
 in_up=0
 
@@ -52,7 +57,7 @@ die() {
 	# A half-built topology is of no use: stop whatever up started.
 	if [ $in_up -eq 1 ]; then
 		in_up=0
-		for n in front hb0 hb1 hb2; do
+		for n in front $(member_names); do
 			stop "$n" TERM >/dev/null
 		done
 	fi
@@ -60,7 +65,7 @@ die() {
 }
 
 usage() {
-	sed -n '9,17p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '9,18p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 }
 
@@ -172,20 +177,34 @@ transport_params() {
 	fi
 }
 
+# hb0 .. hb<k+m-1>
+member_names() {
+	local n
+	for n in $(seq 0 $((k + m - 1))); do
+		echo "hb$n"
+	done
+}
+
+# Member block size: a 4 KiB logical block in k fragments.
+member_bs() {
+	echo $((4096 / k))
+}
+
 # setup_target N: bdev hbN on DIR/hbN.img exported as NQN_PREFIX:hbN on port PORT_N.
 setup_target() {
-	local n=$1 name=hb$1 port img
+	local n=$1 name=hb$1 port img bs
+	bs=$(member_bs)
 	port=$((base_port + 1 + n))
 	img=$dir/$name.img
 	if [ "$members" = malloc ]; then
 		step "$name" bdev_malloc_create \
-			"{\"name\":\"$name\",\"block_size\":2048,\"md_size\":64,\"num_blocks\":$member_blocks}"
+			"{\"name\":\"$name\",\"block_size\":$bs,\"md_size\":64,\"num_blocks\":$member_blocks}"
 	elif [ -f "$img" ]; then
 		step "$name" bdev_file_create \
 			"{\"name\":\"$name\",\"filename\":\"$img\",\"md_size\":64,\"create\":false}"
 	else
 		step "$name" bdev_file_create \
-			"{\"name\":\"$name\",\"filename\":\"$img\",\"block_size\":2048,\"md_size\":64,\"num_blocks\":$member_blocks}"
+			"{\"name\":\"$name\",\"filename\":\"$img\",\"block_size\":$bs,\"md_size\":64,\"num_blocks\":$member_blocks}"
 	fi
 	step "$name" nvmf_create_transport "$(transport_params)"
 	step "$name" nvmf_create_subsystem \
@@ -196,13 +215,19 @@ setup_target() {
 }
 
 setup_front() {
-	local n fnqn=$NQN_PREFIX:gga0 any=true
-	for n in 0 1 2; do
+	local n fnqn=$NQN_PREFIX:gga0 any=true data parity
+	for n in $(seq 0 $((k + m - 1))); do
 		step front bdev_nvme_attach_controller \
 			"$(attach_params "hb$n" $((base_port + 1 + n)) "$NQN_PREFIX:hb$n")"
 	done
-	step front bdev_gga_create \
-		'{"name":"gga0","data_1":"hb0n1","data_2":"hb1n1","parity":"hb2n1","mode":"auto"}'
+	if [ "$k" = 2 ] && [ "$m" = 1 ]; then
+		step front bdev_gga_create \
+			'{"name":"gga0","data_1":"hb0n1","data_2":"hb1n1","parity":"hb2n1","mode":"auto"}'
+	else
+		data=$(seq 0 $((k - 1)) | sed 's/.*/"hb&n1"/' | paste -sd,)
+		parity=$(seq "$k" $((k + m - 1)) | sed 's/.*/"hb&n1"/' | paste -sd,)
+		step front bdev_gga_create "{\"name\":\"gga0\",\"data_members\":[$data],\"parity_members\":[$parity],\"matrix_type\":\"cauchy\",\"mode\":\"auto\"}"
+	fi
 	step front nvmf_create_transport "$(transport_params)"
 	[ -n "$allow_host" ] && any=false
 	step front nvmf_create_subsystem \
@@ -228,19 +253,23 @@ load_env() {
 	trtype=${trtype:-tcp}
 	traddr=${traddr:-127.0.0.1}
 	members=${members:-file}
+	k=${k:-2}
+	m=${m:-1}
 }
 
 # name_of N|front
 name_of() {
-	case "$1" in
-	0 | 1 | 2) echo "hb$1" ;;
-	front) echo front ;;
-	*) die "target must be 0, 1, 2 or front, not '$1'" ;;
-	esac
+	if [ "$1" = front ]; then
+		echo front
+	elif [[ "$1" =~ ^[0-9]+$ ]] && [ "$1" -lt $((k + m)) ]; then
+		echo "hb$1"
+	else
+		die "target must be 0 .. $((k + m - 1)) or front, not '$1'"
+	fi
 }
 
 cmd_up() {
-	local size=64 n
+	local size=64 n layout=2+1
 	base_port=
 	cores=0x1
 	allow_host=
@@ -256,6 +285,7 @@ cmd_up() {
 		--size) size=$2 && shift ;;
 		--cores) cores=$2 && shift ;;
 		--allow-host) allow_host=$2 && shift ;;
+		--layout) layout=$2 && shift ;;
 		*) die "up: unknown option '$1'" ;;
 		esac
 		shift || die "up: option needs a value"
@@ -270,31 +300,36 @@ cmd_up() {
 	file | malloc) ;;
 	*) die "--members must be file or malloc, not '$members'" ;;
 	esac
+	[[ "$layout" =~ ^([1248])\+([1-9][0-9]?)$ ]] && [ $((BASH_REMATCH[1] + BASH_REMATCH[2])) -le 16 ] ||
+		die "--layout must be K+M with K 1, 2, 4 or 8 and K+M at most 16, not '$layout'"
+	k=${BASH_REMATCH[1]}
+	m=${BASH_REMATCH[2]}
 
 	[ -x "$bin/gga_tgt" ] || die "$bin/gga_tgt is not built (make -j2)"
 	mkdir -p "$dir" || die "cannot create $dir"
 	dir=$(cd "$dir" && pwd)
-	for n in front hb0 hb1 hb2; do
+	for n in front $(member_names); do
 		alive "$n" && die "$n is already running in $dir (down first)"
 	done
 	if [ -z "$base_port" ]; then
-		# Four consecutive free ports keep the layout simple; retry a few times.
+		# Consecutive free ports keep the layout simple; retry a few times.
 		for n in $(seq 1 20); do
 			base_port=$(free_port)
-			python3 - "$base_port" <<'PY' && break
+			python3 - "$base_port" $((k + m + 1)) <<'PY' && break
 import socket, sys
 p = int(sys.argv[1])
 try:
-    for q in range(p, p + 4):
+    for q in range(p, p + int(sys.argv[2])):
         s = socket.socket(); s.bind(("127.0.0.1", q)); s.close()
 except OSError:
     sys.exit(1)
 PY
 			base_port=
 		done
-		[ -n "$base_port" ] || die "found no four consecutive free ports"
+		[ -n "$base_port" ] || die "found no $((k + m + 1)) consecutive free ports"
 	fi
-	member_blocks=$((size * 256 + SB_BLOCKS))
+	# size MiB of 4 KiB blocks, one member block each, plus the 64 KiB reserved region.
+	member_blocks=$((size * 256 + 65536 / $(member_bs)))
 	via=
 	[ "$trtype" = rdma ] && via=" (NVMe/RDMA)"
 	in_up=1
@@ -306,8 +341,10 @@ member_blocks=$member_blocks
 trtype=$trtype
 traddr=$traddr
 members=$members
+k=$k
+m=$m
 EOF
-	for n in 0 1 2; do
+	for n in $(seq 0 $((k + m - 1))); do
 		start "hb$n"
 		setup_target "$n"
 		if [ "$members" = malloc ]; then
@@ -331,7 +368,7 @@ print("front: gga0 %s, array %s" % (g["state"], g["array_uuid"]))'
 cmd_down() {
 	local n
 	load_env
-	for n in front hb0 hb1 hb2; do
+	for n in front $(member_names); do
 		stop "$n" TERM
 	done
 }
@@ -339,7 +376,7 @@ cmd_down() {
 cmd_status() {
 	local n rc=0
 	load_env
-	for n in hb0 hb1 hb2 front; do
+	for n in $(member_names) front; do
 		if alive "$n"; then
 			echo "$n: running (pid $(pid_of "$n"))"
 		else
