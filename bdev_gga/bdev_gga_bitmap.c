@@ -362,6 +362,16 @@ sweep_poll(void *arg)
 }
 
 void
+gga_bitmap_rewrite(struct gga_disk *disk)
+{
+	struct gga_bitmap *bm = disk->bm;
+
+	if (bm != NULL && !bm->stopped) {
+		bitmap_flush(bm);
+	}
+}
+
+void
 gga_bitmap_start(struct gga_disk *disk)
 {
 	disk->bm->sweep_poller = poller_register(sweep_poll, disk->bm, BITMAP_SWEEP_US,

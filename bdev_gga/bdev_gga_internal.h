@@ -352,6 +352,11 @@ uint32_t gga_bitmap_region_blocks(const struct gga_disk *disk);
 /* App thread: the bitmap area of the reserved region (member blocks) for a member write. */
 void gga_bitmap_encode_area(const struct gga_disk *disk, uint8_t *area);
 bool gga_bitmap_busy(const struct gga_disk *disk);
+/*
+ * App thread: write the image to every member that takes writes, whether
+ * or not it changed (a member back from an outage holds an old one).
+ */
+void gga_bitmap_rewrite(struct gga_disk *disk);
 
 /* bdev_gga_recover.c: re-add, resync, rebuild, replace, scrub. */
 void gga_recover_start_disk(struct gga_disk *disk);

@@ -576,6 +576,8 @@ recovery_finish(struct gga_walk *walk)
 	if (walk->result == 0) {
 		disk->rec_mask = 0;
 		disk->rec_offset = 0;
+		/* Their bitmap areas are as old as their outage: give them today's. */
+		gga_bitmap_rewrite(disk);
 	} else {
 		disk->rec_retry_ticks = ticks_get() + WALK_RETRY_SEC * ticks_hz();
 		walk_checkpoint(walk, true);

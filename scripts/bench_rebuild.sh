@@ -113,6 +113,16 @@ kill_restart() {
 	topo start-target "$1"
 }
 
+# The rebuild starts once the front's controller has reconnected and the probe ran (10 s at most).
+wait_rebuilding() {
+	local i
+	for i in $(seq 1 100); do
+		[ "$(info 'd["recovery"] is not None')" = True ] && return 0
+		sleep 0.1
+	done
+	echo "bench_rebuild: no rebuild started within 10 s" >&2
+}
+
 recovery_line() {
 	info '"%s of %s: %d blocks (%d regions) in %.2f s = %.0f MiB/s logical, result %s" % (d["last_recovery"]["kind"], ",".join(d["last_recovery"]["members"]), d["last_recovery"]["blocks"], d["last_recovery"]["regions"], d["last_recovery"]["seconds"], d["last_recovery"]["blocks"] * d["block_size"] / 1048576.0 / max(d["last_recovery"]["seconds"], 1e-9), d["last_recovery"]["result"])'
 }
@@ -142,11 +152,7 @@ echo "### randread 4 KiB QD32 through the front: alone, then during a rebuild at
 bp rr_alone -q 32 -o 4096 -w randread -t "$secs"
 run "$bin/gga_rpc" -s "$topo/front.sock" bdev_gga_set_options '{"name":"gga0","rebuild_rate_mib_s":100}'
 kill_restart 1
-# The rebuild starts once the front's controller has reconnected and the probe ran.
-for i in $(seq 1 100); do
-	[ "$(info 'd["recovery"] is not None')" = True ] && break
-	sleep 0.1
-done
+wait_rebuilding
 bp rr_rebuild -q 32 -o 4096 -w randread -t "$secs"
 echo "    during the run: $(info '"rebuilding" if d["recovery"] is not None else "rebuild ended before the run did"')"
 wait_recovered 600 || exit 1
@@ -158,10 +164,7 @@ echo
 echo "### load: rebuild at an unlimited rate under the same randread run"
 run "$bin/gga_rpc" -s "$topo/front.sock" bdev_gga_set_options '{"name":"gga0","rebuild_rate_mib_s":0}'
 kill_restart 1
-for i in $(seq 1 100); do
-	[ "$(info 'd["recovery"] is not None')" = True ] && break
-	sleep 0.1
-done
+wait_rebuilding
 bp rr_unlimited -q 32 -o 4096 -w randread -t "$secs"
 wait_recovered 600 || exit 1
 echo "    $(recovery_line)"

@@ -17,32 +17,8 @@ source "$(dirname "$0")/common.sh"
 
 D=$TMP/topo
 source "$(dirname "$0")/topology_lib.sh"
-BLOCKS=$GGA_ROOT/test/integration/gga_blocks.py
 A=0:512
 B=2048:16384:64
-
-blocks() {
-	timeout -k 5 120 python3 "$BLOCKS" "$1" --config "$D/bdevperf.json" --seed "$2" --lbas "$3" \
-		>"$TMP/blocks.out" 2>&1
-	local rc=$?
-	cat "$TMP/blocks.out"
-	return $rc
-}
-
-# wait_info SECONDS PYTHON-EXPR: until gga_info's expression is True.
-wait_info() {
-	local i
-	for i in $(seq 1 $(($1 * 5))); do
-		[ "$(gga_info "$2" 2>/dev/null)" = true ] && return 0
-		sleep 0.2
-	done
-	echo "waited $1 s for: $2; gga_info now: $(frpc bdev_gga_get_info '{"name":"gga0"}' 2>&1 | tr -d '\n' | cut -c1-600)"
-	return 1
-}
-
-states() {
-	gga_info '[m["state"] for m in d[0]["members"]] + [d[0]["state"]]'
-}
 
 topo up --size 64 >"$TMP/up.out" 2>&1
 rc=$?

@@ -18,7 +18,6 @@ source "$(dirname "$0")/common.sh"
 BP=$BIN/bdevperf
 D=$TMP/topo
 source "$(dirname "$0")/topology_lib.sh"
-BLOCKS=$GGA_ROOT/test/integration/gga_blocks.py
 A=0:1024:2
 B=4096:16384:128
 # Written during (c)'s rebuild, after its verify run (which writes all over
@@ -27,28 +26,6 @@ C=8192:12288:16
 # Member file layout (file bdev): 4 KiB header, blocks of 2048 + 64 bytes,
 # 32 reserved blocks; logical block L's fragment is member block 32 + L.
 MBS=2112
-
-blocks() {
-	timeout -k 5 120 python3 "$BLOCKS" "$1" --config "$D/bdevperf.json" --seed "$2" --lbas "$3" \
-		>"$TMP/blocks.out" 2>&1
-	local rc=$?
-	cat "$TMP/blocks.out"
-	return $rc
-}
-
-wait_info() {
-	local i
-	for i in $(seq 1 $(($1 * 5))); do
-		[ "$(gga_info "$2" 2>/dev/null)" = true ] && return 0
-		sleep 0.2
-	done
-	echo "waited $1 s for: $2; gga_info now: $(frpc bdev_gga_get_info '{"name":"gga0"}' 2>&1 | tr -d '\n' | cut -c1-800)"
-	return 1
-}
-
-states() {
-	gga_info '[m["state"] for m in d[0]["members"]] + [d[0]["state"]]'
-}
 
 all_data_right() {
 	blocks check 1 "$A" && blocks check 2 "$B"
@@ -175,6 +152,8 @@ flip "$D/hb2.img" 8224 $((2048 + 20))
 topo start-target front >/dev/null 2>&1
 track
 check "(d) front back, online" wait_info 30 'd[0]["state"] == "online"'
+check "(d) no region was marked on any member: no check ran at the assembly" \
+	bash -c "! grep -q 'checking the .* regions marked' <(tail -n 20 '$D/front.log')"
 check "(d) scrub starts" frpc bdev_gga_scrub '{"name":"gga0","action":"start","rate_mib_s":0}'
 check "(d) scrub ends" wait_info 60 'd[0]["scrub"]["state"] == "done"'
 check "(d) scrub repaired the 3 flipped fragments" \

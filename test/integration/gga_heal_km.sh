@@ -10,26 +10,7 @@ source "$(dirname "$0")/common.sh"
 BP=$BIN/bdevperf
 D=$TMP/topo
 source "$(dirname "$0")/topology_lib.sh"
-BLOCKS=$GGA_ROOT/test/integration/gga_blocks.py
 A=0:4096:16
-
-blocks() {
-	timeout -k 5 120 python3 "$BLOCKS" "$1" --config "$D/bdevperf.json" --seed "$2" --lbas "$3" \
-		>"$TMP/blocks.out" 2>&1
-	local rc=$?
-	cat "$TMP/blocks.out"
-	return $rc
-}
-
-wait_info() {
-	local i
-	for i in $(seq 1 $(($1 * 5))); do
-		[ "$(gga_info "$2" 2>/dev/null)" = true ] && return 0
-		sleep 0.2
-	done
-	echo "waited $1 s for: $2; gga_info now: $(frpc bdev_gga_get_info '{"name":"gga0"}' 2>&1 | tr -d '\n' | cut -c1-800)"
-	return 1
-}
 
 TOPO_TIMEOUT=120 topo up --layout 4+2 --size 16 >"$TMP/up.out" 2>&1
 rc=$?

@@ -48,3 +48,31 @@ wait_connected() {
 gga_info() {
 	frpc bdev_gga_get_info '{"name":"gga0"}' | jget - "$1"
 }
+
+# The write-and-check tool of the healing tests.
+BLOCKS=$GGA_ROOT/test/integration/gga_blocks.py
+
+# blocks write|check SEED LBAS: known blocks through the front (gga_blocks.py).
+blocks() {
+	timeout -k 5 120 python3 "$BLOCKS" "$1" --config "$D/bdevperf.json" --seed "$2" --lbas "$3" \
+		>"$TMP/blocks.out" 2>&1
+	local rc=$?
+	cat "$TMP/blocks.out"
+	return $rc
+}
+
+# wait_info SECONDS PYTHON-EXPR: until the expression on gga0's info (d) is true.
+wait_info() {
+	local i
+	for i in $(seq 1 $(($1 * 5))); do
+		[ "$(gga_info "$2" 2>/dev/null)" = true ] && return 0
+		sleep 0.2
+	done
+	echo "waited $1 s for: $2; gga_info now: $(frpc bdev_gga_get_info '{"name":"gga0"}' 2>&1 | tr -d '\n' | cut -c1-800)"
+	return 1
+}
+
+# The members' states and the array's.
+states() {
+	gga_info '[m["state"] for m in d[0]["members"]] + [d[0]["state"]]'
+}
