@@ -962,6 +962,19 @@ bdev_gga_delete(const char *name, bdev_gga_delete_cb cb, void *cb_arg)
 	return bdev_unregister_by_name(name, &gga_bdev_module, cb, cb_arg);
 }
 
+struct gga_disk *
+gga_disk_lookup(const char *name)
+{
+	struct bdev *bdev = name != NULL ? bdev_get_by_name(name) : NULL;
+	struct gga_disk *disk;
+
+	if (bdev == NULL || bdev->module != &gga_bdev_module) {
+		return NULL;
+	}
+	disk = bdev->ctxt;
+	return disk->destructing ? NULL : disk;
+}
+
 struct bdev *
 bdev_gga_first(void)
 {

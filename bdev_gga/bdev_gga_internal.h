@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * State shared by the files of the gga bdev: bdev_gga.c (module, create,
- * assemble, superblocks, generations, channels, delete), bdev_gga_io.c (the
- * I/O state machine) and bdev_gga_rpc.c.
+ * State shared by the files of the gga bdev: bdev_gga.c (module, member
+ * states, superblock updates, generations, channels, delete),
+ * bdev_gga_create.c (create, format, assemble), bdev_gga_io.c (the I/O state
+ * machine), bdev_gga_bitmap.c (the write-intent bitmap), bdev_gga_recover.c
+ * (re-add, attach, replace), bdev_gga_walk.c (recovery passes, scrub) and
+ * bdev_gga_rpc.c.
  */
 #ifndef GGA_BDEV_GGA_INTERNAL_H
 #define GGA_BDEV_GGA_INTERNAL_H
@@ -301,6 +304,8 @@ void gga_area_scatter(const struct gga_disk *disk, const uint8_t *src, uint8_t *
 bool gga_disk_all_online(const struct gga_disk *disk);
 /* Final free may proceed once nothing asynchronous is left (app thread). */
 void gga_disk_try_free(struct gga_disk *disk);
+/* The gga bdev of that name, unless it is being deleted; NULL otherwise. */
+struct gga_disk *gga_disk_lookup(const char *name);
 /* "data_2" etc. for this disk's member `index`, in buf. */
 const char *gga_role_of(const struct gga_disk *disk, uint32_t index, char *buf, size_t len);
 /* "data_2 'M2'": member `index`'s role and base name, for messages; written to buf. */
@@ -358,15 +363,23 @@ bool gga_bitmap_busy(const struct gga_disk *disk);
  */
 void gga_bitmap_rewrite(struct gga_disk *disk);
 
-/* bdev_gga_recover.c: re-add, resync, rebuild, replace, scrub. */
+/* bdev_gga_recover.c: re-add (probe), attach, replace. */
 void gga_recover_start_disk(struct gga_disk *disk);
 void gga_recover_stop_disk(struct gga_disk *disk);
+bool gga_recover_busy(const struct gga_disk *disk);
+
+/* bdev_gga_walk.c: recovery passes and scrub. */
 /* Start a recovery pass for members that need one, if none runs (app thread). */
 void gga_recover_maybe_start(struct gga_disk *disk);
-bool gga_recover_busy(const struct gga_disk *disk);
 /* App thread: the running recovery's progress (active false if none) and the scrub's. */
 void gga_recover_info(const struct gga_disk *disk, struct bdev_gga_recovery_info *rec,
 		      struct bdev_gga_scrub_info *scrub);
+/* After assembly: check the regions still marked in the bitmap, if every member is online. */
+void gga_walk_check_marked(struct gga_disk *disk);
+/* Stop the pass running (it ends once its chunks in flight are done). */
+void gga_walk_stop(struct gga_disk *disk);
+/* A recovery pass running takes this rate at once. */
+void gga_walk_set_rate(struct gga_disk *disk, uint32_t rate_mib_s);
 
 /* bdev_gga_io.c */
 void gga_submit_request(struct io_channel *ch, struct bdev_io *io);

@@ -1,0 +1,861 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The walk of a gga bdev (app thread): one pass at a time over the logical
+ * space in chunks, for a recovery (resync of the regions marked in the
+ * write-intent bitmap, or a rebuild of every block) or a scrub (every block,
+ * or at assembly the marked regions only). Each chunk is taken under the
+ * range lock: the online members are read, every block resolved as a read
+ * would (docs/FORMAT.md 7.2), and the recovered members' fragments (and any
+ * bad one found on the way) rebuilt from the chosen version and written. The
+ * members being recovered take every front write meanwhile and are read by
+ * nobody. While the front has I/O a pass is held to its rate; its position
+ * is persisted in the superblocks every few seconds so that a front restart
+ * resumes it. Members come to a pass through bdev_gga_recover.c (re-add,
+ * replace) and the assembly.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gga/bdev_module.h"
+#include "gga/log.h"
+#include "gga/util.h"
+
+#include "bdev_gga_internal.h"
+
+#define WALK_TICK_US		1000u
+#define WALK_DEPTH		8u
+#define WALK_CHECKPOINT_SEC	2u
+/* The front counts as idle after this long without a request: a pass then goes unlimited. */
+#define WALK_IDLE_MS		50u
+/* After a pass failed, wait this long before the next attempt. */
+#define WALK_RETRY_SEC		10u
+#define MIB			(1024.0 * 1024.0)
+
+struct walk_op {
+	struct gga_walk *walk;
+	uint8_t *buf;			/* n regions of chunk_blocks member blocks */
+	uint64_t lba;
+	uint32_t blocks;
+	uint32_t pending;
+	uint32_t submit_mask;		/* members still to submit to (no bdev_io to spare) */
+	uint32_t ok_mask;
+	uint32_t write_mask;
+	bool active;
+	bool writing;
+	struct gga_member_ctx ctx[BDEV_GGA_MAX_MEMBERS];
+};
+
+struct gga_walk {
+	struct gga_disk *disk;
+	bool scrub;
+	bool rebuild;			/* every block (else marked regions only) */
+	bool marked_only;		/* scrub: the regions marked in the bitmap only */
+	uint32_t targets;		/* members being recovered */
+	uint64_t cursor;		/* next block to issue */
+	uint64_t end;
+	uint64_t blocks_done;
+	uint64_t blocks_copied;
+	uint64_t regions_done;
+	uint64_t regions_total;
+	uint64_t repaired;
+	uint64_t unrecoverable;
+	uint32_t rate;			/* MiB/s, 0 = unlimited */
+	double tokens;			/* bytes that may be issued */
+	uint64_t front_seen;		/* the front's request count last looked at */
+	uint64_t front_ticks;		/* when it last changed */
+	uint64_t last_ticks;
+	uint64_t start_ticks;
+	uint64_t ckpt_ticks;
+	uint32_t chunk_blocks;
+	size_t stride;
+	uint32_t inflight;
+	bool in_pump;
+	bool pump_again;
+	bool stopping;
+	int result;
+	struct poller *poller;
+	struct gga_codec_scratch *scratch;
+	uint8_t *heal;			/* n member blocks */
+	uint8_t *bounce;		/* one logical block */
+	struct walk_op ops[WALK_DEPTH];
+};
+
+static double
+ticks_to_sec(uint64_t t)
+{
+	return (double)t / (double)ticks_hz();
+}
+
+/* ---------------------------------------------------------------------- */
+/* The walk                                                                */
+/* ---------------------------------------------------------------------- */
+
+static void walk_pump(struct gga_walk *walk);
+static void walk_issue(struct gga_walk *walk);
+static void walk_checkpoint(struct gga_walk *walk, bool force);
+static void walk_finish(struct gga_walk *walk);
+static int scrub_start(struct gga_disk *disk, uint32_t rate_mib_s, bool marked_only);
+
+static void
+walk_free(struct gga_walk *walk)
+{
+	uint32_t i;
+
+	poller_unregister(&walk->poller);
+	for (i = 0; i < WALK_DEPTH; i++) {
+		env_dma_free(walk->ops[i].buf);
+	}
+	gga_codec_scratch_free(walk->scratch);
+	free(walk->heal);
+	free(walk->bounce);
+	free(walk);
+}
+
+static struct gga_walk *
+walk_alloc(struct gga_disk *disk)
+{
+	struct gga_walk *walk = calloc(1, sizeof(*walk));
+	uint32_t i;
+
+	if (walk == NULL) {
+		return NULL;
+	}
+	walk->disk = disk;
+	walk->chunk_blocks = GGA_MAX(1u, GGA_CHUNK_BYTES / disk->block_size);
+	walk->stride = (size_t)walk->chunk_blocks * disk->mbs;
+	walk->heal = malloc((size_t)disk->n * disk->mbs);
+	walk->bounce = malloc(disk->block_size);
+	if (walk->heal == NULL || walk->bounce == NULL ||
+	    gga_codec_scratch_alloc(disk->codec, &walk->scratch) != 0) {
+		walk_free(walk);
+		return NULL;
+	}
+	for (i = 0; i < WALK_DEPTH; i++) {
+		walk->ops[i].walk = walk;
+		walk->ops[i].buf = env_dma_zmalloc((size_t)disk->n * walk->stride, 0);
+		if (walk->ops[i].buf == NULL) {
+			walk_free(walk);
+			return NULL;
+		}
+	}
+	return walk;
+}
+
+static uint8_t *
+op_block(const struct walk_op *op, uint32_t m, uint32_t b)
+{
+	const struct gga_disk *disk = op->walk->disk;
+
+	return op->buf + (size_t)m * op->walk->stride + (size_t)b * disk->mbs;
+}
+
+static void op_phase_done(struct walk_op *op);
+
+static void
+op_io_done(struct bdev_io *io, bool success, void *cb_arg)
+{
+	struct gga_member_ctx *ctx = cb_arg;
+	struct walk_op *op = ctx->owner;
+	struct gga_disk *disk = op->walk->disk;
+
+	bdev_free_io(io);
+	gga_member_app_io_done(&disk->members[ctx->index]);
+	if (success) {
+		op->ok_mask |= 1u << ctx->index;
+	} else {
+		gga_member_fail(disk, ctx->index, op->writing ? "a recovery write failed" :
+				"a recovery read failed");
+	}
+	if (--op->pending == 0 && op->submit_mask == 0) {
+		op_phase_done(op);
+	}
+}
+
+/*
+ * Submit this phase's I/O to the members left in submit_mask. A member
+ * without a bdev_io to spare stays in the mask and the walk's poller tries
+ * again; the phase ends once nothing is in flight or left to submit.
+ */
+static void
+op_submit_more(struct walk_op *op)
+{
+	struct gga_disk *disk = op->walk->disk;
+	struct gga_member *member;
+	uint32_t i;
+	int rc;
+
+	op->pending++;
+	while (op->submit_mask != 0) {
+		i = (uint32_t)__builtin_ctz(op->submit_mask);
+		member = &disk->members[i];
+		if (member->app_ch == NULL || member->removing) {
+			op->submit_mask &= ~(1u << i);
+			continue;
+		}
+		op->ctx[i].owner = op;
+		op->ctx[i].index = i;
+		if (op->writing) {
+			rc = bdev_write_blocks(member->desc, member->app_ch, op_block(op, i, 0),
+					       disk->data_offset + op->lba, op->blocks, op_io_done,
+					       &op->ctx[i]);
+		} else {
+			rc = bdev_read_blocks(member->desc, member->app_ch, op_block(op, i, 0),
+					      disk->data_offset + op->lba, op->blocks, op_io_done,
+					      &op->ctx[i]);
+		}
+		if (rc == -ENOMEM) {
+			break;
+		}
+		op->submit_mask &= ~(1u << i);
+		if (rc != 0) {
+			gga_member_fail(disk, i, "recovery I/O not submitted");
+			continue;
+		}
+		member->app_io++;
+		op->pending++;
+	}
+	if (--op->pending == 0 && op->submit_mask == 0) {
+		op_phase_done(op);
+	}
+}
+
+static void
+op_submit(struct walk_op *op, uint32_t mask, bool write)
+{
+	op->writing = write;
+	op->ok_mask = 0;
+	op->submit_mask = mask;
+	op_submit_more(op);
+}
+
+static void
+op_end(struct walk_op *op)
+{
+	struct gga_walk *walk = op->walk;
+
+	gga_lock_release(walk->disk, op->lba, op->blocks);
+	op->active = false;
+	walk->inflight--;
+	walk_pump(walk);
+}
+
+/* Mark a fragment corrupt on purpose: an unreadable block must stay unreadable. */
+static void
+poison_fragment(const struct gga_disk *disk, uint8_t *frag)
+{
+	memset(frag, 0, disk->frag_size);
+	memset(frag + disk->frag_size, 0xff, GGA_FRAG_MD_SIZE);
+}
+
+/* Copy the rebuilt fragments of the members in mask into the op's block b. */
+static void
+op_take_rebuilt(struct walk_op *op, uint32_t b, uint32_t mask)
+{
+	const struct gga_disk *disk = op->walk->disk;
+	uint32_t i;
+
+	for (i = 0; i < disk->n; i++) {
+		if (mask & (1u << i)) {
+			memcpy(op_block(op, i, b), op->walk->heal + (size_t)i * disk->mbs, disk->mbs);
+		}
+	}
+}
+
+/*
+ * The chunk is read: resolve every block (once: a recovery rebuilds its
+ * members' fragments in the same pass, a scrub only checks) and rebuild what
+ * must be written: the recovered members' fragments, and any fragment found
+ * bad on the way.
+ */
+static void
+op_rebuild(struct walk_op *op)
+{
+	struct gga_walk *walk = op->walk;
+	struct gga_disk *disk = walk->disk;
+	const void *fd[GGA_CODEC_MAX_FRAGS] = { NULL }, *fm[GGA_CODEC_MAX_FRAGS] = { NULL };
+	void *od[GGA_CODEC_MAX_FRAGS] = { NULL }, *om[GGA_CODEC_MAX_FRAGS] = { NULL };
+	uint32_t present = op->ok_mask, targets = walk->targets & gga_write_mask(disk);
+	uint32_t b, i, bad;
+	struct gga_decode_info info;
+	uint8_t *frag;
+	int rc;
+
+	op->write_mask = targets;
+	for (i = 0; i < disk->n; i++) {
+		od[i] = walk->heal + (size_t)i * disk->mbs;
+		om[i] = (uint8_t *)od[i] + disk->frag_size;
+	}
+	for (b = 0; b < op->blocks; b++) {
+		for (i = 0; i < disk->n; i++) {
+			frag = op_block(op, i, b);
+			fd[i] = (present & (1u << i)) ? frag : NULL;
+			fm[i] = (present & (1u << i)) ? frag + disk->frag_size : NULL;
+		}
+		if (targets != 0) {
+			rc = gga_codec_rebuild(disk->codec, walk->scratch, fd, fm, present,
+					       op->lba + b, targets, od, om, &info);
+		} else {
+			rc = gga_codec_decode(disk->codec, walk->scratch, fd, fm, present,
+					      op->lba + b, walk->bounce, &info);
+		}
+		if (rc != 0) {
+			walk->unrecoverable++;
+			ERRLOG("gga bdev '%s': lba %" PRIu64 " cannot be resolved from members 0x%x "
+			       "during %s\n", disk->bdev.name, op->lba + b, present,
+			       walk->scrub ? "scrub" : "recovery");
+			for (i = 0; i < disk->n; i++) {
+				if (targets & (1u << i)) {
+					poison_fragment(disk, op_block(op, i, b));
+				}
+			}
+			continue;
+		}
+		op_take_rebuilt(op, b, targets);
+		bad = present & ~info.valid_mask;
+		if (bad == 0 || (!disk->repair && !walk->scrub)) {
+			continue;
+		}
+		/* Rare: a fragment found corrupt, stale or torn on the way is rewritten too. */
+		if (gga_codec_rebuild(disk->codec, walk->scratch, fd, fm, present, op->lba + b, bad,
+				      od, om, NULL) != 0) {
+			walk->unrecoverable++;
+			continue;
+		}
+		op_take_rebuilt(op, b, bad);
+		walk->repaired += (uint64_t)__builtin_popcount(bad);
+		op->write_mask |= bad;
+	}
+}
+
+static void
+op_phase_done(struct walk_op *op)
+{
+	struct gga_walk *walk = op->walk;
+	struct gga_disk *disk = walk->disk;
+	uint32_t live = gga_live_mask(disk);
+
+	if (op->writing) {
+		walk->blocks_done += op->blocks;
+		if ((op->ok_mask & walk->targets) != 0) {
+			walk->blocks_copied += op->blocks;
+		}
+		op_end(op);
+		return;
+	}
+	if ((uint32_t)__builtin_popcount(op->ok_mask) < disk->k) {
+		if ((uint32_t)__builtin_popcount(live) >= disk->k && !walk->stopping) {
+			/* A member failed under the read: read the chunk again from the rest. */
+			op_submit(op, live, false);
+			return;
+		}
+		walk->result = -EIO;
+		walk->stopping = true;
+		op_end(op);
+		return;
+	}
+	op_rebuild(op);
+	if (op->write_mask == 0) {
+		walk->blocks_done += op->blocks;
+		op_end(op);
+		return;
+	}
+	/* Ends in op_phase_done() even if nothing could be submitted. */
+	op_submit(op, op->write_mask, true);
+}
+
+static void
+op_start(struct gga_walk *walk, struct walk_op *op, uint64_t lba, uint32_t blocks)
+{
+	op->lba = lba;
+	op->blocks = blocks;
+	op->active = true;
+	walk->inflight++;
+	op_submit(op, gga_live_mask(walk->disk), false);
+}
+
+/* Persist where a recovery stands: everything below the oldest chunk in flight is done. */
+static void
+walk_checkpoint(struct gga_walk *walk, bool force)
+{
+	struct gga_disk *disk = walk->disk;
+	uint64_t now = ticks_get(), low = walk->cursor;
+	uint32_t i;
+
+	if (walk->scrub || (!force && now - walk->ckpt_ticks < WALK_CHECKPOINT_SEC * ticks_hz())) {
+		return;
+	}
+	walk->ckpt_ticks = now;
+	for (i = 0; i < WALK_DEPTH; i++) {
+		if (walk->ops[i].active) {
+			low = GGA_MIN(low, walk->ops[i].lba);
+		}
+	}
+	if (low != disk->rec_offset) {
+		disk->rec_offset = low;
+		gga_sb_kick(disk);
+	}
+}
+
+/* Does the walk visit only the regions marked in the bitmap? */
+static bool
+walk_marked(const struct gga_walk *walk)
+{
+	return walk->scrub ? walk->marked_only : !walk->rebuild;
+}
+
+/* The next chunk to issue at or after the cursor, or false at the end. */
+static bool
+walk_next_chunk(struct gga_walk *walk, uint64_t *lba, uint32_t *blocks)
+{
+	struct gga_disk *disk = walk->disk;
+	uint32_t rblocks = gga_bitmap_region_blocks(disk);
+	uint64_t region, region_end;
+
+	while (walk->cursor < walk->end) {
+		region = walk->cursor / rblocks;
+		region_end = GGA_MIN((region + 1) * rblocks, walk->end);
+		if (walk_marked(walk) && !gga_bitmap_test(disk, region)) {
+			walk->blocks_done += region_end - walk->cursor;
+			walk->cursor = region_end;
+			continue;
+		}
+		if (walk_marked(walk) && walk->cursor == region * rblocks) {
+			walk->regions_done++;
+		}
+		*lba = walk->cursor;
+		*blocks = (uint32_t)GGA_MIN((uint64_t)walk->chunk_blocks, region_end - walk->cursor);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Issue chunks while the rate and the depth allow. Completions call it too,
+ * and a chunk can complete inside it: a nested call only asks the running
+ * one to go round again, so the walk is never freed under a caller.
+ */
+static void
+walk_pump(struct gga_walk *walk)
+{
+	if (walk->in_pump) {
+		walk->pump_again = true;
+		return;
+	}
+	walk->in_pump = true;
+	do {
+		walk->pump_again = false;
+		walk_issue(walk);
+	} while (walk->pump_again);
+	walk->in_pump = false;
+	walk_checkpoint(walk, false);
+	if (walk->inflight == 0 && (walk->stopping || walk->cursor >= walk->end)) {
+		walk_finish(walk);
+	}
+}
+
+static void
+walk_issue(struct gga_walk *walk)
+{
+	struct gga_disk *disk = walk->disk;
+	uint64_t now = ticks_get(), lba, front;
+	uint32_t i, blocks;
+	bool limited;
+	double cap;
+
+	/*
+	 * As md does: the rate limits a pass while the front has I/O; with none
+	 * for WALK_IDLE_MS the pass goes at full speed.
+	 */
+	front = __atomic_load_n(&disk->front_ios, __ATOMIC_RELAXED);
+	if (front != walk->front_seen) {
+		walk->front_seen = front;
+		walk->front_ticks = now;
+	}
+	limited = walk->rate != 0 && now - walk->front_ticks < WALK_IDLE_MS * ticks_hz() / 1000;
+	if (limited) {
+		/* At most two chunks at once: a limited pass comes in small bursts. */
+		cap = 2.0 * walk->chunk_blocks * disk->block_size;
+		walk->tokens += ticks_to_sec(now - walk->last_ticks) * walk->rate * MIB;
+		walk->tokens = GGA_MIN(walk->tokens, cap);
+	}
+	walk->last_ticks = now;
+	if (!walk->scrub && (walk->targets & gga_write_mask(disk)) == 0) {
+		/* Every member being recovered failed again. */
+		walk->result = walk->result != 0 ? walk->result : -ENODEV;
+		walk->stopping = true;
+	}
+	while (!walk->stopping && walk->inflight < WALK_DEPTH) {
+		if (limited && walk->tokens < (double)walk->chunk_blocks * disk->block_size) {
+			break;
+		}
+		if (!walk_next_chunk(walk, &lba, &blocks)) {
+			break;
+		}
+		if (!gga_lock_try(disk, lba, blocks)) {
+			/* Front I/O holds these blocks: the next tick tries again. */
+			break;
+		}
+		walk->cursor += blocks;
+		walk->tokens -= (double)blocks * disk->block_size;
+		for (i = 0; i < WALK_DEPTH && walk->ops[i].active; i++) {
+		}
+		op_start(walk, &walk->ops[i], lba, blocks);
+	}
+}
+
+static int
+walk_poll(void *arg)
+{
+	struct gga_walk *walk = arg;
+	uint32_t i;
+
+	walk->in_pump = true;
+	for (i = 0; i < WALK_DEPTH; i++) {
+		if (walk->ops[i].active && walk->ops[i].submit_mask != 0) {
+			op_submit_more(&walk->ops[i]);
+		}
+	}
+	walk->in_pump = false;
+	walk_pump(walk);
+	return POLLER_BUSY;
+}
+
+static int
+walk_start(struct gga_disk *disk, struct gga_walk *walk, uint64_t from)
+{
+	walk->end = disk->bdev.num_blocks;
+	walk->cursor = from;
+	walk->blocks_done = from;
+	walk->start_ticks = walk->last_ticks = walk->ckpt_ticks = ticks_get();
+	walk->tokens = 0;
+	walk->poller = poller_register(walk_poll, walk, WALK_TICK_US, "gga_walk");
+	if (walk->poller == NULL) {
+		return -ENOMEM;
+	}
+	disk->walk = walk;
+	return 0;
+}
+
+static void
+recovery_finish(struct gga_walk *walk)
+{
+	struct gga_disk *disk = walk->disk;
+	struct bdev_gga_recovery_info *last = &disk->last_recovery;
+	uint32_t i, done = 0;
+
+	for (i = 0; i < disk->n; i++) {
+		if (!(walk->targets & (1u << i)) ||
+		    gga_member_state(&disk->members[i]) != BDEV_GGA_MEMBER_REBUILDING) {
+			continue;
+		}
+		if (walk->result == 0) {
+			disk->members[i].needs = GGA_NEEDS_NONE;
+			disk->members[i].forced = false;
+			gga_member_set_state(disk, i, BDEV_GGA_MEMBER_ONLINE,
+					     walk->rebuild ? "rebuilt" : "resynced");
+			done |= 1u << i;
+		} else {
+			gga_member_set_state(disk, i, BDEV_GGA_MEMBER_STALE,
+					     walk->result == -ECANCELED ? "recovery stopped" :
+					     "recovery failed");
+		}
+	}
+	if (walk->result == 0) {
+		disk->rec_mask = 0;
+		disk->rec_offset = 0;
+		/* Their bitmap areas are as old as their outage: give them today's. */
+		gga_bitmap_rewrite(disk);
+	} else {
+		disk->rec_retry_ticks = ticks_get() + WALK_RETRY_SEC * ticks_hz();
+		walk_checkpoint(walk, true);
+	}
+	memset(last, 0, sizeof(*last));
+	last->valid = true;
+	last->rebuild = walk->rebuild;
+	last->members = walk->targets;
+	last->blocks_done = walk->blocks_done;
+	last->blocks_total = walk->end;
+	last->blocks_copied = walk->blocks_copied;
+	last->regions_done = walk->regions_done;
+	last->regions_total = walk->regions_total;
+	last->rate_mib_s = walk->rate;
+	last->seconds = ticks_to_sec(ticks_get() - walk->start_ticks);
+	last->result = walk->result;
+	NOTICELOG("gga bdev '%s': %s of members 0x%x %s: %" PRIu64 " regions, %" PRIu64
+		  " blocks copied in %.1f s; %" PRIu64 " unrecoverable blocks\n", disk->bdev.name,
+		  walk->rebuild ? "rebuild" : "resync", walk->targets,
+		  walk->result == 0 ? "done" : walk->result == -ECANCELED ? "stopped" : "failed",
+		  walk->regions_done, walk->blocks_copied, last->seconds, walk->unrecoverable);
+	gga_sb_kick(disk);
+	(void)done;
+}
+
+static void
+scrub_finish(struct gga_walk *walk)
+{
+	struct gga_disk *disk = walk->disk;
+	struct bdev_gga_scrub_info *s = &disk->scrub;
+
+	s->state = walk->result == 0 ? BDEV_GGA_SCRUB_DONE : walk->result == -ECANCELED ?
+		   BDEV_GGA_SCRUB_STOPPED : BDEV_GGA_SCRUB_FAILED;
+	s->marked_only = walk->marked_only;
+	s->regions_done = walk->regions_done;
+	s->blocks_done = walk->blocks_done;
+	s->blocks_total = walk->end;
+	s->fragments_repaired = walk->repaired;
+	s->unrecoverable_blocks = walk->unrecoverable;
+	s->seconds = ticks_to_sec(ticks_get() - walk->start_ticks);
+	NOTICELOG("gga bdev '%s': %s %s: %" PRIu64 " of %" PRIu64 " blocks checked, %" PRIu64
+		  " fragments repaired, %" PRIu64 " unrecoverable blocks, %.1f s\n",
+		  disk->bdev.name, walk->marked_only ? "check of the marked regions" : "scrub",
+		  s->state == BDEV_GGA_SCRUB_DONE ? "done" :
+		  s->state == BDEV_GGA_SCRUB_STOPPED ? "stopped" : "failed", s->blocks_done,
+		  s->blocks_total, s->fragments_repaired, s->unrecoverable_blocks, s->seconds);
+}
+
+static void
+walk_finish(struct gga_walk *walk)
+{
+	struct gga_disk *disk = walk->disk;
+
+	if (walk->scrub) {
+		scrub_finish(walk);
+	} else {
+		recovery_finish(walk);
+	}
+	disk->walk = NULL;
+	walk_free(walk);
+	if (disk->destructing) {
+		gga_disk_try_free(disk);
+		return;
+	}
+	gga_recover_maybe_start(disk);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Recovery passes                                                         */
+/* ---------------------------------------------------------------------- */
+
+/* Members that can be recovered now. */
+static uint32_t
+recover_candidates(const struct gga_disk *disk)
+{
+	const struct gga_member *member;
+	uint32_t i, mask = 0;
+
+	for (i = 0; i < disk->n; i++) {
+		member = &disk->members[i];
+		if (gga_member_state(member) == BDEV_GGA_MEMBER_STALE && !member->probing &&
+		    member->app_ch != NULL && !member->removing &&
+		    (disk->auto_readd || member->forced)) {
+			mask |= 1u << i;
+		}
+	}
+	return mask;
+}
+
+void
+gga_recover_maybe_start(struct gga_disk *disk)
+{
+	struct gga_walk *walk;
+	uint32_t targets, i;
+	uint64_t from = 0;
+	bool rebuild = false;
+	char label[160];
+
+	if (disk->destructing || disk->walk != NULL) {
+		if (disk->walk != NULL && disk->walk->scrub && recover_candidates(disk) != 0 &&
+		    !disk->walk->stopping) {
+			NOTICELOG("gga bdev '%s': scrub stopped: a member needs recovery\n",
+				  disk->bdev.name);
+			disk->walk->result = -ECANCELED;
+			disk->walk->stopping = true;
+		}
+		return;
+	}
+	targets = recover_candidates(disk);
+	if (targets == 0 || ticks_get() < disk->rec_retry_ticks) {
+		return;
+	}
+	for (i = 0; i < disk->n; i++) {
+		if (disk->members[i].probing) {
+			/* It may come back too: its probe's end starts one pass for both. */
+			return;
+		}
+	}
+	if ((uint32_t)__builtin_popcount(gga_live_mask(disk)) < disk->k) {
+		return;
+	}
+	/*
+	 * A pass that a restart interrupted resumes where it stood if exactly its
+	 * members are back; any other set starts over (a member new to the pass
+	 * has nothing below the checkpoint).
+	 */
+	if (disk->rec_mask != 0 && disk->rec_mask == targets) {
+		from = disk->rec_offset;
+	}
+	walk = walk_alloc(disk);
+	if (walk == NULL) {
+		ERRLOG("gga bdev '%s': out of memory for a recovery pass\n", disk->bdev.name);
+		return;
+	}
+	for (i = 0; i < disk->n; i++) {
+		if ((targets & (1u << i)) && disk->members[i].needs == GGA_NEEDS_REBUILD) {
+			rebuild = true;
+		}
+	}
+	walk->rebuild = rebuild;
+	walk->targets = targets;
+	walk->rate = disk->rebuild_rate;
+	walk->regions_total = rebuild ? 0 : gga_bitmap_dirty(disk);
+	if (walk_start(disk, walk, from) != 0) {
+		walk_free(walk);
+		return;
+	}
+	disk->rec_mask = targets;
+	disk->rec_offset = from;
+	for (i = 0; i < disk->n; i++) {
+		if (targets & (1u << i)) {
+			gga_member_set_state(disk, i, BDEV_GGA_MEMBER_REBUILDING,
+					     rebuild ? "rebuild started" : "resync started");
+			NOTICELOG("gga bdev '%s': %s %s from block %" PRIu64 " (%" PRIu64
+				  " marked regions)\n", disk->bdev.name,
+				  rebuild ? "rebuilding" : "resyncing",
+				  gga_member_label(disk, i, label, sizeof(label)), from,
+				  walk->regions_total);
+		}
+	}
+	gga_sb_kick(disk);
+}
+
+void
+gga_recover_info(const struct gga_disk *disk, struct bdev_gga_recovery_info *rec,
+		 struct bdev_gga_scrub_info *scrub)
+{
+	const struct gga_walk *walk = disk->walk;
+
+	memset(rec, 0, sizeof(*rec));
+	*scrub = disk->scrub;
+	if (walk == NULL) {
+		return;
+	}
+	if (walk->scrub) {
+		scrub->regions_done = walk->regions_done;
+		scrub->blocks_done = walk->blocks_done;
+		scrub->blocks_total = walk->end;
+		scrub->fragments_repaired = walk->repaired;
+		scrub->unrecoverable_blocks = walk->unrecoverable;
+		scrub->seconds = ticks_to_sec(ticks_get() - walk->start_ticks);
+		return;
+	}
+	rec->active = true;
+	rec->rebuild = walk->rebuild;
+	rec->members = walk->targets;
+	rec->blocks_done = walk->blocks_done;
+	rec->blocks_total = walk->end;
+	rec->blocks_copied = walk->blocks_copied;
+	rec->regions_done = walk->regions_done;
+	rec->regions_total = walk->regions_total;
+	rec->rate_mib_s = walk->rate;
+	rec->seconds = ticks_to_sec(ticks_get() - walk->start_ticks);
+}
+
+static int
+scrub_start(struct gga_disk *disk, uint32_t rate_mib_s, bool marked_only)
+{
+	struct gga_walk *walk;
+
+	if (disk->walk != NULL) {
+		return -EBUSY;
+	}
+	if ((uint32_t)__builtin_popcount(gga_live_mask(disk)) < disk->k) {
+		return -EIO;
+	}
+	walk = walk_alloc(disk);
+	if (walk == NULL) {
+		return -ENOMEM;
+	}
+	walk->scrub = true;
+	walk->marked_only = marked_only;
+	walk->rate = rate_mib_s;
+	walk->regions_total = marked_only ? gga_bitmap_dirty(disk) : 0;
+	if (walk_start(disk, walk, 0) != 0) {
+		walk_free(walk);
+		return -ENOMEM;
+	}
+	memset(&disk->scrub, 0, sizeof(disk->scrub));
+	disk->scrub.state = BDEV_GGA_SCRUB_RUNNING;
+	disk->scrub.rate_mib_s = rate_mib_s;
+	disk->scrub.blocks_total = walk->end;
+	disk->scrub.marked_only = marked_only;
+	if (marked_only) {
+		NOTICELOG("gga bdev '%s': checking the %" PRIu64 " regions marked in the bitmap "
+			  "(writes may have been torn by an unclean stop)\n", disk->bdev.name,
+			  walk->regions_total);
+	} else {
+		NOTICELOG("gga bdev '%s': scrub started (%u MiB/s)\n", disk->bdev.name,
+			  rate_mib_s);
+	}
+	return 0;
+}
+
+int
+bdev_gga_scrub_start(const char *name, uint32_t rate_mib_s)
+{
+	struct gga_disk *disk = gga_disk_lookup(name);
+
+	if (disk == NULL) {
+		return -ENODEV;
+	}
+	return scrub_start(disk, rate_mib_s, false);
+}
+
+int
+bdev_gga_scrub_stop(const char *name)
+{
+	struct gga_disk *disk = gga_disk_lookup(name);
+
+	if (disk == NULL) {
+		return -ENODEV;
+	}
+	if (disk->walk == NULL || !disk->walk->scrub || disk->walk->stopping) {
+		return -EALREADY;
+	}
+	disk->walk->result = -ECANCELED;
+	disk->walk->stopping = true;
+	return 0;
+}
+
+void
+gga_walk_check_marked(struct gga_disk *disk)
+{
+	/*
+	 * Regions still marked when an array is assembled may hold writes torn by
+	 * an unclean stop: with every member in sync, check them now rather than
+	 * on their first read.
+	 */
+	if (disk->walk == NULL && disk->check_marked && gga_disk_all_online(disk) &&
+	    gga_bitmap_dirty(disk) > 0) {
+		scrub_start(disk, disk->rebuild_rate, true);
+	}
+}
+
+void
+gga_walk_stop(struct gga_disk *disk)
+{
+	if (disk->walk != NULL) {
+		disk->walk->result = -ECANCELED;
+		disk->walk->stopping = true;
+	}
+}
+
+void
+gga_walk_set_rate(struct gga_disk *disk, uint32_t rate_mib_s)
+{
+	if (disk->walk != NULL && !disk->walk->scrub) {
+		disk->walk->rate = rate_mib_s;
+	}
+}
