@@ -146,6 +146,9 @@ nvmf_transport_opts_init(const struct nvmf_transport_ops *ops, struct nvmf_trans
 		.max_aq_depth = 32,
 		.num_shared_buffers = 2047,
 		.buf_cache_size = 32,
+		.max_connections_per_listener = 1024,
+		.pdu_timeout_ms = 10000,
+		.max_kato_ms = 0,
 	};
 	if (ops->opts_init != NULL) {
 		ops->opts_init(opts);
@@ -171,7 +174,7 @@ nvmf_transport_opts_json(const struct nvmf_transport *t)
 	const struct nvmf_transport_opts *o = &t->opts;
 	json_t *obj;
 
-	obj = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	obj = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			"trtype", t->ops->name,
 			"max_queue_depth", (json_int_t)o->max_queue_depth,
 			"max_io_qpairs_per_ctrlr", (json_int_t)o->max_io_qpairs_per_ctrlr,
@@ -180,7 +183,10 @@ nvmf_transport_opts_json(const struct nvmf_transport *t)
 			"io_unit_size", (json_int_t)o->io_unit_size,
 			"max_aq_depth", (json_int_t)o->max_aq_depth,
 			"num_shared_buffers", (json_int_t)o->num_shared_buffers,
-			"buf_cache_size", (json_int_t)o->buf_cache_size);
+			"buf_cache_size", (json_int_t)o->buf_cache_size,
+			"max_connections_per_listener", (json_int_t)o->max_connections_per_listener,
+			"pdu_timeout_ms", (json_int_t)o->pdu_timeout_ms,
+			"max_kato_ms", (json_int_t)o->max_kato_ms);
 	if (obj != NULL && t->ops->dump_opts != NULL) {
 		t->ops->dump_opts(t, obj);
 	}
@@ -507,6 +513,66 @@ nvmf_tgt_unlisten(struct nvmf_tgt_listener *tl)
 	free(tl);
 }
 
+static void send_msg_or_spin(struct thread *thread, msg_fn fn, void *arg);
+
+uint16_t
+nvmf_tgt_conn_admit(const struct nvmf_listen_addr *listen)
+{
+	struct nvmf_tgt_listener *tl;
+	uint32_t limit;
+
+	TAILQ_FOREACH(tl, &g_nvmf_tgt.listeners, link) {
+		if (nvmf_listen_addr_equal(&tl->addr, listen)) {
+			break;
+		}
+	}
+	if (tl == NULL || tl->stopped) {
+		return 0;
+	}
+	limit = tl->transport->opts.max_connections_per_listener;
+	if (tl->num_conns >= limit) {
+		if (!tl->conn_limit_warned) {
+			WARNLOG("nvmf: %s:%s has %u connections (max_connections_per_listener); "
+				"refusing more until some close\n", listen->traddr, listen->trsvcid,
+				limit);
+			tl->conn_limit_warned = true;
+		}
+		return 0;
+	}
+	tl->num_conns++;
+	return tl->portid;
+}
+
+static void
+conn_gone_msg(void *arg)
+{
+	uint16_t portid = (uint16_t)(uintptr_t)arg;
+	struct nvmf_tgt_listener *tl;
+
+	/* The listener may be gone already: then there is nothing to count. */
+	TAILQ_FOREACH(tl, &g_nvmf_tgt.listeners, link) {
+		if (tl->portid == portid && tl->num_conns > 0) {
+			if (--tl->num_conns < tl->transport->opts.max_connections_per_listener) {
+				tl->conn_limit_warned = false;
+			}
+			return;
+		}
+	}
+}
+
+void
+nvmf_tgt_conn_gone(uint16_t portid)
+{
+	if (portid == 0) {
+		return;
+	}
+	if (thread_get_current() == thread_get_app()) {
+		conn_gone_msg((void *)(uintptr_t)portid);
+	} else {
+		send_msg_or_spin(thread_get_app(), conn_gone_msg, (void *)(uintptr_t)portid);
+	}
+}
+
 /* The discovery log changed: bump the generation and tell discovery controllers. */
 void
 nvmf_tgt_discovery_changed(void)
@@ -724,6 +790,8 @@ qpair_detach_msg(void *arg)
 	struct nvmf_qpair *qpair = arg;
 
 	nvmf_ctrlr_qpair_detach(qpair);
+	nvmf_tgt_conn_gone(qpair->admit_portid);
+	qpair->admit_portid = 0;
 	/* Back on the qpair's thread; messages keep order, so no completion overtakes this. */
 	send_msg_or_spin(qpair->thread, qpair_fini_done_msg, qpair);
 }

@@ -282,7 +282,16 @@ nvmf_ctrlr_set_kato(struct nvmf_ctrlr *ctrlr, uint32_t kato_ms)
 {
 	/* Round up to the granularity we report in KAS. */
 	uint64_t gran = NVMF_KAS * 100;
+	uint32_t cap = ctrlr->transport->opts.max_kato_ms;
 
+	/*
+	 * A host that turns keep alive off, or asks for more than the target
+	 * allows, could hold a controller (and its queues) for ever after it
+	 * vanished: it gets the cap, which Get Features reports.
+	 */
+	if (cap > 0 && (kato_ms == 0 || kato_ms > cap)) {
+		kato_ms = cap;
+	}
 	ctrlr->kato_ms = (uint32_t)GGA_MIN((kato_ms + gran - 1) / gran * gran, UINT32_MAX);
 	return keep_alive_arm(ctrlr);
 }

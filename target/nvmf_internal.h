@@ -71,6 +71,9 @@ struct nvmf_tgt_listener {
 	struct nvmf_transport *transport;
 	uint32_t refs;
 	uint16_t portid;
+	/* Connections admitted and not yet detached; a refusal was logged. */
+	uint32_t num_conns;
+	bool conn_limit_warned;
 	/* The socket was closed early (shutdown); only the bookkeeping is left. */
 	bool stopped;
 	TAILQ_ENTRY(nvmf_tgt_listener) link;

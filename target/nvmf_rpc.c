@@ -61,6 +61,9 @@ static const struct rpc_param create_transport_params[] = {
 	OPT_PARAM(max_aq_depth, 2, 4096),
 	OPT_PARAM(num_shared_buffers, 2, 1048576),
 	OPT_PARAM(buf_cache_size, 0, 65536),
+	OPT_PARAM(max_connections_per_listener, 1, 1048576),
+	OPT_PARAM(pdu_timeout_ms, 100, 3600000),
+	OPT_PARAM(max_kato_ms, 0, 3600000),
 };
 
 static void

@@ -54,6 +54,10 @@ struct nvmf_transport_opts {
 	uint32_t max_aq_depth;			/* admin queue entries */
 	uint32_t num_shared_buffers;		/* data buffers in the transport's pool */
 	uint32_t buf_cache_size;		/* per-thread cache of that pool */
+	/* Limits a peer cannot exceed (gga's own; SPDK has no such options). */
+	uint32_t max_connections_per_listener;	/* open connections on one listen address */
+	uint32_t pdu_timeout_ms;		/* TCP: ICReq, Connect, and each PDU once begun */
+	uint32_t max_kato_ms;			/* cap on a host's KATO, 0 = none (0 included) */
 };
 
 /* An address a transport listens on (what nvmf_subsystem_add_listener names). */
@@ -151,6 +155,8 @@ struct nvmf_qpair {
 	struct nvmf_pg_subsys *pgs;
 	/* The address the connection came in on; Connect checks it. */
 	struct nvmf_listen_addr listen;
+	/* The listener that admitted it (nvmf_tgt_conn_admit), 0 = none; set before init. */
+	uint16_t admit_portid;
 	/* The peer's address, for log messages. */
 	char peer[64];
 	uint32_t id;
@@ -199,6 +205,18 @@ struct thread *nvmf_poll_group_get_thread(const struct nvmf_poll_group *pg);
 /* This transport's part of pg, or NULL if none. */
 struct nvmf_transport_poll_group *nvmf_poll_group_get_tgroup(const struct nvmf_poll_group *pg,
 							     const struct nvmf_transport *t);
+
+/*
+ * Admission of a new connection on `listen` (app thread, before the
+ * connection costs anything): returns a token (the listener's portid) to put
+ * in qpair->admit_portid, or 0 if the listener already has
+ * max_connections_per_listener connections (the transport refuses it; the
+ * first refusal is logged). The core gives the slot back when the qpair is
+ * detached; a transport whose connection never got to nvmf_qpair_init()
+ * gives it back with nvmf_tgt_conn_gone() (any thread).
+ */
+uint16_t nvmf_tgt_conn_admit(const struct nvmf_listen_addr *listen);
+void nvmf_tgt_conn_gone(uint16_t portid);
 
 /*
  * Register a new connection with the core (qpair's thread, before any

@@ -127,14 +127,21 @@ connect_request(struct nr_listener *l, struct rdma_cm_id *id, const uint8_t *pda
 		.max_io_qpairs = o->max_io_qpairs_per_ctrlr,
 	};
 	struct nvmf_rdma_cm_params params;
-	uint16_t sts;
+	uint16_t sts, portid = 0;
 
 	sts = nvmf_rdma_cm_req_check(pdata, pdata_len, &lim, &params);
 	if (sts == 0 && __atomic_load_n(&g_nvmf_tgt.state, __ATOMIC_SEQ_CST) != NVMF_TGT_RUNNING) {
 		sts = NVME_RDMA_CM_NO_RSC;
 	}
 	if (sts == 0) {
-		sts = nvmf_rdma_conn_accept(l->rt, l, id, &params, peer);
+		portid = nvmf_tgt_conn_admit(&l->addr);
+		sts = portid != 0 ? 0 : NVME_RDMA_CM_NO_RSC;
+	}
+	if (sts == 0) {
+		sts = nvmf_rdma_conn_accept(l->rt, l, id, &params, peer, portid);
+		if (sts != 0) {
+			nvmf_tgt_conn_gone(portid);
+		}
 	}
 	if (sts != 0) {
 		NOTICELOG("nvmf rdma: rejecting a connection on %s:%s: %s\n", l->addr.traddr,
@@ -186,6 +193,41 @@ conn_event(struct nr_qpair *rq, enum rdma_cm_event_type type)
 	}
 }
 
+static int cm_event_ready(void *ctx, uint32_t events);
+
+static int
+cm_watch_again(void *arg)
+{
+	struct nr_transport *rt = arg;
+
+	poller_unregister(&rt->ec_retry);
+	rt->ec_ev = thread_fd_register(rt->ec->fd, THREAD_FD_IN, cm_event_ready, rt,
+				       "nvmf_rdma_cm");
+	if (rt->ec_ev == NULL) {
+		ERRLOG("nvmf rdma: cannot watch the connection manager again\n");
+	}
+	return POLLER_BUSY;
+}
+
+/*
+ * The event channel is readable but yields an error other than EAGAIN: the
+ * fd would fire again at once, spinning the reactor and flooding the log.
+ * Stop watching it for a while (as a TCP listener out of fds does).
+ */
+static void
+cm_pause(struct nr_transport *rt, int err)
+{
+	if (!rt->ec_warned) {
+		WARNLOG("nvmf rdma: rdma_get_cm_event: %s; retrying every %u ms\n", strerror(err),
+			NR_CM_RETRY_US / 1000);
+		rt->ec_warned = true;
+	}
+	thread_fd_unregister(&rt->ec_ev);
+	if (rt->ec_retry == NULL) {
+		rt->ec_retry = poller_register(cm_watch_again, rt, NR_CM_RETRY_US, "nvmf_rdma_cm_retry");
+	}
+}
+
 static int
 cm_event_ready(void *ctx, uint32_t events)
 {
@@ -200,11 +242,12 @@ cm_event_ready(void *ctx, uint32_t events)
 
 	for (i = 0; i < 32; i++) {
 		if (rdma_get_cm_event(rt->ec, &ev) != 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK) {
-				WARNLOG("nvmf rdma: rdma_get_cm_event: %s\n", strerror(errno));
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+				cm_pause(rt, errno);
 			}
 			break;
 		}
+		rt->ec_warned = false;
 		/* Copy what is needed and acknowledge first: ids can then be destroyed freely. */
 		type = ev->event;
 		id = ev->id;
@@ -512,6 +555,7 @@ transport_destroy(struct nvmf_transport *t)
 		nvmf_rdma_conn_destroy(rq);
 	}
 	thread_fd_unregister(&rt->ec_ev);
+	poller_unregister(&rt->ec_retry);
 	rdma_destroy_event_channel(rt->ec);
 	while ((dev = TAILQ_FIRST(&rt->devices)) != NULL) {
 		TAILQ_REMOVE(&rt->devices, dev, link);

@@ -888,6 +888,8 @@ conn_free(struct nr_qpair *rq)
 	free(rq->buf_area);
 	free(rq->wr_area);
 	free(rq->sge_area);
+	/* A connection that never reached the core gives its admission back here. */
+	nvmf_tgt_conn_gone(rq->qpair.admit_portid);
 	free(rq);
 }
 
@@ -1003,7 +1005,8 @@ conn_alloc(struct nr_qpair *rq, uint32_t max_wrs)
 
 uint16_t
 nvmf_rdma_conn_accept(struct nr_transport *rt, struct nr_listener *l, struct rdma_cm_id *id,
-		      const struct nvmf_rdma_cm_params *params, const struct rdma_conn_param *peer)
+		      const struct nvmf_rdma_cm_params *params, const struct rdma_conn_param *peer,
+		      uint16_t admit_portid)
 {
 	struct nvme_rdma_cm_rep rep = { .recfmt = NVME_RDMA_CM_RECFMT_1_0 };
 	struct rdma_conn_param accept = { 0 };
@@ -1106,6 +1109,7 @@ nvmf_rdma_conn_accept(struct nr_transport *rt, struct nr_listener *l, struct rdm
 		id->context = NULL;
 		goto err_free;
 	}
+	rq->qpair.admit_portid = admit_portid;
 	TAILQ_INSERT_TAIL(&rt->conns, rq, conn_link);
 	msg_or_spin(nvmf_poll_group_get_thread(pg), start_msg, rq);
 	return 0;

@@ -105,6 +105,8 @@ void nvmf_rdma_xfer_plan(uint32_t length, uint32_t unit, uint32_t max_sge,
 /* How long a closing connection waits for its flushed work requests. */
 #define NR_CLOSE_TIMEOUT_US	(5u * 1000 * 1000)
 #define NR_LISTEN_BACKLOG	128
+/* A connection manager channel that keeps failing is watched again after this. */
+#define NR_CM_RETRY_US		(100u * 1000)
 
 /* What a cm_id's context points to. */
 enum nr_id_kind {
@@ -128,7 +130,9 @@ struct nr_transport {
 	uint32_t max_bufs;		/* data buffers of one request */
 	struct env_mem_region arena;
 	struct rdma_event_channel *ec;
-	struct fd_event *ec_ev;
+	struct fd_event *ec_ev;		/* NULL while paused after an error */
+	struct poller *ec_retry;
+	bool ec_warned;
 	TAILQ_HEAD(, nr_listener) listeners;
 	TAILQ_HEAD(, nr_device) devices;
 	/* Every connection not yet destroyed (app thread). */
@@ -294,13 +298,14 @@ struct nr_device *nvmf_rdma_device_get(struct nr_transport *rt, struct ibv_conte
 
 /*
  * A validated connect request: create the connection's queues on the app
- * thread, post its receives, accept, and hand it to a poll group. Returns 0,
- * or the reject status to answer the request with (the caller rejects and
- * destroys id).
+ * thread, post its receives, accept, and hand it to a poll group. Returns 0
+ * (the connection owns admit_portid, the token of nvmf_tgt_conn_admit()), or
+ * the reject status to answer the request with (the caller rejects and
+ * destroys id, and still owns the token).
  */
 uint16_t nvmf_rdma_conn_accept(struct nr_transport *rt, struct nr_listener *l,
 			       struct rdma_cm_id *id, const struct nvmf_rdma_cm_params *params,
-			       const struct rdma_conn_param *peer);
+			       const struct rdma_conn_param *peer, uint16_t admit_portid);
 /* A CM event that ends the connection (app thread). */
 void nvmf_rdma_conn_cm_disconnect(struct nr_qpair *rq);
 /* Destroy the app-side remains of a connection at transport destruction. */

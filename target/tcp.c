@@ -34,6 +34,7 @@ struct new_conn {
 	struct tcp_transport *tt;
 	struct nvmf_poll_group *pg;
 	int fd;
+	uint16_t admit_portid;
 	struct nvmf_listen_addr addr;
 	char peer[64];
 };
@@ -47,8 +48,10 @@ new_conn_msg(void *arg)
 	/* A connection that arrives while the target stops is not taken. */
 	if (group == NULL ||
 	    __atomic_load_n(&g_nvmf_tgt.state, __ATOMIC_SEQ_CST) != NVMF_TGT_RUNNING ||
-	    nvmf_tcp_conn_create(nc->tt, group, nc->pg, nc->fd, &nc->addr, nc->peer) != 0) {
+	    nvmf_tcp_conn_create(nc->tt, group, nc->pg, nc->fd, &nc->addr, nc->peer,
+				 nc->admit_portid) != 0) {
 		close(nc->fd);
+		nvmf_tgt_conn_gone(nc->admit_portid);
 	}
 	free(nc);
 }
@@ -124,6 +127,7 @@ listener_event(void *ctx, uint32_t events)
 	struct tcp_listener *l = ctx;
 	struct nvmf_poll_group *pg;
 	struct new_conn *nc;
+	uint16_t portid;
 	int fd, one = 1, i;
 
 	for (i = 0; i < 64; i++) {
@@ -144,14 +148,21 @@ listener_event(void *ctx, uint32_t events)
 			break;
 		}
 		l->accept_warned = false;
+		portid = nvmf_tgt_conn_admit(&l->addr);
+		if (portid == 0) {
+			close(fd);
+			continue;
+		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		pg = nvmf_tgt_next_poll_group();
 		nc = calloc(1, sizeof(*nc));
 		if (pg == NULL || nc == NULL) {
 			free(nc);
 			close(fd);
+			nvmf_tgt_conn_gone(portid);
 			continue;
 		}
+		nc->admit_portid = portid;
 		nc->tt = l->tt;
 		nc->pg = pg;
 		nc->fd = fd;
@@ -160,6 +171,7 @@ listener_event(void *ctx, uint32_t events)
 		if (thread_send_msg(nvmf_poll_group_get_thread(pg), new_conn_msg, nc) != 0) {
 			close(fd);
 			free(nc);
+			nvmf_tgt_conn_gone(portid);
 		}
 	}
 	return POLLER_BUSY;
@@ -260,10 +272,17 @@ group_poll(void *arg)
 }
 
 static int
+group_check_timeouts(void *arg)
+{
+	return nvmf_tcp_group_check_timeouts(arg);
+}
+
+static int
 tcp_poll_group_create(struct nvmf_transport *t, struct nvmf_poll_group *pg,
 		      struct nvmf_transport_poll_group **out)
 {
 	struct tcp_group *group;
+	uint64_t period_us;
 
 	group = calloc(1, sizeof(*group));
 	if (group == NULL) {
@@ -276,7 +295,13 @@ tcp_poll_group_create(struct nvmf_transport *t, struct nvmf_poll_group *pg,
 	TAILQ_INIT(&group->dirty);
 	TAILQ_INIT(&group->buf_wait);
 	group->poller = poller_register(group_poll, group, 0, "nvmf_tcp_group");
-	if (group->poller == NULL) {
+	/* Four checks per timeout, at most one a second: an idle target stays asleep. */
+	period_us = GGA_MIN(GGA_MAX((uint64_t)t->opts.pdu_timeout_ms * 1000 / 4, 25000), 1000000);
+	group->timeout_poller = poller_register(group_check_timeouts, group, period_us,
+						"nvmf_tcp_timeouts");
+	if (group->poller == NULL || group->timeout_poller == NULL) {
+		poller_unregister(&group->poller);
+		poller_unregister(&group->timeout_poller);
 		free(group);
 		return -ENOMEM;
 	}
@@ -293,6 +318,7 @@ tcp_poll_group_destroy(struct nvmf_transport_poll_group *tg)
 		WARNLOG("nvmf tcp: poll group destroyed with connections left\n");
 	}
 	poller_unregister(&group->poller);
+	poller_unregister(&group->timeout_poller);
 	free(group);
 }
 
@@ -313,6 +339,7 @@ tcp_poll_group_dump_stats(struct nvmf_transport_poll_group *tg, json_t *obj)
 	json_object_set_new(obj, "data_digest_errors",
 			    json_integer((json_int_t)group->ddgst_errors));
 	json_object_set_new(obj, "buffer_waits", json_integer((json_int_t)group->buf_waits));
+	json_object_set_new(obj, "pdu_timeouts", json_integer((json_int_t)group->pdu_timeouts));
 }
 
 /*

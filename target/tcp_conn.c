@@ -527,11 +527,6 @@ tq_linger_expired(void *arg)
 	struct tcp_qpair *tq = arg;
 
 	poller_unregister(&tq->linger);
-	if (tq->state == TQ_AWAIT_ICREQ) {
-		NOTICELOG("nvmf tcp: connection from %s sent no ICReq within %u s; closing it\n",
-			  tq->qpair.peer[0] != '\0' ? tq->qpair.peer : "a host",
-			  TCP_ICREQ_TIMEOUT_US / 1000000);
-	}
 	tq_close(tq);
 	return POLLER_BUSY;
 }
@@ -606,6 +601,7 @@ rx_reset(struct tcp_qpair *tq)
 	tq->rx_need = sizeof(struct nvme_tcp_common_hdr);
 	tq->rx_req = NULL;
 	tq->rx_iov = NULL;
+	tq->rx_pdus++;
 }
 
 static void
@@ -682,7 +678,8 @@ handle_icreq(struct tcp_qpair *tq)
 	tq->icresp_pdu.done = NULL;
 	tq->icresp_pdu.req = NULL;
 	tq->state = TQ_RUNNING;
-	poller_unregister(&tq->linger);
+	/* From now on the clock runs for the Connect. */
+	tq->since_tick = ticks_get();
 	queue_pdu(tq, &tq->icresp_pdu);
 	DEBUGLOG(nvmf_tcp, "qpair %u (%s): ICReq: hdgst %d ddgst %d hpda %u\n", tq->qpair.id,
 		 tq->qpair.peer, tq->hdgst, tq->ddgst, tq->hpda);
@@ -1121,7 +1118,7 @@ tq_alloc_reqs(struct tcp_qpair *tq)
 int
 nvmf_tcp_conn_create(struct tcp_transport *tt, struct tcp_group *group,
 		     struct nvmf_poll_group *pg, int fd, const struct nvmf_listen_addr *addr,
-		     const char *peer)
+		     const char *peer, uint16_t admit_portid)
 {
 	struct tcp_qpair *tq;
 
@@ -1139,18 +1136,14 @@ nvmf_tcp_conn_create(struct tcp_transport *tt, struct tcp_group *group,
 		goto err_free;
 	}
 	rx_reset(tq);
-	tq->linger = poller_register(tq_linger_expired, tq, TCP_ICREQ_TIMEOUT_US,
-				     "nvmf_tcp_icreq_wait");
-	if (tq->linger == NULL) {
-		ERRLOG("nvmf tcp: no memory for a connection from %s\n", peer);
-		goto err_free;
-	}
+	tq->since_tick = ticks_get();
 	tq->ev = thread_fd_register(fd, THREAD_FD_IN, tq_event, tq, "nvmf_tcp_qpair");
 	if (tq->ev == NULL) {
 		ERRLOG("nvmf tcp: cannot watch the connection from %s\n", peer);
 		goto err_free;
 	}
 	tq->ev_mask = THREAD_FD_IN;
+	tq->qpair.admit_portid = admit_portid;
 	nvmf_qpair_init(&tq->qpair, &tt->base, pg, addr, peer);
 	TAILQ_INSERT_TAIL(&group->qpairs, tq, link);
 	DEBUGLOG(nvmf_tcp, "qpair %u: connection from %s on %s:%s\n", tq->qpair.id, peer,
@@ -1158,7 +1151,6 @@ nvmf_tcp_conn_create(struct tcp_transport *tt, struct tcp_group *group,
 	return 0;
 
 err_free:
-	poller_unregister(&tq->linger);
 	env_dma_free(tq->icd_area);
 	free(tq->iov_area);
 	free(tq->buf_area);
@@ -1189,6 +1181,62 @@ nvmf_tcp_group_poll(struct tcp_group *group)
 		}
 		TAILQ_REMOVE(&group->buf_wait, req, link);
 		req_have_bufs(req);
+		busy = POLLER_BUSY;
+	}
+	return busy;
+}
+
+/*
+ * What tq is overdue for, or NULL. A PDU's clock starts when this check
+ * first sees it begun, so a PDU is never cut before pdu_timeout_ms (at most
+ * one check period after).
+ */
+static const char *
+tq_overdue(struct tcp_qpair *tq, uint64_t now, uint64_t limit_us)
+{
+	bool mid_pdu = tq->rx_state != RX_CH || tq->rx_got > 0;
+
+	if (tq->state == TQ_AWAIT_ICREQ) {
+		return ticks_to_us(now - tq->since_tick) > limit_us ? "no ICReq" : NULL;
+	}
+	if (tq->state != TQ_RUNNING) {
+		return NULL;
+	}
+	if (tq->qpair.state == NVMF_QPAIR_UNCONNECTED &&
+	    ticks_to_us(now - tq->since_tick) > limit_us) {
+		return "no Fabrics Connect after the ICReq";
+	}
+	if (!mid_pdu) {
+		tq->tmo_mid = false;
+		return NULL;
+	}
+	if (!tq->tmo_mid || tq->tmo_pdus != tq->rx_pdus) {
+		tq->tmo_mid = true;
+		tq->tmo_pdus = tq->rx_pdus;
+		tq->tmo_since = now;
+		return NULL;
+	}
+	return ticks_to_us(now - tq->tmo_since) > limit_us ? "a PDU begun and not finished" : NULL;
+}
+
+int
+nvmf_tcp_group_check_timeouts(struct tcp_group *group)
+{
+	uint32_t limit_ms = group->tt->base.opts.pdu_timeout_ms;
+	struct tcp_qpair *tq, *tmp;
+	uint64_t now = ticks_get();
+	const char *what;
+	int busy = POLLER_IDLE;
+
+	TAILQ_FOREACH_SAFE(tq, &group->qpairs, link, tmp) {
+		what = tq_overdue(tq, now, (uint64_t)limit_ms * 1000);
+		if (what == NULL) {
+			continue;
+		}
+		NOTICELOG("nvmf tcp: qpair %u (%s): %s within %u ms (pdu_timeout_ms); closing the "
+			  "connection\n", tq->qpair.id, tq->qpair.peer, what, limit_ms);
+		group->pdu_timeouts++;
+		tq_close(tq);
 		busy = POLLER_BUSY;
 	}
 	return busy;

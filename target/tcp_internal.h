@@ -93,7 +93,6 @@ uint16_t nvmf_tcp_sgl_parse(const struct nvme_cmd *cmd, uint32_t icd_len, uint32
 /* After a C2HTermReq, how long to wait for the host to close. */
 #define TCP_LINGER_US		(2u * 1000 * 1000)
 /* A connection that sends no ICReq within this time is closed (a silent or stray client). */
-#define TCP_ICREQ_TIMEOUT_US	(10u * 1000 * 1000)
 #define TCP_LISTEN_BACKLOG	512
 /* Out of fds or memory on accept: stop watching the listener this long. */
 #define TCP_ACCEPT_RETRY_US	(100u * 1000)
@@ -125,6 +124,7 @@ struct tcp_group {
 	struct nvmf_transport_poll_group base;
 	struct tcp_transport *tt;
 	struct poller *poller;
+	struct poller *timeout_poller;
 	TAILQ_HEAD(, tcp_qpair) qpairs;
 	TAILQ_HEAD(, tcp_qpair) dirty;
 	TAILQ_HEAD(, tcp_req) buf_wait;
@@ -132,6 +132,7 @@ struct tcp_group {
 	uint64_t hdgst_errors;
 	uint64_t ddgst_errors;
 	uint64_t buf_waits;
+	uint64_t pdu_timeouts;
 };
 
 struct tcp_pdu {
@@ -214,6 +215,13 @@ struct tcp_qpair {
 
 	/* Receive. */
 	enum tcp_rx_state rx_state;
+	uint64_t rx_pdus;		/* PDUs awaited so far (rx_reset calls) */
+	/* Accepted, then ICReq received (ticks): the clock for the ICReq and the Connect. */
+	uint64_t since_tick;
+	/* The timeout check saw PDU number tmo_pdus begun at tmo_since (ticks). */
+	bool tmo_mid;
+	uint64_t tmo_pdus;
+	uint64_t tmo_since;
 	uint8_t *rxbuf;
 	uint32_t rx_off;
 	uint32_t rx_len;
@@ -259,15 +267,21 @@ struct tcp_qpair {
 /* tcp_conn.c */
 
 /*
- * Set up a connection accepted on `addr` on the calling thread (pg's).
- * Returns 0 (the connection owns fd from then on) or a negative errno (the
- * caller still owns fd).
+ * Set up a connection accepted on `addr` on the calling thread (pg's), with
+ * the admission token of nvmf_tgt_conn_admit(). Returns 0 (the connection
+ * owns fd and the token from then on) or a negative errno (the caller still
+ * owns both).
  */
 int nvmf_tcp_conn_create(struct tcp_transport *tt, struct tcp_group *group,
 			 struct nvmf_poll_group *pg, int fd, const struct nvmf_listen_addr *addr,
-			 const char *peer);
+			 const char *peer, uint16_t admit_portid);
 /* Flush connections with queued PDUs and retry requests waiting for buffers. */
 int nvmf_tcp_group_poll(struct tcp_group *group);
+/*
+ * Close the group's connections that overran pdu_timeout_ms: an ICReq or a
+ * Connect that did not come, a PDU begun and not finished (timed poller).
+ */
+int nvmf_tcp_group_check_timeouts(struct tcp_group *group);
 void nvmf_tcp_req_complete(struct nvmf_request *req);
 void nvmf_tcp_qpair_disconnect(struct nvmf_qpair *qpair);
 

@@ -957,6 +957,96 @@ def sc_read(x):
     still_works(x)
 
 
+# The limits of nvmf_create_transport: --count is max_connections_per_listener,
+# --seconds pdu_timeout_ms / 1000 or the KATO cap.
+def closed_within(sock, lo, hi, what):
+    """The target closes sock between lo and hi seconds from now."""
+    start = time.time()
+    sock.settimeout(hi + 2)
+    try:
+        while sock.recv(65536):
+            pass
+    except ConnectionResetError:
+        pass
+    except socket.timeout:
+        raise Fail("%s: still open after %.1f s" % (what, hi + 2))
+    took = time.time() - start
+    expect(lo <= took <= hi, "%s: closed after %.2f s (expected %.1f-%.1f s)" %
+           (what, took, lo, hi))
+
+
+def sc_conn_limit(x):
+    """--count connections are served; one more is closed unanswered until one goes."""
+    held = [x.admin() for _ in range(x.args.count)]
+    extra = x.conn(do_icreq=False)
+    try:
+        extra.icreq()
+        raise Fail("connection %d over the limit got an ICResp" % (x.args.count + 1))
+    except (Closed, OSError):
+        pass
+    extra.close()
+    cpl, _ = held[0][0].cmd(OPC_KEEP_ALIVE)
+    expect(cpl.ok, "admitted connections keep working: %r" % cpl)
+    # still_works() needs two connections (admin and I/O queue).
+    held.pop()[0].close()
+    held.pop()[0].close()
+    deadline = time.time() + 3
+    while True:
+        try:
+            still_works(x)
+            break
+        except (Closed, OSError):
+            expect(time.time() < deadline, "no connection admitted after one closed")
+            time.sleep(0.1)
+    for c, _ in held:
+        c.close()
+
+
+def sc_slowloris(x):
+    """ICReq, Connect and each PDU must come within pdu_timeout (--seconds), dribbled or not."""
+    t = x.args.seconds
+    lo, hi = t * 0.9, t * 1.5 + 1.5
+    silent = socket.create_connection((x.args.host, x.args.port), timeout=5)
+    no_connect = x.conn()
+    half = x.conn()
+    half.send_raw(half.build_pdu(CMD, sqe(OPC_KEEP_ALIVE, 1))[:10])
+    closed_within(silent, lo - 0.5, hi, "no ICReq")
+    closed_within(no_connect.sock, 0, hi, "ICReq but no Connect")
+    closed_within(half.sock, 0, hi, "half a capsule")
+    # A byte every 100 ms: progress, but the PDU takes longer than allowed.
+    c, _ = x.admin()
+    pdu = c.build_pdu(CMD, sqe(OPC_KEEP_ALIVE, c.next_cid()))
+    start = time.time()
+    sent = 0
+    try:
+        for b in pdu[:-1]:
+            c.sock.sendall(bytes([b]))
+            sent += 1
+            time.sleep(0.1)
+            expect(time.time() - start < hi + 2, "a dribbled PDU was never cut")
+    except OSError:
+        pass
+    took = time.time() - start
+    expect(lo <= took <= hi and sent < len(pdu) - 1,
+           "dribbled PDU cut after %.2f s, %d bytes (expected %.1f-%.1f s)" % (took, sent, lo, hi))
+    c.close()
+    still_works(x)
+
+
+def sc_kato_cap(x):
+    """KATO 0 and a KATO above the cap (--seconds) both get the cap; silence ends it."""
+    cap = int(x.args.seconds * 1000)
+    for asked in (0, cap * 10):
+        c, _ = x.admin(kato=asked)
+        cpl, _ = c.cmd(OPC_GET_FEAT, cdw10=0x0F)
+        expect(cpl.ok and cpl.cdw0 == cap, "KATO %d: Get Features says %d, not the cap %d" %
+               (asked, cpl.cdw0, cap))
+        if asked == 0:
+            closed_within(c.sock, x.args.seconds * 0.9, x.args.seconds * 1.25 + 1.5,
+                          "KATO 0 capped")
+        c.close()
+
+
 SCENARIOS = {
     "basic": sc_basic,
     "discovery": sc_discovery,
@@ -973,6 +1063,9 @@ SCENARIOS = {
     "aer": sc_aer,
     "hold": sc_hold,
     "read": sc_read,
+    "conn-limit": sc_conn_limit,
+    "slowloris": sc_slowloris,
+    "kato-cap": sc_kato_cap,
 }
 
 

@@ -773,6 +773,50 @@ test_host_removal_disconnects(void)
 	free(fq);
 }
 
+/* max_connections_per_listener: admission, slots given back by detach and by hand. */
+static void
+test_conn_admission(void)
+{
+	struct nvmf_listen_addr a = g_other_addr, unknown = g_other_addr;
+	uint32_t saved = g_fake.opts.max_connections_per_listener;
+	struct nvmf_tgt_listener *tl;
+	struct fake_qpair *fq;
+	uint16_t p1, p2;
+
+	snprintf(a.trsvcid, sizeof(a.trsvcid), "4430");
+	snprintf(unknown.trsvcid, sizeof(unknown.trsvcid), "4431");
+	g_fake.opts.max_connections_per_listener = 2;
+	CU_ASSERT_FATAL(nvmf_tgt_listen(&a, &tl) == 0);
+	p1 = nvmf_tgt_conn_admit(&a);
+	p2 = nvmf_tgt_conn_admit(&a);
+	CU_ASSERT(p1 == tl->portid && p2 == tl->portid);
+	CU_ASSERT(nvmf_tgt_conn_admit(&a) == 0);
+	CU_ASSERT(tl->conn_limit_warned);
+	CU_ASSERT(nvmf_tgt_conn_admit(&unknown) == 0);
+
+	/* A qpair that was admitted gives its slot back when it is detached. */
+	fq = calloc(1, sizeof(*fq));
+	CU_ASSERT_FATAL(fq != NULL);
+	fq->qpair.admit_portid = p1;
+	nvmf_qpair_init(&fq->qpair, &g_fake, &g_nvmf_tgt.pgs[0], &a, "ut");
+	fake_disconnect(&fq->qpair);
+	poll_all();
+	CU_ASSERT(fq->fini_done);
+	CU_ASSERT(tl->num_conns == 1 && !tl->conn_limit_warned);
+	free(fq);
+	CU_ASSERT(nvmf_tgt_conn_admit(&a) == tl->portid);
+	CU_ASSERT(nvmf_tgt_conn_admit(&a) == 0);
+
+	/* By hand (a connection that never reached the core); 0 is no slot. */
+	nvmf_tgt_conn_gone(p2);
+	nvmf_tgt_conn_gone(0);
+	CU_ASSERT(tl->num_conns == 1);
+	/* Slots of a listener that is gone are forgotten. */
+	nvmf_tgt_unlisten(tl);
+	nvmf_tgt_conn_gone(p1);
+	g_fake.opts.max_connections_per_listener = saved;
+}
+
 int
 main(void)
 {
@@ -787,6 +831,7 @@ main(void)
 		UT_TEST(test_controller_lifecycle),
 		UT_TEST(test_discovery_controller),
 		UT_TEST(test_host_removal_disconnects),
+		UT_TEST(test_conn_admission),
 	};
 
 	return ut_run("nvmf", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
