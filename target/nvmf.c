@@ -818,9 +818,19 @@ nvmf_qpair_fini(struct nvmf_qpair *qpair, void (*cb)(struct nvmf_qpair *qpair))
 	send_msg_or_spin(thread_get_app(), qpair_detach_msg, qpair);
 }
 
+static void
+io_drained_msg(void *arg)
+{
+	nvmf_ctrlr_io_drained(arg);
+}
+
 void
 nvmf_qpair_release(struct nvmf_qpair *qpair)
 {
+	if (qpair->drain_ctrlr != NULL) {
+		send_msg_or_spin(thread_get_app(), io_drained_msg, qpair->drain_ctrlr);
+		qpair->drain_ctrlr = NULL;
+	}
 	qpair->pg->num_qpairs--;
 	__atomic_fetch_sub(&g_nvmf_tgt.num_qpairs, 1, __ATOMIC_SEQ_CST);
 }

@@ -172,6 +172,29 @@ ctrlr_free(struct nvmf_ctrlr *ctrlr)
 	}
 }
 
+/*
+ * Once no I/O qpair is left and every command of the ones detached is back:
+ * a shutdown is complete (the host sees CSTS.SHST = complete only after its
+ * last writes reached the bdevs), a dying controller is freed.
+ */
+static void
+ctrlr_check_quiet(struct nvmf_ctrlr *ctrlr)
+{
+	if (ctrlr->num_io_qpairs > 0 || ctrlr->io_draining > 0) {
+		return;
+	}
+	if (ctrlr->shutting_down) {
+		ctrlr->regs.csts = (ctrlr->regs.csts & ~NVME_CSTS_SHST_MASK) |
+				   NVME_CSTS_SHST_COMPLETE;
+		ctrlr->shutting_down = false;
+		NOTICELOG("nvmf: subsystem %s: controller %u of host %s: shutdown complete\n",
+			  ctrlr->subsys->nqn, ctrlr->cntlid, ctrlr->hostnqn);
+	}
+	if (ctrlr->state == NVMF_CTRLR_DYING) {
+		ctrlr_free(ctrlr);
+	}
+}
+
 static void
 disconnect_io_qpairs(struct nvmf_ctrlr *ctrlr)
 {
@@ -212,15 +235,17 @@ nvmf_ctrlr_qpair_detach(struct nvmf_qpair *qpair)
 	} else if (qpair->qid <= ctrlr->max_io_qpairs && ctrlr->io_qpairs[qpair->qid] == qpair) {
 		ctrlr->io_qpairs[qpair->qid] = NULL;
 		ctrlr->num_io_qpairs--;
-		if (ctrlr->num_io_qpairs == 0 && ctrlr->shutting_down) {
-			ctrlr->regs.csts = (ctrlr->regs.csts & ~NVME_CSTS_SHST_MASK) |
-					   NVME_CSTS_SHST_COMPLETE;
-			ctrlr->shutting_down = false;
-		}
+		ctrlr->io_draining++;
+		qpair->drain_ctrlr = ctrlr;
 	}
-	if (ctrlr->state == NVMF_CTRLR_DYING && ctrlr->num_io_qpairs == 0) {
-		ctrlr_free(ctrlr);
-	}
+	ctrlr_check_quiet(ctrlr);
+}
+
+void
+nvmf_ctrlr_io_drained(struct nvmf_ctrlr *ctrlr)
+{
+	ctrlr->io_draining--;
+	ctrlr_check_quiet(ctrlr);
 }
 
 /* No command within KATO: the host is gone; fail the controller and drop its queues. */
@@ -543,16 +568,23 @@ prop_set(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 		DEBUGLOG(nvmf, "controller %u: %s\n", ctrlr->cntlid,
 			 changes & NVMF_CC_SHUTDOWN ? "shutdown" : "reset");
 		disconnect_io_qpairs(ctrlr);
+	}
+	/*
+	 * A reset hands the host its held AERs back. A shutdown does not: the
+	 * admin queue lives on, and hosts (SPDK's) drop their AERs before
+	 * writing CC.SHN and take a completion for a CID they no longer know as
+	 * a protocol error, which would fail the Property Set itself.
+	 */
+	if (changes & NVMF_CC_DISABLED) {
 		nvmf_ctrlr_aer_complete_all(ctrlr, NVME_STATUS(NVME_SCT_GENERIC,
 							       NVME_SC_ABORTED_SQ_DELETION));
 	}
 	if (changes & NVMF_CC_SHUTDOWN) {
-		if (ctrlr->num_io_qpairs == 0) {
-			ctrlr->regs.csts = (ctrlr->regs.csts & ~NVME_CSTS_SHST_MASK) |
-					   NVME_CSTS_SHST_COMPLETE;
-		} else {
-			ctrlr->shutting_down = true;
-		}
+		NOTICELOG("nvmf: subsystem %s: controller %u of host %s: %s shutdown notification\n",
+			  ctrlr->subsys->nqn, ctrlr->cntlid, ctrlr->hostnqn,
+			  (new_cc & NVME_CC_SHN_MASK) == NVME_CC_SHN_ABRUPT ? "abrupt" : "normal");
+		ctrlr->shutting_down = true;
+		ctrlr_check_quiet(ctrlr);
 	}
 	if (changes & NVMF_CC_DISABLED) {
 		ctrlr->shutting_down = false;

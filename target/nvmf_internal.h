@@ -168,7 +168,9 @@ struct nvmf_ctrlr {
 	struct nvmf_qpair **io_qpairs;		/* [max_io_qpairs + 1], index qid */
 	uint32_t max_io_qpairs;
 	uint32_t num_io_qpairs;
-	/* CC.SHN written: SHST becomes complete when the last I/O qpair is gone. */
+	/* I/O qpairs detached whose requests are not all back yet (SHST waits for them). */
+	uint32_t io_draining;
+	/* CC.SHN written: SHST becomes complete when the last I/O qpair is gone and drained. */
 	bool shutting_down;
 
 	/* Features. */
@@ -291,6 +293,8 @@ void nvmf_pg_subsys_free(struct nvmf_poll_group *pg, uint32_t sid);
 /* nvmf_ctrlr.c */
 void nvmf_ctrlr_exec_fabrics(struct nvmf_request *req);
 void nvmf_ctrlr_qpair_detach(struct nvmf_qpair *qpair);
+/* Every request of an I/O qpair detached from ctrlr is back (app thread). */
+void nvmf_ctrlr_io_drained(struct nvmf_ctrlr *ctrlr);
 void nvmf_ctrlr_disconnect(struct nvmf_ctrlr *ctrlr);
 void nvmf_ctrlr_ns_changed(struct nvmf_ctrlr *ctrlr, uint32_t nsid);
 void nvmf_ctrlr_discovery_changed(struct nvmf_ctrlr *ctrlr);

@@ -155,6 +155,8 @@ struct nvmf_qpair {
 	struct nvmf_pg_subsys *pgs;
 	/* The address the connection came in on; Connect checks it. */
 	struct nvmf_listen_addr listen;
+	/* Set when an I/O qpair is detached: its controller hears when its requests are back. */
+	struct nvmf_ctrlr *drain_ctrlr;
 	/* The listener that admitted it (nvmf_tgt_conn_admit), 0 = none; set before init. */
 	uint16_t admit_portid;
 	/* The peer's address, for log messages. */

@@ -957,6 +957,42 @@ def sc_read(x):
     still_works(x)
 
 
+def sc_shutdown(x):
+    """CC.SHN as SPDK's and Linux's hosts send it, normal then abrupt: AERs held
+    (SPDK drops its own before writing CC.SHN), I/O in flight; the Property Set
+    answers success before anything else, SHST reaches complete, I/O queues go."""
+    bs = x.bs
+    for shn in (1, 2):
+        c, cntlid = x.admin()
+        io = x.io(cntlid)
+        aers = []
+        for _ in range(2):
+            cid = c.next_cid()
+            aers.append(cid)
+            c.send_cmd(sqe(OPC_AER, cid, sgl=sgl_transport(0)))
+        # Writes in flight when the notification comes (their answers may or may not come).
+        for i in range(8):
+            io.send_cmd(sqe(OPC_WRITE, io.next_cid(), 1, cdw10=200 + i, cdw12=0,
+                            sgl=sgl_incapsule(bs)), pattern(bs, 40 + i), True)
+        cc = 1 | (6 << 16) | (4 << 20) | (shn << 14)
+        # wait_cpl() fails on any other completion first (an AER's, say).
+        cpl = c.prop_set(0x14, cc)
+        expect(cpl.ok, "Property Set CC.SHN=%d: %r" % (shn, cpl))
+        deadline = time.time() + 5
+        while True:
+            cpl, csts = c.prop_get(0x1C)
+            expect(cpl.ok, "Property Get CSTS during shutdown: %r" % cpl)
+            if (csts >> 2) & 3 == 2:
+                break
+            expect(time.time() < deadline, "shutdown never completed (CSTS 0x%x)" % csts)
+            time.sleep(0.01)
+        expect(io.is_closed(), "I/O queue closed at shutdown")
+        cpl, _ = c.cmd(OPC_KEEP_ALIVE)
+        expect(cpl.ok, "the admin queue still answers after the shutdown: %r" % cpl)
+        c.close()
+    still_works(x)
+
+
 # The limits of nvmf_create_transport: --count is max_connections_per_listener,
 # --seconds pdu_timeout_ms / 1000 or the KATO cap.
 def closed_within(sock, lo, hi, what):
@@ -1064,6 +1100,7 @@ SCENARIOS = {
     "hold": sc_hold,
     "read": sc_read,
     "conn-limit": sc_conn_limit,
+    "shutdown": sc_shutdown,
     "slowloris": sc_slowloris,
     "kato-cap": sc_kato_cap,
 }

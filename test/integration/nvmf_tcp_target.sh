@@ -141,6 +141,10 @@ check "PDUs split into tiny pieces, pipelined commands" client partial --nqn $NQ
 check "6 controllers x 3 I/O queues at once" client many --nqn $NQN --count 6
 check "namespace add / hot remove raise AENs; AER limit and Abort" client aer --nqn $NQN
 check "keep-alive timeout tears the controller down" client keep-alive --nqn $NQN
+check "CC.SHN normal and abrupt with AERs held and writes in flight: success first, SHST complete, I/O queue gone" \
+	client shutdown --nqn $NQN
+check "the target logs the notification and its completion" \
+	bash -c "grep -q \"abrupt shutdown notification\" $TMP/t0.log && grep -q \"shutdown complete\" $TMP/t0.log"
 check "a connection that sends no ICReq is closed after 10 s" client silent --nqn $NQN
 
 rpc t0 nvmf_get_stats >"$TMP/stats.json"

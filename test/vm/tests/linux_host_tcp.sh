@@ -2,7 +2,8 @@
 # Linux-host interop over NVMe/TCP (inside the test VM): the kernel's own
 # NVMe/TCP host (nvme-cli + nvme-tcp) attaches gga_tgt namespaces on
 # 127.0.0.1, writes random data with O_DIRECT at several offsets, reads it
-# back (also after a reconnect) and compares checksums, then disconnects.
+# back (also after a reconnect) and compares checksums, then disconnects
+# (its shutdown notification, CC.SHN, must complete at once on the target).
 #   1. a malloc namespace (512-byte blocks) on one gga_tgt;
 #   2. the gga bdev over three half-block targets (scripts/gga_topology.sh),
 #      exported by the front gga_tgt.
@@ -132,8 +133,18 @@ if start_tgt t0 --mem-size 64m; then
 		check "O_DIRECT writes of random data at 0, 7, 19 and 31 MiB" \
 			write_patterns "$DEV" m0 0 7 19 31
 		check "reading them back gives the same sha256" verify_patterns "$DEV" m0
+		dmesg_lines=$(dmesg | wc -l)
+		start=$(date +%s)
 		check "nvme disconnect" disconnect "$NQN"
 		CONNECTED=()
+		# The kernel host writes CC.SHN and waits (up to its shutdown timeout) for SHST.
+		check "disconnect took $(($(date +%s) - start)) s (want < 5: no shutdown timeout)" \
+			test $(($(date +%s) - start)) -lt 5
+		check "the target saw the shutdown notification and completed it" \
+			bash -c "grep -q 'normal shutdown notification' $TMP/t0.log &&
+				grep -q 'of host $HOSTNQN: shutdown complete' $TMP/t0.log"
+		check "the kernel logged no shutdown trouble" \
+			bash -c "! dmesg | tail -n +$((dmesg_lines + 1)) | grep -iE 'shutdown (timeout|incomplete)|failed to (shut|write)'"
 		if connect "$PORT" "$NQN"; then
 			ok "reconnect"
 			check "the data is still there after a reconnect" verify_patterns "$DEV" m0

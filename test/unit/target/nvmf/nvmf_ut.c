@@ -34,6 +34,8 @@ struct fake_qpair {
 	struct nvmf_qpair qpair;
 	bool disconnected;
 	bool fini_done;
+	/* Requests still out: the transport releases the qpair later, by hand. */
+	bool hold_release;
 };
 
 struct fake_req {
@@ -55,7 +57,9 @@ fake_fini_done(struct nvmf_qpair *qpair)
 	struct fake_qpair *fq = container_of(qpair, struct fake_qpair, qpair);
 
 	fq->fini_done = true;
-	nvmf_qpair_release(qpair);
+	if (!fq->hold_release) {
+		nvmf_qpair_release(qpair);
+	}
 }
 
 static void
@@ -685,21 +689,31 @@ test_controller_lifecycle(void)
 			   NVME_CC_EN | NVME_CC_IOSQES_64 | NVME_CC_IOCQES_16 | NVME_CC_SHN_NORMAL);
 		CU_ASSERT(NVME_STATUS_IS_SUCCESS(cpl.status));
 		CU_ASSERT(io1->disconnected && io2->disconnected);
-		/* Held AERs are aborted by the reset of the queues' state. */
+		/*
+		 * Held AERs stay with the admin queue: a host that dropped them
+		 * before CC.SHN must not get completions for CIDs it reuses.
+		 */
 		for (i = 0; i < NVMF_MAX_AER; i++) {
-			CU_ASSERT(extra[i].done);
-			UT_ASSERT_EQ(SC(extra[i].req.rsp), NVME_SC_ABORTED_SQ_DELETION);
+			CU_ASSERT(!extra[i].done);
 		}
 		cpl = prop(admin, false, NVME_REG_CSTS, 0, 0);
 		UT_ASSERT_EQ(cpl.cdw0 & NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_COMPLETE);
 		UT_ASSERT_EQ(ctrlr->num_io_qpairs, 0);
+		UT_ASSERT_EQ(ctrlr->io_draining, 0);
+
+		/* The admin queue going away hands them back and ends the controller. */
+		fake_disconnect(&admin->qpair);
+		poll_all();
+		CU_ASSERT(admin->fini_done);
+		for (i = 0; i < NVMF_MAX_AER; i++) {
+			CU_ASSERT(extra[i].done);
+			UT_ASSERT_EQ(SC(extra[i].req.rsp), NVME_SC_ABORTED_SQ_DELETION);
+		}
 	}
 	CU_ASSERT(io1->fini_done && io2->fini_done);
 	free(io1);
 	free(io2);
-
-	/* The admin queue going away ends the controller. */
-	close_qpair(admin);
+	free(admin);
 	CU_ASSERT(TAILQ_EMPTY(&g_subsys->ctrlrs));
 }
 
@@ -773,6 +787,41 @@ test_host_removal_disconnects(void)
 	free(fq);
 }
 
+/* CSTS.SHST says complete only once the I/O queues' last requests are back. */
+static void
+test_shutdown_waits_for_drain(void)
+{
+	struct fake_qpair *admin = new_qpair(&g_addr), *io = new_qpair(&g_addr);
+	struct nvme_cpl cpl;
+	uint16_t cntlid;
+
+	cpl = connect(admin, SUBNQN, HOSTNQN, 0, 31, 0xffff);
+	CU_ASSERT_FATAL(NVME_STATUS_IS_SUCCESS(cpl.status));
+	cntlid = (uint16_t)cpl.cdw0;
+	cpl = prop(admin, true, NVME_REG_CC, 0, NVME_CC_EN | NVME_CC_IOSQES_64 | NVME_CC_IOCQES_16);
+	CU_ASSERT(NVME_STATUS_IS_SUCCESS(cpl.status));
+	cpl = connect(io, SUBNQN, HOSTNQN, 1, 127, cntlid);
+	CU_ASSERT_FATAL(NVME_STATUS_IS_SUCCESS(cpl.status));
+
+	io->hold_release = true;
+	cpl = prop(admin, true, NVME_REG_CC, 0, NVME_CC_EN | NVME_CC_IOSQES_64 |
+		   NVME_CC_IOCQES_16 | NVME_CC_SHN_NORMAL);
+	CU_ASSERT(NVME_STATUS_IS_SUCCESS(cpl.status));
+	poll_all();
+	CU_ASSERT(io->disconnected && io->fini_done);
+	cpl = prop(admin, false, NVME_REG_CSTS, 0, 0);
+	UT_ASSERT_EQ(cpl.cdw0 & NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_OCCURRING);
+
+	/* The transport's last request came back. */
+	nvmf_qpair_release(&io->qpair);
+	poll_all();
+	cpl = prop(admin, false, NVME_REG_CSTS, 0, 0);
+	UT_ASSERT_EQ(cpl.cdw0 & NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_COMPLETE);
+	free(io);
+	close_qpair(admin);
+	CU_ASSERT(TAILQ_EMPTY(&g_subsys->ctrlrs));
+}
+
 /* max_connections_per_listener: admission, slots given back by detach and by hand. */
 static void
 test_conn_admission(void)
@@ -832,6 +881,7 @@ main(void)
 		UT_TEST(test_discovery_controller),
 		UT_TEST(test_host_removal_disconnects),
 		UT_TEST(test_conn_admission),
+		UT_TEST(test_shutdown_waits_for_drain),
 	};
 
 	return ut_run("nvmf", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
