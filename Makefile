@@ -6,7 +6,8 @@
 #   make bench     run the benchmarks (docs/BENCHMARKS.md)
 #   make fuzz      build the libFuzzer harnesses (clang) and fuzz each for 5 minutes, then
 #                  run the NVMe/TCP connection fuzzer for 10 minutes (GGA_CONN_FUZZ_SECONDS)
-#   make install   install binaries, libraries and headers (PREFIX/DESTDIR)
+#   make install   install binaries, libraries, headers, the systemd unit gga_tgt@.service,
+#                  the man page and gga_rpc's bash completion (PREFIX/DESTDIR)
 #   make O=DIR CONFIG_ASAN=y   a second build tree with other settings
 
 GGA_ROOT := $(CURDIR)
@@ -47,16 +48,32 @@ fuzz: build
 
 -include mk/config.mk
 PREFIX ?= $(CONFIG_PREFIX)
+# systemd reads units under /usr/local/lib/systemd/system too; /etc/gga holds
+# the configurations of gga_tgt@NAME.
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= /etc
+SHAREDIR := $(PREFIX)/share
 install: build
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/gga
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/gga \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/gga $(DESTDIR)$(SHAREDIR)/gga \
+		$(DESTDIR)$(SHAREDIR)/man/man8 $(DESTDIR)$(SHAREDIR)/bash-completion/completions
 	install -m 755 $(O)/bin/gga_tgt $(O)/bin/bdevperf $(O)/bin/gga_rpc $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(O)/lib/*.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/gga/*.h $(DESTDIR)$(PREFIX)/include/gga/
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' app/gga_tgt/systemd/gga_tgt@.service.in \
+		>$(DESTDIR)$(UNITDIR)/gga_tgt@.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/gga_tgt@.service
+	install -m 644 app/gga_tgt/systemd/gga_tgt.env.example $(DESTDIR)$(SHAREDIR)/gga/
+	install -m 644 docs/man/gga_tgt.8 $(DESTDIR)$(SHAREDIR)/man/man8/
+	install -m 644 app/gga_rpc/gga_rpc.bash-completion \
+		$(DESTDIR)$(SHAREDIR)/bash-completion/completions/gga_rpc
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,gga_tgt bdevperf gga_rpc)
 	rm -f $(DESTDIR)$(PREFIX)/lib/libgga_*.a
-	rm -rf $(DESTDIR)$(PREFIX)/include/gga
+	rm -rf $(DESTDIR)$(PREFIX)/include/gga $(DESTDIR)$(SHAREDIR)/gga
+	rm -f $(DESTDIR)$(UNITDIR)/gga_tgt@.service $(DESTDIR)$(SHAREDIR)/man/man8/gga_tgt.8 \
+		$(DESTDIR)$(SHAREDIR)/bash-completion/completions/gga_rpc
 
 format:
 	@git ls-files '*.c' '*.h' | xargs clang-format -i

@@ -41,10 +41,14 @@ ifeq ($(CONFIG_RDMA),y)
 CFLAGS_COMMON += -DGGA_CONFIG_RDMA
 SYS_LIBS_RDMA := -lrdmacm -libverbs
 endif
+ifeq ($(CONFIG_SYSTEMD),y)
+CFLAGS_COMMON += -DGGA_CONFIG_SYSTEMD
+SYS_LIBS_SYSTEMD := -lsystemd
+endif
 
 override CFLAGS := $(CFLAGS_COMMON) $(CFLAGS)
 LDFLAGS_COMMON += -pthread
-SYS_LIBS := -ljansson -llz4 -lisal -luring -lnuma $(SYS_LIBS_RDMA) -lm
+SYS_LIBS := -ljansson -llz4 -lisal -luring -lnuma $(SYS_LIBS_RDMA) $(SYS_LIBS_SYSTEMD) -lm
 
 Q ?= @
 ifeq ($(V),1)

@@ -14,7 +14,7 @@ base=(
 	build-essential pkg-config
 	libibverbs-dev librdmacm-dev libnl-3-dev
 	liblz4-dev libisal-dev libnuma-dev libjansson-dev liburing-dev
-	libcunit1-dev
+	libcunit1-dev libsystemd-dev
 	python3
 )
 vm=(qemu-system-x86 busybox-static kmod iproute2 rdma-core ibverbs-providers ibverbs-utils

@@ -418,6 +418,10 @@ main(int argc, char **argv)
 	char *text, *end;
 	int ch, fd, rc;
 
+	if (argc > 1 && strcmp(argv[1], "--help") == 0) {
+		usage(stdout);
+		return 0;
+	}
 	while ((ch = getopt(argc, argv, "+s:t:wvh")) != -1) {
 		switch (ch) {
 		case 's':

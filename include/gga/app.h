@@ -42,6 +42,8 @@ struct app_opts {
 	const char *json_config_file;	/* --json */
 	/* --json-ignore-init-errors: a failed call of the file is logged, the rest still run. */
 	bool json_ignore_init_errors;
+	/* --save-config-on-exit: save_config's output goes there on a clean stop. */
+	const char *save_config_file;
 	uint64_t core_mask;
 	enum reactor_poll_mode poll_mode;
 	/* Event mode: idle time before a reactor sleeps (--idle-spell; default 200 us). */

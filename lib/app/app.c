@@ -114,6 +114,7 @@ enum {
 	OPT_IDLE_SPELL,
 	OPT_JSON_IGNORE_INIT_ERRORS,
 	OPT_STALL_WARN,
+	OPT_SAVE_CONFIG_ON_EXIT,
 };
 
 static const struct option g_common_long[] = {
@@ -125,6 +126,7 @@ static const struct option g_common_long[] = {
 	{ "poll-mode", required_argument, NULL, OPT_POLL_MODE },
 	{ "idle-spell", required_argument, NULL, OPT_IDLE_SPELL },
 	{ "stall-warn-ms", required_argument, NULL, OPT_STALL_WARN },
+	{ "save-config-on-exit", required_argument, NULL, OPT_SAVE_CONFIG_ON_EXIT },
 	{ "logflag", required_argument, NULL, 'L' },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "mem-size", required_argument, NULL, OPT_MEM_SIZE },
@@ -145,6 +147,9 @@ usage(const struct app_opts *opts, void (*usage_cb)(void))
 	printf("      --json-ignore-init-errors\n"
 	       "                         log a call of the --json file that fails and go on\n"
 	       "                         (e.g. a remote target still down) instead of exiting\n");
+	printf("      --save-config-on-exit FILE\n"
+	       "                         on a clean stop (SIGINT/SIGTERM after a good start),\n"
+	       "                         write the configuration (save_config) to FILE\n");
 	printf("      --poll-mode MODE   event (default: idle reactors sleep) or busy (spin)\n");
 	printf("      --idle-spell US    event mode: idle microseconds before a reactor sleeps\n"
 	       "                         (default %u; 0 when several daemons share a core)\n",
@@ -235,6 +240,9 @@ parse_common(struct app_opts *opts, int ch, const char *arg, uint64_t *cpu_mask,
 		return 0;
 	case OPT_JSON_IGNORE_INIT_ERRORS:
 		opts->json_ignore_init_errors = true;
+		return 0;
+	case OPT_SAVE_CONFIG_ON_EXIT:
+		opts->save_config_file = arg;
 		return 0;
 	case OPT_POLL_MODE:
 		if (reactor_parse_poll_mode(arg, &opts->poll_mode) != 0) {
@@ -427,6 +435,14 @@ begin_shutdown(void)
 	}
 	g_shutting_down = true;
 	NOTICELOG("%s: shutting down\n", g_opts->name);
+	app_notify("STOPPING=1");
+	/*
+	 * Only a daemon that started well and stops cleanly saves: a failed
+	 * start would overwrite a good file with half a configuration.
+	 */
+	if (g_started && g_exit_code == 0 && g_opts->save_config_file != NULL) {
+		app_save_config_file(g_opts->save_config_file);
+	}
 	/* No new requests from here on; answers still in flight are dropped. */
 	rpc_server_close();
 	if (g_started && g_opts->shutdown_fn != NULL) {
@@ -556,6 +572,7 @@ config_loaded(void *ctx, int rc)
 	/* Scripts wait for this line. */
 	printf("%s: ready\n", g_opts->name);
 	fflush(stdout);
+	app_notify("READY=1\nSTATUS=configuration loaded, serving");
 	if (g_opts->start_fn != NULL) {
 		g_opts->start_fn(g_opts->start_ctx);
 	}

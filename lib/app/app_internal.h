@@ -18,4 +18,10 @@ enum app_signal_action {
 /* The action for a signal after `signals_before` others. Pure; for unit tests. */
 enum app_signal_action app_signal_action(uint32_t signals_before, bool stop_requested);
 
+/* Tell systemd `state` ("READY=1", "STOPPING=1"); a no-op outside a Type=notify unit. */
+void app_notify(const char *state);
+
+/* Write save_config's output to path (atomically). 0 or a negative errno (logged). */
+int app_save_config_file(const char *path);
+
 #endif /* GGA_APP_INTERNAL_H */
