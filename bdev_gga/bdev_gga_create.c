@@ -836,17 +836,20 @@ create_check_geometry(struct gga_create_ctx *ctx)
 		b = disk->members[i].bdev;
 		gga_member_label(disk, i, l, sizeof(l));
 		if (bdev_get_block_size(b) != bdev_get_block_size(b0)) {
-			set_msg(ctx, -EINVAL, "%s has block_size %u, %s has %u", l,
+			set_msg(ctx, -EINVAL, "%s has block_size %u, %s has %u: every member must have the "
+				"same geometry (half-block targets made alike)", l,
 				bdev_get_block_size(b), l0, bdev_get_block_size(b0));
 			return ctx->rc;
 		}
 		if (bdev_get_md_size(b) != bdev_get_md_size(b0)) {
-			set_msg(ctx, -EINVAL, "%s has md_size %u, %s has %u", l,
+			set_msg(ctx, -EINVAL, "%s has md_size %u, %s has %u: every member must have the same "
+				"geometry (half-block targets made alike)", l,
 				bdev_get_md_size(b), l0, bdev_get_md_size(b0));
 			return ctx->rc;
 		}
 		if (bdev_get_num_blocks(b) != bdev_get_num_blocks(b0)) {
-			set_msg(ctx, -EINVAL, "%s has num_blocks %" PRIu64 ", %s has %" PRIu64, l,
+			set_msg(ctx, -EINVAL, "%s has num_blocks %" PRIu64 ", %s has %" PRIu64 ": every member "
+				"must have the same size (a larger one: recreate it at the others' size)", l,
 				bdev_get_num_blocks(b), l0, bdev_get_num_blocks(b0));
 			return ctx->rc;
 		}
@@ -857,7 +860,8 @@ create_check_geometry(struct gga_create_ctx *ctx)
 	disk->mbs = disk->frag_size + disk->md_size;
 	if (disk->md_size < GGA_FRAG_MD_SIZE) {
 		set_msg(ctx, -EINVAL, "the members have md_size %u; the gga format needs at least "
-			"%u metadata bytes per block", disk->md_size, GGA_FRAG_MD_SIZE);
+			"%u metadata bytes per block (create the members with --md_size 64, as "
+			"scripts/gga_topology.sh does)", disk->md_size, GGA_FRAG_MD_SIZE);
 		return ctx->rc;
 	}
 	if ((uint64_t)disk->frag_size * disk->k > 65536) {
@@ -914,7 +918,9 @@ create_open_members(struct gga_create_ctx *ctx)
 			return rc;
 		}
 		if (rc == -EPERM) {
-			set_msg(ctx, rc, "%s: base bdev is claimed by another bdev", label);
+			set_msg(ctx, rc, "%s: base bdev is a base of another bdev (claimed by the %s "
+				"module): delete that bdev first, or choose another base", label,
+				bdev_claimer_name(member->name));
 			return rc;
 		}
 		if (rc != 0) {
@@ -924,7 +930,9 @@ create_open_members(struct gga_create_ctx *ctx)
 		member->bdev = bdev_desc_get_bdev(member->desc);
 		rc = bdev_module_claim_bdev(member->bdev, member->desc, &gga_bdev_module);
 		if (rc != 0) {
-			set_msg(ctx, rc, "%s: base bdev is claimed by another bdev", label);
+			set_msg(ctx, rc, "%s: base bdev is a base of another bdev (claimed by the %s "
+				"module): delete that bdev first, or choose another base", label,
+				bdev_claimer_name(bdev_get_name(member->bdev)));
 			return rc;
 		}
 		member->claimed = true;

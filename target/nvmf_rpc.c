@@ -144,6 +144,10 @@ rpc_nvmf_create_transport(struct rpc_request *req, json_t *params)
 	} else if (rc == -EINVAL) {
 		rpc_send_errno(req, rc, "transport %s refused these options (see the log)",
 			       ops->name);
+	} else if (rc == -ENODEV && ops->trtype == NVME_TRTYPE_RDMA) {
+		rpc_send_errno(req, rc, "cannot create transport RDMA: no RDMA device (load the "
+			       "NIC's driver and rdma_ucm; without an RDMA NIC, SoftRoCE: modprobe "
+			       "rdma_rxe && rdma link add rxe0 type rxe netdev IFACE)");
 	} else if (rc != 0) {
 		rpc_send_errno(req, rc, "cannot create transport %s", ops->name);
 	}
@@ -377,7 +381,9 @@ rpc_nvmf_subsystem_add_ns(struct rpc_request *req, json_t *params)
 		rpc_send_errno(req, rc, "bdev %s does not exist", ns.bdev_name);
 		break;
 	case -EPERM:
-		rpc_send_errno(req, rc, "bdev %s is claimed by another module", ns.bdev_name);
+		rpc_send_errno(req, rc, "bdev %s is a base of another bdev (claimed by the %s "
+			       "module): export that bdev instead, or delete it first", ns.bdev_name,
+			       bdev_claimer_name(ns.bdev_name));
 		break;
 	case -EEXIST:
 		rpc_send_errno(req, rc, "subsystem %s already has namespace %u", args.nqn, ns.nsid);
@@ -569,8 +575,13 @@ rpc_nvmf_subsystem_add_listener(struct rpc_request *req, json_t *params)
 			       addr.traddr, addr.trsvcid);
 		break;
 	case -EADDRINUSE:
-		rpc_send_errno(req, rc, "%s:%s is in use by another program", addr.traddr,
-			       addr.trsvcid);
+		rpc_send_errno(req, rc, "%s:%s is in use by another program: choose another "
+			       "trsvcid, or stop the program listening there (ss -ltnp shows it)",
+			       addr.traddr, addr.trsvcid);
+		break;
+	case -EADDRNOTAVAIL:
+		rpc_send_errno(req, rc, "%s is not an address of this host (ip addr lists them)",
+			       addr.traddr);
 		break;
 	default:
 		rpc_send_errno(req, rc, "cannot listen on %s:%s", addr.traddr, addr.trsvcid);

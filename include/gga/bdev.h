@@ -96,6 +96,11 @@ uint32_t bdev_get_buf_align(const struct bdev *bdev);
 /* The bdev's UUID as a 36-character string. */
 const char *bdev_get_uuid_str(const struct bdev *bdev);
 bool bdev_is_claimed(const struct bdev *bdev);
+/*
+ * For messages: the module that claimed the bdev called bdev_name ("gga",
+ * "error"), or "another" (not claimed now, or no such bdev). App thread.
+ */
+const char *bdev_claimer_name(const char *bdev_name);
 bool bdev_io_type_supported(struct bdev *bdev, enum bdev_io_type type);
 
 int bdev_read_blocks(struct bdev_desc *desc, struct io_channel *ch, void *buf,

@@ -606,7 +606,8 @@ app_start_msg(void *arg)
 		if (rc != 0) {
 			ERRLOG("%s: cannot serve JSON-RPC on %s: %s\n", g_opts->name,
 			       g_opts->rpc_addr, rc == -EADDRINUSE ?
-			       "another process is listening there" : strerror(-rc));
+			       "another process is listening there (another gga_tgt? stop it, or "
+			       "give this one its own socket with -r PATH)" : strerror(-rc));
 			start_failed();
 			return;
 		}

@@ -559,6 +559,21 @@ bdev_is_claimed(const struct bdev *bdev)
 	return bdev->internal->claim_module != NULL;
 }
 
+const char *
+bdev_claimer_name(const char *bdev_name)
+{
+	const char *name = "another";
+	struct bdev *bdev;
+
+	pthread_mutex_lock(&g_bdev_mutex);
+	bdev = bdev_name != NULL ? bdev_lookup(bdev_name) : NULL;
+	if (bdev != NULL && bdev->internal->claim_module != NULL) {
+		name = bdev->internal->claim_module->name;
+	}
+	pthread_mutex_unlock(&g_bdev_mutex);
+	return name;
+}
+
 /*
  * Lookup, iteration and getters.
  */

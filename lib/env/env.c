@@ -170,6 +170,10 @@ env_init(const struct env_opts *user_opts)
 		base = mmap(NULL, size, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
 		if (base == MAP_FAILED) {
+			NOTICELOG("%s: no %zu MiB of free hugepages (%s): using normal pages; reserve "
+				  "some (sysctl vm.nr_hugepages=N, 2 MiB each) for fewer TLB misses, "
+				  "or pass --no-huge\n", opts.name ? opts.name : "env", size >> 20,
+				  strerror(errno));
 			base = NULL;
 		} else {
 			huge = true;
@@ -179,8 +183,8 @@ env_init(const struct env_opts *user_opts)
 		base = map_plain(size);
 	}
 	if (base == NULL) {
-		ERRLOG("%s: cannot map an arena of %zu bytes: %s\n", opts.name ? opts.name : "env",
-		       size, strerror(errno));
+		ERRLOG("%s: cannot map an arena of %zu bytes: %s (lower --mem-size, or free "
+		       "memory)\n", opts.name ? opts.name : "env", size, strerror(errno));
 		rc = -ENOMEM;
 		goto err_free_whole;
 	}
