@@ -173,6 +173,7 @@ struct bdev_gga_counters {
 	uint64_t raw_blocks;			/* blocks written per encoding */
 	uint64_t lz4_blocks;
 	uint64_t zero_blocks;
+	uint64_t lz4_skipped_blocks;		/* stored raw without trying LZ4 (region memory) */
 	uint64_t logical_bytes_written;
 	uint64_t compressed_bytes_written;	/* payload bytes of those blocks */
 	uint64_t checksum_failures;		/* fragments found corrupt */

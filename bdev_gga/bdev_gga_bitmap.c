@@ -67,6 +67,11 @@ struct gga_bitmap {
 	uint32_t ok_mask;
 	struct gga_member_ctx ctx[BDEV_GGA_MAX_MEMBERS];
 	struct poller *sweep_poller;
+	/*
+	 * Compression memory, not persisted: per region, the writes in a row
+	 * that came back incompressible (gga_region_incomp()).
+	 */
+	uint8_t *incomp;
 };
 
 int
@@ -90,10 +95,11 @@ gga_bitmap_create(struct gga_disk *disk, uint32_t region_shift, const uint8_t *i
 	bm->writers = calloc(bm->regions, sizeof(*bm->writers));
 	bm->touched = calloc(bm->regions, 1);
 	bm->bits = calloc(bm->regions, 1);
+	bm->incomp = calloc(bm->regions, 1);
 	bm->packed = calloc(bm->area_bytes, 1);
 	bm->io_buf = env_dma_zmalloc(bm->nblocks * disk->mbs, 0);
 	if (bm->state == NULL || bm->writers == NULL || bm->touched == NULL || bm->bits == NULL ||
-	    bm->packed == NULL || bm->io_buf == NULL) {
+	    bm->incomp == NULL || bm->packed == NULL || bm->io_buf == NULL) {
 		disk->bm = bm;
 		gga_bitmap_destroy(disk);
 		return -ENOMEM;
@@ -121,6 +127,7 @@ gga_bitmap_destroy(struct gga_disk *disk)
 	free(bm->writers);
 	free(bm->touched);
 	free(bm->bits);
+	free(bm->incomp);
 	free(bm->packed);
 	env_dma_free(bm->io_buf);
 	free(bm);
@@ -409,6 +416,19 @@ uint64_t
 gga_bitmap_regions_count(const struct gga_disk *disk)
 {
 	return disk->bm != NULL ? disk->bm->regions : 0;
+}
+
+uint8_t *
+gga_region_incomp(struct gga_disk *disk, uint64_t lba)
+{
+	struct gga_bitmap *bm = disk->bm;
+	uint64_t r;
+
+	if (bm == NULL) {
+		return NULL;
+	}
+	r = lba >> bm->block_shift;
+	return r < bm->regions ? &bm->incomp[r] : NULL;
 }
 
 uint64_t

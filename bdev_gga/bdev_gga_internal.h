@@ -31,6 +31,13 @@
  */
 #define GGA_CHUNK_BYTES		(128u * 1024)
 #define GGA_SMALL_CHUNK_BYTES	(8u * 1024)
+/*
+ * Compression memory (bdev_gga_io.c encode_block): after this many blocks
+ * of a region in a row came back incompressible, the region stops trying
+ * LZ4 but for one block in GGA_INCOMP_RETRY.
+ */
+#define GGA_INCOMP_SKIP		4u
+#define GGA_INCOMP_RETRY	32u
 #define GGA_SMALL_POOL_COUNT	512u
 #define GGA_SMALL_POOL_CACHE	32u
 #define GGA_LARGE_POOL_COUNT	32u
@@ -222,6 +229,8 @@ struct gga_channel {
 	struct io_channel_iter *member_release[BDEV_GGA_MAX_MEMBERS];
 	/* Read requests seen, for the periodic recovery reads. */
 	uint64_t read_seq;
+	/* Blocks encoded without LZ4 for the region memory: every few tries again. */
+	uint64_t incomp_seq;
 	struct bdev_gga_counters stats;
 	/* Requests waiting for the range lock or for a generation window. */
 	TAILQ_HEAD(, gga_io) retry;
@@ -335,6 +344,12 @@ int gga_gen_reserve(struct gga_disk *disk, uint32_t count, uint64_t *first);
 void gga_channel_member_drained(struct gga_channel *ch, uint32_t index);
 
 /* bdev_gga_bitmap.c: the write-intent bitmap. */
+/*
+ * The compression memory of lba's region (NULL without a bitmap): how many
+ * writes in a row came back incompressible. Racy by design (relaxed atomic
+ * loads and stores from every thread): it only decides whether to try LZ4.
+ */
+uint8_t *gga_region_incomp(struct gga_disk *disk, uint64_t lba);
 /* Set up the bitmap from the image `bits` (NULL: clean). Returns 0 or -ENOMEM. */
 int gga_bitmap_create(struct gga_disk *disk, uint32_t region_shift, const uint8_t *image);
 void gga_bitmap_destroy(struct gga_disk *disk);

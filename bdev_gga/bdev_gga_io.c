@@ -858,6 +858,33 @@ heal_write_done(struct bdev_io *io)
 /* Write                                                                   */
 /* ---------------------------------------------------------------------- */
 
+/*
+ * Encode one written block. A region whose writes keep coming back
+ * incompressible (GGA_INCOMP_SKIP in a row) stops trying LZ4 but for every
+ * GGA_INCOMP_RETRY-th block of the channel, which tries again; any block
+ * that compresses starts the count over. Only what is tried counts.
+ */
+static int
+encode_block(struct gga_disk *disk, struct gga_channel *ch, const void *src, uint64_t lba,
+	     uint64_t gen, void *const fd[], void *const fm[], struct gga_encode_info *info)
+{
+	uint8_t *incomp = gga_region_incomp(disk, lba);
+	uint8_t seen = incomp != NULL ? __atomic_load_n(incomp, __ATOMIC_RELAXED) : 0;
+	uint32_t flags = 0;
+	int rc;
+
+	if (seen >= GGA_INCOMP_SKIP && ++ch->incomp_seq % GGA_INCOMP_RETRY != 0) {
+		flags = GGA_ENCODE_NO_LZ4;
+		ch->stats.lz4_skipped_blocks++;
+	}
+	rc = gga_codec_encode_ex(disk->codec, ch->scratch, src, lba, gen, flags, fd, fm, info);
+	if (rc == 0 && incomp != NULL && flags == 0 && info->encoding != GGA_ENC_ZERO) {
+		__atomic_store_n(incomp, info->encoding == GGA_ENC_RAW ?
+				 (uint8_t)GGA_MIN(seen + 1u, UINT8_MAX) : 0, __ATOMIC_RELAXED);
+	}
+	return rc;
+}
+
 /* Encode the chunk into the member regions. Returns 0 or -EIO. */
 static int
 encode_chunk(struct bdev_io *io)
@@ -884,8 +911,8 @@ encode_chunk(struct bdev_io *io)
 				iov_copy_in(io, c, ch->bounce, disk->block_size);
 				src = ch->bounce;
 			}
-			rc = gga_codec_encode(disk->codec, ch->scratch, src, gio->chunk_lba + b,
-					      gio->gen + b, fd, fm, &info);
+			rc = encode_block(disk, ch, src, gio->chunk_lba + b, gio->gen + b, fd, fm,
+					  &info);
 			iov_skip(io, &c, disk->block_size);
 		} else {
 			rc = gga_codec_encode_zero(disk->codec, gio->chunk_lba + b, gio->gen + b,

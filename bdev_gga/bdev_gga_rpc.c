@@ -256,7 +256,7 @@ counters_json(const struct bdev_gga_info *info)
 	const struct bdev_gga_counters *c = &info->counters;
 
 	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-			 "s:I, s:I, s:I}",
+			 "s:I, s:I, s:I, s:I}",
 			 "reads", (json_int_t)c->reads,
 			 "writes", (json_int_t)c->writes,
 			 "regular_reads", (json_int_t)c->regular_reads,
@@ -265,6 +265,7 @@ counters_json(const struct bdev_gga_info *info)
 			 "raw_blocks", (json_int_t)c->raw_blocks,
 			 "lz4_blocks", (json_int_t)c->lz4_blocks,
 			 "zero_blocks", (json_int_t)c->zero_blocks,
+			 "lz4_skipped_blocks", (json_int_t)c->lz4_skipped_blocks,
 			 "logical_bytes_written", (json_int_t)c->logical_bytes_written,
 			 "compressed_bytes_written", (json_int_t)c->compressed_bytes_written,
 			 "checksum_failures", (json_int_t)c->checksum_failures,

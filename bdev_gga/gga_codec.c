@@ -521,6 +521,14 @@ gga_codec_encode(const struct gga_codec *c, struct gga_codec_scratch *s, const v
                  uint64_t lba, uint64_t generation, void *const frag_data[], void *const frag_md[],
                  struct gga_encode_info *info)
 {
+	return gga_codec_encode_ex(c, s, block, lba, generation, 0, frag_data, frag_md, info);
+}
+
+int
+gga_codec_encode_ex(const struct gga_codec *c, struct gga_codec_scratch *s, const void *block,
+                    uint64_t lba, uint64_t generation, uint32_t flags, void *const frag_data[],
+                    void *const frag_md[], struct gga_encode_info *info)
+{
 	uint8_t *frags[GGA_MAX_FRAGS];
 	uint32_t crc[GGA_MAX_FRAGS] = {0};
 	const uint8_t *payload;
@@ -546,8 +554,11 @@ gga_codec_encode(const struct gga_codec *c, struct gga_codec_scratch *s, const v
 	 * block is checksummed slice by slice: if it ends up stored raw, the
 	 * slices are the data fragments and their CRCs are already known.
 	 */
-	clen = LZ4_compress_fast_extState(s->lz4_state, block, (char *)s->cbuf, (int)c->block_size,
-	                                  s->cbuf_len, LZ4_ACCELERATION);
+	clen = 0;
+	if (!(flags & GGA_ENCODE_NO_LZ4)) {
+		clen = LZ4_compress_fast_extState(s->lz4_state, block, (char *)s->cbuf,
+		                                  (int)c->block_size, s->cbuf_len, LZ4_ACCELERATION);
+	}
 	for (i = 0; i < c->k; i++) {
 		crc[i] = gga_crc32c((const uint8_t *)block + (size_t)i * F, F, 0);
 	}

@@ -94,6 +94,19 @@ int gga_codec_encode(const struct gga_codec *codec, struct gga_codec_scratch *sc
                      void *const frag_md[], struct gga_encode_info *info);
 
 /*
+ * gga_codec_encode_ex flag: do not try LZ4 (the data is known to be
+ * incompressible); the block is stored raw, or as zeros. The format is the
+ * same either way.
+ */
+#define GGA_ENCODE_NO_LZ4	(1u << 0)
+
+/* gga_codec_encode with flags (0: the same). */
+int gga_codec_encode_ex(const struct gga_codec *codec, struct gga_codec_scratch *scratch,
+                        const void *block, uint64_t lba, uint64_t generation, uint32_t flags,
+                        void *const frag_data[], void *const frag_md[],
+                        struct gga_encode_info *info);
+
+/*
  * Encode an all-zero block without looking at one (write_zeroes, unmap): the
  * fragments get zero data and zero-encoding metadata. Same arguments and
  * returns as gga_codec_encode() without the block and scratch.

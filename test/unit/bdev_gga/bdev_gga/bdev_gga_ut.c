@@ -236,7 +236,7 @@ test_create_refusals_geometry(void)
 	opts3(&opts, "A1", "nope", "A3");
 	expect_refusal(&opts, -ENODEV, "data_2 'nope': base bdev does not exist");
 	opts3(&opts, "A1", "A2", "EC");
-	expect_refusal(&opts, -EPERM, "parity 'EC': base bdev is claimed");
+	expect_refusal(&opts, -EPERM, "parity 'EC': base bdev is a base of another bdev (claimed by the error module)");
 	opts3(&opts, "A1", "A2", "A1");
 	expect_refusal(&opts, -EEXIST, "data_1 and parity are the same bdev 'A1'");
 	opts3(&opts, "A1", "A2", "A3");
@@ -546,6 +546,48 @@ member_reads(const char *name)
 	bdev_get_iostat(bdev_get_by_name(name), &r.stat, iostat_done, &r);
 	UT_POLL_UNTIL(r.done);
 	return r.stat.num_read_ops;
+}
+
+/*
+ * The compression memory: a region whose blocks keep coming back
+ * incompressible stops trying LZ4, tries again now and then, and compresses
+ * again once its data does. Nothing of it changes what is read back.
+ */
+static void
+test_compression_memory(void)
+{
+	struct bdev_gga_counters c0, c1, c2;
+	uint64_t raw, lz4, skipped;
+
+	make_members("C");
+	make_gga("C", 0);
+	open_dev("C");
+	c0 = counters("C");
+	roundtrip(0, 8, 0);
+	c1 = counters("C");
+	/* GGA_INCOMP_SKIP (4) tried and stored raw, then the rest without trying. */
+	UT_ASSERT_EQ(c1.raw_blocks - c0.raw_blocks, 8);
+	UT_ASSERT_EQ(c1.lz4_skipped_blocks - c0.lz4_skipped_blocks, 8 - GGA_INCOMP_SKIP);
+
+	/* Compressible data now: stored raw until a retry finds it compresses. */
+	roundtrip(8, 40, 2);
+	c2 = counters("C");
+	raw = c2.raw_blocks - c1.raw_blocks;
+	lz4 = c2.lz4_blocks - c1.lz4_blocks;
+	skipped = c2.lz4_skipped_blocks - c1.lz4_skipped_blocks;
+	CU_ASSERT(lz4 > 0 && raw > 0 && raw + lz4 == 40);
+	UT_ASSERT_EQ(skipped, raw);
+	CU_ASSERT(raw < GGA_INCOMP_RETRY);
+	/* From then on every block is tried (and compressed). */
+	c1 = c2;
+	roundtrip(48, 8, 2);
+	c2 = counters("C");
+	UT_ASSERT_EQ(c2.lz4_blocks - c1.lz4_blocks, 8);
+	UT_ASSERT_EQ(c2.lz4_skipped_blocks - c1.lz4_skipped_blocks, 0);
+	UT_ASSERT_EQ(c2.checksum_failures, 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("C");
+	delete_members("C");
 }
 
 static void
@@ -1031,6 +1073,7 @@ main(void)
 		UT_TEST(test_create_refusals_geometry),
 		UT_TEST(test_create_refusals_superblock),
 		UT_TEST(test_io_roundtrip),
+		UT_TEST(test_compression_memory),
 		UT_TEST(test_io_4k),
 		UT_TEST(test_periodic_recovery),
 		UT_TEST(test_reassemble_generation),
