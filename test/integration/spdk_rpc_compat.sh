@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# SPDK's own client drives gga_tgt unchanged: the exact requests SPDK's
+# scripts/rpc.py sends (test/integration/spdk_rpc/rpc_py_requests.json, with
+# the SPDK version they were captured from) are replayed in order, create
+# before use; features gga lacks are refused with -32602 "... not supported by
+# gga", unknown parameters with -32602, and a refused call changes nothing.
+# With SPDK_DIR set to an SPDK source tree, rpc.py itself is run as well
+# (never in CI, which has no SPDK).
+source "$(dirname "$0")/common.sh"
+
+FIXTURES=$GGA_ROOT/test/integration/spdk_rpc/rpc_py_requests.json
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+
+start_tgt t0 -m 0x1 || {
+	not_ok "gga_tgt starts"
+	finish
+}
+check "rpc.py's requests replayed against gga_tgt" \
+	timeout -k 5 120 python3 "$GGA_ROOT/test/integration/spdk_rpc/replay.py" "$TMP/t0.sock" \
+	"$FIXTURES" "$PORT"
+
+if [ -n "${SPDK_DIR:-}" ]; then
+	NQN=nqn.2016-06.io.spdk:cnode9
+	spdk_rpc() { timeout -k 5 60 python3 "$SPDK_DIR/scripts/rpc.py" -s "$TMP/t0.sock" "$@"; }
+	check "SPDK rpc.py bdev_malloc_create" spdk_rpc bdev_malloc_create -b S0 8 512
+	check "SPDK rpc.py nvmf_create_subsystem" spdk_rpc nvmf_create_subsystem "$NQN" -a -s SN9
+	check "SPDK rpc.py nvmf_subsystem_add_ns" spdk_rpc nvmf_subsystem_add_ns "$NQN" S0
+	check "SPDK rpc.py nvmf_subsystem_add_listener" spdk_rpc nvmf_subsystem_add_listener \
+		"$NQN" -t tcp -a 127.0.0.1 -s "$PORT" -f ipv4
+	check_fails "SPDK rpc.py nvmf_create_subsystem -r refused" \
+		spdk_rpc nvmf_create_subsystem nqn.2016-06.io.spdk:cnode10 -r
+	check "SPDK rpc.py nvmf_get_subsystems" spdk_rpc nvmf_get_subsystems
+fi
+
+check "gga_tgt still serving" eval "rpc t0 gga_get_version >/dev/null"
+finish
