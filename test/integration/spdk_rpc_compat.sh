@@ -22,14 +22,21 @@ check "rpc.py's requests replayed against gga_tgt" \
 if [ -n "${SPDK_DIR:-}" ]; then
 	NQN=nqn.2016-06.io.spdk:cnode9
 	spdk_rpc() { timeout -k 5 60 python3 "$SPDK_DIR/scripts/rpc.py" -s "$TMP/t0.sock" "$@"; }
-	check "SPDK rpc.py bdev_malloc_create" spdk_rpc bdev_malloc_create -b S0 8 512
-	check "SPDK rpc.py nvmf_create_subsystem" spdk_rpc nvmf_create_subsystem "$NQN" -a -s SN9
-	check "SPDK rpc.py nvmf_subsystem_add_ns" spdk_rpc nvmf_subsystem_add_ns "$NQN" S0
-	check "SPDK rpc.py nvmf_subsystem_add_listener" spdk_rpc nvmf_subsystem_add_listener \
+	quiet_spdk_rpc() { spdk_rpc "$@" >>"$TMP/spdk_rpc.out" 2>&1; }
+	check "SPDK rpc.py bdev_malloc_create" quiet_spdk_rpc bdev_malloc_create -b S0 8 512
+	check "SPDK rpc.py nvmf_create_subsystem" quiet_spdk_rpc nvmf_create_subsystem "$NQN" -a -s SN9
+	check "SPDK rpc.py nvmf_subsystem_add_ns" quiet_spdk_rpc nvmf_subsystem_add_ns "$NQN" S0
+	check "SPDK rpc.py nvmf_subsystem_add_listener" quiet_spdk_rpc nvmf_subsystem_add_listener \
 		"$NQN" -t tcp -a 127.0.0.1 -s "$PORT" -f ipv4
 	check_fails "SPDK rpc.py nvmf_create_subsystem -r refused" \
-		spdk_rpc nvmf_create_subsystem nqn.2016-06.io.spdk:cnode10 -r
-	check "SPDK rpc.py nvmf_get_subsystems" spdk_rpc nvmf_get_subsystems
+		quiet_spdk_rpc nvmf_create_subsystem nqn.2016-06.io.spdk:cnode10 -r
+	check "... saying ana_reporting is not supported by gga" \
+		grep -q "ana_reporting true: not supported by gga" "$TMP/spdk_rpc.out"
+	check "SPDK rpc.py nvmf_get_subsystems" quiet_spdk_rpc nvmf_get_subsystems
+	spdk_rpc save_config >"$TMP/spdk_config.json"
+	rpc t0 save_config >"$TMP/gga_config.json"
+	check "SPDK rpc.py save_config equals gga's save_config" \
+		test "$(jget "$TMP/spdk_config.json" d)" = "$(jget "$TMP/gga_config.json" d)"
 fi
 
 check "gga_tgt still serving" eval "rpc t0 gga_get_version >/dev/null"

@@ -63,6 +63,8 @@ COMMANDS = [
                                        "--allow-any-host"]),
     ("nvmf_get_subsystems", ["nvmf_get_subsystems"]),
     ("nvmf_get_stats", ["nvmf_get_stats"]),
+    # rpc.py's own: framework_get_subsystems, then framework_get_config for each.
+    ("save_config", ["save_config"]),
     ("bdev_nvme_attach_controller_psk", ["bdev_nvme_attach_controller", "-b", "Nvme0"] + LISTEN +
      ["-n", NQN, "--psk", "key0"]),
     ("bdev_nvme_attach_controller", ["bdev_nvme_attach_controller", "-b", "Nvme0"] + LISTEN +
@@ -91,6 +93,8 @@ RESULTS = {
     "bdev_nvme_get_controllers": [],
     "bdev_nvme_attach_controller": ["Nvme0n1"],
     "nvmf_subsystem_add_ns": 1,
+    "framework_get_subsystems": [{"subsystem": "bdev", "depends_on": []}],
+    "framework_get_config": [],
 }
 
 
@@ -145,9 +149,12 @@ def main():
         del log[:]
         subprocess.run([sys.executable, os.path.join(spdk, "scripts/rpc.py"), "-s", path] + args,
                        check=True, stdout=subprocess.DEVNULL, timeout=30)
-        if len(log) != 1:
-            sys.exit("%s: rpc.py sent %d requests" % (name, len(log)))
-        fixtures.append({"name": name, "rpc_py": " ".join(args), "request": log[0]})
+        if not log:
+            sys.exit("%s: rpc.py sent nothing" % name)
+        # A command that makes several calls gives NAME, NAME#2, ...
+        for k, req in enumerate(log):
+            fixtures.append({"name": name if k == 0 else "%s#%d" % (name, k + 1),
+                             "rpc_py": " ".join(args), "request": req})
     sock.close()
     os.unlink(path)
     os.rmdir(tmp)

@@ -20,7 +20,8 @@ NQN = "nqn.2016-06.io.spdk:cnode1"
 HOST = "nqn.2014-08.org.nvmexpress:uuid:7f1b1c1e-7a84-4c55-9f0a-2f6a3d5e8b10"
 INVALID_PARAMS = -32602
 # gga's own methods, not SPDK's: the fixtures need not cover them. (SPDK's
-# save_config is rpc.py's own, made of framework_get_subsystems/_config.)
+# save_config is rpc.py's own, made of framework_get_subsystems and
+# framework_get_config, which the fixtures do cover.)
 GGA_ONLY = ("gga_", "test_", "bdev_gga_", "bdev_file_", "save_config")
 
 failures = 0
@@ -141,6 +142,13 @@ ACCEPTED = {
                             lambda c, r: [len(s["namespaces"]) for s in r if s["nqn"] == NQN]
                             == [1]),
     "nvmf_get_stats": ("poll groups", lambda c, r: len(r["poll_groups"]) >= 1),
+    "save_config": ("bdev first, then nvmf",
+                    lambda c, r: [(s["subsystem"], s["depends_on"]) for s in r][:2]
+                    == [("bdev", []), ("nvmf", ["bdev"])]),
+    "save_config#2": ("the bdev calls, as gga's save_config has them",
+                      lambda c, r: r == [s["config"] for s in c.call("save_config")["subsystems"]
+                                         if s["subsystem"] == "bdev"][0]
+                      and "bdev_malloc_create" in [x["method"] for x in r]),
     "bdev_nvme_attach_controller": ("namespace 1 as bdev Nvme0n1",
                                     lambda c, r: r == ["Nvme0n1"] and "Nvme0n1" in bdev_names(c)),
     "bdev_nvme_get_controllers": ("Nvme0", lambda c, r: [x["name"] for x in r] == ["Nvme0"]),
