@@ -48,11 +48,8 @@ static const struct rpc_param malloc_create_params[] = {
 		.offset = offsetof(struct rpc_malloc_create, md_interleave),
 	},
 	/* SPDK's parameters for what gga's malloc bdev lacks, at their defaults. */
+	MODULE_SPDK_PI_PARAMS,
 	RPC_PARAM_SPDK_NOOP("optimal_io_boundary", "0"),
-	RPC_PARAM_SPDK_NOOP("dif_type", "0"),
-	RPC_PARAM_SPDK_NOOP("dif_is_head_of_md", "false"),
-	RPC_PARAM_SPDK_NOOP("dif_pi_format", "0"),
-	RPC_PARAM_SPDK_NOOP("physical_block_size", "0"),
 	RPC_PARAM_SPDK_NOOP("numa_id", "-1"),
 };
 

@@ -43,10 +43,7 @@ static const struct rpc_param null_create_params[] = {
 		.offset = offsetof(struct rpc_null_create, uuid),
 	},
 	/* SPDK's parameters for what gga's null bdev lacks, at their defaults. */
-	RPC_PARAM_SPDK_NOOP("physical_block_size", "0"),
-	RPC_PARAM_SPDK_NOOP("dif_type", "0"),
-	RPC_PARAM_SPDK_NOOP("dif_pi_format", "0"),
-	RPC_PARAM_SPDK_NOOP("dif_is_head_of_md", "false"),
+	MODULE_SPDK_PI_PARAMS,
 	RPC_PARAM_SPDK_NOOP("preferred_write_granularity", "0"),
 	RPC_PARAM_SPDK_NOOP("preferred_write_alignment", "0"),
 	RPC_PARAM_SPDK_NOOP("optimal_write_size", "0"),
