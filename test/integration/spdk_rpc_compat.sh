@@ -40,4 +40,7 @@ if [ -n "${SPDK_DIR:-}" ]; then
 fi
 
 check "gga_tgt still serving" eval "rpc t0 gga_get_version >/dev/null"
+stop_tgt "$TGT_PID"
+check "gga_tgt exits 0 on SIGTERM (in the ASan lane: no leak, no error)" test $? -eq 0
+check_fails "no sanitizer report in the log" grep -q "runtime error\|Sanitizer" "$TMP/t0.log"
 finish
