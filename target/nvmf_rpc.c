@@ -15,6 +15,9 @@
 
 #include "nvmf_internal.h"
 
+/* SPDK's methods may name their target; gga has one, SPDK's default "nvmf_tgt". */
+#define TGT_NAME_PARAM RPC_PARAM_SPDK_NOOP("tgt_name", "\"nvmf_tgt\"")
+
 /* The subsystem named by an NVM subsystem RPC, answering the error itself if none. */
 static struct nvmf_subsystem *
 rpc_find_subsystem(struct rpc_request *req, const char *nqn, bool allow_discovery)
@@ -61,9 +64,36 @@ static const struct rpc_param create_transport_params[] = {
 	OPT_PARAM(max_aq_depth, 2, 4096),
 	OPT_PARAM(num_shared_buffers, 2, 1048576),
 	OPT_PARAM(buf_cache_size, 0, 65536),
+	/* gga's limits a peer cannot exceed (SPDK has none of these names). */
 	OPT_PARAM(max_connections_per_listener, 1, 1048576),
 	OPT_PARAM(pdu_timeout_ms, 100, 3600000),
 	OPT_PARAM(max_kato_ms, 0, 3600000),
+	/* SPDK's options for what gga's transports lack, at SPDK's defaults (docs/RPC.md). */
+	TGT_NAME_PARAM,
+	RPC_PARAM_SPDK_NOOP("iobuf_small_cache_size", "4294967295"),
+	RPC_PARAM_SPDK_NOOP("iobuf_large_cache_size", "4294967295"),
+	RPC_PARAM_SPDK_NOOP("zcopy", "false"),
+	RPC_PARAM_SPDK_NOOP("num_cqe", "4096"),
+	RPC_PARAM_SPDK_NOOP("max_srq_depth", "4096"),
+	RPC_PARAM_SPDK_NOOP("no_srq", "false", "true"),
+	RPC_PARAM_SPDK_NOOP("c2h_success", "true", "false"),
+	RPC_PARAM_SPDK_NOOP("dif_insert_or_strip", "false"),
+	RPC_PARAM_SPDK_NOOP("sock_priority", "0"),
+	RPC_PARAM_SPDK_NOOP("acceptor_backlog", "100"),
+	RPC_PARAM_SPDK_NOOP("abort_timeout_sec", "1"),
+	RPC_PARAM_SPDK_NOOP("no_wr_batching", "false"),
+	RPC_PARAM_SPDK_NOOP("control_msg_num", "32"),
+	RPC_PARAM_SPDK_NOOP("disable_mappable_bar0", "false"),
+	RPC_PARAM_SPDK_NOOP("disable_adaptive_irq", "false"),
+	RPC_PARAM_SPDK_NOOP("disable_shadow_doorbells", "false"),
+	RPC_PARAM_SPDK_NOOP("acceptor_poll_rate", "10000"),
+	RPC_PARAM_SPDK_NOOP("ack_timeout", "0"),
+	RPC_PARAM_SPDK_NOOP("data_wr_pool_size", "0", "4095"),
+	RPC_PARAM_SPDK_NOOP("disable_command_passthru", "false", "true"),
+	RPC_PARAM_SPDK_NOOP("kas", "100"),
+	RPC_PARAM_SPDK_NOOP("min_kato", "10000"),
+	RPC_PARAM_SPDK_UNSUPPORTED("masked_oncs"),
+	RPC_PARAM_SPDK_UNSUPPORTED("masked_fuses"),
 };
 
 static void
@@ -156,20 +186,42 @@ cleanup:
 	rpc_free_params(create_transport_params, ARRAY_SIZE(create_transport_params), &args);
 }
 
+struct rpc_get_transports {
+	char *trtype;
+};
+
+static const struct rpc_param get_transports_params[] = {
+	{ .name = "trtype", .type = RPC_PARAM_STRING, .optional = true,
+	  .offset = offsetof(struct rpc_get_transports, trtype) },
+	TGT_NAME_PARAM,
+};
+
 static void
 rpc_nvmf_get_transports(struct rpc_request *req, json_t *params)
 {
+	struct rpc_get_transports args = { 0 };
 	struct nvmf_transport *t;
 	json_t *result;
 
-	if (rpc_decode_params(req, params, NULL, 0, NULL) != 0) {
-		return;
+	if (rpc_decode_params(req, params, get_transports_params,
+			      ARRAY_SIZE(get_transports_params), &args) != 0) {
+		goto cleanup;
 	}
 	result = json_array();
 	TAILQ_FOREACH(t, &g_nvmf_tgt.transports, link) {
-		json_array_append_new(result, nvmf_transport_opts_json(t));
+		if (args.trtype == NULL || strcasecmp(args.trtype, t->ops->name) == 0) {
+			json_array_append_new(result, nvmf_transport_opts_json(t));
+		}
+	}
+	if (args.trtype != NULL && json_array_size(result) == 0) {
+		json_decref(result);
+		rpc_send_errno(req, -ENODEV, "transport %s does not exist", args.trtype);
+		goto cleanup;
 	}
 	rpc_send_result(req, result);
+
+cleanup:
+	rpc_free_params(get_transports_params, ARRAY_SIZE(get_transports_params), &args);
 }
 
 /*
@@ -196,6 +248,16 @@ static const struct rpc_param create_subsystem_params[] = {
 	{ .name = "max_namespaces", .type = RPC_PARAM_UINT32, .optional = true,
 	  .min = 1, .max = NVMF_MAX_NAMESPACES,
 	  .offset = offsetof(struct rpc_create_subsystem, max_namespaces) },
+	/* SPDK's options for what gga's subsystems lack, at SPDK's defaults. */
+	TGT_NAME_PARAM,
+	RPC_PARAM_SPDK_UNSUPPORTED("admin_label"),
+	RPC_PARAM_SPDK_NOOP("ana_reporting", "false"),
+	RPC_PARAM_SPDK_NOOP("min_cntlid", "1"),
+	RPC_PARAM_SPDK_NOOP("max_cntlid", "65519"),
+	RPC_PARAM_SPDK_NOOP("dmrsl", "0"),
+	RPC_PARAM_SPDK_NOOP("wzsl", "0"),
+	RPC_PARAM_SPDK_NOOP("passthrough", "false"),
+	RPC_PARAM_SPDK_NOOP("enable_nssr", "false"),
 };
 
 static void
@@ -258,6 +320,13 @@ struct rpc_nqn {
 
 static const struct rpc_param nqn_params[] = {
 	{ .name = "nqn", .type = RPC_PARAM_STRING, .offset = offsetof(struct rpc_nqn, nqn) },
+	TGT_NAME_PARAM,
+};
+
+static const struct rpc_param get_subsystems_params[] = {
+	{ .name = "nqn", .type = RPC_PARAM_STRING, .optional = true,
+	  .offset = offsetof(struct rpc_nqn, nqn) },
+	TGT_NAME_PARAM,
 };
 
 static void
@@ -293,14 +362,11 @@ static void
 rpc_nvmf_get_subsystems(struct rpc_request *req, json_t *params)
 {
 	struct rpc_nqn args = { 0 };
-	static const struct rpc_param decl[] = {
-		{ .name = "nqn", .type = RPC_PARAM_STRING, .optional = true,
-		  .offset = offsetof(struct rpc_nqn, nqn) },
-	};
 	struct nvmf_subsystem *subsys;
 	json_t *result;
 
-	if (rpc_decode_params(req, params, decl, ARRAY_SIZE(decl), &args) != 0) {
+	if (rpc_decode_params(req, params, get_subsystems_params,
+			      ARRAY_SIZE(get_subsystems_params), &args) != 0) {
 		goto cleanup;
 	}
 	result = json_array();
@@ -319,7 +385,7 @@ rpc_nvmf_get_subsystems(struct rpc_request *req, json_t *params)
 	rpc_send_result(req, result);
 
 cleanup:
-	rpc_free_params(decl, ARRAY_SIZE(decl), &args);
+	rpc_free_params(get_subsystems_params, ARRAY_SIZE(get_subsystems_params), &args);
 }
 
 /*
@@ -336,6 +402,14 @@ static const struct rpc_param ns_params[] = {
 	  .offset = offsetof(struct rpc_ns, bdev_name) },
 	{ .name = "nsid", .type = RPC_PARAM_UINT32, .optional = true, .min = 1,
 	  .max = NVMF_MAX_NAMESPACES, .offset = offsetof(struct rpc_ns, nsid) },
+	/* SPDK's namespace options for what gga lacks, at SPDK's defaults. */
+	RPC_PARAM_SPDK_UNSUPPORTED("nguid"),
+	RPC_PARAM_SPDK_UNSUPPORTED("eui64"),
+	RPC_PARAM_SPDK_UNSUPPORTED("uuid"),
+	RPC_PARAM_SPDK_UNSUPPORTED("ptpl_file"),
+	RPC_PARAM_SPDK_NOOP("anagrpid", "0"),
+	RPC_PARAM_SPDK_NOOP("no_auto_visible", "false"),
+	RPC_PARAM_SPDK_NOOP("hide_metadata", "false"),
 };
 
 struct rpc_add_ns {
@@ -347,6 +421,7 @@ static const struct rpc_param add_ns_params[] = {
 	{ .name = "nqn", .type = RPC_PARAM_STRING, .offset = offsetof(struct rpc_add_ns, nqn) },
 	{ .name = "namespace", .type = RPC_PARAM_JSON,
 	  .offset = offsetof(struct rpc_add_ns, namespace) },
+	TGT_NAME_PARAM,
 };
 
 static void
@@ -425,6 +500,7 @@ static const struct rpc_param remove_ns_params[] = {
 	{ .name = "nqn", .type = RPC_PARAM_STRING, .offset = offsetof(struct rpc_remove_ns, nqn) },
 	{ .name = "nsid", .type = RPC_PARAM_UINT32, .min = 1, .max = UINT32_MAX,
 	  .offset = offsetof(struct rpc_remove_ns, nsid) },
+	TGT_NAME_PARAM,
 };
 
 static void
@@ -495,15 +571,29 @@ struct rpc_listener {
 	json_t *listen_address;
 };
 
-static const struct rpc_param listener_params[] = {
-	{ .name = "nqn", .type = RPC_PARAM_STRING, .offset = offsetof(struct rpc_listener, nqn) },
-	{ .name = "listen_address", .type = RPC_PARAM_JSON,
-	  .offset = offsetof(struct rpc_listener, listen_address) },
+#define LISTENER_PARAMS									\
+	{ .name = "nqn", .type = RPC_PARAM_STRING, .offset = offsetof(struct rpc_listener, nqn) }, \
+	{ .name = "listen_address", .type = RPC_PARAM_JSON,				\
+	  .offset = offsetof(struct rpc_listener, listen_address) },			\
+	TGT_NAME_PARAM
+
+static const struct rpc_param remove_listener_params[] = {
+	LISTENER_PARAMS,
+};
+
+static const struct rpc_param add_listener_params[] = {
+	LISTENER_PARAMS,
+	/* SPDK's listener options for what gga lacks, at SPDK's defaults. */
+	RPC_PARAM_SPDK_NOOP("secure_channel", "false"),
+	RPC_PARAM_SPDK_NOOP("ana_state", "\"optimized\""),
+	RPC_PARAM_SPDK_NOOP("sock_impl", "\"posix\""),
+	RPC_PARAM_SPDK_NOOP("numa_id", "-1"),
 };
 
 /* Decode {nqn, listen_address} into a subsystem and an address; answers errors itself. */
 static struct nvmf_subsystem *
-decode_listener(struct rpc_request *req, json_t *params, struct nvmf_listen_addr *addr)
+decode_listener(struct rpc_request *req, json_t *params, const struct rpc_param *decl,
+		size_t count, struct nvmf_listen_addr *addr)
 {
 	struct rpc_listener args = { 0 };
 	struct rpc_listen_address la = { 0 };
@@ -511,8 +601,7 @@ decode_listener(struct rpc_request *req, json_t *params, struct nvmf_listen_addr
 	struct nvmf_subsystem *subsys = NULL;
 	int rc;
 
-	if (rpc_decode_params(req, params, listener_params, ARRAY_SIZE(listener_params),
-			      &args) != 0) {
+	if (rpc_decode_params(req, params, decl, count, &args) != 0) {
 		goto cleanup;
 	}
 	if (!json_is_object(args.listen_address)) {
@@ -546,7 +635,7 @@ decode_listener(struct rpc_request *req, json_t *params, struct nvmf_listen_addr
 
 cleanup:
 	rpc_free_params(listen_address_params, ARRAY_SIZE(listen_address_params), &la);
-	rpc_free_params(listener_params, ARRAY_SIZE(listener_params), &args);
+	rpc_free_params(decl, count, &args);
 	return subsys;
 }
 
@@ -557,7 +646,8 @@ rpc_nvmf_subsystem_add_listener(struct rpc_request *req, json_t *params)
 	struct nvmf_subsystem *subsys;
 	int rc;
 
-	subsys = decode_listener(req, params, &addr);
+	subsys = decode_listener(req, params, add_listener_params,
+				 ARRAY_SIZE(add_listener_params), &addr);
 	if (subsys == NULL) {
 		return;
 	}
@@ -596,7 +686,8 @@ rpc_nvmf_subsystem_remove_listener(struct rpc_request *req, json_t *params)
 	struct nvmf_subsystem *subsys;
 	int rc;
 
-	subsys = decode_listener(req, params, &addr);
+	subsys = decode_listener(req, params, remove_listener_params,
+				 ARRAY_SIZE(remove_listener_params), &addr);
 	if (subsys == NULL) {
 		return;
 	}
@@ -620,19 +711,34 @@ struct rpc_host {
 	char *host;
 };
 
-static const struct rpc_param host_params[] = {
-	{ .name = "nqn", .type = RPC_PARAM_STRING, .offset = offsetof(struct rpc_host, nqn) },
-	{ .name = "host", .type = RPC_PARAM_STRING, .offset = offsetof(struct rpc_host, host) },
+#define HOST_PARAMS									\
+	{ .name = "nqn", .type = RPC_PARAM_STRING, .offset = offsetof(struct rpc_host, nqn) },	\
+	{ .name = "host", .type = RPC_PARAM_STRING, .offset = offsetof(struct rpc_host, host) }, \
+	TGT_NAME_PARAM
+
+/* SPDK's host authentication (TLS PSK, DH-HMAC-CHAP) is not in gga. */
+static const struct rpc_param add_host_params[] = {
+	HOST_PARAMS,
+	RPC_PARAM_SPDK_UNSUPPORTED("psk"),
+	RPC_PARAM_SPDK_UNSUPPORTED("dhchap_key"),
+	RPC_PARAM_SPDK_UNSUPPORTED("dhchap_ctrlr_key"),
+};
+
+static const struct rpc_param remove_host_params[] = {
+	HOST_PARAMS,
+	RPC_PARAM_SPDK_UNSUPPORTED("timeout_ms"),
 };
 
 static void
 rpc_host_change(struct rpc_request *req, json_t *params, bool add)
 {
+	const struct rpc_param *decl = add ? add_host_params : remove_host_params;
+	size_t count = add ? ARRAY_SIZE(add_host_params) : ARRAY_SIZE(remove_host_params);
 	struct rpc_host args = { 0 };
 	struct nvmf_subsystem *subsys;
 	int rc;
 
-	if (rpc_decode_params(req, params, host_params, ARRAY_SIZE(host_params), &args) != 0) {
+	if (rpc_decode_params(req, params, decl, count, &args) != 0) {
 		goto cleanup;
 	}
 	subsys = rpc_find_subsystem(req, args.nqn, false);
@@ -655,7 +761,7 @@ rpc_host_change(struct rpc_request *req, json_t *params, bool add)
 	}
 
 cleanup:
-	rpc_free_params(host_params, ARRAY_SIZE(host_params), &args);
+	rpc_free_params(decl, count, &args);
 }
 
 static void
@@ -680,6 +786,7 @@ static const struct rpc_param allow_any_host_params[] = {
 	  .offset = offsetof(struct rpc_allow_any_host, nqn) },
 	{ .name = "allow_any_host", .type = RPC_PARAM_BOOL,
 	  .offset = offsetof(struct rpc_allow_any_host, allow_any_host) },
+	TGT_NAME_PARAM,
 };
 
 static void
@@ -752,13 +859,18 @@ stats_done(void *arg)
 	free(ctx);
 }
 
+static const struct rpc_param get_stats_params[] = {
+	TGT_NAME_PARAM,
+};
+
 static void
 rpc_nvmf_get_stats(struct rpc_request *req, json_t *params)
 {
 	struct stats_ctx *ctx;
 	int rc;
 
-	if (rpc_decode_params(req, params, NULL, 0, NULL) != 0) {
+	if (rpc_decode_params(req, params, get_stats_params, ARRAY_SIZE(get_stats_params),
+			      NULL) != 0) {
 		return;
 	}
 	ctx = calloc(1, sizeof(*ctx));

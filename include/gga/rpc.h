@@ -82,6 +82,9 @@ const char *rpc_request_method(const struct rpc_request *req);
  *   RPC_PARAM_UINT32  uint32_t
  *   RPC_PARAM_UINT64  uint64_t
  *   RPC_PARAM_JSON    json_t *    (borrowed from params: valid during the handler)
+ *   RPC_PARAM_SPDK    nothing     a parameter SPDK's server takes for a feature gga
+ *                                  lacks (declare with RPC_PARAM_SPDK_NOOP or
+ *                                  RPC_PARAM_SPDK_UNSUPPORTED)
  * choices (NULL-terminated) restricts a string to a set of values. min/max
  * apply when max != 0 (for strings they bound the length). pow2 requires a
  * power of two. An explicit JSON null counts as absent (except for
@@ -95,6 +98,7 @@ enum rpc_param_type {
 	RPC_PARAM_UINT32,
 	RPC_PARAM_UINT64,
 	RPC_PARAM_JSON,
+	RPC_PARAM_SPDK,
 };
 
 struct rpc_param {
@@ -106,7 +110,26 @@ struct rpc_param {
 	uint64_t max;
 	bool pow2;
 	const char *const *choices;
+	/* RPC_PARAM_SPDK: the values accepted as JSON texts, NULL-terminated, or NULL for none. */
+	const char *const *spdk_values;
 };
+
+/*
+ * SPDK compatibility: a parameter SPDK's server accepts for a feature gga does
+ * not have, so that SPDK's rpc.py (which sends such parameters at their
+ * defaults) and SPDK configuration files work unchanged. A value equal to one
+ * of the listed JSON texts (SPDK's default, e.g. "false", "0", "\"nvmf_tgt\"")
+ * changes nothing and is ignored; any other value is refused with
+ * INVALID_PARAMS "NAME VALUE: not supported by gga", before the handler does
+ * anything. RPC_PARAM_SPDK_UNSUPPORTED declares one with no value gga can
+ * honour (a key, a label, an address to bind): any value given is refused.
+ * Tables holding these must be at file scope (the list is a compound literal).
+ */
+#define RPC_PARAM_SPDK_NOOP(param, ...)						\
+	{ .name = (param), .type = RPC_PARAM_SPDK, .optional = true,			\
+	  .spdk_values = (const char *const[]){ __VA_ARGS__, NULL } }
+#define RPC_PARAM_SPDK_UNSUPPORTED(param)						\
+	{ .name = (param), .type = RPC_PARAM_SPDK, .optional = true }
 
 /*
  * Decode `params` (must be an object, or NULL when every entry is optional).

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The framework's own JSON-RPC methods: save_config, framework_get_reactors
- * and gga_get_version; in builds with test hooks (CONFIG_TEST_HOOKS=y, never
- * a release build) also test_reactor_stall.
+ * The framework's own JSON-RPC methods: save_config, framework_get_reactors,
+ * framework_get_subsystems, framework_get_config and gga_get_version; in
+ * builds with test hooks (CONFIG_TEST_HOOKS=y, never a release build) also
+ * test_reactor_stall.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -37,6 +38,83 @@ rpc_save_config(struct rpc_request *req, json_t *params)
 		return;
 	}
 	rpc_send_result(req, config);
+}
+
+/*
+ * SPDK's rpc.py builds save_config itself from framework_get_subsystems and
+ * one framework_get_config per subsystem; both are cut from app_save_config().
+ * A subsystem is replayed after those before it, so it depends on them.
+ */
+static void
+rpc_framework_get_subsystems(struct rpc_request *req, json_t *params)
+{
+	json_t *config, *result, *s, *deps;
+	size_t i;
+
+	if (reject_params(req, params) != 0) {
+		return;
+	}
+	config = app_save_config();
+	result = json_array();
+	deps = json_array();
+	if (config == NULL || result == NULL || deps == NULL) {
+		json_decref(config);
+		json_decref(result);
+		json_decref(deps);
+		rpc_send_errno(req, -ENOMEM, NULL);
+		return;
+	}
+	json_array_foreach(json_object_get(config, "subsystems"), i, s) {
+		json_array_append_new(result, json_pack("{s:O, s:o}", "subsystem",
+							json_object_get(s, "subsystem"),
+							"depends_on", json_deep_copy(deps)));
+		json_array_append(deps, json_object_get(s, "subsystem"));
+	}
+	json_decref(deps);
+	json_decref(config);
+	rpc_send_result(req, result);
+}
+
+struct get_config_params {
+	char *name;
+};
+
+static const struct rpc_param get_config_params[] = {
+	{ .name = "name", .type = RPC_PARAM_STRING,
+	  .offset = offsetof(struct get_config_params, name) },
+	/* gga's configuration has no batches: the same calls either way. */
+	RPC_PARAM_SPDK_NOOP("with_batches", "false", "true"),
+};
+
+static void
+rpc_framework_get_config(struct rpc_request *req, json_t *params)
+{
+	struct get_config_params p = { 0 };
+	json_t *config, *s;
+	size_t i;
+
+	if (rpc_decode_params(req, params, get_config_params, ARRAY_SIZE(get_config_params),
+			      &p) != 0) {
+		goto cleanup;
+	}
+	config = app_save_config();
+	if (config == NULL) {
+		rpc_send_errno(req, -ENOMEM, NULL);
+		goto cleanup;
+	}
+	json_array_foreach(json_object_get(config, "subsystems"), i, s) {
+		if (strcmp(json_string_value(json_object_get(s, "subsystem")), p.name) == 0) {
+			rpc_send_result(req, json_incref(json_object_get(s, "config")));
+			break;
+		}
+	}
+	if (i == json_array_size(json_object_get(config, "subsystems"))) {
+		rpc_send_errno(req, -ENOENT, "subsystem '%s' not found", p.name);
+	}
+	json_decref(config);
+
+cleanup:
+	rpc_free_params(get_config_params, ARRAY_SIZE(get_config_params), &p);
 }
 
 static json_t *
@@ -153,5 +231,8 @@ app_rpc_register(void)
 #endif
 	rpc_register_method("save_config", rpc_save_config, RPC_STATE_ANY);
 	rpc_register_method("framework_get_reactors", rpc_framework_get_reactors, RPC_STATE_ANY);
+	rpc_register_method("framework_get_subsystems", rpc_framework_get_subsystems,
+			    RPC_STATE_RUNTIME);
+	rpc_register_method("framework_get_config", rpc_framework_get_config, RPC_STATE_RUNTIME);
 	rpc_register_method("gga_get_version", rpc_gga_get_version, RPC_STATE_ANY);
 }

@@ -19,6 +19,23 @@ struct rpc_bdev_name {
 static const struct rpc_param rpc_bdev_name_decl[] = {
 	{ .name = "name", .type = RPC_PARAM_STRING,
 	  .offset = offsetof(struct rpc_bdev_name, name), .optional = true },
+	/* SPDK waits that long for the bdev to appear; gga answers at once. */
+	RPC_PARAM_SPDK_NOOP("timeout", "0"),
+};
+
+struct rpc_iostat {
+	char *name;
+	json_t *names;
+};
+
+static const struct rpc_param rpc_iostat_decl[] = {
+	{ .name = "name", .type = RPC_PARAM_STRING,
+	  .offset = offsetof(struct rpc_iostat, name), .optional = true },
+	/* SPDK's form: an array of names. */
+	{ .name = "names", .type = RPC_PARAM_JSON,
+	  .offset = offsetof(struct rpc_iostat, names), .optional = true },
+	RPC_PARAM_SPDK_NOOP("per_channel", "false"),
+	RPC_PARAM_SPDK_NOOP("reset_mode", "\"none\""),
 };
 
 static const struct {
@@ -237,30 +254,79 @@ iostat_rpc_done(struct bdev *bdev, struct bdev_io_stat *stat, void *cb_arg, int 
 	iostat_rpc_put(e->ctx);
 }
 
+/*
+ * How many bdevs the answer covers: those of `names` (strings that must all
+ * exist), `name`, or every bdev. Answers the error itself and returns -EINVAL.
+ */
+static int
+iostat_rpc_count(struct rpc_request *req, struct rpc_iostat *p, size_t *count)
+{
+	struct bdev *bdev;
+	json_t *v;
+	size_t i;
+
+	if (json_is_null(p->names)) {
+		p->names = NULL;
+	}
+	if (p->names != NULL && (!json_is_array(p->names) || p->name != NULL)) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "names: expected an array of bdev names (and no name)");
+		return -EINVAL;
+	}
+	json_array_foreach(p->names, i, v) {
+		if (!json_is_string(v)) {
+			rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "names: expected strings");
+			return -EINVAL;
+		}
+		if (bdev_get_by_name(json_string_value(v)) == NULL) {
+			rpc_send_errno(req, -ENODEV, "bdev '%s' not found", json_string_value(v));
+			return -EINVAL;
+		}
+	}
+	if (p->name != NULL && bdev_get_by_name(p->name) == NULL) {
+		rpc_send_errno(req, -ENODEV, "bdev '%s' not found", p->name);
+		return -EINVAL;
+	}
+	*count = 0;
+	if (p->names != NULL) {
+		*count = json_array_size(p->names);
+	} else if (p->name != NULL) {
+		*count = 1;
+	} else {
+		for (bdev = bdev_first(); bdev != NULL; bdev = bdev_next(bdev)) {
+			(*count)++;
+		}
+	}
+	return 0;
+}
+
+/* The i-th bdev of the answer; prev is the one before it. */
+static struct bdev *
+iostat_rpc_pick(const struct rpc_iostat *p, size_t i, struct bdev *prev)
+{
+	if (p->names != NULL) {
+		return bdev_get_by_name(json_string_value(json_array_get(p->names, i)));
+	}
+	if (p->name != NULL) {
+		return bdev_get_by_name(p->name);
+	}
+	return i == 0 ? bdev_first() : bdev_next(prev);
+}
+
 static void
 rpc_bdev_get_iostat(struct rpc_request *req, json_t *params)
 {
-	struct rpc_bdev_name p = { 0 };
+	struct rpc_iostat p = { 0 };
 	struct iostat_rpc_ctx *ctx;
 	struct iostat_rpc_entry *e;
-	struct bdev *bdev;
+	struct bdev *bdev = NULL;
 	size_t count = 0, i;
 	int rc;
 
-	if (rpc_decode_params(req, params, rpc_bdev_name_decl, ARRAY_SIZE(rpc_bdev_name_decl),
-			      &p) != 0) {
+	if (rpc_decode_params(req, params, rpc_iostat_decl, ARRAY_SIZE(rpc_iostat_decl),
+			      &p) != 0 ||
+	    iostat_rpc_count(req, &p, &count) != 0) {
 		goto cleanup;
-	}
-	if (p.name != NULL) {
-		if (bdev_get_by_name(p.name) == NULL) {
-			rpc_send_errno(req, -ENODEV, "bdev '%s' not found", p.name);
-			goto cleanup;
-		}
-		count = 1;
-	} else {
-		for (bdev = bdev_first(); bdev != NULL; bdev = bdev_next(bdev)) {
-			count++;
-		}
 	}
 	ctx = calloc(1, sizeof(*ctx) + count * sizeof(ctx->entries[0]));
 	if (ctx == NULL) {
@@ -271,8 +337,11 @@ rpc_bdev_get_iostat(struct rpc_request *req, json_t *params)
 	ctx->count = count;
 
 	/* Open everything first: a walk's callback must not see a half-built list. */
-	bdev = p.name != NULL ? bdev_get_by_name(p.name) : bdev_first();
-	for (i = 0; i < count && bdev != NULL; i++) {
+	for (i = 0; i < count; i++) {
+		bdev = iostat_rpc_pick(&p, i, bdev);
+		if (bdev == NULL) {
+			break;
+		}
 		e = &ctx->entries[i];
 		e->ctx = ctx;
 		rc = bdev_open(bdev_get_name(bdev), false, iostat_rpc_event, NULL, &e->desc);
@@ -280,7 +349,6 @@ rpc_bdev_get_iostat(struct rpc_request *req, json_t *params)
 			/* Being removed: leave it out. */
 			e->desc = NULL;
 		}
-		bdev = bdev_next(bdev);
 	}
 	if (p.name != NULL && ctx->entries[0].desc == NULL) {
 		free(ctx);
@@ -298,7 +366,7 @@ rpc_bdev_get_iostat(struct rpc_request *req, json_t *params)
 	iostat_rpc_put(ctx);
 
 cleanup:
-	rpc_free_params(rpc_bdev_name_decl, ARRAY_SIZE(rpc_bdev_name_decl), &p);
+	rpc_free_params(rpc_iostat_decl, ARRAY_SIZE(rpc_iostat_decl), &p);
 }
 
 void

@@ -480,6 +480,8 @@ static const struct rpc_param g_get_methods_decl[] = {
 		.name = "current", .type = RPC_PARAM_BOOL,
 		.offset = offsetof(struct get_methods_params, current), .optional = true,
 	},
+	/* gga has no deprecated aliases: the list is the same either way. */
+	RPC_PARAM_SPDK_NOOP("include_aliases", "false", "true"),
 };
 
 static void

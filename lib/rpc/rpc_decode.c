@@ -173,13 +173,83 @@ decode_string(struct rpc_request *req, const struct rpc_param *p, json_t *v, cha
 	return 0;
 }
 
+static const char *
+json_type_article(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "a boolean";
+	case JSON_INTEGER:
+		return "an integer";
+	case JSON_STRING:
+		return "a string";
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	default:
+		return "a number";
+	}
+}
+
+static bool
+json_same_type(const json_t *a, const json_t *b)
+{
+	return json_typeof(a) == json_typeof(b) || (json_is_boolean(a) && json_is_boolean(b));
+}
+
+/*
+ * An SPDK parameter for a feature gga lacks: only the values that leave the
+ * feature off (SPDK's default) are accepted, and they change nothing.
+ */
+static int
+decode_spdk(struct rpc_request *req, const struct rpc_param *p, json_t *v)
+{
+	const char *const *text;
+	json_t *accepted;
+	bool match = false;
+	char *dump;
+
+	for (text = p->spdk_values; text != NULL && *text != NULL && !match; text++) {
+		accepted = json_loads(*text, JSON_DECODE_ANY, NULL);
+		if (accepted == NULL) {
+			rpc_send_error(req, RPC_ERROR_INTERNAL_ERROR, "%s: bad SPDK default '%s'",
+				       p->name, *text);
+			return -EINVAL;
+		}
+		/* A wrong type is a malformed call, as SPDK's decoder would say too. */
+		if (text == p->spdk_values && !json_same_type(accepted, v)) {
+			rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "%s: expected %s", p->name,
+				       json_type_article(accepted));
+			json_decref(accepted);
+			return -EINVAL;
+		}
+		match = json_equal(accepted, v);
+		json_decref(accepted);
+	}
+	if (match) {
+		return 0;
+	}
+	dump = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+	rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "%s %s: not supported by gga", p->name,
+		       dump != NULL ? dump : "(value)");
+	free(dump);
+	return -EINVAL;
+}
+
 static int
 decode_one(struct rpc_request *req, const struct rpc_param *p, json_t *v, void *out)
 {
-	char *field = (char *)out + p->offset;
+	char *field;
 	uint64_t u;
 	int rc;
 
+	/* Stores nothing: a table of only these may decode into NULL. */
+	if (p->type == RPC_PARAM_SPDK) {
+		return decode_spdk(req, p, v);
+	}
+	field = (char *)out + p->offset;
 	switch (p->type) {
 	case RPC_PARAM_STRING:
 		return decode_string(req, p, v, (char **)field);
@@ -208,6 +278,8 @@ decode_one(struct rpc_request *req, const struct rpc_param *p, json_t *v, void *
 	case RPC_PARAM_JSON:
 		*(json_t **)field = v;
 		return 0;
+	case RPC_PARAM_SPDK:
+		break;
 	}
 	rpc_send_error(req, RPC_ERROR_INTERNAL_ERROR, "%s: unknown parameter type %d", p->name,
 		       (int)p->type);

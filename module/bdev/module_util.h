@@ -18,6 +18,17 @@
 #include "gga/util.h"
 
 /*
+ * SPDK's create parameters for end-to-end protection information and a
+ * physical block size, which gga's bdevs do not have: accepted at SPDK's
+ * defaults only (entries of an rpc_param table; see gga/rpc.h).
+ */
+#define MODULE_SPDK_PI_PARAMS							\
+	RPC_PARAM_SPDK_NOOP("dif_type", "0"),					\
+	RPC_PARAM_SPDK_NOOP("dif_is_head_of_md", "false"),			\
+	RPC_PARAM_SPDK_NOOP("dif_pi_format", "0"),				\
+	RPC_PARAM_SPDK_NOOP("physical_block_size", "0")
+
+/*
  * Check the geometry of a bdev a module is asked to create. Returns NULL when
  * it is valid, or a message naming the offending parameter (for the RPC
  * answer and the log).

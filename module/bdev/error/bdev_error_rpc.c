@@ -139,6 +139,10 @@ static const struct rpc_param error_inject_params[] = {
 		.min = 1, .max = 255,
 		.offset = offsetof(struct rpc_error_inject, corrupt_value),
 	},
+	/* SPDK's parameters for error kinds gga's error bdev lacks, at their defaults. */
+	RPC_PARAM_SPDK_NOOP("nvme_sct", "0"),
+	RPC_PARAM_SPDK_NOOP("nvme_sc", "0"),
+	RPC_PARAM_SPDK_NOOP("queue_depth", "0"),
 };
 
 /* Index of `value` in a NULL-terminated list (the decoder has checked it is there). */

@@ -17,6 +17,7 @@ struct rpc_malloc_create {
 	uint64_t num_blocks;
 	uint32_t block_size;
 	uint32_t md_size;
+	bool md_interleave;
 	char *uuid;
 };
 
@@ -42,12 +43,24 @@ static const struct rpc_param malloc_create_params[] = {
 		.name = "uuid", .type = RPC_PARAM_STRING, .optional = true,
 		.offset = offsetof(struct rpc_malloc_create, uuid),
 	},
+	{
+		.name = "md_interleave", .type = RPC_PARAM_BOOL, .optional = true,
+		.offset = offsetof(struct rpc_malloc_create, md_interleave),
+	},
+	/* SPDK's parameters for what gga's malloc bdev lacks, at their defaults. */
+	MODULE_SPDK_PI_PARAMS,
+	RPC_PARAM_SPDK_NOOP("optimal_io_boundary", "0"),
+	RPC_PARAM_SPDK_NOOP("numa_id", "-1"),
 };
 
 static void
 malloc_rpc_create(struct rpc_request *req, json_t *params)
 {
-	struct rpc_malloc_create args = { 0 };
+	/*
+	 * gga's metadata is interleaved; SPDK's rpc.py sends md_interleave false
+	 * (SPDK's default), which is refused only when there is metadata.
+	 */
+	struct rpc_malloc_create args = { .md_interleave = true };
 	struct bdev_malloc_opts opts;
 	struct bdev *bdev;
 	uint8_t uuid[16];
@@ -62,6 +75,11 @@ malloc_rpc_create(struct rpc_request *req, json_t *params)
 	msg = module_geometry_check(args.num_blocks, args.block_size, args.md_size);
 	if (msg != NULL) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "%s", msg);
+		goto cleanup;
+	}
+	if (args.md_size != 0 && !args.md_interleave) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "md_interleave false: not supported by gga (metadata is interleaved)");
 		goto cleanup;
 	}
 	if (args.uuid != NULL && module_uuid_parse(args.uuid, uuid) != 0) {

@@ -42,6 +42,13 @@ static const struct rpc_param null_create_params[] = {
 		.name = "uuid", .type = RPC_PARAM_STRING, .optional = true,
 		.offset = offsetof(struct rpc_null_create, uuid),
 	},
+	/* SPDK's parameters for what gga's null bdev lacks, at their defaults. */
+	MODULE_SPDK_PI_PARAMS,
+	RPC_PARAM_SPDK_NOOP("preferred_write_granularity", "0"),
+	RPC_PARAM_SPDK_NOOP("preferred_write_alignment", "0"),
+	RPC_PARAM_SPDK_NOOP("optimal_write_size", "0"),
+	RPC_PARAM_SPDK_NOOP("preferred_unmap_granularity", "0"),
+	RPC_PARAM_SPDK_NOOP("preferred_unmap_alignment", "0"),
 };
 
 static void

@@ -76,6 +76,26 @@ static const struct rpc_param nvme_attach_params[] = {
 		.min = 1000, .max = 3600 * 1000,
 		.offset = offsetof(struct rpc_nvme_attach, keep_alive_timeout_ms),
 	},
+	/* SPDK's parameters for what gga's NVMe bdev lacks, at their defaults (docs/RPC.md). */
+	RPC_PARAM_SPDK_UNSUPPORTED("priority"),
+	RPC_PARAM_SPDK_UNSUPPORTED("hostaddr"),
+	RPC_PARAM_SPDK_UNSUPPORTED("hostsvcid"),
+	RPC_PARAM_SPDK_NOOP("prchk_reftag", "false"),
+	RPC_PARAM_SPDK_NOOP("prchk_guard", "false"),
+	RPC_PARAM_SPDK_NOOP("fabrics_connect_timeout_us", "0"),
+	RPC_PARAM_SPDK_NOOP("multipath", "\"failover\"", "\"disable\""),
+	RPC_PARAM_SPDK_NOOP("num_io_queues", "1024"),
+	/* gga reconnects a lost controller for ever and fails I/O meanwhile at once. */
+	RPC_PARAM_SPDK_NOOP("ctrlr_loss_timeout_sec", "-1"),
+	RPC_PARAM_SPDK_UNSUPPORTED("reconnect_delay_sec"),
+	RPC_PARAM_SPDK_UNSUPPORTED("fast_io_fail_timeout_sec"),
+	RPC_PARAM_SPDK_UNSUPPORTED("psk"),
+	RPC_PARAM_SPDK_NOOP("max_bdevs", "128"),
+	RPC_PARAM_SPDK_UNSUPPORTED("dhchap_key"),
+	RPC_PARAM_SPDK_UNSUPPORTED("dhchap_ctrlr_key"),
+	RPC_PARAM_SPDK_NOOP("allow_unrecognized_csi", "false"),
+	RPC_PARAM_SPDK_UNSUPPORTED("multipath_opts"),
+	RPC_PARAM_SPDK_NOOP("disable_sq_flow_control", "false"),
 };
 
 static void
@@ -168,6 +188,14 @@ static const struct rpc_param nvme_detach_params[] = {
 		.name = "name", .type = RPC_PARAM_STRING,
 		.offset = offsetof(struct rpc_nvme_name, name),
 	},
+	/* SPDK's path selectors: a gga controller has one path, detached by name. */
+	RPC_PARAM_SPDK_UNSUPPORTED("trtype"),
+	RPC_PARAM_SPDK_UNSUPPORTED("traddr"),
+	RPC_PARAM_SPDK_UNSUPPORTED("adrfam"),
+	RPC_PARAM_SPDK_UNSUPPORTED("trsvcid"),
+	RPC_PARAM_SPDK_UNSUPPORTED("subnqn"),
+	RPC_PARAM_SPDK_UNSUPPORTED("hostaddr"),
+	RPC_PARAM_SPDK_UNSUPPORTED("hostsvcid"),
 };
 
 static void

@@ -1263,6 +1263,41 @@ test_rpc(void)
 	json_decref(resp);
 	json_decref(params);
 
+	/* SPDK's form: names, in the order asked; SPDK's per_channel only at its default. */
+	params = json_pack("{s:[s, s], s:b}", "names", "r2", "r1", "per_channel", 0);
+	resp = rpc_sync("bdev_get_iostat", params, &rr);
+	result = json_object_get(json_object_get(resp, "result"), "bdevs");
+	UT_ASSERT_EQ_FATAL(json_array_size(result), 2);
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(result, 0), "name")), "r2");
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(result, 1), "name")), "r1");
+	json_decref(resp);
+	json_decref(params);
+	params = json_pack("{s:[s, s]}", "names", "r1", "zz");
+	resp = rpc_sync("bdev_get_iostat", params, &rr);
+	UT_ASSERT_EQ(json_integer_value(json_object_get(json_object_get(resp, "error"), "code")),
+		     -ENODEV);
+	json_decref(resp);
+	json_decref(params);
+	params = json_pack("{s:s, s:[s]}", "name", "r1", "names", "r1");
+	resp = rpc_sync("bdev_get_iostat", params, &rr);
+	UT_ASSERT_EQ(json_integer_value(json_object_get(json_object_get(resp, "error"), "code")),
+		     RPC_ERROR_INVALID_PARAMS);
+	json_decref(resp);
+	json_decref(params);
+	params = json_pack("{s:[i]}", "names", 1);
+	resp = rpc_sync("bdev_get_iostat", params, &rr);
+	UT_ASSERT_EQ(json_integer_value(json_object_get(json_object_get(resp, "error"), "code")),
+		     RPC_ERROR_INVALID_PARAMS);
+	json_decref(resp);
+	json_decref(params);
+	params = json_pack("{s:b}", "per_channel", 1);
+	resp = rpc_sync("bdev_get_iostat", params, &rr);
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_object_get(resp, "error"),
+							   "message")),
+			 "per_channel true: not supported by gga");
+	json_decref(resp);
+	json_decref(params);
+
 	bdev_module_release_bdev(&d2.bdev);
 	io_env_teardown(&e);
 	ut_stop();

@@ -84,6 +84,11 @@ static const struct rpc_param g_decl[] = {
 		.name = "raw", .type = RPC_PARAM_JSON, .offset = offsetof(struct decoded, raw),
 		.optional = true,
 	},
+	RPC_PARAM_SPDK_NOOP("ana_reporting", "false"),
+	RPC_PARAM_SPDK_NOOP("c2h_success", "true", "false"),
+	RPC_PARAM_SPDK_NOOP("tgt_name", "\"nvmf_tgt\""),
+	RPC_PARAM_SPDK_NOOP("numa_id", "-1"),
+	RPC_PARAM_SPDK_UNSUPPORTED("psk"),
 };
 
 static void
@@ -306,6 +311,41 @@ test_decode_errors(void)
 	/* An error after a string was decoded must not leak it (checked under ASan). */
 	expect_param_error("{\"name\":\"n\",\"matrix\":\"cauchy\",\"bs\":3}",
 			   "bs: must be between 512 and 65536");
+}
+
+static void
+test_decode_spdk_params(void)
+{
+	json_t *resp;
+
+	/* SPDK's defaults are accepted and change nothing; null is absent as usual. */
+	resp = call("test_decode", "{\"name\":\"n\",\"ana_reporting\":false,"
+		    "\"c2h_success\":true,\"tgt_name\":\"nvmf_tgt\",\"numa_id\":-1,"
+		    "\"psk\":null}");
+	CU_ASSERT(json_is_object(json_object_get(resp, "result")));
+	json_decref(resp);
+	resp = call("test_decode", "{\"name\":\"n\",\"c2h_success\":false}");
+	CU_ASSERT(json_is_object(json_object_get(resp, "result")));
+	json_decref(resp);
+
+	expect_param_error("{\"name\":\"n\",\"ana_reporting\":true}",
+			   "ana_reporting true: not supported by gga");
+	expect_param_error("{\"name\":\"n\",\"tgt_name\":\"t2\"}",
+			   "tgt_name \"t2\": not supported by gga");
+	expect_param_error("{\"name\":\"n\",\"numa_id\":0}", "numa_id 0: not supported by gga");
+	expect_param_error("{\"name\":\"n\",\"psk\":\"key0\"}",
+			   "psk \"key0\": not supported by gga");
+	expect_param_error("{\"name\":\"n\",\"psk\":false}", "psk false: not supported by gga");
+	/* A value of the wrong type is a malformed call, not a missing feature. */
+	expect_param_error("{\"name\":\"n\",\"ana_reporting\":0}",
+			   "ana_reporting: expected a boolean");
+	expect_param_error("{\"name\":\"n\",\"numa_id\":\"-1\"}", "numa_id: expected an integer");
+	expect_param_error("{\"name\":\"n\",\"tgt_name\":1}", "tgt_name: expected a string");
+	/* Unknown names are still refused; a refusal after a string leaks nothing (ASan). */
+	expect_param_error("{\"name\":\"n\",\"ana_reportin\":false}",
+			   "unknown parameter 'ana_reportin'");
+	expect_param_error("{\"name\":\"n\",\"matrix\":\"cauchy\",\"ana_reporting\":true}",
+			   "ana_reporting true: not supported by gga");
 }
 
 static void
@@ -983,6 +1023,7 @@ main(void)
 		UT_TEST(test_decode_all_types),
 		UT_TEST(test_decode_optional_defaults),
 		UT_TEST(test_decode_errors),
+		UT_TEST(test_decode_spdk_params),
 		UT_TEST(test_send_errno),
 		UT_TEST(test_invalid_requests),
 		UT_TEST(test_ids_and_not_found),
