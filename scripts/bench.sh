@@ -3,7 +3,7 @@
 # they print numbers. Runs side by side in one invocation so ratios are
 # comparable on a shared, noisy machine.
 #
-#   scripts/bench.sh [-t SECONDS] [suite...]    suites: malloc codec gga nvmf rebuild (default: all)
+#   scripts/bench.sh [-t SECONDS] [suite...]    suites: malloc codec gga nvmf vs_spdk rebuild (default: all)
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ ${#suites[@]} -gt 0 ] || suites=(malloc codec gga nvmf rebuild)
+[ ${#suites[@]} -gt 0 ] || suites=(malloc codec gga nvmf vs_spdk rebuild)
 
 bash scripts/pkgdep.sh || exit 1
 [ -f mk/config.mk ] || ./configure || exit 1
@@ -77,6 +77,10 @@ JSON
 		;;
 	nvmf)
 		bash "$root/scripts/bench_nvmf.sh" -t "$secs"
+		;;
+	vs_spdk)
+		# gga's half only unless SPDK_DIR names an SPDK build (and hugepages are set up).
+		bash "$root/scripts/bench_vs_spdk.sh" -t 5
 		;;
 	rebuild)
 		bash "$root/scripts/bench_rebuild.sh" -t "$secs"

@@ -1,0 +1,281 @@
+#!/usr/bin/env bash
+# gga beside SPDK over the same fabric (issue 12): three NVMe/TCP namespaces
+# over memory, exported by ONE target process on core 0, and the redundant
+# bdev built inside each system's own bdevperf on core 1 over the three:
+#   SPDK: raid5f (3 members, 64 KiB strips) and raid1 (2 members), SPDK's
+#         nvmf_tgt and bdevperf;
+#   gga:  the gga bdev (2 + 1), gga_tgt and gga's bdevperf.
+# Same sizes (256 MiB per namespace; 512 MiB of logical space for raid5f and
+# gga), same cores, 5 s runs at QD32 after a sequential 128 KiB write pass:
+# 4 KiB randread, 128 KiB randwrite, 4 KiB randwrite (raid5f refuses writes
+# smaller than a stripe). REPS rounds, the systems alternating round by
+# round; the table gives the median of each cell and gga / best SPDK.
+# A second table has gga's front: the gga bdev in a gga_tgt on core 1
+# exported over NVMe/TCP to bdevperf on core 0 (SPDK's busy-polling target
+# cannot share a core with its bdevperf, so it has no such row here).
+#
+#   scripts/bench_vs_spdk.sh [-t SECONDS] [-r REPS] [--spdk DIR]
+#
+# SPDK: built by hand (DEVELOPERS.md; build/bin/nvmf_tgt, build/examples/
+# bdevperf, scripts/rpc.py), found with --spdk DIR or $SPDK_DIR; it needs
+# hugepages (nr_hugepages >= 1024, hugetlbfs on /dev/hugepages). Without it
+# only gga's columns are measured (what `make bench` runs). Every command is
+# printed before it runs.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=${GGA_BUILD:-$root/build}/bin
+spdk=${SPDK_DIR:-}
+secs=5
+reps=3
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-t) secs=$2; shift ;;
+	-r) reps=$2; shift ;;
+	--spdk) spdk=$2; shift ;;
+	-h | --help) sed -n '2,24p' "$0"; exit 0 ;;
+	*) echo "bench_vs_spdk: unknown argument '$1'" >&2; exit 2 ;;
+	esac
+	shift
+done
+[ -x "$bin/bdevperf" ] && [ -x "$bin/gga_tgt" ] || {
+	echo "bench_vs_spdk: $bin/bdevperf or gga_tgt is not built (run make)" >&2
+	exit 1
+}
+have_spdk=0
+if [ -n "$spdk" ] && [ -x "$spdk/build/bin/nvmf_tgt" ] && [ -x "$spdk/build/examples/bdevperf" ]; then
+	if [ "$(cat /proc/sys/vm/nr_hugepages)" -ge 1024 ] && mount | grep -q ' /dev/hugepages type hugetlbfs'; then
+		have_spdk=1
+	else
+		echo "bench_vs_spdk: SPDK needs nr_hugepages >= 1024 and hugetlbfs on /dev/hugepages;" \
+			"measuring gga only"
+	fi
+else
+	echo "bench_vs_spdk: no SPDK build (--spdk DIR or SPDK_DIR): measuring gga only"
+fi
+
+tmp=$(mktemp -d /tmp/gga-vs-spdk.XXXXXX)
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	for p in "${pids[@]}"; do
+		wait "$p" 2>/dev/null
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+say() {
+	echo "+ $*" >&2
+}
+# wait_file FILE PATTERN: up to 20 s for PATTERN in FILE.
+wait_file() {
+	local i
+	for i in $(seq 1 200); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+stop_last() {
+	local p=${pids[-1]}
+	kill -TERM "$p" 2>/dev/null
+	wait "$p" 2>/dev/null
+	unset 'pids[-1]'
+}
+
+MIB=256
+base=$(free_port)
+nqn() { echo "nqn.2016-06.io.gga:vs$1"; }
+
+# attach_json NAME_PREFIX: the three bdev_nvme_attach_controller calls.
+attach_json() {
+	local i sep=""
+	for i in 0 1 2; do
+		printf '%s{"method":"bdev_nvme_attach_controller","params":{"name":"%s%d","trtype":"tcp","adrfam":"ipv4","traddr":"127.0.0.1","trsvcid":"%d","subnqn":"%s"}}' \
+			"$sep" "$1" "$i" $((base + i)) "$(nqn $i)"
+		sep=","
+	done
+}
+
+# ---- SPDK ------------------------------------------------------------------
+spdk_up() {
+	local rpc="$spdk/scripts/rpc.py -s $tmp/spdk.sock" i
+	say "$spdk/build/bin/nvmf_tgt -m 0x1 -r $tmp/spdk.sock"
+	"$spdk/build/bin/nvmf_tgt" -m 0x1 -r "$tmp/spdk.sock" >"$tmp/spdk_tgt.log" 2>&1 &
+	pids+=($!)
+	for i in $(seq 1 100); do
+		[ -S "$tmp/spdk.sock" ] && $rpc spdk_get_version >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	say "$rpc nvmf_create_transport -t TCP"
+	$rpc nvmf_create_transport -t TCP >/dev/null || return 1
+	for i in 0 1 2; do
+		say "$rpc bdev_malloc_create -b M$i $MIB 4096; nvmf_create_subsystem $(nqn $i) -a;" \
+			"nvmf_subsystem_add_ns; nvmf_subsystem_add_listener -t tcp -a 127.0.0.1 -s $((base + i))"
+		$rpc bdev_malloc_create -b "M$i" "$MIB" 4096 >/dev/null &&
+			$rpc nvmf_create_subsystem "$(nqn $i)" -a -s "SPDK$i" >/dev/null &&
+			$rpc nvmf_subsystem_add_ns "$(nqn $i)" "M$i" >/dev/null &&
+			$rpc nvmf_subsystem_add_listener "$(nqn $i)" -t tcp -a 127.0.0.1 -s $((base + i)) \
+				-f ipv4 >/dev/null || return 1
+	done
+	cat >"$tmp/spdk_raid5f.json" <<JSON
+{"subsystems":[{"subsystem":"bdev","config":[$(attach_json N),
+ {"method":"bdev_raid_create","params":{"name":"R","raid_level":"raid5f","strip_size_kb":64,
+  "base_bdevs":["N0n1","N1n1","N2n1"]}}]}]}
+JSON
+	cat >"$tmp/spdk_raid1.json" <<JSON
+{"subsystems":[{"subsystem":"bdev","config":[$(attach_json N),
+ {"method":"bdev_raid_create","params":{"name":"R","raid_level":"raid1","strip_size_kb":0,
+  "base_bdevs":["N0n1","N1n1"]}}]}]}
+JSON
+}
+
+# spdk_run CONFIG SIZE WORKLOAD: "IOPS MiB/s" of SPDK's bdevperf on core 1 (0 0 if refused).
+spdk_run() {
+	local out
+	say "$spdk/build/examples/bdevperf --json $1 -m 0x2 -T R -q 32 -o $2 -w $3 -t $secs"
+	out=$("$spdk/build/examples/bdevperf" --json "$1" -m 0x2 -T R -q 32 -o "$2" -w "$3" \
+		-t "$secs" 2>&1)
+	echo "$out" >>"$tmp/spdk_bdevperf.log"
+	echo "$out" | awk '/^ *Total *:/ {print $3, $4; found=1} END {if (!found) print "0 0"}'
+}
+
+# ---- gga -------------------------------------------------------------------
+gga_up() {
+	local i cfg="" sep=""
+	for i in 0 1 2; do
+		cfg+="$sep{\"method\":\"bdev_malloc_create\",\"params\":{\"name\":\"M$i\",\"num_blocks\":$((MIB * 512)),\"block_size\":2048,\"md_size\":64}}"
+		sep=","
+	done
+	cat >"$tmp/gga_tgt.json" <<JSON
+{"subsystems":[{"subsystem":"bdev","config":[$cfg]},
+ {"subsystem":"nvmf","config":[{"method":"nvmf_create_transport","params":{"trtype":"TCP"}}
+$(for i in 0 1 2; do
+	printf ',{"method":"nvmf_create_subsystem","params":{"nqn":"%s","allow_any_host":true}}' "$(nqn $i)"
+	printf ',{"method":"nvmf_subsystem_add_ns","params":{"nqn":"%s","namespace":{"bdev_name":"M%d"}}}' "$(nqn $i)" "$i"
+	printf ',{"method":"nvmf_subsystem_add_listener","params":{"nqn":"%s","listen_address":{"trtype":"tcp","adrfam":"ipv4","traddr":"127.0.0.1","trsvcid":"%d"}}}' "$(nqn $i)" $((base + i))
+done)]}]}
+JSON
+	say "$bin/gga_tgt -m 0x1 --mem-size 1g -r $tmp/gga.sock --json $tmp/gga_tgt.json"
+	"$bin/gga_tgt" -m 0x1 --mem-size 1g -r "$tmp/gga.sock" --json "$tmp/gga_tgt.json" \
+		>"$tmp/gga_tgt.log" 2>&1 &
+	pids+=($!)
+	wait_file "$tmp/gga_tgt.log" ': ready' || return 1
+	cat >"$tmp/gga_local.json" <<JSON
+{"subsystems":[{"subsystem":"bdev","config":[$(attach_json N),
+ {"method":"bdev_gga_create","params":{"name":"G","data_1":"N0n1","data_2":"N1n1","parity":"N2n1"}}]}]}
+JSON
+}
+
+# gga_run CONFIG BDEV CORES SIZE WORKLOAD: "IOPS MiB/s" of gga's bdevperf.
+gga_run() {
+	local out
+	say "$bin/bdevperf --json $1 -b $2 -m $3 -q 32 -o $4 -w $5 -t $secs --output json"
+	out=$("$bin/bdevperf" --json "$1" -b "$2" -m "$3" -q 32 -o "$4" -w "$5" -t "$secs" \
+		--output json 2>>"$tmp/gga_bdevperf.log")
+	python3 -c 'import json,sys
+d=json.loads(sys.argv[1]); t=d.get("total") or d["jobs"][0]
+print("%.0f %.1f" % (t["iops"], t["mibps"]))' "$out" 2>/dev/null || echo "0 0"
+}
+
+# The front: the gga bdev inside a gga_tgt on core 1, exported to bdevperf on core 0.
+gga_front_up() {
+	local port
+	port=$(free_port)
+	cat >"$tmp/front.json" <<JSON
+{"subsystems":[{"subsystem":"bdev","config":[$(attach_json F),
+ {"method":"bdev_gga_create","params":{"name":"G","data_1":"F0n1","data_2":"F1n1","parity":"F2n1"}}]},
+ {"subsystem":"nvmf","config":[{"method":"nvmf_create_transport","params":{"trtype":"TCP"}},
+  {"method":"nvmf_create_subsystem","params":{"nqn":"nqn.2016-06.io.gga:vsfront","allow_any_host":true}},
+  {"method":"nvmf_subsystem_add_ns","params":{"nqn":"nqn.2016-06.io.gga:vsfront","namespace":{"bdev_name":"G"}}},
+  {"method":"nvmf_subsystem_add_listener","params":{"nqn":"nqn.2016-06.io.gga:vsfront","listen_address":
+   {"trtype":"tcp","adrfam":"ipv4","traddr":"127.0.0.1","trsvcid":"$port"}}}]}]}
+JSON
+	cat >"$tmp/front_bp.json" <<JSON
+{"subsystems":[{"subsystem":"bdev","config":[{"method":"bdev_nvme_attach_controller","params":
+ {"name":"V","trtype":"tcp","adrfam":"ipv4","traddr":"127.0.0.1","trsvcid":"$port","subnqn":"nqn.2016-06.io.gga:vsfront"}}]}]}
+JSON
+	say "$bin/gga_tgt -m 0x2 --mem-size 512m -r $tmp/front.sock --json $tmp/front.json"
+	"$bin/gga_tgt" -m 0x2 --mem-size 512m -r "$tmp/front.sock" --json "$tmp/front.json" \
+		>"$tmp/front.log" 2>&1 &
+	pids+=($!)
+	wait_file "$tmp/front.log" ': ready'
+}
+
+median() {
+	sort -n | awk '{a[NR] = $1} END {if (NR == 0) print 0; else print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'
+}
+
+loads=("4096 randread" "131072 randwrite" "4096 randwrite")
+for r in $(seq 1 "$reps"); do
+	if [ $have_spdk = 1 ]; then
+		spdk_up || { echo "bench_vs_spdk: SPDK target setup failed (see $tmp/spdk_tgt.log)" >&2; exit 1; }
+		for cfg in raid5f raid1; do
+			spdk_run "$tmp/spdk_$cfg.json" 131072 write >/dev/null
+			for l in "${loads[@]}"; do
+				set -- $l
+				echo "$(spdk_run "$tmp/spdk_$cfg.json" "$1" "$2")" >>"$tmp/spdk_${cfg}_$1_$2"
+			done
+		done
+		stop_last
+	fi
+	gga_up || { cat "$tmp/gga_tgt.log"; echo "bench_vs_spdk: gga target setup failed" >&2; exit 1; }
+	gga_run "$tmp/gga_local.json" G 0x2 131072 write >/dev/null
+	for l in "${loads[@]}"; do
+		set -- $l
+		echo "$(gga_run "$tmp/gga_local.json" G 0x2 "$1" "$2")" >>"$tmp/gga_$1_$2"
+	done
+	if gga_front_up; then
+		gga_run "$tmp/front_bp.json" Vn1 0x1 131072 write >/dev/null
+		for l in "${loads[@]}"; do
+			set -- $l
+			echo "$(gga_run "$tmp/front_bp.json" Vn1 0x1 "$1" "$2")" >>"$tmp/front_$1_$2"
+		done
+		stop_last
+	else
+		echo "bench_vs_spdk: the front did not start (see $tmp/front.log)" >&2
+	fi
+	stop_last
+done
+
+cell() {
+	# cell FILE: median IOPS or MiB/s (by workload) of FILE, "-" if missing or refused.
+	local f=$1 col=$2 v
+	[ -s "$f" ] || { echo "-"; return; }
+	v=$(cut -d' ' -f"$col" "$f" | median)
+	awk -v v="$v" 'BEGIN {if (v == 0) print "refused"; else print v}'
+}
+echo
+echo "## gga vs SPDK over NVMe/TCP: namespaces on core 0, redundant bdev in bdevperf on core 1," \
+	"QD32, ${secs} s, median of $reps (SPDK $([ $have_spdk = 1 ] && git -C "$spdk" describe --tags --always 2>/dev/null || echo 'not measured'))"
+printf '%-26s %10s %10s %10s %14s\n' workload "raid5f" "raid1" "gga" "gga/best SPDK"
+for l in "${loads[@]}"; do
+	set -- $l
+	col=1 unit=IOPS
+	[ "$1" = 131072 ] && col=2 unit=MiB/s
+	a=$(cell "$tmp/spdk_raid5f_$1_$2" $col)
+	b=$(cell "$tmp/spdk_raid1_$1_$2" $col)
+	g=$(cell "$tmp/gga_$1_$2" $col)
+	ratio=$(awk -v a="$a" -v b="$b" -v g="$g" 'BEGIN {m = 0; if (a + 0 > m) m = a + 0; if (b + 0 > m) m = b + 0;
+		if (m > 0 && g + 0 > 0) printf "%.2fx", g / m; else print "-"}')
+	printf '%-26s %10s %10s %10s %14s\n' "$(($1 / 1024)) KiB $2 ($unit)" "$a" "$b" "$g" "$ratio"
+done
+echo
+echo "## gga's front: the gga bdev in gga_tgt on core 1, exported over NVMe/TCP to bdevperf on core 0"
+printf '%-26s %10s %12s\n' workload "front" "front/local"
+for l in "${loads[@]}"; do
+	set -- $l
+	col=1 unit=IOPS
+	[ "$1" = 131072 ] && col=2 unit=MiB/s
+	f=$(cell "$tmp/front_$1_$2" $col)
+	g=$(cell "$tmp/gga_$1_$2" $col)
+	printf '%-26s %10s %12s\n' "$(($1 / 1024)) KiB $2 ($unit)" "$f" \
+		"$(awk -v f="$f" -v g="$g" 'BEGIN {if (g + 0 > 0 && f + 0 > 0) printf "%.2fx", f / g; else print "-"}')"
+done
