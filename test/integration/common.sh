@@ -131,6 +131,11 @@ v = eval(sys.argv[2])
 print(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else v)' "$@"
 }
 
+# A TCP port of 127.0.0.1 that is free now.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 # Write a JSON config with the given bdev method calls (each a JSON object).
 write_config() {
 	local file=$1
