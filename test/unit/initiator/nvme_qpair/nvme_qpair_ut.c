@@ -599,6 +599,24 @@ test_timeout(void)
 	close_peer();
 }
 
+/*
+ * Pretend the transport just finished ICReq/ICResp on an I/O queue for
+ * cntlid 5, submit a read (it waits for the queue) and read the Connect.
+ */
+static void
+start_io_connect(struct nvme_qpair *qp, struct cpl_rec *rec, struct nvme_cmd *cmd,
+		 uint8_t *data, uint32_t *dlen)
+{
+	static uint8_t buf[520];
+	static struct iovec iov = { buf, sizeof(buf) };
+
+	qp->state = QPAIR_CONNECTING;
+	qp->cntlid = 5;
+	nvme_qpair_transport_ready(qp);
+	UT_ASSERT_EQ(nvme_ns_cmd_readv(qp, &g_ns, 0, 1, &iov, 1, 0, rec_cb, rec), 0);
+	peer_read_cmd(qp, cmd, data, dlen, false, false);
+}
+
 static void
 test_fabrics_connect(void)
 {
@@ -607,20 +625,12 @@ test_fabrics_connect(void)
 	struct nvme_connect_data *cd = (struct nvme_connect_data *)data;
 	struct nvme_connect_cmd *cc;
 	struct cpl_rec rec = { 0 };
-	static uint8_t buf[520];
-	struct iovec iov = { buf, sizeof(buf) };
 	uint8_t resp[64];
 	struct nvme_cmd cmd;
 	uint32_t dlen;
 	size_t n;
 
-	/* Pretend the transport just finished ICReq/ICResp on a queue for cntlid 5. */
-	qp->state = QPAIR_CONNECTING;
-	qp->cntlid = 5;
-	nvme_qpair_transport_ready(qp);
-	/* I/O submitted meanwhile waits for the queue. */
-	UT_ASSERT_EQ(nvme_ns_cmd_readv(qp, &g_ns, 0, 1, &iov, 1, 0, rec_cb, &rec), 0);
-	peer_read_cmd(qp, &cmd, data, &dlen, false, false);
+	start_io_connect(qp, &rec, &cmd, data, &dlen);
 	cc = (struct nvme_connect_cmd *)&cmd;
 	UT_ASSERT_EQ(cc->opc, NVME_OPC_FABRICS);
 	UT_ASSERT_EQ(cc->fctype, NVME_FCTYPE_CONNECT);
@@ -688,18 +698,12 @@ test_fabrics_connect_other_cntlid(void)
 	struct nvme_qpair *qp = make_qpair(8, false, false, 4096, 8192);
 	static uint8_t data[4096];
 	struct cpl_rec rec = { 0 };
-	static uint8_t buf[520];
-	struct iovec iov = { buf, sizeof(buf) };
 	uint8_t resp[64];
 	struct nvme_cmd cmd;
 	uint32_t dlen;
 	size_t n;
 
-	qp->state = QPAIR_CONNECTING;
-	qp->cntlid = 5;
-	nvme_qpair_transport_ready(qp);
-	UT_ASSERT_EQ(nvme_ns_cmd_readv(qp, &g_ns, 0, 1, &iov, 1, 0, rec_cb, &rec), 0);
-	peer_read_cmd(qp, &cmd, data, &dlen, false, false);
+	start_io_connect(qp, &rec, &cmd, data, &dlen);
 	n = build_resp(resp, cmd.cid, 0, false);
 	((struct nvme_tcp_rsp *)resp)->rccqe.cdw0 = 6;
 	peer_send(qp, resp, n, n);
