@@ -405,7 +405,7 @@ ctrlr_init_cpl(void *cb_arg, const struct nvme_cpl *cpl)
 		if (rc != 0 || info->num_blocks == 0) {
 			/* Inactive (all zero) or a format we cannot use: not a namespace for us. */
 			if (rc != 0) {
-				WARNLOG("nvme %s: namespace %u: unusable LBA format; skipped\n",
+				WARNLOG("nvme %s: namespace %u: unusable LBA format or size; skipped\n",
 					ctrlr->name, info->nsid);
 			}
 		} else {

@@ -86,6 +86,7 @@ EVIL_MODES = {
     "id_bs_huge": ("", "Identify Namespace: 1 GiB blocks"),
     "id_nsze0": ("", "Identify Namespace: size 0"),
     "id_stall": ("", "Identify Controller never answered"),
+    "id_nsze_huge": ("", "Identify Namespace: 2^64 - 1 blocks"),
 }
 
 # How long a stalled connection waits before giving up on its own.
@@ -369,6 +370,8 @@ class Conn:
             return bytes(d)
         ns = self.tgt.ns
         nsze = 0 if "id_nsze0" in self.tgt.evil else ns.num_blocks
+        if "id_nsze_huge" in self.tgt.evil:
+            nsze = (1 << 64) - 1
         struct.pack_into("<QQQ", d, 0, nsze, nsze, nsze)
         d[25] = 0
         d[26] = 0x10 if ns.ms else 0

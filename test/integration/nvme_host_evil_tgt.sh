@@ -53,6 +53,7 @@ SETUP_MODES=(
 	"id_nn0|no usable namespace"
 	"id_bs_huge|no usable namespace"
 	"id_nsze0|no usable namespace"
+	"id_nsze_huge|no usable namespace"
 	"id_stall|timed out"
 )
 
