@@ -381,6 +381,7 @@ struct nvme_ctrlr {
 	uint32_t num_io_queues;
 	uint64_t init_deadline;
 	struct poller *init_poller;
+	struct poller *shutdown_poller;	/* bounds a detach's shutdown */
 	struct poller *keep_alive_poller;
 	bool keep_alive_outstanding;
 	uint64_t reconnect_count;

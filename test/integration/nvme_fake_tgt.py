@@ -87,6 +87,7 @@ EVIL_MODES = {
     "id_nsze0": ("", "Identify Namespace: size 0"),
     "id_stall": ("", "Identify Controller never answered"),
     "id_nsze_huge": ("", "Identify Namespace: 2^64 - 1 blocks"),
+    "shutdown_stall": ("", "the shutdown (Property Set CC.SHN) never answered"),
 }
 
 # How long a stalled connection waits before giving up on its own.
@@ -497,6 +498,8 @@ class Conn:
             val = struct.unpack_from("<Q", sqe, 48)[0]
             if ofst == 0x14:
                 self.cc = val & 0xFFFFFFFF
+                if (self.cc >> 14) & 3 and "shutdown_stall" in self.tgt.evil:
+                    self.hang()
             return self.respond(cid)
         return self.respond(cid, status(0, 1))
 
