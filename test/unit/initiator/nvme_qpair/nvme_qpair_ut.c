@@ -796,6 +796,47 @@ test_write_done_without_data(void)
 	close_peer();
 }
 
+/*
+ * C2HData with SUCCESS for a read whose command capsule has not left yet (a
+ * controller guessing command ids): the request must stay until its PDU is
+ * sent, or its slot would be reused under the queued PDU.
+ */
+static void
+test_c2h_success_before_cmd_sent(void)
+{
+	struct nvme_qpair *qp = make_qpair(8, false, false, 4096, 8192);
+	static uint8_t buf[520], src[520], pdu[1024];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct cpl_rec rec = { 0 };
+	struct nvme_tcp_data_hdr h;
+	struct nvme_request *req;
+	struct nvme_cmd cmd;
+	uint32_t dlen;
+	size_t n;
+
+	memset(src, 0x5a, sizeof(src));
+	/* The submit takes the head of the free list. */
+	req = TAILQ_FIRST(&qp->free_reqs);
+	UT_ASSERT_EQ(nvme_ns_cmd_readv(qp, &g_ns, 0, 1, &iov, 1, 0, rec_cb, &rec), 0);
+	CU_ASSERT_FATAL(req->state == REQ_OUTSTANDING && req->tcp.tx.queued);
+	memset(&h, 0, sizeof(h));
+	h.ch.pdu_type = NVME_TCP_PDU_C2H_DATA;
+	h.ch.flags = NVME_TCP_F_DATA_LAST | NVME_TCP_F_DATA_SUCCESS;
+	h.cccid = req->cid;
+	h.datal = 520;
+	n = build_pdu(pdu, &h, sizeof(h), false, 24, src, 520, false);
+	peer_send(qp, pdu, n, n);
+	UT_ASSERT_EQ(rec.calls, 0);
+	/* The capsule leaves: now the read completes, and its slot is free. */
+	peer_read_cmd(qp, &cmd, NULL, &dlen, false, false);
+	UT_ASSERT_EQ(cmd.cid, h.cccid);
+	UT_ASSERT_EQ(rec.calls, 1);
+	UT_ASSERT_EQ(rec.status, 0);
+	UT_ASSERT_EQ(qp->num_outstanding, 0);
+	nvme_qpair_destroy(qp);
+	close_peer();
+}
+
 static void
 test_free_in_callback(void)
 {
@@ -896,6 +937,7 @@ main(void)
 		UT_TEST(test_fabrics_connect_other_cntlid),
 		UT_TEST(test_completion_twice),
 		UT_TEST(test_write_done_without_data),
+		UT_TEST(test_c2h_success_before_cmd_sent),
 		UT_TEST(test_free_in_callback),
 		UT_TEST(test_protocol_errors),
 		UT_TEST(test_deallocate),
