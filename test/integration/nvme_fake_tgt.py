@@ -88,6 +88,7 @@ EVIL_MODES = {
     "id_stall": ("", "Identify Controller never answered"),
     "id_nsze_huge": ("", "Identify Namespace: 2^64 - 1 blocks"),
     "shutdown_stall": ("", "the shutdown (Property Set CC.SHN) never answered"),
+    "icresp_stall": ("", "ICReq never answered"),
 }
 
 # How long a stalled connection waits before giving up on its own.
@@ -507,6 +508,8 @@ class Conn:
         ptype, flags, hdr, _ = self.read_pdu()
         if ptype != ICREQ:
             return
+        if "icresp_stall" in self.tgt.evil:
+            self.hang()
         dgst = hdr[11]
         self.hdgst = bool(dgst & 1) and not self.a.no_digests
         self.ddgst = bool(dgst & 2) and not self.a.no_digests

@@ -94,6 +94,17 @@ start_tgt host -m 0x1 || {
 	finish
 }
 HOST_PID=$TGT_PID
+
+# An ICReq never answered ends with the connect timeout (5 s, the default):
+# that attach runs while the other modes go on.
+start_fake icresp_stall --evil icresp_stall || not_ok "icresp_stall: the fake target starts"
+STALL_FAKE_PID=$FAKE_PID
+(
+	t0=$(now_ms)
+	rpc host -t 20 bdev_nvme_attach_controller "$(fake_attach E9 '')"
+	echo "exit $? after $(($(now_ms) - t0)) ms"
+) >"$TMP/icresp_stall.rpc" 2>&1 &
+STALL_RPC_PID=$!
 for entry in "${SETUP_MODES[@]}"; do
 	IFS='|' read -r mode want <<<"$entry"
 	start_fake "$mode" --evil "$mode" || {
@@ -109,6 +120,12 @@ for entry in "${SETUP_MODES[@]}"; do
 	check "$mode: the attach fails in $ms ms (exit $rc)" test $rc -ne 0 -a $ms -lt 10000
 	check "$mode: the error says why (/$want/)" grep -qE "$want" "$TMP/$mode.rpc"
 done
+wait "$STALL_RPC_PID"
+kill "$STALL_FAKE_PID" 2>/dev/null
+check "icresp_stall: the attach fails when the connect times out ($(tail -1 "$TMP/icresp_stall.rpc"))" \
+	grep -qE 'connect timed out' "$TMP/icresp_stall.rpc"
+check "icresp_stall: within 8 s" \
+	grep -qE '^exit [1-9][0-9]* after [0-7]?[0-9]{1,3} ms$' "$TMP/icresp_stall.rpc"
 check "no controller is left" test "$(rpc host bdev_nvme_get_controllers | jget - 'len(d)')" = 0
 
 # A controller that never answers the shutdown: the detach of a SIGTERM gives
