@@ -2,14 +2,16 @@
 # A gga bdev whose data_1 member is a hostile half-block target (issue 10,
 # part 3): nvme_fake_tgt.py, armed by SIGUSR1 once the array is built,
 # beside two healthy members (malloc namespaces of a gga_tgt over NVMe/TCP).
-# For each misbehaviour (a stall; completions for writes whose data was never
-# asked for and for reads before their data; C2HData for a command id not
-# outstanding and R2Ts past the data) the front (a gga_tgt exporting the gga
-# bdev) must fail the member and serve on degraded: blocks written before
-# read back right, bdevperf verify through the front passes with 0
-# mismatches, the member is failed and the array degraded in
-# bdev_gga_get_info, the front answers RPC, goes idle and exits 0 on SIGTERM.
-# About 40 s.
+# For each misbehaviour (a stall; successes for writes whose data was never
+# asked for, the reads served right; reads completed before their data;
+# C2HData for a command id not outstanding and R2Ts past the data) the front
+# (a gga_tgt exporting the gga bdev) must fail the member and serve on
+# degraded: blocks written before read back right, bdevperf verify through
+# the front passes with 0 mismatches, the member is failed and the array
+# degraded in bdev_gga_get_info, the front answers RPC, goes idle and exits 0
+# on SIGTERM. Before the host checked that a write's data was asked for, the
+# lost_writes member stayed online: every read of it was a torn write,
+# repaired with writes that were lost again. About 45 s.
 source "$(dirname "$0")/common.sh"
 source "$(dirname "$0")/fake_tgt_lib.sh"
 
@@ -118,6 +120,7 @@ scenario() {
 }
 
 scenario stall --evil stall
-scenario bogus_cpl --evil rsp_no_data,rsp_before_data --icd 0
+scenario lost_writes --evil rsp_no_data --icd 0
+scenario early_reads --evil rsp_before_data
 scenario bad_ids --evil c2h_cccid,r2t_beyond --icd 0
 finish
