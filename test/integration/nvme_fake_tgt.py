@@ -60,6 +60,7 @@ EVIL_MODES = {
     "rsp_before_data": ("r", "a read's CapsuleResp (success) before its data"),
     "rsp_no_data": ("w", "a write completed with success without asking for its data"),
     "rsp_bogus_status": ("rw", "a completion with a vendor-specific error status"),
+    "write_discard": ("w", "a write's data taken and thrown away, success reported"),
     "type_h2c": ("rw", "an H2CData PDU sent to the host"),
     "type_icreq": ("rw", "an ICReq sent to the host"),
     "type_icresp": ("rw", "a second ICResp in the middle of the stream"),
@@ -437,7 +438,8 @@ class Conn:
             if self.evil == "rsp_no_data" and not icd:
                 return self.respond(cid)
             data = self.get_host_data(cid, length, icd)
-            ns.data[off:off + length] = data
+            if self.evil != "write_discard":
+                ns.data[off:off + length] = data
             return self.respond(cid)
         if opc == 0x00:
             return self.respond(cid)
