@@ -38,7 +38,7 @@ stop_fake() {
 	wait "$FAKE_PID" 2>/dev/null
 }
 
-# sanitizer_clean FILE: no sanitizer report in a log.
+# sanitizer_clean FILE...: no sanitizer report in these logs.
 sanitizer_clean() {
-	! grep -qE 'AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:' "$1"
+	! grep -qE 'AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:' "$@"
 }

@@ -121,9 +121,11 @@ scenario() {
 	stop_tgt "$FRONT_PID"
 	rc=$?
 	check "$name: SIGTERM ends the front with exit 0 (exit $rc)" test $rc -eq 0
-	check "$name: no sanitizer report" sanitizer_clean "$TMP/$name-front.log"
 	stop_fake
-	stop_tgt "$HB_PID" >/dev/null
+	stop_tgt "$HB_PID"
+	rc=$?
+	check "$name: the healthy members' gga_tgt exits 0 (exit $rc)" test $rc -eq 0
+	check "$name: no sanitizer report" sanitizer_clean "$TMP/$name-front.log" "$TMP/$name-hb.log"
 }
 
 scenario stall --evil stall

@@ -105,6 +105,7 @@ STALL_FAKE_PID=$FAKE_PID
 	echo "exit $? after $(($(now_ms) - t0)) ms"
 ) >"$TMP/icresp_stall.rpc" 2>&1 &
 STALL_RPC_PID=$!
+PIDS+=("$STALL_RPC_PID")
 for entry in "${SETUP_MODES[@]}"; do
 	IFS='|' read -r mode want <<<"$entry"
 	start_fake "$mode" --evil "$mode" || {
