@@ -161,6 +161,10 @@ nvme_ns_info_from_identify(struct nvme_ns_info *info, const struct nvme_identify
 		return -EINVAL;
 	}
 	info->xfer_block_size = info->block_size + (info->extended_lba ? info->md_size : 0);
+	/* Sizes in bytes (the bdev layer's, a gga member's) must fit 64 bits. */
+	if (info->num_blocks > UINT64_MAX / info->xfer_block_size) {
+		return -EINVAL;
+	}
 	memcpy(info->nguid, id->nguid, sizeof(info->nguid));
 	memcpy(info->eui64, id->eui64, sizeof(info->eui64));
 	return 0;

@@ -265,7 +265,10 @@ step_name(enum nvme_ctrlr_init_step step)
 	case INIT_SET_CC:
 		return "Property Set CC";
 	case INIT_WAIT_RDY:
+	case SHUTDOWN_WAIT:
 		return "Property Get CSTS";
+	case SHUTDOWN_SET_CC:
+		return "Property Set CC.SHN";
 	case INIT_IDENTIFY_CTRLR:
 		return "Identify Controller";
 	case INIT_IDENTIFY_NS:
@@ -405,7 +408,7 @@ ctrlr_init_cpl(void *cb_arg, const struct nvme_cpl *cpl)
 		if (rc != 0 || info->num_blocks == 0) {
 			/* Inactive (all zero) or a format we cannot use: not a namespace for us. */
 			if (rc != 0) {
-				WARNLOG("nvme %s: namespace %u: unusable LBA format; skipped\n",
+				WARNLOG("nvme %s: namespace %u: unusable LBA format or size; skipped\n",
 					ctrlr->name, info->nsid);
 			}
 		} else {
@@ -433,8 +436,6 @@ ns_done:
 		if (!NVME_STATUS_IS_SUCCESS(status)) {
 			goto shutdown_done;
 		}
-		ctrlr->init_deadline = ticks_get() +
-				       us_to_ticks(1000ull * ctrlr->opts.shutdown_timeout_ms);
 		init_step(ctrlr, SHUTDOWN_WAIT);
 		break;
 	case SHUTDOWN_WAIT:
@@ -583,6 +584,7 @@ ctrlr_attempt_failed(struct nvme_ctrlr *ctrlr, int rc, const char *fmt, ...)
 	/* Commands of this attempt fail with the disconnect: they must find it abandoned. */
 	ctrlr->step = INIT_IDLE;
 	poller_unregister(&ctrlr->init_poller);
+	poller_unregister(&ctrlr->shutdown_poller);
 	nvme_qpair_disconnect(ctrlr->admin, NVME_STATUS_HOST_PATH_ERROR);
 
 	switch (ctrlr->state) {
@@ -850,6 +852,21 @@ free_ctrlr:
 	return rc;
 }
 
+/* The shutdown of a detach got no answer in shutdown_timeout_ms: close anyway. */
+static int
+shutdown_expired(void *ctx)
+{
+	struct nvme_ctrlr *ctrlr = ctx;
+
+	poller_unregister(&ctrlr->shutdown_poller);
+	if (ctrlr->step == SHUTDOWN_SET_CC || ctrlr->step == SHUTDOWN_WAIT) {
+		WARNLOG("nvme %s: %s not answered in %u ms; closing anyway\n", ctrlr->name,
+			step_name(ctrlr->step), ctrlr->opts.shutdown_timeout_ms);
+		ctrlr_attempt_failed(ctrlr, 0, "detached");
+	}
+	return POLLER_BUSY;
+}
+
 int
 nvme_ctrlr_detach(struct nvme_ctrlr *ctrlr, nvme_ctrlr_detach_cb cb, void *cb_arg)
 {
@@ -877,7 +894,16 @@ nvme_ctrlr_detach(struct nvme_ctrlr *ctrlr, nvme_ctrlr_detach_cb cb, void *cb_ar
 
 	if (prev == NVME_CTRLR_CONNECTED && ctrlr->step == INIT_DONE &&
 	    nvme_qpair_is_connected(ctrlr->admin)) {
-		/* A clean shutdown tells the target to flush and forget us at once. */
+		/*
+		 * A clean shutdown tells the target to flush and forget us at once;
+		 * one that does not answer gets shutdown_timeout_ms, not the
+		 * command timeout (a stalled target must not hold up a SIGTERM).
+		 */
+		ctrlr->init_deadline = ticks_get() +
+				       us_to_ticks(1000ull * ctrlr->opts.shutdown_timeout_ms);
+		ctrlr->shutdown_poller = poller_register(shutdown_expired, ctrlr,
+							 1000ull * ctrlr->opts.shutdown_timeout_ms,
+							 "nvme_shutdown");
 		init_step(ctrlr, SHUTDOWN_SET_CC);
 		return 0;
 	}

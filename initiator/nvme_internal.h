@@ -131,6 +131,7 @@ struct nvme_rdma_req {
 struct nvme_request {
 	struct nvme_cmd cmd;
 	struct nvme_qpair *qpair;
+	/* Slot index in the low bits, a count of the slot's uses above (nvme_qpair.c). */
 	uint16_t cid;
 	enum nvme_req_state state;
 	enum nvme_data_xfer xfer;
@@ -286,6 +287,7 @@ struct nvme_qpair {
 
 	struct nvme_request *reqs;
 	uint32_t num_reqs;
+	uint16_t cid_slot_mask;	/* the cid bits that index reqs[] */
 	TAILQ_HEAD(, nvme_request) free_reqs;
 	/* Oldest first: timeouts look at the head only. */
 	TAILQ_HEAD(, nvme_request) outstanding;
@@ -379,6 +381,7 @@ struct nvme_ctrlr {
 	uint32_t num_io_queues;
 	uint64_t init_deadline;
 	struct poller *init_poller;
+	struct poller *shutdown_poller;	/* bounds a detach's shutdown */
 	struct poller *keep_alive_poller;
 	bool keep_alive_outstanding;
 	uint64_t reconnect_count;
@@ -450,6 +453,13 @@ void nvme_qpair_hold(struct nvme_qpair *qpair);
 bool nvme_qpair_release(struct nvme_qpair *qpair);
 /* Transport: look up an outstanding request by cid (NULL if none). */
 struct nvme_request *nvme_qpair_find_req(struct nvme_qpair *qpair, uint16_t cid);
+
+/* The request's slot in its queue pair (its cid without the use count). */
+static inline uint32_t
+nvme_request_slot(const struct nvme_request *req)
+{
+	return (uint32_t)(req - req->qpair->reqs);
+}
 /*
  * Submit a command. data: iov range of data_len bytes (NULL/0 for none);
  * direction from the opcode. Returns 0 or -ENOMEM/-ENXIO/-EINVAL.

@@ -8,7 +8,10 @@
  * A queue pair has num_entries - 1 request slots, so it never has more
  * commands outstanding than its submission queue holds, plus one slot of
  * its own for the Fabrics Connect (I/O waiting for the queue to come up may
- * fill the pool). The request's index is its command id.
+ * fill the pool). The request's index is in the low bits of its command
+ * id; the bits above count the slot's uses, so a completion that comes late
+ * or twice (a broken or hostile controller) names a cid that is no longer
+ * outstanding, instead of completing the command that reused the slot.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -42,6 +45,10 @@ nvme_qpair_create(struct nvme_ctrlr *ctrlr, uint16_t qid, uint16_t num_entries, 
 	qp->is_admin = is_admin;
 	snprintf(qp->name, sizeof(qp->name), "%.30s q%u", ctrlr->name, qid);
 	qp->num_reqs = (uint32_t)num_entries - 1;
+	qp->cid_slot_mask = 1;
+	while (qp->cid_slot_mask < qp->num_reqs) {
+		qp->cid_slot_mask = (uint16_t)(qp->cid_slot_mask << 1 | 1);
+	}
 	TAILQ_INIT(&qp->free_reqs);
 	TAILQ_INIT(&qp->outstanding);
 	TAILQ_INIT(&qp->queued);
@@ -153,6 +160,13 @@ qpair_connect_cpl(void *cb_arg, const struct nvme_cpl *cpl)
 	}
 	if (qp->is_admin) {
 		qp->cntlid = (uint16_t)cpl->cdw0;
+	} else if ((uint16_t)cpl->cdw0 != qp->cntlid) {
+		/* Not the controller the admin queue set up: this queue is someone else's. */
+		snprintf(reason, sizeof(reason),
+			 "Fabrics Connect of an I/O queue answered with cntlid %u, not %u",
+			 (uint16_t)cpl->cdw0, qp->cntlid);
+		nvme_qpair_fail(qp, -EPROTO, reason);
+		return;
 	}
 	qp->state = QPAIR_LIVE;
 	DEBUGLOG(nvme, "%s: connected, cntlid %u\n", qp->name, qp->cntlid);
@@ -203,6 +217,8 @@ req_init(struct nvme_qpair *qp, struct nvme_request *req, const struct nvme_cmd 
 	 const struct iovec *iov, int iovcnt, size_t iov_offset, uint32_t data_len,
 	 nvme_cmd_cb cb, void *cb_arg)
 {
+	/* A new use of the slot: the count above the slot bits moves on (and wraps). */
+	req->cid = (uint16_t)(req->cid + qp->cid_slot_mask + 1u);
 	req->cmd = *cmd;
 	req->cmd.cid = req->cid;
 	req->cb = cb;
@@ -324,13 +340,14 @@ nvme_qpair_transport_ready(struct nvme_qpair *qp)
 struct nvme_request *
 nvme_qpair_find_req(struct nvme_qpair *qp, uint16_t cid)
 {
+	uint32_t slot = cid & qp->cid_slot_mask;
 	struct nvme_request *req;
 
-	if (unlikely(cid > qp->num_reqs)) {
+	if (unlikely(slot > qp->num_reqs)) {
 		return NULL;
 	}
-	req = &qp->reqs[cid];
-	return req->state == REQ_OUTSTANDING ? req : NULL;
+	req = &qp->reqs[slot];
+	return req->state == REQ_OUTSTANDING && req->cid == cid ? req : NULL;
 }
 
 void

@@ -820,12 +820,12 @@ rdma_submit(struct nvme_qpair *qp, struct nvme_request *req)
 		arena = contiguous && in_arena(conn, piece[0].iov_base, len);
 	}
 	mode = nvme_rdma_choose_data_mode(req->xfer, len, contiguous, arena, conn->max_icd);
-	capsule = conn->capsules + (size_t)req->cid * conn->capsule_size;
+	capsule = conn->capsules + (size_t)nvme_request_slot(req) * conn->capsule_size;
 	sge[0].addr = (uintptr_t)capsule;
 	sge[0].length = NVME_SQE_SIZE;
 	sge[0].lkey = conn->buf_lkey;
 	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = WRID(WRID_SEND, req->cid);
+	wr.wr_id = WRID(WRID_SEND, nvme_request_slot(req));
 	wr.sg_list = sge;
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_SEND;

@@ -245,16 +245,41 @@ queue_h2c(struct nvme_qpair *qp, struct nvme_request *req)
 	tx_queue(conn, tx);
 }
 
+/*
+ * Success is believed only when all the data moved: every byte of a read
+ * arrived, every byte of a write was asked for (a controller that reports a
+ * write done without taking its data has not written it).
+ */
+static bool
+data_all_moved(const struct nvme_request *req)
+{
+	const struct nvme_tcp_req *tr = &req->tcp;
+
+	switch (req->xfer) {
+	case NVME_XFER_CTRLR_TO_HOST:
+		return tr->c2h_next == req->data_len;
+	case NVME_XFER_HOST_TO_CTRLR:
+		return tr->in_capsule || tr->h2c_next == req->data_len;
+	default:
+		return true;
+	}
+}
+
 static void
 complete_req(struct nvme_qpair *qp, struct nvme_request *req, struct nvme_cpl *cpl)
 {
 	uint16_t status = cpl->status & ~NVME_STATUS_P;
 
+	if (req->tcp.tx.queued) {
+		/* Our PDU still references the request: finish sending first (tx_done). */
+		req->tcp.cpl = *cpl;
+		req->tcp.cpl_deferred = true;
+		return;
+	}
 	if (NVME_STATUS_IS_SUCCESS(status)) {
 		if (req->tcp.ddgst_error) {
 			status = NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_TRANSIENT_TRANSPORT_ERROR);
-		} else if (req->xfer == NVME_XFER_CTRLR_TO_HOST &&
-			   req->tcp.c2h_next != req->data_len) {
+		} else if (!data_all_moved(req)) {
 			status = NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_DATA_TRANSFER_ERROR);
 		}
 	}
@@ -469,12 +494,6 @@ handle_capsule_resp(struct nvme_qpair *qp)
 				      NVME_TCP_RSP_HLEN - 4, "response for an unknown command id");
 	}
 	rx_reset(conn);
-	if (req->tcp.tx.queued) {
-		/* Our PDU still references the request: finish sending first. */
-		req->tcp.cpl = cpl;
-		req->tcp.cpl_deferred = true;
-		return 0;
-	}
 	complete_req(qp, req, &cpl);
 	return 0;
 }

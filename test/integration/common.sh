@@ -131,6 +131,11 @@ v = eval(sys.argv[2])
 print(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else v)' "$@"
 }
 
+# A TCP port of 127.0.0.1 that is free now.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 # Write a JSON config with the given bdev method calls (each a JSON object).
 write_config() {
 	local file=$1
@@ -147,4 +152,17 @@ proc_cpu_ticks() {
 [ -x "$BIN/gga_tgt" ] || {
 	echo "not ok - $BIN/gga_tgt is not built"
 	exit 1
+}
+
+# check_daemon_after NAME PID WHAT: the daemon with RPC socket $TMP/NAME.sock
+# answers an RPC within 1 s and is idle (<= 10 CPU ticks in 1 s) after WHAT.
+check_daemon_after() {
+	local name=$1 pid=$2 what=$3 t0 t1
+	check "$name answers an RPC within 1 s after $what" \
+		timeout -k 1 1 "$BIN/gga_rpc" -s "$TMP/$name.sock" rpc_get_methods >/dev/null
+	t0=$(proc_cpu_ticks "$pid")
+	sleep 1
+	t1=$(proc_cpu_ticks "$pid")
+	check "$name is idle after $what ($((t1 - t0)) ticks in 1 s, want <= 10)" \
+		test $((t1 - t0)) -le 10
 }

@@ -10,14 +10,24 @@ Alive, Read, Write, Flush, Write Zeroes, Dataset Management; in-capsule
 data, R2T/H2CData (split by --r2t-chunk and --maxh2cdata), C2HData (split by
 --c2h-chunk, optionally with the SUCCESS flag), header and data digests.
 
+--evil MODE[,MODE...] makes it a broken or malicious controller (the modes
+are listed in EVIL_MODES below): the I/O modes act on the reads and writes
+that follow the first --evil-after of them (on every one, on every
+connection), so a controller first works and then turns bad; with
+--evil-on-signal they wait for SIGUSR1 instead. The connection and
+identify modes act from the start.
+
 Listens on 127.0.0.1 only. Prints "ready <port>" once listening.
 """
 import argparse
 import ctypes
+import select
+import signal
 import socket
 import struct
 import sys
 import threading
+import time
 
 ISAL = ctypes.CDLL("libisal.so.2")
 ISAL.crc32_iscsi.restype = ctypes.c_uint32
@@ -37,6 +47,55 @@ def status(sct, sc):
     return (sct << 9) | (sc << 1)
 
 
+# The misbehaviours: mode -> (the I/O commands it acts on, what it does).
+# "r" reads, "w" writes, "rw" both, "" the connection or identify phase.
+EVIL_MODES = {
+    "c2h_offset": ("r", "C2HData with a data offset the host did not expect"),
+    "c2h_beyond": ("r", "C2HData longer than the command's data"),
+    "c2h_cccid": ("r", "C2HData for a command id that is not outstanding"),
+    "c2h_plen": ("r", "C2HData whose PLEN disagrees with its DATAL"),
+    "c2h_early_success": ("r", "C2HData with the SUCCESS flag on the first of two PDUs"),
+    "rsp_unknown_cid": ("rw", "a CapsuleResp for a command id that is not outstanding"),
+    "rsp_dup": ("rw", "every CapsuleResp sent twice"),
+    "rsp_before_data": ("r", "a read's CapsuleResp (success) before its data"),
+    "rsp_no_data": ("w", "a write completed with success without asking for its data"),
+    "rsp_bogus_status": ("rw", "a completion with a vendor-specific error status"),
+    "write_discard": ("w", "a write's data taken and thrown away, success reported"),
+    "type_h2c": ("rw", "an H2CData PDU sent to the host"),
+    "type_icreq": ("rw", "an ICReq sent to the host"),
+    "type_icresp": ("rw", "a second ICResp in the middle of the stream"),
+    "bad_hdgst": ("rw", "a CapsuleResp with a wrong header digest (needs hdgst)"),
+    "bad_ddgst": ("r", "C2HData with a wrong data digest (needs ddgst)"),
+    "plen_huge": ("rw", "a CapsuleResp header with PLEN 0x7fffffff"),
+    "plen_small": ("rw", "a CapsuleResp header with PLEN 8"),
+    "hlen_wrong": ("rw", "a CapsuleResp header with HLEN 16"),
+    "r2t_beyond": ("w", "an R2T reaching past the command's data"),
+    "r2t_read": ("r", "an R2T for a read"),
+    "r2t_icd": ("w", "an R2T for a write whose data came in the capsule"),
+    "r2t_twice": ("w", "a second R2T while the first is being served"),
+    "term": ("rw", "a C2HTermReq"),
+    "close_mid": ("rw", "half a CapsuleResp, then close"),
+    "stall": ("rw", "the command accepted and never answered"),
+    "stall_half": ("rw", "half a CapsuleResp, then nothing (the socket stays open)"),
+    "stop_reading": ("rw", "no answer and the socket never read again"),
+    "icresp_pfv": ("", "ICResp with PFV 1"),
+    "icresp_cpda": ("", "ICResp with CPDA 200"),
+    "icresp_maxh2cdata": ("", "ICResp with MAXH2CDATA 100"),
+    "connect_cntlid": ("", "an I/O queue's Connect answered with another cntlid"),
+    "connect_status": ("", "Connect answered with a vendor-specific error status"),
+    "id_nn0": ("", "Identify: NN 0 and no active namespace list"),
+    "id_bs_huge": ("", "Identify Namespace: 1 GiB blocks"),
+    "id_nsze0": ("", "Identify Namespace: size 0"),
+    "id_stall": ("", "Identify Controller never answered"),
+    "id_nsze_huge": ("", "Identify Namespace: 2^64 - 1 blocks"),
+    "shutdown_stall": ("", "the shutdown (Property Set CC.SHN) never answered"),
+    "icresp_stall": ("", "ICReq never answered"),
+}
+
+# How long a stalled connection waits before giving up on its own.
+STALL_MAX_S = 120
+
+
 class Namespace:
     def __init__(self, num_blocks, block_size, md_size):
         self.num_blocks = num_blocks
@@ -53,6 +112,26 @@ class Target:
         self.next_cntlid = 1
         self.lock = threading.Lock()
         self.ctrlrs = {}
+        self.evil = set(args.evil.split(",")) if args.evil else set()
+        unknown = self.evil - set(EVIL_MODES)
+        if unknown:
+            raise SystemExit("unknown --evil mode(s): %s" % ",".join(sorted(unknown)))
+        self.armed = not args.evil_on_signal
+        self.io_seen = 0
+
+    def evil_for(self, opc):
+        """The I/O misbehaviour for this read (2) or write (1), if it is time for one."""
+        kind = {0x01: "w", 0x02: "r"}.get(opc)
+        if kind is None or not self.armed:
+            return None
+        with self.lock:
+            self.io_seen += 1
+            if self.io_seen <= self.args.evil_after:
+                return None
+        for mode in sorted(self.evil):
+            if kind in EVIL_MODES[mode][0]:
+                return mode
+        return None
 
 
 class Conn:
@@ -67,6 +146,7 @@ class Conn:
         self.cc = 0
         self.ttag = 0
         self.pending = []
+        self.evil = None    # the misbehaviour of the command being served
 
     def recv_exact(self, n):
         buf = bytearray()
@@ -78,6 +158,9 @@ class Conn:
         return bytes(buf)
 
     def send_pdu(self, ptype, flags, psh, data=b""):
+        self.s.sendall(self.build_pdu(ptype, flags, psh, data))
+
+    def build_pdu(self, ptype, flags, psh, data=b""):
         hlen = 8 + len(psh)
         hd = 4 if self.hdgst else 0
         if data:
@@ -102,7 +185,41 @@ class Conn:
             out += data
             if self.ddgst:
                 out += struct.pack("<I", crc32c(data))
-        self.s.sendall(out)
+        return out
+
+    def hang(self, drain=True):
+        """Never answer again; with drain, keep reading (and dropping) what comes."""
+        end = time.monotonic() + STALL_MAX_S
+        poller = select.poll()
+        poller.register(self.s, (select.POLLIN if drain else 0) | select.POLLRDHUP)
+        while time.monotonic() < end:
+            for _, ev in poller.poll(500):
+                if ev & (select.POLLRDHUP | select.POLLHUP | select.POLLERR):
+                    raise EOFError
+                if drain and not self.s.recv(65536):
+                    raise EOFError
+        raise EOFError
+
+    def send_broken(self, pdu):
+        """The CapsuleResp misbehaviours that break the PDU itself."""
+        pdu = bytearray(pdu)
+        if self.evil == "bad_hdgst" and self.hdgst:
+            pdu[-1] ^= 0xFF
+        elif self.evil == "plen_huge":
+            struct.pack_into("<I", pdu, 4, 0x7FFFFFFF)
+        elif self.evil == "plen_small":
+            struct.pack_into("<I", pdu, 4, 8)
+        elif self.evil == "hlen_wrong":
+            pdu[2] = 16
+        elif self.evil in ("close_mid", "stall_half"):
+            self.s.sendall(pdu[:len(pdu) // 2])
+            if self.evil == "stall_half":
+                self.hang()
+            self.s.shutdown(socket.SHUT_RDWR)
+            raise EOFError
+        self.s.sendall(pdu)
+        if self.evil == "rsp_dup":
+            self.s.sendall(pdu)
 
     def read_pdu(self):
         ch = self.recv_exact(8)
@@ -124,8 +241,15 @@ class Conn:
         return ptype, flags, pdu[:hlen], data
 
     def respond(self, cid, st=0, cdw0=0, cdw1=0):
+        if self.evil == "rsp_unknown_cid":
+            cid = 0xFFF0
+        elif self.evil == "rsp_bogus_status":
+            st = status(7, 0xFF)
         psh = struct.pack("<IIHHHH", cdw0, cdw1, 0, self.qid or 0, cid, st)
-        self.send_pdu(RSP, 0, psh)
+        self.send_broken(self.build_pdu(RSP, 0, psh))
+
+    def send_r2t(self, cid, ttag, r2to, r2tl):
+        self.send_pdu(R2T, 0, struct.pack("<HHII4x", cid, ttag, r2to, r2tl))
 
     def get_host_data(self, cid, length, icd):
         """The command's data: in-capsule, or pulled with R2Ts."""
@@ -137,8 +261,11 @@ class Conn:
             n = min(chunk, length - len(buf))
             self.ttag = (self.ttag + 1) & 0xFFFF
             r2to = len(buf)
-            psh = struct.pack("<HHII4x", cid, self.ttag, r2to, n)
-            self.send_pdu(R2T, 0, psh)
+            if self.evil == "r2t_beyond":
+                self.send_r2t(cid, self.ttag, r2to, length + 4096)
+            elif self.evil == "r2t_twice":
+                self.send_r2t(cid, self.ttag, r2to, n)
+            self.send_r2t(cid, self.ttag, r2to, n)
             got = 0
             while got < n:
                 ptype, flags, hdr, data = self.read_pdu()
@@ -163,6 +290,8 @@ class Conn:
 
     def send_c2h(self, cid, data):
         chunk = self.a.c2h_chunk or len(data)
+        if self.evil == "c2h_early_success":
+            chunk = (len(data) + 1) // 2
         off = 0
         while off < len(data):
             n = min(chunk, len(data) - off)
@@ -170,10 +299,49 @@ class Conn:
             flags = F_LAST if last else 0
             if last and self.a.c2h_success:
                 flags |= F_SUCCESS
-            psh = struct.pack("<HHII4x", cid, 0, off, n)
-            self.send_pdu(C2H_DATA, flags, psh, data[off:off + n])
+            self.send_c2h_pdu(cid, flags, off, data[off:off + n])
             off += n
         return self.a.c2h_success
+
+    def send_c2h_pdu(self, cid, flags, off, part):
+        datao = off
+        if self.evil == "c2h_offset":
+            datao += 512
+        elif self.evil == "c2h_beyond":
+            part += bytes(512)
+        elif self.evil == "c2h_early_success" and off == 0:
+            flags = F_SUCCESS
+        pdu = bytearray(self.build_pdu(C2H_DATA, flags,
+                                       struct.pack("<HHII4x", cid, 0, datao, len(part)), part))
+        if self.evil == "c2h_plen":
+            struct.pack_into("<I", pdu, 4, len(pdu) + 4)
+            pdu += bytes(4)
+        elif self.evil == "bad_ddgst" and self.ddgst:
+            pdu[-1] ^= 0xFF
+        self.s.sendall(pdu)
+
+    def misbehave_first(self, cid, icd):
+        """The misbehaviours that come before (or instead of) serving the command."""
+        mode = self.evil
+        if mode == "stall":
+            self.hang()
+        elif mode == "stop_reading":
+            self.hang(drain=False)
+        elif mode == "term":
+            self.s.sendall(struct.pack("<BBBBIHI10x", C2H_TERM, 0, 24, 0, 24, 1, 0))
+            self.hang()
+        elif mode == "type_h2c":
+            self.send_pdu(H2C_DATA, F_LAST, struct.pack("<HHII4x", cid, 1, 0, 4), bytes(4))
+        elif mode == "type_icreq":
+            self.s.sendall(struct.pack("<BBBBIHBBI", ICREQ, 0, 128, 0, 128, 0, 0, 0, 0)
+                           + bytes(112))
+        elif mode == "type_icresp":
+            self.s.sendall(struct.pack("<BBBBIHBBI", ICRESP, 0, 128, 0, 128, 0, 0, 0, 8192)
+                           + bytes(112))
+        elif mode == "r2t_read" or (mode == "r2t_icd" and icd):
+            self.send_r2t(cid, 1, 0, 512)
+        elif mode == "c2h_cccid":
+            self.send_c2h_pdu(0xFFF0, F_LAST, 0, bytes(512))
 
     def identify_ctrlr(self):
         d = bytearray(4096)
@@ -191,6 +359,8 @@ class Conn:
         struct.pack_into("<H", d, 520, 0x4 | 0x8)
         d[525] = 1
         struct.pack_into("<I", d, 536, 1 | (1 << 20) | (1 << 21))
+        if "id_nn0" in self.tgt.evil:
+            struct.pack_into("<I", d, 516, 0)
         nqn = self.a.nqn.encode()
         d[768:768 + len(nqn)] = nqn
         struct.pack_into("<I", d, 1792, (self.a.icd + 64) // 16)
@@ -202,11 +372,14 @@ class Conn:
         if nsid != 1:
             return bytes(d)
         ns = self.tgt.ns
-        struct.pack_into("<QQQ", d, 0, ns.num_blocks, ns.num_blocks, ns.num_blocks)
+        nsze = 0 if "id_nsze0" in self.tgt.evil else ns.num_blocks
+        if "id_nsze_huge" in self.tgt.evil:
+            nsze = (1 << 64) - 1
+        struct.pack_into("<QQQ", d, 0, nsze, nsze, nsze)
         d[25] = 0
         d[26] = 0x10 if ns.ms else 0
         d[27] = 1 if ns.ms else 0
-        lbads = ns.bs.bit_length() - 1
+        lbads = 30 if "id_bs_huge" in self.tgt.evil else ns.bs.bit_length() - 1
         struct.pack_into("<I", d, 128, ns.ms | (lbads << 16))
         d[104:120] = bytes(range(1, 17))
         return bytes(d)
@@ -214,8 +387,12 @@ class Conn:
     def handle_admin(self, opc, cid, nsid, cdw, icd, sgl_len):
         if opc == 0x06:
             cns = cdw[10] & 0xFF
+            if cns == 1 and "id_stall" in self.tgt.evil:
+                self.hang()
             if cns == 1:
                 data = self.identify_ctrlr()
+            elif cns == 2 and "id_nn0" in self.tgt.evil:
+                return self.respond(cid, status(0, 2))
             elif cns == 2:
                 data = struct.pack("<I", 1) + bytes(4092)
             elif cns == 0:
@@ -248,14 +425,21 @@ class Conn:
         if opc == 0x02:
             if sgl_len != length:
                 return self.respond(cid, status(0, 0x0F))
+            if self.evil == "rsp_before_data":
+                self.respond(cid)
             if self.send_c2h(cid, bytes(ns.data[off:off + length])):
+                return
+            if self.evil == "rsp_before_data":
                 return
             return self.respond(cid)
         if opc == 0x01:
             if sgl_len != length:
                 return self.respond(cid, status(0, 0x0F))
+            if self.evil == "rsp_no_data" and not icd:
+                return self.respond(cid)
             data = self.get_host_data(cid, length, icd)
-            ns.data[off:off + length] = data
+            if self.evil != "write_discard":
+                ns.data[off:off + length] = data
             return self.respond(cid)
         if opc == 0x00:
             return self.respond(cid)
@@ -281,6 +465,8 @@ class Conn:
             self.qid = qid
             if subnqn != self.a.nqn:
                 return self.respond(cid, status(1, 0x82), 1 | (256 << 16))
+            if "connect_status" in self.tgt.evil:
+                return self.respond(cid, status(7, 0xC0))
             if qid == 0:
                 with self.tgt.lock:
                     self.cntlid = self.tgt.next_cntlid
@@ -290,6 +476,8 @@ class Conn:
                 if cntlid not in self.tgt.ctrlrs:
                     return self.respond(cid, status(1, 0x82), 1 | (16 << 16))
                 self.cntlid = cntlid
+                if "connect_cntlid" in self.tgt.evil:
+                    return self.respond(cid, 0, self.cntlid + 7)
             return self.respond(cid, 0, self.cntlid)
         if fctype == 0x04:
             size8 = sqe[40] & 1
@@ -313,6 +501,8 @@ class Conn:
             val = struct.unpack_from("<Q", sqe, 48)[0]
             if ofst == 0x14:
                 self.cc = val & 0xFFFFFFFF
+                if (self.cc >> 14) & 3 and "shutdown_stall" in self.tgt.evil:
+                    self.hang()
             return self.respond(cid)
         return self.respond(cid, status(0, 1))
 
@@ -320,11 +510,16 @@ class Conn:
         ptype, flags, hdr, _ = self.read_pdu()
         if ptype != ICREQ:
             return
+        if "icresp_stall" in self.tgt.evil:
+            self.hang()
         dgst = hdr[11]
         self.hdgst = bool(dgst & 1) and not self.a.no_digests
         self.ddgst = bool(dgst & 2) and not self.a.no_digests
-        resp = struct.pack("<HBBI", 0, 0, (1 if self.hdgst else 0) | (2 if self.ddgst else 0),
-                           self.a.maxh2cdata) + bytes(112)
+        evil = self.tgt.evil
+        resp = struct.pack("<HBBI", 1 if "icresp_pfv" in evil else 0,
+                           200 if "icresp_cpda" in evil else 0,
+                           (1 if self.hdgst else 0) | (2 if self.ddgst else 0),
+                           100 if "icresp_maxh2cdata" in evil else self.a.maxh2cdata) + bytes(112)
         self.s.sendall(struct.pack("<BBBBI", ICRESP, 0, 128, 0, 128) + resp)
         while True:
             if self.pending:
@@ -351,7 +546,10 @@ class Conn:
             elif self.qid == 0:
                 self.handle_admin(opc, cid, nsid, cdw, icd, sgl_len)
             else:
+                self.evil = self.tgt.evil_for(opc)
+                self.misbehave_first(cid, icd)
                 self.handle_io(opc, cid, nsid, cdw, icd, sgl_len)
+                self.evil = None
 
 
 def serve_conn(tgt, sock):
@@ -385,8 +583,20 @@ def main():
     p.add_argument("--no-digests", action="store_true", help="refuse digests")
     p.add_argument("--drop-after", type=int, default=0,
                    help="swallow the Nth read/write command (never answer it)")
+    p.add_argument("--evil", default="",
+                   help="misbehaviours, comma separated: " + ", ".join(EVIL_MODES))
+    p.add_argument("--evil-after", type=int, default=0,
+                   help="serve this many reads and writes well before the I/O misbehaviours")
+    p.add_argument("--evil-on-signal", action="store_true",
+                   help="the I/O misbehaviours wait for SIGUSR1")
+    p.add_argument("--list-evil", action="store_true", help="print the modes and exit")
     args = p.parse_args()
+    if args.list_evil:
+        for mode, (kind, what) in EVIL_MODES.items():
+            print("%-18s %-3s %s" % (mode, kind or "-", what))
+        return
     tgt = Target(args)
+    signal.signal(signal.SIGUSR1, lambda *_: setattr(tgt, "armed", True))
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind(("127.0.0.1", args.port))

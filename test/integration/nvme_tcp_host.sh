@@ -12,10 +12,6 @@ BP=$BIN/bdevperf
 NQN=nqn.2016-06.io.gga:back
 FNQN=nqn.2016-06.io.gga:front
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # setup_back SOCKNAME PORT: a malloc namespace and one with 64-byte metadata, exported on PORT.
 setup_back() {
 	local s=$1 port=$2

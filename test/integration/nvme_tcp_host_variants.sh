@@ -6,36 +6,14 @@
 # swallows a command, which must time out, fail, and be recovered from by a
 # controller reset. Listens on 127.0.0.1 only.
 source "$(dirname "$0")/common.sh"
-
-FAKE=$GGA_ROOT/test/integration/nvme_fake_tgt.py
-NQN=nqn.2016-06.io.gga:fake
-
-python3 -c 'import ctypes; ctypes.CDLL("libisal.so.2")' 2>/dev/null ||
-	skip "python3 cannot load libisal.so.2 (the fake target's CRC-32C)"
-
-# start_fake NAME ARGS...: sets FAKE_PORT; the target prints "ready PORT".
-start_fake() {
-	local name=$1 i
-	shift
-	python3 "$FAKE" --port 0 --nqn "$NQN" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
-	PIDS+=($!)
-	FAKE_PID=$!
-	for i in $(seq 1 50); do
-		FAKE_PORT=$(awk '/^ready/ {print $2}' "$TMP/$name.out")
-		[ -n "$FAKE_PORT" ] && return 0
-		sleep 0.1
-	done
-	echo "fake target $name did not start"
-	cat "$TMP/$name.err"
-	return 1
-}
+source "$(dirname "$0")/fake_tgt_lib.sh"
 
 # run NAME EXTRA_ATTACH_PARAMS BDEVPERF_ARGS...
 run() {
 	local name=$1 extra=$2
 	shift 2
 	write_config "$TMP/$name.json" \
-		"{\"method\":\"bdev_nvme_attach_controller\",\"params\":{\"name\":\"N0\",\"trtype\":\"tcp\",\"traddr\":\"127.0.0.1\",\"trsvcid\":\"$FAKE_PORT\",\"subnqn\":\"$NQN\"$extra}}"
+		"{\"method\":\"bdev_nvme_attach_controller\",\"params\":$(fake_attach N0 "$extra")}"
 	timeout -k 5 60 "$BIN/bdevperf" --json "$TMP/$name.json" "$@" >"$TMP/$name.log" 2>&1
 }
 

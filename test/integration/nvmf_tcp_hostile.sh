@@ -14,9 +14,6 @@ HOSTILE=$GGA_ROOT/test/integration/nvmf_tcp_hostile.py
 BP=$BIN/bdevperf
 NQN=nqn.2016-06.io.gga:hostile
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 PORT=$(free_port)
 hz=$(getconf CLK_TCK)
 

@@ -16,9 +16,6 @@ HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:0b9f8a3c-1d2e-4f50-8a6b-7c8d9e0f1a2b
 OTHERHOST=nqn.2014-08.org.example:intruder
 
 # A free TCP port on 127.0.0.1 (the kernel picks it, so parallel runs do not collide).
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 PORT=$(free_port)
 
 # client SCENARIO [args...]: run one client scenario against $PORT, bounded in time.

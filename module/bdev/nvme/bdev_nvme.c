@@ -623,6 +623,16 @@ attach_connected(void *cb_arg, struct nvme_ctrlr *ctrlr, int rc, const char *rea
 	}
 	nctrlr->ctrlr = ctrlr;
 	n = nvme_ctrlr_get_num_ns(ctrlr);
+	if (n == 0) {
+		/*
+		 * Nothing to serve (no namespace, or none of a usable format or
+		 * size): a controller without bdevs would never be detached.
+		 */
+		rc = -ENODEV;
+		snprintf(nctrlr->attach_err, sizeof(nctrlr->attach_err),
+			 "the controller has no usable namespace");
+		goto unwind;
+	}
 	nctrlr->bdevs = calloc(GGA_MAX(n, 1u), sizeof(*nctrlr->bdevs));
 	names = calloc(GGA_MAX(n, 1u), sizeof(*names));
 	if (nctrlr->bdevs == NULL || names == NULL) {

@@ -205,6 +205,12 @@ test_ns_info(void)
 	id.flbas = 0;
 	id.lbaf[0] = NVME_LBAF(0, 8, 0);
 	UT_ASSERT_EQ(nvme_ns_info_from_identify(&info, &id), -EINVAL);
+	/* More blocks than 64 bits of bytes hold (a hostile target's NSZE). */
+	id.lbaf[0] = NVME_LBAF(0, 9, 0);
+	id.nsze = UINT64_MAX / 512 + 1;
+	UT_ASSERT_EQ(nvme_ns_info_from_identify(&info, &id), -EINVAL);
+	id.nsze = UINT64_MAX / 512;
+	UT_ASSERT_EQ(nvme_ns_info_from_identify(&info, &id), 0);
 }
 
 static void

@@ -599,6 +599,24 @@ test_timeout(void)
 	close_peer();
 }
 
+/*
+ * Pretend the transport just finished ICReq/ICResp on an I/O queue for
+ * cntlid 5, submit a read (it waits for the queue) and read the Connect.
+ */
+static void
+start_io_connect(struct nvme_qpair *qp, struct cpl_rec *rec, struct nvme_cmd *cmd,
+		 uint8_t *data, uint32_t *dlen)
+{
+	static uint8_t buf[520];
+	static struct iovec iov = { buf, sizeof(buf) };
+
+	qp->state = QPAIR_CONNECTING;
+	qp->cntlid = 5;
+	nvme_qpair_transport_ready(qp);
+	UT_ASSERT_EQ(nvme_ns_cmd_readv(qp, &g_ns, 0, 1, &iov, 1, 0, rec_cb, rec), 0);
+	peer_read_cmd(qp, cmd, data, dlen, false, false);
+}
+
 static void
 test_fabrics_connect(void)
 {
@@ -607,20 +625,12 @@ test_fabrics_connect(void)
 	struct nvme_connect_data *cd = (struct nvme_connect_data *)data;
 	struct nvme_connect_cmd *cc;
 	struct cpl_rec rec = { 0 };
-	static uint8_t buf[520];
-	struct iovec iov = { buf, sizeof(buf) };
 	uint8_t resp[64];
 	struct nvme_cmd cmd;
 	uint32_t dlen;
 	size_t n;
 
-	/* Pretend the transport just finished ICReq/ICResp on a queue for cntlid 5. */
-	qp->state = QPAIR_CONNECTING;
-	qp->cntlid = 5;
-	nvme_qpair_transport_ready(qp);
-	/* I/O submitted meanwhile waits for the queue. */
-	UT_ASSERT_EQ(nvme_ns_cmd_readv(qp, &g_ns, 0, 1, &iov, 1, 0, rec_cb, &rec), 0);
-	peer_read_cmd(qp, &cmd, data, &dlen, false, false);
+	start_io_connect(qp, &rec, &cmd, data, &dlen);
 	cc = (struct nvme_connect_cmd *)&cmd;
 	UT_ASSERT_EQ(cc->opc, NVME_OPC_FABRICS);
 	UT_ASSERT_EQ(cc->fctype, NVME_FCTYPE_CONNECT);
@@ -633,6 +643,8 @@ test_fabrics_connect(void)
 	CU_ASSERT(!peer_has_data());
 
 	n = build_resp(resp, cmd.cid, 0, false);
+	/* An I/O queue's Connect answers with the cntlid of its controller. */
+	((struct nvme_tcp_rsp *)resp)->rccqe.cdw0 = 5;
 	peer_send(qp, resp, n, 3);
 	UT_ASSERT_EQ(qp->state, QPAIR_LIVE);
 	UT_ASSERT_EQ(g_connect_calls, 1);
@@ -675,6 +687,152 @@ test_fabrics_connect_refused(void)
 	UT_ASSERT_EQ(qp->state, QPAIR_DISCONNECTED);
 	CU_ASSERT(strstr(qp->fail_reason, "Connect Invalid Parameters") != NULL);
 	CU_ASSERT(strstr(qp->fail_reason, "unknown subsystem NQN") != NULL);
+	nvme_qpair_destroy(qp);
+	close_peer();
+}
+
+/* An I/O queue whose Connect names another controller is not used. */
+static void
+test_fabrics_connect_other_cntlid(void)
+{
+	struct nvme_qpair *qp = make_qpair(8, false, false, 4096, 8192);
+	static uint8_t data[4096];
+	struct cpl_rec rec = { 0 };
+	uint8_t resp[64];
+	struct nvme_cmd cmd;
+	uint32_t dlen;
+	size_t n;
+
+	start_io_connect(qp, &rec, &cmd, data, &dlen);
+	n = build_resp(resp, cmd.cid, 0, false);
+	((struct nvme_tcp_rsp *)resp)->rccqe.cdw0 = 6;
+	peer_send(qp, resp, n, n);
+	UT_ASSERT_EQ(g_connect_calls, 1);
+	UT_ASSERT_EQ(g_connect_rc, -EPROTO);
+	UT_ASSERT_EQ(qp->state, QPAIR_DISCONNECTED);
+	CU_ASSERT(strstr(qp->fail_reason, "cntlid 6, not 5") != NULL);
+	/* The read that waited for the queue never went out: it fails. */
+	UT_ASSERT_EQ(rec.calls, 1);
+	UT_ASSERT_EQ(rec.status, NVME_STATUS_HOST_PATH_ERROR);
+	nvme_qpair_destroy(qp);
+	close_peer();
+}
+
+/*
+ * A completion sent twice: the slot is used again at once (most recently
+ * freed first), but the second completion must not complete the new command.
+ */
+static void
+test_completion_twice(void)
+{
+	struct nvme_qpair *qp = make_qpair(8, false, false, 4096, 8192);
+	struct cpl_rec a = { 0 }, b = { 0 };
+	struct nvme_cmd cmd_a, cmd_b;
+	uint8_t resp[64];
+	uint32_t dlen;
+	size_t n;
+
+	UT_ASSERT_EQ(nvme_ns_cmd_flush(qp, &g_ns, rec_cb, &a), 0);
+	peer_read_cmd(qp, &cmd_a, NULL, &dlen, false, false);
+	n = build_resp(resp, cmd_a.cid, 0, false);
+	peer_send(qp, resp, n, n);
+	UT_ASSERT_EQ(a.calls, 1);
+	UT_ASSERT_EQ(a.status, 0);
+	UT_ASSERT_EQ(nvme_ns_cmd_flush(qp, &g_ns, rec_cb, &b), 0);
+	peer_read_cmd(qp, &cmd_b, NULL, &dlen, false, false);
+	/* Same slot, another command id. */
+	UT_ASSERT_EQ(cmd_b.cid & qp->cid_slot_mask, cmd_a.cid & qp->cid_slot_mask);
+	CU_ASSERT(cmd_b.cid != cmd_a.cid);
+	peer_send(qp, resp, n, n);
+	UT_ASSERT_EQ(a.calls, 1);
+	UT_ASSERT_EQ(b.calls, 1);
+	UT_ASSERT_EQ(b.status, NVME_STATUS_HOST_PATH_ERROR);
+	UT_ASSERT_EQ(qp->state, QPAIR_DISCONNECTED);
+	CU_ASSERT(strstr(qp->fail_reason, "unknown command id") != NULL);
+	nvme_qpair_destroy(qp);
+	close_peer();
+}
+
+/* A write reported done before the controller asked for its data did not happen. */
+static void
+test_write_done_without_data(void)
+{
+	struct nvme_qpair *qp = make_qpair(8, false, false, 1024, 4096);
+	static uint8_t buf[4 * 520];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct cpl_rec rec = { 0 };
+	struct nvme_tcp_r2t_hdr r2t;
+	uint8_t pdu[64], hdr[24];
+	struct nvme_cmd cmd;
+	uint32_t dlen;
+	size_t n;
+
+	UT_ASSERT_EQ(nvme_ns_cmd_writev(qp, &g_ns, 0, 4, &iov, 1, 0, rec_cb, &rec), 0);
+	peer_read_cmd(qp, &cmd, NULL, &dlen, false, false);
+	UT_ASSERT_EQ(dlen, 0);
+	n = build_resp(pdu, cmd.cid, 0, false);
+	peer_send(qp, pdu, n, n);
+	UT_ASSERT_EQ(rec.calls, 1);
+	UT_ASSERT_EQ(rec.status, NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_DATA_TRANSFER_ERROR));
+
+	/* Half of it asked for, then success: the same. */
+	UT_ASSERT_EQ(nvme_ns_cmd_writev(qp, &g_ns, 0, 4, &iov, 1, 0, rec_cb, &rec), 0);
+	peer_read_cmd(qp, &cmd, NULL, &dlen, false, false);
+	memset(&r2t, 0, sizeof(r2t));
+	r2t.ch.pdu_type = NVME_TCP_PDU_R2T;
+	r2t.cccid = cmd.cid;
+	r2t.r2tl = 1040;
+	n = build_pdu(pdu, &r2t, sizeof(r2t), false, 0, NULL, 0, false);
+	peer_send(qp, pdu, n, n);
+	peer_read(qp, hdr, sizeof(hdr));
+	peer_read(qp, buf, 1040);
+	n = build_resp(pdu, cmd.cid, 0, false);
+	peer_send(qp, pdu, n, n);
+	UT_ASSERT_EQ(rec.calls, 2);
+	UT_ASSERT_EQ(rec.status, NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_DATA_TRANSFER_ERROR));
+	/* The queue itself is fine. */
+	UT_ASSERT_EQ(qp->state, QPAIR_LIVE);
+	nvme_qpair_destroy(qp);
+	close_peer();
+}
+
+/*
+ * C2HData with SUCCESS for a read whose command capsule has not left yet (a
+ * controller guessing command ids): the request must stay until its PDU is
+ * sent, or its slot would be reused under the queued PDU.
+ */
+static void
+test_c2h_success_before_cmd_sent(void)
+{
+	struct nvme_qpair *qp = make_qpair(8, false, false, 4096, 8192);
+	static uint8_t buf[520], src[520], pdu[1024];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct cpl_rec rec = { 0 };
+	struct nvme_tcp_data_hdr h;
+	struct nvme_request *req;
+	struct nvme_cmd cmd;
+	uint32_t dlen;
+	size_t n;
+
+	memset(src, 0x5a, sizeof(src));
+	/* The submit takes the head of the free list. */
+	req = TAILQ_FIRST(&qp->free_reqs);
+	UT_ASSERT_EQ(nvme_ns_cmd_readv(qp, &g_ns, 0, 1, &iov, 1, 0, rec_cb, &rec), 0);
+	CU_ASSERT_FATAL(req->state == REQ_OUTSTANDING && req->tcp.tx.queued);
+	memset(&h, 0, sizeof(h));
+	h.ch.pdu_type = NVME_TCP_PDU_C2H_DATA;
+	h.ch.flags = NVME_TCP_F_DATA_LAST | NVME_TCP_F_DATA_SUCCESS;
+	h.cccid = req->cid;
+	h.datal = 520;
+	n = build_pdu(pdu, &h, sizeof(h), false, 24, src, 520, false);
+	peer_send(qp, pdu, n, n);
+	UT_ASSERT_EQ(rec.calls, 0);
+	/* The capsule leaves: now the read completes, and its slot is free. */
+	peer_read_cmd(qp, &cmd, NULL, &dlen, false, false);
+	UT_ASSERT_EQ(cmd.cid, h.cccid);
+	UT_ASSERT_EQ(rec.calls, 1);
+	UT_ASSERT_EQ(rec.status, 0);
+	UT_ASSERT_EQ(qp->num_outstanding, 0);
 	nvme_qpair_destroy(qp);
 	close_peer();
 }
@@ -776,6 +934,10 @@ main(void)
 		UT_TEST(test_timeout),
 		UT_TEST(test_fabrics_connect),
 		UT_TEST(test_fabrics_connect_refused),
+		UT_TEST(test_fabrics_connect_other_cntlid),
+		UT_TEST(test_completion_twice),
+		UT_TEST(test_write_done_without_data),
+		UT_TEST(test_c2h_success_before_cmd_sent),
 		UT_TEST(test_free_in_callback),
 		UT_TEST(test_protocol_errors),
 		UT_TEST(test_deallocate),
