@@ -290,6 +290,11 @@ struct gga_io {
 	uint64_t gen;			/* first generation of the chunk */
 	struct bdev_io_wait_entry wait;
 	TAILQ_ENTRY(gga_io) link;
+	/* What a member I/O's completion is given: the request and which member. */
+	struct gga_member_cb {
+		struct bdev_io *io;
+		uint32_t index;
+	} member_cb[BDEV_GGA_MAX_MEMBERS];
 };
 
 /* bdev_gga.c */

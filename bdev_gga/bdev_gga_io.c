@@ -32,6 +32,7 @@
  * A member I/O that fails marks the member FAILED (except an abort, which
  * only fails the request); the request goes on with the others.
  */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
@@ -349,18 +350,16 @@ static void member_submit(struct bdev_io *io);
 static void
 member_io_done(struct bdev_io *mio, bool success, void *cb_arg)
 {
-	struct bdev_io *io = cb_arg;
+	const struct gga_member_cb *mcb = cb_arg;
+	struct bdev_io *io = mcb->io;
 	struct gga_io *gio = io_ctx(io);
 	struct gga_disk *disk = io_disk(io);
 	struct gga_channel *ch = gio->ch;
-	uint32_t i;
+	uint32_t i = mcb->index;
 	int err = 0;
 
-	for (i = 0; i < disk->n - 1; i++) {
-		if (disk->members[i].bdev == mio->bdev) {
-			break;
-		}
-	}
+	assert(i < disk->n && mcb == &gio->member_cb[i]);
+	assert(mio->bdev == disk->members[i].bdev && ch->member_outstanding[i] > 0);
 	if (unlikely(!success)) {
 		err = bdev_io_get_errno(mio);
 	}
@@ -394,24 +393,28 @@ member_submit_one(struct bdev_io *io, struct gga_io *gio, uint32_t i)
 	struct gga_member *member = &disk->members[i];
 	struct io_channel *mch = gio->ch->member_ch[i];
 	uint64_t offset = disk->data_offset + gio->chunk_lba;
+	struct gga_member_cb *mcb = &gio->member_cb[i];
+
+	mcb->io = io;
+	mcb->index = i;
 
 	switch (gio->member_op) {
 	case BDEV_IO_TYPE_READ:
 		if (gio->direct_mask & (1u << i)) {
 			return bdev_readv_blocks(member->desc, mch, direct_iovs(gio, disk, i),
 						 (int)gio->direct_iovcnt, offset, gio->chunk_blocks,
-						 member_io_done, io);
+						 member_io_done, mcb);
 		}
 		return bdev_read_blocks(member->desc, mch, member_block(gio, disk, i, 0), offset,
-					gio->chunk_blocks, member_io_done, io);
+					gio->chunk_blocks, member_io_done, mcb);
 	case BDEV_IO_TYPE_WRITE:
 		return bdev_write_blocks(member->desc, mch, member_block(gio, disk, i, 0), offset,
-					 gio->chunk_blocks, member_io_done, io);
+					 gio->chunk_blocks, member_io_done, mcb);
 	case BDEV_IO_TYPE_FLUSH:
 		return bdev_flush_blocks(member->desc, mch, disk->data_offset + io->u.offset_blocks,
-					 io->u.num_blocks, member_io_done, io);
+					 io->u.num_blocks, member_io_done, mcb);
 	case BDEV_IO_TYPE_RESET:
-		return bdev_reset(member->desc, mch, member_io_done, io);
+		return bdev_reset(member->desc, mch, member_io_done, mcb);
 	default:
 		return -EINVAL;
 	}
