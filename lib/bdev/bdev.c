@@ -526,6 +526,7 @@ int
 bdev_module_claim_bdev(struct bdev *bdev, struct bdev_desc *desc, struct bdev_module *module)
 {
 	struct bdev_internal *internal = bdev->internal;
+	struct bdev_desc *d;
 
 	pthread_mutex_lock(&g_bdev_mutex);
 	if (internal->claim_module != NULL && internal->claim_module != module) {
@@ -533,6 +534,19 @@ bdev_module_claim_bdev(struct bdev *bdev, struct bdev_desc *desc, struct bdev_mo
 		ERRLOG("bdev %s: already claimed by module %s\n", bdev->name,
 		       internal->claim_module->name);
 		return -EPERM;
+	}
+	/*
+	 * A claim keeps writers out, so it cannot be taken over one (an NVMe-oF
+	 * namespace): save_config would write the claimant before the writer,
+	 * which could then not be opened again.
+	 */
+	TAILQ_FOREACH(d, &internal->descs, link) {
+		if (d != desc && d->write) {
+			pthread_mutex_unlock(&g_bdev_mutex);
+			ERRLOG("bdev %s: open for writing elsewhere, cannot be claimed\n",
+			       bdev->name);
+			return -EPERM;
+		}
 	}
 	internal->claim_module = module;
 	internal->claim_desc = desc;

@@ -69,8 +69,8 @@ error_rpc_create(struct rpc_request *req, json_t *params)
 			       args.base_name);
 		break;
 	case -EPERM:
-		rpc_send_errno(req, rc, "base bdev '%s' is claimed by another module",
-			       args.base_name);
+		rpc_send_errno(req, rc, "base bdev '%s' is claimed by another module or open "
+			       "for writing (a namespace)", args.base_name);
 		break;
 	default:
 		rpc_send_errno(req, rc, NULL);
