@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The JSON-RPC fuzzer (test/fuzz/rpc_fuzz.py) against its own gga_tgt: first
+# a kept batch with fixed seeds (the one that found the error bdev claiming a
+# namespace's bdev), then GGA_RPC_FUZZ_SECONDS (default 30) of random batches
+# with a fresh seed (printed; GGA_RPC_FUZZ_SEED fixes it). The fuzzer checks
+# every answer, the daemon's health after every batch, save_config against
+# its model of what succeeded, and the round trip of save_config into a fresh
+# gga_tgt. Under ASan the VmRSS bound is wider (the fuzzer sees libasan).
+source "$(dirname "$0")/common.sh"
+
+FUZZ=$GGA_ROOT/test/fuzz/rpc_fuzz.py
+
+# fuzz NAME ARGS...: run the fuzzer in the background (so cleanup stops it), bounded in time.
+fuzz() {
+	local name=$1 pid
+	shift
+	timeout -k 10 900 python3 "$FUZZ" --build "$GGA_BUILD" "$@" >"$TMP/$name.out" 2>&1 &
+	pid=$!
+	PIDS+=("$pid")
+	wait "$pid"
+	local rc=$?
+	cat "$TMP/$name.out"
+	return $rc
+}
+
+# Kept regression batch: seed 5's batches included an error bdev over a
+# namespace's bdev; its save_config did not replay.
+fuzz regress --seed 5 --seconds 8
+rc=$?
+check "RPC fuzzer: kept regression run, seed 5 (exit $rc)" test $rc -eq 0
+
+fuzz random --seconds "${GGA_RPC_FUZZ_SECONDS:-30}" ${GGA_RPC_FUZZ_SEED:+--seed "$GGA_RPC_FUZZ_SEED"}
+rc=$?
+check "RPC fuzzer: random batches for ${GGA_RPC_FUZZ_SECONDS:-30} s (exit $rc)" test $rc -eq 0
+finish
