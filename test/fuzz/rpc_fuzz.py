@@ -49,6 +49,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), 
 EXCLUDED = {"test_reactor_stall"}     # busy-waits the reactor on purpose
 NQN_PREFIX = "nqn.2016-06.io.gga:fz"
 ANSWER_TIMEOUT = 15.0
+# Each gga bdev takes about 14 MiB of the 256 MiB I/O buffer arena: 18 fit.
+MAX_GGA = 12
 JSONRPC_CODES = (-32700, -32600, -32601, -32602, -32603)
 
 
@@ -109,7 +111,7 @@ class Model:
         self.lock = threading.RLock()
         self.bdevs = {}       # name -> {"kind", "owner", "base", "members", "size"}
         self.subsys = {}      # nqn -> {"owner", "ns": {nsid: bdev}, "listeners": set, "hosts": set}
-        self.fd_cost = {"listener": 1, "file": 1}
+        self.fd_cost = {"listener": 1, "file": 1, "nvme": 8}
 
     def add_bdev(self, name, kind, owner, **kw):
         with self.lock:
@@ -153,7 +155,9 @@ class Model:
         with self.lock:
             nl = sum(len(s["listeners"]) for s in self.subsys.values())
             nf = sum(1 for b in self.bdevs.values() if b["kind"] == "file")
-            return nl * self.fd_cost["listener"] + nf * self.fd_cost["file"]
+            nc = sum(1 for b in self.bdevs.values() if b["kind"] == "nvme")
+            return nl * self.fd_cost["listener"] + nf * self.fd_cost["file"] + \
+                nc * self.fd_cost["nvme"]
 
     def rss_kb(self):
         """Memory the model's objects may hold: a gga bdev formats its members'
@@ -177,7 +181,7 @@ class Model:
 
 KIND_OF_CREATE = {"bdev_malloc_create": "malloc", "bdev_null_create": "null",
                   "bdev_error_create": "error", "bdev_file_create": "file",
-                  "bdev_gga_create": "gga"}
+                  "bdev_gga_create": "gga", "bdev_nvme_attach_controller": "nvme"}
 
 
 def config_sets(cfg):
@@ -411,6 +415,10 @@ class Client:
 
     def v_bdev_gga_create(self):
         """Three fresh members in one batch, then the gga bdev over them."""
+        with self.fz.model.lock:
+            n_gga = sum(1 for b in self.fz.model.bdevs.values() if b["kind"] == "gga")
+        if n_gga >= MAX_GGA:
+            return self.v_delete("gga")
         names = [self.fresh("g") for _ in range(3)]
         reqs = [Req("bdev_malloc_create", {"name": n, "num_blocks": 264, "block_size": 2048,
                                            "md_size": 64}, expect_ok=True) for n in names]
@@ -419,7 +427,9 @@ class Client:
         if self.rng.random() < 0.3:
             p["matrix_type"] = self.rng.choice(["vandermonde", "cauchy"])
         if self.rng.random() < 0.3:
-            p["rebuild_rate_mib_s"] = self.rng.choice([0, 1, 100])
+            p["rebuild_rate_mib_s"] = self.rng.choice([0, 1, 100, (1 << 32) - 1])
+        if self.rng.random() < 0.2:
+            p["recovery_read_every_n"] = self.rng.choice([0, 3, 1 << 31])
         reqs.append(Req("bdev_gga_create", p, expect_ok=True))
         reqs[-1].after = reqs[:3]
         return reqs
@@ -458,7 +468,7 @@ class Client:
     def v_bdev_gga_set_options(self):
         p = {"name": self.bdev(("gga",))}
         if self.rng.random() < 0.7:
-            p["rebuild_rate_mib_s"] = self.rng.choice([0, 10, 100, 1 << 20])
+            p["rebuild_rate_mib_s"] = self.rng.choice([0, 10, 100, 1 << 20, (1 << 32) - 1])
         if self.rng.random() < 0.5:
             p["auto_readd"] = self.rng.random() < 0.5
         return Req("bdev_gga_set_options", p)
@@ -470,11 +480,20 @@ class Client:
             "new_base": self.bdev(("malloc",), free=True)})
 
     def v_bdev_nvme_attach_controller(self):
-        # Nothing listens there (or nothing with that NQN): a quick, clean failure.
+        """The daemon as its own host, through one of its listeners; or a port
+        where nothing listens (a quick, clean failure)."""
+        nqn, port = self.nqn(), self.fz.dead_port
+        with self.fz.model.lock:
+            s = self.fz.model.subsys.get(nqn)
+            if s and s["listeners"] and len(self.fz.model.mine(self.owner, ("nvme",))) < 2:
+                port = self.rng.choice(sorted(s["listeners"]))[1]
         return Req("bdev_nvme_attach_controller", {
             "name": self.fresh("N"), "trtype": "tcp", "adrfam": "ipv4",
-            "traddr": "127.0.0.1", "trsvcid": str(self.fz.dead_port),
-            "subnqn": self.nqn(), "timeout_ms": 1000})
+            "traddr": "127.0.0.1", "trsvcid": str(port), "subnqn": nqn, "timeout_ms": 1000,
+            "keep_alive_timeout_ms": 10000})
+
+    def v_bdev_nvme_detach_controller(self):
+        return Req("bdev_nvme_detach_controller", {"name": self.bdev(("nvme",))})
 
     def v_nvmf_create_subsystem(self):
         p = {"nqn": "%s-%s" % (NQN_PREFIX, self.fresh("s"))}
@@ -709,10 +728,29 @@ class Client:
         return "client %d (seed %d) %s %s [%s] params %.300s" % (
             self.idx, self.seed, shape, r.method, r.mutation, json.dumps(r.params))
 
+    def text_mutation(self, r, data):
+        """Valid JSON that Python reads as jansson does: duplicate keys (the
+        last wins) and numbers written another way; the answer is that of r."""
+        rng = self.rng
+        if not isinstance(r.params, dict) or not r.params or rng.random() < 0.8:
+            return data
+        k = rng.choice(sorted(r.params))
+        v = r.params[k]
+        if isinstance(v, int) and not isinstance(v, bool) and v == 0 and rng.random() < 0.5:
+            r.mutation += " -0"
+            return data.replace(b'"%s": 0' % k.encode(), b'"%s": -0' % k.encode(), 1)
+        junk = rng.choice([b"5", b"null", b'"x"', b"[]", b"{}"])
+        r.mutation += " duplicate " + k
+        data = data.replace(b'"params": {', b'"params": {%s: %s, ' % (
+            json.dumps(k).encode(), junk), 1)
+        return data.replace(b'{"jsonrpc"', b'{"method": 5, "jsonrpc"', 1)
+
     def send_single(self, r):
         rid = self.make_id()
-        data = json.dumps(self.encode(r, rid)).encode()
-        STATS.count(("single", r.mutation.split(" ")[0]))
+        data = self.text_mutation(r, json.dumps(self.encode(r, rid)).encode())
+        kind = next((w for w in ("duplicate", "-0") if " " + w in r.mutation),
+                    r.mutation.split(" ")[0])
+        STATS.count(("single", kind))
         with STATS.lock:
             STATS.requests += 1
         try:
@@ -737,7 +775,8 @@ class Client:
         if r.expect_code is not None and (err is None or err["code"] != r.expect_code):
             STATS.finding("%s: expected error %d, got %.300s" % (where, r.expect_code,
                                                                   json.dumps(a)))
-        if r.expect_ok and err is not None and all(x.ok for x in r.after):
+        if r.expect_ok and err is not None and \
+                all(x.ok and x.mutation == "valid" for x in r.after):
             STATS.finding("%s: a valid request failed: %.300s" % (where, json.dumps(err)))
         if err is None:
             r.ok = True
@@ -898,7 +937,11 @@ class Fuzzer:
         """A request succeeded: the model follows."""
         m, p, model = r.method, r.params, self.model
         with model.lock:
-            if m in KIND_OF_CREATE:
+            if m == "bdev_nvme_attach_controller":
+                # The controller stands for its namespaces' bdevs (result), which
+                # nothing in the model uses.
+                model.add_bdev(p["name"], "nvme", client.owner)
+            elif m in KIND_OF_CREATE:
                 kw = {}
                 if m == "bdev_error_create":
                     kw["base"] = p["base_name"]
@@ -909,7 +952,8 @@ class Fuzzer:
                 for x in kw.get("members", ()):
                     if x in model.bdevs:
                         model.bdevs[x]["touched"] = True
-            elif m.startswith("bdev_") and m.endswith("_delete"):
+            elif m.startswith("bdev_") and m.endswith("_delete") or \
+                    m == "bdev_nvme_detach_controller":
                 model.delete_bdev(p["name"])
             elif m == "nvmf_create_subsystem":
                 model.add_subsys(p["nqn"], client.owner)
@@ -944,6 +988,9 @@ class Fuzzer:
         if not unsure:
             return
         bdevs = {b["name"]: b for b in self.d.rpc("bdev_get_bdevs", timeout=5)}
+        # A controller stands in the model for its namespaces' bdevs.
+        bdevs.update((c["name"], {}) for c in self.d.rpc("bdev_nvme_get_controllers",
+                                                         timeout=5))
         subs = {s["nqn"]: s for s in self.d.rpc("nvmf_get_subsystems", timeout=5)}
         model = self.model
         with model.lock:
@@ -957,8 +1004,10 @@ class Fuzzer:
                     if n in model.bdevs and n not in bdevs:
                         model.delete_bdev(n)
                     elif n not in model.bdevs and n in bdevs and r.method in KIND_OF_CREATE:
+                        gga = bdevs[n].get("driver_specific", {}).get("gga", {})
                         model.add_bdev(n, KIND_OF_CREATE[r.method], owner,
-                                       base=p.get("base_name"), members=[])
+                                       base=p.get("base_name"),
+                                       members=[x["name"] for x in gga.get("members", [])])
                 nqn = p.get("nqn")
                 if isinstance(nqn, str) and nqn.startswith(NQN_PREFIX):
                     self.adopt_subsys(nqn, subs.get(nqn), owner)
@@ -1041,17 +1090,21 @@ def bounded_batch(fz, seeds, ops):
 
 
 def tidy(fz):
-    """Before the round trip: gga bdevs that lost a member cannot be created again as saved."""
+    """Before the round trip: gga bdevs that lost a member cannot be created again
+    as saved, nor controllers of the daemon's own subsystems."""
     model = fz.model
     with model.lock:
         lost = [n for n, b in model.bdevs.items() if b["kind"] == "gga" and
                 any(x not in model.bdevs for x in b.get("members", []))]
-    for n in lost:
-        try:
-            fz.d.rpc("bdev_gga_delete", {"name": n}, timeout=10)
-            model.delete_bdev(n)
-        except RpcError as e:
-            print("# tidy: bdev_gga_delete %s: %s" % (n, e))
+        # A controller of the daemon's own listener: replayed before the listener exists.
+        ctrlrs = [n for n, b in model.bdevs.items() if b["kind"] == "nvme"]
+    for method, names in (("bdev_nvme_detach_controller", ctrlrs), ("bdev_gga_delete", lost)):
+        for n in names:
+            try:
+                fz.d.rpc(method, {"name": n}, timeout=10)
+                model.delete_bdev(n)
+            except RpcError as e:
+                print("# tidy: %s %s: %s" % (method, n, e))
 
 
 def measure_costs(fz):
@@ -1067,7 +1120,7 @@ def measure_costs(fz):
     n2 = d.nfds()
     d.rpc("bdev_file_delete", {"name": "fzcost"}, 5)
     d.rpc("nvmf_delete_subsystem", {"nqn": NQN_PREFIX + "-cost"}, 5)
-    fz.model.fd_cost = {"listener": max(1, n1 - n0), "file": max(1, n2 - n1)}
+    fz.model.fd_cost.update(listener=max(1, n1 - n0), file=max(1, n2 - n1))
     os.unlink(os.path.join(fz.tmp, "cost.img"))
 
 
