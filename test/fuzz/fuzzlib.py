@@ -17,6 +17,28 @@ RSS_SLACK_ASAN_KB = 384 * 1024
 IDLE_TICKS = 10
 
 
+class Closed(Exception):
+    """The peer closed the connection (or reset it)."""
+
+
+def recv_chunk(s, deadline, size=1 << 20):
+    """One recv before the monotonic deadline: bytes, or None on timeout;
+    Closed at end of file or on a connection error."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return None
+    s.settimeout(left)
+    try:
+        chunk = s.recv(size)
+    except socket.timeout:
+        return None
+    except (ConnectionResetError, OSError) as e:
+        raise Closed(str(e))
+    if not chunk:
+        raise Closed("EOF")
+    return chunk
+
+
 class RpcError(RuntimeError):
     """An error answer: .error is the answer's error object."""
 
@@ -221,3 +243,34 @@ def remove_dir(tmp):
         else:
             os.unlink(p)
     os.rmdir(tmp)
+
+
+def batch_plan(replay, seconds, t_start, make):
+    """The batches to run: (number, batch, last). `replay` (one batch) alone if
+    given, else make(n) for n = 0, 1, ... until `seconds` after t_start."""
+    if replay is not None:
+        yield 1, replay, True
+        return
+    n = 0
+    while n == 0 or time.monotonic() - t_start < seconds:
+        batch = make(n)
+        n += 1
+        yield n, batch, None
+
+
+def finish(name, ck, d):
+    """The summary line, the daemon's last log lines if anything failed; the exit code."""
+    print("%s: %d passed, %d failed" % (name, ck.ok, ck.bad), flush=True)
+    if ck.bad:
+        print("# last lines of the gga_tgt log:")
+        for line in d.log_tail():
+            print("#   " + line)
+    return 0 if ck.bad == 0 else 1
+
+
+def dispose(d, tmp):
+    """Stop the daemon (if still up) and remove the fuzzer's directory."""
+    d.stop(5)
+    d.log.close()
+    os.chdir("/")
+    remove_dir(tmp)

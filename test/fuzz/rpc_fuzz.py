@@ -43,7 +43,8 @@ import threading
 import time
 import uuid as uuidlib
 
-from fuzzlib import Checker, Daemon, Health, RpcError, free_port, remove_dir
+from fuzzlib import (Checker, Closed, Daemon, Health, RpcError, batch_plan, dispose, finish,
+                     free_port, recv_chunk, remove_dir)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 EXCLUDED = {"test_reactor_stall"}     # busy-waits the reactor on purpose
@@ -211,10 +212,6 @@ def config_sets(cfg):
 # A client connection that reads newline-framed answers.
 
 
-class Closed(Exception):
-    pass
-
-
 class Conn:
     def __init__(self, path, rng):
         self.path, self.rng = path, rng
@@ -246,18 +243,9 @@ class Conn:
         """The next answer line, parsed; None on timeout; Closed on EOF."""
         deadline = time.monotonic() + timeout
         while b"\n" not in self.buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
+            chunk = recv_chunk(self.s, deadline)
+            if chunk is None:
                 return None
-            self.s.settimeout(left)
-            try:
-                chunk = self.s.recv(1 << 20)
-            except socket.timeout:
-                return None
-            except (ConnectionResetError, OSError) as e:
-                raise Closed(str(e))
-            if not chunk:
-                raise Closed("EOF")
             self.buf += chunk
         line, self.buf = self.buf.split(b"\n", 1)
         return json.loads(line)
@@ -337,7 +325,8 @@ class Client:
     # -- helpers -------------------------------------------------------
     def fresh(self, what):
         self.n += 1
-        return "fz%d%s%d_%d" % (self.idx, what, self.seed % 1000, self.n)
+        # The whole seed: names stay unique across batches.
+        return "fz%d%s%x_%d" % (self.idx, what, self.seed, self.n)
 
     def pick(self, seq, default=None):
         seq = list(seq)
@@ -1169,11 +1158,16 @@ def main():
     print("rpc_fuzz: seed %d (replay with --seed %d)" % (seed, seed), flush=True)
     rng = random.Random(seed)
     ck = Checker()
-    tmp = tempfile.mkdtemp(prefix="gga-rpcfuzz.")
     schema = doc_schema(os.path.join(ROOT, "docs", "RPC.md"))
+    tmp = tempfile.mkdtemp(prefix="gga-rpcfuzz.")
     # Relative file names (a mutated bdev_file_create) land in the private directory.
     os.chdir(tmp)
-    d = Daemon(a.build, tmp)
+    try:
+        d = Daemon(a.build, tmp)
+    except OSError:
+        os.chdir("/")
+        remove_dir(tmp)
+        raise
 
     def on_term(signum, frame):
         raise SystemExit(130)
@@ -1194,21 +1188,11 @@ def main():
         health = Health(d)
         print(health.describe(), flush=True)
 
-        if a.scenario:
-            plan = [[int(x.split(":")[1]) for x in a.scenario]]
-        else:
-            plan = None
+        replay = [int(x.split(":")[1]) for x in a.scenario] if a.scenario else None
         nb = 0
-        while True:
-            if plan is not None:
-                if nb >= len(plan):
-                    break
-                seeds = plan[nb]
-            else:
-                if nb > 0 and time.monotonic() - t_start >= a.seconds:
-                    break
-                seeds = [rng.randrange(1 << 31) for _ in range(a.clients)]
-            nb += 1
+        for nb, seeds, _ in batch_plan(replay, a.seconds, t_start,
+                                       lambda n: [rng.randrange(1 << 31)
+                                                  for _ in range(a.clients)]):
             nf = len(STATS.findings)
             bounded_batch(fz, seeds, a.ops)
             tag = "batch %d" % nb
@@ -1245,17 +1229,9 @@ def main():
                  time.monotonic() - t_start))
         print("request kinds: " + ", ".join("%s %s: %d" % (k[0], k[1], v) for k, v in
                                             sorted(STATS.outcomes.items(), key=str)))
-        print("rpc_fuzz: %d passed, %d failed" % (ck.ok, ck.bad), flush=True)
-        if ck.bad:
-            print("# last lines of the gga_tgt log:")
-            for line in d.log_tail():
-                print("#   " + line)
-        return 0 if ck.bad == 0 else 1
+        return finish("rpc_fuzz", ck, d)
     finally:
-        d.stop(5)
-        d.log.close()
-        os.chdir("/")
-        remove_dir(tmp)
+        dispose(d, tmp)
 
 
 if __name__ == "__main__":

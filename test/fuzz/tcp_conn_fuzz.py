@@ -36,7 +36,8 @@ import tempfile
 import threading
 import time
 
-from fuzzlib import Checker, Daemon, Health, free_port, remove_dir
+from fuzzlib import (Checker, Closed, Daemon, Health, batch_plan, dispose, finish, free_port,
+                     recv_chunk)
 
 ISAL = ctypes.CDLL("libisal.so.2")
 ISAL.crc32_iscsi.restype = ctypes.c_uint32
@@ -54,10 +55,6 @@ OPC_FABRICS, FCT_PROP_SET, FCT_CONNECT, FCT_PROP_GET = 0x7F, 0x00, 0x01, 0x04
 NQN = "nqn.2016-06.io.gga:fuzz"
 HOSTNQN = "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555"
 NS_BLOCKS, BLOCK = 16384, 512
-
-
-class Closed(Exception):
-    pass
 
 
 class Stats:
@@ -239,18 +236,9 @@ class Host:
                         end = plen - (4 if flags & F_DDGST else 0)
                         data = raw[pdo:end]
                     return ptype, flags, psh, data
-            left = deadline - time.monotonic()
-            if left <= 0:
+            chunk = recv_chunk(self.s, deadline, 262144)
+            if chunk is None:
                 return None
-            self.s.settimeout(left)
-            try:
-                chunk = self.s.recv(262144)
-            except socket.timeout:
-                return None
-            except (ConnectionResetError, OSError) as e:
-                raise Closed(str(e))
-            if not chunk:
-                raise Closed("EOF")
             self.buf += chunk
 
     def drain(self, secs):
@@ -842,30 +830,18 @@ def main():
         health = Health(d)
         print(health.describe(), flush=True)
 
-        if a.scenario:
-            batches = [[(s.split(":")[0], int(s.split(":")[1]) if ":" in s else seed)
-                        for s in a.scenario]]
-        else:
-            batches = None
+        replay = [(s.split(":")[0], int(s.split(":")[1]) if ":" in s else seed)
+                  for s in a.scenario] if a.scenario else None
         nb = 0
-        while True:
-            if batches is not None:
-                if nb >= len(batches):
-                    break
-                batch = batches[nb]
-            else:
-                if nb > 0 and time.monotonic() - t_start >= a.seconds:
-                    break
-                batch = make_batch(rng, a.batch, swarm=nb % 2 == 0)
-            nb += 1
+        for nb, batch, last in batch_plan(replay, a.seconds, t_start,
+                                          lambda n: make_batch(rng, a.batch, swarm=n % 2 == 0)):
             nf = len(STATS.findings)
             run_batch(port, batch)
             tag = "batch %d (%d scenarios)" % (nb, len(batch))
             bad = not health.check(ck, tag)
             if not d.alive():
                 break
-            last = batches is not None and nb == len(batches) or \
-                batches is None and time.monotonic() - t_start >= a.seconds
+            last = last or time.monotonic() - t_start >= a.seconds
             if nb % a.verify_every == 0 or last:
                 good, why = bdevperf_verify(a.build, tmp, port)
                 bad |= not ck.check(good, "%s: bdevperf verify over NVMe/TCP (%s)" % (tag, why))
@@ -882,16 +858,9 @@ def main():
                           time.monotonic() - t_start))
         print("scenario outcomes: " + ", ".join("%s %s: %d" % (k[0], k[1], v)
                                                  for k, v in sorted(OUTCOMES.items())))
-        print("tcp_conn_fuzz: %d passed, %d failed" % (ck.ok, ck.bad), flush=True)
-        if ck.bad:
-            print("# last lines of the gga_tgt log:")
-            for line in d.log_tail():
-                print("#   " + line)
-        return 0 if ck.bad == 0 else 1
+        return finish("tcp_conn_fuzz", ck, d)
     finally:
-        d.stop(5)
-        d.log.close()
-        remove_dir(tmp)
+        dispose(d, tmp)
 
 
 if __name__ == "__main__":
