@@ -62,6 +62,7 @@ class Stats:
         self.bytes = 0
         self.conns = 0
         self.outcomes = {}
+        self.succeeded = {}
         self.findings = []
 
     def count(self, key):
@@ -461,10 +462,18 @@ class Client:
         return Req("bdev_gga_set_options", p)
 
     def v_bdev_gga_replace_member(self):
-        return Req("bdev_gga_replace_member", {
+        """A member replaced by a fresh base of the members' geometry (refused while
+        the member is online), or by any free malloc bdev."""
+        r = Req("bdev_gga_replace_member", {
             "name": self.bdev(("gga",)),
             "member": self.rng.choice(["data_1", "data_2", "parity", "parity_2"]),
             "new_base": self.bdev(("malloc",), free=True)})
+        if self.rng.random() < 0.5:
+            return r
+        base = Req("bdev_malloc_create", {"name": self.fresh("g"), "num_blocks": 264,
+                                          "block_size": 2048, "md_size": 64}, expect_ok=True)
+        r.params["new_base"] = base.params["name"]
+        return [base, r]
 
     def v_bdev_nvme_attach_controller(self):
         """The daemon as its own host, through one of its listeners; or a port
@@ -477,7 +486,7 @@ class Client:
         return Req("bdev_nvme_attach_controller", {
             "name": self.fresh("N"), "trtype": "tcp", "adrfam": "ipv4",
             "traddr": "127.0.0.1", "trsvcid": str(port), "subnqn": nqn, "timeout_ms": 1000,
-            "keep_alive_timeout_ms": 10000})
+            "keep_alive_timeout_ms": 10000, "hostnqn": self.host_nqn()})
 
     def v_bdev_nvme_detach_controller(self):
         return Req("bdev_nvme_detach_controller", {"name": self.bdev(("nvme",))})
@@ -768,6 +777,8 @@ class Client:
             STATS.finding("%s: a valid request failed: %.300s" % (where, json.dumps(err)))
         if err is None:
             r.ok = True
+            with STATS.lock:
+                STATS.succeeded[r.method] = STATS.succeeded.get(r.method, 0) + 1
             self.fz.apply(self, r, a["result"])
 
     def send_batch(self, reqs):
@@ -961,9 +972,13 @@ class Fuzzer:
                 (hs.add if m.endswith("add_host") else hs.discard)(p["host"])
             elif m == "bdev_gga_replace_member":
                 g = model.bdevs.get(p["name"])
+                roles = ["data_1", "data_2", "parity"]
                 if g is not None:
-                    g["members"] = [b for b in g["members"] if b != p["member"]] + \
-                        [p["new_base"]]
+                    i = roles.index(p["member"]) if p["member"] in roles else \
+                        g["members"].index(p["member"])
+                    g["members"][i] = p["new_base"]
+                    if p["new_base"] in model.bdevs:
+                        model.bdevs[p["new_base"]]["touched"] = True
 
     def uncertain(self, r, client):
         with self.model.lock:
@@ -975,11 +990,7 @@ class Fuzzer:
             unsure, self.unsure = self.unsure, []
         if not unsure:
             return
-        bdevs = {b["name"]: b for b in self.d.rpc("bdev_get_bdevs", timeout=5)}
-        # A controller stands in the model for its namespaces' bdevs.
-        bdevs.update((c["name"], {}) for c in self.d.rpc("bdev_nvme_get_controllers",
-                                                         timeout=5))
-        subs = {s["nqn"]: s for s in self.d.rpc("nvmf_get_subsystems", timeout=5)}
+        bdevs, subs = self.settled_state()
         model = self.model
         with model.lock:
             for r, owner in unsure:
@@ -999,6 +1010,26 @@ class Fuzzer:
                 nqn = p.get("nqn")
                 if isinstance(nqn, str) and nqn.startswith(NQN_PREFIX):
                     self.adopt_subsys(nqn, subs.get(nqn), owner)
+
+    def state(self):
+        bdevs = {b["name"]: b for b in self.d.rpc("bdev_get_bdevs", timeout=5)}
+        # A controller stands in the model for its namespaces' bdevs.
+        bdevs.update((c["name"], {}) for c in self.d.rpc("bdev_nvme_get_controllers",
+                                                         timeout=5))
+        subs = {s["nqn"]: s for s in self.d.rpc("nvmf_get_subsystems", timeout=5)}
+        return bdevs, subs
+
+    def settled_state(self):
+        """The daemon's objects once requests that finish later (a controller's
+        attach, a deletion) are done: two looks 0.3 s apart agree (within 6 s)."""
+        last = self.state()
+        for _ in range(20):
+            time.sleep(0.3)
+            now = self.state()
+            if sorted(now[0]) == sorted(last[0]) and now[1] == last[1]:
+                break
+            last = now
+        return last
 
     def adopt_subsys(self, nqn, s, owner):
         model = self.model
@@ -1228,6 +1259,7 @@ def main():
                  time.monotonic() - t_start))
         print("request kinds: " + ", ".join("%s %s: %d" % (k[0], k[1], v) for k, v in
                                             sorted(STATS.outcomes.items(), key=str)))
+        print("succeeded: " + ", ".join("%s %d" % kv for kv in sorted(STATS.succeeded.items())))
         return finish("rpc_fuzz", ck, d)
     finally:
         dispose(d, tmp)
