@@ -44,7 +44,7 @@ import time
 import uuid as uuidlib
 
 from fuzzlib import (Checker, Closed, Daemon, Health, RpcError, batch_plan, dispose, finish,
-                     free_port, recv_chunk, remove_dir)
+                     FD_SLACK, free_port, recv_chunk, remove_dir, settle)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 EXCLUDED = {"test_reactor_stall"}     # busy-waits the reactor on purpose
@@ -113,7 +113,8 @@ class Model:
         self.lock = threading.RLock()
         self.bdevs = {}       # name -> {"kind", "owner", "base", "members", "size"}
         self.subsys = {}      # nqn -> {"owner", "ns": {nsid: bdev}, "listeners": set, "hosts": set}
-        self.fd_cost = {"listener": 1, "file": 1, "nvme": 8}
+        # At least: a listening socket; a file's descriptors (buffered and direct).
+        self.fd_cost = {"listener": 1, "file": 2, "nvme": 8}
 
     def add_bdev(self, name, kind, owner, **kw):
         with self.lock:
@@ -1127,19 +1128,21 @@ def tidy(fz):
 
 
 def measure_costs(fz):
-    """fds a listener and a file bdev hold, so the fd bound can allow for the model's."""
+    """fds a listener and a file bdev hold, so the fd bound can allow for the model's.
+    Each count waits for the server's end of the RPC connection to close."""
     d = fz.d
-    n0 = d.nfds()
+    n0 = settle(d, 0, 0.5)
     d.rpc("nvmf_create_subsystem", {"nqn": NQN_PREFIX + "-cost"}, 5)
     d.rpc("nvmf_subsystem_add_listener", {"nqn": NQN_PREFIX + "-cost", "listen_address": {
         "trtype": "tcp", "traddr": "127.0.0.1", "trsvcid": str(free_port())}}, 5)
-    n1 = d.nfds()
+    n1 = settle(d, n0 - FD_SLACK + 1, 3)
     d.rpc("bdev_file_create", {"name": "fzcost", "filename": os.path.join(fz.tmp, "cost.img"),
                                "block_size": 512, "num_blocks": 16}, 5)
-    n2 = d.nfds()
+    n2 = settle(d, n1 - FD_SLACK + 2, 3)
     d.rpc("bdev_file_delete", {"name": "fzcost"}, 5)
     d.rpc("nvmf_delete_subsystem", {"nqn": NQN_PREFIX + "-cost"}, 5)
-    fz.model.fd_cost.update(listener=max(1, n1 - n0), file=max(1, n2 - n1))
+    cost = fz.model.fd_cost
+    cost.update(listener=max(cost["listener"], n1 - n0), file=max(cost["file"], n2 - n1))
     os.unlink(os.path.join(fz.tmp, "cost.img"))
 
 
