@@ -6,6 +6,7 @@
 #   make bench     run the benchmarks (docs/BENCHMARKS.md)
 #   make fuzz      build the libFuzzer harnesses (clang) and fuzz each for 5 minutes, then
 #                  run the NVMe/TCP connection fuzzer for 10 minutes (GGA_CONN_FUZZ_SECONDS)
+#                  and the JSON-RPC fuzzer for 10 minutes (GGA_RPC_FUZZ_SECONDS)
 #   make install   install binaries, libraries, headers, the systemd unit gga_tgt@.service,
 #                  the man page and gga_rpc's bash completion (PREFIX/DESTDIR)
 #   make O=DIR CONFIG_ASAN=y   a second build tree with other settings
@@ -44,6 +45,8 @@ fuzz: build
 	@rc=0; bash test/fuzz/run.sh $(O) 300 || { [ $$? -eq 77 ] || rc=1; }; \
 	python3 test/fuzz/tcp_conn_fuzz.py --build $(O) --seconds $${GGA_CONN_FUZZ_SECONDS:-600} \
 		$${GGA_CONN_FUZZ_SEED:+--seed $$GGA_CONN_FUZZ_SEED} || rc=1; \
+	python3 test/fuzz/rpc_fuzz.py --build $(O) --seconds $${GGA_RPC_FUZZ_SECONDS:-600} \
+		$${GGA_RPC_FUZZ_SEED:+--seed $$GGA_RPC_FUZZ_SEED} || rc=1; \
 	exit $$rc
 
 -include mk/config.mk

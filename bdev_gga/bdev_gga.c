@@ -837,16 +837,17 @@ gga_write_config_json(struct bdev *bdev, json_t *config)
 	 * Mode auto recreates it both ways: it assembles the same members, and
 	 * formats fresh ones (e.g. malloc bases in a new process) with the same uuid.
 	 */
-	params = json_pack("{s:s, s:s, s:i, s:b, s:s, s:s, s:i, s:b, s:i}",
+	/* Unsigned 32-bit options as json_int_t: an int would write 2^31 and above negative. */
+	params = json_pack("{s:s, s:s, s:I, s:b, s:s, s:s, s:I, s:b, s:I}",
 			   "name", bdev->name,
 			   "matrix_type", gga_matrix_name(disk->matrix),
-			   "recovery_read_every_n", (int)disk->recovery_read_every_n,
+			   "recovery_read_every_n", (json_int_t)disk->recovery_read_every_n,
 			   "repair", disk->repair,
 			   "mode", "auto",
 			   "uuid", uuid,
-			   "bitmap_region_kib", (int)((1ull << disk->region_shift) / 1024),
+			   "bitmap_region_kib", (json_int_t)((1ull << disk->region_shift) / 1024),
 			   "auto_readd", disk->auto_readd,
-			   "rebuild_rate_mib_s", (int)disk->rebuild_rate);
+			   "rebuild_rate_mib_s", (json_int_t)disk->rebuild_rate);
 	if (params == NULL) {
 		ERRLOG("gga bdev '%s': out of memory writing its configuration\n", bdev->name);
 		return;

@@ -918,9 +918,8 @@ create_open_members(struct gga_create_ctx *ctx)
 			return rc;
 		}
 		if (rc == -EPERM) {
-			set_msg(ctx, rc, "%s: base bdev is a base of another bdev (claimed by the %s "
-				"module): delete that bdev first, or choose another base", label,
-				bdev_claimer_name(member->name));
+			set_msg(ctx, rc, "%s: base bdev %s: delete or remove that first, or choose "
+				"another base", label, bdev_busy_reason(member->name));
 			return rc;
 		}
 		if (rc != 0) {
@@ -930,9 +929,8 @@ create_open_members(struct gga_create_ctx *ctx)
 		member->bdev = bdev_desc_get_bdev(member->desc);
 		rc = bdev_module_claim_bdev(member->bdev, member->desc, &gga_bdev_module);
 		if (rc != 0) {
-			set_msg(ctx, rc, "%s: base bdev is a base of another bdev (claimed by the %s "
-				"module): delete that bdev first, or choose another base", label,
-				bdev_claimer_name(bdev_get_name(member->bdev)));
+			set_msg(ctx, rc, "%s: base bdev %s: delete or remove that first, or choose "
+				"another base", label, bdev_busy_reason(bdev_get_name(member->bdev)));
 			return rc;
 		}
 		member->claimed = true;

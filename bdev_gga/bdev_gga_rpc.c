@@ -303,7 +303,7 @@ recovery_json(const struct bdev_gga_info *info, const struct bdev_gga_recovery_i
 	if ((!last && !r->active) || (last && !r->valid)) {
 		return json_null();
 	}
-	o = json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:i, s:f}",
+	o = json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:f}",
 		      "kind", r->rebuild ? "rebuild" : "resync",
 		      "members", roles_json(info, r->members),
 		      "blocks_done", (json_int_t)r->blocks_done,
@@ -311,7 +311,7 @@ recovery_json(const struct bdev_gga_info *info, const struct bdev_gga_recovery_i
 		      "blocks_copied", (json_int_t)r->blocks_copied,
 		      "regions_done", (json_int_t)r->regions_done,
 		      "regions_total", (json_int_t)r->regions_total,
-		      "rate_mib_s", (int)r->rate_mib_s,
+		      "rate_mib_s", (json_int_t)r->rate_mib_s,
 		      "seconds", r->seconds);
 	if (last) {
 		json_object_set_new(o, "regions", json_integer((json_int_t)r->regions_done));
@@ -338,7 +338,7 @@ static const char *const scrub_state_names[] = {
 static json_t *
 scrub_json(const struct bdev_gga_scrub_info *s)
 {
-	return json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:i, s:f}",
+	return json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f}",
 			 "state", scrub_state_names[s->state],
 			 "scope", s->marked_only ? "marked" : "all",
 			 "regions_done", (json_int_t)s->regions_done,
@@ -346,7 +346,7 @@ scrub_json(const struct bdev_gga_scrub_info *s)
 			 "blocks_total", (json_int_t)s->blocks_total,
 			 "fragments_repaired", (json_int_t)s->fragments_repaired,
 			 "unrecoverable_blocks", (json_int_t)s->unrecoverable_blocks,
-			 "rate_mib_s", (int)s->rate_mib_s,
+			 "rate_mib_s", (json_int_t)s->rate_mib_s,
 			 "seconds", s->seconds);
 }
 
@@ -373,7 +373,7 @@ info_json(const struct bdev_gga_info *info)
 		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
 		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
 		 u[12], u[13], u[14], u[15]);
-	obj = json_pack("{s:s, s:i, s:I, s:i, s:i, s:s, s:s, s:i, s:b, s:s, s:o, s:o}",
+	obj = json_pack("{s:s, s:i, s:I, s:i, s:i, s:s, s:s, s:I, s:b, s:s, s:o, s:o}",
 			 "name", info->name,
 			 "block_size", (int)info->block_size,
 			 "num_blocks", (json_int_t)info->num_blocks,
@@ -381,7 +381,7 @@ info_json(const struct bdev_gga_info *info)
 			 "m", (int)info->m,
 			 "matrix_type", gga_matrix_name(info->matrix),
 			 "array_uuid", uuid,
-			 "recovery_read_every_n", (int)info->recovery_read_every_n,
+			 "recovery_read_every_n", (json_int_t)info->recovery_read_every_n,
 			 "repair", info->repair,
 			 "state", bdev_gga_state_name(info->state),
 			 "members", members,

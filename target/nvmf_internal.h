@@ -89,7 +89,8 @@ struct nvmf_ns {
 	uint32_t nsid;
 	struct bdev *bdev;
 	struct bdev_desc *desc;
-	char bdev_name[256];
+	/* Allocated: a bdev name has no length limit. */
+	char *bdev_name;
 	uint32_t block_size;
 	uint32_t md_size;
 	uint32_t buf_block_size;

@@ -456,9 +456,8 @@ rpc_nvmf_subsystem_add_ns(struct rpc_request *req, json_t *params)
 		rpc_send_errno(req, rc, "bdev %s does not exist", ns.bdev_name);
 		break;
 	case -EPERM:
-		rpc_send_errno(req, rc, "bdev %s is a base of another bdev (claimed by the %s "
-			       "module): export that bdev instead, or delete it first", ns.bdev_name,
-			       bdev_claimer_name(ns.bdev_name));
+		rpc_send_errno(req, rc, "bdev %s %s: export that bdev instead, or delete it first",
+			       ns.bdev_name, bdev_busy_reason(ns.bdev_name));
 		break;
 	case -EEXIST:
 		rpc_send_errno(req, rc, "subsystem %s already has namespace %u", args.nqn, ns.nsid);

@@ -427,6 +427,13 @@ uuid_parse_str(const char *s, uint8_t out[16])
 	}
 }
 
+static void
+ns_free(struct nvmf_ns *ns)
+{
+	free(ns->bdev_name);
+	free(ns);
+}
+
 int
 nvmf_subsystem_add_ns(struct nvmf_subsystem *subsys, const char *bdev_name, uint32_t nsid,
 		      uint32_t *nsid_out)
@@ -465,10 +472,15 @@ nvmf_subsystem_add_ns(struct nvmf_subsystem *subsys, const char *bdev_name, uint
 	}
 	ns->subsys = subsys;
 	ns->nsid = nsid;
-	snprintf(ns->bdev_name, sizeof(ns->bdev_name), "%s", bdev_name);
+	/* Whole: a name cut short would be written by save_config and not found again. */
+	ns->bdev_name = strdup(bdev_name);
+	if (ns->bdev_name == NULL) {
+		free(ns);
+		return -ENOMEM;
+	}
 	rc = bdev_open(bdev_name, true, ns_bdev_event, ns, &ns->desc);
 	if (rc != 0) {
-		free(ns);
+		ns_free(ns);
 		return rc;
 	}
 	bdev = bdev_desc_get_bdev(ns->desc);
@@ -480,7 +492,7 @@ nvmf_subsystem_add_ns(struct nvmf_subsystem *subsys, const char *bdev_name, uint
 	/* An LBA format needs a power-of-two data size of at least 512 bytes. */
 	if (!is_pow2(ns->block_size) || ns->block_size < 512 || ns->md_size > UINT16_MAX) {
 		bdev_close(ns->desc);
-		free(ns);
+		ns_free(ns);
 		return -EINVAL;
 	}
 	ns->has_unmap = bdev_io_type_supported(bdev, BDEV_IO_TYPE_UNMAP);
@@ -490,7 +502,7 @@ nvmf_subsystem_add_ns(struct nvmf_subsystem *subsys, const char *bdev_name, uint
 	rc = nvmf_ns_io_device_register(ns);
 	if (rc != 0) {
 		bdev_close(ns->desc);
-		free(ns);
+		ns_free(ns);
 		return rc;
 	}
 	/* Publish last: I/O threads read the slot without a lock. */
@@ -517,7 +529,7 @@ ns_removed(struct nvmf_ns *ns)
 	subsys->num_ns--;
 	NOTICELOG("nvmf: subsystem %s: namespace %u (bdev %s) removed\n", subsys->nqn, nsid,
 		  ns->bdev_name);
-	free(ns);
+	ns_free(ns);
 	notify_ns_changed(subsys, nsid);
 	if (cb != NULL) {
 		cb(arg, 0);

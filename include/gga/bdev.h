@@ -97,10 +97,12 @@ uint32_t bdev_get_buf_align(const struct bdev *bdev);
 const char *bdev_get_uuid_str(const struct bdev *bdev);
 bool bdev_is_claimed(const struct bdev *bdev);
 /*
- * For messages: the module that claimed the bdev called bdev_name ("gga",
- * "error"), or "another" (not claimed now, or no such bdev). App thread.
+ * For messages, why the bdev called bdev_name cannot be claimed or opened
+ * for writing: "is a base of another bdev (claimed by the gga module)", "is
+ * open for writing elsewhere (an NVMe-oF namespace?)". A static buffer: app
+ * thread, use before the next call.
  */
-const char *bdev_claimer_name(const char *bdev_name);
+const char *bdev_busy_reason(const char *bdev_name);
 bool bdev_io_type_supported(struct bdev *bdev, enum bdev_io_type type);
 
 int bdev_read_blocks(struct bdev_desc *desc, struct io_channel *ch, void *buf,

@@ -129,7 +129,8 @@ void bdev_destruct_done(struct bdev *bdev, int rc);
 
 /*
  * Claims: a virtual bdev claims its bases so nothing else opens them for
- * write. Returns 0 or -EPERM (already claimed by another module).
+ * write. Returns 0 or -EPERM (already claimed by another module, or open
+ * for writing through a descriptor other than desc).
  */
 int bdev_module_claim_bdev(struct bdev *bdev, struct bdev_desc *desc,
 			   struct bdev_module *module);

@@ -526,6 +526,7 @@ int
 bdev_module_claim_bdev(struct bdev *bdev, struct bdev_desc *desc, struct bdev_module *module)
 {
 	struct bdev_internal *internal = bdev->internal;
+	struct bdev_desc *d;
 
 	pthread_mutex_lock(&g_bdev_mutex);
 	if (internal->claim_module != NULL && internal->claim_module != module) {
@@ -533,6 +534,19 @@ bdev_module_claim_bdev(struct bdev *bdev, struct bdev_desc *desc, struct bdev_mo
 		ERRLOG("bdev %s: already claimed by module %s\n", bdev->name,
 		       internal->claim_module->name);
 		return -EPERM;
+	}
+	/*
+	 * A claim keeps writers out, so it cannot be taken over one (an NVMe-oF
+	 * namespace): save_config would write the claimant before the writer,
+	 * which could then not be opened again.
+	 */
+	TAILQ_FOREACH(d, &internal->descs, link) {
+		if (d != desc && d->write) {
+			pthread_mutex_unlock(&g_bdev_mutex);
+			ERRLOG("bdev %s: open for writing elsewhere, cannot be claimed\n",
+			       bdev->name);
+			return -EPERM;
+		}
 	}
 	internal->claim_module = module;
 	internal->claim_desc = desc;
@@ -560,18 +574,21 @@ bdev_is_claimed(const struct bdev *bdev)
 }
 
 const char *
-bdev_claimer_name(const char *bdev_name)
+bdev_busy_reason(const char *bdev_name)
 {
-	const char *name = "another";
+	static char buf[128];
 	struct bdev *bdev;
 
 	pthread_mutex_lock(&g_bdev_mutex);
 	bdev = bdev_name != NULL ? bdev_lookup(bdev_name) : NULL;
 	if (bdev != NULL && bdev->internal->claim_module != NULL) {
-		name = bdev->internal->claim_module->name;
+		snprintf(buf, sizeof(buf), "is a base of another bdev (claimed by the %s module)",
+			 bdev->internal->claim_module->name);
+	} else {
+		snprintf(buf, sizeof(buf), "is open for writing elsewhere (an NVMe-oF namespace?)");
 	}
 	pthread_mutex_unlock(&g_bdev_mutex);
-	return name;
+	return buf;
 }
 
 /*

@@ -360,6 +360,23 @@ is_space(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
+/*
+ * A byte no JSON text can hold at this point: a control character inside a
+ * string (even after a backslash), or, outside strings, anything but
+ * whitespace, punctuation and the characters of numbers and literals. The
+ * value is refused at once; waiting for its end would leave the client
+ * without an answer until it sent more (or 4 MiB).
+ */
+static bool
+scan_bad_char(const struct rpc_conn *conn, char c)
+{
+	if ((unsigned char)c < 0x20) {
+		return conn->in_string || !is_space(c);
+	}
+	return !conn->in_string && c != ' ' && !is_token_char(c) &&
+	       strchr("{}[]\":,", c) == NULL;
+}
+
 /* Track string state; returns true if `c` was consumed as part of a string. */
 static bool
 scan_string_char(struct rpc_conn *conn, char c)
@@ -389,6 +406,12 @@ conn_scan(struct rpc_conn *conn, bool at_eof)
 
 	while (conn->open && !conn->discarding && conn->scan < conn->in_len) {
 		c = conn->in[conn->scan];
+		if ((conn->state == SCAN_NESTED || conn->state == SCAN_TOP_STRING) &&
+		    scan_bad_char(conn, c)) {
+			conn_parse_error(conn, "Parse error: invalid character 0x%02x at offset %zu",
+					 (unsigned char)c, conn->scan - conn->start);
+			return;
+		}
 		switch (conn->state) {
 		case SCAN_IDLE:
 			if (is_space(c)) {

@@ -36,6 +36,9 @@ import tempfile
 import threading
 import time
 
+from fuzzlib import (Checker, Closed, Daemon, Health, batch_plan, dispose, finish, free_port,
+                     recv_chunk)
+
 ISAL = ctypes.CDLL("libisal.so.2")
 ISAL.crc32_iscsi.restype = ctypes.c_uint32
 ISAL.crc32_iscsi.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_uint32]
@@ -52,15 +55,6 @@ OPC_FABRICS, FCT_PROP_SET, FCT_CONNECT, FCT_PROP_GET = 0x7F, 0x00, 0x01, 0x04
 NQN = "nqn.2016-06.io.gga:fuzz"
 HOSTNQN = "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555"
 NS_BLOCKS, BLOCK = 16384, 512
-FD_SLACK = 2
-RSS_SLACK_KB = 48 * 1024
-# Under ASan freed memory sits in the quarantine (256 MiB by default) first.
-RSS_SLACK_ASAN_KB = 384 * 1024
-IDLE_TICKS = 10
-
-
-class Closed(Exception):
-    pass
 
 
 class Stats:
@@ -242,18 +236,9 @@ class Host:
                         end = plen - (4 if flags & F_DDGST else 0)
                         data = raw[pdo:end]
                     return ptype, flags, psh, data
-            left = deadline - time.monotonic()
-            if left <= 0:
+            chunk = recv_chunk(self.s, deadline, 262144)
+            if chunk is None:
                 return None
-            self.s.settimeout(left)
-            try:
-                chunk = self.s.recv(262144)
-            except socket.timeout:
-                return None
-            except (ConnectionResetError, OSError) as e:
-                raise Closed(str(e))
-            if not chunk:
-                raise Closed("EOF")
             self.buf += chunk
 
     def drain(self, secs):
@@ -774,106 +759,6 @@ def run_batch(port, batch, parallel=8):
 # The daemon and its health.
 
 
-class Daemon:
-    def __init__(self, build, tmp, stall_args):
-        self.build, self.tmp = build, tmp
-        self.sock = os.path.join(tmp, "tgt.sock")
-        self.log = open(os.path.join(tmp, "tgt.log"), "w")
-        self.proc = subprocess.Popen([os.path.join(build, "bin", "gga_tgt"), "-m", "0x1",
-                                      "-r", self.sock] + stall_args,
-                                     stdout=self.log, stderr=subprocess.STDOUT)
-        self.pid = self.proc.pid
-        self.rpc_id = 0
-
-    def wait_ready(self):
-        path = self.log.name
-        for _ in range(100):
-            with open(path) as f:
-                if ": ready" in f.read():
-                    return True
-            if self.proc.poll() is not None:
-                return False
-            time.sleep(0.1)
-        return False
-
-    def rpc(self, method, params=None, timeout=1.0):
-        """JSON-RPC over the Unix socket; the result, or raises on error or timeout."""
-        self.rpc_id += 1
-        req = {"jsonrpc": "2.0", "id": self.rpc_id, "method": method}
-        if params is not None:
-            req["params"] = params
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        deadline = time.monotonic() + timeout
-        try:
-            s.settimeout(timeout)
-            s.connect(self.sock)
-            s.sendall(json.dumps(req).encode())
-            buf = b""
-            while True:
-                s.settimeout(max(0.01, deadline - time.monotonic()))
-                chunk = s.recv(65536)
-                if not chunk:
-                    raise RuntimeError("RPC socket closed")
-                buf += chunk
-                try:
-                    rsp = json.loads(buf)
-                    break
-                except ValueError:
-                    continue
-        finally:
-            s.close()
-        if "error" in rsp:
-            raise RuntimeError("%s: %s" % (method, rsp["error"]))
-        return rsp["result"]
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def is_asan(self):
-        with open("/proc/%d/maps" % self.pid) as f:
-            return "libasan" in f.read()
-
-    def rss_kb(self):
-        with open("/proc/%d/status" % self.pid) as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-        return 0
-
-    def nfds(self):
-        return len(os.listdir("/proc/%d/fd" % self.pid))
-
-    def ticks(self):
-        with open("/proc/%d/stat" % self.pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12])
-
-    def stop(self, timeout=10.0):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            return 124
-
-
-class Checker:
-    def __init__(self):
-        self.ok = 0
-        self.bad = 0
-
-    def check(self, cond, what):
-        if cond:
-            self.ok += 1
-            print("ok - %s" % what, flush=True)
-        else:
-            self.bad += 1
-            print("not ok - %s" % what, flush=True)
-        return cond
-
-
 def bdevperf_verify(build, tmp, port, secs=2):
     cfg = os.path.join(tmp, "bp.json")
     with open(cfg, "w") as f:
@@ -890,30 +775,6 @@ def bdevperf_verify(build, tmp, port, secs=2):
     out = p.stdout.decode(errors="replace")
     good = p.returncode == 0 and " 0 mismatches" in out and "blocks compared" in out
     return good, "exit %d" % p.returncode + ("" if good else ": " + out[-400:])
-
-
-def settle(d, base_fds, secs=6.0):
-    """Wait until the daemon's fds are back within the bound; returns the count."""
-    deadline = time.monotonic() + secs
-    n = d.nfds()
-    while n > base_fds + FD_SLACK and time.monotonic() < deadline:
-        time.sleep(0.1)
-        n = d.nfds()
-    return n
-
-
-def idle_ticks(d, secs=1.0):
-    t0 = d.ticks()
-    time.sleep(secs)
-    return d.ticks() - t0
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def make_batch(rng, size, swarm):
@@ -966,58 +827,21 @@ def main():
         run_batch(port, [("swarm", seed), ("io_valid", seed), ("stuck_reader", seed)])
         good, why = bdevperf_verify(a.build, tmp, port)
         ck.check(good, "warm-up: bdevperf verify over NVMe/TCP (%s)" % why)
-        base_fds = settle(d, 0, 6.0)
-        base_fds = d.nfds()
-        time.sleep(0.5)
-        base_fds = min(base_fds, d.nfds())
-        base_rss = d.rss_kb()
-        rss_slack = RSS_SLACK_ASAN_KB if d.is_asan() else RSS_SLACK_KB
-        print("baseline: %d fds, VmRSS %d KiB; bounds: fds <= %d, VmRSS <= %d KiB, "
-              "<= %d ticks in 1 s idle" % (base_fds, base_rss, base_fds + FD_SLACK,
-                                            base_rss + rss_slack, IDLE_TICKS), flush=True)
+        health = Health(d)
+        print(health.describe(), flush=True)
 
-        if a.scenario:
-            batches = [[(s.split(":")[0], int(s.split(":")[1]) if ":" in s else seed)
-                        for s in a.scenario]]
-        else:
-            batches = None
+        replay = [(s.split(":")[0], int(s.split(":")[1]) if ":" in s else seed)
+                  for s in a.scenario] if a.scenario else None
         nb = 0
-        while True:
-            if batches is not None:
-                if nb >= len(batches):
-                    break
-                batch = batches[nb]
-            else:
-                if nb > 0 and time.monotonic() - t_start >= a.seconds:
-                    break
-                batch = make_batch(rng, a.batch, swarm=nb % 2 == 0)
-            nb += 1
+        for nb, batch, last in batch_plan(replay, a.seconds, t_start,
+                                          lambda n: make_batch(rng, a.batch, swarm=n % 2 == 0)):
             nf = len(STATS.findings)
             run_batch(port, batch)
             tag = "batch %d (%d scenarios)" % (nb, len(batch))
-            bad = not ck.check(d.alive(), "%s: the daemon is alive" % tag)
-            if bad:
+            bad = not health.check(ck, tag)
+            if not d.alive():
                 break
-            t0 = time.monotonic()
-            try:
-                d.rpc("rpc_get_methods", timeout=1.0)
-                rpc_ok = True
-            except Exception as e:
-                rpc_ok = False
-                print("# RPC: %s" % e)
-            bad |= not ck.check(rpc_ok, "%s: RPC answered within 1 s (%.0f ms)" %
-                                (tag, (time.monotonic() - t0) * 1000))
-            n = settle(d, base_fds)
-            bad |= not ck.check(n <= base_fds + FD_SLACK, "%s: open fds back to %d (bound %d)"
-                                % (tag, n, base_fds + FD_SLACK))
-            rss = d.rss_kb()
-            bad |= not ck.check(rss <= base_rss + rss_slack, "%s: VmRSS %d KiB (bound %d)"
-                                % (tag, rss, base_rss + rss_slack))
-            t = idle_ticks(d)
-            bad |= not ck.check(t <= IDLE_TICKS, "%s: reactor idle (%d ticks in 1 s, bound %d)"
-                                % (tag, t, IDLE_TICKS))
-            last = batches is not None and nb == len(batches) or \
-                batches is None and time.monotonic() - t_start >= a.seconds
+            last = last or time.monotonic() - t_start >= a.seconds
             if nb % a.verify_every == 0 or last:
                 good, why = bdevperf_verify(a.build, tmp, port)
                 bad |= not ck.check(good, "%s: bdevperf verify over NVMe/TCP (%s)" % (tag, why))
@@ -1034,20 +858,9 @@ def main():
                           time.monotonic() - t_start))
         print("scenario outcomes: " + ", ".join("%s %s: %d" % (k[0], k[1], v)
                                                  for k, v in sorted(OUTCOMES.items())))
-        print("tcp_conn_fuzz: %d passed, %d failed" % (ck.ok, ck.bad), flush=True)
-        if ck.bad:
-            with open(d.log.name) as f:
-                lines = f.read().splitlines()
-            print("# last lines of the gga_tgt log:")
-            for line in lines[-30:]:
-                print("#   " + line)
-        return 0 if ck.bad == 0 else 1
+        return finish("tcp_conn_fuzz", ck, d)
     finally:
-        d.stop(5)
-        d.log.close()
-        for fn in os.listdir(tmp):
-            os.unlink(os.path.join(tmp, fn))
-        os.rmdir(tmp)
+        dispose(d, tmp)
 
 
 if __name__ == "__main__":

@@ -144,6 +144,21 @@ write_config() {
 	printf '{"subsystems":[{"subsystem":"bdev","config":[%s]}]}\n' "$*" >"$file"
 }
 
+# run_fuzzer NAME SCRIPT ARGS...: a python fuzzer of test/fuzz/ against $GGA_BUILD, in
+# the background (so cleanup stops it) and bounded in time; prints its output.
+run_fuzzer() {
+	local name=$1 script=$2 pid rc
+	shift 2
+	timeout -k 10 900 python3 "$GGA_ROOT/test/fuzz/$script" --build "$GGA_BUILD" "$@" \
+		>"$TMP/$name.out" 2>&1 &
+	pid=$!
+	PIDS+=("$pid")
+	wait "$pid"
+	rc=$?
+	cat "$TMP/$name.out"
+	return $rc
+}
+
 # Seconds of CPU (user+sys) a process has used, from /proc.
 proc_cpu_ticks() {
 	awk '{print $14 + $15}' "/proc/$1/stat"

@@ -8,19 +8,9 @@
 # verify over NVMe/TCP passes; SIGTERM must end it with exit 0.
 source "$(dirname "$0")/common.sh"
 
-FUZZ=$GGA_ROOT/test/fuzz/tcp_conn_fuzz.py
-
-# fuzz NAME ARGS...: run the fuzzer in the background (so cleanup stops it), bounded in time.
+# fuzz NAME ARGS...: run the fuzzer, bounded in time.
 fuzz() {
-	local name=$1 pid
-	shift
-	timeout -k 10 600 python3 "$FUZZ" --build "$GGA_BUILD" "$@" >"$TMP/$name.out" 2>&1 &
-	pid=$!
-	PIDS+=("$pid")
-	wait "$pid"
-	local rc=$?
-	cat "$TMP/$name.out"
-	return $rc
+	run_fuzzer "$1" tcp_conn_fuzz.py "${@:2}"
 }
 
 # Kept regression cases: each was a finding (or the issue that started the fuzzer).

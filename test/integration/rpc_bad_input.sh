@@ -78,6 +78,28 @@ check "daemon alive after disconnects" alive
 check "32 concurrent clients all answered" test "$(raw many 32)" = 32
 check "gga_rpc exits non-zero on an error answer" bash -c "! '$BIN/gga_rpc' -s '$SOCK' no_such_method"
 
+# Found by the RPC fuzzer: an error bdev claimed a bdev that was a namespace, and
+# save_config (error bdev first, namespace after) could not be replayed.
+rpc t0 bdev_malloc_create --name NS0 --num_blocks 8 --block_size 512 >/dev/null
+rpc t0 nvmf_create_subsystem --nqn nqn.2016-06.io.gga:bad0 >/dev/null
+rpc t0 nvmf_subsystem_add_ns --nqn nqn.2016-06.io.gga:bad0 --namespace '{"bdev_name":"NS0"}' >/dev/null
+check_fails "error bdev over a namespace's bdev refused" rpc t0 bdev_error_create --base_name NS0
+check "no EE_NS0 was half-created" test "$(rpc t0 bdev_get_bdevs --name EE_NS0 2>/dev/null | jget - 'len(d)' 2>/dev/null || echo 0)" = 0
+# Found by the RPC fuzzer: a namespace kept only 255 characters of its bdev's name.
+LONG=$(printf 'L%.0s' $(seq 300))
+rpc t0 bdev_malloc_create --name "$LONG" --num_blocks 8 --block_size 512 >/dev/null
+rpc t0 nvmf_subsystem_add_ns --nqn nqn.2016-06.io.gga:bad0 --namespace "{\"bdev_name\":\"$LONG\"}" >/dev/null
+check "a namespace of a bdev with a 300-character name keeps it whole" \
+	test "$(rpc t0 nvmf_get_subsystems --nqn nqn.2016-06.io.gga:bad0 | jget - 'len(d[0]["namespaces"][1]["bdev_name"])')" = 300
+rpc t0 save_config >"$TMP/saved.json"
+T0_PID=$TGT_PID
+start_tgt t1 -m 0x1 --json "$TMP/saved.json"
+check "save_config with a namespace replays" test $? -eq 0
+check "the replayed daemon has the namespaces" \
+	test "$(rpc t1 nvmf_get_subsystems --nqn nqn.2016-06.io.gga:bad0 | jget - '[len(n["bdev_name"]) for n in d[0]["namespaces"]]')" = "[3, 300]"
+stop_tgt "$TGT_PID" TERM
+TGT_PID=$T0_PID
+
 stop_tgt "$TGT_PID" TERM
 check "clean exit after all that" test $? -eq 0
 finish

@@ -65,12 +65,12 @@ done
 rpc e0 bdev_gga_create --name G0 --data_1 A --data_2 B --parity C >/dev/null
 check "gga create with a member of another gga bdev: names the gga module, says what to do" bash -c \
 	"'$BIN/gga_rpc' -s '$TMP/e0.sock' bdev_gga_create --name G1 --data_1 A --data_2 D --parity BIG 2>&1 |
-		grep -q \"data_1 'A': base bdev is a base of another bdev (claimed by the gga module): delete that bdev first, or choose another base\""
+		grep -q \"data_1 'A': base bdev is a base of another bdev (claimed by the gga module): delete or remove that first, or choose another base\""
 check "exporting a gga member: says to export the gga bdev instead" bash -c \
 	"'$BIN/gga_rpc' -s '$TMP/e0.sock' nvmf_subsystem_add_ns '{\"nqn\":\"$NQN\",\"namespace\":{\"bdev_name\":\"B\"}}' 2>&1 |
 		grep -q 'bdev B is a base of another bdev (claimed by the gga module): export that bdev instead, or delete it first'"
 check "an error bdev over a gga member: the same" bash -c \
-	"'$BIN/gga_rpc' -s '$TMP/e0.sock' bdev_error_create --base_name C 2>&1 | grep -q 'claimed by the gga module): delete that bdev first'"
+	"'$BIN/gga_rpc' -s '$TMP/e0.sock' bdev_error_create --base_name C 2>&1 | grep -q 'claimed by the gga module): delete or remove that first'"
 rpc e0 bdev_malloc_create --name E --num_blocks 1024 --block_size 2048 --md_size 64 >/dev/null
 check "a member of another size: says every member must have the same size" bash -c \
 	"'$BIN/gga_rpc' -s '$TMP/e0.sock' bdev_gga_create --name G2 --data_1 D --data_2 E --parity BIG 2>&1 |

@@ -69,9 +69,8 @@ error_rpc_create(struct rpc_request *req, json_t *params)
 			       args.base_name);
 		break;
 	case -EPERM:
-		rpc_send_errno(req, rc, "base bdev '%s' is a base of another bdev (claimed by the "
-			       "%s module): delete that bdev first, or choose another base",
-			       args.base_name, bdev_claimer_name(args.base_name));
+		rpc_send_errno(req, rc, "base bdev '%s' %s: delete or remove that first, or "
+			       "choose another base", args.base_name, bdev_busy_reason(args.base_name));
 		break;
 	default:
 		rpc_send_errno(req, rc, NULL);

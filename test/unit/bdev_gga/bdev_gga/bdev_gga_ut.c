@@ -1036,9 +1036,14 @@ test_rpc(void)
 	fill_random(w, sizeof(w));
 	CU_ASSERT(dev_write(7, 2, w));
 	ut_dev_close(&g_dev);
+	/* An unsigned 32-bit option past 2^31 is written as it is (found by the RPC fuzzer). */
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_set_options", "{\"name\": \"Q\", "
+				 "\"rebuild_rate_mib_s\": 4294967295}"), 0);
 	entry = ut_bdev_config(bdev);
 	CU_ASSERT_FATAL(entry != NULL);
 	UT_ASSERT_STR_EQ(json_string_value(json_object_get(entry, "method")), "bdev_gga_create");
+	UT_ASSERT_EQ(json_integer_value(json_object_get(json_object_get(entry, "params"),
+							"rebuild_rate_mib_s")), 4294967295LL);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_delete", "{\"name\": \"Q\"}"), 0);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_delete", "{\"name\": \"Q\"}"), -ENODEV);
 	UT_ASSERT_EQ(ut_rpc_replay(entry), 0);
@@ -1048,6 +1053,7 @@ test_rpc(void)
 	UT_ASSERT_STR_EQ(bdev_get_uuid_str(bdev), uuid);
 	UT_ASSERT_EQ(((struct gga_disk *)bdev->ctxt)->matrix, GGA_MATRIX_CAUCHY);
 	UT_ASSERT_EQ(((struct gga_disk *)bdev->ctxt)->recovery_read_every_n, 4);
+	UT_ASSERT_EQ(((struct gga_disk *)bdev->ctxt)->rebuild_rate, UINT32_MAX);
 	open_dev("Q");
 	CU_ASSERT(dev_read(7, 2, rd));
 	CU_ASSERT(memcmp(rd, w, sizeof(w)) == 0);

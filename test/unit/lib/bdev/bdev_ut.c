@@ -184,6 +184,11 @@ test_open_close_claim(void)
 	UT_ASSERT_EQ(bdev_open("disk", false, ut_event_cb, &ev, &ro), 0);
 	CU_ASSERT(bdev_desc_get_bdev(rw) == &d.bdev);
 
+	/* Not over a writer (found by the RPC fuzzer: an error bdev over a namespace). */
+	UT_ASSERT_EQ(bdev_module_claim_bdev(&d.bdev, ro, &g_ut_virt_module), -EPERM);
+	CU_ASSERT(!bdev_is_claimed(&d.bdev));
+	bdev_close(rw);
+
 	/* A claim keeps other writers out, not readers; another module cannot take it. */
 	UT_ASSERT_EQ(bdev_module_claim_bdev(&d.bdev, ro, &g_ut_virt_module), 0);
 	CU_ASSERT(bdev_is_claimed(&d.bdev));
@@ -204,7 +209,6 @@ test_open_close_claim(void)
 	UT_ASSERT_EQ(bdev_module_claim_bdev(&d.bdev, NULL, &g_ut_module), 0);
 	bdev_module_release_bdev(&d.bdev);
 
-	bdev_close(rw);
 	poll_threads();
 	UT_ASSERT_EQ(ev.count, 0);
 	ut_unregister_sync(&d.bdev);

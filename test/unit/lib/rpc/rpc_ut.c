@@ -770,6 +770,15 @@ test_server_basic(void)
 	UT_ASSERT_EQ(json_integer_value(json_object_get(json_object_get(v[0], "result"), "a")), 1);
 	json_decref(v[0]);
 
+	/* Whitespace of every kind between the tokens. */
+	r.len = 0;
+	client_send_str(fd, "{ \"jsonrpc\" :\t\"2.0\",\r\n \"id\": 8 , \"method\":\"test_echo\","
+			"\"params\": [ 1 , { } ] }");
+	client_read(fd, &r, 1);
+	UT_ASSERT_EQ_FATAL(reply_count(&r, v, 4), 1);
+	UT_ASSERT_EQ(json_integer_value(json_object_get(v[0], "id")), 8);
+	json_decref(v[0]);
+
 	/* A bare value is an invalid request, not a broken stream: the connection stays. */
 	r.len = 0;
 	client_send_str(fd, "42 ");
@@ -827,6 +836,13 @@ test_server_parse_errors(void)
 {
 	struct reply r = { .len = 0 };
 	json_t *v[2] = { NULL };
+	static const char *const cut[] = {
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"meth\x01",
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\\\x1f",
+		"[{\"id\":\x02",
+		"{\"id\":1,\xff",
+		"\"top\x0a",
+	};
 	static char junk[1 << 20];
 	size_t i;
 	int fd;
@@ -841,6 +857,24 @@ test_server_parse_errors(void)
 	CU_ASSERT(json_is_null(json_object_get(v[0], "id")));
 	json_decref(v[0]);
 	close(fd);
+
+	/*
+	 * A byte that no JSON can hold, in an unfinished value: answered at once
+	 * (found by the RPC fuzzer: the server waited for the value's end).
+	 */
+	for (i = 0; i < ARRAY_SIZE(cut); i++) {
+		r.len = 0;
+		r.closed = false;
+		fd = client_connect();
+		client_send_str(fd, cut[i]);
+		client_read(fd, &r, 1);
+		UT_ASSERT_EQ_FATAL(reply_count(&r, v, 2), 1);
+		UT_ASSERT_EQ(err_code(v[0]), RPC_ERROR_PARSE_ERROR);
+		json_decref(v[0]);
+		client_read(fd, &r, -1);
+		CU_ASSERT(r.closed);
+		close(fd);
+	}
 
 	/* Binary garbage. */
 	for (i = 0; i < sizeof(junk); i++) {
