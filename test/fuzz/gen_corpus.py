@@ -5,7 +5,7 @@
     test/fuzz/gen_corpus.py [CORPUS_DIR]
 
 Each seed is a valid input the harness walks all the way through; the input
-formats are described at the top of fuzz_tcp_pdu.c and fuzz_nvmf_cmd.c.
+formats are described at the top of each harness (fuzz_*.c).
 Rerun after changing a format; the files are deterministic.
 """
 import os
@@ -208,9 +208,76 @@ def nvmf_cmd_seeds():
     return seeds
 
 
+# ---- fuzz_tcp_conn ----
+
+TC_LEAVE_SHUT, TC_LEAVE_READ, TC_STUCK, TC_SMALL_SNDBUF = 1, 2, 4, 8
+TC_TWO, TC_FIRST_LEAVES, TC_PDU_WISE = 16, 32, 64
+
+
+def admin_session(dgst=0, kato=0):
+    """ICReq, admin Connect, CC.EN: what every controller starts with."""
+    hd, dd = bool(dgst & 1), bool(dgst & 2)
+    return (icreq(dgst=dgst) + capsule(connect_sqe(0, kato=kato), connect_data(SUBNQN), hd, dd) +
+            capsule(prop_sqe(True, 0x14, CC_ENABLE), hdgst=hd))
+
+
+def io_session(dgst=0):
+    """An I/O queue of controller 1: writes in-capsule and by R2T (TTAG 0: the host waits for
+    each answer), reads back, write zeroes, flush, DSM."""
+    hd, dd = bool(dgst & 1), bool(dgst & 2)
+    block = bytes(range(256)) * 2
+    big = bytes((i * 7) & 0xFF for i in range(8192))
+    return (icreq(dgst=dgst) + capsule(connect_sqe(1), connect_data(SUBNQN, 1), hd, dd) +
+            capsule(sqe(IO_WRITE, cid=1, nsid=1, sgl_id=SGL_INCAPSULE, sgl_len=512), block, hd, dd) +
+            capsule(sqe(IO_WRITE, cid=2, nsid=1, sgl_len=8192, cdw10=8, cdw12=15), hdgst=hd) +
+            h2c(2, 0, 0, big[:4096], hd, dd) + h2c(2, 0, 4096, big[4096:], hd, dd, last=True) +
+            capsule(sqe(IO_READ, cid=3, nsid=1, sgl_len=8192, cdw10=8, cdw12=15), hdgst=hd) +
+            capsule(sqe(IO_READ, cid=4, nsid=1, sgl_len=512), hdgst=hd) +
+            capsule(sqe(IO_WZ, cid=5, nsid=1, cdw10=32, cdw12=7), hdgst=hd) +
+            capsule(sqe(IO_FLUSH, cid=6, nsid=1), hdgst=hd) +
+            capsule(sqe(IO_DSM, cid=7, nsid=1, sgl_id=SGL_INCAPSULE, sgl_len=16, cdw10=0, cdw11=4),
+                    struct.pack("<IIQ", 0, 8, 64), hd, dd))
+
+
+def two(flags, seed, first, second):
+    return bytes([flags | TC_TWO, seed]) + struct.pack("<H", len(first)) + first + second
+
+
+def tcp_conn_seeds():
+    seeds = {}
+    admin = (admin_session(kato=10000) + capsule(prop_sqe(False, 0x1C)) +
+             capsule(sqe(ADM_IDENTIFY, sgl_len=4096, cdw10=1)) +
+             capsule(sqe(ADM_IDENTIFY, nsid=1, sgl_len=4096, cdw10=0)) +
+             capsule(sqe(ADM_GET_LOG, nsid=0xFFFFFFFF, sgl_len=512, cdw10=0x02 | (127 << 16))) +
+             capsule(sqe(ADM_SET_FEAT, cdw10=0x07, cdw11=0x00030003)) +
+             capsule(sqe(ADM_AER, cid=20)) + capsule(sqe(ADM_KEEP_ALIVE, cid=21)))
+    seeds["admin"] = bytes([TC_PDU_WISE, 0]) + admin
+    seeds["admin_glued"] = bytes([0, 0]) + admin
+    seeds["admin_chunked"] = bytes([TC_PDU_WISE | TC_LEAVE_SHUT, 7]) + admin
+    seeds["admin_bytewise_stuck"] = bytes([TC_STUCK | TC_SMALL_SNDBUF | TC_LEAVE_READ, 77]) + admin
+    seeds["admin_digests"] = (bytes([TC_PDU_WISE | TC_LEAVE_SHUT, 0]) + admin_session(3) +
+                              capsule(sqe(ADM_IDENTIFY, sgl_len=4096, cdw10=1), hdgst=True))
+    seeds["discovery"] = (bytes([TC_PDU_WISE, 0]) + icreq() +
+                          capsule(connect_sqe(0), connect_data(DISC_NQN)) +
+                          capsule(prop_sqe(True, 0x14, CC_ENABLE)) +
+                          capsule(sqe(ADM_GET_LOG, sgl_len=1024, cdw10=0x70 | (255 << 16))))
+    seeds["io"] = two(TC_PDU_WISE, 0, admin_session(), io_session())
+    seeds["io_digests"] = two(TC_PDU_WISE | TC_LEAVE_SHUT, 0, admin_session(3), io_session(3))
+    seeds["io_chunked_small_sndbuf"] = two(TC_PDU_WISE | TC_SMALL_SNDBUF, 3, admin_session(),
+                                           io_session())
+    seeds["io_admin_leaves"] = two(TC_PDU_WISE | TC_FIRST_LEAVES, 0, admin_session(), io_session())
+    seeds["io_glued"] = two(TC_LEAVE_READ, 0, admin_session(), io_session())
+    seeds["term_after_connect"] = (bytes([TC_PDU_WISE | TC_LEAVE_SHUT, 0]) + admin_session() +
+                                   term_req())
+    seeds["h2c_without_r2t"] = (bytes([TC_PDU_WISE | TC_LEAVE_SHUT, 0]) + admin_session() +
+                                h2c(1, 0, 0, b"\0" * 512, last=True))
+    return seeds
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "corpus")
-    for harness, seeds in (("fuzz_tcp_pdu", tcp_pdu_seeds()), ("fuzz_nvmf_cmd", nvmf_cmd_seeds())):
+    for harness, seeds in (("fuzz_tcp_pdu", tcp_pdu_seeds()), ("fuzz_nvmf_cmd", nvmf_cmd_seeds()),
+                           ("fuzz_tcp_conn", tcp_conn_seeds())):
         d = os.path.join(root, harness)
         os.makedirs(d, exist_ok=True)
         for name, blob in seeds.items():

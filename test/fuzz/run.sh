@@ -16,7 +16,7 @@ out=${1:?usage: test/fuzz/run.sh OUTDIR [SECONDS]}
 secs=${2:-30}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/test/fuzz
-harnesses="fuzz_tcp_pdu fuzz_nvmf_cmd"
+harnesses="fuzz_tcp_pdu fuzz_nvmf_cmd fuzz_tcp_conn"
 CC=${FUZZ_CC:-clang}
 
 if ! command -v "$CC" >/dev/null 2>&1; then
@@ -78,7 +78,7 @@ for s in $srcs; do
 	fi
 done
 for h in $harnesses; do
-	if ! "$CC" "${cflags[@]}" -fsanitize=fuzzer "$here/$h.c" "${objs[@]}" "${libs[@]}" \
+	if ! "$CC" "${cflags[@]}" -fsanitize=fuzzer "$here/$h.c" "$here/fuzz_common.c" "${objs[@]}" "${libs[@]}" \
 		-o "$out/$h" >>"$build_log" 2>&1; then
 		tail -30 "$build_log"
 		not_ok "build $h with $CC"
