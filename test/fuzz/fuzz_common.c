@@ -95,12 +95,11 @@ fuzz_transport_create(const struct nvmf_transport_ops *ops, const struct nvmf_tr
 	return nvmf_tgt_find_transport(ops->trtype);
 }
 
-struct nvmf_subsystem *
-fuzz_subsystem_create(const struct nvmf_listen_addr *addr)
+/* A target-level listener whose transport never listened (see fuzz_subsystem_create()). */
+static void
+listener_without_socket(const struct nvmf_listen_addr *addr)
 {
 	struct nvmf_tgt_listener *tl = calloc(1, sizeof(*tl));
-	struct nvmf_subsystem *subsys;
-	uint32_t nsid;
 
 	if (tl == NULL) {
 		fuzz_die("listener");
@@ -111,6 +110,17 @@ fuzz_subsystem_create(const struct nvmf_listen_addr *addr)
 	tl->stopped = true;
 	tl->portid = ++g_nvmf_tgt.next_portid;
 	TAILQ_INSERT_TAIL(&g_nvmf_tgt.listeners, tl, link);
+}
+
+struct nvmf_subsystem *
+fuzz_subsystem_create(const struct nvmf_listen_addr *addr, bool transport_listens)
+{
+	struct nvmf_subsystem *subsys;
+	uint32_t nsid;
+
+	if (!transport_listens) {
+		listener_without_socket(addr);
+	}
 	if (nvmf_subsystem_create(FUZZ_SUBNQN, NVMF_SUBTYPE_NVME, 4, &subsys) != 0 ||
 	    nvmf_subsystem_add_listener(subsys, addr) != 0 ||
 	    nvmf_subsystem_add_ns(subsys, "FuzzMalloc0", 1, &nsid) != 0) {

@@ -8,6 +8,7 @@
 #ifndef GGA_TEST_FUZZ_COMMON_H
 #define GGA_TEST_FUZZ_COMMON_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "target/nvmf_internal.h"
@@ -40,11 +41,12 @@ struct nvmf_transport *fuzz_transport_create(const struct nvmf_transport_ops *op
 
 /*
  * Create FUZZ_SUBNQN (FuzzMalloc0 as namespace 1, any host) listening on
- * `addr`. The target-level listener is entered as already stopped, so no
- * transport opens a socket for it (the harnesses hand connections over
- * themselves); Connect checks the address all the same.
+ * `addr`. Unless transport_listens, the target-level listener is entered as
+ * already stopped, so the transport opens no socket for it (the harness
+ * hands connections over itself); Connect checks the address all the same.
  */
-struct nvmf_subsystem *fuzz_subsystem_create(const struct nvmf_listen_addr *addr);
+struct nvmf_subsystem *fuzz_subsystem_create(const struct nvmf_listen_addr *addr,
+		bool transport_listens);
 
 /* A small deterministic generator (xorshift32) for chunk sizes and choices. */
 static inline uint32_t

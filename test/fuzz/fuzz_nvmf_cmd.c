@@ -124,7 +124,7 @@ setup(void)
 	g_fake.ops = &g_fake_ops;
 	g_fake.index = 0;
 	TAILQ_INSERT_TAIL(&g_nvmf_tgt.transports, &g_fake, link);
-	fuzz_subsystem_create(&g_addr);
+	fuzz_subsystem_create(&g_addr, false);
 }
 
 static struct fuzz_qpair *

@@ -122,7 +122,17 @@ setup(void)
 	if (g_group == NULL) {
 		fuzz_die("TCP poll group");
 	}
-	g_subsys = fuzz_subsystem_create(&g_addr);
+	g_subsys = fuzz_subsystem_create(&g_addr, false);
+}
+
+/* PDUs follow each other at any byte offset: read the header fields by copying them. */
+static uint32_t
+pdu_plen(const uint8_t *p)
+{
+	uint32_t plen;
+
+	memcpy(&plen, p + offsetof(struct nvme_tcp_common_hdr, plen), sizeof(plen));
+	return plen;
 }
 
 static void __attribute__((noreturn))
@@ -131,7 +141,7 @@ fail(const char *what, const uint8_t *pdu)
 	fprintf(stderr, "fuzz_tcp_conn: %s", what);
 	if (pdu != NULL) {
 		fprintf(stderr, " (PDU type 0x%02x flags 0x%02x hlen %u pdo %u plen %u)", pdu[0],
-			pdu[1], pdu[2], pdu[3], ((const struct nvme_tcp_common_hdr *)pdu)->plen);
+			pdu[1], pdu[2], pdu[3], pdu_plen(pdu));
 	}
 	fprintf(stderr, "\n");
 	abort();
@@ -150,18 +160,21 @@ digest_ok(const uint8_t *p, uint32_t len)
 static void
 check_pdu(struct host *rx, const uint8_t *p)
 {
-	const struct nvme_tcp_common_hdr *ch = (const struct nvme_tcp_common_hdr *)p;
+	union nvme_tcp_pdu_hdr hdr;
+	const struct nvme_tcp_common_hdr *ch = &hdr.ch;
 	uint32_t hd = rx->hdgst ? NVME_TCP_DIGEST_LEN : 0;
 	uint32_t dd = rx->ddgst ? NVME_TCP_DIGEST_LEN : 0;
-	uint32_t hlen = ch->pdu_type == NVME_TCP_PDU_ICRESP ? NVME_TCP_ICRESP_HLEN :
-			ch->pdu_type == NVME_TCP_PDU_CAPSULE_RESP ? NVME_TCP_RSP_HLEN :
-			NVME_TCP_DATA_HLEN;	/* C2HTermReq, C2HData and R2T too */
+	uint32_t hlen;
 
+	memcpy(&hdr, p, GGA_MIN((size_t)pdu_plen(p), sizeof(hdr)));
+	hlen = ch->pdu_type == NVME_TCP_PDU_ICRESP ? NVME_TCP_ICRESP_HLEN :
+	       ch->pdu_type == NVME_TCP_PDU_CAPSULE_RESP ? NVME_TCP_RSP_HLEN :
+	       NVME_TCP_DATA_HLEN;	/* C2HTermReq, C2HData and R2T too */
 	if (g_verbose) {
 		fprintf(stderr, "fuzz_tcp_conn: host %d got PDU type 0x%02x plen %u", (int)(rx - g_hosts),
 			ch->pdu_type, ch->plen);
 		if (ch->pdu_type == NVME_TCP_PDU_CAPSULE_RESP) {
-			const struct nvme_cpl *cpl = &((const struct nvme_tcp_rsp *)p)->rccqe;
+			const struct nvme_cpl *cpl = &hdr.rsp.rccqe;
 
 			fprintf(stderr, ": cid %u status 0x%04x", cpl->cid, cpl->status);
 		}
@@ -179,7 +192,7 @@ check_pdu(struct host *rx, const uint8_t *p)
 	}
 	switch (ch->pdu_type) {
 	case NVME_TCP_PDU_ICRESP: {
-		const struct nvme_tcp_icresp *icr = (const struct nvme_tcp_icresp *)p;
+		const struct nvme_tcp_icresp *icr = &hdr.icresp;
 
 		if (rx->icresp || ch->plen != NVME_TCP_ICRESP_HLEN || ch->flags != 0) {
 			fail("a second or malformed ICResp", p);
@@ -203,7 +216,7 @@ check_pdu(struct host *rx, const uint8_t *p)
 		}
 		break;
 	case NVME_TCP_PDU_C2H_DATA: {
-		const struct nvme_tcp_data_hdr *h = (const struct nvme_tcp_data_hdr *)p;
+		const struct nvme_tcp_data_hdr *h = &hdr.data;
 
 		if (ch->pdo < hlen + hd || h->datal == 0 || h->datal > TCP_C2H_MAX_DATA ||
 		    ch->plen != ch->pdo + h->datal + dd) {
@@ -228,19 +241,19 @@ check_pdu(struct host *rx, const uint8_t *p)
 static void
 parse_rx(struct host *rx)
 {
-	const struct nvme_tcp_common_hdr *ch;
 	size_t off = 0;
+	uint32_t plen;
 
-	while (rx->len - off >= sizeof(*ch)) {
-		ch = (const struct nvme_tcp_common_hdr *)(rx->buf + off);
-		if (ch->plen < sizeof(*ch) || ch->plen > OUT_MAX_PDU) {
+	while (rx->len - off >= sizeof(struct nvme_tcp_common_hdr)) {
+		plen = pdu_plen(rx->buf + off);
+		if (plen < sizeof(struct nvme_tcp_common_hdr) || plen > OUT_MAX_PDU) {
 			fail("PLEN out of range", rx->buf + off);
 		}
-		if (rx->len - off < ch->plen) {
+		if (rx->len - off < plen) {
 			break;
 		}
 		check_pdu(rx, rx->buf + off);
-		off += ch->plen;
+		off += plen;
 	}
 	memmove(rx->buf, rx->buf + off, rx->len - off);
 	rx->len -= off;

@@ -274,10 +274,96 @@ def tcp_conn_seeds():
     return seeds
 
 
+# ---- fuzz_rdma_capsule ----
+
+R_CONNECT, R_CAPSULE, R_SEND_OK, R_SEND_ERR, R_SEND_ALL, R_DISCONNECT, R_CM_EVENT, R_NO_POLL = range(8)
+SGL_KEYED, SGL_KEYED_INV = 0x40, 0x4F
+
+
+def keyed_sqe(opc, cid, length, nsid=1, cdw10=0, cdw12=0, sgl_id=SGL_KEYED):
+    """A 64-byte SQE whose data is a keyed SGL data block (host address, 3-byte length, key)."""
+    cmd = sqe(opc, cid=cid, nsid=nsid, cdw10=cdw10, cdw12=cdw12)
+    struct.pack_into("<Q", cmd, 24, 0x10000000)
+    cmd[32:35] = length.to_bytes(3, "little")
+    struct.pack_into("<IB", cmd, 35, 0x1234, sgl_id)
+    return cmd
+
+
+def r_op(op, host=0):
+    return bytes([op | (host << 3)])
+
+
+def r_connect(host, qid, entries=32, cntlid=0xFFFF, ird=16, ord_=16):
+    return r_op(R_CONNECT, host) + struct.pack("<HHHHH22x", 0, qid, entries, entries - 1,
+                                               cntlid) + bytes([ird, ord_])
+
+
+def r_capsule(host, cmd, data=b""):
+    return r_op(R_CAPSULE, host) + struct.pack("<H", len(cmd) + len(data)) + bytes(cmd) + data
+
+
+def r_cmd(host, cmd, data=b""):
+    """A capsule, then the target's work requests all complete (the host answers at once)."""
+    return r_capsule(host, cmd, data) + r_op(R_SEND_ALL, host)
+
+
+def r_admin(host=0, kato=0):
+    return (r_connect(host, 0) + r_cmd(host, connect_sqe(0, kato=kato), connect_data(SUBNQN)) +
+            r_cmd(host, prop_sqe(True, 0x14, CC_ENABLE)))
+
+
+def r_io_connect(host=1):
+    return r_connect(host, 1, cntlid=1) + r_cmd(host, connect_sqe(1), connect_data(SUBNQN, 1))
+
+
+def r_io_cmds(host=1):
+    block = bytes(range(256)) * 2
+    return (r_cmd(host, sqe(IO_WRITE, cid=1, nsid=1, sgl_id=SGL_INCAPSULE, sgl_len=512), block) +
+            r_capsule(host, keyed_sqe(IO_WRITE, 2, 8192, cdw10=8, cdw12=15)) +
+            r_op(R_SEND_OK, host) + b"\x5a" + r_op(R_SEND_ALL, host) +
+            r_cmd(host, keyed_sqe(IO_READ, 3, 8192, cdw10=8, cdw12=15)) +
+            r_cmd(host, keyed_sqe(IO_READ, 4, 65536, cdw12=127, sgl_id=SGL_KEYED_INV)) +
+            r_cmd(host, sqe(IO_WZ, cid=5, nsid=1, cdw10=32, cdw12=7)) +
+            r_cmd(host, sqe(IO_FLUSH, cid=6, nsid=1)) +
+            r_cmd(host, sqe(IO_DSM, cid=7, nsid=1, sgl_id=SGL_INCAPSULE, sgl_len=16, cdw11=4),
+                  struct.pack("<IIQ", 0, 8, 64)))
+
+
+def r_io(host=1):
+    return r_io_connect(host) + r_io_cmds(host)
+
+
+def rdma_capsule_seeds():
+    seeds = {}
+    admin = (r_admin(kato=10000) + r_cmd(0, prop_sqe(False, 0x1C)) +
+             r_cmd(0, keyed_sqe(ADM_IDENTIFY, 1, 4096, nsid=0, cdw10=1)) +
+             r_cmd(0, keyed_sqe(ADM_IDENTIFY, 2, 4096, cdw10=0)) +
+             r_cmd(0, keyed_sqe(ADM_GET_LOG, 3, 512, nsid=0xFFFFFFFF, cdw10=0x02 | (127 << 16))) +
+             r_cmd(0, sqe(ADM_SET_FEAT, cid=4, cdw10=0x07, cdw11=0x00030003)) +
+             r_capsule(0, sqe(ADM_AER, cid=20)) + r_cmd(0, sqe(ADM_KEEP_ALIVE, cid=21)))
+    # Byte 0: the device (bits 0-1: max_sge 1, 2, 4, 16; bit 2: 64 work requests per queue).
+    seeds["admin"] = b"\x03" + admin
+    seeds["admin_one_sge"] = b"\x00" + admin + r_op(R_DISCONNECT)
+    seeds["io"] = b"\x03" + r_admin() + r_io()
+    seeds["io_one_sge_small_queues"] = b"\x04" + r_admin() + r_io()
+    seeds["io_admin_leaves"] = (b"\x01" + r_admin() + r_io_connect() + r_op(R_DISCONNECT, 0) +
+                                r_io_cmds())
+    seeds["read_error"] = (b"\x03" + r_admin() + r_io_connect() + r_capsule(1, keyed_sqe(IO_WRITE, 2, 8192, cdw12=15)) +
+                           r_op(R_SEND_ERR, 1) + b"\x00")
+    seeds["pipelined"] = (b"\x02" + r_admin() + r_connect(1, 1, 4, cntlid=1) +
+                          r_cmd(1, connect_sqe(1, sqsize=3), connect_data(SUBNQN, 1)) +
+                          b"".join(r_op(R_NO_POLL) + r_capsule(1, keyed_sqe(IO_READ, c, 4096,
+                                                                          cdw12=7))
+                                   for c in range(6)) + r_op(R_SEND_ALL, 1))
+    seeds["rejected"] = b"\x03" + r_connect(0, 0, entries=1) + r_connect(1, 200)
+    return seeds
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "corpus")
     for harness, seeds in (("fuzz_tcp_pdu", tcp_pdu_seeds()), ("fuzz_nvmf_cmd", nvmf_cmd_seeds()),
-                           ("fuzz_tcp_conn", tcp_conn_seeds())):
+                           ("fuzz_tcp_conn", tcp_conn_seeds()),
+                           ("fuzz_rdma_capsule", rdma_capsule_seeds())):
         d = os.path.join(root, harness)
         os.makedirs(d, exist_ok=True)
         for name, blob in seeds.items():

@@ -16,7 +16,7 @@ out=${1:?usage: test/fuzz/run.sh OUTDIR [SECONDS]}
 secs=${2:-30}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/test/fuzz
-harnesses="fuzz_tcp_pdu fuzz_nvmf_cmd fuzz_tcp_conn"
+harnesses="fuzz_tcp_pdu fuzz_nvmf_cmd fuzz_tcp_conn fuzz_rdma_capsule"
 CC=${FUZZ_CC:-clang}
 
 if ! command -v "$CC" >/dev/null 2>&1; then
@@ -42,12 +42,12 @@ not_ok() {
 	failed=$((failed + 1))
 }
 
-# The target core, the TCP PDU checks, and what they run on: threads, env,
+# The target core, the TCP transport, and what they run on: threads, env,
 # bdev layer (with the malloc module for a namespace), RPC registration, logs.
-# The RDMA transport is left out: built without GGA_CONFIG_RDMA, the core does
-# not reference it (its pure capsule checks have unit tests instead).
+# Built without GGA_CONFIG_RDMA, the core does not reference the RDMA
+# transport; its pure capsule checks (rdma_capsule.c) need no verbs and go in.
 srcs=$(cd "$root" && ls target/*.c lib/util/*.c lib/log/*.c lib/env/*.c lib/thread/*.c \
-	lib/bdev/*.c lib/rpc/*.c module/bdev/malloc/*.c | grep -v '^target/rdma')
+	lib/bdev/*.c lib/rpc/*.c module/bdev/malloc/*.c | grep -v -e '^target/rdma\.c' -e '^target/rdma_conn\.c')
 cflags=(-std=gnu11 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE -pthread
 	-fsanitize=address,undefined -fno-sanitize-recover=all
 	-Wall -Wextra -Wno-unused-parameter -I"$root/include" -I"$root")
@@ -77,9 +77,29 @@ for s in $srcs; do
 		exit 1
 	fi
 done
+# The RDMA transport, for fuzz_rdma_capsule only: built with GGA_CONFIG_RDMA
+# (the verbs and CM headers), linked with that harness's fake device and CM
+# instead of libibverbs and librdmacm.
+rdma_objs=()
+for s in target/rdma.c target/rdma_conn.c; do
+	o=$obj/rdma_cfg_$(basename "${s%.c}").o
+	rdma_objs+=("$o")
+	stale "$o" "${o%.o}.d" || continue
+	if ! "$CC" "${cflags[@]}" -DGGA_CONFIG_RDMA -fsanitize=fuzzer-no-link -MMD -MF "${o%.o}.d" \
+		-c "$root/$s" -o "$o" >>"$build_log" 2>&1; then
+		tail -30 "$build_log"
+		not_ok "build $s with $CC"
+		exit 1
+	fi
+done
+
 for h in $harnesses; do
-	if ! "$CC" "${cflags[@]}" -fsanitize=fuzzer "$here/$h.c" "$here/fuzz_common.c" "${objs[@]}" "${libs[@]}" \
-		-o "$out/$h" >>"$build_log" 2>&1; then
+	extra=()
+	if [ "$h" = fuzz_rdma_capsule ]; then
+		extra=(-DGGA_CONFIG_RDMA "${rdma_objs[@]}")
+	fi
+	if ! "$CC" "${cflags[@]}" -fsanitize=fuzzer "$here/$h.c" "$here/fuzz_common.c" "${extra[@]}" \
+		"${objs[@]}" "${libs[@]}" -o "$out/$h" >>"$build_log" 2>&1; then
 		tail -30 "$build_log"
 		not_ok "build $h with $CC"
 		exit 1
