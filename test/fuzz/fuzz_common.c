@@ -15,6 +15,7 @@
 #include "gga/nvmf.h"
 #include "gga/rpc.h"
 #include "gga/thread.h"
+#include "gga/util.h"
 
 #include "module/bdev/malloc/bdev_malloc.h"
 #include "fuzz_common.h"
@@ -37,6 +38,13 @@ fuzz_poll_all(void)
 	for (i = 0; i < FUZZ_MAX_POLLS && thread_poll(g_fuzz_thread, 0, 0) > 0; i++) {
 	}
 	return i;
+}
+
+void
+fuzz_time_jump(uint64_t us)
+{
+	thread_poll(g_fuzz_thread, 0, ticks_get() + us_to_ticks(us));
+	fuzz_poll_all();
 }
 
 void

@@ -33,6 +33,13 @@ void fuzz_env_init(const char *name);
 int fuzz_poll_all(void);
 
 /*
+ * Let `us` microseconds pass for the timed pollers (ICReq wait, TermReq
+ * linger, keep-alive, RDMA close timer): one poll with the clock that far
+ * ahead, then fuzz_poll_all().
+ */
+void fuzz_time_jump(uint64_t us);
+
+/*
  * Create a transport through the core (so every poll group gets its part)
  * and wait for it; aborts on failure.
  */

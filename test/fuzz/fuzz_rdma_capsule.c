@@ -26,10 +26,12 @@
  * connection, controller or CM id left behind after the host went away.
  *
  * Input: byte 0 sets the device: bits 0-1 pick max_sge (1, 2, 4, 16), bit 2
- * a small max_qp_wr (64). Then operations until the input runs out, each an
- * opcode byte (bits 0-2: what; bit 3: which of two host connections) and
- * its operands; the thread is polled until idle after each one unless the
- * previous operation was 7:
+ * a small max_qp_wr (64), bit 3 a device that does not flush work requests
+ * when the QP goes to the error state (they complete only when the input
+ * says so, or never: the transport's close timer gives up on them). Then
+ * operations until the input runs out, each an opcode byte (bits 0-2: what;
+ * bit 3: which of two host connections; bit 4: do not poll the thread
+ * before the next operation, else it is polled until idle) and operands:
  *   0 connect request: 32 bytes of CM private data, then the host's
  *     initiator depth and responder resources (1 byte each)
  *   1 capsule: 2 bytes (LE) length L, L bytes sent into the oldest posted
@@ -40,7 +42,7 @@
  *   4 complete every posted send work request successfully
  *   5 the host disconnects (RDMA_CM_EVENT_DISCONNECTED)
  *   6 another CM event for the connection (next byte: which)
- *   7 do not poll before the next operation
+ *   7 time passes: the close timer and the keep-alive timer run out
  * At the end both hosts disconnect and everything must be torn down.
  */
 #include <arpa/inet.h>
@@ -70,12 +72,17 @@
 #define OP_SEND_ALL	4
 #define OP_DISCONNECT	5
 #define OP_CM_EVENT	6
-#define OP_NO_POLL	7
+#define OP_TIME	7
+#define OP_HOST		(1u << 3)
+#define OP_NO_POLL	(1u << 4)
+#define DEV_NO_FLUSH	(1u << 3)
 
 #define MAX_HOSTS	2
 #define FAKE_LKEY	0x1a2b3c4du
 /* Rounds of fuzz_poll_all() the connections may take to go away after the hosts left. */
 #define TEARDOWN_ROUNDS	100
+/* Past the close timer (NR_CLOSE_TIMEOUT_US) and a 10 s keep-alive. */
+#define TIME_JUMP_US	(11u * 1000 * 1000)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -143,6 +150,8 @@ static struct nvmf_subsystem *g_subsys;
 static struct nr_transport *g_rt;
 static volatile uint32_t g_sink;
 static bool g_verbose;
+/* This input's device does not flush on the error state. */
+static bool g_no_flush;
 
 static void __attribute__((noreturn))
 fail(const char *what)
@@ -300,7 +309,7 @@ fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **b
 			s->sge[j] = wr->sg_list[j];
 		}
 		s->wr.sg_list = s->sge;
-		if (fq->error) {
+		if (fq->error && !g_no_flush) {
 			qp_complete_send(fq, IBV_WC_WR_FLUSH_ERR, 0);
 		}
 	}
@@ -325,7 +334,7 @@ fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **b
 		slot = (fq->recv_head + fq->recv_count++) % fq->max_recv;
 		fq->recvs[slot] = *wr;
 		fq->recv_sges[slot] = wr->sg_list[0];
-		if (fq->error) {
+		if (fq->error && !g_no_flush) {
 			qp_flush(fq);
 		}
 	}
@@ -502,7 +511,9 @@ ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 
 	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_ERR && !fq->error) {
 		fq->error = true;
-		qp_flush(fq);
+		if (!g_no_flush) {
+			qp_flush(fq);
+		}
 	}
 	return 0;
 }
@@ -767,6 +778,7 @@ device_set(uint8_t cfg)
 	g_attr.max_cqe = 8192;
 	g_attr.max_qp_rd_atom = 16;
 	g_attr.max_qp_init_rd_atom = 16;
+	g_no_flush = (cfg & DEV_NO_FLUSH) != 0;
 	if (dev != NULL) {
 		dev->attr = g_attr;
 		dev->max_sge = (uint32_t)g_attr.max_sge;
@@ -882,11 +894,10 @@ op_cm_event(int h, struct input *in)
 	}
 }
 
-/* Run one operation. Returns false if the next one goes without polling first. */
-static bool
+static void
 run_op(uint8_t op, struct input *in)
 {
-	int h = (op >> 3) & 1;
+	int h = (op & OP_HOST) ? 1 : 0;
 	const uint8_t *fill;
 
 	switch (op & 7) {
@@ -918,9 +929,9 @@ run_op(uint8_t op, struct input *in)
 		op_cm_event(h, in);
 		break;
 	default:
-		return false;
+		fuzz_time_jump(TIME_JUMP_US);
+		break;
 	}
-	return true;
 }
 
 /* The hosts are gone: every connection, controller and CM id must go too. */
@@ -934,6 +945,10 @@ teardown(void)
 			if (g_hosts[h] != NULL && i % 10 == 0) {
 				cm_event_queue(g_hosts[h], RDMA_CM_EVENT_DISCONNECTED, NULL, 0);
 			}
+		}
+		if (i == TEARDOWN_ROUNDS / 2) {
+			/* Work requests a device never completed: the close timer forgets them. */
+			fuzz_time_jump(TIME_JUMP_US);
 		}
 		fuzz_poll_all();
 		if (g_hosts[0] == NULL && g_hosts[1] == NULL && TAILQ_EMPTY(&g_subsys->ctrlrs) &&
@@ -952,7 +967,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static bool initialized;
 	struct input in = { data + 1, size > 0 ? size - 1 : 0 };
 	const uint8_t *op;
-	bool poll = true;
 
 	if (size < 1) {
 		return 0;
@@ -964,8 +978,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	g_subsys->next_cntlid = NVME_CNTLID_MIN;
 	while ((op = take(&in, 1)) != NULL) {
-		poll = run_op(*op, &in);
-		if (poll) {
+		run_op(*op, &in);
+		if (!(*op & OP_NO_POLL)) {
 			fuzz_poll_all();
 		}
 	}

@@ -33,6 +33,8 @@
  *            header in the stream): the target has answered each PDU before
  *            the next comes, as with a host that waits (then the R2T of a
  *            write always carries TTAG 0)
+ *     bit 7: before the hosts leave, time jumps past every timer (ICReq
+ *            wait, TermReq linger, keep-alive)
  *   byte 1: chunk seed; 0 writes the whole stream at once (as far as the
  *           socket takes it), others draw chunk sizes from 1 byte to 16 KiB
  *   then the bytes the host sends (test/fuzz/gen_corpus.py writes sessions)
@@ -68,9 +70,12 @@
 #define FLAG_TWO_CONNS		(1u << 4)
 #define FLAG_FIRST_LEAVES	(1u << 5)
 #define FLAG_PDU_WISE		(1u << 6)
+#define FLAG_TIME_JUMP		(1u << 7)
 
 /* Rounds of fuzz_poll_all() a connection may take to go away after the host left. */
 #define TEARDOWN_ROUNDS		100
+/* Longer than the longest timer of a connection (TCP_ICREQ_TIMEOUT_US). */
+#define TIME_JUMP_US		(11u * 1000 * 1000)
 /* Chunks in a row the socket refused before the host gives up writing. */
 #define MAX_STALLS		16
 /* The largest PDU the target sends: a C2HData of TCP_C2H_MAX_DATA with padding and digests. */
@@ -407,13 +412,31 @@ check_teardown(void)
 	     "the core still counts a qpair", NULL);
 }
 
+/*
+ * The I/O queue's connection, while the admin queue's is open: its stream
+ * (the rest of the input), or half of it, then the admin queue leaves, then
+ * the other half.
+ */
+static void
+run_second(const uint8_t *p, size_t len, uint8_t flags, uint32_t seed)
+{
+	size_t cut = (flags & FLAG_FIRST_LEAVES) ? len / 2 : len;
+
+	host_connect(&g_hosts[1], flags);
+	host_send(&g_hosts[1], p, cut, flags, seed);
+	if (flags & FLAG_FIRST_LEAVES) {
+		host_leave(&g_hosts[0], flags);
+		host_send(&g_hosts[1], p + cut, len - cut, flags, seed);
+	}
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static bool initialized;
-	struct host *first = &g_hosts[0], *second = &g_hosts[1];
 	size_t off = 2, len;
 	uint8_t flags;
+	int i;
 
 	if (!initialized) {
 		setup();
@@ -432,24 +455,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		len = GGA_MIN(size - off, (size_t)data[2] | (size_t)data[3] << 8);
 	}
 	g_subsys->next_cntlid = NVME_CNTLID_MIN;
-	host_connect(first, flags);
-	host_send(first, data + off, len, flags, data[1]);
+	g_hosts[1].fd = -1;
+	host_connect(&g_hosts[0], flags);
+	host_send(&g_hosts[0], data + off, len, flags, data[1]);
 	if (flags & FLAG_TWO_CONNS) {
-		size_t rest = size - off - len;
-		size_t cut = (flags & FLAG_FIRST_LEAVES) ? rest / 2 : rest;
-
-		host_connect(second, flags);
-		host_send(second, data + off + len, cut, flags, data[1]);
-		if (flags & FLAG_FIRST_LEAVES) {
-			/* The admin queue goes while the I/O queue is busy. */
-			host_leave(first, flags);
-			host_send(second, data + off + len + cut, rest - cut, flags, data[1]);
-			first = second;
-		} else {
-			host_leave(second, flags);
+		run_second(data + off + len, size - off - len, flags, data[1]);
+	}
+	if (flags & FLAG_TIME_JUMP) {
+		fuzz_time_jump(TIME_JUMP_US);
+	}
+	/* The I/O queue's host first, unless the admin queue's has left already. */
+	for (i = 1; i >= 0; i--) {
+		if (g_hosts[i].fd >= 0) {
+			host_leave(&g_hosts[i], flags);
 		}
 	}
-	host_leave(first, flags);
 	check_teardown();
 	return 0;
 }

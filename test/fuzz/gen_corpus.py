@@ -211,7 +211,7 @@ def nvmf_cmd_seeds():
 # ---- fuzz_tcp_conn ----
 
 TC_LEAVE_SHUT, TC_LEAVE_READ, TC_STUCK, TC_SMALL_SNDBUF = 1, 2, 4, 8
-TC_TWO, TC_FIRST_LEAVES, TC_PDU_WISE = 16, 32, 64
+TC_TWO, TC_FIRST_LEAVES, TC_PDU_WISE, TC_TIME_JUMP = 16, 32, 64, 128
 
 
 def admin_session(dgst=0, kato=0):
@@ -269,6 +269,11 @@ def tcp_conn_seeds():
     seeds["io_glued"] = two(TC_LEAVE_READ, 0, admin_session(), io_session())
     seeds["term_after_connect"] = (bytes([TC_PDU_WISE | TC_LEAVE_SHUT, 0]) + admin_session() +
                                    term_req())
+    seeds["icreq_timeout"] = bytes([TC_TIME_JUMP | TC_LEAVE_SHUT, 0])
+    seeds["linger_after_term"] = (bytes([TC_PDU_WISE | TC_TIME_JUMP | TC_LEAVE_READ, 0]) +
+                                  admin_session() + icreq())
+    seeds["keep_alive_expires"] = two(TC_PDU_WISE | TC_TIME_JUMP, 0, admin_session(kato=1000),
+                                      io_session())
     seeds["h2c_without_r2t"] = (bytes([TC_PDU_WISE | TC_LEAVE_SHUT, 0]) + admin_session() +
                                 h2c(1, 0, 0, b"\0" * 512, last=True))
     return seeds
@@ -276,7 +281,8 @@ def tcp_conn_seeds():
 
 # ---- fuzz_rdma_capsule ----
 
-R_CONNECT, R_CAPSULE, R_SEND_OK, R_SEND_ERR, R_SEND_ALL, R_DISCONNECT, R_CM_EVENT, R_NO_POLL = range(8)
+R_CONNECT, R_CAPSULE, R_SEND_OK, R_SEND_ERR, R_SEND_ALL, R_DISCONNECT, R_CM_EVENT, R_TIME = range(8)
+R_NO_POLL = 0x10
 SGL_KEYED, SGL_KEYED_INV = 0x40, 0x4F
 
 
@@ -341,7 +347,8 @@ def rdma_capsule_seeds():
              r_cmd(0, keyed_sqe(ADM_GET_LOG, 3, 512, nsid=0xFFFFFFFF, cdw10=0x02 | (127 << 16))) +
              r_cmd(0, sqe(ADM_SET_FEAT, cid=4, cdw10=0x07, cdw11=0x00030003)) +
              r_capsule(0, sqe(ADM_AER, cid=20)) + r_cmd(0, sqe(ADM_KEEP_ALIVE, cid=21)))
-    # Byte 0: the device (bits 0-1: max_sge 1, 2, 4, 16; bit 2: 64 work requests per queue).
+    # Byte 0: the device (bits 0-1: max_sge 1, 2, 4, 16; bit 2: 64 work requests per queue;
+    # bit 3: no flush on the error state).
     seeds["admin"] = b"\x03" + admin
     seeds["admin_one_sge"] = b"\x00" + admin + r_op(R_DISCONNECT)
     seeds["io"] = b"\x03" + r_admin() + r_io()
@@ -352,9 +359,14 @@ def rdma_capsule_seeds():
                            r_op(R_SEND_ERR, 1) + b"\x00")
     seeds["pipelined"] = (b"\x02" + r_admin() + r_connect(1, 1, 4, cntlid=1) +
                           r_cmd(1, connect_sqe(1, sqsize=3), connect_data(SUBNQN, 1)) +
-                          b"".join(r_op(R_NO_POLL) + r_capsule(1, keyed_sqe(IO_READ, c, 4096,
-                                                                          cdw12=7))
+                          b"".join(r_op(R_CAPSULE | R_NO_POLL, 1) +
+                                   r_capsule(1, keyed_sqe(IO_READ, c, 4096, cdw12=7))[1:]
                                    for c in range(6)) + r_op(R_SEND_ALL, 1))
+    # A device that never flushes: the close timer gives up on a READ in flight.
+    seeds["no_flush_timeout"] = (b"\x0b" + r_admin() + r_io_connect() +
+                                 r_capsule(1, keyed_sqe(IO_WRITE, 2, 8192, cdw12=15)) +
+                                 r_op(R_DISCONNECT, 1) + r_op(R_TIME) + r_op(R_SEND_ALL, 1))
+    seeds["keep_alive_expires"] = b"\x03" + r_admin(kato=1000) + r_op(R_TIME)
     seeds["rejected"] = b"\x03" + r_connect(0, 0, entries=1) + r_connect(1, 200)
     return seeds
 
