@@ -25,10 +25,12 @@
  * ibv_destroy_cq would wait forever), and at the end of every input a
  * connection, controller or CM id left behind after the host went away.
  *
- * Input: byte 0 sets the device: bits 0-1 pick max_sge (1, 2, 4, 16), bit 2
- * a small max_qp_wr (64), bit 3 a device that does not flush work requests
- * when the QP goes to the error state (they complete only when the input
- * says so, or never: the transport's close timer gives up on them). Then
+ * Input: byte 0 sets the device: bits 0-1 pick max_sge (1, 2, 4, 16), bits
+ * 2 and 4 max_qp_wr (4096, 64, 16, 8), bit 3 a device that does not flush
+ * work requests when the QP goes to the error state (they complete only
+ * when the input says so, or never: the transport's close timer gives up on
+ * them), bit 5 makes rdma_accept() fail, bit 6 makes every chain of two or
+ * more send work requests fail at its last one (a partial post). Then
  * operations until the input runs out, each an opcode byte (bits 0-2: what;
  * bit 3: which of two host connections; bit 4: do not poll the thread
  * before the next operation, else it is polled until idle) and operands:
@@ -75,7 +77,9 @@
 #define OP_TIME	7
 #define OP_HOST		(1u << 3)
 #define OP_NO_POLL	(1u << 4)
-#define DEV_NO_FLUSH	(1u << 3)
+#define DEV_NO_FLUSH		(1u << 3)
+#define DEV_ACCEPT_FAILS	(1u << 5)
+#define DEV_CHAINS_FAIL		(1u << 6)
 
 #define MAX_HOSTS	2
 #define FAKE_LKEY	0x1a2b3c4du
@@ -150,8 +154,8 @@ static struct nvmf_subsystem *g_subsys;
 static struct nr_transport *g_rt;
 static volatile uint32_t g_sink;
 static bool g_verbose;
-/* This input's device does not flush on the error state. */
-static bool g_no_flush;
+/* This input's device: byte 0 of the input. */
+static uint8_t g_dev_cfg;
 
 static void __attribute__((noreturn))
 fail(const char *what)
@@ -294,6 +298,17 @@ fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **b
 	struct fake_send *s;
 	int j;
 
+	if ((g_dev_cfg & DEV_CHAINS_FAIL) && wr != NULL && wr->next != NULL) {
+		/* Everything but the last work request of the chain goes. */
+		for (; wr->next != NULL; wr = wr->next) {
+			struct ibv_send_wr one = *wr;
+
+			one.next = NULL;
+			fake_post_send(qp, &one, bad);
+		}
+		*bad = wr;
+		return ENOMEM;
+	}
 	for (; wr != NULL; wr = wr->next) {
 		if (fq->send_count == fq->max_send) {
 			fail("send queue overflow");
@@ -309,11 +324,10 @@ fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **b
 			s->sge[j] = wr->sg_list[j];
 		}
 		s->wr.sg_list = s->sge;
-		if (fq->error && !g_no_flush) {
+		if (fq->error && !(g_dev_cfg & DEV_NO_FLUSH)) {
 			qp_complete_send(fq, IBV_WC_WR_FLUSH_ERR, 0);
 		}
 	}
-	(void)bad;
 	return 0;
 }
 
@@ -334,11 +348,10 @@ fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **b
 		slot = (fq->recv_head + fq->recv_count++) % fq->max_recv;
 		fq->recvs[slot] = *wr;
 		fq->recv_sges[slot] = wr->sg_list[0];
-		if (fq->error && !g_no_flush) {
+		if (fq->error && !(g_dev_cfg & DEV_NO_FLUSH)) {
 			qp_flush(fq);
 		}
 	}
-	(void)bad;
 	return 0;
 }
 
@@ -511,7 +524,7 @@ ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 
 	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_ERR && !fq->error) {
 		fq->error = true;
-		if (!g_no_flush) {
+		if (!(g_dev_cfg & DEV_NO_FLUSH)) {
 			qp_flush(fq);
 		}
 	}
@@ -704,6 +717,10 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	if (conn_param->private_data_len < sizeof(struct nvme_rdma_cm_rep)) {
 		fail("an accept without the NVMe/RDMA private data");
 	}
+	if (g_dev_cfg & DEV_ACCEPT_FAILS) {
+		errno = ECONNREFUSED;
+		return -1;
+	}
 	return 0;
 }
 
@@ -769,16 +786,17 @@ static void
 device_set(uint8_t cfg)
 {
 	static const int sges[] = { 1, 2, 4, NR_MAX_SGE };
+	static const int wrs[] = { 4096, 64, 16, 8 };
 	struct nr_device *dev = g_rt != NULL ? TAILQ_FIRST(&g_rt->devices) : NULL;
 
 	memset(&g_attr, 0, sizeof(g_attr));
 	g_attr.max_sge = sges[cfg & 3];
 	g_attr.max_sge_rd = g_attr.max_sge;
-	g_attr.max_qp_wr = (cfg & 4) ? 64 : 4096;
+	g_attr.max_qp_wr = wrs[((cfg >> 2) & 1) | ((cfg >> 3) & 2)];
 	g_attr.max_cqe = 8192;
 	g_attr.max_qp_rd_atom = 16;
 	g_attr.max_qp_init_rd_atom = 16;
-	g_no_flush = (cfg & DEV_NO_FLUSH) != 0;
+	g_dev_cfg = cfg;
 	if (dev != NULL) {
 		dev->attr = g_attr;
 		dev->max_sge = (uint32_t)g_attr.max_sge;

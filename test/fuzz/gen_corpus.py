@@ -221,13 +221,19 @@ def admin_session(dgst=0, kato=0):
             capsule(prop_sqe(True, 0x14, CC_ENABLE), hdgst=hd))
 
 
+def io_connect(dgst=0):
+    """ICReq and the Connect of I/O queue 1 of controller 1."""
+    return icreq(dgst=dgst) + capsule(connect_sqe(1), connect_data(SUBNQN, 1), bool(dgst & 1),
+                                      bool(dgst & 2))
+
+
 def io_session(dgst=0):
     """An I/O queue of controller 1: writes in-capsule and by R2T (TTAG 0: the host waits for
     each answer), reads back, write zeroes, flush, DSM."""
     hd, dd = bool(dgst & 1), bool(dgst & 2)
     block = bytes(range(256)) * 2
     big = bytes((i * 7) & 0xFF for i in range(8192))
-    return (icreq(dgst=dgst) + capsule(connect_sqe(1), connect_data(SUBNQN, 1), hd, dd) +
+    return (io_connect(dgst) +
             capsule(sqe(IO_WRITE, cid=1, nsid=1, sgl_id=SGL_INCAPSULE, sgl_len=512), block, hd, dd) +
             capsule(sqe(IO_WRITE, cid=2, nsid=1, sgl_len=8192, cdw10=8, cdw12=15), hdgst=hd) +
             h2c(2, 0, 0, big[:4096], hd, dd) + h2c(2, 0, 4096, big[4096:], hd, dd, last=True) +
@@ -274,6 +280,20 @@ def tcp_conn_seeds():
                                   admin_session() + icreq())
     seeds["keep_alive_expires"] = two(TC_PDU_WISE | TC_TIME_JUMP, 0, admin_session(kato=1000),
                                       io_session())
+    ttag_writes = b"".join(capsule(sqe(IO_WRITE, cid=c, nsid=1, sgl_len=131072, cdw12=255))
+                           for c in range(5))
+    seeds["io_buffer_wait"] = two(TC_PDU_WISE, 0, admin_session(),
+                                  io_connect() + ttag_writes +
+                                  h2c(0, 0, 0, bytes(131072), last=True))
+    seeds["io_queue_full"] = two(TC_PDU_WISE | TC_LEAVE_SHUT, 0, admin_session(),
+                                 io_connect() +
+                                 b"".join(capsule(sqe(IO_WRITE, cid=c, nsid=1, sgl_len=512))
+                                          for c in range(33)))
+    seeds["io_read_128k"] = two(TC_PDU_WISE, 0, admin_session(3),
+                                io_session(3) + capsule(sqe(IO_READ, cid=9, nsid=1,
+                                                            sgl_len=131072, cdw12=255),
+                                                        hdgst=True))
+    seeds["io_digests_chunked"] = two(0, 5, admin_session(3), io_session(3))
     seeds["h2c_without_r2t"] = (bytes([TC_PDU_WISE | TC_LEAVE_SHUT, 0]) + admin_session() +
                                 h2c(1, 0, 0, b"\0" * 512, last=True))
     return seeds
@@ -299,9 +319,11 @@ def r_op(op, host=0):
     return bytes([op | (host << 3)])
 
 
-def r_connect(host, qid, entries=32, cntlid=0xFFFF, ird=16, ord_=16):
+def r_connect(host, qid, entries=32, cntlid=0xFFFF, depth=16, resources=16):
+    """A connect request; depth and resources: the host's initiator depth and responder
+    resources."""
     return r_op(R_CONNECT, host) + struct.pack("<HHHHH22x", 0, qid, entries, entries - 1,
-                                               cntlid) + bytes([ird, ord_])
+                                               cntlid) + bytes([depth, resources])
 
 
 def r_capsule(host, cmd, data=b""):
@@ -318,8 +340,9 @@ def r_admin(host=0, kato=0):
             r_cmd(host, prop_sqe(True, 0x14, CC_ENABLE)))
 
 
-def r_io_connect(host=1):
-    return r_connect(host, 1, cntlid=1) + r_cmd(host, connect_sqe(1), connect_data(SUBNQN, 1))
+def r_io_connect(host=1, entries=32, depth=16):
+    return (r_connect(host, 1, entries, cntlid=1, depth=depth) +
+            r_cmd(host, connect_sqe(1, sqsize=entries - 1), connect_data(SUBNQN, 1)))
 
 
 def r_io_cmds(host=1):
@@ -367,6 +390,29 @@ def rdma_capsule_seeds():
                                  r_capsule(1, keyed_sqe(IO_WRITE, 2, 8192, cdw12=15)) +
                                  r_op(R_DISCONNECT, 1) + r_op(R_TIME) + r_op(R_SEND_ALL, 1))
     seeds["keep_alive_expires"] = b"\x03" + r_admin(kato=1000) + r_op(R_TIME)
+    # Five 128 KiB writes whose READs never complete hold the 64 data buffers: one waits.
+    seeds["buffer_wait"] = (b"\x03" + r_admin() + r_io_connect() +
+                            b"".join(r_capsule(1, keyed_sqe(IO_WRITE, c, 131072, cdw12=255))
+                                     for c in range(5)) + r_op(R_SEND_ALL, 1) +
+                            r_op(R_SEND_ALL, 1))
+    # One READ credit: writes wait for each other's READ.
+    seeds["read_credits"] = (b"\x03" + r_admin() + r_io_connect(depth=1) +
+                             b"".join(r_capsule(1, keyed_sqe(IO_WRITE, c, 8192, cdw12=15))
+                                      for c in range(3)) +
+                             (r_op(R_SEND_OK, 1) + b"\x11") * 6)
+    # One SGE, 64 work requests per queue: eight 64 KiB reads (72 work requests) wait.
+    seeds["send_queue_full"] = (b"\x04" + r_admin() + r_io_connect() +
+                                b"".join(r_capsule(1, keyed_sqe(IO_READ, c, 65536, cdw12=127))
+                                         for c in range(8)) + r_op(R_SEND_ALL, 1) +
+                                r_op(R_SEND_ALL, 1))
+    # Two capsule buffers, four requests: responses not yet sent keep requests busy.
+    seeds["pending_capsules"] = (b"\x03" + r_admin() + r_io_connect(entries=2) +
+                                 b"".join(r_capsule(1, sqe(IO_FLUSH, cid=c, nsid=1))
+                                          for c in range(6)) + r_op(R_SEND_ALL, 1))
+    seeds["queues_too_small"] = b"\x14" + r_connect(0, 0)
+    seeds["accept_fails"] = b"\x23" + r_connect(0, 0)
+    seeds["partial_post"] = (b"\x43" + r_admin() +
+                             r_cmd(0, keyed_sqe(ADM_IDENTIFY, 1, 4096, nsid=0, cdw10=1)))
     seeds["rejected"] = b"\x03" + r_connect(0, 0, entries=1) + r_connect(1, 200)
     return seeds
 
