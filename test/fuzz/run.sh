@@ -2,7 +2,11 @@
 # Build the libFuzzer harnesses of test/fuzz/ with clang, replay their kept
 # crash inputs and seed corpora, then fuzz each for a bounded time.
 #
-#   test/fuzz/run.sh OUTDIR [SECONDS]      (SECONDS per harness, default 30)
+#   test/fuzz/run.sh OUTDIR [SECONDS [MIN_RUNS]]
+#
+# SECONDS of fuzzing per harness (default 30; 0 only builds and replays).
+# After fuzzing it prints the executions of all harnesses together; with
+# MIN_RUNS that total is a check of its own (make fuzz asks for 10 million).
 #
 # Binaries and objects go to OUTDIR/fuzz/. The target sources the harnesses
 # need are compiled here with clang and the sanitizers (never the gcc-built
@@ -12,8 +16,9 @@
 # test/fuzz/regressions/<harness>/ (replayed by every later run) and fails
 # the run.
 set -u
-out=${1:?usage: test/fuzz/run.sh OUTDIR [SECONDS]}
+out=${1:?usage: test/fuzz/run.sh OUTDIR [SECONDS [MIN_RUNS]]}
 secs=${2:-30}
+min_runs=${3:-}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/test/fuzz
 harnesses="fuzz_tcp_pdu fuzz_nvmf_cmd fuzz_tcp_conn fuzz_rdma_capsule"
@@ -23,9 +28,9 @@ if ! command -v "$CC" >/dev/null 2>&1; then
 	echo "skip: clang not installed (scripts/pkgdep.sh --fuzz installs it)"
 	exit 77
 fi
-case "$secs" in
+case "$secs$min_runs" in
 '' | *[!0-9]*)
-	echo "not ok - SECONDS must be a whole number, not '$secs'"
+	echo "not ok - SECONDS and MIN_RUNS must be whole numbers, not '$secs' '$min_runs'"
 	exit 1
 	;;
 esac
@@ -137,6 +142,7 @@ if [ "$failed" -ne 0 ] || [ "$secs" -eq 0 ]; then
 	exit $((failed != 0))
 fi
 
+total=0
 for h in $harnesses; do
 	work=$tmp/$h
 	mkdir -p "$work/corpus" "$work/artifacts"
@@ -146,9 +152,12 @@ for h in $harnesses; do
 		-artifact_prefix="$work/artifacts/" "$work/corpus" >"$work/log" 2>&1
 	rc=$?
 	runs=$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$work/log" | grep -o '[0-9]*$')
+	total=$((total + ${runs:-0}))
+	# The last status line: coverage (cov: edges, ft: features) at the end of the run.
+	cov=$(grep -E '^#[0-9]+' "$work/log" | tail -1 | grep -o 'cov: [0-9]* ft: [0-9]*')
 	mapfile -t found < <(find "$work/artifacts" -type f | sort)
 	if [ "$rc" -eq 0 ] && [ "${#found[@]}" -eq 0 ]; then
-		ok "fuzz $h for ${secs}s (${runs:-?} runs)"
+		ok "fuzz $h for ${secs}s (${runs:-?} runs, $((${runs:-0} / secs))/s, ${cov:-cov: ?})"
 		continue
 	fi
 	grep -E -A30 '^==[0-9]+==|runtime error|^SUMMARY' "$work/log" | head -60
@@ -158,4 +167,12 @@ for h in $harnesses; do
 	not_ok "fuzz $h for ${secs}s (exit $rc; ${#found[@]} inputs kept in" \
 		"test/fuzz/regressions/$h/)"
 done
+n=$(echo $harnesses | wc -w)
+if [ -z "$min_runs" ]; then
+	echo "fuzz total: $total runs in $n harnesses x ${secs}s"
+elif [ "$total" -ge "$min_runs" ]; then
+	ok "fuzz total: $total runs in $n harnesses x ${secs}s (at least $min_runs)"
+else
+	not_ok "fuzz total: $total runs in $n harnesses x ${secs}s (fewer than $min_runs)"
+fi
 exit $((failed != 0))
