@@ -9,6 +9,7 @@
 #define GGA_TEST_FUZZ_COMMON_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "target/nvmf_internal.h"
@@ -54,6 +55,26 @@ struct nvmf_transport *fuzz_transport_create(const struct nvmf_transport_ops *op
  */
 struct nvmf_subsystem *fuzz_subsystem_create(const struct nvmf_listen_addr *addr,
 		bool transport_listens);
+
+/* The unread rest of an input. */
+struct fuzz_input {
+	const uint8_t *p;
+	size_t left;
+};
+
+/* The next n bytes of the input, or NULL (and nothing taken) if fewer are left. */
+static inline const uint8_t *
+fuzz_take(struct fuzz_input *in, size_t n)
+{
+	const uint8_t *p = in->p;
+
+	if (in->left < n) {
+		return NULL;
+	}
+	in->p += n;
+	in->left -= n;
+	return p;
+}
 
 /* A small deterministic generator (xorshift32) for chunk sizes and choices. */
 static inline uint32_t

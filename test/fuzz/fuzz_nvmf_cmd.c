@@ -278,8 +278,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg = data[0];
 	admin = qpair_new();
 	if (cfg & CFG_ADMIN) {
-		if (setup_connect(admin, (cfg & CFG_DISCOVERY) ? NVME_DISCOVERY_NQN : FUZZ_SUBNQN, 0,
-				  0xffff)) {
+		const char *nqn = (cfg & CFG_DISCOVERY) ? NVME_DISCOVERY_NQN : FUZZ_SUBNQN;
+
+		if (setup_connect(admin, nqn, 0, 0xffff)) {
 			setup_enable(admin);
 			if ((cfg & CFG_IO) && !(cfg & CFG_DISCOVERY)) {
 				io = qpair_new();

@@ -803,24 +803,6 @@ device_set(uint8_t cfg)
 	}
 }
 
-struct input {
-	const uint8_t *p;
-	size_t left;
-};
-
-static const uint8_t *
-take(struct input *in, size_t n)
-{
-	const uint8_t *p = in->p;
-
-	if (in->left < n) {
-		return NULL;
-	}
-	in->p += n;
-	in->left -= n;
-	return p;
-}
-
 static struct fake_qp *
 host_qp(int h)
 {
@@ -828,9 +810,10 @@ host_qp(int h)
 }
 
 static void
-op_connect(int h, struct input *in)
+op_connect(int h, struct fuzz_input *in)
 {
-	const uint8_t *pdata = take(in, sizeof(struct nvme_rdma_cm_req)), *depths = take(in, 2);
+	const uint8_t *pdata = fuzz_take(in, sizeof(struct nvme_rdma_cm_req));
+	const uint8_t *depths = fuzz_take(in, 2);
 	struct sockaddr_in *peer;
 	struct fake_id *fid;
 	struct fake_event *e;
@@ -852,9 +835,9 @@ op_connect(int h, struct input *in)
 
 /* The host sends a capsule: it lands in the oldest posted receive. */
 static void
-op_capsule(int h, struct input *in)
+op_capsule(int h, struct fuzz_input *in)
 {
-	const uint8_t *lenp = take(in, 2), *p;
+	const uint8_t *lenp = fuzz_take(in, 2), *p;
 	struct fake_qp *fq = host_qp(h);
 	struct ibv_sge *sge;
 	uint64_t wr_id;
@@ -864,7 +847,7 @@ op_capsule(int h, struct input *in)
 		return;
 	}
 	len = GGA_MIN((size_t)lenp[0] | (size_t)lenp[1] << 8, in->left);
-	p = take(in, len);
+	p = fuzz_take(in, len);
 	if (fq == NULL || fq->error || fq->recv_count == 0) {
 		/* No receive posted: the host's HCA would retry (RNR), then give up. */
 		return;
@@ -882,13 +865,13 @@ op_capsule(int h, struct input *in)
 }
 
 static void
-op_send_err(int h, struct input *in)
+op_send_err(int h, struct fuzz_input *in)
 {
 	static const enum ibv_wc_status errs[] = {
 		IBV_WC_REM_ACCESS_ERR, IBV_WC_RETRY_EXC_ERR, IBV_WC_LOC_PROT_ERR,
 		IBV_WC_REM_OP_ERR, IBV_WC_WR_FLUSH_ERR,
 	};
-	const uint8_t *which = take(in, 1);
+	const uint8_t *which = fuzz_take(in, 1);
 	struct fake_qp *fq = host_qp(h);
 
 	if (which != NULL && fq != NULL) {
@@ -897,7 +880,7 @@ op_send_err(int h, struct input *in)
 }
 
 static void
-op_cm_event(int h, struct input *in)
+op_cm_event(int h, struct fuzz_input *in)
 {
 	static const enum rdma_cm_event_type types[] = {
 		RDMA_CM_EVENT_ESTABLISHED, RDMA_CM_EVENT_TIMEWAIT_EXIT, RDMA_CM_EVENT_REJECTED,
@@ -905,7 +888,7 @@ op_cm_event(int h, struct input *in)
 		RDMA_CM_EVENT_DEVICE_REMOVAL, RDMA_CM_EVENT_ADDR_CHANGE,
 		RDMA_CM_EVENT_CONNECT_RESPONSE,
 	};
-	const uint8_t *which = take(in, 1);
+	const uint8_t *which = fuzz_take(in, 1);
 
 	if (which != NULL && g_hosts[h] != NULL) {
 		cm_event_queue(g_hosts[h], types[*which % ARRAY_SIZE(types)], NULL, 0);
@@ -913,7 +896,7 @@ op_cm_event(int h, struct input *in)
 }
 
 static void
-run_op(uint8_t op, struct input *in)
+run_op(uint8_t op, struct fuzz_input *in)
 {
 	int h = (op & OP_HOST) ? 1 : 0;
 	const uint8_t *fill;
@@ -926,7 +909,7 @@ run_op(uint8_t op, struct input *in)
 		op_capsule(h, in);
 		break;
 	case OP_SEND_OK:
-		fill = take(in, 1);
+		fill = fuzz_take(in, 1);
 		if (fill != NULL && host_qp(h) != NULL) {
 			qp_complete_send(host_qp(h), IBV_WC_SUCCESS, *fill);
 		}
@@ -983,7 +966,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static bool initialized;
-	struct input in = { data + 1, size > 0 ? size - 1 : 0 };
+	struct fuzz_input in = { data + 1, size > 0 ? size - 1 : 0 };
 	const uint8_t *op;
 
 	if (size < 1) {
@@ -995,7 +978,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		initialized = true;
 	}
 	g_subsys->next_cntlid = NVME_CNTLID_MIN;
-	while ((op = take(&in, 1)) != NULL) {
+	while ((op = fuzz_take(&in, 1)) != NULL) {
 		run_op(*op, &in);
 		if (!(*op & OP_NO_POLL)) {
 			fuzz_poll_all();

@@ -79,7 +79,8 @@
 /* Chunks in a row the socket refused before the host gives up writing. */
 #define MAX_STALLS		16
 /* The largest PDU the target sends: a C2HData of TCP_C2H_MAX_DATA with padding and digests. */
-#define OUT_MAX_PDU		(TCP_C2H_MAX_DATA + NVME_TCP_MAX_HLEN + 4 * (NVME_TCP_MAX_PDA + 1) + 8)
+#define OUT_MAX_PDU \
+	(TCP_C2H_MAX_DATA + NVME_TCP_MAX_HLEN + 4 * (NVME_TCP_MAX_PDA + 1) + 8)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -176,8 +177,8 @@ check_pdu(struct host *rx, const uint8_t *p)
 	       ch->pdu_type == NVME_TCP_PDU_CAPSULE_RESP ? NVME_TCP_RSP_HLEN :
 	       NVME_TCP_DATA_HLEN;	/* C2HTermReq, C2HData and R2T too */
 	if (g_verbose) {
-		fprintf(stderr, "fuzz_tcp_conn: host %d got PDU type 0x%02x plen %u", (int)(rx - g_hosts),
-			ch->pdu_type, ch->plen);
+		fprintf(stderr, "fuzz_tcp_conn: host %d got PDU type 0x%02x plen %u",
+			(int)(rx - g_hosts), ch->pdu_type, ch->plen);
 		if (ch->pdu_type == NVME_TCP_PDU_CAPSULE_RESP) {
 			const struct nvme_cpl *cpl = &hdr.rsp.rccqe;
 
@@ -208,8 +209,8 @@ check_pdu(struct host *rx, const uint8_t *p)
 		return;
 	}
 	case NVME_TCP_PDU_C2H_TERM_REQ:
-		if (ch->plen < NVME_TCP_TERM_REQ_MIN_PLEN || ch->plen > NVME_TCP_TERM_REQ_MAX_PLEN ||
-		    ch->flags != 0) {
+		if (ch->plen < NVME_TCP_TERM_REQ_MIN_PLEN ||
+		    ch->plen > NVME_TCP_TERM_REQ_MAX_PLEN || ch->flags != 0) {
 			fail("malformed C2HTermReq", p);
 		}
 		rx->term = true;

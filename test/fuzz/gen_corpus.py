@@ -234,7 +234,8 @@ def io_session(dgst=0):
     block = bytes(range(256)) * 2
     big = bytes((i * 7) & 0xFF for i in range(8192))
     return (io_connect(dgst) +
-            capsule(sqe(IO_WRITE, cid=1, nsid=1, sgl_id=SGL_INCAPSULE, sgl_len=512), block, hd, dd) +
+            capsule(sqe(IO_WRITE, cid=1, nsid=1, sgl_id=SGL_INCAPSULE, sgl_len=512), block, hd,
+                    dd) +
             capsule(sqe(IO_WRITE, cid=2, nsid=1, sgl_len=8192, cdw10=8, cdw12=15), hdgst=hd) +
             h2c(2, 0, 0, big[:4096], hd, dd) + h2c(2, 0, 4096, big[4096:], hd, dd, last=True) +
             capsule(sqe(IO_READ, cid=3, nsid=1, sgl_len=8192, cdw10=8, cdw12=15), hdgst=hd) +
@@ -378,7 +379,8 @@ def rdma_capsule_seeds():
     seeds["io_one_sge_small_queues"] = b"\x04" + r_admin() + r_io()
     seeds["io_admin_leaves"] = (b"\x01" + r_admin() + r_io_connect() + r_op(R_DISCONNECT, 0) +
                                 r_io_cmds())
-    seeds["read_error"] = (b"\x03" + r_admin() + r_io_connect() + r_capsule(1, keyed_sqe(IO_WRITE, 2, 8192, cdw12=15)) +
+    seeds["read_error"] = (b"\x03" + r_admin() + r_io_connect() +
+                           r_capsule(1, keyed_sqe(IO_WRITE, 2, 8192, cdw12=15)) +
                            r_op(R_SEND_ERR, 1) + b"\x00")
     seeds["pipelined"] = (b"\x02" + r_admin() + r_connect(1, 1, 4, cntlid=1) +
                           r_cmd(1, connect_sqe(1, sqsize=3), connect_data(SUBNQN, 1)) +
