@@ -4,7 +4,7 @@
 #   make test-vm   the SoftRoCE/NVMe-oF interop tests in a qemu VM (test/vm/)
 #   make demo      install packages, build, run the demo
 #   make bench     run the benchmarks (docs/BENCHMARKS.md)
-#   make fuzz      build the libFuzzer harnesses (clang) and fuzz each for 4 minutes
+#   make fuzz      build the libFuzzer harnesses (clang) and fuzz each for 3.5 minutes
 #                  (GGA_FUZZ_SECONDS; at least 10 million runs in all), then run the
 #                  NVMe/TCP connection fuzzer for 10 minutes (GGA_CONN_FUZZ_SECONDS)
 #   make install   install binaries, libraries and headers (PREFIX/DESTDIR)
@@ -41,8 +41,8 @@ bench:
 	@bash scripts/bench.sh
 
 fuzz: build
-	@rc=0; bash test/fuzz/run.sh $(O) $${GGA_FUZZ_SECONDS:-240} $${GGA_FUZZ_MIN_RUNS:-10000000} || \
-		{ [ $$? -eq 77 ] || rc=1; }; \
+	@rc=0; bash test/fuzz/run.sh $(O) $${GGA_FUZZ_SECONDS:-210} \
+		$${GGA_FUZZ_MIN_RUNS:-10000000} || { [ $$? -eq 77 ] || rc=1; }; \
 	python3 test/fuzz/tcp_conn_fuzz.py --build $(O) --seconds $${GGA_CONN_FUZZ_SECONDS:-600} \
 		$${GGA_CONN_FUZZ_SEED:+--seed $$GGA_CONN_FUZZ_SEED} || rc=1; \
 	exit $$rc

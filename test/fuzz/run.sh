@@ -52,7 +52,14 @@ not_ok() {
 # Built without GGA_CONFIG_RDMA, the core does not reference the RDMA
 # transport; its pure capsule checks (rdma_capsule.c) need no verbs and go in.
 srcs=$(cd "$root" && ls target/*.c lib/util/*.c lib/log/*.c lib/env/*.c lib/thread/*.c \
-	lib/bdev/*.c lib/rpc/*.c module/bdev/malloc/*.c | grep -v -e '^target/rdma\.c' -e '^target/rdma_conn\.c')
+	lib/bdev/*.c lib/rpc/*.c module/bdev/malloc/*.c |
+	grep -v -e '^target/rdma\.c' -e '^target/rdma_conn\.c')
+# fuzz_rdma_capsule needs the verbs and CM headers (not the libraries).
+if ! printf '#include <infiniband/verbs.h>\n#include <rdma/rdma_cma.h>\n' |
+	"$CC" -fsyntax-only -x c - >/dev/null 2>&1; then
+	echo "skip: fuzz_rdma_capsule (no verbs/CM headers: libibverbs-dev, librdmacm-dev)"
+	harnesses=${harnesses/ fuzz_rdma_capsule/}
+fi
 cflags=(-std=gnu11 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE -pthread
 	-fsanitize=address,undefined -fno-sanitize-recover=all
 	-Wall -Wextra -Wno-unused-parameter -I"$root/include" -I"$root")
@@ -86,7 +93,9 @@ done
 # (the verbs and CM headers), linked with that harness's fake device and CM
 # instead of libibverbs and librdmacm.
 rdma_objs=()
-for s in target/rdma.c target/rdma_conn.c; do
+rdma_srcs=
+case " $harnesses " in *" fuzz_rdma_capsule "*) rdma_srcs="target/rdma.c target/rdma_conn.c" ;; esac
+for s in $rdma_srcs; do
 	o=$obj/rdma_cfg_$(basename "${s%.c}").o
 	rdma_objs+=("$o")
 	stale "$o" "${o%.o}.d" || continue
@@ -103,8 +112,8 @@ for h in $harnesses; do
 	if [ "$h" = fuzz_rdma_capsule ]; then
 		extra=(-DGGA_CONFIG_RDMA "${rdma_objs[@]}")
 	fi
-	if ! "$CC" "${cflags[@]}" -fsanitize=fuzzer "$here/$h.c" "$here/fuzz_common.c" "${extra[@]}" \
-		"${objs[@]}" "${libs[@]}" -o "$out/$h" >>"$build_log" 2>&1; then
+	if ! "$CC" "${cflags[@]}" -fsanitize=fuzzer "$here/$h.c" "$here/fuzz_common.c" \
+		"${extra[@]}" "${objs[@]}" "${libs[@]}" -o "$out/$h" >>"$build_log" 2>&1; then
 		tail -30 "$build_log"
 		not_ok "build $h with $CC"
 		exit 1
@@ -151,13 +160,15 @@ for h in $harnesses; do
 		-timeout=30 -max_len=16384 -print_final_stats=1 \
 		-artifact_prefix="$work/artifacts/" "$work/corpus" >"$work/log" 2>&1
 	rc=$?
-	runs=$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$work/log" | grep -o '[0-9]*$')
+	runs=$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$work/log" |
+		grep -o '[0-9]*$')
 	total=$((total + ${runs:-0}))
 	# The last status line: coverage (cov: edges, ft: features) at the end of the run.
 	cov=$(grep -E '^#[0-9]+' "$work/log" | tail -1 | grep -o 'cov: [0-9]* ft: [0-9]*')
 	mapfile -t found < <(find "$work/artifacts" -type f | sort)
 	if [ "$rc" -eq 0 ] && [ "${#found[@]}" -eq 0 ]; then
-		ok "fuzz $h for ${secs}s (${runs:-?} runs, $((${runs:-0} / secs))/s, ${cov:-cov: ?})"
+		ok "fuzz $h for ${secs}s (${runs:-?} runs, $((${runs:-0} / secs))/s," \
+			"${cov:-cov: ?})"
 		continue
 	fi
 	grep -E -A30 '^==[0-9]+==|runtime error|^SUMMARY' "$work/log" | head -60
