@@ -4,8 +4,9 @@
 #   make test-vm   the SoftRoCE/NVMe-oF interop tests in a qemu VM (test/vm/)
 #   make demo      install packages, build, run the demo
 #   make bench     run the benchmarks (docs/BENCHMARKS.md)
-#   make fuzz      build the libFuzzer harnesses (clang) and fuzz each for 5 minutes, then
-#                  run the NVMe/TCP connection fuzzer for 10 minutes (GGA_CONN_FUZZ_SECONDS)
+#   make fuzz      build the libFuzzer harnesses (clang) and fuzz each for 3.5 minutes
+#                  (GGA_FUZZ_SECONDS; at least 10 million runs in all), then run the
+#                  NVMe/TCP connection fuzzer for 10 minutes (GGA_CONN_FUZZ_SECONDS)
 #                  and the JSON-RPC fuzzer for 10 minutes (GGA_RPC_FUZZ_SECONDS)
 #   make install   install binaries, libraries, headers, the systemd unit gga_tgt@.service,
 #                  the man page and gga_rpc's bash completion (PREFIX/DESTDIR)
@@ -42,7 +43,8 @@ bench:
 	@bash scripts/bench.sh
 
 fuzz: build
-	@rc=0; bash test/fuzz/run.sh $(O) 300 || { [ $$? -eq 77 ] || rc=1; }; \
+	@rc=0; bash test/fuzz/run.sh $(O) $${GGA_FUZZ_SECONDS:-210} \
+		$${GGA_FUZZ_MIN_RUNS:-10000000} || { [ $$? -eq 77 ] || rc=1; }; \
 	python3 test/fuzz/tcp_conn_fuzz.py --build $(O) --seconds $${GGA_CONN_FUZZ_SECONDS:-600} \
 		$${GGA_CONN_FUZZ_SEED:+--seed $$GGA_CONN_FUZZ_SEED} || rc=1; \
 	python3 test/fuzz/rpc_fuzz.py --build $(O) --seconds $${GGA_RPC_FUZZ_SECONDS:-600} \

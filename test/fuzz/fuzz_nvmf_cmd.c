@@ -31,28 +31,15 @@
 #include <string.h>
 #include <sys/queue.h>
 
-#include "gga/app.h"
-#include "gga/bdev.h"
-#include "gga/bdev_module.h"
-#include "gga/env.h"
-#include "gga/log.h"
-#include "gga/nvmf.h"
-#include "gga/rpc.h"
 #include "gga/thread.h"
 #include "gga/util.h"
 
-#include "module/bdev/malloc/bdev_malloc.h"
 #include "target/nvmf_internal.h"
 #include "target/tcp_internal.h"
+#include "fuzz_common.h"
 
-#define SUBNQN		"nqn.2016-06.io.gga:fuzz"
-#define HOSTNQN		"nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555"
-#define NS_BLOCKS	256
-#define NS_BLOCK_SIZE	512
 /* In-capsule data the TCP transport accepts on an admin queue and on an I/O queue. */
 #define ADMIN_ICD	TCP_ADMIN_ICD_SIZE
-/* A command is abandoned (and reported) if it needs more polls than this. */
-#define MAX_POLLS	1000
 
 #define CFG_ADMIN	(1u << 0)
 #define CFG_DISCOVERY	(1u << 1)
@@ -75,7 +62,6 @@ struct fuzz_req {
 };
 
 static TAILQ_HEAD(, fuzz_req) g_reqs = TAILQ_HEAD_INITIALIZER(g_reqs);
-static struct thread *g_thread;
 static struct nvmf_transport g_fake;
 static const struct nvmf_listen_addr g_addr = {
 	.trtype = NVME_TRTYPE_LOOP, .adrfam = NVME_ADRFAM_IPV4, .traddr = "127.0.0.1",
@@ -116,17 +102,6 @@ fake_disconnect(struct nvmf_qpair *qpair)
 	}
 }
 
-static int
-fake_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
-{
-	return 0;
-}
-
-static void
-fake_stop_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
-{
-}
-
 static void
 fake_destroy(struct nvmf_transport *t)
 {
@@ -137,73 +112,19 @@ static const struct nvmf_transport_ops g_fake_ops = {
 	.trtype = NVME_TRTYPE_LOOP,
 	.sgls = NVME_SGLS_SUPPORTED,
 	.destroy = fake_destroy,
-	.listen = fake_listen,
-	.stop_listen = fake_stop_listen,
 	.req_complete = fake_req_complete,
 	.qpair_disconnect = fake_disconnect,
 };
 
 static void
-poll_all(void)
-{
-	int i;
-
-	for (i = 0; i < MAX_POLLS && thread_poll(g_thread, 0, 0) > 0; i++) {
-	}
-}
-
-static void
-die(const char *what)
-{
-	fprintf(stderr, "fuzz_nvmf_cmd: set-up failed: %s\n", what);
-	abort();
-}
-
-static void
 setup(void)
 {
-	struct bdev_malloc_opts mopts = { .name = "FuzzMalloc0", .num_blocks = NS_BLOCKS,
-					  .block_size = NS_BLOCK_SIZE };
-	struct nvmf_subsystem *subsys;
-	struct env_opts opts;
-	uint32_t nsid;
-
-	log_set_level(getenv("FUZZ_VERBOSE") ? LOG_LEVEL_DEBUG : LOG_LEVEL_DISABLED);
-	env_opts_init(&opts);
-	opts.name = "fuzz_nvmf_cmd";
-	opts.arena_size = 64ull * 1024 * 1024;
-	opts.no_huge = true;
-	if (env_init(&opts) != 0 || thread_lib_init() != 0) {
-		die("env/thread");
-	}
-	g_thread = thread_create("fuzz");
-	if (g_thread == NULL) {
-		die("thread");
-	}
-	thread_set_current(g_thread);
-	bdev_malloc_module_register();
-	rpc_set_state(RPC_STATE_RUNTIME);
-	if (bdev_subsystem_init() != 0) {
-		die("bdev");
-	}
-	poll_all();
-	if (bdev_malloc_create(&mopts, NULL) != 0) {
-		die("malloc bdev");
-	}
-	if (nvmf_get_app_subsystem()->init() != 0) {
-		die("nvmf");
-	}
+	fuzz_env_init("fuzz_nvmf_cmd");
 	nvmf_transport_opts_init(&g_fake_ops, &g_fake.opts);
 	g_fake.ops = &g_fake_ops;
 	g_fake.index = 0;
 	TAILQ_INSERT_TAIL(&g_nvmf_tgt.transports, &g_fake, link);
-	if (nvmf_subsystem_create(SUBNQN, NVMF_SUBTYPE_NVME, 4, &subsys) != 0 ||
-	    nvmf_subsystem_add_listener(subsys, &g_addr) != 0 ||
-	    nvmf_subsystem_add_ns(subsys, "FuzzMalloc0", 1, &nsid) != 0) {
-		die("subsystem");
-	}
-	nvmf_subsystem_set_allow_any_host(subsys, true);
-	poll_all();
+	fuzz_subsystem_create(&g_addr, false);
 }
 
 static struct fuzz_qpair *
@@ -212,7 +133,7 @@ qpair_new(void)
 	struct fuzz_qpair *fq = calloc(1, sizeof(*fq));
 
 	if (fq == NULL) {
-		die("qpair");
+		fuzz_die("qpair");
 	}
 	nvmf_qpair_init(&fq->qpair, &g_fake, &g_nvmf_tgt.pgs[0], &g_addr, "fuzz");
 	return fq;
@@ -225,7 +146,7 @@ qpair_close(struct fuzz_qpair *fq)
 		return;
 	}
 	fake_disconnect(&fq->qpair);
-	poll_all();
+	fuzz_poll_all();
 	if (!fq->fini_done) {
 		fprintf(stderr, "fuzz_nvmf_cmd: qpair fini never finished\n");
 		abort();
@@ -250,7 +171,7 @@ submit(struct fuzz_qpair *fq, const struct nvme_cmd *cmd, const uint8_t *icd, ui
 	bool is_icd;
 
 	if (r == NULL) {
-		die("request");
+		fuzz_die("request");
 	}
 	TAILQ_INSERT_TAIL(&g_reqs, r, link);
 	r->req.qpair = &fq->qpair;
@@ -271,7 +192,7 @@ submit(struct fuzz_qpair *fq, const struct nvme_cmd *cmd, const uint8_t *icd, ui
 	if (len > 0) {
 		r->buf = malloc(len);
 		if (r->buf == NULL) {
-			die("data buffer");
+			fuzz_die("data buffer");
 		}
 		memset(r->buf, 0, len);
 		if (is_icd) {
@@ -286,7 +207,7 @@ submit(struct fuzz_qpair *fq, const struct nvme_cmd *cmd, const uint8_t *icd, ui
 	}
 	r->req.length = len;
 	nvmf_request_exec(&r->req);
-	poll_all();
+	fuzz_poll_all();
 	return r;
 }
 
@@ -301,7 +222,7 @@ setup_connect(struct fuzz_qpair *fq, const char *subnqn, uint16_t qid, uint16_t 
 	nvme_sgl_set_unkeyed(&cmd.sgl1, 0, sizeof(data), NVME_SGL_ID_INCAPSULE);
 	memset(data.hostid, 0xab, sizeof(data.hostid));
 	snprintf(data.subnqn, sizeof(data.subnqn), "%s", subnqn);
-	snprintf(data.hostnqn, sizeof(data.hostnqn), "%s", HOSTNQN);
+	snprintf(data.hostnqn, sizeof(data.hostnqn), "%s", FUZZ_HOSTNQN);
 	r = submit(fq, (const struct nvme_cmd *)&cmd, (const uint8_t *)&data, sizeof(data), NULL,
 		   0);
 	return r->done && NVME_STATUS_IS_SUCCESS(r->req.rsp.status) && fq->qpair.ctrlr != NULL;
@@ -357,12 +278,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg = data[0];
 	admin = qpair_new();
 	if (cfg & CFG_ADMIN) {
-		if (setup_connect(admin, (cfg & CFG_DISCOVERY) ? NVME_DISCOVERY_NQN : SUBNQN, 0,
-				  0xffff)) {
+		const char *nqn = (cfg & CFG_DISCOVERY) ? NVME_DISCOVERY_NQN : FUZZ_SUBNQN;
+
+		if (setup_connect(admin, nqn, 0, 0xffff)) {
 			setup_enable(admin);
 			if ((cfg & CFG_IO) && !(cfg & CFG_DISCOVERY)) {
 				io = qpair_new();
-				setup_connect(io, SUBNQN, 1, admin->qpair.ctrlr->cntlid);
+				setup_connect(io, FUZZ_SUBNQN, 1, admin->qpair.ctrlr->cntlid);
 			}
 		}
 	}

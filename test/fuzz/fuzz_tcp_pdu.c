@@ -26,6 +26,7 @@
 #include "gga/util.h"
 
 #include "target/tcp_internal.h"
+#include "fuzz_common.h"
 
 #define CFG_IC_DONE	(1u << 0)
 #define CFG_HDGST	(1u << 1)
@@ -52,37 +53,20 @@ struct r2t_slot {
 	uint8_t *buf;		/* exactly length bytes */
 };
 
-struct stream {
-	const uint8_t *p;
-	size_t left;
-};
-
-static const uint8_t *
-take(struct stream *s, size_t n)
-{
-	const uint8_t *p = s->p;
-
-	if (s->left < n) {
-		return NULL;
-	}
-	s->p += n;
-	s->left -= n;
-	return p;
-}
-
 /*
  * Consume a PDU's padding, data and data digest. The data goes to dst
  * (NULL = discard) at dst_off. Returns false if the input ran out or the
  * data digest is wrong (the target fails the command; the harness stops).
  */
 static bool
-take_data(struct stream *s, const struct nvmf_tcp_layout *layout, uint8_t *dst, uint32_t dst_off)
+take_data(struct fuzz_input *s, const struct nvmf_tcp_layout *layout, uint8_t *dst,
+	  uint32_t dst_off)
 {
 	const uint8_t *pad, *d, *dg;
 	uint32_t want;
 
-	pad = take(s, layout->pad_len);
-	d = take(s, layout->data_len);
+	pad = fuzz_take(s, layout->pad_len);
+	d = fuzz_take(s, layout->data_len);
 	if (pad == NULL || d == NULL) {
 		return false;
 	}
@@ -92,7 +76,7 @@ take_data(struct stream *s, const struct nvmf_tcp_layout *layout, uint8_t *dst, 
 	if (layout->ddgst_len == 0) {
 		return true;
 	}
-	dg = take(s, NVME_TCP_DIGEST_LEN);
+	dg = fuzz_take(s, NVME_TCP_DIGEST_LEN);
 	if (dg == NULL) {
 		return false;
 	}
@@ -101,7 +85,7 @@ take_data(struct stream *s, const struct nvmf_tcp_layout *layout, uint8_t *dst, 
 }
 
 static bool
-handle_capsule(struct stream *s, const union nvme_tcp_pdu_hdr *hdr,
+handle_capsule(struct fuzz_input *s, const union nvme_tcp_pdu_hdr *hdr,
 	       const struct nvmf_tcp_layout *layout, const struct nvmf_tcp_rx_ctx *ctx,
 	       struct r2t_slot *slots)
 {
@@ -153,7 +137,7 @@ handle_capsule(struct stream *s, const union nvme_tcp_pdu_hdr *hdr,
 }
 
 static bool
-handle_h2c(struct stream *s, const union nvme_tcp_pdu_hdr *hdr,
+handle_h2c(struct fuzz_input *s, const union nvme_tcp_pdu_hdr *hdr,
 	   const struct nvmf_tcp_layout *layout, struct r2t_slot *slots)
 {
 	const struct nvme_tcp_data_hdr *h = &hdr->data;
@@ -186,7 +170,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct nvmf_tcp_rx_ctx ctx = {};
 	struct nvmf_tcp_layout layout;
 	struct nvmf_tcp_fatal err;
-	struct stream s = { data, size };
+	struct fuzz_input s = { data, size };
 	const uint8_t *p;
 	uint32_t need;
 	uint8_t cfg;
@@ -195,7 +179,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1) {
 		return 0;
 	}
-	cfg = *take(&s, 1);
+	cfg = *fuzz_take(&s, 1);
 	ctx.ic_done = cfg & CFG_IC_DONE;
 	ctx.hdgst = ctx.ic_done && (cfg & CFG_HDGST);
 	ctx.ddgst = ctx.ic_done && (cfg & CFG_DDGST);
@@ -203,7 +187,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ctx.maxh2cdata = TCP_MAXH2CDATA;
 
 	for (;;) {
-		p = take(&s, sizeof(struct nvme_tcp_common_hdr));
+		p = fuzz_take(&s, sizeof(struct nvme_tcp_common_hdr));
 		if (p == NULL) {
 			break;
 		}
@@ -222,7 +206,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (need > sizeof(hdr.raw)) {
 			__builtin_trap();
 		}
-		p = take(&s, need - sizeof(struct nvme_tcp_common_hdr));
+		p = fuzz_take(&s, need - sizeof(struct nvme_tcp_common_hdr));
 		if (p == NULL) {
 			break;
 		}

@@ -5,7 +5,7 @@
     test/fuzz/gen_corpus.py [CORPUS_DIR]
 
 Each seed is a valid input the harness walks all the way through; the input
-formats are described at the top of fuzz_tcp_pdu.c and fuzz_nvmf_cmd.c.
+formats are described at the top of each harness (fuzz_*.c).
 Rerun after changing a format; the files are deterministic.
 """
 import os
@@ -208,9 +208,222 @@ def nvmf_cmd_seeds():
     return seeds
 
 
+# ---- fuzz_tcp_conn ----
+
+TC_LEAVE_SHUT, TC_LEAVE_READ, TC_STUCK, TC_SMALL_SNDBUF = 1, 2, 4, 8
+TC_TWO, TC_FIRST_LEAVES, TC_PDU_WISE, TC_TIME_JUMP = 16, 32, 64, 128
+
+
+def admin_session(dgst=0, kato=0):
+    """ICReq, admin Connect, CC.EN: what every controller starts with."""
+    hd, dd = bool(dgst & 1), bool(dgst & 2)
+    return (icreq(dgst=dgst) + capsule(connect_sqe(0, kato=kato), connect_data(SUBNQN), hd, dd) +
+            capsule(prop_sqe(True, 0x14, CC_ENABLE), hdgst=hd))
+
+
+def io_connect(dgst=0):
+    """ICReq and the Connect of I/O queue 1 of controller 1."""
+    return icreq(dgst=dgst) + capsule(connect_sqe(1), connect_data(SUBNQN, 1), bool(dgst & 1),
+                                      bool(dgst & 2))
+
+
+def io_session(dgst=0):
+    """An I/O queue of controller 1: writes in-capsule and by R2T (TTAG 0: the host waits for
+    each answer), reads back, write zeroes, flush, DSM."""
+    hd, dd = bool(dgst & 1), bool(dgst & 2)
+    block = bytes(range(256)) * 2
+    big = bytes((i * 7) & 0xFF for i in range(8192))
+    return (io_connect(dgst) +
+            capsule(sqe(IO_WRITE, cid=1, nsid=1, sgl_id=SGL_INCAPSULE, sgl_len=512), block, hd,
+                    dd) +
+            capsule(sqe(IO_WRITE, cid=2, nsid=1, sgl_len=8192, cdw10=8, cdw12=15), hdgst=hd) +
+            h2c(2, 0, 0, big[:4096], hd, dd) + h2c(2, 0, 4096, big[4096:], hd, dd, last=True) +
+            capsule(sqe(IO_READ, cid=3, nsid=1, sgl_len=8192, cdw10=8, cdw12=15), hdgst=hd) +
+            capsule(sqe(IO_READ, cid=4, nsid=1, sgl_len=512), hdgst=hd) +
+            capsule(sqe(IO_WZ, cid=5, nsid=1, cdw10=32, cdw12=7), hdgst=hd) +
+            capsule(sqe(IO_FLUSH, cid=6, nsid=1), hdgst=hd) +
+            capsule(sqe(IO_DSM, cid=7, nsid=1, sgl_id=SGL_INCAPSULE, sgl_len=16, cdw10=0, cdw11=4),
+                    struct.pack("<IIQ", 0, 8, 64), hd, dd))
+
+
+def two(flags, seed, first, second):
+    return bytes([flags | TC_TWO, seed]) + struct.pack("<H", len(first)) + first + second
+
+
+def tcp_conn_seeds():
+    seeds = {}
+    admin = (admin_session(kato=10000) + capsule(prop_sqe(False, 0x1C)) +
+             capsule(sqe(ADM_IDENTIFY, sgl_len=4096, cdw10=1)) +
+             capsule(sqe(ADM_IDENTIFY, nsid=1, sgl_len=4096, cdw10=0)) +
+             capsule(sqe(ADM_GET_LOG, nsid=0xFFFFFFFF, sgl_len=512, cdw10=0x02 | (127 << 16))) +
+             capsule(sqe(ADM_SET_FEAT, cdw10=0x07, cdw11=0x00030003)) +
+             capsule(sqe(ADM_AER, cid=20)) + capsule(sqe(ADM_KEEP_ALIVE, cid=21)))
+    seeds["admin"] = bytes([TC_PDU_WISE, 0]) + admin
+    seeds["admin_glued"] = bytes([0, 0]) + admin
+    seeds["admin_chunked"] = bytes([TC_PDU_WISE | TC_LEAVE_SHUT, 7]) + admin
+    seeds["admin_bytewise_stuck"] = bytes([TC_STUCK | TC_SMALL_SNDBUF | TC_LEAVE_READ, 77]) + admin
+    seeds["admin_digests"] = (bytes([TC_PDU_WISE | TC_LEAVE_SHUT, 0]) + admin_session(3) +
+                              capsule(sqe(ADM_IDENTIFY, sgl_len=4096, cdw10=1), hdgst=True))
+    seeds["discovery"] = (bytes([TC_PDU_WISE, 0]) + icreq() +
+                          capsule(connect_sqe(0), connect_data(DISC_NQN)) +
+                          capsule(prop_sqe(True, 0x14, CC_ENABLE)) +
+                          capsule(sqe(ADM_GET_LOG, sgl_len=1024, cdw10=0x70 | (255 << 16))))
+    seeds["io"] = two(TC_PDU_WISE, 0, admin_session(), io_session())
+    seeds["io_digests"] = two(TC_PDU_WISE | TC_LEAVE_SHUT, 0, admin_session(3), io_session(3))
+    seeds["io_chunked_small_sndbuf"] = two(TC_PDU_WISE | TC_SMALL_SNDBUF, 3, admin_session(),
+                                           io_session())
+    seeds["io_admin_leaves"] = two(TC_PDU_WISE | TC_FIRST_LEAVES, 0, admin_session(), io_session())
+    seeds["io_glued"] = two(TC_LEAVE_READ, 0, admin_session(), io_session())
+    seeds["term_after_connect"] = (bytes([TC_PDU_WISE | TC_LEAVE_SHUT, 0]) + admin_session() +
+                                   term_req())
+    seeds["icreq_timeout"] = bytes([TC_TIME_JUMP | TC_LEAVE_SHUT, 0])
+    seeds["linger_after_term"] = (bytes([TC_PDU_WISE | TC_TIME_JUMP | TC_LEAVE_READ, 0]) +
+                                  admin_session() + icreq())
+    seeds["keep_alive_expires"] = two(TC_PDU_WISE | TC_TIME_JUMP, 0, admin_session(kato=1000),
+                                      io_session())
+    ttag_writes = b"".join(capsule(sqe(IO_WRITE, cid=c, nsid=1, sgl_len=131072, cdw12=255))
+                           for c in range(5))
+    seeds["io_buffer_wait"] = two(TC_PDU_WISE, 0, admin_session(),
+                                  io_connect() + ttag_writes +
+                                  h2c(0, 0, 0, bytes(131072), last=True))
+    seeds["io_queue_full"] = two(TC_PDU_WISE | TC_LEAVE_SHUT, 0, admin_session(),
+                                 io_connect() +
+                                 b"".join(capsule(sqe(IO_WRITE, cid=c, nsid=1, sgl_len=512))
+                                          for c in range(33)))
+    seeds["io_read_128k"] = two(TC_PDU_WISE, 0, admin_session(3),
+                                io_session(3) + capsule(sqe(IO_READ, cid=9, nsid=1,
+                                                            sgl_len=131072, cdw12=255),
+                                                        hdgst=True))
+    seeds["io_digests_chunked"] = two(0, 5, admin_session(3), io_session(3))
+    seeds["h2c_without_r2t"] = (bytes([TC_PDU_WISE | TC_LEAVE_SHUT, 0]) + admin_session() +
+                                h2c(1, 0, 0, b"\0" * 512, last=True))
+    return seeds
+
+
+# ---- fuzz_rdma_capsule ----
+
+R_CONNECT, R_CAPSULE, R_SEND_OK, R_SEND_ERR, R_SEND_ALL, R_DISCONNECT, R_CM_EVENT, R_TIME = range(8)
+R_NO_POLL = 0x10
+SGL_KEYED, SGL_KEYED_INV = 0x40, 0x4F
+
+
+def keyed_sqe(opc, cid, length, nsid=1, cdw10=0, cdw12=0, sgl_id=SGL_KEYED):
+    """A 64-byte SQE whose data is a keyed SGL data block (host address, 3-byte length, key)."""
+    cmd = sqe(opc, cid=cid, nsid=nsid, cdw10=cdw10, cdw12=cdw12)
+    struct.pack_into("<Q", cmd, 24, 0x10000000)
+    cmd[32:35] = length.to_bytes(3, "little")
+    struct.pack_into("<IB", cmd, 35, 0x1234, sgl_id)
+    return cmd
+
+
+def r_op(op, host=0):
+    return bytes([op | (host << 3)])
+
+
+def r_connect(host, qid, entries=32, cntlid=0xFFFF, depth=16, resources=16):
+    """A connect request; depth and resources: the host's initiator depth and responder
+    resources."""
+    return r_op(R_CONNECT, host) + struct.pack("<HHHHH22x", 0, qid, entries, entries - 1,
+                                               cntlid) + bytes([depth, resources])
+
+
+def r_capsule(host, cmd, data=b""):
+    return r_op(R_CAPSULE, host) + struct.pack("<H", len(cmd) + len(data)) + bytes(cmd) + data
+
+
+def r_cmd(host, cmd, data=b""):
+    """A capsule, then the target's work requests all complete (the host answers at once)."""
+    return r_capsule(host, cmd, data) + r_op(R_SEND_ALL, host)
+
+
+def r_admin(host=0, kato=0):
+    return (r_connect(host, 0) + r_cmd(host, connect_sqe(0, kato=kato), connect_data(SUBNQN)) +
+            r_cmd(host, prop_sqe(True, 0x14, CC_ENABLE)))
+
+
+def r_io_connect(host=1, entries=32, depth=16):
+    return (r_connect(host, 1, entries, cntlid=1, depth=depth) +
+            r_cmd(host, connect_sqe(1, sqsize=entries - 1), connect_data(SUBNQN, 1)))
+
+
+def r_io_cmds(host=1):
+    block = bytes(range(256)) * 2
+    return (r_cmd(host, sqe(IO_WRITE, cid=1, nsid=1, sgl_id=SGL_INCAPSULE, sgl_len=512), block) +
+            r_capsule(host, keyed_sqe(IO_WRITE, 2, 8192, cdw10=8, cdw12=15)) +
+            r_op(R_SEND_OK, host) + b"\x5a" + r_op(R_SEND_ALL, host) +
+            r_cmd(host, keyed_sqe(IO_READ, 3, 8192, cdw10=8, cdw12=15)) +
+            r_cmd(host, keyed_sqe(IO_READ, 4, 65536, cdw12=127, sgl_id=SGL_KEYED_INV)) +
+            r_cmd(host, sqe(IO_WZ, cid=5, nsid=1, cdw10=32, cdw12=7)) +
+            r_cmd(host, sqe(IO_FLUSH, cid=6, nsid=1)) +
+            r_cmd(host, sqe(IO_DSM, cid=7, nsid=1, sgl_id=SGL_INCAPSULE, sgl_len=16, cdw11=4),
+                  struct.pack("<IIQ", 0, 8, 64)))
+
+
+def r_io(host=1):
+    return r_io_connect(host) + r_io_cmds(host)
+
+
+def rdma_capsule_seeds():
+    seeds = {}
+    admin = (r_admin(kato=10000) + r_cmd(0, prop_sqe(False, 0x1C)) +
+             r_cmd(0, keyed_sqe(ADM_IDENTIFY, 1, 4096, nsid=0, cdw10=1)) +
+             r_cmd(0, keyed_sqe(ADM_IDENTIFY, 2, 4096, cdw10=0)) +
+             r_cmd(0, keyed_sqe(ADM_GET_LOG, 3, 512, nsid=0xFFFFFFFF, cdw10=0x02 | (127 << 16))) +
+             r_cmd(0, sqe(ADM_SET_FEAT, cid=4, cdw10=0x07, cdw11=0x00030003)) +
+             r_capsule(0, sqe(ADM_AER, cid=20)) + r_cmd(0, sqe(ADM_KEEP_ALIVE, cid=21)))
+    # Byte 0: the device (bits 0-1: max_sge 1, 2, 4, 16; bit 2: 64 work requests per queue;
+    # bit 3: no flush on the error state).
+    seeds["admin"] = b"\x03" + admin
+    seeds["admin_one_sge"] = b"\x00" + admin + r_op(R_DISCONNECT)
+    seeds["io"] = b"\x03" + r_admin() + r_io()
+    seeds["io_one_sge_small_queues"] = b"\x04" + r_admin() + r_io()
+    seeds["io_admin_leaves"] = (b"\x01" + r_admin() + r_io_connect() + r_op(R_DISCONNECT, 0) +
+                                r_io_cmds())
+    seeds["read_error"] = (b"\x03" + r_admin() + r_io_connect() +
+                           r_capsule(1, keyed_sqe(IO_WRITE, 2, 8192, cdw12=15)) +
+                           r_op(R_SEND_ERR, 1) + b"\x00")
+    seeds["pipelined"] = (b"\x02" + r_admin() + r_connect(1, 1, 4, cntlid=1) +
+                          r_cmd(1, connect_sqe(1, sqsize=3), connect_data(SUBNQN, 1)) +
+                          b"".join(r_op(R_CAPSULE | R_NO_POLL, 1) +
+                                   r_capsule(1, keyed_sqe(IO_READ, c, 4096, cdw12=7))[1:]
+                                   for c in range(6)) + r_op(R_SEND_ALL, 1))
+    # A device that never flushes: the close timer gives up on a READ in flight.
+    seeds["no_flush_timeout"] = (b"\x0b" + r_admin() + r_io_connect() +
+                                 r_capsule(1, keyed_sqe(IO_WRITE, 2, 8192, cdw12=15)) +
+                                 r_op(R_DISCONNECT, 1) + r_op(R_TIME) + r_op(R_SEND_ALL, 1))
+    seeds["keep_alive_expires"] = b"\x03" + r_admin(kato=1000) + r_op(R_TIME)
+    # Five 128 KiB writes whose READs never complete hold the 64 data buffers: one waits.
+    seeds["buffer_wait"] = (b"\x03" + r_admin() + r_io_connect() +
+                            b"".join(r_capsule(1, keyed_sqe(IO_WRITE, c, 131072, cdw12=255))
+                                     for c in range(5)) + r_op(R_SEND_ALL, 1) +
+                            r_op(R_SEND_ALL, 1))
+    # One READ credit: writes wait for each other's READ.
+    seeds["read_credits"] = (b"\x03" + r_admin() + r_io_connect(depth=1) +
+                             b"".join(r_capsule(1, keyed_sqe(IO_WRITE, c, 8192, cdw12=15))
+                                      for c in range(3)) +
+                             (r_op(R_SEND_OK, 1) + b"\x11") * 6)
+    # One SGE, 64 work requests per queue: eight 64 KiB reads (72 work requests) wait.
+    seeds["send_queue_full"] = (b"\x04" + r_admin() + r_io_connect() +
+                                b"".join(r_capsule(1, keyed_sqe(IO_READ, c, 65536, cdw12=127))
+                                         for c in range(8)) + r_op(R_SEND_ALL, 1) +
+                                r_op(R_SEND_ALL, 1))
+    # Two capsule buffers, four requests: responses not yet sent keep requests busy.
+    seeds["pending_capsules"] = (b"\x03" + r_admin() + r_io_connect(entries=2) +
+                                 b"".join(r_capsule(1, sqe(IO_FLUSH, cid=c, nsid=1))
+                                          for c in range(6)) + r_op(R_SEND_ALL, 1))
+    seeds["queues_too_small"] = b"\x14" + r_connect(0, 0)
+    seeds["accept_fails"] = b"\x23" + r_connect(0, 0)
+    seeds["partial_post"] = (b"\x43" + r_admin() +
+                             r_cmd(0, keyed_sqe(ADM_IDENTIFY, 1, 4096, nsid=0, cdw10=1)))
+    seeds["rejected"] = b"\x03" + r_connect(0, 0, entries=1) + r_connect(1, 200)
+    return seeds
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "corpus")
-    for harness, seeds in (("fuzz_tcp_pdu", tcp_pdu_seeds()), ("fuzz_nvmf_cmd", nvmf_cmd_seeds())):
+    for harness, seeds in (("fuzz_tcp_pdu", tcp_pdu_seeds()), ("fuzz_nvmf_cmd", nvmf_cmd_seeds()),
+                           ("fuzz_tcp_conn", tcp_conn_seeds()),
+                           ("fuzz_rdma_capsule", rdma_capsule_seeds())):
         d = os.path.join(root, harness)
         os.makedirs(d, exist_ok=True)
         for name, blob in seeds.items():

@@ -2,7 +2,11 @@
 # Build the libFuzzer harnesses of test/fuzz/ with clang, replay their kept
 # crash inputs and seed corpora, then fuzz each for a bounded time.
 #
-#   test/fuzz/run.sh OUTDIR [SECONDS]      (SECONDS per harness, default 30)
+#   test/fuzz/run.sh OUTDIR [SECONDS [MIN_RUNS]]
+#
+# SECONDS of fuzzing per harness (default 30; 0 only builds and replays).
+# After fuzzing it prints the executions of all harnesses together; with
+# MIN_RUNS that total is a check of its own (make fuzz asks for 10 million).
 #
 # Binaries and objects go to OUTDIR/fuzz/. The target sources the harnesses
 # need are compiled here with clang and the sanitizers (never the gcc-built
@@ -12,20 +16,21 @@
 # test/fuzz/regressions/<harness>/ (replayed by every later run) and fails
 # the run.
 set -u
-out=${1:?usage: test/fuzz/run.sh OUTDIR [SECONDS]}
+out=${1:?usage: test/fuzz/run.sh OUTDIR [SECONDS [MIN_RUNS]]}
 secs=${2:-30}
+min_runs=${3:-}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/test/fuzz
-harnesses="fuzz_tcp_pdu fuzz_nvmf_cmd"
+harnesses="fuzz_tcp_pdu fuzz_nvmf_cmd fuzz_tcp_conn fuzz_rdma_capsule"
 CC=${FUZZ_CC:-clang}
 
 if ! command -v "$CC" >/dev/null 2>&1; then
 	echo "skip: clang not installed (scripts/pkgdep.sh --fuzz installs it)"
 	exit 77
 fi
-case "$secs" in
+case "$secs$min_runs" in
 '' | *[!0-9]*)
-	echo "not ok - SECONDS must be a whole number, not '$secs'"
+	echo "not ok - SECONDS and MIN_RUNS must be whole numbers, not '$secs' '$min_runs'"
 	exit 1
 	;;
 esac
@@ -42,12 +47,19 @@ not_ok() {
 	failed=$((failed + 1))
 }
 
-# The target core, the TCP PDU checks, and what they run on: threads, env,
+# The target core, the TCP transport, and what they run on: threads, env,
 # bdev layer (with the malloc module for a namespace), RPC registration, logs.
-# The RDMA transport is left out: built without GGA_CONFIG_RDMA, the core does
-# not reference it (its pure capsule checks have unit tests instead).
+# Built without GGA_CONFIG_RDMA, the core does not reference the RDMA
+# transport; its pure capsule checks (rdma_capsule.c) need no verbs and go in.
 srcs=$(cd "$root" && ls target/*.c lib/util/*.c lib/log/*.c lib/env/*.c lib/thread/*.c \
-	lib/bdev/*.c lib/rpc/*.c module/bdev/malloc/*.c | grep -v '^target/rdma')
+	lib/bdev/*.c lib/rpc/*.c module/bdev/malloc/*.c |
+	grep -v -e '^target/rdma\.c' -e '^target/rdma_conn\.c')
+# fuzz_rdma_capsule needs the verbs and CM headers (not the libraries).
+if ! printf '#include <infiniband/verbs.h>\n#include <rdma/rdma_cma.h>\n' |
+	"$CC" -fsyntax-only -x c - >/dev/null 2>&1; then
+	echo "skip: fuzz_rdma_capsule (no verbs/CM headers: libibverbs-dev, librdmacm-dev)"
+	harnesses=${harnesses/ fuzz_rdma_capsule/}
+fi
 cflags=(-std=gnu11 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE -pthread
 	-fsanitize=address,undefined -fno-sanitize-recover=all
 	-Wall -Wextra -Wno-unused-parameter -I"$root/include" -I"$root")
@@ -77,9 +89,31 @@ for s in $srcs; do
 		exit 1
 	fi
 done
+# The RDMA transport, for fuzz_rdma_capsule only: built with GGA_CONFIG_RDMA
+# (the verbs and CM headers), linked with that harness's fake device and CM
+# instead of libibverbs and librdmacm.
+rdma_objs=()
+rdma_srcs=
+case " $harnesses " in *" fuzz_rdma_capsule "*) rdma_srcs="target/rdma.c target/rdma_conn.c" ;; esac
+for s in $rdma_srcs; do
+	o=$obj/rdma_cfg_$(basename "${s%.c}").o
+	rdma_objs+=("$o")
+	stale "$o" "${o%.o}.d" || continue
+	if ! "$CC" "${cflags[@]}" -DGGA_CONFIG_RDMA -fsanitize=fuzzer-no-link -MMD -MF "${o%.o}.d" \
+		-c "$root/$s" -o "$o" >>"$build_log" 2>&1; then
+		tail -30 "$build_log"
+		not_ok "build $s with $CC"
+		exit 1
+	fi
+done
+
 for h in $harnesses; do
-	if ! "$CC" "${cflags[@]}" -fsanitize=fuzzer "$here/$h.c" "${objs[@]}" "${libs[@]}" \
-		-o "$out/$h" >>"$build_log" 2>&1; then
+	extra=()
+	if [ "$h" = fuzz_rdma_capsule ]; then
+		extra=(-DGGA_CONFIG_RDMA "${rdma_objs[@]}")
+	fi
+	if ! "$CC" "${cflags[@]}" -fsanitize=fuzzer "$here/$h.c" "$here/fuzz_common.c" \
+		"${extra[@]}" "${objs[@]}" "${libs[@]}" -o "$out/$h" >>"$build_log" 2>&1; then
 		tail -30 "$build_log"
 		not_ok "build $h with $CC"
 		exit 1
@@ -117,6 +151,7 @@ if [ "$failed" -ne 0 ] || [ "$secs" -eq 0 ]; then
 	exit $((failed != 0))
 fi
 
+total=0
 for h in $harnesses; do
 	work=$tmp/$h
 	mkdir -p "$work/corpus" "$work/artifacts"
@@ -125,10 +160,15 @@ for h in $harnesses; do
 		-timeout=30 -max_len=16384 -print_final_stats=1 \
 		-artifact_prefix="$work/artifacts/" "$work/corpus" >"$work/log" 2>&1
 	rc=$?
-	runs=$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$work/log" | grep -o '[0-9]*$')
+	runs=$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$work/log" |
+		grep -o '[0-9]*$')
+	total=$((total + ${runs:-0}))
+	# The last status line: coverage (cov: edges, ft: features) at the end of the run.
+	cov=$(grep -E '^#[0-9]+' "$work/log" | tail -1 | grep -o 'cov: [0-9]* ft: [0-9]*')
 	mapfile -t found < <(find "$work/artifacts" -type f | sort)
 	if [ "$rc" -eq 0 ] && [ "${#found[@]}" -eq 0 ]; then
-		ok "fuzz $h for ${secs}s (${runs:-?} runs)"
+		ok "fuzz $h for ${secs}s (${runs:-?} runs, $((${runs:-0} / secs))/s," \
+			"${cov:-cov: ?})"
 		continue
 	fi
 	grep -E -A30 '^==[0-9]+==|runtime error|^SUMMARY' "$work/log" | head -60
@@ -138,4 +178,12 @@ for h in $harnesses; do
 	not_ok "fuzz $h for ${secs}s (exit $rc; ${#found[@]} inputs kept in" \
 		"test/fuzz/regressions/$h/)"
 done
+n=$(echo $harnesses | wc -w)
+if [ -z "$min_runs" ]; then
+	echo "fuzz total: $total runs in $n harnesses x ${secs}s"
+elif [ "$total" -ge "$min_runs" ]; then
+	ok "fuzz total: $total runs in $n harnesses x ${secs}s (at least $min_runs)"
+else
+	not_ok "fuzz total: $total runs in $n harnesses x ${secs}s (fewer than $min_runs)"
+fi
 exit $((failed != 0))

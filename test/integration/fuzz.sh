@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # libFuzzer harnesses of test/fuzz/ (NVMe/TCP PDU checks, NVMe-oF command
-# handling): build with clang, replay the kept crash inputs and the seed
-# corpora, then fuzz each harness for 20 seconds. Skips without clang.
+# handling, NVMe/TCP connections, NVMe/RDMA capsules on a fake device): build
+# with clang, replay the kept crash inputs and the seed corpora, then fuzz
+# each harness for 10 seconds (GGA_FUZZ_SECONDS). Skips without clang.
 source "$(dirname "$0")/common.sh"
 
 # The harnesses are built with clang's own ASan+UBSan whatever the lane, so a
@@ -10,5 +11,5 @@ if [ "${GGA_LANE:-normal}" = asan ]; then
 	skip "fuzz harnesses run in the normal lane (they carry their own ASan+UBSan)"
 fi
 
-bash "$GGA_ROOT/test/fuzz/run.sh" "$GGA_BUILD" "${GGA_FUZZ_SECONDS:-20}"
+bash "$GGA_ROOT/test/fuzz/run.sh" "$GGA_BUILD" "${GGA_FUZZ_SECONDS:-10}"
 exit $?
