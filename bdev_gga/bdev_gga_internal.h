@@ -290,11 +290,12 @@ struct gga_io {
 	uint64_t gen;			/* first generation of the chunk */
 	struct bdev_io_wait_entry wait;
 	TAILQ_ENTRY(gga_io) link;
-	/* What a member I/O's completion is given: the request and which member. */
-	struct gga_member_cb {
-		struct bdev_io *io;
-		uint32_t index;
-	} member_cb[BDEV_GGA_MAX_MEMBERS];
+	/*
+	 * What a member I/O's completion is given: &member_idx[i], which holds
+	 * i and leads back to this gga_io (gga_member_cb_io()). One byte per
+	 * member: every bdev_io of the pool carries this context.
+	 */
+	uint8_t member_idx[BDEV_GGA_MAX_MEMBERS];
 };
 
 /* bdev_gga.c */

@@ -350,15 +350,15 @@ static void member_submit(struct bdev_io *io);
 static void
 member_io_done(struct bdev_io *mio, bool success, void *cb_arg)
 {
-	const struct gga_member_cb *mcb = cb_arg;
-	struct bdev_io *io = mcb->io;
-	struct gga_io *gio = io_ctx(io);
+	const uint8_t *idx = cb_arg;
+	uint32_t i = *idx;
+	struct gga_io *gio = container_of(idx - i, struct gga_io, member_idx[0]);
+	struct bdev_io *io = bdev_io_from_ctx(gio);
 	struct gga_disk *disk = io_disk(io);
 	struct gga_channel *ch = gio->ch;
-	uint32_t i = mcb->index;
 	int err = 0;
 
-	assert(i < disk->n && mcb == &gio->member_cb[i]);
+	assert(i < disk->n && idx == &gio->member_idx[i]);
 	assert(mio->bdev == disk->members[i].bdev && ch->member_outstanding[i] > 0);
 	if (unlikely(!success)) {
 		err = bdev_io_get_errno(mio);
@@ -393,10 +393,9 @@ member_submit_one(struct bdev_io *io, struct gga_io *gio, uint32_t i)
 	struct gga_member *member = &disk->members[i];
 	struct io_channel *mch = gio->ch->member_ch[i];
 	uint64_t offset = disk->data_offset + gio->chunk_lba;
-	struct gga_member_cb *mcb = &gio->member_cb[i];
+	uint8_t *mcb = &gio->member_idx[i];
 
-	mcb->io = io;
-	mcb->index = i;
+	*mcb = (uint8_t)i;
 
 	switch (gio->member_op) {
 	case BDEV_IO_TYPE_READ:

@@ -144,6 +144,7 @@ spdk_run() {
 	out=$("$spdk/build/examples/bdevperf" --json "$1" -m 0x2 -T R -q 32 -o "$2" -w "$3" \
 		-t "$secs" 2>&1)
 	echo "$out" >>"$tmp/spdk_bdevperf.log"
+	echo "$out" | grep -q '^ *Total *:' || echo "$out" | grep -E 'ERROR|error' | tail -3 >&2
 	echo "$out" | awk '/^ *Total *:/ {print $3, $4; found=1} END {if (!found) print "0 0"}'
 }
 
