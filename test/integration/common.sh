@@ -144,6 +144,21 @@ write_config() {
 	printf '{"subsystems":[{"subsystem":"bdev","config":[%s]}]}\n' "$*" >"$file"
 }
 
+# tcp_verify OUT PORT NQN BDEVPERF_ARGS...: bdevperf -w verify over NVMe/TCP
+# against 127.0.0.1:PORT's NQN (bounded in time); output in OUT. Returns its exit code.
+tcp_verify() {
+	local out=$1 port=$2 nqn=$3
+	shift 3
+	write_config "$out.json" \
+		"{\"method\":\"bdev_nvme_attach_controller\",\"params\":{\"name\":\"N0\",\"trtype\":\"tcp\",\"adrfam\":\"ipv4\",\"traddr\":\"127.0.0.1\",\"trsvcid\":\"$port\",\"subnqn\":\"$nqn\"}}"
+	timeout -k 5 30 "$BIN/bdevperf" --json "$out.json" -w verify -b N0n1 "$@" >"$out" 2>&1
+}
+
+# verified OUT: a bdevperf verify output compared blocks and found no mismatch.
+verified() {
+	grep -q 'verify: [1-9][0-9]* blocks compared, 0 mismatches' "$1"
+}
+
 # run_fuzzer NAME SCRIPT ARGS...: a python fuzzer of test/fuzz/ against $GGA_BUILD, in
 # the background (so cleanup stops it) and bounded in time; prints its output.
 run_fuzzer() {

@@ -7,7 +7,6 @@
 source "$(dirname "$0")/common.sh"
 
 CLIENT=$GGA_ROOT/test/integration/nvme_tcp_client.py
-BP=$BIN/bdevperf
 NQN=nqn.2016-06.io.gga:limits
 HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:0b9f8a3c-1d2e-4f50-8a6b-7c8d9e0f1a2b
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -51,14 +50,10 @@ check "a KATO of 0 or 30 s gets the 3 s cap (Get Features), and silence ends the
 	client kato-cap --seconds 3
 check "PDUs sent in 3-byte pieces still work" client partial
 
-write_config "$TMP/bp.json" \
-	"{\"method\":\"bdev_nvme_attach_controller\",\"params\":{\"name\":\"N0\",\"trtype\":\"tcp\",\"adrfam\":\"ipv4\",\"traddr\":\"127.0.0.1\",\"trsvcid\":\"$PORT\",\"subnqn\":\"$NQN\"}}"
-timeout -k 5 30 "$BP" --json "$TMP/bp.json" -q 32 -o 65536 -w verify -b N0n1 -t 2 \
-	>"$TMP/bp.out" 2>&1
+tcp_verify "$TMP/bp.out" "$PORT" "$NQN" -q 32 -o 65536 -t 2
 rc=$?
 check "a real host (bdevperf verify, QD 32 x 64 KiB, max_io_size) exits 0 (exit $rc)" test $rc -eq 0
-check "bdevperf verify: 0 mismatches" \
-	grep -q 'verify: [1-9][0-9]* blocks compared, 0 mismatches' "$TMP/bp.out"
+check "bdevperf verify: 0 mismatches" verified "$TMP/bp.out"
 
 rpc l0 save_config >"$TMP/saved.json"
 check "save_config keeps the limits" test "$(jget "$TMP/saved.json" '[p["params"].get("pdu_timeout_ms") for s in d["subsystems"] for p in s.get("config") or [] if p["method"] == "nvmf_create_transport"]')" = "[1500]"

@@ -11,7 +11,6 @@
 source "$(dirname "$0")/common.sh"
 
 HOSTILE=$GGA_ROOT/test/integration/nvmf_tcp_hostile.py
-BP=$BIN/bdevperf
 NQN=nqn.2016-06.io.gga:hostile
 
 PORT=$(free_port)
@@ -37,14 +36,10 @@ sleep 1
 check "the daemon answers an RPC within 1 s" \
 	timeout -k 1 1 "$BIN/gga_rpc" -s "$TMP/h0.sock" rpc_get_methods >/dev/null
 
-write_config "$TMP/bp.json" \
-	"{\"method\":\"bdev_nvme_attach_controller\",\"params\":{\"name\":\"N0\",\"trtype\":\"tcp\",\"adrfam\":\"ipv4\",\"traddr\":\"127.0.0.1\",\"trsvcid\":\"$PORT\",\"subnqn\":\"$NQN\"}}"
-timeout -k 5 30 "$BP" --json "$TMP/bp.json" -q 16 -o 4096 -w verify -b N0n1 -t 2 \
-	>"$TMP/bp.out" 2>&1
+tcp_verify "$TMP/bp.out" "$PORT" "$NQN" -q 16 -o 4096 -t 2
 rc=$?
 check "a real host (bdevperf verify over NVMe/TCP, 2 s) exits 0 (exit $rc)" test $rc -eq 0
-check "bdevperf verify: blocks compared, 0 mismatches" \
-	grep -q 'verify: [1-9][0-9]* blocks compared, 0 mismatches' "$TMP/bp.out"
+check "bdevperf verify: blocks compared, 0 mismatches" verified "$TMP/bp.out"
 
 sleep 0.5
 t0=$(proc_cpu_ticks "$TGT_PID")
@@ -94,10 +89,7 @@ check "out of fds: said once, not flooded ($(grep -c 'Too many open files' "$TMP
 check "out of fds: the daemon answers RPC within 1 s" \
 	timeout -k 1 1 "$BIN/gga_rpc" -s "$TMP/h1.sock" rpc_get_methods >/dev/null
 sleep 0.5
-write_config "$TMP/bp1.json" \
-	"{\"method\":\"bdev_nvme_attach_controller\",\"params\":{\"name\":\"N0\",\"trtype\":\"tcp\",\"adrfam\":\"ipv4\",\"traddr\":\"127.0.0.1\",\"trsvcid\":\"$PORT2\",\"subnqn\":\"$NQN\"}}"
-timeout -k 5 30 "$BP" --json "$TMP/bp1.json" -q 16 -o 4096 -w verify -b N0n1 -t 1 \
-	>"$TMP/bp1.out" 2>&1
+tcp_verify "$TMP/bp1.out" "$PORT2" "$NQN" -q 16 -o 4096 -t 1
 rc=$?
 check "fds back: bdevperf verify over NVMe/TCP exits 0 (exit $rc)" test $rc -eq 0
 stop_tgt "$H1"

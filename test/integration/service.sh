@@ -54,14 +54,20 @@ check "completion of 'gga_rpc -s SOCK bdev_mal' offers bdev_malloc_create" bash 
 stop_tgt "$TGT_PID"
 
 # ---- readiness protocol -----------------------------------------------------
+# notify_listen NAME SECONDS: a fake notify socket $TMP/NAME.sock, its messages in
+# $TMP/NAME.out; sets NP to its pid once it listens.
+notify_listen() {
+	python3 "$NOTIFY" "$TMP/$1.sock" "$2" >"$TMP/$1.out" 2>&1 &
+	NP=$!
+	PIDS+=("$NP")
+	for _ in $(seq 1 50); do grep -q listening "$TMP/$1.out" && break; sleep 0.1; done
+}
+
 cat >"$TMP/conf.json" <<JSON
 {"subsystems": [{"subsystem": "bdev", "config": [
   {"method": "bdev_malloc_create", "params": {"name": "M0", "num_blocks": 2048, "block_size": 512}}]}]}
 JSON
-python3 "$NOTIFY" "$TMP/notify.sock" 30 >"$TMP/notify.out" 2>&1 &
-NP=$!
-PIDS+=("$NP")
-for _ in $(seq 1 50); do grep -q listening "$TMP/notify.out" && break; sleep 0.1; done
+notify_listen notify 30
 NOTIFY_SOCKET=$TMP/notify.sock "$BIN/gga_tgt" -r "$TMP/s0.sock" --json "$TMP/conf.json" \
 	--save-config-on-exit "$TMP/saved.json" >"$TMP/s0.log" 2>&1 &
 S0=$!
@@ -94,10 +100,7 @@ cat >"$TMP/bad.json" <<JSON
 {"subsystems": [{"subsystem": "bdev", "config": [
   {"method": "bdev_malloc_create", "params": {"name": "B0", "num_blocks": 0, "block_size": 512}}]}]}
 JSON
-python3 "$NOTIFY" "$TMP/notify2.sock" 10 >"$TMP/notify2.out" 2>&1 &
-NP=$!
-PIDS+=("$NP")
-for _ in $(seq 1 50); do grep -q listening "$TMP/notify2.out" && break; sleep 0.1; done
+notify_listen notify2 10
 NOTIFY_SOCKET=$TMP/notify2.sock timeout -k 5 20 "$BIN/gga_tgt" -r "$TMP/s2.sock" \
 	--json "$TMP/bad.json" --save-config-on-exit "$TMP/saved.json" >"$TMP/s2.log" 2>&1
 rc=$?
