@@ -86,6 +86,7 @@ echo "== bdevperf over NVMe/TCP through the front: verify 2 s, then 4 KiB random
 bp -w verify -t 2 >"$tmp/verify.out" 2>&1
 vrc=$?
 grep -E 'verify:' "$tmp/verify.out" || cat "$tmp/verify.out"
+[ $vrc -eq 0 ] || grep -E 'run failed|ERROR|error' "$tmp/verify.out" | tail -5
 bp -w randrw -M 70 -t "$secs"
 rc=$?
 
