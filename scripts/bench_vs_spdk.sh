@@ -143,6 +143,8 @@ spdk_run() {
 	say "$spdk/build/examples/bdevperf --json $1 -m 0x2 -T R -q 32 -o $2 -w $3 -t $secs"
 	out=$("$spdk/build/examples/bdevperf" --json "$1" -m 0x2 -T R -q 32 -o "$2" -w "$3" \
 		-t "$secs" 2>&1)
+	# SPDK's bdevperf redraws its progress line with carriage returns.
+	out=$(echo "$out" | tr -d '\r')
 	echo "$out" >>"$tmp/spdk_bdevperf.log"
 	echo "$out" | grep -q '^ *Total *:' || echo "$out" | grep -E 'ERROR|error' | tail -3 >&2
 	echo "$out" | awk '/^ *Total *:/ {print $3, $4; found=1} END {if (!found) print "0 0"}'
