@@ -26,7 +26,12 @@ cleanup() {
 		kill -KILL "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 	done
-	rm -rf "$TMP"
+	# GGA_TEST_KEEP=1 keeps a failed test's files (logs, member images).
+	if [ "${GGA_TEST_KEEP:-0}" = 1 ] && [ "$N_FAIL" -gt 0 ]; then
+		echo "kept: $TMP" >&2
+	else
+		rm -rf "$TMP"
+	fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
