@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "gga_ut.h"
+#include "gga_ut_thread.h"
 
 #include "initiator/nvme_cmd.c"
 #include "initiator/nvme_qpair.c"
@@ -127,20 +128,16 @@ fake_max_in_capsule(const struct nvme_qpair *qp)
 	return NVME_TCP_ADMIN_ICD_SIZE;
 }
 
-const struct nvme_transport_ops nvme_tcp_ops = {
-	.name = "fake",
-	.connect = fake_connect,
-	.disconnect = fake_disconnect,
-	.submit = fake_submit,
-	.max_in_capsule = fake_max_in_capsule,
-};
-const struct nvme_transport_ops nvme_rdma_ops = {
-	.name = "fake",
-	.connect = fake_connect,
-	.disconnect = fake_disconnect,
-	.submit = fake_submit,
-	.max_in_capsule = fake_max_in_capsule,
-};
+/* The controller picks its transport by name: both are the fake. */
+#define FAKE_OPS {				\
+	.name = "fake",				\
+	.connect = fake_connect,		\
+	.disconnect = fake_disconnect,		\
+	.submit = fake_submit,			\
+	.max_in_capsule = fake_max_in_capsule,	\
+}
+const struct nvme_transport_ops nvme_tcp_ops = FAKE_OPS;
+const struct nvme_transport_ops nvme_rdma_ops = FAKE_OPS;
 
 /* ---- the fake controller ---- */
 
@@ -351,19 +348,16 @@ static void
 ut_opts(struct nvme_ctrlr_opts *opts)
 {
 	nvme_ctrlr_opts_init(opts);
-	/* Keep alive has a test of its own in the integration tests; here it would tick. */
+	/* Off: its timer would send Keep Alive commands as the tests advance time. */
 	opts->keep_alive_timeout_ms = 0;
 	snprintf(opts->hostnqn, sizeof(opts->hostnqn), "nqn.2016-06.io.gga:host");
 }
 
-/*
- * nvme_ctrlr_connect() and its admin queue's transport connect; if that
- * succeeds, the transport comes up and the Fabrics Connect is outstanding.
- */
+/* Everything back to a healthy controller, then nvme_ctrlr_connect(). */
 static void
-start_connect(const struct nvme_ctrlr_opts *opts)
+connect_call(const struct nvme_ctrlr_opts *opts, int connect_rc)
 {
-	struct nvme_transport_id trid = {
+	static const struct nvme_transport_id trid = {
 		.trtype = NVME_TRANSPORT_TCP,
 		.adrfam = NVME_ADRFAM_IPV4,
 		.traddr = "127.0.0.1",
@@ -373,20 +367,29 @@ start_connect(const struct nvme_ctrlr_opts *opts)
 
 	memset(&g_conn, 0, sizeof(g_conn));
 	memset(&g_fake, 0, sizeof(g_fake));
+	g_fake.connect_rc = connect_rc;
 	g_detached = 0;
 	g_reconnects = 0;
 	ctl_reset();
 	log_reset();
 	UT_ASSERT_EQ_FATAL(nvme_ctrlr_connect(&trid, opts, connect_cb, NULL), 0);
+}
+
+/*
+ * nvme_ctrlr_connect() and its admin queue's transport connect; the
+ * transport comes up and the Fabrics Connect is outstanding.
+ */
+static void
+start_connect(const struct nvme_ctrlr_opts *opts)
+{
+	connect_call(opts, 0);
 	/* The attempt starts from a message, never inside the call. */
 	UT_ASSERT_EQ(g_fake.connects, 0);
 	poll_msgs();
 	UT_ASSERT_EQ_FATAL(g_fake.connects, 1);
 	g_ctrlr = g_fake.connecting->ctrlr;
 	CU_ASSERT_FATAL(g_ctrlr->admin == g_fake.connecting);
-	if (g_ctrlr->step == INIT_CONNECT_ADMIN) {
-		nvme_qpair_transport_ready(g_ctrlr->admin);
-	}
+	nvme_qpair_transport_ready(g_ctrlr->admin);
 }
 
 /* Answer as a healthy controller until the host waits in `step`. */
@@ -623,20 +626,9 @@ static void
 test_init_connect_refused(void)
 {
 	struct nvme_ctrlr_opts opts;
-	struct nvme_transport_id trid = {
-		.trtype = NVME_TRANSPORT_TCP,
-		.adrfam = NVME_ADRFAM_IPV4,
-		.traddr = "127.0.0.1",
-		.trsvcid = "4420",
-		.subnqn = UT_NQN,
-	};
 
 	ut_opts(&opts);
-	memset(&g_conn, 0, sizeof(g_conn));
-	memset(&g_fake, 0, sizeof(g_fake));
-	log_reset();
-	g_fake.connect_rc = -ECONNREFUSED;
-	UT_ASSERT_EQ_FATAL(nvme_ctrlr_connect(&trid, &opts, connect_cb, NULL), 0);
+	connect_call(&opts, -ECONNREFUSED);
 	UT_ASSERT_EQ(g_conn.calls, 0);
 	/* The attempt and the free of the controller run here (LeakSanitizer checks the free). */
 	poll_msgs();
@@ -1052,23 +1044,14 @@ test_detach_without_shutdown(void)
 static int
 suite_init(void)
 {
-	if (thread_lib_init() != 0) {
-		return -1;
-	}
-	g_thread = thread_create("ut");
-	if (g_thread == NULL) {
-		return -1;
-	}
-	thread_set_current(g_thread);
-	return 0;
+	g_thread = ut_thread_start();
+	return g_thread != NULL ? 0 : -1;
 }
 
 static int
 suite_fini(void)
 {
-	thread_set_current(NULL);
-	thread_destroy(g_thread);
-	thread_lib_fini();
+	ut_thread_stop(g_thread);
 	return 0;
 }
 
