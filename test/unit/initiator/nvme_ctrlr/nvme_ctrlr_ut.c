@@ -1003,7 +1003,7 @@ test_detach_without_shutdown(void)
 {
 	struct nvme_ctrlr_opts opts;
 	struct nvme_qpair *qp;
-	int submits;
+	int submits, disconnects;
 
 	ut_opts(&opts);
 
@@ -1026,6 +1026,18 @@ test_detach_without_shutdown(void)
 	UT_ASSERT_EQ(nvme_ctrlr_detach(g_ctrlr, detach_cb, NULL), 0);
 	UT_ASSERT_EQ(g_fake.submits, submits);
 	CU_ASSERT(g_ctrlr->reconnect_poller == NULL);
+	expect_detached();
+
+	/* While a reconnect attempt's transport connects: the connection is closed. */
+	connect_ok(&opts);
+	nvme_qpair_fail(g_ctrlr->admin, -ECONNRESET, "connection reset by peer");
+	advance_ms(opts.reconnect_delay_min_ms);
+	UT_ASSERT_EQ(g_ctrlr->step, INIT_CONNECT_ADMIN);
+	submits = g_fake.submits;
+	disconnects = g_fake.disconnects;
+	UT_ASSERT_EQ(nvme_ctrlr_detach(g_ctrlr, detach_cb, NULL), 0);
+	UT_ASSERT_EQ(g_fake.disconnects, disconnects + 1);
+	UT_ASSERT_EQ(g_fake.submits, submits);
 	expect_detached();
 
 	/* In the middle of a reconnect attempt: its command fails with the disconnect. */
