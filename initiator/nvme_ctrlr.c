@@ -17,6 +17,7 @@
  * pair, each message in flight) and freed when the last reference goes.
  */
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -39,9 +40,11 @@
 #define RECONNECT_LOG_FIRST	3
 #define RECONNECT_LOG_EVERY	50
 
-static void ctrlr_init_cpl(void *cb_arg, const struct nvme_cpl *cpl);
+static void run_step(struct nvme_ctrlr *ctrlr, enum nvme_ctrlr_init_step step);
+static void attempt_succeeded(struct nvme_ctrlr *ctrlr);
 static void ctrlr_attempt_failed(struct nvme_ctrlr *ctrlr, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+static void ctrlr_finish_detach(struct nvme_ctrlr *ctrlr);
 static void ctrlr_start_attempt(struct nvme_ctrlr *ctrlr);
 static void ctrlr_reset(struct nvme_ctrlr *ctrlr, const char *reason);
 
@@ -109,90 +112,78 @@ stop_timers(struct nvme_ctrlr *ctrlr)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Admin commands of the initialisation sequence                            */
+/* Admin commands of the initialisation and of the shutdown                 */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * Each step of the initialisation and of a detach's shutdown sends one admin
+ * command (step_cmd) and has one handler for its completion (ctrlr_steps). The
+ * completion of an initialisation command fails the attempt on an error
+ * status, unless the step is optional; a shutdown handler sees every status,
+ * and whatever it meets ends the detach, never the attempt.
+ */
+
+/* Build the command of a step. Returns the bytes it reads into id_buf, or -EINVAL. */
 static int
-admin_submit(struct nvme_ctrlr *ctrlr, const struct nvme_cmd *cmd, void *buf, uint32_t len)
+step_cmd(struct nvme_ctrlr *ctrlr, enum nvme_ctrlr_init_step step, struct nvme_cmd *cmd)
 {
-	return nvme_qpair_submit_buf(ctrlr->admin, cmd, buf, len, ctrlr_init_cpl, ctrlr);
-}
-
-static void
-init_step(struct nvme_ctrlr *ctrlr, enum nvme_ctrlr_init_step step)
-{
-	struct nvme_cmd cmd;
-	uint32_t cc;
-	int rc;
-
-	ctrlr->step = step;
 	switch (step) {
 	case INIT_GET_CAP:
-		nvme_cmd_build_prop_get(&cmd, NVME_REG_CAP, true);
-		rc = admin_submit(ctrlr, &cmd, NULL, 0);
-		break;
+		nvme_cmd_build_prop_get(cmd, NVME_REG_CAP, true);
+		return 0;
 	case INIT_GET_VS:
-		nvme_cmd_build_prop_get(&cmd, NVME_REG_VS, false);
-		rc = admin_submit(ctrlr, &cmd, NULL, 0);
-		break;
+		nvme_cmd_build_prop_get(cmd, NVME_REG_VS, false);
+		return 0;
 	case INIT_SET_CC:
 		ctrlr->cc = NVME_CC_EN | NVME_CC_IOSQES_64 | NVME_CC_IOCQES_16;
-		nvme_cmd_build_prop_set(&cmd, NVME_REG_CC, ctrlr->cc, false);
-		rc = admin_submit(ctrlr, &cmd, NULL, 0);
-		break;
+		nvme_cmd_build_prop_set(cmd, NVME_REG_CC, ctrlr->cc, false);
+		return 0;
 	case INIT_WAIT_RDY:
 	case SHUTDOWN_WAIT:
-		nvme_cmd_build_prop_get(&cmd, NVME_REG_CSTS, false);
-		rc = admin_submit(ctrlr, &cmd, NULL, 0);
-		break;
+		nvme_cmd_build_prop_get(cmd, NVME_REG_CSTS, false);
+		return 0;
 	case INIT_IDENTIFY_CTRLR:
-		nvme_cmd_build_identify(&cmd, NVME_CNS_CTRLR, 0);
-		rc = admin_submit(ctrlr, &cmd, ctrlr->id_buf, NVME_IDENTIFY_DATA_SIZE);
-		break;
+		nvme_cmd_build_identify(cmd, NVME_CNS_CTRLR, 0);
+		return NVME_IDENTIFY_DATA_SIZE;
 	case INIT_SET_NUM_QUEUES:
-		nvme_cmd_build_set_num_queues(&cmd, ctrlr->opts.num_io_queues);
-		rc = admin_submit(ctrlr, &cmd, NULL, 0);
-		break;
+		nvme_cmd_build_set_num_queues(cmd, ctrlr->opts.num_io_queues);
+		return 0;
 	case INIT_ACTIVE_NS_LIST:
-		nvme_cmd_build_identify(&cmd, NVME_CNS_ACTIVE_NS_LIST, 0);
-		rc = admin_submit(ctrlr, &cmd, ctrlr->id_buf, NVME_IDENTIFY_DATA_SIZE);
-		break;
+		nvme_cmd_build_identify(cmd, NVME_CNS_ACTIVE_NS_LIST, 0);
+		return NVME_IDENTIFY_DATA_SIZE;
 	case INIT_IDENTIFY_NS:
-		nvme_cmd_build_identify(&cmd, NVME_CNS_NS, ctrlr->ns_list[ctrlr->ns_list_pos]);
-		rc = admin_submit(ctrlr, &cmd, ctrlr->id_buf, NVME_IDENTIFY_DATA_SIZE);
-		break;
+		nvme_cmd_build_identify(cmd, NVME_CNS_NS, ctrlr->ns_list[ctrlr->ns_list_pos]);
+		return NVME_IDENTIFY_DATA_SIZE;
 	case SHUTDOWN_SET_CC:
-		cc = (ctrlr->cc & ~NVME_CC_SHN_MASK) | NVME_CC_SHN_NORMAL;
-		nvme_cmd_build_prop_set(&cmd, NVME_REG_CC, cc, false);
-		rc = admin_submit(ctrlr, &cmd, NULL, 0);
+		nvme_cmd_build_prop_set(cmd, NVME_REG_CC, (ctrlr->cc & ~NVME_CC_SHN_MASK) |
+					NVME_CC_SHN_NORMAL, false);
+		return 0;
+	case INIT_IDLE:
+	case INIT_CONNECT_ADMIN:
+	case INIT_DONE:
+		/* These steps wait for no command. */
 		break;
-	default:
-		return;
 	}
-	if (rc != 0) {
-		ctrlr_attempt_failed(ctrlr, rc, "cannot submit an admin command: %s",
-				     strerror(-rc));
-	}
+	return -EINVAL;
 }
 
-/* Read CSTS again after CSTS_POLL_US. */
+/* Read CSTS again after CSTS_POLL_US (CSTS.RDY of the init, CSTS.SHST of a shutdown). */
 static int
 csts_poll(void *ctx)
 {
 	struct nvme_ctrlr *ctrlr = ctx;
 
 	poller_unregister(&ctrlr->init_poller);
-	init_step(ctrlr, ctrlr->step);
+	run_step(ctrlr, ctrlr->step);
 	return POLLER_BUSY;
 }
 
-static void
+/* Returns 0, or -ENOMEM if the timer cannot be set. */
+static int
 csts_poll_later(struct nvme_ctrlr *ctrlr)
 {
 	ctrlr->init_poller = poller_register(csts_poll, ctrlr, CSTS_POLL_US, "nvme_csts");
-	if (ctrlr->init_poller == NULL) {
-		ctrlr_attempt_failed(ctrlr, -ENOMEM, "out of memory");
-	}
+	return ctrlr->init_poller != NULL ? 0 : -ENOMEM;
 }
 
 static int
@@ -251,212 +242,271 @@ ns_scan_done(struct nvme_ctrlr *ctrlr)
 	return 0;
 }
 
-static void
-attempt_succeeded(struct nvme_ctrlr *ctrlr);
+/* ---- completion handlers of the initialisation, in the order of the steps ---- */
 
-static const char *
-step_name(enum nvme_ctrlr_init_step step)
+static void
+get_cap_done(struct nvme_ctrlr *ctrlr, const struct nvme_cpl *cpl, uint16_t status)
 {
-	switch (step) {
-	case INIT_GET_CAP:
-		return "Property Get CAP";
-	case INIT_GET_VS:
-		return "Property Get VS";
-	case INIT_SET_CC:
-		return "Property Set CC";
-	case INIT_WAIT_RDY:
-	case SHUTDOWN_WAIT:
-		return "Property Get CSTS";
-	case SHUTDOWN_SET_CC:
-		return "Property Set CC.SHN";
-	case INIT_IDENTIFY_CTRLR:
-		return "Identify Controller";
-	case INIT_IDENTIFY_NS:
-		return "Identify Namespace";
-	default:
-		return "an admin command";
-	}
+	ctrlr->cap = (uint64_t)cpl->cdw0 | (uint64_t)cpl->cdw1 << 32;
+	run_step(ctrlr, INIT_GET_VS);
 }
 
 static void
-ctrlr_init_cpl(void *cb_arg, const struct nvme_cpl *cpl)
+get_vs_done(struct nvme_ctrlr *ctrlr, const struct nvme_cpl *cpl, uint16_t status)
 {
-	struct nvme_ctrlr *ctrlr = cb_arg;
-	uint16_t status = cpl->status & ~NVME_STATUS_P;
-	struct nvme_ns_info *info;
-	uint32_t i, nsq, ncq;
-	uint64_t now;
+	ctrlr->vs = cpl->cdw0;
+	run_step(ctrlr, INIT_SET_CC);
+}
+
+static void
+set_cc_done(struct nvme_ctrlr *ctrlr, const struct nvme_cpl *cpl, uint16_t status)
+{
+	ctrlr->init_deadline = ticks_get() +
+		us_to_ticks(1000ull * GGA_MIN(GGA_MAX(NVME_CAP_TO(ctrlr->cap) * 500u,
+						       RDY_TIMEOUT_MIN_MS),
+					       RDY_TIMEOUT_MAX_MS));
+	run_step(ctrlr, INIT_WAIT_RDY);
+}
+
+static void
+wait_rdy_done(struct nvme_ctrlr *ctrlr, const struct nvme_cpl *cpl, uint16_t status)
+{
+	ctrlr->csts = cpl->cdw0;
+	if ((ctrlr->csts & NVME_CSTS_CFS) != 0) {
+		ctrlr_attempt_failed(ctrlr, -EIO, "controller fatal status (CSTS 0x%x)",
+				     ctrlr->csts);
+	} else if ((ctrlr->csts & NVME_CSTS_RDY) != 0) {
+		run_step(ctrlr, INIT_IDENTIFY_CTRLR);
+	} else if (ticks_get() > ctrlr->init_deadline) {
+		ctrlr_attempt_failed(ctrlr, -ETIMEDOUT,
+				     "controller not ready (CSTS.RDY = 0) in time");
+	} else if (csts_poll_later(ctrlr) != 0) {
+		ctrlr_attempt_failed(ctrlr, -ENOMEM, "out of memory");
+	}
+}
+
+/* The limits of the I/O queues and transfers follow from CAP and the identify data. */
+static void
+identify_ctrlr_done(struct nvme_ctrlr *ctrlr, const struct nvme_cpl *cpl, uint16_t status)
+{
+	memcpy(ctrlr->cdata, ctrlr->id_buf, sizeof(*ctrlr->cdata));
+	__atomic_store_n(&ctrlr->max_xfer_size, nvme_mdts_to_bytes(ctrlr->cdata->mdts, ctrlr->cap),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&ctrlr->io_icd_size, ctrlr->cdata->ioccsz >= 4 ?
+			 ctrlr->cdata->ioccsz * 16 - NVME_SQE_SIZE : 0, __ATOMIC_RELAXED);
+	ctrlr->io_queue_size = GGA_MIN(ctrlr->opts.io_queue_size, NVME_CAP_MQES(ctrlr->cap) + 1);
+	if (ctrlr->cdata->maxcmd != 0) {
+		ctrlr->io_queue_size = GGA_MIN(ctrlr->io_queue_size,
+					       (uint32_t)ctrlr->cdata->maxcmd);
+	}
+	ctrlr->io_queue_size = GGA_MAX(ctrlr->io_queue_size, 2u);
+	run_step(ctrlr, INIT_SET_NUM_QUEUES);
+}
+
+/* Optional: a controller that refuses the feature gets as many queues as were asked for. */
+static void
+set_num_queues_done(struct nvme_ctrlr *ctrlr, const struct nvme_cpl *cpl, uint16_t status)
+{
+	uint32_t nsq, ncq;
+
+	if (NVME_STATUS_IS_SUCCESS(status)) {
+		nsq = (cpl->cdw0 & 0xffff) + 1;
+		ncq = (cpl->cdw0 >> 16) + 1;
+		ctrlr->num_io_queues = GGA_MIN(ctrlr->opts.num_io_queues, GGA_MIN(nsq, ncq));
+	} else {
+		WARNLOG("nvme %s: Set Features Number of Queues failed (%s); assuming %u\n",
+			ctrlr->name, nvme_status_string(status), ctrlr->opts.num_io_queues);
+		ctrlr->num_io_queues = ctrlr->opts.num_io_queues;
+	}
+	run_step(ctrlr, INIT_ACTIVE_NS_LIST);
+}
+
+/* Identify the next namespace of the list, or finish the scan. */
+static void
+ns_scan_next(struct nvme_ctrlr *ctrlr)
+{
 	int rc;
 
-	switch (ctrlr->step) {
-	case INIT_IDLE:
-	case INIT_DONE:
-	case INIT_CONNECT_ADMIN:
-		/* A command of an abandoned attempt, failed by the disconnect. */
+	if (ctrlr->ns_list_pos < ctrlr->ns_list_len) {
+		run_step(ctrlr, INIT_IDENTIFY_NS);
 		return;
-	case SHUTDOWN_SET_CC:
-	case SHUTDOWN_WAIT:
-		break;
-	default:
-		if (NVME_STATUS_GET_SCT(status) == NVME_SCT_PATH) {
-			/* The admin queue broke or timed out: its own reason says why. */
-			const char *why = ctrlr->admin->fail_reason[0] != '\0' ?
-					  ctrlr->admin->fail_reason : nvme_status_string(status);
-
-			ctrlr_attempt_failed(ctrlr, ctrlr->admin->timed_out_seen ? -ETIMEDOUT :
-					     -ECONNRESET, "%s", why);
-			return;
-		}
-		if (!NVME_STATUS_IS_SUCCESS(status) && ctrlr->step != INIT_SET_NUM_QUEUES &&
-		    ctrlr->step != INIT_ACTIVE_NS_LIST) {
-			ctrlr_attempt_failed(ctrlr, -EIO, "%s failed: %s (sct 0x%x, sc 0x%x)",
-					     step_name(ctrlr->step), nvme_status_string(status),
-					     NVME_STATUS_GET_SCT(status),
-					     NVME_STATUS_GET_SC(status));
-			return;
-		}
-		break;
 	}
+	rc = ns_scan_done(ctrlr);
+	if (rc == -ESTALE) {
+		ctrlr_attempt_failed(ctrlr, rc, "a namespace changed its format or shrank");
+	} else if (rc != 0) {
+		ctrlr_attempt_failed(ctrlr, rc, "out of memory");
+	} else {
+		attempt_succeeded(ctrlr);
+	}
+}
 
-	switch (ctrlr->step) {
-	case INIT_GET_CAP:
-		ctrlr->cap = (uint64_t)cpl->cdw0 | (uint64_t)cpl->cdw1 << 32;
-		init_step(ctrlr, INIT_GET_VS);
-		break;
-	case INIT_GET_VS:
-		ctrlr->vs = cpl->cdw0;
-		init_step(ctrlr, INIT_SET_CC);
-		break;
-	case INIT_SET_CC:
-		ctrlr->init_deadline = ticks_get() +
-			us_to_ticks(1000ull * GGA_MIN(GGA_MAX(NVME_CAP_TO(ctrlr->cap) * 500u,
-							       RDY_TIMEOUT_MIN_MS),
-						       RDY_TIMEOUT_MAX_MS));
-		init_step(ctrlr, INIT_WAIT_RDY);
-		break;
-	case INIT_WAIT_RDY:
-		ctrlr->csts = cpl->cdw0;
-		if ((ctrlr->csts & NVME_CSTS_CFS) != 0) {
-			ctrlr_attempt_failed(ctrlr, -EIO, "controller fatal status (CSTS 0x%x)",
-					     ctrlr->csts);
-		} else if ((ctrlr->csts & NVME_CSTS_RDY) != 0) {
-			init_step(ctrlr, INIT_IDENTIFY_CTRLR);
-		} else if (ticks_get() > ctrlr->init_deadline) {
-			ctrlr_attempt_failed(ctrlr, -ETIMEDOUT,
-					     "controller not ready (CSTS.RDY = 0) in time");
-		} else {
-			csts_poll_later(ctrlr);
-		}
-		break;
-	case INIT_IDENTIFY_CTRLR:
-		memcpy(ctrlr->cdata, ctrlr->id_buf, sizeof(*ctrlr->cdata));
-		__atomic_store_n(&ctrlr->max_xfer_size, nvme_mdts_to_bytes(ctrlr->cdata->mdts,
-									   ctrlr->cap),
-				 __ATOMIC_RELAXED);
-		__atomic_store_n(&ctrlr->io_icd_size, ctrlr->cdata->ioccsz >= 4 ?
-				 ctrlr->cdata->ioccsz * 16 - NVME_SQE_SIZE : 0, __ATOMIC_RELAXED);
-		ctrlr->io_queue_size = GGA_MIN(ctrlr->opts.io_queue_size,
-					       NVME_CAP_MQES(ctrlr->cap) + 1);
-		if (ctrlr->cdata->maxcmd != 0) {
-			ctrlr->io_queue_size = GGA_MIN(ctrlr->io_queue_size,
-						       (uint32_t)ctrlr->cdata->maxcmd);
-		}
-		ctrlr->io_queue_size = GGA_MAX(ctrlr->io_queue_size, 2u);
-		init_step(ctrlr, INIT_SET_NUM_QUEUES);
-		break;
-	case INIT_SET_NUM_QUEUES:
-		if (NVME_STATUS_IS_SUCCESS(status)) {
-			nsq = (cpl->cdw0 & 0xffff) + 1;
-			ncq = (cpl->cdw0 >> 16) + 1;
-			ctrlr->num_io_queues = GGA_MIN(ctrlr->opts.num_io_queues,
-						       GGA_MIN(nsq, ncq));
-		} else {
-			WARNLOG("nvme %s: Set Features Number of Queues failed (%s); assuming %u\n",
-				ctrlr->name, nvme_status_string(status), ctrlr->opts.num_io_queues);
-			ctrlr->num_io_queues = ctrlr->opts.num_io_queues;
-		}
-		init_step(ctrlr, INIT_ACTIVE_NS_LIST);
-		break;
-	case INIT_ACTIVE_NS_LIST:
-		ctrlr->ns_list_len = 0;
-		if (NVME_STATUS_IS_SUCCESS(status)) {
-			const uint32_t *list = ctrlr->id_buf;
+/* Optional: before NVMe 1.1 there is no list, and every nsid up to NN is a candidate. */
+static void
+active_ns_list_done(struct nvme_ctrlr *ctrlr, const struct nvme_cpl *cpl, uint16_t status)
+{
+	const uint32_t *list = ctrlr->id_buf;
+	uint32_t i, max;
 
-			for (i = 0; i < NVME_IDENTIFY_DATA_SIZE / 4 && list[i] != 0; i++) {
-				ctrlr->ns_list[ctrlr->ns_list_len++] = list[i];
-			}
-		} else {
-			/* Before NVMe 1.1 there is no list: every nsid up to NN is a candidate. */
-			uint32_t max = GGA_MIN(ctrlr->cdata->nn, NVME_IDENTIFY_DATA_SIZE / 4u);
+	ctrlr->ns_list_len = 0;
+	if (NVME_STATUS_IS_SUCCESS(status)) {
+		for (i = 0; i < NVME_IDENTIFY_DATA_SIZE / 4 && list[i] != 0; i++) {
+			ctrlr->ns_list[ctrlr->ns_list_len++] = list[i];
+		}
+	} else {
+		max = GGA_MIN(ctrlr->cdata->nn, NVME_IDENTIFY_DATA_SIZE / 4u);
+		for (i = 1; i <= max; i++) {
+			ctrlr->ns_list[ctrlr->ns_list_len++] = i;
+		}
+	}
+	ctrlr->ns_list_pos = 0;
+	ctrlr->num_ns_found = 0;
+	ns_scan_next(ctrlr);
+}
 
-			for (i = 1; i <= max; i++) {
-				ctrlr->ns_list[ctrlr->ns_list_len++] = i;
-			}
+static void
+identify_ns_done(struct nvme_ctrlr *ctrlr, const struct nvme_cpl *cpl, uint16_t status)
+{
+	struct nvme_ns_info *info = &ctrlr->ns_found[ctrlr->num_ns_found];
+	int rc;
+
+	memset(info, 0, sizeof(*info));
+	info->nsid = ctrlr->ns_list[ctrlr->ns_list_pos];
+	rc = nvme_ns_info_from_identify(info, ctrlr->id_buf);
+	if (rc != 0 || info->num_blocks == 0) {
+		/* Inactive (all zero) or a format we cannot use: not a namespace for us. */
+		if (rc != 0) {
+			WARNLOG("nvme %s: namespace %u: unusable LBA format or size; skipped\n",
+				ctrlr->name, info->nsid);
 		}
-		ctrlr->ns_list_pos = 0;
-		ctrlr->num_ns_found = 0;
-		if (ctrlr->ns_list_len == 0) {
-			goto ns_done;
+	} else {
+		info->dsm_supported = (ctrlr->cdata->oncs & NVME_ONCS_DSM) != 0;
+		info->write_zeroes_supported = (ctrlr->cdata->oncs & NVME_ONCS_WRITE_ZEROES) != 0;
+		info->volatile_write_cache = (ctrlr->cdata->vwc & NVME_VWC_PRESENT) != 0;
+		ctrlr->num_ns_found++;
+	}
+	ctrlr->ns_list_pos++;
+	ns_scan_next(ctrlr);
+}
+
+/* ---- completion handlers of a detach's shutdown ---- */
+
+static void
+shutdown_cc_done(struct nvme_ctrlr *ctrlr, const struct nvme_cpl *cpl, uint16_t status)
+{
+	if (!NVME_STATUS_IS_SUCCESS(status)) {
+		/* Refused, or the queue broke: there is no shutdown to wait for. */
+		ctrlr_finish_detach(ctrlr);
+		return;
+	}
+	run_step(ctrlr, SHUTDOWN_WAIT);
+}
+
+static void
+shutdown_wait_done(struct nvme_ctrlr *ctrlr, const struct nvme_cpl *cpl, uint16_t status)
+{
+	if (!NVME_STATUS_IS_SUCCESS(status) ||
+	    (cpl->cdw0 & NVME_CSTS_SHST_MASK) == NVME_CSTS_SHST_COMPLETE) {
+		ctrlr_finish_detach(ctrlr);
+		return;
+	}
+	if (ticks_get() < ctrlr->init_deadline) {
+		if (csts_poll_later(ctrlr) != 0) {
+			ctrlr_finish_detach(ctrlr);
 		}
-		init_step(ctrlr, INIT_IDENTIFY_NS);
-		break;
-	case INIT_IDENTIFY_NS:
-		info = &ctrlr->ns_found[ctrlr->num_ns_found];
-		memset(info, 0, sizeof(*info));
-		info->nsid = ctrlr->ns_list[ctrlr->ns_list_pos];
-		rc = nvme_ns_info_from_identify(info, ctrlr->id_buf);
-		if (rc != 0 || info->num_blocks == 0) {
-			/* Inactive (all zero) or a format we cannot use: not a namespace for us. */
-			if (rc != 0) {
-				WARNLOG("nvme %s: namespace %u: unusable LBA format or size; skipped\n",
-					ctrlr->name, info->nsid);
-			}
-		} else {
-			info->dsm_supported = (ctrlr->cdata->oncs & NVME_ONCS_DSM) != 0;
-			info->write_zeroes_supported =
-				(ctrlr->cdata->oncs & NVME_ONCS_WRITE_ZEROES) != 0;
-			info->volatile_write_cache = (ctrlr->cdata->vwc & NVME_VWC_PRESENT) != 0;
-			ctrlr->num_ns_found++;
-		}
-		if (++ctrlr->ns_list_pos < ctrlr->ns_list_len) {
-			init_step(ctrlr, INIT_IDENTIFY_NS);
-			break;
-		}
-ns_done:
-		rc = ns_scan_done(ctrlr);
-		if (rc == -ESTALE) {
-			ctrlr_attempt_failed(ctrlr, rc, "a namespace changed its format or shrank");
-		} else if (rc != 0) {
-			ctrlr_attempt_failed(ctrlr, rc, "out of memory");
-		} else {
-			attempt_succeeded(ctrlr);
-		}
-		break;
-	case SHUTDOWN_SET_CC:
-		if (!NVME_STATUS_IS_SUCCESS(status)) {
-			goto shutdown_done;
-		}
-		init_step(ctrlr, SHUTDOWN_WAIT);
-		break;
-	case SHUTDOWN_WAIT:
-		now = ticks_get();
-		if (NVME_STATUS_IS_SUCCESS(status) &&
-		    (cpl->cdw0 & NVME_CSTS_SHST_MASK) != NVME_CSTS_SHST_COMPLETE &&
-		    now < ctrlr->init_deadline) {
-			csts_poll_later(ctrlr);
-			break;
-		}
-		if (NVME_STATUS_IS_SUCCESS(status) &&
-		    (cpl->cdw0 & NVME_CSTS_SHST_MASK) != NVME_CSTS_SHST_COMPLETE) {
-			WARNLOG("nvme %s: shutdown not complete after %u ms; closing anyway\n",
-				ctrlr->name, ctrlr->opts.shutdown_timeout_ms);
-		}
-shutdown_done:
-		ctrlr->step = INIT_IDLE;
-		ctrlr_attempt_failed(ctrlr, 0, "detached");
-		break;
-	default:
-		break;
+		return;
+	}
+	WARNLOG("nvme %s: shutdown not complete after %u ms; closing anyway\n", ctrlr->name,
+		ctrlr->opts.shutdown_timeout_ms);
+	ctrlr_finish_detach(ctrlr);
+}
+
+/* The steps that send a command: name (for messages) and completion handler. */
+struct ctrlr_step {
+	const char *name;
+	void (*done)(struct nvme_ctrlr *ctrlr, const struct nvme_cpl *cpl, uint16_t status);
+	/* An optional feature: an error status reaches done instead of failing the attempt. */
+	bool optional;
+	/* Part of a detach's shutdown: every status reaches done; failures end the detach. */
+	bool shutdown;
+};
+
+static const struct ctrlr_step ctrlr_steps[] = {
+	[INIT_GET_CAP]		= { "Property Get CAP", get_cap_done },
+	[INIT_GET_VS]		= { "Property Get VS", get_vs_done },
+	[INIT_SET_CC]		= { "Property Set CC", set_cc_done },
+	[INIT_WAIT_RDY]		= { "Property Get CSTS", wait_rdy_done },
+	[INIT_IDENTIFY_CTRLR]	= { "Identify Controller", identify_ctrlr_done },
+	[INIT_SET_NUM_QUEUES]	= { "Set Features Number of Queues", set_num_queues_done,
+				    .optional = true },
+	[INIT_ACTIVE_NS_LIST]	= { "Identify Active Namespace List", active_ns_list_done,
+				    .optional = true },
+	[INIT_IDENTIFY_NS]	= { "Identify Namespace", identify_ns_done },
+	[SHUTDOWN_SET_CC]	= { "Property Set CC.SHN", shutdown_cc_done, .shutdown = true },
+	[SHUTDOWN_WAIT]		= { "Property Get CSTS", shutdown_wait_done, .shutdown = true },
+};
+static_assert(ARRAY_SIZE(ctrlr_steps) == SHUTDOWN_WAIT + 1, "every step has its entry");
+
+/* An error of an initialisation command fails the attempt. Returns true if it did. */
+static bool
+init_cpl_failed(struct nvme_ctrlr *ctrlr, const struct ctrlr_step *step, uint16_t status)
+{
+	const char *why;
+
+	if (NVME_STATUS_GET_SCT(status) == NVME_SCT_PATH) {
+		/* The admin queue broke or timed out: its own reason says why. */
+		why = ctrlr->admin->fail_reason[0] != '\0' ? ctrlr->admin->fail_reason :
+		      nvme_status_string(status);
+		ctrlr_attempt_failed(ctrlr, ctrlr->admin->timed_out_seen ? -ETIMEDOUT : -ECONNRESET,
+				     "%s", why);
+		return true;
+	}
+	if (!NVME_STATUS_IS_SUCCESS(status) && !step->optional) {
+		ctrlr_attempt_failed(ctrlr, -EIO, "%s failed: %s (sct 0x%x, sc 0x%x)", step->name,
+				     nvme_status_string(status), NVME_STATUS_GET_SCT(status),
+				     NVME_STATUS_GET_SC(status));
+		return true;
+	}
+	return false;
+}
+
+static void
+step_cpl(void *cb_arg, const struct nvme_cpl *cpl)
+{
+	struct nvme_ctrlr *ctrlr = cb_arg;
+	const struct ctrlr_step *step = &ctrlr_steps[ctrlr->step];
+	uint16_t status = cpl->status & ~NVME_STATUS_P;
+
+	if (step->done == NULL) {
+		/* A command of an abandoned attempt or shutdown, failed by the disconnect. */
+		return;
+	}
+	if (!step->shutdown && init_cpl_failed(ctrlr, step, status)) {
+		return;
+	}
+	step->done(ctrlr, cpl, status);
+}
+
+/* Send the command of a step; if it cannot be sent, the attempt (or the detach) ends. */
+static void
+run_step(struct nvme_ctrlr *ctrlr, enum nvme_ctrlr_init_step step)
+{
+	struct nvme_cmd cmd;
+	int len, rc;
+
+	ctrlr->step = step;
+	len = step_cmd(ctrlr, step, &cmd);
+	rc = len < 0 ? len : nvme_qpair_submit_buf(ctrlr->admin, &cmd,
+						   len > 0 ? ctrlr->id_buf : NULL,
+						   (uint32_t)len, step_cpl, ctrlr);
+	if (rc == 0) {
+		return;
+	}
+	if (ctrlr_steps[step].shutdown) {
+		ctrlr_finish_detach(ctrlr);
+	} else {
+		ctrlr_attempt_failed(ctrlr, rc, "cannot submit an admin command: %s",
+				     strerror(-rc));
 	}
 }
 
@@ -568,8 +618,47 @@ schedule_reconnect(struct nvme_ctrlr *ctrlr)
 }
 
 /*
- * An attempt (first connect or reconnect) failed, or a detach finished its
- * shutdown (rc 0): drop the admin connection, then report, retry or free.
+ * Abandon the running step (of an attempt or of a shutdown) and drop the
+ * admin connection. Commands in flight fail with the disconnect: they must
+ * find their step abandoned.
+ */
+static void
+ctrlr_close_admin(struct nvme_ctrlr *ctrlr)
+{
+	ctrlr->step = INIT_IDLE;
+	poller_unregister(&ctrlr->init_poller);
+	poller_unregister(&ctrlr->shutdown_poller);
+	nvme_qpair_disconnect(ctrlr->admin, NVME_STATUS_HOST_PATH_ERROR);
+}
+
+/* A detach has nothing more to tell the controller: close, then call back and free. */
+static void
+ctrlr_finish_detach(struct nvme_ctrlr *ctrlr)
+{
+	ctrlr_close_admin(ctrlr);
+	if (thread_send_msg(ctrlr->thread, detach_done_msg, ctrlr) != 0) {
+		ERRLOG("nvme %s: cannot finish the detach (message queue full)\n", ctrlr->name);
+	}
+}
+
+/* The first connect failed: report it, then free the controller. */
+static void
+ctrlr_connect_failed(struct nvme_ctrlr *ctrlr, int rc, const char *why)
+{
+	snprintf(ctrlr->reason, sizeof(ctrlr->reason), "cannot connect to %s (%s) at %s:%s: %s",
+		 ctrlr->trid.subnqn, nvme_transport_type_name(ctrlr->trid.trtype),
+		 ctrlr->trid.traddr, ctrlr->trid.trsvcid, why);
+	ERRLOG("nvme: %s\n", ctrlr->reason);
+	ctrlr->connect_cb(ctrlr->connect_cb_arg, NULL, rc, ctrlr->reason);
+	/* Not from inside the admin queue's callbacks: free from a fresh message. */
+	if (thread_send_msg(ctrlr->thread, ctrlr_free_msg, ctrlr) != 0) {
+		ERRLOG("nvme %s: cannot free the controller (message queue full)\n", ctrlr->name);
+	}
+}
+
+/*
+ * An attempt (first connect or reconnect) failed: drop the admin connection,
+ * then report and free (first connect) or retry with backoff (reconnect).
  */
 static void
 ctrlr_attempt_failed(struct nvme_ctrlr *ctrlr, int rc, const char *fmt, ...)
@@ -577,38 +666,16 @@ ctrlr_attempt_failed(struct nvme_ctrlr *ctrlr, int rc, const char *fmt, ...)
 	char why[256];
 	va_list ap;
 
+	/* A detach ends in ctrlr_finish_detach, whatever its shutdown meets. */
+	assert(ctrlr->state != NVME_CTRLR_DETACHING);
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
 
-	/* Commands of this attempt fail with the disconnect: they must find it abandoned. */
-	ctrlr->step = INIT_IDLE;
-	poller_unregister(&ctrlr->init_poller);
-	poller_unregister(&ctrlr->shutdown_poller);
-	nvme_qpair_disconnect(ctrlr->admin, NVME_STATUS_HOST_PATH_ERROR);
-
-	switch (ctrlr->state) {
-	case NVME_CTRLR_CONNECTING:
-		snprintf(ctrlr->reason, sizeof(ctrlr->reason),
-			 "cannot connect to %s (%s) at %s:%s: %s", ctrlr->trid.subnqn,
-			 nvme_transport_type_name(ctrlr->trid.trtype), ctrlr->trid.traddr,
-			 ctrlr->trid.trsvcid, why);
-		ERRLOG("nvme: %s\n", ctrlr->reason);
-		ctrlr->connect_cb(ctrlr->connect_cb_arg, NULL, rc, ctrlr->reason);
-		/* Not from inside the admin queue's callbacks: free from a fresh message. */
-		if (thread_send_msg(ctrlr->thread, ctrlr_free_msg, ctrlr) != 0) {
-			ERRLOG("nvme %s: cannot free the controller (message queue full)\n",
-			       ctrlr->name);
-		}
+	ctrlr_close_admin(ctrlr);
+	if (ctrlr->state == NVME_CTRLR_CONNECTING) {
+		ctrlr_connect_failed(ctrlr, rc, why);
 		return;
-	case NVME_CTRLR_DETACHING:
-		if (thread_send_msg(ctrlr->thread, detach_done_msg, ctrlr) != 0) {
-			ERRLOG("nvme %s: cannot finish the detach (message queue full)\n",
-			       ctrlr->name);
-		}
-		return;
-	default:
-		break;
 	}
 
 	ctrlr->last_error = rc;
@@ -635,7 +702,7 @@ admin_connect_done(struct nvme_qpair *qp, int rc)
 		ctrlr_attempt_failed(ctrlr, rc, "%s", qp->fail_reason);
 		return;
 	}
-	init_step(ctrlr, INIT_GET_CAP);
+	run_step(ctrlr, INIT_GET_CAP);
 }
 
 static void
@@ -645,7 +712,12 @@ admin_lost(struct nvme_qpair *qp, int rc)
 
 	if (ctrlr->state == NVME_CTRLR_CONNECTED) {
 		ctrlr_reset(ctrlr, qp->fail_reason);
-	} else if (ctrlr->step != INIT_IDLE) {
+	} else if (ctrlr->step == INIT_IDLE) {
+		/* Nothing was running on the admin queue. */
+	} else if (ctrlr->state == NVME_CTRLR_DETACHING) {
+		/* Lost while a shutdown waited to read CSTS again: no one is left to tell. */
+		ctrlr_finish_detach(ctrlr);
+	} else {
 		ctrlr_attempt_failed(ctrlr, rc, "%s", qp->fail_reason);
 	}
 }
@@ -859,10 +931,10 @@ shutdown_expired(void *ctx)
 	struct nvme_ctrlr *ctrlr = ctx;
 
 	poller_unregister(&ctrlr->shutdown_poller);
-	if (ctrlr->step == SHUTDOWN_SET_CC || ctrlr->step == SHUTDOWN_WAIT) {
+	if (ctrlr_steps[ctrlr->step].shutdown) {
 		WARNLOG("nvme %s: %s not answered in %u ms; closing anyway\n", ctrlr->name,
-			step_name(ctrlr->step), ctrlr->opts.shutdown_timeout_ms);
-		ctrlr_attempt_failed(ctrlr, 0, "detached");
+			ctrlr_steps[ctrlr->step].name, ctrlr->opts.shutdown_timeout_ms);
+		ctrlr_finish_detach(ctrlr);
 	}
 	return POLLER_BUSY;
 }
@@ -904,11 +976,10 @@ nvme_ctrlr_detach(struct nvme_ctrlr *ctrlr, nvme_ctrlr_detach_cb cb, void *cb_ar
 		ctrlr->shutdown_poller = poller_register(shutdown_expired, ctrlr,
 							 1000ull * ctrlr->opts.shutdown_timeout_ms,
 							 "nvme_shutdown");
-		init_step(ctrlr, SHUTDOWN_SET_CC);
+		run_step(ctrlr, SHUTDOWN_SET_CC);
 		return 0;
 	}
-	ctrlr->step = INIT_IDLE;
-	ctrlr_attempt_failed(ctrlr, 0, "detached");
+	ctrlr_finish_detach(ctrlr);
 	return 0;
 }
 

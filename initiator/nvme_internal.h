@@ -325,7 +325,11 @@ struct nvme_qpair {
 	struct nvme_rdma_conn rdma;
 };
 
-/* Controller internals. */
+/*
+ * Controller internals. The steps of the initialisation and of a detach's
+ * shutdown; each step that sends a command has its entry in ctrlr_steps
+ * (nvme_ctrlr.c).
+ */
 enum nvme_ctrlr_init_step {
 	INIT_IDLE = 0,
 	INIT_CONNECT_ADMIN,

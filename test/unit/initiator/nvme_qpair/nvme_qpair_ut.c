@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "gga_ut.h"
+#include "gga_ut_thread.h"
 
 #include "initiator/nvme_cmd.c"
 #include "initiator/nvme_ns.c"
@@ -103,14 +104,10 @@ test_lost(struct nvme_qpair *qp, int rc)
 static int
 suite_init(void)
 {
-	if (thread_lib_init() != 0) {
-		return -1;
-	}
-	g_thread = thread_create("ut");
+	g_thread = ut_thread_start();
 	if (g_thread == NULL) {
 		return -1;
 	}
-	thread_set_current(g_thread);
 	g_ctrlr.opts.command_timeout_ms = 30000;
 	g_ctrlr.opts.connect_timeout_ms = 5000;
 	g_ctrlr.ops = &nvme_tcp_ops;
@@ -123,9 +120,7 @@ suite_init(void)
 static int
 suite_fini(void)
 {
-	thread_set_current(NULL);
-	thread_destroy(g_thread);
-	thread_lib_fini();
+	ut_thread_stop(g_thread);
 	return 0;
 }
 
