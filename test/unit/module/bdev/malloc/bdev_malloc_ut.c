@@ -218,7 +218,7 @@ io_round_trip(uint32_t md_size, struct thread *thread)
 	memset(buf, 0xa5, disk_len);
 	UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_READ, buf, 0, nblocks, &r), 0);
 	CU_ASSERT(r.success);
-	CU_ASSERT(ut_is_zero(buf, disk_len));
+	CU_ASSERT(mem_is_zero(buf, disk_len));
 
 	/* Write 8 blocks with a pattern (data and metadata), read them back. */
 	ut_pattern(model + 10 * bbs, 8 * bbs, md_size + 1);
