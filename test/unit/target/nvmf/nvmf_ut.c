@@ -229,6 +229,15 @@ test_nqn_rules(void)
 				    "0b9f8a3c-1d2e-4f50-8a6b-7c8d9e0f1a2b"));
 	CU_ASSERT(nvmf_nqn_is_valid("nqn.2014-08.org.example"));
 	CU_ASSERT(!nvmf_nqn_is_valid("nqn.2014-08.org.nvmexpress:uuid:not-a-uuid"));
+	/* The UUID form: hex of either case, dashes in place, 36 characters exactly. */
+	CU_ASSERT(nvmf_nqn_is_valid("nqn.2014-08.org.nvmexpress:uuid:"
+				    "0B9F8A3C-1D2E-4F50-8A6B-7C8D9E0F1A2B"));
+	CU_ASSERT(!nvmf_nqn_is_valid("nqn.2014-08.org.nvmexpress:uuid:"
+				     "0b9f8a3c-1d2e-4f50-8a6b-7c8d9e0f1a2"));
+	CU_ASSERT(!nvmf_nqn_is_valid("nqn.2014-08.org.nvmexpress:uuid:"
+				     "0b9f8a3c-1d2e-4f50-8a6b-7c8d9e0f1a2bc"));
+	CU_ASSERT(!nvmf_nqn_is_valid("nqn.2014-08.org.nvmexpress:uuid:"
+				     "0b9f8a3c1-d2e-4f50-8a6b-7c8d9e0f1a2b"));
 	CU_ASSERT(!nvmf_nqn_is_valid("iqn.2016-06.io.spdk:cnode1"));
 	CU_ASSERT(!nvmf_nqn_is_valid("nqn.16-06.io.spdk:x"));
 	CU_ASSERT(!nvmf_nqn_is_valid("nqn.2016-13.io.spdk:x"));
