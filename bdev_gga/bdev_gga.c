@@ -20,6 +20,7 @@
 #include "gga/bdev_module.h"
 #include "gga/log.h"
 #include "gga/util.h"
+#include "gga/uuid.h"
 
 #include "bdev_gga_internal.h"
 
@@ -89,15 +90,6 @@ gga_member_label(const struct gga_disk *disk, uint32_t index, char *buf, size_t 
 	snprintf(buf, len, "%s '%s'", gga_role_of(disk, index, role, sizeof(role)),
 		 disk->members[index].name);
 	return buf;
-}
-
-void
-gga_uuid_format(const uint8_t u[16], char out[37])
-{
-	snprintf(out, 37,
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
-		 u[12], u[13], u[14], u[15]);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -798,9 +790,9 @@ static void
 gga_dump_info_json(void *ctxt, json_t *info)
 {
 	struct gga_disk *disk = ctxt;
-	char uuid[37];
+	char uuid[UUID_STR_LEN];
 
-	gga_uuid_format(disk->array_uuid, uuid);
+	uuid_format(disk->array_uuid, uuid);
 	json_object_set_new(info, "gga", json_pack("{s:i, s:i, s:s, s:s, s:i, s:b, s:s, s:o}",
 						   "k", (int)disk->k, "m", (int)disk->m,
 						   "matrix_type", gga_matrix_name(disk->matrix),
@@ -830,9 +822,9 @@ gga_write_config_json(struct bdev *bdev, json_t *config)
 {
 	struct gga_disk *disk = bdev->ctxt;
 	json_t *params;
-	char uuid[37];
+	char uuid[UUID_STR_LEN];
 
-	gga_uuid_format(disk->array_uuid, uuid);
+	uuid_format(disk->array_uuid, uuid);
 	/*
 	 * Mode auto recreates it both ways: it assembles the same members, and
 	 * formats fresh ones (e.g. malloc bases in a new process) with the same uuid.

@@ -14,78 +14,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "gga/bdev_module.h"
 #include "gga/log.h"
 #include "gga/util.h"
+#include "gga/uuid.h"
 
 #include "bdev_gga_internal.h"
 
 /* gga bdevs being created, so that a second create of the same name is refused. */
 static TAILQ_HEAD(, gga_disk) g_creating = TAILQ_HEAD_INITIALIZER(g_creating);
-
-static int
-hex_digit(char c)
-{
-	if (c >= '0' && c <= '9') {
-		return c - '0';
-	}
-	if (c >= 'a' && c <= 'f') {
-		return c - 'a' + 10;
-	}
-	if (c >= 'A' && c <= 'F') {
-		return c - 'A' + 10;
-	}
-	return -1;
-}
-
-/* Parse "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx". Returns 0 or -EINVAL. */
-static int
-uuid_parse(const char *s, uint8_t u[16])
-{
-	size_t i, n = 0;
-	int hi, lo;
-
-	if (s == NULL || strlen(s) != 36) {
-		return -EINVAL;
-	}
-	for (i = 0; i < 36;) {
-		if (i == 8 || i == 13 || i == 18 || i == 23) {
-			if (s[i++] != '-') {
-				return -EINVAL;
-			}
-			continue;
-		}
-		hi = hex_digit(s[i]);
-		lo = hex_digit(s[i + 1]);
-		if (hi < 0 || lo < 0) {
-			return -EINVAL;
-		}
-		u[n++] = (uint8_t)(hi << 4 | lo);
-		i += 2;
-	}
-	return 0;
-}
-
-static int
-uuid_generate(uint8_t u[16])
-{
-	if (getrandom(u, 16, 0) != 16) {
-		return -EIO;
-	}
-	u[6] = (uint8_t)((u[6] & 0x0f) | 0x40);
-	u[8] = (uint8_t)((u[8] & 0x3f) | 0x80);
-	return 0;
-}
-
-static bool
-uuid_is_null(const uint8_t u[16])
-{
-	static const uint8_t zero[16];
-
-	return memcmp(u, zero, 16) == 0;
-}
 
 struct gga_create_ctx {
 	struct gga_disk *disk;
@@ -218,7 +156,7 @@ create_finish(struct gga_create_ctx *ctx)
 	struct gga_disk *disk = ctx->disk;
 	bdev_gga_create_cb cb = ctx->cb;
 	void *cb_arg = ctx->cb_arg;
-	char uuid[37], label[160];
+	char uuid[UUID_STR_LEN], label[160];
 	uint32_t i;
 	int rc;
 
@@ -257,7 +195,7 @@ create_finish(struct gga_create_ctx *ctx)
 				disk->bdev.name, gga_member_label(disk, i, label, sizeof(label)));
 		}
 	}
-	gga_uuid_format(disk->array_uuid, uuid);
+	uuid_format(disk->array_uuid, uuid);
 	NOTICELOG("gga bdev '%s': %s array %s (%u + %u, %s, %" PRIu64 " blocks of %u bytes, "
 		  "generations from %" PRIu64 ")\n", disk->bdev.name,
 		  ctx->format ? "formatted" : "assembled", uuid, disk->k, disk->m,
@@ -483,7 +421,7 @@ static int
 create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 {
 	struct gga_disk *disk = ctx->disk;
-	char label[160], role[16], why[256], uuid[37], want_uuid[37];
+	char label[160], role[16], why[256], uuid[UUID_STR_LEN], want_uuid[UUID_STR_LEN];
 	const struct gga_sb *ref = &ctx->sb[__builtin_ctz(formatted)], *fresh;
 	enum gga_sb_mismatch mm;
 	struct gga_sb want;
@@ -492,8 +430,8 @@ create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 	int rc;
 
 	if (ctx->uuid_set && memcmp(ref->array_uuid, ctx->uuid, 16) != 0) {
-		gga_uuid_format(ref->array_uuid, uuid);
-		gga_uuid_format(ctx->uuid, want_uuid);
+		uuid_format(ref->array_uuid, uuid);
+		uuid_format(ctx->uuid, want_uuid);
 		set_msg(ctx, -EEXIST, "%s is a member of array %s, not of the requested array %s",
 			gga_member_label(disk, (uint32_t)__builtin_ctz(formatted), label,
 				     sizeof(label)), uuid, want_uuid);
@@ -516,7 +454,7 @@ create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 			return ctx->rc;
 		}
 		mm = gga_sb_compare(&ctx->sb[i], &want, why, sizeof(why));
-		gga_uuid_format(ctx->sb[i].array_uuid, uuid);
+		uuid_format(ctx->sb[i].array_uuid, uuid);
 		switch (mm) {
 		case GGA_SB_MATCH:
 			break;
@@ -588,7 +526,7 @@ create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 	if ((uint32_t)__builtin_popcount(in_sync) < disk->k) {
 		set_msg(ctx, -EIO, "only %d of %u members are in sync (members 0x%x); at least %u "
 			"are needed to assemble array %s", __builtin_popcount(in_sync), disk->n,
-			in_sync, disk->k, (gga_uuid_format(disk->array_uuid, uuid), uuid));
+			in_sync, disk->k, (uuid_format(disk->array_uuid, uuid), uuid));
 		return ctx->rc;
 	}
 	return 0;
@@ -704,9 +642,8 @@ create_decide(struct gga_create_ctx *ctx)
 	if (ctx->format) {
 		if (ctx->uuid_set) {
 			memcpy(disk->array_uuid, ctx->uuid, 16);
-		} else if (uuid_generate(disk->array_uuid) != 0) {
-			set_msg(ctx, -EIO, "cannot generate an array uuid");
-			goto refuse;
+		} else {
+			uuid_generate(disk->array_uuid);
 		}
 		/*
 		 * A reformatted member may still hold fragments of its old life; new

@@ -325,7 +325,6 @@ struct gga_disk *gga_disk_lookup(const char *name);
 const char *gga_role_of(const struct gga_disk *disk, uint32_t index, char *buf, size_t len);
 /* "data_2 'M2'": member `index`'s role and base name, for messages; written to buf. */
 const char *gga_member_label(const struct gga_disk *disk, uint32_t index, char *buf, size_t len);
-void gga_uuid_format(const uint8_t u[16], char out[37]);
 /* Release a member: its app-thread channel, its claim, its descriptor (app thread). */
 void gga_member_close(struct gga_member *member);
 /* io_device_for_each_channel() step (ctx: the member): drop its channels once drained. */

@@ -13,6 +13,7 @@
 #include "gga/bdev_module.h"
 #include "gga/rpc.h"
 #include "gga/util.h"
+#include "gga/uuid.h"
 
 #include "bdev_gga.h"
 
@@ -355,8 +356,7 @@ info_json(const struct bdev_gga_info *info)
 {
 	json_t *members = json_array(), *obj;
 	const struct bdev_gga_member_info *mi;
-	char role[16], uuid[37];
-	const uint8_t *u = info->array_uuid;
+	char role[16], uuid[UUID_STR_LEN];
 	uint32_t i;
 
 	for (i = 0; i < info->num_members; i++) {
@@ -369,10 +369,7 @@ info_json(const struct bdev_gga_info *info)
 							 "needs", mi->needs, "reason",
 							 mi->reason));
 	}
-	snprintf(uuid, sizeof(uuid),
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
-		 u[12], u[13], u[14], u[15]);
+	uuid_format(info->array_uuid, uuid);
 	obj = json_pack("{s:s, s:i, s:I, s:i, s:i, s:s, s:s, s:I, s:b, s:s, s:o, s:o}",
 			 "name", info->name,
 			 "block_size", (int)info->block_size,

@@ -402,36 +402,6 @@ gga_codec_scratch_free(struct gga_codec_scratch *scratch)
 /* Encode                                                                  */
 /* ---------------------------------------------------------------------- */
 
-static inline uint64_t
-load64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-/*
- * True when len bytes (a multiple of 64) are all zero. Real data almost always
- * has a non-zero byte among its first eight, so the scan costs nothing for it.
- */
-static bool
-buf_is_zero(const void *buf, size_t len)
-{
-	const uint8_t *p = buf, *end = p + len;
-
-	if (load64(p) != 0) {
-		return false;
-	}
-	for (; p < end; p += 64) {
-		if ((load64(p) | load64(p + 8) | load64(p + 16) | load64(p + 24) | load64(p + 32) |
-		     load64(p + 40) | load64(p + 48) | load64(p + 56)) != 0) {
-			return false;
-		}
-	}
-	return true;
-}
-
 static bool
 frag_ptrs_ok(const struct gga_codec *c, const void *const data[], const void *const md[],
              uint32_t mask)
@@ -543,7 +513,7 @@ gga_codec_encode_ex(const struct gga_codec *c, struct gga_codec_scratch *s, cons
 	                           c->all_mask))) {
 		return -EINVAL;
 	}
-	if (buf_is_zero(block, c->block_size)) {
+	if (mem_is_zero(block, c->block_size)) {
 		encode_zero(c, lba, generation, frag_data, frag_md, info);
 		return 0;
 	}
@@ -635,7 +605,7 @@ check_fragment(const struct gga_codec *c, const uint8_t *data, const void *md_bu
 	case 0:
 		break;
 	case -ENODATA:
-		if (!buf_is_zero(data, c->frag_size)) {
+		if (!mem_is_zero(data, c->frag_size)) {
 			return GGA_FRAG_BAD_BLANK;
 		}
 		memset(md, 0, sizeof(*md));
@@ -1021,7 +991,7 @@ verify_data_fragments(const struct gga_codec *c, struct gga_codec_scratch *s, ui
 		return 0;
 	default:
 		for (i = 0; i < c->k; i++) {
-			if (!buf_is_zero(data[i], F)) {
+			if (!mem_is_zero(data[i], F)) {
 				return -EIO;
 			}
 		}

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "gga/util.h"
+#include "gga/uuid.h"
 #include "gga_format.h"
 
 #if defined(__x86_64__)
@@ -287,14 +288,6 @@ gga_sb_decode(const void *buf, size_t len, struct gga_sb *sb)
 	return 0;
 }
 
-static void
-uuid_fmt(const uint8_t u[16], char *out, size_t len)
-{
-	snprintf(out, len, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-	         u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
-	         u[13], u[14], u[15]);
-}
-
 /* Compare one numeric field; on a difference, describe it and report true. */
 static bool
 field_differs(const char *name, uint64_t have, uint64_t want, char *why, size_t why_len)
@@ -311,15 +304,15 @@ field_differs(const char *name, uint64_t have, uint64_t want, char *why, size_t 
 enum gga_sb_mismatch
 gga_sb_compare(const struct gga_sb *sb, const struct gga_sb *want, char *why, size_t why_len)
 {
-	char have_uuid[40], want_uuid[40];
+	char have_uuid[UUID_STR_LEN], want_uuid[UUID_STR_LEN];
 
 	if (why != NULL && why_len > 0) {
 		why[0] = '\0';
 	}
 	if (memcmp(sb->array_uuid, want->array_uuid, sizeof(sb->array_uuid)) != 0) {
 		if (why != NULL && why_len > 0) {
-			uuid_fmt(sb->array_uuid, have_uuid, sizeof(have_uuid));
-			uuid_fmt(want->array_uuid, want_uuid, sizeof(want_uuid));
+			uuid_format(sb->array_uuid, have_uuid);
+			uuid_format(want->array_uuid, want_uuid);
 			snprintf(why, why_len, "member of array %s, expected array %s", have_uuid,
 			         want_uuid);
 		}

@@ -28,6 +28,7 @@
 
 #include "gga/log.h"
 #include "gga/util.h"
+#include "gga/uuid.h"
 
 #include "nvme_internal.h"
 
@@ -831,25 +832,12 @@ check_trid(const struct nvme_transport_id *trid, const struct nvme_ctrlr_opts *o
 	return 0;
 }
 
-static bool
-all_zero(const uint8_t *p, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (p[i] != 0) {
-			return false;
-		}
-	}
-	return true;
-}
-
 int
 nvme_ctrlr_connect(const struct nvme_transport_id *trid, const struct nvme_ctrlr_opts *opts,
 		   nvme_ctrlr_connect_cb cb, void *cb_arg)
 {
 	struct nvme_ctrlr *ctrlr;
-	const uint8_t *h;
+	char hostid_str[UUID_STR_LEN];
 	int rc;
 
 	if (trid == NULL || opts == NULL || cb == NULL) {
@@ -879,18 +867,16 @@ nvme_ctrlr_connect(const struct nvme_transport_id *trid, const struct nvme_ctrlr
 	pthread_mutex_init(&ctrlr->lock, NULL);
 	snprintf(ctrlr->name, sizeof(ctrlr->name), "%s:%s", trid->traddr, trid->trsvcid);
 
-	if (all_zero(ctrlr->opts.hostid, sizeof(ctrlr->opts.hostid)) &&
+	if (mem_is_zero(ctrlr->opts.hostid, sizeof(ctrlr->opts.hostid)) &&
 	    getrandom(ctrlr->opts.hostid, sizeof(ctrlr->opts.hostid), 0) !=
 	    (ssize_t)sizeof(ctrlr->opts.hostid)) {
 		rc = -EIO;
 		goto free_ctrlr;
 	}
 	if (ctrlr->opts.hostnqn[0] == '\0') {
-		h = ctrlr->opts.hostid;
+		uuid_format(ctrlr->opts.hostid, hostid_str);
 		snprintf(ctrlr->opts.hostnqn, sizeof(ctrlr->opts.hostnqn),
-			 "nqn.2014-08.org.nvmexpress:uuid:%02x%02x%02x%02x-%02x%02x-%02x%02x-"
-			 "%02x%02x-%02x%02x%02x%02x%02x%02x", h[0], h[1], h[2], h[3], h[4], h[5],
-			 h[6], h[7], h[8], h[9], h[10], h[11], h[12], h[13], h[14], h[15]);
+			 "nqn.2014-08.org.nvmexpress:uuid:%s", hostid_str);
 	}
 
 	ctrlr->id_buf = aligned_alloc(4096, NVME_IDENTIFY_DATA_SIZE);

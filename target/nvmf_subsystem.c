@@ -13,6 +13,7 @@
 #include "gga/log.h"
 #include "gga/nvme_rdma.h"
 #include "gga/util.h"
+#include "gga/uuid.h"
 
 #include "nvmf_internal.h"
 
@@ -41,19 +42,9 @@ nvmf_nqn_is_valid(const char *nqn)
 		}
 	}
 	if (strncmp(nqn, uuid_prefix, sizeof(uuid_prefix) - 1) == 0) {
-		const char *u = nqn + sizeof(uuid_prefix) - 1;
+		uint8_t uuid[UUID_LEN];
 
-		if (strlen(u) != 36) {
-			return false;
-		}
-		for (i = 0; i < 36; i++) {
-			bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-
-			if (dash ? u[i] != '-' : !isxdigit((unsigned char)u[i])) {
-				return false;
-			}
-		}
-		return true;
+		return uuid_parse(nqn + sizeof(uuid_prefix) - 1, uuid) == 0;
 	}
 	if (strncmp(nqn, "nqn.", 4) != 0 || !isdigit((unsigned char)nqn[4]) ||
 	    !isdigit((unsigned char)nqn[5]) || !isdigit((unsigned char)nqn[6]) ||
@@ -402,31 +393,6 @@ ns_bdev_event(enum bdev_event_type type, struct bdev *bdev, void *ctx)
 	}
 }
 
-/* Parse the bdev's "xxxxxxxx-xxxx-..." UUID string into 16 bytes (zeros if malformed). */
-static void
-uuid_parse_str(const char *s, uint8_t out[16])
-{
-	size_t i = 0;
-
-	memset(out, 0, 16);
-	while (s != NULL && *s != '\0' && i < 32) {
-		int v;
-
-		if (*s == '-') {
-			s++;
-			continue;
-		}
-		if (!isxdigit((unsigned char)*s)) {
-			memset(out, 0, 16);
-			return;
-		}
-		v = isdigit((unsigned char)*s) ? *s - '0' : (tolower((unsigned char)*s) - 'a' + 10);
-		out[i / 2] |= (uint8_t)(i % 2 == 0 ? v << 4 : v);
-		i++;
-		s++;
-	}
-}
-
 static void
 ns_free(struct nvmf_ns *ns)
 {
@@ -498,7 +464,7 @@ nvmf_subsystem_add_ns(struct nvmf_subsystem *subsys, const char *bdev_name, uint
 	ns->has_unmap = bdev_io_type_supported(bdev, BDEV_IO_TYPE_UNMAP);
 	ns->has_write_zeroes = bdev_io_type_supported(bdev, BDEV_IO_TYPE_WRITE_ZEROES);
 	ns->has_flush = bdev_io_type_supported(bdev, BDEV_IO_TYPE_FLUSH);
-	uuid_parse_str(bdev_get_uuid_str(bdev), ns->uuid);
+	memcpy(ns->uuid, bdev_get_uuid(bdev), sizeof(ns->uuid));
 	rc = nvmf_ns_io_device_register(ns);
 	if (rc != 0) {
 		bdev_close(ns->desc);

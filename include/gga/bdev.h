@@ -93,7 +93,8 @@ uint32_t bdev_get_buf_block_size(const struct bdev *bdev);
 uint64_t bdev_get_num_blocks(const struct bdev *bdev);
 /* Required buffer alignment in bytes (1 = none). */
 uint32_t bdev_get_buf_align(const struct bdev *bdev);
-/* The bdev's UUID as a 36-character string. */
+/* The bdev's UUID: its 16 bytes, and as a 36-character string (gga/uuid.h). */
+const uint8_t *bdev_get_uuid(const struct bdev *bdev);
 const char *bdev_get_uuid_str(const struct bdev *bdev);
 bool bdev_is_claimed(const struct bdev *bdev);
 /*

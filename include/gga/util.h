@@ -83,6 +83,12 @@ crc32c(const void *buf, size_t len, uint32_t crc)
 	return ~crc32_iscsi((unsigned char *)(uintptr_t)buf, (int)len, ~crc);
 }
 
+/*
+ * True when all len bytes at buf are zero (len 0 included). Quick to answer
+ * false for ordinary data, and scans 64 bytes a step otherwise.
+ */
+bool mem_is_zero(const void *buf, size_t len);
+
 /* Total length of an iovec array. */
 size_t iov_length(const struct iovec *iov, int iovcnt);
 

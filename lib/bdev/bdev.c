@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "gga/bdev.h"
 #include "gga/bdev_module.h"
@@ -17,6 +16,7 @@
 #include "gga/log.h"
 #include "gga/thread.h"
 #include "gga/util.h"
+#include "gga/uuid.h"
 
 #include "bdev_internal.h"
 
@@ -93,50 +93,6 @@ bdev_module_find(const char *name)
 /*
  * Registration.
  */
-
-static void
-uuid_generate_v4(uint8_t uuid[16])
-{
-	size_t done = 0;
-	ssize_t n;
-
-	while (done < 16) {
-		n = getrandom(uuid + done, 16 - done, 0);
-		if (n > 0) {
-			done += (size_t)n;
-		} else if (n < 0 && errno != EINTR) {
-			break;
-		}
-	}
-	/* Without getrandom, fall back to rand(): uniqueness, not secrecy, is the point. */
-	while (done < 16) {
-		uuid[done++] = (uint8_t)rand();
-	}
-	uuid[6] = (uint8_t)((uuid[6] & 0x0f) | 0x40);
-	uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);
-}
-
-static void
-uuid_format(const uint8_t u[16], char out[BDEV_UUID_STR_LEN])
-{
-	snprintf(out, BDEV_UUID_STR_LEN,
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7],
-		 u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
-}
-
-static bool
-uuid_is_null(const uint8_t u[16])
-{
-	size_t i;
-
-	for (i = 0; i < 16; i++) {
-		if (u[i] != 0) {
-			return false;
-		}
-	}
-	return true;
-}
 
 /* Caller holds g_bdev_mutex. */
 static struct bdev *
@@ -228,7 +184,7 @@ bdev_register(struct bdev *bdev)
 		return -EEXIST;
 	}
 	if (uuid_is_null(bdev->uuid)) {
-		uuid_generate_v4(bdev->uuid);
+		uuid_generate(bdev->uuid);
 	}
 	uuid_format(bdev->uuid, internal->uuid_str);
 	internal->state = BDEV_STATE_READY;
@@ -667,6 +623,12 @@ uint32_t
 bdev_get_buf_align(const struct bdev *bdev)
 {
 	return bdev->buf_align > 1 ? bdev->buf_align : 1;
+}
+
+const uint8_t *
+bdev_get_uuid(const struct bdev *bdev)
+{
+	return bdev->uuid;
 }
 
 const char *

@@ -15,6 +15,7 @@
 #include "gga/bdev.h"
 #include "gga/bdev_module.h"
 #include "gga/thread.h"
+#include "gga/uuid.h"
 
 enum bdev_state {
 	BDEV_STATE_READY = 0,
@@ -24,12 +25,10 @@ enum bdev_state {
 	BDEV_STATE_DESTRUCTING,
 };
 
-#define BDEV_UUID_STR_LEN 37
-
 struct bdev_internal {
 	/* Written under g_bdev_mutex; read without it on the I/O path. */
 	enum bdev_state state;
-	char uuid_str[BDEV_UUID_STR_LEN];
+	char uuid_str[UUID_STR_LEN];
 
 	/* Protected by g_bdev_mutex. */
 	TAILQ_HEAD(, bdev_desc) descs;

@@ -17,6 +17,7 @@
 #include "gga/bdev_module.h"
 #include "gga/env.h"
 #include "gga/log.h"
+#include "gga/nvme_spec.h"
 #include "gga/thread.h"
 #include "gga/util.h"
 
@@ -24,22 +25,6 @@
 
 /* How soon to retry NOMEM-queued I/O when nothing outstanding will complete to trigger it. */
 #define NOMEM_RETRY_PERIOD_US	100
-
-/* NVMe generic command status codes used by the status mapping. */
-#define NVME_SCT_GENERIC		0x0
-#define NVME_SCT_MEDIA			0x2
-#define NVME_SCT_PATH			0x3
-#define NVME_SC_SUCCESS			0x00
-#define NVME_SC_INVALID_OPCODE		0x01
-#define NVME_SC_INVALID_FIELD		0x02
-#define NVME_SC_DATA_TRANSFER_ERROR	0x04
-#define NVME_SC_INTERNAL_ERROR		0x06
-#define NVME_SC_ABORTED_BY_REQUEST	0x07
-#define NVME_SC_ABORTED_SQ_DELETION	0x08
-#define NVME_SC_LBA_OUT_OF_RANGE	0x80
-#define NVME_SC_CAPACITY_EXCEEDED	0x81
-#define NVME_SC_NS_NOT_READY		0x82
-#define NVME_SC_ACCESS_DENIED		0x86
 
 struct mempool *g_bdev_io_pool;
 /* The io_device of the per-thread management channels; only its address matters. */
@@ -734,7 +719,7 @@ bdev_io_get_nvme_status(const struct bdev_io *io, int *sct, int *sc)
 		break;
 	default:
 		*sct = NVME_SCT_GENERIC;
-		*sc = NVME_SC_INTERNAL_ERROR;
+		*sc = NVME_SC_INTERNAL_DEVICE_ERROR;
 		break;
 	}
 }
@@ -757,13 +742,13 @@ nvme_status_to_errno(int sct, int sc)
 			return -ERANGE;
 		case NVME_SC_CAPACITY_EXCEEDED:
 			return -ENOSPC;
-		case NVME_SC_NS_NOT_READY:
+		case NVME_SC_NAMESPACE_NOT_READY:
 			return -EAGAIN;
 		default:
 			return -EIO;
 		}
 	}
-	if (sct == NVME_SCT_MEDIA && sc == NVME_SC_ACCESS_DENIED) {
+	if (sct == NVME_SCT_MEDIA_ERROR && sc == NVME_SC_ACCESS_DENIED) {
 		return -EACCES;
 	}
 	if (sct == NVME_SCT_PATH) {

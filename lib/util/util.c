@@ -78,6 +78,43 @@ us_to_ticks(uint64_t us)
 	return us / 1000000ull * hz + (us % 1000000ull) * hz / 1000000ull;
 }
 
+static inline uint64_t
+load64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+bool
+mem_is_zero(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	/* Real data almost always has a non-zero byte among its first eight. */
+	if (len >= 8 && load64(p) != 0) {
+		return false;
+	}
+	for (; len >= 64; p += 64, len -= 64) {
+		if ((load64(p) | load64(p + 8) | load64(p + 16) | load64(p + 24) | load64(p + 32) |
+		     load64(p + 40) | load64(p + 48) | load64(p + 56)) != 0) {
+			return false;
+		}
+	}
+	for (; len >= 8; p += 8, len -= 8) {
+		if (load64(p) != 0) {
+			return false;
+		}
+	}
+	for (; len > 0; p++, len--) {
+		if (*p != 0) {
+			return false;
+		}
+	}
+	return true;
+}
+
 size_t
 iov_length(const struct iovec *iov, int iovcnt)
 {

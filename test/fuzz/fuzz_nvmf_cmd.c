@@ -36,6 +36,7 @@
 
 #include "target/nvmf_internal.h"
 #include "target/tcp_internal.h"
+#include "test/common/nvmf_fake_transport.h"
 #include "fuzz_common.h"
 
 /* In-capsule data the TCP transport accepts on an admin queue and on an I/O queue. */
@@ -47,105 +48,45 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-struct fuzz_qpair {
-	struct nvmf_qpair qpair;
-	bool disconnected;
-	bool fini_done;
-};
-
+/* A request of the fake transport (test/common/nvmf_fake_transport.c). */
 struct fuzz_req {
-	struct nvmf_request req;
-	struct iovec iov;
-	uint8_t *buf;		/* exactly req.length bytes */
-	bool done;
+	struct fake_req f;
+	uint8_t *buf;		/* exactly f.req.length bytes */
 	TAILQ_ENTRY(fuzz_req) link;
 };
 
 static TAILQ_HEAD(, fuzz_req) g_reqs = TAILQ_HEAD_INITIALIZER(g_reqs);
-static struct nvmf_transport g_fake;
 static const struct nvmf_listen_addr g_addr = {
 	.trtype = NVME_TRTYPE_LOOP, .adrfam = NVME_ADRFAM_IPV4, .traddr = "127.0.0.1",
 	.trsvcid = "4420",
 };
 
 static void
-fake_req_complete(struct nvmf_request *req)
-{
-	struct fuzz_req *r = container_of(req, struct fuzz_req, req);
-
-	/* A request completed twice would be sent twice by a real transport. */
-	if (r->done) {
-		fprintf(stderr, "fuzz_nvmf_cmd: request completed twice (opc 0x%x)\n",
-			req->cmd.opc);
-		abort();
-	}
-	r->done = true;
-}
-
-static void
-fake_fini_done(struct nvmf_qpair *qpair)
-{
-	struct fuzz_qpair *fq = container_of(qpair, struct fuzz_qpair, qpair);
-
-	fq->fini_done = true;
-	nvmf_qpair_release(qpair);
-}
-
-static void
-fake_disconnect(struct nvmf_qpair *qpair)
-{
-	struct fuzz_qpair *fq = container_of(qpair, struct fuzz_qpair, qpair);
-
-	if (!fq->disconnected) {
-		fq->disconnected = true;
-		nvmf_qpair_fini(qpair, fake_fini_done);
-	}
-}
-
-static void
-fake_destroy(struct nvmf_transport *t)
-{
-}
-
-static const struct nvmf_transport_ops g_fake_ops = {
-	.name = "FUZZ",
-	.trtype = NVME_TRTYPE_LOOP,
-	.sgls = NVME_SGLS_SUPPORTED,
-	.destroy = fake_destroy,
-	.req_complete = fake_req_complete,
-	.qpair_disconnect = fake_disconnect,
-};
-
-static void
 setup(void)
 {
 	fuzz_env_init("fuzz_nvmf_cmd");
-	nvmf_transport_opts_init(&g_fake_ops, &g_fake.opts);
-	g_fake.ops = &g_fake_ops;
-	g_fake.index = 0;
-	TAILQ_INSERT_TAIL(&g_nvmf_tgt.transports, &g_fake, link);
+	fake_transport_add(0);
 	fuzz_subsystem_create(&g_addr, false);
 }
 
-static struct fuzz_qpair *
+static struct fake_qpair *
 qpair_new(void)
 {
-	struct fuzz_qpair *fq = calloc(1, sizeof(*fq));
+	struct fake_qpair *fq = fake_qpair_new(&g_addr, "fuzz");
 
 	if (fq == NULL) {
 		fuzz_die("qpair");
 	}
-	nvmf_qpair_init(&fq->qpair, &g_fake, &g_nvmf_tgt.pgs[0], &g_addr, "fuzz");
 	return fq;
 }
 
 static void
-qpair_close(struct fuzz_qpair *fq)
+qpair_close(struct fake_qpair *fq)
 {
 	if (fq == NULL) {
 		return;
 	}
-	fake_disconnect(&fq->qpair);
+	fake_qpair_disconnect(&fq->qpair);
 	fuzz_poll_all();
 	if (!fq->fini_done) {
 		fprintf(stderr, "fuzz_nvmf_cmd: qpair fini never finished\n");
@@ -162,7 +103,7 @@ qpair_close(struct fuzz_qpair *fq)
  * by the core, as an Asynchronous Event Request is).
  */
 static struct fuzz_req *
-submit(struct fuzz_qpair *fq, const struct nvme_cmd *cmd, const uint8_t *icd, uint32_t icd_len,
+submit(struct fake_qpair *fq, const struct nvme_cmd *cmd, const uint8_t *icd, uint32_t icd_len,
        const uint8_t *r2t_data, size_t r2t_len)
 {
 	struct fuzz_req *r = calloc(1, sizeof(*r));
@@ -174,19 +115,19 @@ submit(struct fuzz_qpair *fq, const struct nvme_cmd *cmd, const uint8_t *icd, ui
 		fuzz_die("request");
 	}
 	TAILQ_INSERT_TAIL(&g_reqs, r, link);
-	r->req.qpair = &fq->qpair;
-	r->req.cmd = *cmd;
-	r->req.xfer = nvmf_cmd_xfer(cmd);
-	max_icd = fq->qpair.qid == 0 ? ADMIN_ICD : g_fake.opts.in_capsule_data_size;
+	r->f.req.qpair = &fq->qpair;
+	r->f.req.cmd = *cmd;
+	r->f.req.xfer = nvmf_cmd_xfer(cmd);
+	max_icd = fq->qpair.qid == 0 ? ADMIN_ICD : g_fake_transport.opts.in_capsule_data_size;
 	if (icd_len > max_icd) {
 		/* The common header check ends the connection before the SGL is parsed. */
-		r->done = true;
+		r->f.done = true;
 		return r;
 	}
-	status = nvmf_tcp_sgl_parse(cmd, icd_len, max_icd, g_fake.opts.max_io_size, &len, &is_icd,
+	status = nvmf_tcp_sgl_parse(cmd, icd_len, max_icd, g_fake_transport.opts.max_io_size, &len, &is_icd,
 				    &icd_off);
 	if (status != 0) {
-		nvmf_request_fail(&r->req, status);
+		nvmf_request_fail(&r->f.req, status);
 		return r;
 	}
 	if (len > 0) {
@@ -197,22 +138,22 @@ submit(struct fuzz_qpair *fq, const struct nvme_cmd *cmd, const uint8_t *icd, ui
 		memset(r->buf, 0, len);
 		if (is_icd) {
 			memcpy(r->buf, icd + icd_off, len);
-		} else if (r->req.xfer == NVME_XFER_HOST_TO_CTRLR && r2t_data != NULL) {
+		} else if (r->f.req.xfer == NVME_XFER_HOST_TO_CTRLR && r2t_data != NULL) {
 			memcpy(r->buf, r2t_data, GGA_MIN((size_t)len, r2t_len));
 		}
-		r->iov.iov_base = r->buf;
-		r->iov.iov_len = len;
-		r->req.iov = &r->iov;
-		r->req.iovcnt = 1;
+		r->f.iov.iov_base = r->buf;
+		r->f.iov.iov_len = len;
+		r->f.req.iov = &r->f.iov;
+		r->f.req.iovcnt = 1;
 	}
-	r->req.length = len;
-	nvmf_request_exec(&r->req);
+	r->f.req.length = len;
+	nvmf_request_exec(&r->f.req);
 	fuzz_poll_all();
 	return r;
 }
 
 static bool
-setup_connect(struct fuzz_qpair *fq, const char *subnqn, uint16_t qid, uint16_t cntlid)
+setup_connect(struct fake_qpair *fq, const char *subnqn, uint16_t qid, uint16_t cntlid)
 {
 	struct nvme_connect_cmd cmd = { .opc = NVME_OPC_FABRICS, .flags = NVME_CMD_FLAGS_SGL,
 					.fctype = NVME_FCTYPE_CONNECT, .qid = qid, .sqsize = 31 };
@@ -225,11 +166,11 @@ setup_connect(struct fuzz_qpair *fq, const char *subnqn, uint16_t qid, uint16_t 
 	snprintf(data.hostnqn, sizeof(data.hostnqn), "%s", FUZZ_HOSTNQN);
 	r = submit(fq, (const struct nvme_cmd *)&cmd, (const uint8_t *)&data, sizeof(data), NULL,
 		   0);
-	return r->done && NVME_STATUS_IS_SUCCESS(r->req.rsp.status) && fq->qpair.ctrlr != NULL;
+	return r->f.done && NVME_STATUS_IS_SUCCESS(r->f.req.rsp.status) && fq->qpair.ctrlr != NULL;
 }
 
 static void
-setup_enable(struct fuzz_qpair *fq)
+setup_enable(struct fake_qpair *fq)
 {
 	struct nvme_prop_set_cmd cmd = { .opc = NVME_OPC_FABRICS,
 					 .fctype = NVME_FCTYPE_PROPERTY_SET,
@@ -246,10 +187,10 @@ reqs_free(void)
 	struct fuzz_req *r;
 
 	while ((r = TAILQ_FIRST(&g_reqs)) != NULL) {
-		if (!r->done) {
+		if (!r->f.done) {
 			/* The transport would free the request under the core's feet. */
 			fprintf(stderr, "fuzz_nvmf_cmd: opc 0x%x never completed\n",
-				r->req.cmd.opc);
+				r->f.req.cmd.opc);
 			abort();
 		}
 		TAILQ_REMOVE(&g_reqs, r, link);
@@ -262,7 +203,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static bool initialized;
-	struct fuzz_qpair *admin = NULL, *io = NULL, *fq;
+	struct fake_qpair *admin = NULL, *io = NULL, *fq;
 	struct nvme_cmd cmd;
 	size_t off = 1;
 	uint32_t icd_len;

@@ -52,7 +52,7 @@ not_ok() {
 # Built without GGA_CONFIG_RDMA, the core does not reference the RDMA
 # transport; its pure capsule checks (rdma_capsule.c) need no verbs and go in.
 srcs=$(cd "$root" && ls target/*.c lib/util/*.c lib/log/*.c lib/env/*.c lib/thread/*.c \
-	lib/bdev/*.c lib/rpc/*.c module/bdev/malloc/*.c |
+	lib/bdev/*.c lib/rpc/*.c module/bdev/malloc/*.c module/bdev/bdev_module_util.c |
 	grep -v -e '^target/rdma\.c' -e '^target/rdma_conn\.c')
 # fuzz_rdma_capsule needs the verbs and CM headers (not the libraries).
 if ! printf '#include <infiniband/verbs.h>\n#include <rdma/rdma_cma.h>\n' |
@@ -111,6 +111,9 @@ for h in $harnesses; do
 	extra=()
 	if [ "$h" = fuzz_rdma_capsule ]; then
 		extra=(-DGGA_CONFIG_RDMA "${rdma_objs[@]}")
+	elif [ "$h" = fuzz_nvmf_cmd ]; then
+		# The fake transport it shares with test/unit/target/nvmf/nvmf_ut.c.
+		extra=("$root/test/common/nvmf_fake_transport.c")
 	fi
 	if ! "$CC" "${cflags[@]}" -fsanitize=fuzzer "$here/$h.c" "$here/fuzz_common.c" \
 		"${extra[@]}" "${objs[@]}" "${libs[@]}" -o "$out/$h" >>"$build_log" 2>&1; then

@@ -97,6 +97,10 @@ check "attach_controller answers the bdev names" \
 rpc front bdev_get_bdevs '{"name":"Bn2"}' >"$TMP/bn2.json"
 check "Bn2: 512-byte blocks with 64 bytes of metadata, 16384 blocks" \
 	test "$(jget "$TMP/bn2.json" 'd[0]["block_size"] == 512 and d[0]["md_size"] == 64 and d[0]["num_blocks"] == 16384')" = true
+# The namespace's NGUID is the target bdev's UUID, and the host's bdev takes it as its own.
+M1_UUID=$(rpc back bdev_get_bdevs '{"name":"M1"}' | jget - 'd[0]["uuid"]')
+check "Bn2 has M1's uuid ($M1_UUID) through the namespace's NGUID" \
+	test "${#M1_UUID}" -eq 36 -a "$(jget "$TMP/bn2.json" 'd[0]["uuid"]')" = "$M1_UUID"
 check "get_controllers: connected" test "$(state_of front B)" = connected
 
 rpc front nvmf_create_transport '{"trtype":"TCP"}' >/dev/null &&

@@ -16,9 +16,9 @@
 
 #include "gga/bdev_module.h"
 #include "gga/log.h"
+#include "gga/uuid.h"
 
 #include "bdev_error.h"
-#include "../module_util.h"
 
 /*
  * An injection packed in one word so that it can be consumed atomically:
@@ -502,7 +502,7 @@ bdev_error_create(const struct bdev_error_opts *opts, struct bdev **bdev_out)
 		ERRLOG("error bdev: a base bdev name is required\n");
 		return -EINVAL;
 	}
-	if (opts->uuid != NULL && module_uuid_parse(opts->uuid, uuid) != 0) {
+	if (opts->uuid != NULL && uuid_parse(opts->uuid, uuid) != 0) {
 		ERRLOG("error bdev on '%s': uuid '%s' is not a valid UUID\n", opts->base_name,
 		       opts->uuid);
 		return -EINVAL;

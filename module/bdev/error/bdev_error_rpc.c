@@ -10,9 +10,10 @@
 
 #include "gga/bdev_module.h"
 #include "gga/rpc.h"
+#include "gga/util.h"
+#include "gga/uuid.h"
 
 #include "bdev_error.h"
-#include "../module_util.h"
 
 struct rpc_error_create {
 	char *base_name;
@@ -43,7 +44,7 @@ error_rpc_create(struct rpc_request *req, json_t *params)
 			      &args) != 0) {
 		goto cleanup;
 	}
-	if (args.uuid != NULL && module_uuid_parse(args.uuid, uuid) != 0) {
+	if (args.uuid != NULL && uuid_parse(args.uuid, uuid) != 0) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "uuid: '%s' is not a valid UUID",
 			       args.uuid);
 		goto cleanup;

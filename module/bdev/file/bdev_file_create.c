@@ -17,7 +17,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,12 +25,14 @@
 #include <isa-l/crc.h>
 #include <liburing.h>
 
+#include "gga/bdev_module_util.h"
 #include "gga/env.h"
 #include "gga/log.h"
+#include "gga/util.h"
+#include "gga/uuid.h"
 
 #include "bdev_file.h"
 #include "bdev_file_internal.h"
-#include "../module_util.h"
 
 /* The header at offset 0 of a file with metadata; every field little-endian. */
 struct file_header {
@@ -153,47 +154,11 @@ check_opts(const struct bdev_file_opts *opts, uint8_t uuid[16], char *msg, size_
 		return -EINVAL;
 	}
 	memset(uuid, 0, 16);
-	if (opts->uuid != NULL && module_uuid_parse(opts->uuid, uuid) != 0) {
+	if (opts->uuid != NULL && uuid_parse(opts->uuid, uuid) != 0) {
 		set_msg(msg, msg_len, "uuid: '%s' is not a valid UUID", opts->uuid);
 		return -EINVAL;
 	}
 	return 0;
-}
-
-static void
-uuid_generate(uint8_t uuid[16])
-{
-	size_t done = 0;
-	ssize_t n;
-
-	while (done < 16) {
-		n = getrandom(uuid + done, 16 - done, 0);
-		if (n <= 0) {
-			break;
-		}
-		done += (size_t)n;
-	}
-	while (done < 16) {
-		uuid[done++] = (uint8_t)rand();
-	}
-	uuid[6] = (uint8_t)((uuid[6] & 0x0f) | 0x40);
-	uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);
-}
-
-static void
-uuid_str(const uint8_t u[16], char out[37])
-{
-	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
-		 u[13], u[14], u[15]);
-}
-
-static bool
-uuid_is_null(const uint8_t u[16])
-{
-	static const uint8_t zero[16];
-
-	return memcmp(u, zero, 16) == 0;
 }
 
 /*
@@ -258,19 +223,6 @@ header_encode(const struct file_header *h, struct file_header *out)
 	out->crc = htole32(header_crc(out));
 }
 
-static bool
-all_zero(const uint8_t *buf, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		if (buf[i] != 0) {
-			return false;
-		}
-	}
-	return true;
-}
-
 /* Read and classify the first 4 KiB. Returns an enum header_state or a negative errno. */
 static int
 header_read(int fd, uint64_t size, struct file_header *out)
@@ -294,7 +246,7 @@ header_read(int fd, uint64_t size, struct file_header *out)
 		done += (size_t)n;
 	}
 	if (done < sizeof(d) || memcmp(buf, FILE_HDR_MAGIC, sizeof(d.magic)) != 0) {
-		return all_zero(buf, done) ? HDR_BLANK : HDR_FOREIGN;
+		return mem_is_zero(buf, done) ? HDR_BLANK : HDR_FOREIGN;
 	}
 	memcpy(&d, buf, sizeof(d));
 	out->version = le32toh(d.version);
@@ -466,7 +418,7 @@ geometry_from_header(struct file_disk *disk, const struct bdev_file_opts *opts,
 		     struct file_create *st, const uint8_t uuid[16], char *msg, size_t msg_len)
 {
 	const struct file_header *h = &st->hdr;
-	char have[37], want[37];
+	char have[UUID_STR_LEN], want[UUID_STR_LEN];
 
 	if (opts->block_size != 0 && opts->block_size != h->block_size) {
 		set_msg(msg, msg_len, "block_size: '%s' was formatted with block_size %" PRIu32
@@ -484,8 +436,8 @@ geometry_from_header(struct file_disk *disk, const struct bdev_file_opts *opts,
 		return -EINVAL;
 	}
 	if (!uuid_is_null(uuid) && memcmp(uuid, h->uuid, 16) != 0) {
-		uuid_str(h->uuid, have);
-		uuid_str(uuid, want);
+		uuid_format(h->uuid, have);
+		uuid_format(uuid, want);
 		set_msg(msg, msg_len, "uuid: '%s' holds the bdev with uuid %s, not %s",
 			opts->filename, have, want);
 		return -EINVAL;

@@ -17,10 +17,11 @@
 #include <unistd.h>
 
 #include "gga/bdev_module.h"
+#include "gga/bdev_module_util.h"
 #include "gga/log.h"
+#include "gga/uuid.h"
 
 #include "bdev_malloc.h"
-#include "../module_util.h"
 
 /*
  * Zeroing at least this many bytes hands whole pages back to the kernel
@@ -207,7 +208,7 @@ bdev_malloc_create(const struct bdev_malloc_opts *opts, struct bdev **bdev_out)
 		ERRLOG("malloc bdev '%s': %s\n", label, msg);
 		return -EINVAL;
 	}
-	if (opts->uuid != NULL && module_uuid_parse(opts->uuid, uuid) != 0) {
+	if (opts->uuid != NULL && uuid_parse(opts->uuid, uuid) != 0) {
 		ERRLOG("malloc bdev '%s': uuid '%s' is not a valid UUID\n", label, opts->uuid);
 		return -EINVAL;
 	}

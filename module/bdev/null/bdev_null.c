@@ -10,10 +10,11 @@
 #include <string.h>
 
 #include "gga/bdev_module.h"
+#include "gga/bdev_module_util.h"
 #include "gga/log.h"
+#include "gga/uuid.h"
 
 #include "bdev_null.h"
-#include "../module_util.h"
 
 struct null_disk {
 	struct bdev bdev;
@@ -113,7 +114,7 @@ bdev_null_create(const struct bdev_null_opts *opts, struct bdev **bdev_out)
 		ERRLOG("null bdev '%s': %s\n", opts->name, msg);
 		return -EINVAL;
 	}
-	if (opts->uuid != NULL && module_uuid_parse(opts->uuid, uuid) != 0) {
+	if (opts->uuid != NULL && uuid_parse(opts->uuid, uuid) != 0) {
 		ERRLOG("null bdev '%s': uuid '%s' is not a valid UUID\n", opts->name, opts->uuid);
 		return -EINVAL;
 	}

@@ -22,6 +22,7 @@
 
 #include "gga/bdev_module.h"
 #include "gga/log.h"
+#include "gga/util.h"
 
 #include "bdev_nvme.h"
 
@@ -526,19 +527,6 @@ static const struct bdev_fn_table nvme_fn_table = {
 	.dump_info_json		= nvme_bdev_dump_info_json,
 };
 
-static bool
-all_zero(const uint8_t *p, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (p[i] != 0) {
-			return false;
-		}
-	}
-	return true;
-}
-
 static int
 create_bdev(struct nvme_bdev_ctrlr *nctrlr, uint32_t index, struct nvme_ns *ns)
 {
@@ -569,7 +557,7 @@ create_bdev(struct nvme_bdev_ctrlr *nctrlr, uint32_t index, struct nvme_ns *ns)
 	nbdev->bdev.num_blocks = info->num_blocks;
 	nbdev->bdev.buf_align = 1;
 	/* The namespace's NGUID names the same disk across reconnects and restarts. */
-	if (!all_zero(info->nguid, sizeof(info->nguid))) {
+	if (!mem_is_zero(info->nguid, sizeof(info->nguid))) {
 		memcpy(nbdev->bdev.uuid, info->nguid, sizeof(nbdev->bdev.uuid));
 	}
 	nbdev->bdev.ctxt = nbdev;

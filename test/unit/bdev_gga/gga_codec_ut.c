@@ -229,20 +229,6 @@ env_decode(struct env *e, struct fset *f, uint32_t mask, uint64_t lba, const uin
 	return rc;
 }
 
-static bool
-mem_is_zero(const void *p, size_t len)
-{
-	const uint8_t *b = p;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		if (b[i] != 0) {
-			return false;
-		}
-	}
-	return true;
-}
-
 /* Rewrite fragment i's metadata with one field changed and a valid md_crc. */
 static void
 md_rewrite(struct fset *f, uint32_t i, uint64_t lba, void (*change)(struct gga_frag_md *md))

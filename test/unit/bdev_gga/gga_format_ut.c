@@ -11,20 +11,6 @@
 #include "bdev_gga/gga_codec.h"
 #include "gga_ut.h"
 
-static bool
-mem_is_zero(const void *p, size_t len)
-{
-	const uint8_t *b = p;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		if (b[i] != 0) {
-			return false;
-		}
-	}
-	return true;
-}
-
 static void
 test_crc32c(void)
 {

@@ -148,9 +148,9 @@ test_format_zeroes_members(void)
 	open_dev("J");
 	memset(rd, 0xff, sizeof(rd));
 	CU_ASSERT(dev_read(2, 4, rd));
-	CU_ASSERT(ut_is_zero(rd, sizeof(rd)));
+	CU_ASSERT(mem_is_zero(rd, sizeof(rd)));
 	CU_ASSERT(dev_read(NBLK - 1, 1, rd));
-	CU_ASSERT(ut_is_zero(rd, LBS));
+	CU_ASSERT(mem_is_zero(rd, LBS));
 	UT_ASSERT_EQ(counters("J").checksum_failures, 0);
 	ut_dev_close(&g_dev);
 	gga_delete_sync("J");
@@ -396,7 +396,7 @@ test_create_refusals_superblock(void)
 	CU_ASSERT(strcmp(bdev_get_uuid_str(r.bdev), ustr) != 0);
 	open_dev("X");
 	CU_ASSERT(dev_read(0, 4, buf));
-	CU_ASSERT(ut_is_zero(buf, 4 * LBS));
+	CU_ASSERT(mem_is_zero(buf, 4 * LBS));
 	ut_dev_close(&g_dev);
 	gga_delete_sync("X");
 
@@ -451,7 +451,7 @@ test_io_roundtrip(void)
 	rd = malloc(NBLK * LBS);
 	memset(rd, 0xff, NBLK * LBS);
 	CU_ASSERT(dev_read(0, NBLK, rd));
-	CU_ASSERT(ut_is_zero(rd, NBLK * LBS));
+	CU_ASSERT(mem_is_zero(rd, NBLK * LBS));
 
 	c0 = counters("I");
 	roundtrip(0, 1, 0);
@@ -802,9 +802,9 @@ test_zeroes_unmap_flush_reset(void)
 	UT_ASSERT_EQ(c1.writes - c0.writes, 2);
 	CU_ASSERT(dev_read(0, 8, rd));
 	CU_ASSERT(memcmp(rd, w, LBS) == 0);
-	CU_ASSERT(ut_is_zero(rd + LBS, 2 * LBS));
+	CU_ASSERT(mem_is_zero(rd + LBS, 2 * LBS));
 	CU_ASSERT(memcmp(rd + 3 * LBS, w + 3 * LBS, 2 * LBS) == 0);
-	CU_ASSERT(ut_is_zero(rd + 5 * LBS, 3 * LBS));
+	CU_ASSERT(mem_is_zero(rd + 5 * LBS, 3 * LBS));
 	/* On the members: the zero encoding with a generation, not blank blocks. */
 	frag = malloc(disk->mbs);
 	UT_ASSERT_EQ(member_rw(disk, 2, false, disk->data_offset + 6, 1, frag), 0);

@@ -122,7 +122,7 @@ test_torn_writes(void)
 	fill_random(new, LBS);
 	torn_write(disk, 100, new, 1);
 	CU_ASSERT(dev_read(100, 1, rd));
-	CU_ASSERT(ut_is_zero(rd, LBS));
+	CU_ASSERT(mem_is_zero(rd, LBS));
 	torn_write(disk, 101, new, 6);
 	CU_ASSERT(dev_read(101, 1, rd));
 	CU_ASSERT(memcmp(rd, new, LBS) == 0);

@@ -134,6 +134,14 @@ test_register_validation(void)
 	CU_ASSERT(strchr("89ab", uuid[19]) != NULL);
 	CU_ASSERT(uuid[8] == '-' && uuid[13] == '-' && uuid[18] == '-' && uuid[23] == '-');
 	UT_ASSERT_STR_EQ(bdev_get_uuid_str(&d2.bdev), "12345678-9abc-4def-8123-456789abcdef");
+	/* The bytes and the string are the same UUID. */
+	CU_ASSERT(memcmp(bdev_get_uuid(&d2.bdev), fixed, sizeof(fixed)) == 0);
+	{
+		char str[UUID_STR_LEN];
+
+		uuid_format(bdev_get_uuid(&d.bdev), str);
+		UT_ASSERT_STR_EQ(str, uuid);
+	}
 
 	/* Lookup, iteration in registration order, getters. */
 	CU_ASSERT(bdev_get_by_name("big") == &d.bdev);

@@ -264,19 +264,6 @@ ut_pattern(uint8_t *buf, size_t len, uint32_t seed)
 	}
 }
 
-static inline bool
-ut_is_zero(const uint8_t *buf, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		if (buf[i] != 0) {
-			return false;
-		}
-	}
-	return true;
-}
-
 /*
  * RPC.
  */

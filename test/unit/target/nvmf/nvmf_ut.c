@@ -20,6 +20,7 @@
 #include "gga_ut.h"
 
 #include "target/nvmf_internal.h"
+#include "test/common/nvmf_fake_transport.h"
 
 #define SUBNQN		"nqn.2016-06.io.gga:ut1"
 #define SUBNQN2		"nqn.2016-06.io.gga:ut2"
@@ -28,79 +29,14 @@
 
 static struct thread *g_thread;
 
-/* ---- The fake transport ---- */
+/* ---- The fake transport (test/common/nvmf_fake_transport.c) ---- */
 
-struct fake_qpair {
-	struct nvmf_qpair qpair;
-	bool disconnected;
-	bool fini_done;
-	/* Requests still out: the transport releases the qpair later, by hand. */
-	bool hold_release;
-};
-
-struct fake_req {
-	struct nvmf_request req;
-	bool done;
+/* A request with room for its data. */
+struct ut_req {
+	struct fake_req f;
 	uint8_t buf[8192] __attribute__((aligned(64)));
-	struct iovec iov;
 };
 
-static void
-fake_req_complete(struct nvmf_request *req)
-{
-	container_of(req, struct fake_req, req)->done = true;
-}
-
-static void
-fake_fini_done(struct nvmf_qpair *qpair)
-{
-	struct fake_qpair *fq = container_of(qpair, struct fake_qpair, qpair);
-
-	fq->fini_done = true;
-	if (!fq->hold_release) {
-		nvmf_qpair_release(qpair);
-	}
-}
-
-static void
-fake_disconnect(struct nvmf_qpair *qpair)
-{
-	struct fake_qpair *fq = container_of(qpair, struct fake_qpair, qpair);
-
-	if (!fq->disconnected) {
-		fq->disconnected = true;
-		nvmf_qpair_fini(qpair, fake_fini_done);
-	}
-}
-
-static int
-fake_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
-{
-	return 0;
-}
-
-static void
-fake_stop_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
-{
-}
-
-static void
-fake_destroy(struct nvmf_transport *t)
-{
-}
-
-static const struct nvmf_transport_ops g_fake_ops = {
-	.name = "FAKE",
-	.trtype = NVME_TRTYPE_LOOP,
-	.sgls = NVME_SGLS_SUPPORTED,
-	.destroy = fake_destroy,
-	.listen = fake_listen,
-	.stop_listen = fake_stop_listen,
-	.req_complete = fake_req_complete,
-	.qpair_disconnect = fake_disconnect,
-};
-
-static struct nvmf_transport g_fake;
 static struct nvmf_listen_addr g_addr = {
 	.trtype = NVME_TRTYPE_LOOP, .adrfam = NVME_ADRFAM_IPV4, .traddr = "127.0.0.1",
 	.trsvcid = "4420",
@@ -122,17 +58,16 @@ poll_all(void)
 static struct fake_qpair *
 new_qpair(const struct nvmf_listen_addr *addr)
 {
-	struct fake_qpair *fq = calloc(1, sizeof(*fq));
+	struct fake_qpair *fq = fake_qpair_new(addr, "ut");
 
 	CU_ASSERT_FATAL(fq != NULL);
-	nvmf_qpair_init(&fq->qpair, &g_fake, &g_nvmf_tgt.pgs[0], addr, "ut");
 	return fq;
 }
 
 static void
 close_qpair(struct fake_qpair *fq)
 {
-	fake_disconnect(&fq->qpair);
+	fake_qpair_disconnect(&fq->qpair);
 	poll_all();
 	CU_ASSERT(fq->fini_done);
 	free(fq);
@@ -140,28 +75,28 @@ close_qpair(struct fake_qpair *fq)
 
 /* Execute a command and poll until it completes. */
 static struct nvme_cpl
-exec(struct fake_qpair *fq, struct fake_req *r, const struct nvme_cmd *cmd, const void *data,
+exec(struct fake_qpair *fq, struct ut_req *r, const struct nvme_cmd *cmd, const void *data,
      uint32_t len)
 {
 	memset(r, 0, sizeof(*r));
-	r->req.qpair = &fq->qpair;
-	r->req.cmd = *cmd;
-	r->req.xfer = nvmf_cmd_xfer(cmd);
+	r->f.req.qpair = &fq->qpair;
+	r->f.req.cmd = *cmd;
+	r->f.req.xfer = nvmf_cmd_xfer(cmd);
 	if (data != NULL) {
 		memcpy(r->buf, data, len);
 	}
-	r->iov.iov_base = r->buf;
-	r->iov.iov_len = len;
-	r->req.iov = &r->iov;
-	r->req.iovcnt = len > 0 ? 1 : 0;
-	r->req.length = len;
-	nvmf_request_exec(&r->req);
+	r->f.iov.iov_base = r->buf;
+	r->f.iov.iov_len = len;
+	r->f.req.iov = &r->f.iov;
+	r->f.req.iovcnt = len > 0 ? 1 : 0;
+	r->f.req.length = len;
+	nvmf_request_exec(&r->f.req);
 	poll_all();
-	return r->req.rsp;
+	return r->f.req.rsp;
 }
 
 static struct nvme_cpl
-cmd0(struct fake_qpair *fq, struct fake_req *r, uint8_t opc, uint32_t nsid, uint32_t cdw10,
+cmd0(struct fake_qpair *fq, struct ut_req *r, uint8_t opc, uint32_t nsid, uint32_t cdw10,
      uint32_t cdw11, uint32_t len)
 {
 	struct nvme_cmd cmd = { .opc = opc, .nsid = nsid, .cdw10 = cdw10, .cdw11 = cdw11 };
@@ -177,7 +112,7 @@ connect(struct fake_qpair *fq, const char *subnqn, const char *hostnqn, uint16_t
 					.fctype = NVME_FCTYPE_CONNECT, .qid = qid,
 					.sqsize = sqsize };
 	struct nvme_connect_data data = { .cntlid = cntlid };
-	static struct fake_req r;
+	static struct ut_req r;
 
 	memset(data.hostid, 0xab, sizeof(data.hostid));
 	snprintf(data.subnqn, sizeof(data.subnqn), "%s", subnqn);
@@ -192,7 +127,7 @@ prop(struct fake_qpair *fq, bool set, uint32_t ofst, uint8_t size8, uint64_t val
 					 .fctype = set ? NVME_FCTYPE_PROPERTY_SET :
 					 NVME_FCTYPE_PROPERTY_GET,
 					 .attrib = size8, .ofst = ofst, .value = value };
-	static struct fake_req r;
+	static struct ut_req r;
 
 	return exec(fq, &r, (struct nvme_cmd *)&cmd, NULL, 0);
 }
@@ -215,10 +150,7 @@ suite_init(void)
 	if (nvmf_get_app_subsystem()->init() != 0) {
 		return -1;
 	}
-	nvmf_transport_opts_init(&g_fake_ops, &g_fake.opts);
-	g_fake.ops = &g_fake_ops;
-	g_fake.index = 3;
-	TAILQ_INSERT_TAIL(&g_nvmf_tgt.transports, &g_fake, link);
+	fake_transport_add(3);
 	if (nvmf_subsystem_create(SUBNQN, NVMF_SUBTYPE_NVME, 8, &g_subsys) != 0 ||
 	    nvmf_subsystem_add_listener(g_subsys, &g_addr) != 0 ||
 	    nvmf_subsystem_add_host(g_subsys, HOSTNQN) != 0) {
@@ -297,6 +229,15 @@ test_nqn_rules(void)
 				    "0b9f8a3c-1d2e-4f50-8a6b-7c8d9e0f1a2b"));
 	CU_ASSERT(nvmf_nqn_is_valid("nqn.2014-08.org.example"));
 	CU_ASSERT(!nvmf_nqn_is_valid("nqn.2014-08.org.nvmexpress:uuid:not-a-uuid"));
+	/* The UUID form: hex of either case, dashes in place, 36 characters exactly. */
+	CU_ASSERT(nvmf_nqn_is_valid("nqn.2014-08.org.nvmexpress:uuid:"
+				    "0B9F8A3C-1D2E-4F50-8A6B-7C8D9E0F1A2B"));
+	CU_ASSERT(!nvmf_nqn_is_valid("nqn.2014-08.org.nvmexpress:uuid:"
+				     "0b9f8a3c-1d2e-4f50-8a6b-7c8d9e0f1a2"));
+	CU_ASSERT(!nvmf_nqn_is_valid("nqn.2014-08.org.nvmexpress:uuid:"
+				     "0b9f8a3c-1d2e-4f50-8a6b-7c8d9e0f1a2bc"));
+	CU_ASSERT(!nvmf_nqn_is_valid("nqn.2014-08.org.nvmexpress:uuid:"
+				     "0b9f8a3c1-d2e-4f50-8a6b-7c8d9e0f1a2b"));
 	CU_ASSERT(!nvmf_nqn_is_valid("iqn.2016-06.io.spdk:cnode1"));
 	CU_ASSERT(!nvmf_nqn_is_valid("nqn.16-06.io.spdk:x"));
 	CU_ASSERT(!nvmf_nqn_is_valid("nqn.2016-13.io.spdk:x"));
@@ -526,7 +467,7 @@ test_connect_validation(void)
 	UT_ASSERT_EQ(cpl.cdw0, NVME_CONNECT_INVALID_PARAM(1, 16));
 	/* Nothing but Connect before Connect. */
 	{
-		struct fake_req r;
+		struct ut_req r;
 
 		cpl = cmd0(fq, &r, NVME_OPC_KEEP_ALIVE, 0, 0, 0, 0);
 		UT_ASSERT_EQ(SC(cpl), NVME_SC_COMMAND_SEQUENCE_ERROR);
@@ -545,7 +486,7 @@ test_controller_lifecycle(void)
 	struct fake_qpair *io2 = new_qpair(&g_addr);
 	struct nvme_identify_ctrlr *id;
 	struct nvmf_ctrlr *ctrlr;
-	struct fake_req r;
+	struct ut_req r;
 	struct nvme_cpl cpl;
 	uint16_t cntlid;
 
@@ -631,19 +572,19 @@ test_controller_lifecycle(void)
 
 	/* Asynchronous events: held, completed by a namespace change, masked until read. */
 	{
-		struct fake_req aer1, aer2, extra[NVMF_MAX_AER];
+		struct ut_req aer1, aer2, extra[NVMF_MAX_AER];
 		int i;
 
 		cmd0(admin, &aer1, NVME_OPC_ASYNC_EVENT_REQUEST, 0, 0, 0, 0);
-		CU_ASSERT(!aer1.done);
+		CU_ASSERT(!aer1.f.done);
 		nvmf_ctrlr_ns_changed(ctrlr, 5);
 		poll_all();
-		CU_ASSERT(aer1.done);
-		UT_ASSERT_EQ(aer1.req.rsp.cdw0, 0x040002);
+		CU_ASSERT(aer1.f.done);
+		UT_ASSERT_EQ(aer1.f.req.rsp.cdw0, 0x040002);
 		cmd0(admin, &aer2, NVME_OPC_ASYNC_EVENT_REQUEST, 0, 0, 0, 0);
 		nvmf_ctrlr_ns_changed(ctrlr, 6);
 		poll_all();
-		CU_ASSERT(!aer2.done);	/* masked: the log was not read yet */
+		CU_ASSERT(!aer2.f.done);	/* masked: the log was not read yet */
 		cpl = cmd0(admin, &r, NVME_OPC_GET_LOG_PAGE, 0,
 			   NVME_LOG_CHANGED_NS_LIST | (1023u << 16), 0, 4096);
 		CU_ASSERT(NVME_STATUS_IS_SUCCESS(cpl.status));
@@ -652,11 +593,11 @@ test_controller_lifecycle(void)
 		UT_ASSERT_EQ(((uint32_t *)r.buf)[2], 0);
 		nvmf_ctrlr_ns_changed(ctrlr, 7);
 		poll_all();
-		CU_ASSERT(aer2.done);
+		CU_ASSERT(aer2.f.done);
 		/* The limit: NVMF_MAX_AER outstanding. */
 		for (i = 0; i < NVMF_MAX_AER; i++) {
 			cmd0(admin, &extra[i], NVME_OPC_ASYNC_EVENT_REQUEST, 0, 0, 0, 0);
-			CU_ASSERT(!extra[i].done);
+			CU_ASSERT(!extra[i].f.done);
 		}
 		cpl = cmd0(admin, &r, NVME_OPC_ASYNC_EVENT_REQUEST, 0, 0, 0, 0);
 		UT_ASSERT_EQ(SC(cpl), NVME_SC_ASYNC_EVENT_REQUEST_LIMIT_EXCEEDED);
@@ -694,7 +635,7 @@ test_controller_lifecycle(void)
 		 * before CC.SHN must not get completions for CIDs it reuses.
 		 */
 		for (i = 0; i < NVMF_MAX_AER; i++) {
-			CU_ASSERT(!extra[i].done);
+			CU_ASSERT(!extra[i].f.done);
 		}
 		cpl = prop(admin, false, NVME_REG_CSTS, 0, 0);
 		UT_ASSERT_EQ(cpl.cdw0 & NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_COMPLETE);
@@ -702,12 +643,12 @@ test_controller_lifecycle(void)
 		UT_ASSERT_EQ(ctrlr->io_draining, 0);
 
 		/* The admin queue going away hands them back and ends the controller. */
-		fake_disconnect(&admin->qpair);
+		fake_qpair_disconnect(&admin->qpair);
 		poll_all();
 		CU_ASSERT(admin->fini_done);
 		for (i = 0; i < NVMF_MAX_AER; i++) {
-			CU_ASSERT(extra[i].done);
-			UT_ASSERT_EQ(SC(extra[i].req.rsp), NVME_SC_ABORTED_SQ_DELETION);
+			CU_ASSERT(extra[i].f.done);
+			UT_ASSERT_EQ(SC(extra[i].f.req.rsp), NVME_SC_ABORTED_SQ_DELETION);
 		}
 	}
 	CU_ASSERT(io1->fini_done && io2->fini_done);
@@ -722,7 +663,7 @@ test_discovery_controller(void)
 {
 	struct fake_qpair *fq = new_qpair(&g_other_addr);
 	struct nvmf_ctrlr *ctrlr;
-	struct fake_req r, aer;
+	struct ut_req r, aer;
 	struct nvme_cpl cpl;
 
 	/* The discovery service answers on every listener. */
@@ -760,11 +701,11 @@ test_discovery_controller(void)
 	UT_ASSERT_EQ(SC(cpl), NVME_SC_INVALID_LOG_PAGE);
 	/* A change of the log raises a discovery AEN. */
 	cmd0(fq, &aer, NVME_OPC_ASYNC_EVENT_REQUEST, 0, 0, 0, 0);
-	CU_ASSERT(!aer.done);
+	CU_ASSERT(!aer.f.done);
 	CU_ASSERT(nvmf_subsystem_add_host(g_subsys, HOSTNQN2) == 0);
 	poll_all();
-	CU_ASSERT(aer.done);
-	UT_ASSERT_EQ(aer.req.rsp.cdw0, NVME_AER_CDW0(NVME_AER_TYPE_NOTICE, 0xf0, 0x70));
+	CU_ASSERT(aer.f.done);
+	UT_ASSERT_EQ(aer.f.req.rsp.cdw0, NVME_AER_CDW0(NVME_AER_TYPE_NOTICE, 0xf0, 0x70));
 	CU_ASSERT(nvmf_subsystem_remove_host(g_subsys, HOSTNQN2) == 0);
 	(void)ctrlr;
 	close_qpair(fq);
@@ -827,14 +768,14 @@ static void
 test_conn_admission(void)
 {
 	struct nvmf_listen_addr a = g_other_addr, unknown = g_other_addr;
-	uint32_t saved = g_fake.opts.max_connections_per_listener;
+	uint32_t saved = g_fake_transport.opts.max_connections_per_listener;
 	struct nvmf_tgt_listener *tl;
 	struct fake_qpair *fq;
 	uint16_t p1, p2;
 
 	snprintf(a.trsvcid, sizeof(a.trsvcid), "4430");
 	snprintf(unknown.trsvcid, sizeof(unknown.trsvcid), "4431");
-	g_fake.opts.max_connections_per_listener = 2;
+	g_fake_transport.opts.max_connections_per_listener = 2;
 	CU_ASSERT_FATAL(nvmf_tgt_listen(&a, &tl) == 0);
 	p1 = nvmf_tgt_conn_admit(&a);
 	p2 = nvmf_tgt_conn_admit(&a);
@@ -847,8 +788,8 @@ test_conn_admission(void)
 	fq = calloc(1, sizeof(*fq));
 	CU_ASSERT_FATAL(fq != NULL);
 	fq->qpair.admit_portid = p1;
-	nvmf_qpair_init(&fq->qpair, &g_fake, &g_nvmf_tgt.pgs[0], &a, "ut");
-	fake_disconnect(&fq->qpair);
+	nvmf_qpair_init(&fq->qpair, &g_fake_transport, &g_nvmf_tgt.pgs[0], &a, "ut");
+	fake_qpair_disconnect(&fq->qpair);
 	poll_all();
 	CU_ASSERT(fq->fini_done);
 	CU_ASSERT(tl->num_conns == 1 && !tl->conn_limit_warned);
@@ -863,7 +804,7 @@ test_conn_admission(void)
 	/* Slots of a listener that is gone are forgotten. */
 	nvmf_tgt_unlisten(tl);
 	nvmf_tgt_conn_gone(p1);
-	g_fake.opts.max_connections_per_listener = saved;
+	g_fake_transport.opts.max_connections_per_listener = saved;
 }
 
 int

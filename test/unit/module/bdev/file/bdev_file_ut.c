@@ -280,7 +280,7 @@ round_trip(const char *name, const char *path, struct thread *thread, uint8_t **
 	memset(buf, 0xa5, disk_len);
 	UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_READ, buf, 0, nblocks, &r), 0);
 	CU_ASSERT(r.success);
-	CU_ASSERT(ut_is_zero(buf, disk_len));
+	CU_ASSERT(mem_is_zero(buf, disk_len));
 
 	/* Aligned single buffer. */
 	ut_pattern(model + 10 * bbs, 8 * bbs, md + 1);

@@ -175,7 +175,25 @@ test_rpc(void)
 	UT_ASSERT_EQ(ut_rpc_code("bdev_malloc_create",
 				 "{\"name\": \"x\", \"num_blocks\": 1099511627776, "
 				 "\"block_size\": 4096}"), -ENOMEM);
+	/* md_interleave false is refused with metadata only (gga's is interleaved). */
+	resp = ut_rpc_call("bdev_malloc_create",
+			   "{\"name\": \"x\", \"num_blocks\": 8, \"block_size\": 512, "
+			   "\"md_size\": 8, \"md_interleave\": false}");
+	UT_ASSERT_EQ(ut_rpc_error_code(resp), RPC_ERROR_INVALID_PARAMS);
+	CU_ASSERT(strstr(ut_rpc_error_message(resp), "md_interleave") != NULL);
+	json_decref(resp);
+	/* null's SPDK parameters are not malloc's. */
+	UT_ASSERT_EQ(ut_rpc_code("bdev_malloc_create",
+				 "{\"name\": \"x\", \"num_blocks\": 8, \"block_size\": 512, "
+				 "\"preferred_write_granularity\": 0}"), RPC_ERROR_INVALID_PARAMS);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_malloc_create",
+				 "{\"name\": \"x\", \"num_blocks\": 8, \"block_size\": 512, "
+				 "\"numa_id\": 0}"), RPC_ERROR_INVALID_PARAMS);
 	CU_ASSERT(bdev_get_by_name("x") == NULL);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_malloc_create",
+				 "{\"name\": \"x\", \"num_blocks\": 8, \"block_size\": 512, "
+				 "\"md_interleave\": false, \"numa_id\": -1, \"dif_type\": 0}"), 0);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_malloc_delete", "{\"name\": \"x\"}"), 0);
 
 	resp = ut_rpc_call("bdev_malloc_create",
 			   "{\"name\": \"r1\", \"num_blocks\": 8, \"block_size\": 512}");
@@ -218,7 +236,7 @@ io_round_trip(uint32_t md_size, struct thread *thread)
 	memset(buf, 0xa5, disk_len);
 	UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_READ, buf, 0, nblocks, &r), 0);
 	CU_ASSERT(r.success);
-	CU_ASSERT(ut_is_zero(buf, disk_len));
+	CU_ASSERT(mem_is_zero(buf, disk_len));
 
 	/* Write 8 blocks with a pattern (data and metadata), read them back. */
 	ut_pattern(model + 10 * bbs, 8 * bbs, md_size + 1);

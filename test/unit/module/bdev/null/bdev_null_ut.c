@@ -115,6 +115,31 @@ test_rpc(void)
 				 "{\"name\": \"\", \"num_blocks\": 8, \"block_size\": 512}"),
 		     RPC_ERROR_INVALID_PARAMS);
 	CU_ASSERT(bdev_get_by_name("x") == NULL);
+	/* Its SPDK parameters (shared decoder, null's own table): at their defaults only. */
+	UT_ASSERT_EQ(ut_rpc_code("bdev_null_create",
+				 "{\"name\": \"x\", \"num_blocks\": 8, \"block_size\": 512, "
+				 "\"preferred_write_granularity\": 4}"), RPC_ERROR_INVALID_PARAMS);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_null_create",
+				 "{\"name\": \"x\", \"num_blocks\": 8, \"block_size\": 512, "
+				 "\"dif_type\": 1}"), RPC_ERROR_INVALID_PARAMS);
+	/* malloc's parameters are not null's. */
+	UT_ASSERT_EQ(ut_rpc_code("bdev_null_create",
+				 "{\"name\": \"x\", \"num_blocks\": 8, \"block_size\": 512, "
+				 "\"md_interleave\": true}"), RPC_ERROR_INVALID_PARAMS);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_null_create",
+				 "{\"name\": \"x\", \"num_blocks\": 8, \"block_size\": 512, "
+				 "\"numa_id\": -1}"), RPC_ERROR_INVALID_PARAMS);
+	resp = ut_rpc_call("bdev_null_create",
+			   "{\"name\": \"x\", \"num_blocks\": 8, \"block_size\": 512, "
+			   "\"uuid\": \"0123456789ab-cdef-4123-8456-789abcdef012\"}");
+	UT_ASSERT_EQ(ut_rpc_error_code(resp), RPC_ERROR_INVALID_PARAMS);
+	CU_ASSERT(strstr(ut_rpc_error_message(resp), "uuid") != NULL);
+	json_decref(resp);
+	CU_ASSERT(bdev_get_by_name("x") == NULL);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_null_create",
+				 "{\"name\": \"x\", \"num_blocks\": 8, \"block_size\": 512, "
+				 "\"dif_type\": 0, \"preferred_unmap_alignment\": 0}"), 0);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_null_delete", "{\"name\": \"x\"}"), 0);
 
 	resp = ut_rpc_call("bdev_null_create",
 			   "{\"name\": \"r1\", \"num_blocks\": 8, \"block_size\": 512}");
