@@ -8,6 +8,8 @@
 #                  (GGA_FUZZ_SECONDS; at least 10 million runs in all), then run the
 #                  NVMe/TCP connection fuzzer for 10 minutes (GGA_CONN_FUZZ_SECONDS)
 #                  and the JSON-RPC fuzzer for 10 minutes (GGA_RPC_FUZZ_SECONDS)
+#   make check-format  check the C sources against .clang-format (CI runs it first)
+#   make format    format the C sources as .clang-format says (scripts/check_format.sh --fix)
 #   make install   install binaries, libraries, headers, the systemd unit gga_tgt@.service,
 #                  the man page and gga_rpc's bash completion (PREFIX/DESTDIR)
 #   make O=DIR CONFIG_ASAN=y   a second build tree with other settings
@@ -81,7 +83,10 @@ uninstall:
 		$(DESTDIR)$(SHAREDIR)/bash-completion/completions/gga_rpc
 
 format:
-	@git ls-files '*.c' '*.h' | xargs clang-format -i
+	@bash scripts/check_format.sh --fix
+
+check-format:
+	@bash scripts/check_format.sh
 
 clean:
 	rm -rf $(O) build-asan build-nordma
@@ -89,4 +94,5 @@ clean:
 distclean: clean
 	rm -f mk/config.mk
 
-.PHONY: all build unittests test test-vm demo bench fuzz install uninstall format clean distclean
+.PHONY: all build unittests test test-vm demo bench fuzz install uninstall format check-format \
+	clean distclean

@@ -4,7 +4,8 @@
 # Idempotent: packages already installed are left alone, and apt is not
 # touched at all when nothing is missing. Must run as root (or with sudo).
 #
-#   scripts/pkgdep.sh            build + unit/integration test packages
+#   scripts/pkgdep.sh            build + unit/integration test packages, and
+#                                clang-format (scripts/check_format.sh, run by .ci/run)
 #   scripts/pkgdep.sh --vm       also the packages of the SoftRoCE VM lane
 #   scripts/pkgdep.sh --fuzz     also clang (libFuzzer harnesses)
 #   scripts/pkgdep.sh --check    only report what is missing (exit 1 if any)
@@ -16,6 +17,7 @@ base=(
 	liblz4-dev libisal-dev libnuma-dev libjansson-dev liburing-dev
 	libcunit1-dev libsystemd-dev
 	python3
+	clang-format
 )
 vm=(qemu-system-x86 busybox-static kmod iproute2 rdma-core ibverbs-providers ibverbs-utils
 	rdmacm-utils nvme-cli cpio)
@@ -31,7 +33,7 @@ for arg in "$@"; do
 	--all) want+=("${vm[@]}" "${fuzz[@]}") ;;
 	--check) check=1 ;;
 	-h | --help)
-		sed -n '2,10p' "$0"
+		sed -n '2,11p' "$0"
 		exit 0
 		;;
 	*)
