@@ -35,6 +35,7 @@
 #include "gga/nvme_spec.h"
 #include "gga/thread.h"
 
+struct mempool;
 struct nvmf_transport;
 struct nvmf_poll_group;
 struct nvmf_qpair;
@@ -93,8 +94,9 @@ struct nvmf_transport_ops {
 
 	/*
 	 * Create/destroy the transport's part of a poll group, on the poll
-	 * group's thread. create returns 0 with *tgroup set or a negative errno.
-	 * destroy is only called once every qpair of the group is released.
+	 * group's thread (nvmf_tgroup_init()/nvmf_tgroup_fini() do the common
+	 * part). create returns 0 with *tgroup set or a negative errno. destroy
+	 * is only called once every qpair of the group is released.
 	 */
 	int (*poll_group_create)(struct nvmf_transport *transport, struct nvmf_poll_group *pg,
 				 struct nvmf_transport_poll_group **tgroup);
@@ -116,21 +118,55 @@ struct nvmf_transport_ops {
 
 	/* Optional: add transport-specific options to nvmf_get_transports / save_config. */
 	void (*dump_opts)(const struct nvmf_transport *transport, json_t *obj);
-	/* Optional: add a poll group's statistics to nvmf_get_stats (poll group's thread). */
+	/*
+	 * Optional: add a poll group's own statistics to nvmf_get_stats (poll
+	 * group's thread), after the ones every transport has (nvmf_tgroup_dump_stats()).
+	 */
 	void (*poll_group_dump_stats)(struct nvmf_transport_poll_group *tgroup, json_t *obj);
 };
 
 struct nvmf_transport {
 	const struct nvmf_transport_ops *ops;
 	struct nvmf_transport_opts opts;
+	/* Data buffers of opts.io_unit_size bytes (the transport creates the pool). */
+	struct mempool *buf_pool;
 	/* Index of this transport's tgroup in every poll group. */
 	uint32_t index;
 	TAILQ_ENTRY(nvmf_transport) link;
 };
 
+/* What the core runs for a transport's poll group (nvmf_tgroup_init()). */
+struct nvmf_tgroup_ops {
+	/* The poller's name. */
+	const char *name;
+	/*
+	 * The group's work, on every pass of its thread: POLLER_BUSY or
+	 * POLLER_IDLE. The core then retries the requests waiting for buffers.
+	 */
+	int (*poll)(struct nvmf_transport_poll_group *tgroup);
+	/*
+	 * req has the data buffers nvmf_tgroup_req_get_bufs() asked for (in
+	 * req->buf_iov, req->iov set to it): now or, if it had to wait, from
+	 * the group's poller.
+	 */
+	void (*bufs_ready)(struct nvmf_request *req);
+};
+
+/*
+ * A transport's part of a poll group. The transport's group embeds it first
+ * (container_of back) and sets it up with nvmf_tgroup_init().
+ */
 struct nvmf_transport_poll_group {
 	struct nvmf_transport *transport;
 	struct nvmf_poll_group *pg;
+	const struct nvmf_tgroup_ops *ops;
+	struct poller *poller;
+	/* Connections of the group (the transport counts them). */
+	uint32_t num_conns;
+	/* Requests waiting for data buffers, in arrival order. */
+	TAILQ_HEAD(, nvmf_request) buf_wait;
+	/* Requests that had to wait for data buffers. */
+	uint64_t buf_waits;
 };
 
 enum nvmf_qpair_state {
@@ -178,6 +214,16 @@ struct nvmf_request {
 	int iovcnt;
 	uint32_t length;
 	enum nvme_data_xfer xfer;
+
+	/*
+	 * Data buffers from the transport's pool (nvmf_tgroup_req_get_bufs()):
+	 * the transport points buf_iov and bufs at arrays large enough for its
+	 * largest transfer; nbufs buffers are held. buf_waiting: in buf_wait.
+	 */
+	struct iovec *buf_iov;
+	void **bufs;
+	uint32_t nbufs;
+	bool buf_waiting;
 
 	/* Core private. */
 	struct nvmf_ns_channel *nsch;
@@ -250,6 +296,38 @@ void nvmf_request_fail(struct nvmf_request *req, uint16_t status);
  */
 void nvmf_qpair_fini(struct nvmf_qpair *qpair, void (*cb)(struct nvmf_qpair *qpair));
 void nvmf_qpair_release(struct nvmf_qpair *qpair);
+
+/*
+ * Set up tgroup, the transport's part of poll group pg, on pg's thread: its
+ * poller runs ops->poll and then retries the requests waiting for buffers.
+ * Returns 0 or -ENOMEM.
+ */
+int nvmf_tgroup_init(struct nvmf_transport_poll_group *tgroup, struct nvmf_transport *transport,
+		     struct nvmf_poll_group *pg, const struct nvmf_tgroup_ops *ops);
+/* Undo nvmf_tgroup_init() (a warning if connections are left). */
+void nvmf_tgroup_fini(struct nvmf_transport_poll_group *tgroup);
+/* nvmf_get_stats: the counters every transport has, then ops->poll_group_dump_stats. */
+void nvmf_tgroup_dump_stats(struct nvmf_transport_poll_group *tgroup, json_t *obj);
+
+/*
+ * Data buffers for req->length bytes from the transport's pool, in order:
+ * if no request waits and the pool has them, ops->bufs_ready(req) runs
+ * before this returns; else req waits in the group's buf_wait until the
+ * poller gets them. The transport marks req as waiting for buffers before
+ * the call; bufs_ready moves it on.
+ */
+void nvmf_tgroup_req_get_bufs(struct nvmf_transport_poll_group *tgroup,
+			      struct nvmf_request *req);
+/* Give req's buffers back to the pool, or take it out of buf_wait. */
+void nvmf_tgroup_req_put_bufs(struct nvmf_transport_poll_group *tgroup,
+			      struct nvmf_request *req);
+
+/*
+ * Send fn(arg) to thread, retrying until its message queue takes it: for
+ * messages that must not be lost (a request's way back, a detach, a
+ * connection's way to or from the app thread). Logs the first retry.
+ */
+void nvmf_send_msg_or_spin(struct thread *thread, msg_fn fn, void *arg);
 
 /* Names of transport types and address families, as RPCs and logs spell them. */
 const char *nvmf_trtype_str(enum nvme_trtype trtype);

@@ -39,7 +39,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,21 +64,6 @@ static struct nr_req *
 to_req(struct nvmf_request *req)
 {
 	return container_of(req, struct nr_req, req);
-}
-
-/* Send a message that must not be lost (a connection's way back to the app thread). */
-static void
-msg_or_spin(struct thread *thread, msg_fn fn, void *arg)
-{
-	int i;
-
-	for (i = 0; thread_send_msg(thread, fn, arg) != 0; i++) {
-		if (i == 0) {
-			WARNLOG("nvmf rdma: message queue of thread %s full; retrying\n",
-				thread_get_name(thread));
-		}
-		sched_yield();
-	}
 }
 
 static void
@@ -741,7 +725,7 @@ rq_try_finish(struct nr_qpair *rq)
 	DEBUGLOG(nvmf_rdma, "qpair %u (%s): closed\n", rq->qpair.id, rq->peer);
 	nvmf_qpair_release(&rq->qpair);
 	/* The CM id and the queues belong to the app thread. */
-	msg_or_spin(thread_get_app(), pg_done_msg, rq);
+	nvmf_send_msg_or_spin(thread_get_app(), pg_done_msg, rq);
 }
 
 /*
@@ -812,7 +796,7 @@ disconnect_msg(void *arg)
 		rq_close(rq);
 		rq_unhold(rq);
 	}
-	msg_or_spin(thread_get_app(), disc_ack_msg, rq);
+	nvmf_send_msg_or_spin(thread_get_app(), disc_ack_msg, rq);
 }
 
 void
@@ -822,7 +806,7 @@ nvmf_rdma_conn_cm_disconnect(struct nr_qpair *rq)
 		return;
 	}
 	rq->app_disc_sent = true;
-	msg_or_spin(nvmf_poll_group_get_thread(rq->pg), disconnect_msg, rq);
+	nvmf_send_msg_or_spin(nvmf_poll_group_get_thread(rq->pg), disconnect_msg, rq);
 }
 
 /* The connection on its poll group thread. */
@@ -857,7 +841,7 @@ start_msg(void *arg)
 err:
 	rdma_disconnect(rq->id);
 	rq->state = RQ_DONE;
-	msg_or_spin(thread_get_app(), pg_done_msg, rq);
+	nvmf_send_msg_or_spin(thread_get_app(), pg_done_msg, rq);
 }
 
 /*
@@ -1111,7 +1095,7 @@ nvmf_rdma_conn_accept(struct nr_transport *rt, struct nr_listener *l, struct rdm
 	}
 	rq->qpair.admit_portid = admit_portid;
 	TAILQ_INSERT_TAIL(&rt->conns, rq, conn_link);
-	msg_or_spin(nvmf_poll_group_get_thread(pg), start_msg, rq);
+	nvmf_send_msg_or_spin(nvmf_poll_group_get_thread(pg), start_msg, rq);
 	return 0;
 
 err_free:

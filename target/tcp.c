@@ -266,20 +266,26 @@ tcp_stop_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
  */
 
 static int
-group_poll(void *arg)
+tcp_group_poll(struct nvmf_transport_poll_group *tg)
 {
-	return nvmf_tcp_group_poll(arg);
+	return nvmf_tcp_group_poll(container_of(tg, struct tcp_group, base));
 }
 
 static int
-group_check_timeouts(void *arg)
+tcp_group_check_timeouts(void *arg)
 {
 	return nvmf_tcp_group_check_timeouts(arg);
 }
 
+static const struct nvmf_tgroup_ops tcp_tgroup_ops = {
+	.name = "nvmf_tcp_group",
+	.poll = tcp_group_poll,
+	.bufs_ready = nvmf_tcp_req_bufs_ready,
+};
+
 static int
-tcp_poll_group_create(struct nvmf_transport *t, struct nvmf_poll_group *pg,
-		      struct nvmf_transport_poll_group **out)
+tcp_group_create(struct nvmf_transport *t, struct nvmf_poll_group *pg,
+		 struct nvmf_transport_poll_group **out)
 {
 	struct tcp_group *group;
 	uint64_t period_us;
@@ -289,19 +295,18 @@ tcp_poll_group_create(struct nvmf_transport *t, struct nvmf_poll_group *pg,
 		return -ENOMEM;
 	}
 	group->tt = container_of(t, struct tcp_transport, base);
-	group->base.transport = t;
-	group->base.pg = pg;
 	TAILQ_INIT(&group->qpairs);
 	TAILQ_INIT(&group->dirty);
-	TAILQ_INIT(&group->buf_wait);
-	group->poller = poller_register(group_poll, group, 0, "nvmf_tcp_group");
+	if (nvmf_tgroup_init(&group->base, t, pg, &tcp_tgroup_ops) != 0) {
+		free(group);
+		return -ENOMEM;
+	}
 	/* Four checks per timeout, at most one a second: an idle target stays asleep. */
 	period_us = GGA_MIN(GGA_MAX((uint64_t)t->opts.pdu_timeout_ms * 1000 / 4, 25000), 1000000);
-	group->timeout_poller = poller_register(group_check_timeouts, group, period_us,
+	group->timeout_poller = poller_register(tcp_group_check_timeouts, group, period_us,
 						"nvmf_tcp_timeouts");
-	if (group->poller == NULL || group->timeout_poller == NULL) {
-		poller_unregister(&group->poller);
-		poller_unregister(&group->timeout_poller);
+	if (group->timeout_poller == NULL) {
+		nvmf_tgroup_fini(&group->base);
 		free(group);
 		return -ENOMEM;
 	}
@@ -310,35 +315,25 @@ tcp_poll_group_create(struct nvmf_transport *t, struct nvmf_poll_group *pg,
 }
 
 static void
-tcp_poll_group_destroy(struct nvmf_transport_poll_group *tg)
+tcp_group_destroy(struct nvmf_transport_poll_group *tg)
 {
 	struct tcp_group *group = container_of(tg, struct tcp_group, base);
 
-	if (!TAILQ_EMPTY(&group->qpairs)) {
-		WARNLOG("nvmf tcp: poll group destroyed with connections left\n");
-	}
-	poller_unregister(&group->poller);
+	nvmf_tgroup_fini(tg);
 	poller_unregister(&group->timeout_poller);
 	free(group);
 }
 
 static void
-tcp_poll_group_dump_stats(struct nvmf_transport_poll_group *tg, json_t *obj)
+tcp_group_dump_stats(struct nvmf_transport_poll_group *tg, json_t *obj)
 {
 	struct tcp_group *group = container_of(tg, struct tcp_group, base);
-	struct tcp_qpair *tq;
-	json_int_t n = 0;
 
-	TAILQ_FOREACH(tq, &group->qpairs, link) {
-		n++;
-	}
-	json_object_set_new(obj, "connections", json_integer(n));
 	json_object_set_new(obj, "c2h_term_reqs", json_integer((json_int_t)group->term_reqs_sent));
 	json_object_set_new(obj, "header_digest_errors",
 			    json_integer((json_int_t)group->hdgst_errors));
 	json_object_set_new(obj, "data_digest_errors",
 			    json_integer((json_int_t)group->ddgst_errors));
-	json_object_set_new(obj, "buffer_waits", json_integer((json_int_t)group->buf_waits));
 	json_object_set_new(obj, "pdu_timeouts", json_integer((json_int_t)group->pdu_timeouts));
 }
 
@@ -374,9 +369,9 @@ tcp_create(const struct nvmf_transport_opts *opts, struct nvmf_transport **out)
 		free(tt);
 		return -EINVAL;
 	}
-	tt->buf_pool = mempool_create(name, opts->num_shared_buffers, opts->io_unit_size,
+	tt->base.buf_pool = mempool_create(name, opts->num_shared_buffers, opts->io_unit_size,
 				      opts->buf_cache_size);
-	if (tt->buf_pool == NULL) {
+	if (tt->base.buf_pool == NULL) {
 		ERRLOG("nvmf tcp: cannot allocate %u data buffers of %u bytes\n",
 		       opts->num_shared_buffers, opts->io_unit_size);
 		free(tt);
@@ -395,7 +390,7 @@ tcp_destroy(struct nvmf_transport *t)
 	while ((l = TAILQ_FIRST(&tt->listeners)) != NULL) {
 		tcp_stop_listen(t, &l->addr);
 	}
-	mempool_free(tt->buf_pool);
+	mempool_free(tt->base.buf_pool);
 	free(tt);
 }
 
@@ -407,9 +402,9 @@ const struct nvmf_transport_ops nvmf_tcp_ops = {
 	.destroy = tcp_destroy,
 	.listen = tcp_listen,
 	.stop_listen = tcp_stop_listen,
-	.poll_group_create = tcp_poll_group_create,
-	.poll_group_destroy = tcp_poll_group_destroy,
+	.poll_group_create = tcp_group_create,
+	.poll_group_destroy = tcp_group_destroy,
 	.req_complete = nvmf_tcp_req_complete,
 	.qpair_disconnect = nvmf_tcp_qpair_disconnect,
-	.poll_group_dump_stats = tcp_poll_group_dump_stats,
+	.poll_group_dump_stats = tcp_group_dump_stats,
 };

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What every transport of the target needs and no transport does its own
+ * way: the common part of a transport poll group (its poller, its count of
+ * connections, its statistics), data buffers from the transport's pool with
+ * a queue of the requests waiting for them, and a cross-thread message that
+ * must not be lost. The TCP and RDMA transports call these; the contract is
+ * in nvmf_transport.h.
+ */
+#include <errno.h>
+#include <sched.h>
+
+#include "gga/env.h"
+#include "gga/log.h"
+#include "gga/util.h"
+
+#include "nvmf_internal.h"
+
+void
+nvmf_send_msg_or_spin(struct thread *thread, msg_fn fn, void *arg)
+{
+	int i;
+
+	for (i = 0; thread_send_msg(thread, fn, arg) != 0; i++) {
+		if (i == 0) {
+			WARNLOG("nvmf: message queue of thread %s full; retrying\n",
+				thread_get_name(thread));
+		}
+		sched_yield();
+	}
+}
+
+/*
+ * Data buffers.
+ */
+
+/* Take buffers for req->length bytes. Returns false if the pool is short. */
+static bool
+req_take_bufs(const struct nvmf_transport *t, struct nvmf_request *req)
+{
+	uint32_t unit = t->opts.io_unit_size, len = req->length, n, i;
+
+	n = (len + unit - 1) / unit;
+	if (mempool_get_bulk(t->buf_pool, req->bufs, n) != 0) {
+		return false;
+	}
+	for (i = 0; i < n; i++) {
+		req->buf_iov[i].iov_base = req->bufs[i];
+		req->buf_iov[i].iov_len = GGA_MIN(unit, len - i * unit);
+	}
+	req->nbufs = n;
+	req->iov = req->buf_iov;
+	req->iovcnt = (int)n;
+	return true;
+}
+
+void
+nvmf_tgroup_req_get_bufs(struct nvmf_transport_poll_group *tg, struct nvmf_request *req)
+{
+	/* Behind others that wait, so a large transfer is not starved by small ones. */
+	if (TAILQ_EMPTY(&tg->buf_wait) && req_take_bufs(tg->transport, req)) {
+		tg->ops->bufs_ready(req);
+		return;
+	}
+	req->buf_waiting = true;
+	TAILQ_INSERT_TAIL(&tg->buf_wait, req, link);
+	tg->buf_waits++;
+}
+
+void
+nvmf_tgroup_req_put_bufs(struct nvmf_transport_poll_group *tg, struct nvmf_request *req)
+{
+	if (req->buf_waiting) {
+		TAILQ_REMOVE(&tg->buf_wait, req, link);
+		req->buf_waiting = false;
+	}
+	if (req->nbufs > 0) {
+		mempool_put_bulk(tg->transport->buf_pool, req->bufs, req->nbufs);
+		req->nbufs = 0;
+	}
+}
+
+/* Serve the requests waiting for buffers, in order, while the pool lasts. */
+static int
+buf_wait_retry(struct nvmf_transport_poll_group *tg)
+{
+	struct nvmf_request *req;
+	int busy = POLLER_IDLE;
+
+	while ((req = TAILQ_FIRST(&tg->buf_wait)) != NULL) {
+		if (!req_take_bufs(tg->transport, req)) {
+			/* Buffers come back from other threads too: keep polling. */
+			return POLLER_BUSY;
+		}
+		TAILQ_REMOVE(&tg->buf_wait, req, link);
+		req->buf_waiting = false;
+		tg->ops->bufs_ready(req);
+		busy = POLLER_BUSY;
+	}
+	return busy;
+}
+
+/*
+ * Poll groups.
+ */
+
+static int
+tgroup_poll(void *arg)
+{
+	struct nvmf_transport_poll_group *tg = arg;
+	int busy;
+
+	busy = tg->ops->poll(tg);
+	if (buf_wait_retry(tg) == POLLER_BUSY) {
+		busy = POLLER_BUSY;
+	}
+	return busy;
+}
+
+int
+nvmf_tgroup_init(struct nvmf_transport_poll_group *tg, struct nvmf_transport *t,
+		 struct nvmf_poll_group *pg, const struct nvmf_tgroup_ops *ops)
+{
+	tg->transport = t;
+	tg->pg = pg;
+	tg->ops = ops;
+	tg->num_conns = 0;
+	tg->buf_waits = 0;
+	TAILQ_INIT(&tg->buf_wait);
+	tg->poller = poller_register(tgroup_poll, tg, 0, ops->name);
+	return tg->poller != NULL ? 0 : -ENOMEM;
+}
+
+void
+nvmf_tgroup_fini(struct nvmf_transport_poll_group *tg)
+{
+	if (tg->num_conns > 0) {
+		WARNLOG("nvmf %s: poll group destroyed with %u connections left\n",
+			tg->transport->ops->name, tg->num_conns);
+	}
+	poller_unregister(&tg->poller);
+}
+
+void
+nvmf_tgroup_dump_stats(struct nvmf_transport_poll_group *tg, json_t *obj)
+{
+	const struct nvmf_transport_ops *ops = tg->transport->ops;
+
+	json_object_set_new(obj, "connections", json_integer((json_int_t)tg->num_conns));
+	json_object_set_new(obj, "buffer_waits", json_integer((json_int_t)tg->buf_waits));
+	if (ops->poll_group_dump_stats != NULL) {
+		ops->poll_group_dump_stats(tg, obj);
+	}
+}
