@@ -386,10 +386,16 @@ transport_stop_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *a
  */
 
 static int
-group_poll(void *arg)
+group_poll(struct nvmf_transport_poll_group *tg)
 {
-	return nvmf_rdma_group_poll(arg);
+	return nvmf_rdma_group_poll(container_of(tg, struct nr_group, base));
 }
+
+static const struct nvmf_tgroup_ops rdma_tgroup_ops = {
+	.name = "nvmf_rdma_group",
+	.poll = group_poll,
+	.bufs_ready = nvmf_rdma_req_bufs_ready,
+};
 
 static int
 group_create(struct nvmf_transport *t, struct nvmf_poll_group *pg,
@@ -402,13 +408,9 @@ group_create(struct nvmf_transport *t, struct nvmf_poll_group *pg,
 		return -ENOMEM;
 	}
 	group->rt = container_of(t, struct nr_transport, base);
-	group->base.transport = t;
-	group->base.pg = pg;
 	TAILQ_INIT(&group->qpairs);
 	TAILQ_INIT(&group->active);
-	TAILQ_INIT(&group->buf_wait);
-	group->poller = poller_register(group_poll, group, 0, "nvmf_rdma_group");
-	if (group->poller == NULL) {
+	if (nvmf_tgroup_init(&group->base, t, pg, &rdma_tgroup_ops) != 0) {
 		free(group);
 		return -ENOMEM;
 	}
@@ -419,26 +421,15 @@ group_create(struct nvmf_transport *t, struct nvmf_poll_group *pg,
 static void
 group_destroy(struct nvmf_transport_poll_group *tg)
 {
-	struct nr_group *group = container_of(tg, struct nr_group, base);
-
-	if (!TAILQ_EMPTY(&group->qpairs)) {
-		WARNLOG("nvmf rdma: poll group destroyed with connections left\n");
-	}
-	poller_unregister(&group->poller);
-	free(group);
+	nvmf_tgroup_fini(tg);
+	free(container_of(tg, struct nr_group, base));
 }
 
 static void
 group_dump_stats(struct nvmf_transport_poll_group *tg, json_t *obj)
 {
 	struct nr_group *group = container_of(tg, struct nr_group, base);
-	struct nr_qpair *rq;
-	json_int_t n = 0;
 
-	TAILQ_FOREACH(rq, &group->qpairs, link) {
-		n++;
-	}
-	json_object_set_new(obj, "connections", json_integer(n));
 	json_object_set_new(obj, "recvs", json_integer((json_int_t)group->recvs));
 	json_object_set_new(obj, "in_capsule_data_commands",
 			    json_integer((json_int_t)group->icd_cmds));
@@ -446,7 +437,6 @@ group_dump_stats(struct nvmf_transport_poll_group *tg, json_t *obj)
 	json_object_set_new(obj, "rdma_writes", json_integer((json_int_t)group->writes));
 	json_object_set_new(obj, "sends", json_integer((json_int_t)group->sends));
 	json_object_set_new(obj, "cq_events", json_integer((json_int_t)group->cq_events));
-	json_object_set_new(obj, "buffer_waits", json_integer((json_int_t)group->buf_waits));
 	json_object_set_new(obj, "send_queue_waits", json_integer((json_int_t)group->sq_waits));
 	json_object_set_new(obj, "completion_errors",
 			    json_integer((json_int_t)group->completion_errors));
@@ -492,19 +482,19 @@ transport_create(const struct nvmf_transport_opts *opts, struct nvmf_transport *
 		rc = -EINVAL;
 		goto err_free;
 	}
-	rt->buf_pool = mempool_create("nvmf_rdma_data", opts->num_shared_buffers,
+	rt->base.buf_pool = mempool_create("nvmf_rdma_data", opts->num_shared_buffers,
 				      opts->io_unit_size, opts->buf_cache_size);
-	if (rt->buf_pool == NULL) {
+	if (rt->base.buf_pool == NULL) {
 		ERRLOG("nvmf rdma: cannot allocate %u data buffers of %u bytes\n",
 		       opts->num_shared_buffers, opts->io_unit_size);
 		rc = -ENOMEM;
 		goto err_free;
 	}
 	/* The arena the pool lies in is what every device registers. */
-	probe = mempool_get(rt->buf_pool);
+	probe = mempool_get(rt->base.buf_pool);
 	rc = probe != NULL ? env_mem_find_region(probe, 1, &rt->arena) : -ENOMEM;
 	if (probe != NULL) {
-		mempool_put(rt->buf_pool, probe);
+		mempool_put(rt->base.buf_pool, probe);
 	}
 	if (rc != 0) {
 		ERRLOG("nvmf rdma: data buffers are not in the I/O arena\n");
@@ -534,7 +524,7 @@ transport_create(const struct nvmf_transport_opts *opts, struct nvmf_transport *
 err_ec:
 	rdma_destroy_event_channel(rt->ec);
 err_pool:
-	mempool_free(rt->buf_pool);
+	mempool_free(rt->base.buf_pool);
 err_free:
 	free(rt);
 	return rc;
@@ -561,7 +551,7 @@ transport_destroy(struct nvmf_transport *t)
 		TAILQ_REMOVE(&rt->devices, dev, link);
 		device_free(dev);
 	}
-	mempool_free(rt->buf_pool);
+	mempool_free(rt->base.buf_pool);
 	free(rt);
 }
 

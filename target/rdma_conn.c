@@ -146,9 +146,6 @@ req_release(struct nr_req *req)
 	switch (req->state) {
 	case RREQ_FREE:
 		return;
-	case RREQ_NEED_BUF:
-		TAILQ_REMOVE(&rq->group->buf_wait, req, link);
-		break;
 	case RREQ_NEED_READ:
 	case RREQ_NEED_SEND:
 		TAILQ_REMOVE(&rq->sq_wait, req, link);
@@ -156,10 +153,7 @@ req_release(struct nr_req *req)
 	default:
 		break;
 	}
-	if (req->nbufs > 0) {
-		mempool_put_bulk(rq->rt->buf_pool, req->bufs, req->nbufs);
-		req->nbufs = 0;
-	}
+	nvmf_tgroup_req_put_bufs(&rq->group->base, &req->req);
 	/* A capsule still held belongs to a closing connection: it is not posted again. */
 	req->recv = NULL;
 	req->state = RREQ_FREE;
@@ -168,9 +162,9 @@ req_release(struct nr_req *req)
 	rq_try_finish(rq);
 }
 
-/* Take data buffers for the request and lay out its READ/WRITE work requests. */
-static bool
-req_get_bufs(struct nr_req *req)
+/* Lay out the READ/WRITE work requests of the data buffers the request holds. */
+static void
+req_map_bufs(struct nr_req *req)
 {
 	struct nr_qpair *rq = req->rq;
 	uint32_t unit = rq->rt->base.opts.io_unit_size, len = req->req.length;
@@ -179,14 +173,9 @@ req_get_bufs(struct nr_req *req)
 	struct ibv_send_wr *wr;
 
 	nvmf_rdma_xfer_plan(len, unit, max_sge, &plan);
-	if (mempool_get_bulk(rq->rt->buf_pool, req->bufs, plan.nbufs) != 0) {
-		return false;
-	}
 	for (i = 0; i < plan.nbufs; i++) {
-		req->iov[i].iov_base = req->bufs[i];
-		req->iov[i].iov_len = GGA_MIN(unit, len - i * unit);
-		req->sges[i].addr = (uintptr_t)req->bufs[i];
-		req->sges[i].length = (uint32_t)req->iov[i].iov_len;
+		req->sges[i].addr = (uintptr_t)req->req.bufs[i];
+		req->sges[i].length = (uint32_t)req->req.buf_iov[i].iov_len;
 		req->sges[i].lkey = lkey;
 	}
 	for (w = 0, i = 0; w < plan.nwrs; w++, i += max_sge) {
@@ -206,12 +195,8 @@ req_get_bufs(struct nr_req *req)
 			off += req->sges[i + j].length;
 		}
 	}
-	req->nbufs = plan.nbufs;
 	req->nwrs = plan.nwrs;
 	req->next_wr = 0;
-	req->req.iov = req->iov;
-	req->req.iovcnt = (int)plan.nbufs;
-	return true;
 }
 
 static void
@@ -243,18 +228,24 @@ req_have_bufs(struct nr_req *req)
 	}
 }
 
+void
+nvmf_rdma_req_bufs_ready(struct nvmf_request *nreq)
+{
+	struct nr_req *req = to_req(nreq);
+	struct nr_qpair *rq = req->rq;
+
+	/* From the group's poller too: the connection stays while the request moves on. */
+	rq_hold(rq);
+	req_map_bufs(req);
+	req_have_bufs(req);
+	rq_unhold(rq);
+}
+
 static void
 req_need_data(struct nr_req *req)
 {
-	struct nr_group *group = req->rq->group;
-
-	if (TAILQ_EMPTY(&group->buf_wait) && req_get_bufs(req)) {
-		req_have_bufs(req);
-		return;
-	}
 	req->state = RREQ_NEED_BUF;
-	TAILQ_INSERT_TAIL(&group->buf_wait, req, link);
-	group->buf_waits++;
+	nvmf_tgroup_req_get_bufs(&req->rq->group->base, &req->req);
 }
 
 /*
@@ -400,7 +391,7 @@ handle_capsule(struct nr_qpair *rq, struct nr_recv *rv)
 	TAILQ_REMOVE(&rq->free_reqs, req, link);
 	rq->num_busy++;
 	req->recv = NULL;
-	req->nbufs = 0;
+	req->req.nbufs = 0;
 	req->nwrs = 0;
 	req->next_wr = 0;
 	req->wrs_out = 0;
@@ -598,7 +589,6 @@ int
 nvmf_rdma_group_poll(struct nr_group *group)
 {
 	struct nr_qpair *rq, *tmp;
-	struct nr_req *req;
 	int busy = POLLER_IDLE;
 
 	TAILQ_FOREACH_SAFE(rq, &group->active, active_link, tmp) {
@@ -607,19 +597,6 @@ nvmf_rdma_group_poll(struct nr_group *group)
 			busy = POLLER_BUSY;
 		}
 		rq_unhold(rq);
-	}
-	while ((req = TAILQ_FIRST(&group->buf_wait)) != NULL) {
-		if (!req_get_bufs(req)) {
-			/* Buffers come back from other threads too: keep polling. */
-			busy = POLLER_BUSY;
-			break;
-		}
-		TAILQ_REMOVE(&group->buf_wait, req, link);
-		rq = req->rq;
-		rq_hold(rq);
-		req_have_bufs(req);
-		rq_unhold(rq);
-		busy = POLLER_BUSY;
 	}
 	if (!TAILQ_EMPTY(&group->active)) {
 		busy = POLLER_BUSY;
@@ -722,6 +699,7 @@ rq_try_finish(struct nr_qpair *rq)
 	rq_deactivate(rq);
 	thread_fd_unregister(&rq->ev);
 	TAILQ_REMOVE(&rq->group->qpairs, rq, link);
+	rq->group->base.num_conns--;
 	DEBUGLOG(nvmf_rdma, "qpair %u (%s): closed\n", rq->qpair.id, rq->peer);
 	nvmf_qpair_release(&rq->qpair);
 	/* The CM id and the queues belong to the app thread. */
@@ -831,6 +809,7 @@ start_msg(void *arg)
 	nvmf_qpair_init(&rq->qpair, &rq->rt->base, rq->pg, &rq->listen, rq->peer);
 	rq->state = RQ_RUNNING;
 	TAILQ_INSERT_TAIL(&rq->group->qpairs, rq, link);
+	rq->group->base.num_conns++;
 	DEBUGLOG(nvmf_rdma, "qpair %u: connection from %s on %s:%s (qid %u, %u capsules)\n",
 		 rq->qpair.id, rq->peer, rq->listen.traddr, rq->listen.trsvcid, rq->cm_qid,
 		 rq->num_recvs);
@@ -970,8 +949,8 @@ conn_alloc(struct nr_qpair *rq, uint32_t max_wrs)
 		req->rq = rq;
 		req->state = RREQ_FREE;
 		req->req.qpair = &rq->qpair;
-		req->iov = rq->iov_area + (size_t)i * max_bufs;
-		req->bufs = rq->buf_area + (size_t)i * max_bufs;
+		req->req.buf_iov = rq->iov_area + (size_t)i * max_bufs;
+		req->req.bufs = rq->buf_area + (size_t)i * max_bufs;
 		req->sges = rq->sge_area + (size_t)i * max_bufs;
 		req->wrs = rq->wr_area + (size_t)i * max_wrs;
 		req->data_ref.kind = NR_WR_DATA;

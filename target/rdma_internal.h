@@ -126,7 +126,6 @@ struct nr_device {
 
 struct nr_transport {
 	struct nvmf_transport base;
-	struct mempool *buf_pool;
 	uint32_t max_bufs;		/* data buffers of one request */
 	struct env_mem_region arena;
 	struct rdma_event_channel *ec;
@@ -152,17 +151,14 @@ struct nr_req;
 struct nr_group {
 	struct nvmf_transport_poll_group base;
 	struct nr_transport *rt;
-	struct poller *poller;
 	TAILQ_HEAD(, nr_qpair) qpairs;
 	/* Connections whose CQ is polled (not armed) right now. */
 	TAILQ_HEAD(, nr_qpair) active;
-	TAILQ_HEAD(, nr_req) buf_wait;
 	uint64_t recvs;
 	uint64_t icd_cmds;
 	uint64_t reads;
 	uint64_t writes;
 	uint64_t sends;
-	uint64_t buf_waits;
 	uint64_t sq_waits;
 	uint64_t cq_events;
 	uint64_t completion_errors;
@@ -188,7 +184,7 @@ struct nr_recv {
 
 enum nr_req_state {
 	RREQ_FREE,
-	RREQ_NEED_BUF,		/* waiting for data buffers */
+	RREQ_NEED_BUF,		/* waiting for data buffers (in the group's buf_wait) */
 	RREQ_NEED_READ,		/* waiting for send queue slots / read credits */
 	RREQ_READING,		/* RDMA READs of host data posted */
 	RREQ_EXEC,		/* in the core */
@@ -209,9 +205,6 @@ struct nr_req {
 	/* The capsule, while its in-capsule data is in use. */
 	struct nr_recv *recv;
 	struct iovec icd_iov;
-	struct iovec *iov;		/* [max_bufs] */
-	void **bufs;			/* [max_bufs] */
-	uint32_t nbufs;
 	/* RDMA READ/WRITE work requests: [max_wrs], and their SGEs [max_bufs]. */
 	struct ibv_send_wr *wrs;
 	struct ibv_sge *sges;
@@ -310,7 +303,10 @@ uint16_t nvmf_rdma_conn_accept(struct nr_transport *rt, struct nr_listener *l,
 void nvmf_rdma_conn_cm_disconnect(struct nr_qpair *rq);
 /* Destroy the app-side remains of a connection at transport destruction. */
 void nvmf_rdma_conn_destroy(struct nr_qpair *rq);
+/* Poll the group's active connections (its poller; the core then retries buffers). */
 int nvmf_rdma_group_poll(struct nr_group *group);
+/* The group's tgroup ops->bufs_ready: lay out the READs/WRITEs, pull host data or run a read. */
+void nvmf_rdma_req_bufs_ready(struct nvmf_request *req);
 void nvmf_rdma_req_complete(struct nvmf_request *req);
 void nvmf_rdma_qpair_disconnect(struct nvmf_qpair *qpair);
 
