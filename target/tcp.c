@@ -178,7 +178,7 @@ listener_event(void *ctx, uint32_t events)
 }
 
 static int
-tcp_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
+tcp_transport_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
 {
 	struct tcp_transport *tt = container_of(t, struct tcp_transport, base);
 	struct sockaddr_storage ss = { 0 };
@@ -243,7 +243,7 @@ err_free:
 }
 
 static void
-tcp_stop_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
+tcp_transport_stop_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
 {
 	struct tcp_transport *tt = container_of(t, struct tcp_transport, base);
 	struct tcp_listener *l;
@@ -342,7 +342,7 @@ tcp_group_dump_stats(struct nvmf_transport_poll_group *tg, json_t *obj)
  */
 
 static int
-tcp_create(const struct nvmf_transport_opts *opts, struct nvmf_transport **out)
+tcp_transport_create(const struct nvmf_transport_opts *opts, struct nvmf_transport **out)
 {
 	struct tcp_transport *tt;
 	char name[32];
@@ -382,13 +382,13 @@ tcp_create(const struct nvmf_transport_opts *opts, struct nvmf_transport **out)
 }
 
 static void
-tcp_destroy(struct nvmf_transport *t)
+tcp_transport_destroy(struct nvmf_transport *t)
 {
 	struct tcp_transport *tt = container_of(t, struct tcp_transport, base);
 	struct tcp_listener *l;
 
 	while ((l = TAILQ_FIRST(&tt->listeners)) != NULL) {
-		tcp_stop_listen(t, &l->addr);
+		tcp_transport_stop_listen(t, &l->addr);
 	}
 	mempool_free(tt->base.buf_pool);
 	free(tt);
@@ -398,10 +398,10 @@ const struct nvmf_transport_ops nvmf_tcp_ops = {
 	.name = "TCP",
 	.trtype = NVME_TRTYPE_TCP,
 	.sgls = NVME_SGLS_SUPPORTED | NVME_SGLS_OFFSET | NVME_SGLS_TRANSPORT_DATA_BLOCK,
-	.create = tcp_create,
-	.destroy = tcp_destroy,
-	.listen = tcp_listen,
-	.stop_listen = tcp_stop_listen,
+	.create = tcp_transport_create,
+	.destroy = tcp_transport_destroy,
+	.listen = tcp_transport_listen,
+	.stop_listen = tcp_transport_stop_listen,
 	.poll_group_create = tcp_group_create,
 	.poll_group_destroy = tcp_group_destroy,
 	.req_complete = nvmf_tcp_req_complete,
