@@ -300,7 +300,7 @@ tgroup_destroy_fn(struct nvmf_poll_group *pg, void *arg)
 
 	if (tg != NULL) {
 		pg->tgroups[t->index] = NULL;
-		t->ops->poll_group_destroy(tg);
+		nvmf_tgroup_destroy(tg);
 	}
 }
 
@@ -324,7 +324,7 @@ tgroup_create_fn(struct nvmf_poll_group *pg, void *arg)
 	if (ctx->rc != 0) {
 		return;
 	}
-	rc = t->ops->poll_group_create(t, pg, &pg->tgroups[t->index]);
+	rc = nvmf_tgroup_create(t, pg, &pg->tgroups[t->index]);
 	if (rc != 0) {
 		ERRLOG("nvmf: transport %s: cannot create its poll group on thread %s: %s\n",
 		       t->ops->name, thread_get_name(pg->thread), strerror(-rc));

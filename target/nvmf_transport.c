@@ -7,8 +7,10 @@
  * must not be lost. The TCP and RDMA transports call these; the contract is
  * in nvmf_transport.h.
  */
+#include <assert.h>
 #include <errno.h>
 #include <sched.h>
+#include <stdlib.h>
 
 #include "gga/env.h"
 #include "gga/log.h"
@@ -59,7 +61,7 @@ nvmf_tgroup_req_get_bufs(struct nvmf_transport_poll_group *tg, struct nvmf_reque
 {
 	/* Behind others that wait, so a large transfer is not starved by small ones. */
 	if (TAILQ_EMPTY(&tg->buf_wait) && req_take_bufs(tg->transport, req)) {
-		tg->ops->bufs_ready(req);
+		tg->transport->ops->tgroup->bufs_ready(req);
 		return;
 	}
 	req->buf_waiting = true;
@@ -94,7 +96,7 @@ buf_wait_retry(struct nvmf_transport_poll_group *tg)
 		}
 		TAILQ_REMOVE(&tg->buf_wait, req, link);
 		req->buf_waiting = false;
-		tg->ops->bufs_ready(req);
+		tg->transport->ops->tgroup->bufs_ready(req);
 		busy = POLLER_BUSY;
 	}
 	return busy;
@@ -110,7 +112,7 @@ tgroup_poll(void *arg)
 	struct nvmf_transport_poll_group *tg = arg;
 	int busy;
 
-	busy = tg->ops->poll(tg);
+	busy = tg->transport->ops->tgroup->poll(tg);
 	if (buf_wait_retry(tg) == POLLER_BUSY) {
 		busy = POLLER_BUSY;
 	}
@@ -118,37 +120,64 @@ tgroup_poll(void *arg)
 }
 
 int
-nvmf_tgroup_init(struct nvmf_transport_poll_group *tg, struct nvmf_transport *t,
-		 struct nvmf_poll_group *pg, const struct nvmf_tgroup_ops *ops)
+nvmf_tgroup_create(struct nvmf_transport *t, struct nvmf_poll_group *pg,
+		   struct nvmf_transport_poll_group **out)
 {
+	const struct nvmf_tgroup_ops *ops = t->ops->tgroup;
+	struct nvmf_transport_poll_group *tg;
+	int rc;
+
+	assert(ops->size >= sizeof(*tg));
+	tg = calloc(1, ops->size);
+	if (tg == NULL) {
+		return -ENOMEM;
+	}
 	tg->transport = t;
 	tg->pg = pg;
-	tg->ops = ops;
-	tg->num_conns = 0;
-	tg->buf_waits = 0;
 	TAILQ_INIT(&tg->buf_wait);
 	tg->poller = poller_register(tgroup_poll, tg, 0, ops->name);
-	return tg->poller != NULL ? 0 : -ENOMEM;
+	if (tg->poller == NULL) {
+		rc = -ENOMEM;
+		goto out_free;
+	}
+	rc = ops->init != NULL ? ops->init(tg) : 0;
+	if (rc != 0) {
+		goto out_unregister;
+	}
+	*out = tg;
+	return 0;
+
+out_unregister:
+	poller_unregister(&tg->poller);
+out_free:
+	free(tg);
+	return rc;
 }
 
 void
-nvmf_tgroup_fini(struct nvmf_transport_poll_group *tg)
+nvmf_tgroup_destroy(struct nvmf_transport_poll_group *tg)
 {
+	const struct nvmf_tgroup_ops *ops = tg->transport->ops->tgroup;
+
 	if (tg->num_conns > 0) {
 		WARNLOG("nvmf %s: poll group destroyed with %u connections left\n",
 			tg->transport->ops->name, tg->num_conns);
 	}
 	poller_unregister(&tg->poller);
+	if (ops->fini != NULL) {
+		ops->fini(tg);
+	}
+	free(tg);
 }
 
 void
 nvmf_tgroup_dump_stats(struct nvmf_transport_poll_group *tg, json_t *obj)
 {
-	const struct nvmf_transport_ops *ops = tg->transport->ops;
+	const struct nvmf_tgroup_ops *ops = tg->transport->ops->tgroup;
 
 	json_object_set_new(obj, "connections", json_integer((json_int_t)tg->num_conns));
 	json_object_set_new(obj, "buffer_waits", json_integer((json_int_t)tg->buf_waits));
-	if (ops->poll_group_dump_stats != NULL) {
-		ops->poll_group_dump_stats(tg, obj);
+	if (ops->dump_stats != NULL) {
+		ops->dump_stats(tg, obj);
 	}
 }

@@ -92,15 +92,8 @@ struct nvmf_transport_ops {
 	int (*listen)(struct nvmf_transport *transport, const struct nvmf_listen_addr *addr);
 	void (*stop_listen)(struct nvmf_transport *transport, const struct nvmf_listen_addr *addr);
 
-	/*
-	 * Create/destroy the transport's part of a poll group, on the poll
-	 * group's thread (nvmf_tgroup_init()/nvmf_tgroup_fini() do the common
-	 * part). create returns 0 with *tgroup set or a negative errno. destroy
-	 * is only called once every qpair of the group is released.
-	 */
-	int (*poll_group_create)(struct nvmf_transport *transport, struct nvmf_poll_group *pg,
-				 struct nvmf_transport_poll_group **tgroup);
-	void (*poll_group_destroy)(struct nvmf_transport_poll_group *tgroup);
+	/* The transport's part of every poll group, which the core creates and polls. */
+	const struct nvmf_tgroup_ops *tgroup;
 
 	/*
 	 * The core finished req (req->rsp is filled): send the data of a
@@ -118,11 +111,6 @@ struct nvmf_transport_ops {
 
 	/* Optional: add transport-specific options to nvmf_get_transports / save_config. */
 	void (*dump_opts)(const struct nvmf_transport *transport, json_t *obj);
-	/*
-	 * Optional: add a poll group's own statistics to nvmf_get_stats (poll
-	 * group's thread), after the ones every transport has (nvmf_tgroup_dump_stats()).
-	 */
-	void (*poll_group_dump_stats)(struct nvmf_transport_poll_group *tgroup, json_t *obj);
 };
 
 struct nvmf_transport {
@@ -135,10 +123,20 @@ struct nvmf_transport {
 	TAILQ_ENTRY(nvmf_transport) link;
 };
 
-/* What the core runs for a transport's poll group (nvmf_tgroup_init()). */
+/*
+ * A transport's part of a poll group (ops->tgroup). The core allocates it
+ * (size bytes, zeroed), sets up the common part and registers its poller on
+ * the poll group's thread, where every one of these runs.
+ */
 struct nvmf_tgroup_ops {
+	/* Bytes of the transport's group, which embeds struct nvmf_transport_poll_group first. */
+	size_t size;
 	/* The poller's name. */
 	const char *name;
+	/* Optional: set up the transport's part of a new group. Returns 0 or a negative errno. */
+	int (*init)(struct nvmf_transport_poll_group *tgroup);
+	/* Optional: undo init (once every qpair of the group is released). */
+	void (*fini)(struct nvmf_transport_poll_group *tgroup);
 	/*
 	 * The group's work, on every pass of its thread: POLLER_BUSY or
 	 * POLLER_IDLE. The core then retries the requests waiting for buffers.
@@ -150,16 +148,17 @@ struct nvmf_tgroup_ops {
 	 * the group's poller.
 	 */
 	void (*bufs_ready)(struct nvmf_request *req);
+	/*
+	 * Optional: add the group's own statistics to nvmf_get_stats, after the
+	 * ones every transport has (connections, buffer_waits).
+	 */
+	void (*dump_stats)(struct nvmf_transport_poll_group *tgroup, json_t *obj);
 };
 
-/*
- * A transport's part of a poll group. The transport's group embeds it first
- * (container_of back) and sets it up with nvmf_tgroup_init().
- */
+/* The core's part of a transport poll group (see struct nvmf_tgroup_ops). */
 struct nvmf_transport_poll_group {
 	struct nvmf_transport *transport;
 	struct nvmf_poll_group *pg;
-	const struct nvmf_tgroup_ops *ops;
 	struct poller *poller;
 	/* Connections of the group (the transport counts them). */
 	uint32_t num_conns;
@@ -296,18 +295,6 @@ void nvmf_request_fail(struct nvmf_request *req, uint16_t status);
  */
 void nvmf_qpair_fini(struct nvmf_qpair *qpair, void (*cb)(struct nvmf_qpair *qpair));
 void nvmf_qpair_release(struct nvmf_qpair *qpair);
-
-/*
- * Set up tgroup, the transport's part of poll group pg, on pg's thread: its
- * poller runs ops->poll and then retries the requests waiting for buffers.
- * Returns 0 or -ENOMEM.
- */
-int nvmf_tgroup_init(struct nvmf_transport_poll_group *tgroup, struct nvmf_transport *transport,
-		     struct nvmf_poll_group *pg, const struct nvmf_tgroup_ops *ops);
-/* Undo nvmf_tgroup_init() (a warning if connections are left). */
-void nvmf_tgroup_fini(struct nvmf_transport_poll_group *tgroup);
-/* nvmf_get_stats: the counters every transport has, then ops->poll_group_dump_stats. */
-void nvmf_tgroup_dump_stats(struct nvmf_transport_poll_group *tgroup, json_t *obj);
 
 /*
  * Data buffers for req->length bytes from the transport's pool, in order:

@@ -13,9 +13,11 @@
  * thread. Events that end a connection are forwarded to that thread.
  */
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -392,38 +394,15 @@ rdma_group_poll(struct nvmf_transport_poll_group *tg)
 	return nvmf_rdma_group_poll(container_of(tg, struct rdma_group, base));
 }
 
-static const struct nvmf_tgroup_ops rdma_tgroup_ops = {
-	.name = "nvmf_rdma_group",
-	.poll = rdma_group_poll,
-	.bufs_ready = nvmf_rdma_req_bufs_ready,
-};
-
 static int
-rdma_group_create(struct nvmf_transport *t, struct nvmf_poll_group *pg,
-		  struct nvmf_transport_poll_group **out)
+rdma_group_init(struct nvmf_transport_poll_group *tg)
 {
-	struct rdma_group *group;
+	struct rdma_group *group = container_of(tg, struct rdma_group, base);
 
-	group = calloc(1, sizeof(*group));
-	if (group == NULL) {
-		return -ENOMEM;
-	}
-	group->rt = container_of(t, struct rdma_transport, base);
+	group->rt = container_of(tg->transport, struct rdma_transport, base);
 	TAILQ_INIT(&group->qpairs);
 	TAILQ_INIT(&group->active);
-	if (nvmf_tgroup_init(&group->base, t, pg, &rdma_tgroup_ops) != 0) {
-		free(group);
-		return -ENOMEM;
-	}
-	*out = &group->base;
 	return 0;
-}
-
-static void
-rdma_group_destroy(struct nvmf_transport_poll_group *tg)
-{
-	nvmf_tgroup_fini(tg);
-	free(container_of(tg, struct rdma_group, base));
 }
 
 static void
@@ -443,6 +422,17 @@ rdma_group_dump_stats(struct nvmf_transport_poll_group *tg, json_t *obj)
 			    json_integer((json_int_t)group->completion_errors));
 	json_object_set_new(obj, "bad_capsules", json_integer((json_int_t)group->bad_capsules));
 }
+
+static_assert(offsetof(struct rdma_group, base) == 0, "the core allocates the group");
+
+static const struct nvmf_tgroup_ops rdma_tgroup_ops = {
+	.size = sizeof(struct rdma_group),
+	.name = "nvmf_rdma_group",
+	.init = rdma_group_init,
+	.poll = rdma_group_poll,
+	.bufs_ready = nvmf_rdma_req_bufs_ready,
+	.dump_stats = rdma_group_dump_stats,
+};
 
 /*
  * The transport.
@@ -565,9 +555,7 @@ const struct nvmf_transport_ops nvmf_rdma_ops = {
 	.destroy = rdma_transport_destroy,
 	.listen = rdma_transport_listen,
 	.stop_listen = rdma_transport_stop_listen,
-	.poll_group_create = rdma_group_create,
-	.poll_group_destroy = rdma_group_destroy,
+	.tgroup = &rdma_tgroup_ops,
 	.req_complete = nvmf_rdma_req_complete,
 	.qpair_disconnect = nvmf_rdma_qpair_disconnect,
-	.poll_group_dump_stats = rdma_group_dump_stats,
 };

@@ -149,7 +149,7 @@ struct rdma_listener {
 struct rdma_req;
 
 struct rdma_group {
-	struct nvmf_transport_poll_group base;
+	struct nvmf_transport_poll_group base;	/* first: the core allocates the group */
 	struct rdma_transport *rt;
 	TAILQ_HEAD(, rdma_qpair) qpairs;
 	/* Connections whose CQ is polled (not armed) right now. */

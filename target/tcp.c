@@ -9,9 +9,11 @@
  * sleeps.
  */
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,6 +263,7 @@ tcp_transport_stop_listen(struct nvmf_transport *t, const struct nvmf_listen_add
 		}
 	}
 }
+
 /*
  * Poll groups.
  */
@@ -277,51 +280,29 @@ tcp_group_check_timeouts(void *arg)
 	return nvmf_tcp_group_check_timeouts(arg);
 }
 
-static const struct nvmf_tgroup_ops tcp_tgroup_ops = {
-	.name = "nvmf_tcp_group",
-	.poll = tcp_group_poll,
-	.bufs_ready = nvmf_tcp_req_bufs_ready,
-};
-
 static int
-tcp_group_create(struct nvmf_transport *t, struct nvmf_poll_group *pg,
-		 struct nvmf_transport_poll_group **out)
+tcp_group_init(struct nvmf_transport_poll_group *tg)
 {
-	struct tcp_group *group;
+	struct tcp_group *group = container_of(tg, struct tcp_group, base);
 	uint64_t period_us;
 
-	group = calloc(1, sizeof(*group));
-	if (group == NULL) {
-		return -ENOMEM;
-	}
-	group->tt = container_of(t, struct tcp_transport, base);
+	group->tt = container_of(tg->transport, struct tcp_transport, base);
 	TAILQ_INIT(&group->qpairs);
 	TAILQ_INIT(&group->dirty);
-	if (nvmf_tgroup_init(&group->base, t, pg, &tcp_tgroup_ops) != 0) {
-		free(group);
-		return -ENOMEM;
-	}
 	/* Four checks per timeout, at most one a second: an idle target stays asleep. */
-	period_us = GGA_MIN(GGA_MAX((uint64_t)t->opts.pdu_timeout_ms * 1000 / 4, 25000), 1000000);
+	period_us = GGA_MIN(GGA_MAX((uint64_t)tg->transport->opts.pdu_timeout_ms * 1000 / 4,
+				    25000), 1000000);
 	group->timeout_poller = poller_register(tcp_group_check_timeouts, group, period_us,
 						"nvmf_tcp_timeouts");
-	if (group->timeout_poller == NULL) {
-		nvmf_tgroup_fini(&group->base);
-		free(group);
-		return -ENOMEM;
-	}
-	*out = &group->base;
-	return 0;
+	return group->timeout_poller != NULL ? 0 : -ENOMEM;
 }
 
 static void
-tcp_group_destroy(struct nvmf_transport_poll_group *tg)
+tcp_group_fini(struct nvmf_transport_poll_group *tg)
 {
 	struct tcp_group *group = container_of(tg, struct tcp_group, base);
 
-	nvmf_tgroup_fini(tg);
 	poller_unregister(&group->timeout_poller);
-	free(group);
 }
 
 static void
@@ -336,6 +317,18 @@ tcp_group_dump_stats(struct nvmf_transport_poll_group *tg, json_t *obj)
 			    json_integer((json_int_t)group->ddgst_errors));
 	json_object_set_new(obj, "pdu_timeouts", json_integer((json_int_t)group->pdu_timeouts));
 }
+
+static_assert(offsetof(struct tcp_group, base) == 0, "the core allocates the group");
+
+static const struct nvmf_tgroup_ops tcp_tgroup_ops = {
+	.size = sizeof(struct tcp_group),
+	.name = "nvmf_tcp_group",
+	.init = tcp_group_init,
+	.poll = tcp_group_poll,
+	.fini = tcp_group_fini,
+	.bufs_ready = nvmf_tcp_req_bufs_ready,
+	.dump_stats = tcp_group_dump_stats,
+};
 
 /*
  * The transport.
@@ -402,9 +395,7 @@ const struct nvmf_transport_ops nvmf_tcp_ops = {
 	.destroy = tcp_transport_destroy,
 	.listen = tcp_transport_listen,
 	.stop_listen = tcp_transport_stop_listen,
-	.poll_group_create = tcp_group_create,
-	.poll_group_destroy = tcp_group_destroy,
+	.tgroup = &tcp_tgroup_ops,
 	.req_complete = nvmf_tcp_req_complete,
 	.qpair_disconnect = nvmf_tcp_qpair_disconnect,
-	.poll_group_dump_stats = tcp_group_dump_stats,
 };

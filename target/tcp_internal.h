@@ -120,7 +120,7 @@ struct tcp_qpair;
 struct tcp_req;
 
 struct tcp_group {
-	struct nvmf_transport_poll_group base;	/* first: fuzz_tcp_conn casts */
+	struct nvmf_transport_poll_group base;	/* first: the core allocates the group */
 	struct tcp_transport *tt;
 	struct poller *timeout_poller;
 	TAILQ_HEAD(, tcp_qpair) qpairs;
