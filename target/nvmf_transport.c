@@ -7,10 +7,15 @@
  * must not be lost. The TCP and RDMA transports call these; the contract is
  * in nvmf_transport.h.
  */
+#include <arpa/inet.h>
 #include <assert.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
 
 #include "gga/env.h"
 #include "gga/log.h"
@@ -33,8 +38,82 @@ nvmf_send_msg_or_spin(struct thread *thread, msg_fn fn, void *arg)
 }
 
 /*
+ * Addresses.
+ */
+
+int
+nvmf_listen_addr_to_sockaddr(const struct nvmf_listen_addr *addr, struct sockaddr_storage *ss,
+			     size_t *len)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (addr->adrfam == NVME_ADRFAM_IPV4) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t)atoi(addr->trsvcid));
+		if (inet_pton(AF_INET, addr->traddr, &sin->sin_addr) != 1) {
+			return -EINVAL;
+		}
+		*len = sizeof(*sin);
+	} else if (addr->adrfam == NVME_ADRFAM_IPV6) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons((uint16_t)atoi(addr->trsvcid));
+		if (inet_pton(AF_INET6, addr->traddr, &sin6->sin6_addr) != 1) {
+			return -EINVAL;
+		}
+		*len = sizeof(*sin6);
+	} else {
+		return -EAFNOSUPPORT;
+	}
+	return 0;
+}
+
+void
+nvmf_sockaddr_str(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	int port = 0;
+
+	if (sa != NULL && sa->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+
+		inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
+		port = ntohs(sin->sin_port);
+	} else if (sa != NULL && sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
+
+		inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
+		port = ntohs(sin6->sin6_port);
+	}
+	snprintf(buf, len, "%s:%d", host, port);
+}
+
+/*
  * Data buffers.
  */
+
+int
+nvmf_transport_buf_pool_create(struct nvmf_transport *t, const struct nvmf_transport_opts *opts,
+			       const char *name)
+{
+	uint32_t max_bufs = (opts->max_io_size + opts->io_unit_size - 1) / opts->io_unit_size;
+
+	if (opts->num_shared_buffers < max_bufs) {
+		ERRLOG("nvmf: %s: num_shared_buffers %u cannot hold one %u-byte transfer\n", name,
+		       opts->num_shared_buffers, opts->max_io_size);
+		return -EINVAL;
+	}
+	t->buf_pool = mempool_create(name, opts->num_shared_buffers, opts->io_unit_size,
+				     opts->buf_cache_size);
+	if (t->buf_pool == NULL) {
+		ERRLOG("nvmf: %s: cannot allocate %u data buffers of %u bytes\n", name,
+		       opts->num_shared_buffers, opts->io_unit_size);
+		return -ENOMEM;
+	}
+	return 0;
+}
 
 /* Take buffers for req->length bytes. Returns false if the pool is short. */
 static bool

@@ -26,6 +26,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <sys/queue.h>
 #include <sys/uio.h>
 
@@ -36,6 +37,8 @@
 #include "gga/thread.h"
 
 struct mempool;
+struct sockaddr;
+struct sockaddr_storage;
 struct nvmf_transport;
 struct nvmf_poll_group;
 struct nvmf_qpair;
@@ -297,6 +300,16 @@ void nvmf_qpair_fini(struct nvmf_qpair *qpair, void (*cb)(struct nvmf_qpair *qpa
 void nvmf_qpair_release(struct nvmf_qpair *qpair);
 
 /*
+ * Create transport->buf_pool: opts->num_shared_buffers buffers of
+ * opts->io_unit_size bytes, in the env arena (so an RDMA device can register
+ * them), named `name`. Returns 0, -EINVAL if they cannot hold one
+ * max_io_size transfer, or -ENOMEM (both logged). The transport frees the
+ * pool (mempool_free) when it is destroyed.
+ */
+int nvmf_transport_buf_pool_create(struct nvmf_transport *transport,
+				   const struct nvmf_transport_opts *opts, const char *name);
+
+/*
  * Data buffers for req->length bytes from the transport's pool, in order:
  * if no request waits and the pool has them, ops->bufs_ready(req) runs
  * before this returns; else req waits in the group's buf_wait until the
@@ -308,6 +321,16 @@ void nvmf_tgroup_req_get_bufs(struct nvmf_transport_poll_group *tgroup,
 /* Give req's buffers back to the pool, or take it out of buf_wait. */
 void nvmf_tgroup_req_put_bufs(struct nvmf_transport_poll_group *tgroup,
 			      struct nvmf_request *req);
+
+/*
+ * The socket address of an IPv4 or IPv6 listen address (trsvcid is the
+ * port). Returns 0 with *ss and *len set, -EINVAL if traddr does not parse,
+ * -EAFNOSUPPORT for another address family.
+ */
+int nvmf_listen_addr_to_sockaddr(const struct nvmf_listen_addr *addr,
+				 struct sockaddr_storage *ss, size_t *len);
+/* "host:port" of a peer's address, for logs ("?:0" if sa is NULL or neither IPv4 nor IPv6). */
+void nvmf_sockaddr_str(const struct sockaddr *sa, char *buf, size_t len);
 
 /*
  * Send fn(arg) to thread, retrying until its message queue takes it: for

@@ -12,11 +12,9 @@
  * receives posted, it is accepted, and then it belongs to a poll group's
  * thread. Events that end a connection are forwarded to that thread.
  */
-#include <arpa/inet.h>
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -302,28 +300,14 @@ static int
 rdma_transport_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
 {
 	struct rdma_transport *rt = container_of(t, struct rdma_transport, base);
-	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_storage ss;
 	struct rdma_listener *l;
+	size_t sl;
 	int rc;
 
-	if (addr->adrfam == NVME_ADRFAM_IPV4) {
-		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons((uint16_t)atoi(addr->trsvcid));
-		if (inet_pton(AF_INET, addr->traddr, &sin->sin_addr) != 1) {
-			return -EINVAL;
-		}
-	} else if (addr->adrfam == NVME_ADRFAM_IPV6) {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons((uint16_t)atoi(addr->trsvcid));
-		if (inet_pton(AF_INET6, addr->traddr, &sin6->sin6_addr) != 1) {
-			return -EINVAL;
-		}
-	} else {
-		return -EAFNOSUPPORT;
+	rc = nvmf_listen_addr_to_sockaddr(addr, &ss, &sl);
+	if (rc != 0) {
+		return rc;
 	}
 	l = calloc(1, sizeof(*l));
 	if (l == NULL) {
@@ -389,12 +373,6 @@ rdma_transport_stop_listen(struct nvmf_transport *t, const struct nvmf_listen_ad
  */
 
 static int
-rdma_group_poll(struct nvmf_transport_poll_group *tg)
-{
-	return nvmf_rdma_group_poll(container_of(tg, struct rdma_group, base));
-}
-
-static int
 rdma_group_init(struct nvmf_transport_poll_group *tg)
 {
 	struct rdma_group *group = container_of(tg, struct rdma_group, base);
@@ -429,7 +407,7 @@ static const struct nvmf_tgroup_ops rdma_tgroup_ops = {
 	.size = sizeof(struct rdma_group),
 	.name = "nvmf_rdma_group",
 	.init = rdma_group_init,
-	.poll = rdma_group_poll,
+	.poll = nvmf_rdma_group_poll,
 	.bufs_ready = nvmf_rdma_req_bufs_ready,
 	.dump_stats = rdma_group_dump_stats,
 };
@@ -467,18 +445,8 @@ rdma_transport_create(const struct nvmf_transport_opts *opts, struct nvmf_transp
 	TAILQ_INIT(&rt->devices);
 	TAILQ_INIT(&rt->conns);
 	rt->max_bufs = (opts->max_io_size + opts->io_unit_size - 1) / opts->io_unit_size;
-	if (opts->num_shared_buffers < rt->max_bufs) {
-		ERRLOG("nvmf rdma: num_shared_buffers %u cannot hold one %u-byte transfer\n",
-		       opts->num_shared_buffers, opts->max_io_size);
-		rc = -EINVAL;
-		goto err_free;
-	}
-	rt->base.buf_pool = mempool_create("nvmf_rdma_data", opts->num_shared_buffers,
-				      opts->io_unit_size, opts->buf_cache_size);
-	if (rt->base.buf_pool == NULL) {
-		ERRLOG("nvmf rdma: cannot allocate %u data buffers of %u bytes\n",
-		       opts->num_shared_buffers, opts->io_unit_size);
-		rc = -ENOMEM;
+	rc = nvmf_transport_buf_pool_create(&rt->base, opts, "nvmf_rdma_data");
+	if (rc != 0) {
 		goto err_free;
 	}
 	/* The arena the pool lies in is what every device registers. */

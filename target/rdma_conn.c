@@ -35,10 +35,8 @@
  * qpair; when both are done the poll group lets go and the app thread, which
  * owns the CM id, destroys the queues.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,13 +239,6 @@ nvmf_rdma_req_bufs_ready(struct nvmf_request *nreq)
 	rq_unhold(rq);
 }
 
-static void
-req_need_data(struct rdma_req *req)
-{
-	req->state = RREQ_NEED_BUF;
-	nvmf_tgroup_req_get_bufs(&req->rq->group->base, &req->req);
-}
-
 /*
  * Post the chain first..last (count work requests). Returns how many the
  * device took; on a partial post the connection is closed.
@@ -435,7 +426,8 @@ handle_capsule(struct rdma_qpair *rq, struct rdma_recv *rv)
 		req_exec(req);
 		return;
 	}
-	req_need_data(req);
+	req->state = RREQ_NEED_BUF;
+	nvmf_tgroup_req_get_bufs(&rq->group->base, &req->req);
 }
 
 /* Capsules that arrived while every request was busy. */
@@ -586,8 +578,9 @@ cq_event(void *ctx, uint32_t events)
 }
 
 int
-nvmf_rdma_group_poll(struct rdma_group *group)
+nvmf_rdma_group_poll(struct nvmf_transport_poll_group *tg)
 {
+	struct rdma_group *group = container_of(tg, struct rdma_group, base);
 	struct rdma_qpair *rq, *tmp;
 	int busy = POLLER_IDLE;
 
@@ -879,27 +872,6 @@ app_try_destroy(struct rdma_qpair *rq)
 	}
 }
 
-static void
-peer_name(struct rdma_cm_id *id, char *buf, size_t len)
-{
-	struct sockaddr *sa = rdma_get_peer_addr(id);
-	char host[INET6_ADDRSTRLEN] = "?";
-	int port = 0;
-
-	if (sa != NULL && sa->sa_family == AF_INET) {
-		struct sockaddr_in *sin = (struct sockaddr_in *)sa;
-
-		inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
-		port = ntohs(sin->sin_port);
-	} else if (sa != NULL && sa->sa_family == AF_INET6) {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)sa;
-
-		inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
-		port = ntohs(sin6->sin6_port);
-	}
-	snprintf(buf, len, "%s:%d", host, port);
-}
-
 static int
 conn_alloc(struct rdma_qpair *rq, uint32_t max_wrs)
 {
@@ -1005,7 +977,7 @@ nvmf_rdma_conn_accept(struct rdma_transport *rt, struct rdma_listener *l, struct
 	rq->listen = l->addr;
 	rq->state = RQ_INIT;
 	rq->cm_qid = params->qid;
-	peer_name(id, rq->peer, sizeof(rq->peer));
+	nvmf_sockaddr_str(rdma_get_peer_addr(id), rq->peer, sizeof(rq->peer));
 	rq->num_recvs = params->sq_entries;
 	/* Responses still being sent when the host has already sent the next commands. */
 	rq->num_reqs = 2 * params->sq_entries;

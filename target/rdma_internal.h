@@ -304,7 +304,7 @@ void nvmf_rdma_conn_cm_disconnect(struct rdma_qpair *rq);
 /* Destroy the app-side remains of a connection at transport destruction. */
 void nvmf_rdma_conn_destroy(struct rdma_qpair *rq);
 /* Poll the group's active connections (its poller; the core then retries buffers). */
-int nvmf_rdma_group_poll(struct rdma_group *group);
+int nvmf_rdma_group_poll(struct nvmf_transport_poll_group *tgroup);
 /* The group's tgroup ops->bufs_ready: lay out the READs/WRITEs, pull host data or run a read. */
 void nvmf_rdma_req_bufs_ready(struct nvmf_request *req);
 void nvmf_rdma_req_complete(struct nvmf_request *req);

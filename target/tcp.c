@@ -8,7 +8,6 @@
  * sockets are non-blocking fd events of their thread, so an idle target
  * sleeps.
  */
-#include <arpa/inet.h>
 #include <assert.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -63,23 +62,9 @@ peer_name(int fd, char *buf, size_t len)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	char host[INET6_ADDRSTRLEN] = "?";
-	int port = 0;
 
-	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0) {
-		if (ss.ss_family == AF_INET) {
-			struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-
-			inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
-			port = ntohs(sin->sin_port);
-		} else if (ss.ss_family == AF_INET6) {
-			struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-
-			inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
-			port = ntohs(sin6->sin6_port);
-		}
-	}
-	snprintf(buf, len, "%s:%d", host, port);
+	nvmf_sockaddr_str(getpeername(fd, (struct sockaddr *)&ss, &sl) == 0 ?
+			  (struct sockaddr *)&ss : NULL, buf, len);
 }
 
 static int listener_event(void *ctx, uint32_t events);
@@ -183,31 +168,14 @@ static int
 tcp_transport_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
 {
 	struct tcp_transport *tt = container_of(t, struct tcp_transport, base);
-	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_storage ss;
 	struct tcp_listener *l;
-	socklen_t sl;
+	size_t sl;
 	int fd, one = 1, rc;
 
-	if (addr->adrfam == NVME_ADRFAM_IPV4) {
-		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons((uint16_t)atoi(addr->trsvcid));
-		if (inet_pton(AF_INET, addr->traddr, &sin->sin_addr) != 1) {
-			return -EINVAL;
-		}
-		sl = sizeof(*sin);
-	} else if (addr->adrfam == NVME_ADRFAM_IPV6) {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons((uint16_t)atoi(addr->trsvcid));
-		if (inet_pton(AF_INET6, addr->traddr, &sin6->sin6_addr) != 1) {
-			return -EINVAL;
-		}
-		sl = sizeof(*sin6);
-	} else {
-		return -EAFNOSUPPORT;
+	rc = nvmf_listen_addr_to_sockaddr(addr, &ss, &sl);
+	if (rc != 0) {
+		return rc;
 	}
 	l = calloc(1, sizeof(*l));
 	if (l == NULL) {
@@ -219,7 +187,7 @@ tcp_transport_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *ad
 		goto err_free;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, TCP_LISTEN_BACKLOG) != 0) {
+	if (bind(fd, (struct sockaddr *)&ss, (socklen_t)sl) != 0 || listen(fd, TCP_LISTEN_BACKLOG) != 0) {
 		rc = -errno;
 		ERRLOG("nvmf tcp: cannot listen on %s:%s: %s\n", addr->traddr, addr->trsvcid,
 		       strerror(errno));
@@ -267,12 +235,6 @@ tcp_transport_stop_listen(struct nvmf_transport *t, const struct nvmf_listen_add
 /*
  * Poll groups.
  */
-
-static int
-tcp_group_poll(struct nvmf_transport_poll_group *tg)
-{
-	return nvmf_tcp_group_poll(container_of(tg, struct tcp_group, base));
-}
 
 static int
 tcp_group_check_timeouts(void *arg)
@@ -324,7 +286,7 @@ static const struct nvmf_tgroup_ops tcp_tgroup_ops = {
 	.size = sizeof(struct tcp_group),
 	.name = "nvmf_tcp_group",
 	.init = tcp_group_init,
-	.poll = tcp_group_poll,
+	.poll = nvmf_tcp_group_poll,
 	.fini = tcp_group_fini,
 	.bufs_ready = nvmf_tcp_req_bufs_ready,
 	.dump_stats = tcp_group_dump_stats,
@@ -338,7 +300,7 @@ static int
 tcp_transport_create(const struct nvmf_transport_opts *opts, struct nvmf_transport **out)
 {
 	struct tcp_transport *tt;
-	char name[32];
+	int rc;
 
 	if (opts->io_unit_size < 512 || opts->max_io_size < opts->io_unit_size ||
 	    opts->max_queue_depth < 2 || opts->max_queue_depth > 65536) {
@@ -355,20 +317,10 @@ tcp_transport_create(const struct nvmf_transport_opts *opts, struct nvmf_transpo
 	tt->maxh2cdata = GGA_MAX(GGA_MIN(TCP_MAXH2CDATA, opts->max_io_size),
 				 NVME_TCP_MIN_MAXH2CDATA);
 	TAILQ_INIT(&tt->listeners);
-	snprintf(name, sizeof(name), "nvmf_tcp_data");
-	if (opts->num_shared_buffers < tt->max_iov) {
-		ERRLOG("nvmf tcp: num_shared_buffers %u cannot hold one %u-byte transfer\n",
-		       opts->num_shared_buffers, opts->max_io_size);
+	rc = nvmf_transport_buf_pool_create(&tt->base, opts, "nvmf_tcp_data");
+	if (rc != 0) {
 		free(tt);
-		return -EINVAL;
-	}
-	tt->base.buf_pool = mempool_create(name, opts->num_shared_buffers, opts->io_unit_size,
-				      opts->buf_cache_size);
-	if (tt->base.buf_pool == NULL) {
-		ERRLOG("nvmf tcp: cannot allocate %u data buffers of %u bytes\n",
-		       opts->num_shared_buffers, opts->io_unit_size);
-		free(tt);
-		return -ENOMEM;
+		return rc;
 	}
 	*out = &tt->base;
 	return 0;

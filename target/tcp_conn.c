@@ -327,13 +327,6 @@ nvmf_tcp_req_bufs_ready(struct nvmf_request *nreq)
 	}
 }
 
-static void
-req_need_data(struct tcp_req *req)
-{
-	req->state = TREQ_NEED_BUF;
-	nvmf_tgroup_req_get_bufs(&req->tq->group->base, &req->req);
-}
-
 /* Send what the socket takes now. */
 static void
 tx_flush(struct tcp_qpair *tq)
@@ -609,7 +602,8 @@ capsule_ready(struct tcp_req *req)
 	if (req->status != 0) {
 		fail_req(req, req->status);
 	} else if (!req->icd && req->req.length > 0) {
-		req_need_data(req);
+		req->state = TREQ_NEED_BUF;
+		nvmf_tgroup_req_get_bufs(&req->tq->group->base, &req->req);
 	} else {
 		exec_req(req);
 	}
@@ -1130,8 +1124,9 @@ err_free:
 }
 
 int
-nvmf_tcp_group_poll(struct tcp_group *group)
+nvmf_tcp_group_poll(struct nvmf_transport_poll_group *tg)
 {
+	struct tcp_group *group = container_of(tg, struct tcp_group, base);
 	struct tcp_qpair *tq;
 	int busy = POLLER_IDLE;
 

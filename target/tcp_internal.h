@@ -269,7 +269,7 @@ int nvmf_tcp_conn_create(struct tcp_transport *tt, struct tcp_group *group,
 			 struct nvmf_poll_group *pg, int fd, const struct nvmf_listen_addr *addr,
 			 const char *peer, uint16_t admit_portid);
 /* Flush connections with queued PDUs (the group's poller; the core then retries buffers). */
-int nvmf_tcp_group_poll(struct tcp_group *group);
+int nvmf_tcp_group_poll(struct nvmf_transport_poll_group *tgroup);
 /* The group's tgroup ops->bufs_ready: pull host data with an R2T, or execute a read. */
 void nvmf_tcp_req_bufs_ready(struct nvmf_request *req);
 /*
