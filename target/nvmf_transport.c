@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * What every transport of the target needs and no transport does its own
- * way: the common part of a transport poll group (its poller, its count of
- * connections, its statistics), data buffers from the transport's pool with
- * a queue of the requests waiting for them, and a cross-thread message that
- * must not be lost. The TCP and RDMA transports call these; the contract is
- * in nvmf_transport.h.
+ * What every transport of the target needs, written once: the transport's
+ * poll groups (allocated, polled and freed here; the transport's tgroup
+ * table adds what is its own), its connection count and the statistics all
+ * transports have; the data buffer pool and the queue of requests waiting
+ * for buffers, retried by the group's poller; socket addresses of listen
+ * addresses and peers; and a cross-thread message that must not be lost.
+ * The TCP and RDMA transports call these; the contract is in
+ * nvmf_transport.h.
  */
 #include <arpa/inet.h>
 #include <assert.h>

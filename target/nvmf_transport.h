@@ -318,7 +318,7 @@ int nvmf_transport_buf_pool_create(struct nvmf_transport *transport,
  */
 void nvmf_tgroup_req_get_bufs(struct nvmf_transport_poll_group *tgroup,
 			      struct nvmf_request *req);
-/* Give req's buffers back to the pool, or take it out of buf_wait. */
+/* Recycling req: take it out of buf_wait if it waits, give back the buffers it holds. */
 void nvmf_tgroup_req_put_bufs(struct nvmf_transport_poll_group *tgroup,
 			      struct nvmf_request *req);
 
