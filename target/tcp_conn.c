@@ -116,14 +116,14 @@ req_release(struct tcp_req *req)
 }
 
 static void
-exec_req(struct tcp_req *req)
+req_exec(struct tcp_req *req)
 {
 	req->state = TREQ_EXEC;
 	nvmf_request_exec(&req->req);
 }
 
 static void
-fail_req(struct tcp_req *req, uint16_t status)
+req_fail(struct tcp_req *req, uint16_t status)
 {
 	req->state = TREQ_EXEC;
 	nvmf_request_fail(&req->req, status);
@@ -323,7 +323,7 @@ nvmf_tcp_req_bufs_ready(struct nvmf_request *nreq)
 	if (req->req.xfer == NVME_XFER_HOST_TO_CTRLR) {
 		queue_r2t(req);
 	} else {
-		exec_req(req);
+		req_exec(req);
 	}
 }
 
@@ -600,12 +600,12 @@ static void
 capsule_ready(struct tcp_req *req)
 {
 	if (req->status != 0) {
-		fail_req(req, req->status);
+		req_fail(req, req->status);
 	} else if (!req->icd && req->req.length > 0) {
 		req->state = TREQ_NEED_BUF;
 		nvmf_tgroup_req_get_bufs(&req->tq->group->base, &req->req);
 	} else {
-		exec_req(req);
+		req_exec(req);
 	}
 }
 
@@ -776,9 +776,9 @@ rx_data_done(struct tcp_qpair *tq)
 	rx_reset(tq);
 	if (req->h2c_off == req->req.length) {
 		if (req->status != 0) {
-			fail_req(req, req->status);
+			req_fail(req, req->status);
 		} else {
-			exec_req(req);
+			req_exec(req);
 		}
 	}
 }
