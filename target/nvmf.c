@@ -6,7 +6,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,7 +300,7 @@ tgroup_destroy_fn(struct nvmf_poll_group *pg, void *arg)
 
 	if (tg != NULL) {
 		pg->tgroups[t->index] = NULL;
-		t->ops->poll_group_destroy(tg);
+		nvmf_tgroup_destroy(tg);
 	}
 }
 
@@ -325,7 +324,7 @@ tgroup_create_fn(struct nvmf_poll_group *pg, void *arg)
 	if (ctx->rc != 0) {
 		return;
 	}
-	rc = t->ops->poll_group_create(t, pg, &pg->tgroups[t->index]);
+	rc = nvmf_tgroup_create(t, pg, &pg->tgroups[t->index]);
 	if (rc != 0) {
 		ERRLOG("nvmf: transport %s: cannot create its poll group on thread %s: %s\n",
 		       t->ops->name, thread_get_name(pg->thread), strerror(-rc));
@@ -513,8 +512,6 @@ nvmf_tgt_unlisten(struct nvmf_tgt_listener *tl)
 	free(tl);
 }
 
-static void send_msg_or_spin(struct thread *thread, msg_fn fn, void *arg);
-
 uint16_t
 nvmf_tgt_conn_admit(const struct nvmf_listen_addr *listen)
 {
@@ -569,7 +566,7 @@ nvmf_tgt_conn_gone(uint16_t portid)
 	if (thread_get_current() == thread_get_app()) {
 		conn_gone_msg((void *)(uintptr_t)portid);
 	} else {
-		send_msg_or_spin(thread_get_app(), conn_gone_msg, (void *)(uintptr_t)portid);
+		nvmf_send_msg_or_spin(thread_get_app(), conn_gone_msg, (void *)(uintptr_t)portid);
 	}
 }
 
@@ -654,26 +651,11 @@ request_complete_msg(void *arg)
 	request_complete_local(arg);
 }
 
-/* Send a message that must not be lost (a request's way back, a detach). */
-static void
-send_msg_or_spin(struct thread *thread, msg_fn fn, void *arg)
-{
-	int i;
-
-	for (i = 0; thread_send_msg(thread, fn, arg) != 0; i++) {
-		if (i == 0) {
-			WARNLOG("nvmf: message queue of thread %s full; retrying\n",
-				thread_get_name(thread));
-		}
-		sched_yield();
-	}
-}
-
 void
 nvmf_request_complete(struct nvmf_request *req)
 {
 	if (thread_get_current() != req->qpair->thread) {
-		send_msg_or_spin(req->qpair->thread, request_complete_msg, req);
+		nvmf_send_msg_or_spin(req->qpair->thread, request_complete_msg, req);
 		return;
 	}
 	request_complete_local(req);
@@ -793,7 +775,7 @@ qpair_detach_msg(void *arg)
 	nvmf_tgt_conn_gone(qpair->admit_portid);
 	qpair->admit_portid = 0;
 	/* Back on the qpair's thread; messages keep order, so no completion overtakes this. */
-	send_msg_or_spin(qpair->thread, qpair_fini_done_msg, qpair);
+	nvmf_send_msg_or_spin(qpair->thread, qpair_fini_done_msg, qpair);
 }
 
 void
@@ -815,7 +797,7 @@ nvmf_qpair_fini(struct nvmf_qpair *qpair, void (*cb)(struct nvmf_qpair *qpair))
 	qpair->fini_cb = cb;
 	TAILQ_REMOVE(&pg->qpairs, qpair, link);
 	DEBUGLOG(nvmf, "qpair %u (%s) closing\n", qpair->id, qpair->peer);
-	send_msg_or_spin(thread_get_app(), qpair_detach_msg, qpair);
+	nvmf_send_msg_or_spin(thread_get_app(), qpair_detach_msg, qpair);
 }
 
 static void
@@ -828,7 +810,7 @@ void
 nvmf_qpair_release(struct nvmf_qpair *qpair)
 {
 	if (qpair->drain_ctrlr != NULL) {
-		send_msg_or_spin(thread_get_app(), io_drained_msg, qpair->drain_ctrlr);
+		nvmf_send_msg_or_spin(thread_get_app(), io_drained_msg, qpair->drain_ctrlr);
 		qpair->drain_ctrlr = NULL;
 	}
 	qpair->pg->num_qpairs--;
@@ -857,7 +839,7 @@ nvmf_qpair_disconnect(struct nvmf_qpair *qpair)
 		qpair_disconnect_msg(qpair);
 		return;
 	}
-	send_msg_or_spin(qpair->thread, qpair_disconnect_msg, qpair);
+	nvmf_send_msg_or_spin(qpair->thread, qpair_disconnect_msg, qpair);
 }
 
 /*

@@ -259,6 +259,18 @@ int nvmf_tgt_for_each_pg(void (*fn)(struct nvmf_poll_group *pg, void *ctx), void
 			 void (*cpl)(void *ctx));
 json_t *nvmf_transport_opts_json(const struct nvmf_transport *t);
 
+/* nvmf_transport.c */
+/*
+ * Create transport t's part of poll group pg (pg's thread, t->ops->tgroup).
+ * Returns 0 with *tgroup set, or -ENOMEM or what ops->tgroup->init returned.
+ */
+int nvmf_tgroup_create(struct nvmf_transport *t, struct nvmf_poll_group *pg,
+		       struct nvmf_transport_poll_group **tgroup);
+/* Free a group whose qpairs are all released (a warning if connections are left). */
+void nvmf_tgroup_destroy(struct nvmf_transport_poll_group *tgroup);
+/* nvmf_get_stats: connections and buffer_waits, then the transport's own (pg's thread). */
+void nvmf_tgroup_dump_stats(struct nvmf_transport_poll_group *tgroup, json_t *obj);
+
 /* nvmf_subsystem.c */
 bool nvmf_nqn_is_valid(const char *nqn);
 bool nvmf_sn_is_valid(const char *sn);

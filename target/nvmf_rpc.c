@@ -840,8 +840,8 @@ stats_fn(struct nvmf_poll_group *pg, void *arg)
 		struct nvmf_transport_poll_group *tg = pg->tgroups[t->index];
 		json_t *tobj = json_pack("{s:s}", "trtype", t->ops->name);
 
-		if (tg != NULL && t->ops->poll_group_dump_stats != NULL && tobj != NULL) {
-			t->ops->poll_group_dump_stats(tg, tobj);
+		if (tg != NULL && tobj != NULL) {
+			nvmf_tgroup_dump_stats(tg, tobj);
 		}
 		json_array_append_new(transports, tobj);
 	}

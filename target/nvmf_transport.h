@@ -26,6 +26,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <sys/queue.h>
 #include <sys/uio.h>
 
@@ -35,6 +36,9 @@
 #include "gga/nvme_spec.h"
 #include "gga/thread.h"
 
+struct mempool;
+struct sockaddr;
+struct sockaddr_storage;
 struct nvmf_transport;
 struct nvmf_poll_group;
 struct nvmf_qpair;
@@ -91,14 +95,8 @@ struct nvmf_transport_ops {
 	int (*listen)(struct nvmf_transport *transport, const struct nvmf_listen_addr *addr);
 	void (*stop_listen)(struct nvmf_transport *transport, const struct nvmf_listen_addr *addr);
 
-	/*
-	 * Create/destroy the transport's part of a poll group, on the poll
-	 * group's thread. create returns 0 with *tgroup set or a negative errno.
-	 * destroy is only called once every qpair of the group is released.
-	 */
-	int (*poll_group_create)(struct nvmf_transport *transport, struct nvmf_poll_group *pg,
-				 struct nvmf_transport_poll_group **tgroup);
-	void (*poll_group_destroy)(struct nvmf_transport_poll_group *tgroup);
+	/* The transport's part of every poll group, which the core creates and polls. */
+	const struct nvmf_tgroup_ops *tgroup;
 
 	/*
 	 * The core finished req (req->rsp is filled): send the data of a
@@ -116,21 +114,61 @@ struct nvmf_transport_ops {
 
 	/* Optional: add transport-specific options to nvmf_get_transports / save_config. */
 	void (*dump_opts)(const struct nvmf_transport *transport, json_t *obj);
-	/* Optional: add a poll group's statistics to nvmf_get_stats (poll group's thread). */
-	void (*poll_group_dump_stats)(struct nvmf_transport_poll_group *tgroup, json_t *obj);
 };
 
 struct nvmf_transport {
 	const struct nvmf_transport_ops *ops;
 	struct nvmf_transport_opts opts;
+	/* Data buffers of opts.io_unit_size bytes (the transport creates the pool). */
+	struct mempool *buf_pool;
 	/* Index of this transport's tgroup in every poll group. */
 	uint32_t index;
 	TAILQ_ENTRY(nvmf_transport) link;
 };
 
+/*
+ * A transport's part of a poll group (ops->tgroup). The core allocates it
+ * (size bytes, zeroed), sets up the common part and registers its poller on
+ * the poll group's thread, where every one of these runs.
+ */
+struct nvmf_tgroup_ops {
+	/* Bytes of the transport's group, which embeds struct nvmf_transport_poll_group first. */
+	size_t size;
+	/* The poller's name. */
+	const char *name;
+	/* Optional: set up the transport's part of a new group. Returns 0 or a negative errno. */
+	int (*init)(struct nvmf_transport_poll_group *tgroup);
+	/* Optional: undo init (once every qpair of the group is released). */
+	void (*fini)(struct nvmf_transport_poll_group *tgroup);
+	/*
+	 * The group's work, on every pass of its thread: POLLER_BUSY or
+	 * POLLER_IDLE. The core then retries the requests waiting for buffers.
+	 */
+	int (*poll)(struct nvmf_transport_poll_group *tgroup);
+	/*
+	 * req has the data buffers nvmf_tgroup_req_get_bufs() asked for (in
+	 * req->buf_iov, req->iov set to it): now or, if it had to wait, from
+	 * the group's poller.
+	 */
+	void (*bufs_ready)(struct nvmf_request *req);
+	/*
+	 * Optional: add the group's own statistics to nvmf_get_stats, after the
+	 * ones every transport has (connections, buffer_waits).
+	 */
+	void (*dump_stats)(struct nvmf_transport_poll_group *tgroup, json_t *obj);
+};
+
+/* The core's part of a transport poll group (see struct nvmf_tgroup_ops). */
 struct nvmf_transport_poll_group {
 	struct nvmf_transport *transport;
 	struct nvmf_poll_group *pg;
+	struct poller *poller;
+	/* Connections of the group (the transport counts them). */
+	uint32_t num_conns;
+	/* Requests waiting for data buffers, in arrival order. */
+	TAILQ_HEAD(, nvmf_request) buf_wait;
+	/* Requests that had to wait for data buffers. */
+	uint64_t buf_waits;
 };
 
 enum nvmf_qpair_state {
@@ -178,6 +216,16 @@ struct nvmf_request {
 	int iovcnt;
 	uint32_t length;
 	enum nvme_data_xfer xfer;
+
+	/*
+	 * Data buffers from the transport's pool (nvmf_tgroup_req_get_bufs()):
+	 * the transport points buf_iov and bufs at arrays large enough for its
+	 * largest transfer; nbufs buffers are held. buf_waiting: in buf_wait.
+	 */
+	struct iovec *buf_iov;
+	void **bufs;
+	uint32_t nbufs;
+	bool buf_waiting;
 
 	/* Core private. */
 	struct nvmf_ns_channel *nsch;
@@ -250,6 +298,46 @@ void nvmf_request_fail(struct nvmf_request *req, uint16_t status);
  */
 void nvmf_qpair_fini(struct nvmf_qpair *qpair, void (*cb)(struct nvmf_qpair *qpair));
 void nvmf_qpair_release(struct nvmf_qpair *qpair);
+
+/*
+ * Create transport->buf_pool: opts->num_shared_buffers buffers of
+ * opts->io_unit_size bytes, in the env arena (so an RDMA device can register
+ * them), named `name`. Returns 0, -EINVAL if they cannot hold one
+ * max_io_size transfer, or -ENOMEM (both logged). The transport frees the
+ * pool (mempool_free) when it is destroyed.
+ */
+int nvmf_transport_buf_pool_create(struct nvmf_transport *transport,
+				   const struct nvmf_transport_opts *opts, const char *name);
+
+/*
+ * Data buffers for req->length bytes from the transport's pool, in order:
+ * if no request waits and the pool has them, ops->bufs_ready(req) runs
+ * before this returns; else req waits in the group's buf_wait until the
+ * poller gets them. The transport marks req as waiting for buffers before
+ * the call; bufs_ready moves it on.
+ */
+void nvmf_tgroup_req_get_bufs(struct nvmf_transport_poll_group *tgroup,
+			      struct nvmf_request *req);
+/* Recycling req: take it out of buf_wait if it waits, give back the buffers it holds. */
+void nvmf_tgroup_req_put_bufs(struct nvmf_transport_poll_group *tgroup,
+			      struct nvmf_request *req);
+
+/*
+ * The socket address of an IPv4 or IPv6 listen address (trsvcid is the
+ * port). Returns 0 with *ss and *len set, -EINVAL if traddr does not parse,
+ * -EAFNOSUPPORT for another address family.
+ */
+int nvmf_listen_addr_to_sockaddr(const struct nvmf_listen_addr *addr,
+				 struct sockaddr_storage *ss, size_t *len);
+/* "host:port" of a peer's address, for logs ("?:0" if sa is NULL or neither IPv4 nor IPv6). */
+void nvmf_sockaddr_str(const struct sockaddr *sa, char *buf, size_t len);
+
+/*
+ * Send fn(arg) to thread, retrying until its message queue takes it: for
+ * messages that must not be lost (a request's way back, a detach, a
+ * connection's way to or from the app thread). Logs the first retry.
+ */
+void nvmf_send_msg_or_spin(struct thread *thread, msg_fn fn, void *arg);
 
 /* Names of transport types and address families, as RPCs and logs spell them. */
 const char *nvmf_trtype_str(enum nvme_trtype trtype);

@@ -12,10 +12,10 @@
  * receives posted, it is accepted, and then it belongs to a poll group's
  * thread. Events that end a connection are forwarded to that thread.
  */
-#include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +31,10 @@
  * Devices.
  */
 
-struct nr_device *
-nvmf_rdma_device_get(struct nr_transport *rt, struct ibv_context *verbs)
+struct rdma_device *
+nvmf_rdma_device_get(struct rdma_transport *rt, struct ibv_context *verbs)
 {
-	struct nr_device *dev;
+	struct rdma_device *dev;
 	uint32_t sge;
 
 	TAILQ_FOREACH(dev, &rt->devices, link) {
@@ -73,7 +73,7 @@ nvmf_rdma_device_get(struct nr_transport *rt, struct ibv_context *verbs)
 	if (dev->attr.max_sge_rd > 0) {
 		sge = GGA_MIN(sge, (uint32_t)dev->attr.max_sge_rd);
 	}
-	dev->max_sge = GGA_MAX(GGA_MIN(sge, NR_MAX_SGE), 1u);
+	dev->max_sge = GGA_MAX(GGA_MIN(sge, RDMA_MAX_SGE), 1u);
 	TAILQ_INSERT_TAIL(&rt->devices, dev, link);
 	NOTICELOG("nvmf rdma: using device %s (%u SGEs per READ/WRITE, %d max QP WRs)\n",
 		  ibv_get_device_name(verbs->device), dev->max_sge, dev->attr.max_qp_wr);
@@ -87,7 +87,7 @@ err_free:
 }
 
 static void
-device_free(struct nr_device *dev)
+device_free(struct rdma_device *dev)
 {
 	if (ibv_dereg_mr(dev->mr) != 0) {
 		WARNLOG("nvmf rdma: cannot deregister the arena\n");
@@ -117,7 +117,7 @@ reject(struct rdma_cm_id *id, uint16_t sts)
 }
 
 static void
-connect_request(struct nr_listener *l, struct rdma_cm_id *id, const uint8_t *pdata,
+connect_request(struct rdma_listener *l, struct rdma_cm_id *id, const uint8_t *pdata,
 		size_t pdata_len, const struct rdma_conn_param *peer)
 {
 	const struct nvmf_transport_opts *o = &l->rt->base.opts;
@@ -151,7 +151,7 @@ connect_request(struct nr_listener *l, struct rdma_cm_id *id, const uint8_t *pda
 }
 
 static void
-listener_event(struct nr_listener *l, enum rdma_cm_event_type type)
+listener_event(struct rdma_listener *l, enum rdma_cm_event_type type)
 {
 	switch (type) {
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
@@ -170,7 +170,7 @@ listener_event(struct nr_listener *l, enum rdma_cm_event_type type)
 }
 
 static void
-conn_event(struct nr_qpair *rq, enum rdma_cm_event_type type)
+conn_event(struct rdma_qpair *rq, enum rdma_cm_event_type type)
 {
 	switch (type) {
 	case RDMA_CM_EVENT_ESTABLISHED:
@@ -198,7 +198,7 @@ static int cm_event_ready(void *ctx, uint32_t events);
 static int
 cm_watch_again(void *arg)
 {
-	struct nr_transport *rt = arg;
+	struct rdma_transport *rt = arg;
 
 	poller_unregister(&rt->ec_retry);
 	rt->ec_ev = thread_fd_register(rt->ec->fd, THREAD_FD_IN, cm_event_ready, rt,
@@ -215,23 +215,24 @@ cm_watch_again(void *arg)
  * Stop watching it for a while (as a TCP listener out of fds does).
  */
 static void
-cm_pause(struct nr_transport *rt, int err)
+cm_pause(struct rdma_transport *rt, int err)
 {
 	if (!rt->ec_warned) {
 		WARNLOG("nvmf rdma: rdma_get_cm_event: %s; retrying every %u ms\n", strerror(err),
-			NR_CM_RETRY_US / 1000);
+			RDMA_CM_RETRY_US / 1000);
 		rt->ec_warned = true;
 	}
 	thread_fd_unregister(&rt->ec_ev);
 	if (rt->ec_retry == NULL) {
-		rt->ec_retry = poller_register(cm_watch_again, rt, NR_CM_RETRY_US, "nvmf_rdma_cm_retry");
+		rt->ec_retry = poller_register(cm_watch_again, rt, RDMA_CM_RETRY_US,
+					       "nvmf_rdma_cm_retry");
 	}
 }
 
 static int
 cm_event_ready(void *ctx, uint32_t events)
 {
-	struct nr_transport *rt = ctx;
+	struct rdma_transport *rt = ctx;
 	struct rdma_cm_event *ev;
 	struct rdma_conn_param peer;
 	enum rdma_cm_event_type type;
@@ -268,9 +269,9 @@ cm_event_ready(void *ctx, uint32_t events)
 		rdma_ack_cm_event(ev);
 
 		if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
-			struct nr_listener *l = listen_id != NULL ? listen_id->context : NULL;
+			struct rdma_listener *l = listen_id != NULL ? listen_id->context : NULL;
 
-			if (l == NULL || l->kind != NR_ID_LISTENER) {
+			if (l == NULL || l->kind != RDMA_ID_LISTENER) {
 				reject(id, NVME_RDMA_CM_NO_RSC);
 				continue;
 			}
@@ -281,10 +282,10 @@ cm_event_ready(void *ctx, uint32_t events)
 		if (id == NULL || id->context == NULL) {
 			continue;
 		}
-		if (*(enum nr_id_kind *)id->context == NR_ID_LISTENER) {
+		if (*(enum rdma_id_kind *)id->context == RDMA_ID_LISTENER) {
 			listener_event(id->context, type);
 		} else {
-			conn_event(container_of((enum nr_id_kind *)id->context, struct nr_qpair,
+			conn_event(container_of((enum rdma_id_kind *)id->context, struct rdma_qpair,
 						kind), type);
 		}
 	}
@@ -296,37 +297,23 @@ cm_event_ready(void *ctx, uint32_t events)
  */
 
 static int
-transport_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
+rdma_transport_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
 {
-	struct nr_transport *rt = container_of(t, struct nr_transport, base);
-	struct sockaddr_storage ss = { 0 };
-	struct nr_listener *l;
+	struct rdma_transport *rt = container_of(t, struct rdma_transport, base);
+	struct sockaddr_storage ss;
+	struct rdma_listener *l;
+	size_t sl;
 	int rc;
 
-	if (addr->adrfam == NVME_ADRFAM_IPV4) {
-		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons((uint16_t)atoi(addr->trsvcid));
-		if (inet_pton(AF_INET, addr->traddr, &sin->sin_addr) != 1) {
-			return -EINVAL;
-		}
-	} else if (addr->adrfam == NVME_ADRFAM_IPV6) {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons((uint16_t)atoi(addr->trsvcid));
-		if (inet_pton(AF_INET6, addr->traddr, &sin6->sin6_addr) != 1) {
-			return -EINVAL;
-		}
-	} else {
-		return -EAFNOSUPPORT;
+	rc = nvmf_listen_addr_to_sockaddr(addr, &ss, &sl);
+	if (rc != 0) {
+		return rc;
 	}
 	l = calloc(1, sizeof(*l));
 	if (l == NULL) {
 		return -ENOMEM;
 	}
-	l->kind = NR_ID_LISTENER;
+	l->kind = RDMA_ID_LISTENER;
 	l->rt = rt;
 	l->addr = *addr;
 	if (rdma_create_id(rt->ec, &l->id, l, RDMA_PS_TCP) != 0) {
@@ -341,7 +328,7 @@ transport_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
 		       addr->traddr, addr->trsvcid, strerror(errno));
 		goto err_id;
 	}
-	if (rdma_listen(l->id, NR_LISTEN_BACKLOG) != 0) {
+	if (rdma_listen(l->id, RDMA_LISTEN_BACKLOG) != 0) {
 		rc = -errno;
 		ERRLOG("nvmf rdma: cannot listen on %s:%s: %s\n", addr->traddr, addr->trsvcid,
 		       strerror(errno));
@@ -364,10 +351,10 @@ err_free:
 }
 
 static void
-transport_stop_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
+rdma_transport_stop_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
 {
-	struct nr_transport *rt = container_of(t, struct nr_transport, base);
-	struct nr_listener *l;
+	struct rdma_transport *rt = container_of(t, struct rdma_transport, base);
+	struct rdma_listener *l;
 
 	TAILQ_FOREACH(l, &rt->listeners, link) {
 		if (nvmf_listen_addr_equal(&l->addr, addr)) {
@@ -386,59 +373,21 @@ transport_stop_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *a
  */
 
 static int
-group_poll(void *arg)
+rdma_group_init(struct nvmf_transport_poll_group *tg)
 {
-	return nvmf_rdma_group_poll(arg);
-}
+	struct rdma_group *group = container_of(tg, struct rdma_group, base);
 
-static int
-group_create(struct nvmf_transport *t, struct nvmf_poll_group *pg,
-		       struct nvmf_transport_poll_group **out)
-{
-	struct nr_group *group;
-
-	group = calloc(1, sizeof(*group));
-	if (group == NULL) {
-		return -ENOMEM;
-	}
-	group->rt = container_of(t, struct nr_transport, base);
-	group->base.transport = t;
-	group->base.pg = pg;
+	group->rt = container_of(tg->transport, struct rdma_transport, base);
 	TAILQ_INIT(&group->qpairs);
 	TAILQ_INIT(&group->active);
-	TAILQ_INIT(&group->buf_wait);
-	group->poller = poller_register(group_poll, group, 0, "nvmf_rdma_group");
-	if (group->poller == NULL) {
-		free(group);
-		return -ENOMEM;
-	}
-	*out = &group->base;
 	return 0;
 }
 
 static void
-group_destroy(struct nvmf_transport_poll_group *tg)
+rdma_group_dump_stats(struct nvmf_transport_poll_group *tg, json_t *obj)
 {
-	struct nr_group *group = container_of(tg, struct nr_group, base);
+	struct rdma_group *group = container_of(tg, struct rdma_group, base);
 
-	if (!TAILQ_EMPTY(&group->qpairs)) {
-		WARNLOG("nvmf rdma: poll group destroyed with connections left\n");
-	}
-	poller_unregister(&group->poller);
-	free(group);
-}
-
-static void
-group_dump_stats(struct nvmf_transport_poll_group *tg, json_t *obj)
-{
-	struct nr_group *group = container_of(tg, struct nr_group, base);
-	struct nr_qpair *rq;
-	json_int_t n = 0;
-
-	TAILQ_FOREACH(rq, &group->qpairs, link) {
-		n++;
-	}
-	json_object_set_new(obj, "connections", json_integer(n));
 	json_object_set_new(obj, "recvs", json_integer((json_int_t)group->recvs));
 	json_object_set_new(obj, "in_capsule_data_commands",
 			    json_integer((json_int_t)group->icd_cmds));
@@ -446,19 +395,29 @@ group_dump_stats(struct nvmf_transport_poll_group *tg, json_t *obj)
 	json_object_set_new(obj, "rdma_writes", json_integer((json_int_t)group->writes));
 	json_object_set_new(obj, "sends", json_integer((json_int_t)group->sends));
 	json_object_set_new(obj, "cq_events", json_integer((json_int_t)group->cq_events));
-	json_object_set_new(obj, "buffer_waits", json_integer((json_int_t)group->buf_waits));
 	json_object_set_new(obj, "send_queue_waits", json_integer((json_int_t)group->sq_waits));
 	json_object_set_new(obj, "completion_errors",
 			    json_integer((json_int_t)group->completion_errors));
 	json_object_set_new(obj, "bad_capsules", json_integer((json_int_t)group->bad_capsules));
 }
 
+static_assert(offsetof(struct rdma_group, base) == 0, "the core allocates the group");
+
+static const struct nvmf_tgroup_ops rdma_tgroup_ops = {
+	.size = sizeof(struct rdma_group),
+	.name = "nvmf_rdma_group",
+	.init = rdma_group_init,
+	.poll = nvmf_rdma_group_poll,
+	.bufs_ready = nvmf_rdma_req_bufs_ready,
+	.dump_stats = rdma_group_dump_stats,
+};
+
 /*
  * The transport.
  */
 
 static void
-transport_opts_init(struct nvmf_transport_opts *opts)
+rdma_transport_opts_init(struct nvmf_transport_opts *opts)
 {
 	/* SPDK's RDMA defaults where they differ from the core's. */
 	opts->in_capsule_data_size = 4096;
@@ -466,9 +425,9 @@ transport_opts_init(struct nvmf_transport_opts *opts)
 }
 
 static int
-transport_create(const struct nvmf_transport_opts *opts, struct nvmf_transport **out)
+rdma_transport_create(const struct nvmf_transport_opts *opts, struct nvmf_transport **out)
 {
-	struct nr_transport *rt;
+	struct rdma_transport *rt;
 	void *probe;
 	int flags, rc;
 
@@ -486,25 +445,15 @@ transport_create(const struct nvmf_transport_opts *opts, struct nvmf_transport *
 	TAILQ_INIT(&rt->devices);
 	TAILQ_INIT(&rt->conns);
 	rt->max_bufs = (opts->max_io_size + opts->io_unit_size - 1) / opts->io_unit_size;
-	if (opts->num_shared_buffers < rt->max_bufs) {
-		ERRLOG("nvmf rdma: num_shared_buffers %u cannot hold one %u-byte transfer\n",
-		       opts->num_shared_buffers, opts->max_io_size);
-		rc = -EINVAL;
-		goto err_free;
-	}
-	rt->buf_pool = mempool_create("nvmf_rdma_data", opts->num_shared_buffers,
-				      opts->io_unit_size, opts->buf_cache_size);
-	if (rt->buf_pool == NULL) {
-		ERRLOG("nvmf rdma: cannot allocate %u data buffers of %u bytes\n",
-		       opts->num_shared_buffers, opts->io_unit_size);
-		rc = -ENOMEM;
+	rc = nvmf_transport_buf_pool_create(&rt->base, opts, "nvmf_rdma_data");
+	if (rc != 0) {
 		goto err_free;
 	}
 	/* The arena the pool lies in is what every device registers. */
-	probe = mempool_get(rt->buf_pool);
+	probe = mempool_get(rt->base.buf_pool);
 	rc = probe != NULL ? env_mem_find_region(probe, 1, &rt->arena) : -ENOMEM;
 	if (probe != NULL) {
-		mempool_put(rt->buf_pool, probe);
+		mempool_put(rt->base.buf_pool, probe);
 	}
 	if (rc != 0) {
 		ERRLOG("nvmf rdma: data buffers are not in the I/O arena\n");
@@ -534,22 +483,22 @@ transport_create(const struct nvmf_transport_opts *opts, struct nvmf_transport *
 err_ec:
 	rdma_destroy_event_channel(rt->ec);
 err_pool:
-	mempool_free(rt->buf_pool);
+	mempool_free(rt->base.buf_pool);
 err_free:
 	free(rt);
 	return rc;
 }
 
 static void
-transport_destroy(struct nvmf_transport *t)
+rdma_transport_destroy(struct nvmf_transport *t)
 {
-	struct nr_transport *rt = container_of(t, struct nr_transport, base);
-	struct nr_listener *l;
-	struct nr_device *dev;
-	struct nr_qpair *rq;
+	struct rdma_transport *rt = container_of(t, struct rdma_transport, base);
+	struct rdma_listener *l;
+	struct rdma_device *dev;
+	struct rdma_qpair *rq;
 
 	while ((l = TAILQ_FIRST(&rt->listeners)) != NULL) {
-		transport_stop_listen(t, &l->addr);
+		rdma_transport_stop_listen(t, &l->addr);
 	}
 	while ((rq = TAILQ_FIRST(&rt->conns)) != NULL) {
 		nvmf_rdma_conn_destroy(rq);
@@ -561,7 +510,7 @@ transport_destroy(struct nvmf_transport *t)
 		TAILQ_REMOVE(&rt->devices, dev, link);
 		device_free(dev);
 	}
-	mempool_free(rt->buf_pool);
+	mempool_free(rt->base.buf_pool);
 	free(rt);
 }
 
@@ -569,14 +518,12 @@ const struct nvmf_transport_ops nvmf_rdma_ops = {
 	.name = "RDMA",
 	.trtype = NVME_TRTYPE_RDMA,
 	.sgls = NVME_SGLS_SUPPORTED | NVME_SGLS_KEYED | NVME_SGLS_OFFSET,
-	.opts_init = transport_opts_init,
-	.create = transport_create,
-	.destroy = transport_destroy,
-	.listen = transport_listen,
-	.stop_listen = transport_stop_listen,
-	.poll_group_create = group_create,
-	.poll_group_destroy = group_destroy,
+	.opts_init = rdma_transport_opts_init,
+	.create = rdma_transport_create,
+	.destroy = rdma_transport_destroy,
+	.listen = rdma_transport_listen,
+	.stop_listen = rdma_transport_stop_listen,
+	.tgroup = &rdma_tgroup_ops,
 	.req_complete = nvmf_rdma_req_complete,
 	.qpair_disconnect = nvmf_rdma_qpair_disconnect,
-	.poll_group_dump_stats = group_dump_stats,
 };

@@ -35,11 +35,8 @@
  * qpair; when both are done the poll group lets go and the app thread, which
  * owns the CM id, destroys the queues.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,45 +48,30 @@
 #include "nvmf_internal.h"
 #include "rdma_internal.h"
 
-static void rq_close(struct nr_qpair *rq);
-static void rq_try_finish(struct nr_qpair *rq);
-static void sq_drain(struct nr_qpair *rq);
+static void rq_close(struct rdma_qpair *rq);
+static void rq_try_finish(struct rdma_qpair *rq);
+static void sq_drain(struct rdma_qpair *rq);
 
-static struct nr_qpair *
+static struct rdma_qpair *
 to_rq(struct nvmf_qpair *qpair)
 {
-	return container_of(qpair, struct nr_qpair, qpair);
+	return container_of(qpair, struct rdma_qpair, qpair);
 }
 
-static struct nr_req *
+static struct rdma_req *
 to_req(struct nvmf_request *req)
 {
-	return container_of(req, struct nr_req, req);
-}
-
-/* Send a message that must not be lost (a connection's way back to the app thread). */
-static void
-msg_or_spin(struct thread *thread, msg_fn fn, void *arg)
-{
-	int i;
-
-	for (i = 0; thread_send_msg(thread, fn, arg) != 0; i++) {
-		if (i == 0) {
-			WARNLOG("nvmf rdma: message queue of thread %s full; retrying\n",
-				thread_get_name(thread));
-		}
-		sched_yield();
-	}
+	return container_of(req, struct rdma_req, req);
 }
 
 static void
-rq_hold(struct nr_qpair *rq)
+rq_hold(struct rdma_qpair *rq)
 {
 	rq->holds++;
 }
 
 static void
-rq_unhold(struct nr_qpair *rq)
+rq_unhold(struct rdma_qpair *rq)
 {
 	if (--rq->holds == 0) {
 		rq_try_finish(rq);
@@ -97,7 +79,7 @@ rq_unhold(struct nr_qpair *rq)
 }
 
 static void
-rq_activate(struct nr_qpair *rq)
+rq_activate(struct rdma_qpair *rq)
 {
 	if (!rq->active && rq->state != RQ_DONE) {
 		rq->active = true;
@@ -106,7 +88,7 @@ rq_activate(struct nr_qpair *rq)
 }
 
 static void
-rq_deactivate(struct nr_qpair *rq)
+rq_deactivate(struct rdma_qpair *rq)
 {
 	if (rq->active) {
 		rq->active = false;
@@ -119,7 +101,7 @@ rq_deactivate(struct nr_qpair *rq)
  */
 
 static int
-recv_post(struct nr_qpair *rq, struct nr_recv *rv)
+recv_post(struct rdma_qpair *rq, struct rdma_recv *rv)
 {
 	struct ibv_recv_wr *bad;
 	int rc;
@@ -135,7 +117,7 @@ recv_post(struct nr_qpair *rq, struct nr_recv *rv)
 
 /* The capsule buffer is free again: give it back to the host. */
 static void
-recv_repost(struct nr_qpair *rq, struct nr_recv *rv)
+recv_repost(struct rdma_qpair *rq, struct rdma_recv *rv)
 {
 	int rc;
 
@@ -155,16 +137,13 @@ recv_repost(struct nr_qpair *rq, struct nr_recv *rv)
  */
 
 static void
-req_release(struct nr_req *req)
+req_release(struct rdma_req *req)
 {
-	struct nr_qpair *rq = req->rq;
+	struct rdma_qpair *rq = req->rq;
 
 	switch (req->state) {
 	case RREQ_FREE:
 		return;
-	case RREQ_NEED_BUF:
-		TAILQ_REMOVE(&rq->group->buf_wait, req, link);
-		break;
 	case RREQ_NEED_READ:
 	case RREQ_NEED_SEND:
 		TAILQ_REMOVE(&rq->sq_wait, req, link);
@@ -172,10 +151,7 @@ req_release(struct nr_req *req)
 	default:
 		break;
 	}
-	if (req->nbufs > 0) {
-		mempool_put_bulk(rq->rt->buf_pool, req->bufs, req->nbufs);
-		req->nbufs = 0;
-	}
+	nvmf_tgroup_req_put_bufs(&rq->group->base, &req->req);
 	/* A capsule still held belongs to a closing connection: it is not posted again. */
 	req->recv = NULL;
 	req->state = RREQ_FREE;
@@ -184,25 +160,20 @@ req_release(struct nr_req *req)
 	rq_try_finish(rq);
 }
 
-/* Take data buffers for the request and lay out its READ/WRITE work requests. */
-static bool
-req_get_bufs(struct nr_req *req)
+/* Lay out the READ/WRITE work requests of the data buffers the request holds. */
+static void
+req_map_bufs(struct rdma_req *req)
 {
-	struct nr_qpair *rq = req->rq;
+	struct rdma_qpair *rq = req->rq;
 	uint32_t unit = rq->rt->base.opts.io_unit_size, len = req->req.length;
 	uint32_t max_sge = rq->dev->max_sge, lkey = rq->dev->mr->lkey, off = 0, i, j, w;
 	struct nvmf_rdma_xfer_plan plan;
 	struct ibv_send_wr *wr;
 
 	nvmf_rdma_xfer_plan(len, unit, max_sge, &plan);
-	if (mempool_get_bulk(rq->rt->buf_pool, req->bufs, plan.nbufs) != 0) {
-		return false;
-	}
 	for (i = 0; i < plan.nbufs; i++) {
-		req->iov[i].iov_base = req->bufs[i];
-		req->iov[i].iov_len = GGA_MIN(unit, len - i * unit);
-		req->sges[i].addr = (uintptr_t)req->bufs[i];
-		req->sges[i].length = (uint32_t)req->iov[i].iov_len;
+		req->sges[i].addr = (uintptr_t)req->req.bufs[i];
+		req->sges[i].length = (uint32_t)req->req.buf_iov[i].iov_len;
 		req->sges[i].lkey = lkey;
 	}
 	for (w = 0, i = 0; w < plan.nwrs; w++, i += max_sge) {
@@ -222,23 +193,19 @@ req_get_bufs(struct nr_req *req)
 			off += req->sges[i + j].length;
 		}
 	}
-	req->nbufs = plan.nbufs;
 	req->nwrs = plan.nwrs;
 	req->next_wr = 0;
-	req->req.iov = req->iov;
-	req->req.iovcnt = (int)plan.nbufs;
-	return true;
 }
 
 static void
-req_exec(struct nr_req *req)
+req_exec(struct rdma_req *req)
 {
 	req->state = RREQ_EXEC;
 	nvmf_request_exec(&req->req);
 }
 
 static void
-req_fail(struct nr_req *req, uint16_t status)
+req_fail(struct rdma_req *req, uint16_t status)
 {
 	req->state = RREQ_EXEC;
 	nvmf_request_fail(&req->req, status);
@@ -246,9 +213,9 @@ req_fail(struct nr_req *req, uint16_t status)
 
 /* Buffers in hand: pull the host's data, or run a read. */
 static void
-req_have_bufs(struct nr_req *req)
+req_have_bufs(struct rdma_req *req)
 {
-	struct nr_qpair *rq = req->rq;
+	struct rdma_qpair *rq = req->rq;
 
 	if (req->req.xfer == NVME_XFER_HOST_TO_CTRLR) {
 		req->state = RREQ_NEED_READ;
@@ -259,18 +226,17 @@ req_have_bufs(struct nr_req *req)
 	}
 }
 
-static void
-req_need_data(struct nr_req *req)
+void
+nvmf_rdma_req_bufs_ready(struct nvmf_request *nreq)
 {
-	struct nr_group *group = req->rq->group;
+	struct rdma_req *req = to_req(nreq);
+	struct rdma_qpair *rq = req->rq;
 
-	if (TAILQ_EMPTY(&group->buf_wait) && req_get_bufs(req)) {
-		req_have_bufs(req);
-		return;
-	}
-	req->state = RREQ_NEED_BUF;
-	TAILQ_INSERT_TAIL(&group->buf_wait, req, link);
-	group->buf_waits++;
+	/* From the group's poller too: the connection stays while the request moves on. */
+	rq_hold(rq);
+	req_map_bufs(req);
+	req_have_bufs(req);
+	rq_unhold(rq);
 }
 
 /*
@@ -278,7 +244,7 @@ req_need_data(struct nr_req *req)
  * device took; on a partial post the connection is closed.
  */
 static uint32_t
-post_chain(struct nr_qpair *rq, struct ibv_send_wr *first, uint32_t count)
+post_chain(struct rdma_qpair *rq, struct ibv_send_wr *first, uint32_t count)
 {
 	struct ibv_send_wr *bad = NULL, *wr;
 	uint32_t posted = 0;
@@ -301,9 +267,9 @@ post_chain(struct nr_qpair *rq, struct ibv_send_wr *first, uint32_t count)
 
 /* Post up to n more READs of a request. Returns false if posting failed. */
 static bool
-post_reads(struct nr_req *req, uint32_t n)
+post_reads(struct rdma_req *req, uint32_t n)
 {
-	struct nr_qpair *rq = req->rq;
+	struct rdma_qpair *rq = req->rq;
 	uint32_t i, posted;
 
 	for (i = 0; i < n; i++) {
@@ -320,9 +286,9 @@ post_reads(struct nr_req *req, uint32_t n)
 
 /* Post the response, behind the WRITEs of a successful read. */
 static bool
-post_response(struct nr_req *req)
+post_response(struct rdma_req *req)
 {
-	struct nr_qpair *rq = req->rq;
+	struct rdma_qpair *rq = req->rq;
 	const struct nvmf_request *nreq = &req->req;
 	struct ibv_send_wr *first = &req->rsp_wr;
 	uint32_t n = 1, posted, i;
@@ -358,9 +324,9 @@ post_response(struct nr_req *req)
 
 /* Post what the send queue and the initiator depth allow, in arrival order. */
 static void
-sq_drain(struct nr_qpair *rq)
+sq_drain(struct rdma_qpair *rq)
 {
-	struct nr_req *req;
+	struct rdma_req *req;
 	uint32_t n;
 
 	while (rq->state == RQ_RUNNING && (req = TAILQ_FIRST(&rq->sq_wait)) != NULL) {
@@ -399,9 +365,9 @@ sq_drain(struct nr_qpair *rq)
  */
 
 static void
-handle_capsule(struct nr_qpair *rq, struct nr_recv *rv)
+handle_capsule(struct rdma_qpair *rq, struct rdma_recv *rv)
 {
-	struct nr_req *req = TAILQ_FIRST(&rq->free_reqs);
+	struct rdma_req *req = TAILQ_FIRST(&rq->free_reqs);
 	uint32_t icd_len;
 	uint16_t status;
 
@@ -416,7 +382,7 @@ handle_capsule(struct nr_qpair *rq, struct nr_recv *rv)
 	TAILQ_REMOVE(&rq->free_reqs, req, link);
 	rq->num_busy++;
 	req->recv = NULL;
-	req->nbufs = 0;
+	req->req.nbufs = 0;
 	req->nwrs = 0;
 	req->next_wr = 0;
 	req->wrs_out = 0;
@@ -460,14 +426,15 @@ handle_capsule(struct nr_qpair *rq, struct nr_recv *rv)
 		req_exec(req);
 		return;
 	}
-	req_need_data(req);
+	req->state = RREQ_NEED_BUF;
+	nvmf_tgroup_req_get_bufs(&rq->group->base, &req->req);
 }
 
 /* Capsules that arrived while every request was busy. */
 static void
-pending_drain(struct nr_qpair *rq)
+pending_drain(struct rdma_qpair *rq)
 {
-	struct nr_recv *rv;
+	struct rdma_recv *rv;
 
 	while (rq->state == RQ_RUNNING && !TAILQ_EMPTY(&rq->free_reqs) &&
 	       (rv = STAILQ_FIRST(&rq->pending)) != NULL) {
@@ -481,21 +448,21 @@ pending_drain(struct nr_qpair *rq)
  */
 
 static void
-handle_wc(struct nr_qpair *rq, const struct ibv_wc *wc)
+handle_wc(struct rdma_qpair *rq, const struct ibv_wc *wc)
 {
-	enum nr_wr_kind *kind = (enum nr_wr_kind *)(uintptr_t)wc->wr_id;
+	enum rdma_wr_kind *kind = (enum rdma_wr_kind *)(uintptr_t)wc->wr_id;
 	bool ok = wc->status == IBV_WC_SUCCESS;
-	struct nr_wr_ref *ref;
-	struct nr_recv *rv;
-	struct nr_req *req;
+	struct rdma_wr_ref *ref;
+	struct rdma_recv *rv;
+	struct rdma_req *req;
 
 	if (!ok && wc->status != IBV_WC_WR_FLUSH_ERR) {
 		rq->group->completion_errors++;
 		WARNLOG("nvmf rdma: qpair %u (%s): work request failed: %s\n", rq->qpair.id,
 			rq->peer, ibv_wc_status_str(wc->status));
 	}
-	if (*kind == NR_WR_RECV) {
-		rv = container_of(kind, struct nr_recv, kind);
+	if (*kind == RDMA_WR_RECV) {
+		rv = container_of(kind, struct rdma_recv, kind);
 		rq->recvs_posted--;
 		if (!ok) {
 			rq_close(rq);
@@ -513,11 +480,11 @@ handle_wc(struct nr_qpair *rq, const struct ibv_wc *wc)
 		handle_capsule(rq, rv);
 		return;
 	}
-	ref = container_of(kind, struct nr_wr_ref, kind);
+	ref = container_of(kind, struct rdma_wr_ref, kind);
 	req = ref->req;
 	rq->sends_out--;
 	rq->sq_free++;
-	if (*kind == NR_WR_DATA && req->req.xfer == NVME_XFER_HOST_TO_CTRLR) {
+	if (*kind == RDMA_WR_DATA && req->req.xfer == NVME_XFER_HOST_TO_CTRLR) {
 		rq->reads_free++;
 	}
 	req->wrs_out--;
@@ -542,12 +509,12 @@ handle_wc(struct nr_qpair *rq, const struct ibv_wc *wc)
 }
 
 static int
-poll_cq(struct nr_qpair *rq)
+poll_cq(struct rdma_qpair *rq)
 {
-	struct ibv_wc wc[NR_POLL_BATCH];
+	struct ibv_wc wc[RDMA_POLL_BATCH];
 	int n, i;
 
-	n = ibv_poll_cq(rq->cq, NR_POLL_BATCH, wc);
+	n = ibv_poll_cq(rq->cq, RDMA_POLL_BATCH, wc);
 	if (n < 0) {
 		ERRLOG("nvmf rdma: qpair %u (%s): cannot poll the completion queue\n",
 		       rq->qpair.id, rq->peer);
@@ -562,7 +529,7 @@ poll_cq(struct nr_qpair *rq)
 
 /* Poll the connection's CQ; arm it when it runs dry. Returns the completions handled. */
 static int
-rq_process(struct nr_qpair *rq)
+rq_process(struct rdma_qpair *rq)
 {
 	int n, total;
 
@@ -591,7 +558,7 @@ rq_process(struct nr_qpair *rq)
 static int
 cq_event(void *ctx, uint32_t events)
 {
-	struct nr_qpair *rq = ctx;
+	struct rdma_qpair *rq = ctx;
 	struct ibv_cq *cq;
 	void *cq_ctx;
 
@@ -600,7 +567,7 @@ cq_event(void *ctx, uint32_t events)
 		rq->cq_events_unacked++;
 		rq->group->cq_events++;
 	}
-	if (rq->cq_events_unacked >= NR_CQ_ACK_BATCH) {
+	if (rq->cq_events_unacked >= RDMA_CQ_ACK_BATCH) {
 		ibv_ack_cq_events(rq->cq, rq->cq_events_unacked);
 		rq->cq_events_unacked = 0;
 	}
@@ -611,10 +578,10 @@ cq_event(void *ctx, uint32_t events)
 }
 
 int
-nvmf_rdma_group_poll(struct nr_group *group)
+nvmf_rdma_group_poll(struct nvmf_transport_poll_group *tg)
 {
-	struct nr_qpair *rq, *tmp;
-	struct nr_req *req;
+	struct rdma_group *group = container_of(tg, struct rdma_group, base);
+	struct rdma_qpair *rq, *tmp;
 	int busy = POLLER_IDLE;
 
 	TAILQ_FOREACH_SAFE(rq, &group->active, active_link, tmp) {
@@ -623,19 +590,6 @@ nvmf_rdma_group_poll(struct nr_group *group)
 			busy = POLLER_BUSY;
 		}
 		rq_unhold(rq);
-	}
-	while ((req = TAILQ_FIRST(&group->buf_wait)) != NULL) {
-		if (!req_get_bufs(req)) {
-			/* Buffers come back from other threads too: keep polling. */
-			busy = POLLER_BUSY;
-			break;
-		}
-		TAILQ_REMOVE(&group->buf_wait, req, link);
-		rq = req->rq;
-		rq_hold(rq);
-		req_have_bufs(req);
-		rq_unhold(rq);
-		busy = POLLER_BUSY;
 	}
 	if (!TAILQ_EMPTY(&group->active)) {
 		busy = POLLER_BUSY;
@@ -653,7 +607,7 @@ pg_done_msg(void *arg);
 static void
 rq_fini_done(struct nvmf_qpair *qpair)
 {
-	struct nr_qpair *rq = to_rq(qpair);
+	struct rdma_qpair *rq = to_rq(qpair);
 
 	rq->fini_done = true;
 	rq_try_finish(rq);
@@ -663,7 +617,7 @@ rq_fini_done(struct nvmf_qpair *qpair)
 static int
 close_timeout(void *arg)
 {
-	struct nr_qpair *rq = arg;
+	struct rdma_qpair *rq = arg;
 	uint32_t i;
 
 	poller_unregister(&rq->close_timer);
@@ -675,7 +629,7 @@ close_timeout(void *arg)
 	rq->recvs_posted = 0;
 	rq->sends_out = 0;
 	for (i = 0; i < rq->num_reqs; i++) {
-		struct nr_req *req = &rq->reqs[i];
+		struct rdma_req *req = &rq->reqs[i];
 
 		req->wrs_out = 0;
 		if (req->state != RREQ_FREE && req->state != RREQ_EXEC) {
@@ -687,7 +641,7 @@ close_timeout(void *arg)
 }
 
 static void
-rq_close(struct nr_qpair *rq)
+rq_close(struct rdma_qpair *rq)
 {
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
 	uint32_t i;
@@ -703,7 +657,7 @@ rq_close(struct nr_qpair *rq)
 	ibv_modify_qp(rq->qp, &attr, IBV_QP_STATE);
 	STAILQ_INIT(&rq->pending);
 	for (i = 0; i < rq->num_reqs; i++) {
-		struct nr_req *req = &rq->reqs[i];
+		struct rdma_req *req = &rq->reqs[i];
 
 		if (req->state == RREQ_FREE || req->state == RREQ_EXEC) {
 			continue;
@@ -716,7 +670,7 @@ rq_close(struct nr_qpair *rq)
 			req->state = RREQ_SENDING;
 		}
 	}
-	rq->close_timer = poller_register(close_timeout, rq, NR_CLOSE_TIMEOUT_US,
+	rq->close_timer = poller_register(close_timeout, rq, RDMA_CLOSE_TIMEOUT_US,
 					  "nvmf_rdma_close");
 	rq_activate(rq);
 	if (!rq->fini_started) {
@@ -727,7 +681,7 @@ rq_close(struct nr_qpair *rq)
 }
 
 static void
-rq_try_finish(struct nr_qpair *rq)
+rq_try_finish(struct rdma_qpair *rq)
 {
 	if (rq->state != RQ_CLOSED || !rq->fini_done || rq->num_busy > 0 ||
 	    rq->recvs_posted > 0 || rq->sends_out > 0 || rq->holds > 0) {
@@ -738,10 +692,11 @@ rq_try_finish(struct nr_qpair *rq)
 	rq_deactivate(rq);
 	thread_fd_unregister(&rq->ev);
 	TAILQ_REMOVE(&rq->group->qpairs, rq, link);
+	rq->group->base.num_conns--;
 	DEBUGLOG(nvmf_rdma, "qpair %u (%s): closed\n", rq->qpair.id, rq->peer);
 	nvmf_qpair_release(&rq->qpair);
 	/* The CM id and the queues belong to the app thread. */
-	msg_or_spin(thread_get_app(), pg_done_msg, rq);
+	nvmf_send_msg_or_spin(thread_get_app(), pg_done_msg, rq);
 }
 
 /*
@@ -751,9 +706,9 @@ rq_try_finish(struct nr_qpair *rq)
 void
 nvmf_rdma_req_complete(struct nvmf_request *nreq)
 {
-	struct nr_req *req = to_req(nreq);
-	struct nr_qpair *rq = req->rq;
-	struct nr_recv *rv = req->recv;
+	struct rdma_req *req = to_req(nreq);
+	struct rdma_qpair *rq = req->rq;
+	struct rdma_recv *rv = req->recv;
 
 	rq_hold(rq);
 	if (rv != NULL && rq->state == RQ_RUNNING) {
@@ -781,12 +736,12 @@ nvmf_rdma_qpair_disconnect(struct nvmf_qpair *qpair)
  * Hand-over between the app thread (CM) and the poll group thread.
  */
 
-static void app_try_destroy(struct nr_qpair *rq);
+static void app_try_destroy(struct rdma_qpair *rq);
 
 static void
 pg_done_msg(void *arg)
 {
-	struct nr_qpair *rq = arg;
+	struct rdma_qpair *rq = arg;
 
 	rq->app_pg_done = true;
 	app_try_destroy(rq);
@@ -795,7 +750,7 @@ pg_done_msg(void *arg)
 static void
 disc_ack_msg(void *arg)
 {
-	struct nr_qpair *rq = arg;
+	struct rdma_qpair *rq = arg;
 
 	rq->app_disc_acked = true;
 	app_try_destroy(rq);
@@ -805,31 +760,31 @@ disc_ack_msg(void *arg)
 static void
 disconnect_msg(void *arg)
 {
-	struct nr_qpair *rq = arg;
+	struct rdma_qpair *rq = arg;
 
 	if (rq->state == RQ_RUNNING) {
 		rq_hold(rq);
 		rq_close(rq);
 		rq_unhold(rq);
 	}
-	msg_or_spin(thread_get_app(), disc_ack_msg, rq);
+	nvmf_send_msg_or_spin(thread_get_app(), disc_ack_msg, rq);
 }
 
 void
-nvmf_rdma_conn_cm_disconnect(struct nr_qpair *rq)
+nvmf_rdma_conn_cm_disconnect(struct rdma_qpair *rq)
 {
 	if (rq->app_pg_done || rq->app_disc_sent) {
 		return;
 	}
 	rq->app_disc_sent = true;
-	msg_or_spin(nvmf_poll_group_get_thread(rq->pg), disconnect_msg, rq);
+	nvmf_send_msg_or_spin(nvmf_poll_group_get_thread(rq->pg), disconnect_msg, rq);
 }
 
 /* The connection on its poll group thread. */
 static void
 start_msg(void *arg)
 {
-	struct nr_qpair *rq = arg;
+	struct rdma_qpair *rq = arg;
 	struct nvmf_transport_poll_group *tg;
 
 	tg = nvmf_poll_group_get_tgroup(rq->pg, &rq->rt->base);
@@ -838,7 +793,7 @@ start_msg(void *arg)
 	    __atomic_load_n(&g_nvmf_tgt.state, __ATOMIC_SEQ_CST) != NVMF_TGT_RUNNING) {
 		goto err;
 	}
-	rq->group = container_of(tg, struct nr_group, base);
+	rq->group = container_of(tg, struct rdma_group, base);
 	rq->ev = thread_fd_register(rq->channel->fd, THREAD_FD_IN, cq_event, rq, "nvmf_rdma_cq");
 	if (rq->ev == NULL) {
 		ERRLOG("nvmf rdma: cannot watch the completion channel of %s\n", rq->peer);
@@ -847,6 +802,7 @@ start_msg(void *arg)
 	nvmf_qpair_init(&rq->qpair, &rq->rt->base, rq->pg, &rq->listen, rq->peer);
 	rq->state = RQ_RUNNING;
 	TAILQ_INSERT_TAIL(&rq->group->qpairs, rq, link);
+	rq->group->base.num_conns++;
 	DEBUGLOG(nvmf_rdma, "qpair %u: connection from %s on %s:%s (qid %u, %u capsules)\n",
 		 rq->qpair.id, rq->peer, rq->listen.traddr, rq->listen.trsvcid, rq->cm_qid,
 		 rq->num_recvs);
@@ -857,7 +813,7 @@ start_msg(void *arg)
 err:
 	rdma_disconnect(rq->id);
 	rq->state = RQ_DONE;
-	msg_or_spin(thread_get_app(), pg_done_msg, rq);
+	nvmf_send_msg_or_spin(thread_get_app(), pg_done_msg, rq);
 }
 
 /*
@@ -866,7 +822,7 @@ err:
 
 /* Free what conn_setup created (not the CM id). */
 static void
-conn_free(struct nr_qpair *rq)
+conn_free(struct rdma_qpair *rq)
 {
 	if (rq->qp != NULL) {
 		rdma_destroy_qp(rq->id);
@@ -894,7 +850,7 @@ conn_free(struct nr_qpair *rq)
 }
 
 void
-nvmf_rdma_conn_destroy(struct nr_qpair *rq)
+nvmf_rdma_conn_destroy(struct rdma_qpair *rq)
 {
 	struct rdma_cm_id *id = rq->id;
 
@@ -909,38 +865,17 @@ nvmf_rdma_conn_destroy(struct nr_qpair *rq)
 }
 
 static void
-app_try_destroy(struct nr_qpair *rq)
+app_try_destroy(struct rdma_qpair *rq)
 {
 	if (rq->app_pg_done && (!rq->app_disc_sent || rq->app_disc_acked)) {
 		nvmf_rdma_conn_destroy(rq);
 	}
 }
 
-static void
-peer_name(struct rdma_cm_id *id, char *buf, size_t len)
-{
-	struct sockaddr *sa = rdma_get_peer_addr(id);
-	char host[INET6_ADDRSTRLEN] = "?";
-	int port = 0;
-
-	if (sa != NULL && sa->sa_family == AF_INET) {
-		struct sockaddr_in *sin = (struct sockaddr_in *)sa;
-
-		inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
-		port = ntohs(sin->sin_port);
-	} else if (sa != NULL && sa->sa_family == AF_INET6) {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)sa;
-
-		inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
-		port = ntohs(sin6->sin6_port);
-	}
-	snprintf(buf, len, "%s:%d", host, port);
-}
-
 static int
-conn_alloc(struct nr_qpair *rq, uint32_t max_wrs)
+conn_alloc(struct rdma_qpair *rq, uint32_t max_wrs)
 {
-	struct nr_transport *rt = rq->rt;
+	struct rdma_transport *rt = rq->rt;
 	uint32_t capsule = nvmf_rdma_capsule_size(rq->icd_size), max_bufs = rt->max_bufs, i;
 	struct env_mem_region region;
 	uint32_t lkey = rq->dev->mr->lkey;
@@ -966,9 +901,9 @@ conn_alloc(struct nr_qpair *rq, uint32_t max_wrs)
 	}
 	STAILQ_INIT(&rq->pending);
 	for (i = 0; i < rq->num_recvs; i++) {
-		struct nr_recv *rv = &rq->recvs[i];
+		struct rdma_recv *rv = &rq->recvs[i];
 
-		rv->kind = NR_WR_RECV;
+		rv->kind = RDMA_WR_RECV;
 		rv->rq = rq;
 		rv->buf = rq->capsule_area + (size_t)i * capsule;
 		rv->sge.addr = (uintptr_t)rv->buf;
@@ -981,18 +916,18 @@ conn_alloc(struct nr_qpair *rq, uint32_t max_wrs)
 	TAILQ_INIT(&rq->free_reqs);
 	TAILQ_INIT(&rq->sq_wait);
 	for (i = 0; i < rq->num_reqs; i++) {
-		struct nr_req *req = &rq->reqs[i];
+		struct rdma_req *req = &rq->reqs[i];
 
 		req->rq = rq;
 		req->state = RREQ_FREE;
 		req->req.qpair = &rq->qpair;
-		req->iov = rq->iov_area + (size_t)i * max_bufs;
-		req->bufs = rq->buf_area + (size_t)i * max_bufs;
+		req->req.buf_iov = rq->iov_area + (size_t)i * max_bufs;
+		req->req.bufs = rq->buf_area + (size_t)i * max_bufs;
 		req->sges = rq->sge_area + (size_t)i * max_bufs;
 		req->wrs = rq->wr_area + (size_t)i * max_wrs;
-		req->data_ref.kind = NR_WR_DATA;
+		req->data_ref.kind = RDMA_WR_DATA;
 		req->data_ref.req = req;
-		req->send_ref.kind = NR_WR_SEND;
+		req->send_ref.kind = RDMA_WR_SEND;
 		req->send_ref.req = req;
 		req->rsp = &rq->rsp_area[i];
 		req->rsp_sge.addr = (uintptr_t)req->rsp;
@@ -1004,7 +939,7 @@ conn_alloc(struct nr_qpair *rq, uint32_t max_wrs)
 }
 
 uint16_t
-nvmf_rdma_conn_accept(struct nr_transport *rt, struct nr_listener *l, struct rdma_cm_id *id,
+nvmf_rdma_conn_accept(struct rdma_transport *rt, struct rdma_listener *l, struct rdma_cm_id *id,
 		      const struct nvmf_rdma_cm_params *params, const struct rdma_conn_param *peer,
 		      uint16_t admit_portid)
 {
@@ -1012,8 +947,8 @@ nvmf_rdma_conn_accept(struct nr_transport *rt, struct nr_listener *l, struct rdm
 	struct rdma_conn_param accept = { 0 };
 	struct ibv_qp_init_attr qp_attr = { 0 };
 	struct nvmf_poll_group *pg;
-	struct nr_device *dev;
-	struct nr_qpair *rq;
+	struct rdma_device *dev;
+	struct rdma_qpair *rq;
 	uint32_t max_wrs, sq_size, cq_size, i;
 	int flags;
 
@@ -1034,7 +969,7 @@ nvmf_rdma_conn_accept(struct nr_transport *rt, struct nr_listener *l, struct rdm
 	if (rq == NULL) {
 		return NVME_RDMA_CM_NO_RSC;
 	}
-	rq->kind = NR_ID_QPAIR;
+	rq->kind = RDMA_ID_QPAIR;
 	rq->rt = rt;
 	rq->dev = dev;
 	rq->id = id;
@@ -1042,7 +977,7 @@ nvmf_rdma_conn_accept(struct nr_transport *rt, struct nr_listener *l, struct rdm
 	rq->listen = l->addr;
 	rq->state = RQ_INIT;
 	rq->cm_qid = params->qid;
-	peer_name(id, rq->peer, sizeof(rq->peer));
+	nvmf_sockaddr_str(rdma_get_peer_addr(id), rq->peer, sizeof(rq->peer));
 	rq->num_recvs = params->sq_entries;
 	/* Responses still being sent when the host has already sent the next commands. */
 	rq->num_reqs = 2 * params->sq_entries;
@@ -1111,7 +1046,7 @@ nvmf_rdma_conn_accept(struct nr_transport *rt, struct nr_listener *l, struct rdm
 	}
 	rq->qpair.admit_portid = admit_portid;
 	TAILQ_INSERT_TAIL(&rt->conns, rq, conn_link);
-	msg_or_spin(nvmf_poll_group_get_thread(pg), start_msg, rq);
+	nvmf_send_msg_or_spin(nvmf_poll_group_get_thread(pg), start_msg, rq);
 	return 0;
 
 err_free:

@@ -25,9 +25,9 @@
 #include "nvmf_transport.h"
 
 /* In-capsule data an admin queue takes whatever the option says (Connect data and more). */
-#define NR_ADMIN_ICD_SIZE	4096u
+#define RDMA_ADMIN_ICD_SIZE	4096u
 /* Local SGEs of one RDMA READ/WRITE (further limited by the device). */
-#define NR_MAX_SGE		16u
+#define RDMA_MAX_SGE		16u
 
 /*
  * The limits a connect request is checked against.
@@ -100,69 +100,65 @@ void nvmf_rdma_xfer_plan(uint32_t length, uint32_t unit, uint32_t max_sge,
 #include "gga/thread.h"
 
 /* Unacknowledged CQ events before ibv_ack_cq_events (it takes a lock). */
-#define NR_CQ_ACK_BATCH	16u
-#define NR_POLL_BATCH		32
+#define RDMA_CQ_ACK_BATCH	16u
+#define RDMA_POLL_BATCH		32
 /* How long a closing connection waits for its flushed work requests. */
-#define NR_CLOSE_TIMEOUT_US	(5u * 1000 * 1000)
-#define NR_LISTEN_BACKLOG	128
+#define RDMA_CLOSE_TIMEOUT_US	(5u * 1000 * 1000)
+#define RDMA_LISTEN_BACKLOG	128
 /* A connection manager channel that keeps failing is watched again after this. */
-#define NR_CM_RETRY_US		(100u * 1000)
+#define RDMA_CM_RETRY_US		(100u * 1000)
 
 /* What a cm_id's context points to. */
-enum nr_id_kind {
-	NR_ID_LISTENER,
-	NR_ID_QPAIR,
+enum rdma_id_kind {
+	RDMA_ID_LISTENER,
+	RDMA_ID_QPAIR,
 };
 
 /* One RDMA device (ibv_context): its protection domain and the arena's registration. */
-struct nr_device {
+struct rdma_device {
 	struct ibv_context *verbs;
 	struct ibv_pd *pd;
 	struct ibv_mr *mr;		/* the env arena */
 	struct ibv_device_attr attr;
 	uint32_t max_sge;		/* local SGEs of one READ/WRITE */
-	TAILQ_ENTRY(nr_device) link;
+	TAILQ_ENTRY(rdma_device) link;
 };
 
-struct nr_transport {
+struct rdma_transport {
 	struct nvmf_transport base;
-	struct mempool *buf_pool;
 	uint32_t max_bufs;		/* data buffers of one request */
 	struct env_mem_region arena;
 	struct rdma_event_channel *ec;
 	struct fd_event *ec_ev;		/* NULL while paused after an error */
 	struct poller *ec_retry;
 	bool ec_warned;
-	TAILQ_HEAD(, nr_listener) listeners;
-	TAILQ_HEAD(, nr_device) devices;
+	TAILQ_HEAD(, rdma_listener) listeners;
+	TAILQ_HEAD(, rdma_device) devices;
 	/* Every connection not yet destroyed (app thread). */
-	TAILQ_HEAD(, nr_qpair) conns;
+	TAILQ_HEAD(, rdma_qpair) conns;
 };
 
-struct nr_listener {
-	enum nr_id_kind kind;
-	struct nr_transport *rt;
+struct rdma_listener {
+	enum rdma_id_kind kind;
+	struct rdma_transport *rt;
 	struct nvmf_listen_addr addr;
 	struct rdma_cm_id *id;
-	TAILQ_ENTRY(nr_listener) link;
+	TAILQ_ENTRY(rdma_listener) link;
 };
 
-struct nr_req;
+struct rdma_req;
 
-struct nr_group {
-	struct nvmf_transport_poll_group base;
-	struct nr_transport *rt;
-	struct poller *poller;
-	TAILQ_HEAD(, nr_qpair) qpairs;
+struct rdma_group {
+	struct nvmf_transport_poll_group base;	/* first: the core allocates the group */
+	struct rdma_transport *rt;
+	TAILQ_HEAD(, rdma_qpair) qpairs;
 	/* Connections whose CQ is polled (not armed) right now. */
-	TAILQ_HEAD(, nr_qpair) active;
-	TAILQ_HEAD(, nr_req) buf_wait;
+	TAILQ_HEAD(, rdma_qpair) active;
 	uint64_t recvs;
 	uint64_t icd_cmds;
 	uint64_t reads;
 	uint64_t writes;
 	uint64_t sends;
-	uint64_t buf_waits;
 	uint64_t sq_waits;
 	uint64_t cq_events;
 	uint64_t completion_errors;
@@ -170,25 +166,25 @@ struct nr_group {
 };
 
 /* The first field of every object a work request ID points to. */
-enum nr_wr_kind {
-	NR_WR_RECV,
-	NR_WR_DATA,		/* RDMA READ or WRITE of a request */
-	NR_WR_SEND,		/* the response */
+enum rdma_wr_kind {
+	RDMA_WR_RECV,
+	RDMA_WR_DATA,		/* RDMA READ or WRITE of a request */
+	RDMA_WR_SEND,		/* the response */
 };
 
-struct nr_recv {
-	enum nr_wr_kind kind;
-	struct nr_qpair *rq;
+struct rdma_recv {
+	enum rdma_wr_kind kind;
+	struct rdma_qpair *rq;
 	uint8_t *buf;
 	uint32_t byte_len;
 	struct ibv_recv_wr wr;
 	struct ibv_sge sge;
-	STAILQ_ENTRY(nr_recv) link;
+	STAILQ_ENTRY(rdma_recv) link;
 };
 
-enum nr_req_state {
+enum rdma_req_state {
 	RREQ_FREE,
-	RREQ_NEED_BUF,		/* waiting for data buffers */
+	RREQ_NEED_BUF,		/* waiting for data buffers (in the group's buf_wait) */
 	RREQ_NEED_READ,		/* waiting for send queue slots / read credits */
 	RREQ_READING,		/* RDMA READs of host data posted */
 	RREQ_EXEC,		/* in the core */
@@ -196,22 +192,19 @@ enum nr_req_state {
 	RREQ_SENDING,		/* WRITEs and response posted */
 };
 
-struct nr_wr_ref {
-	enum nr_wr_kind kind;
-	struct nr_req *req;
+struct rdma_wr_ref {
+	enum rdma_wr_kind kind;
+	struct rdma_req *req;
 };
 
-struct nr_req {
+struct rdma_req {
 	struct nvmf_request req;
-	struct nr_qpair *rq;
-	enum nr_req_state state;
+	struct rdma_qpair *rq;
+	enum rdma_req_state state;
 	struct nvmf_rdma_sgl sgl;
 	/* The capsule, while its in-capsule data is in use. */
-	struct nr_recv *recv;
+	struct rdma_recv *recv;
 	struct iovec icd_iov;
-	struct iovec *iov;		/* [max_bufs] */
-	void **bufs;			/* [max_bufs] */
-	uint32_t nbufs;
 	/* RDMA READ/WRITE work requests: [max_wrs], and their SGEs [max_bufs]. */
 	struct ibv_send_wr *wrs;
 	struct ibv_sge *sges;
@@ -219,27 +212,27 @@ struct nr_req {
 	uint32_t next_wr;		/* READs: the next one to post */
 	uint32_t wrs_out;		/* posted, not yet completed */
 	bool wr_error;
-	struct nr_wr_ref data_ref;
-	struct nr_wr_ref send_ref;
+	struct rdma_wr_ref data_ref;
+	struct rdma_wr_ref send_ref;
 	struct nvme_cpl *rsp;		/* in the arena */
 	struct ibv_send_wr rsp_wr;
 	struct ibv_sge rsp_sge;
-	TAILQ_ENTRY(nr_req) link;
+	TAILQ_ENTRY(rdma_req) link;
 };
 
-enum nr_qpair_state {
+enum rdma_qpair_state {
 	RQ_INIT,		/* being set up on the app thread */
 	RQ_RUNNING,		/* on its poll group */
 	RQ_CLOSED,		/* QP in error; waiting for flushes and the core */
 	RQ_DONE,		/* poll group side finished; the app thread destroys it */
 };
 
-struct nr_qpair {
+struct rdma_qpair {
 	struct nvmf_qpair qpair;
-	enum nr_id_kind kind;		/* cm_id context */
-	struct nr_transport *rt;
-	struct nr_device *dev;
-	struct nr_group *group;
+	enum rdma_id_kind kind;		/* cm_id context */
+	struct rdma_transport *rt;
+	struct rdma_device *dev;
+	struct rdma_group *group;
 	struct nvmf_poll_group *pg;
 	struct nvmf_listen_addr listen;
 	char peer[64];
@@ -249,7 +242,7 @@ struct nr_qpair {
 	struct ibv_qp *qp;
 	struct fd_event *ev;
 	struct poller *close_timer;
-	enum nr_qpair_state state;
+	enum rdma_qpair_state state;
 	uint16_t cm_qid;
 	bool active;			/* in group->active */
 	bool fini_started;
@@ -258,19 +251,19 @@ struct nr_qpair {
 	uint32_t cq_events_unacked;
 
 	/* Receive side: one capsule buffer per command the host may send. */
-	struct nr_recv *recvs;
+	struct rdma_recv *recvs;
 	uint32_t num_recvs;
 	uint32_t recvs_posted;
 	uint32_t icd_size;		/* data bytes one capsule buffer holds */
 	uint8_t *capsule_area;
-	STAILQ_HEAD(, nr_recv) pending;	/* capsules waiting for a free request */
+	STAILQ_HEAD(, rdma_recv) pending;	/* capsules waiting for a free request */
 
 	/* Requests and the send queue. */
-	struct nr_req *reqs;
+	struct rdma_req *reqs;
 	uint32_t num_reqs;
 	uint32_t num_busy;
-	TAILQ_HEAD(, nr_req) free_reqs;
-	TAILQ_HEAD(, nr_req) sq_wait;
+	TAILQ_HEAD(, rdma_req) free_reqs;
+	TAILQ_HEAD(, rdma_req) sq_wait;
 	uint32_t sq_free;		/* send queue slots */
 	uint32_t reads_free;		/* RDMA READs the initiator depth still allows */
 	uint32_t max_reads;
@@ -285,14 +278,14 @@ struct nr_qpair {
 	bool app_disc_sent;
 	bool app_disc_acked;
 	bool app_pg_done;
-	TAILQ_ENTRY(nr_qpair) conn_link;
+	TAILQ_ENTRY(rdma_qpair) conn_link;
 	/* Poll group thread only. */
-	TAILQ_ENTRY(nr_qpair) link;
-	TAILQ_ENTRY(nr_qpair) active_link;
+	TAILQ_ENTRY(rdma_qpair) link;
+	TAILQ_ENTRY(rdma_qpair) active_link;
 };
 
 /* rdma.c */
-struct nr_device *nvmf_rdma_device_get(struct nr_transport *rt, struct ibv_context *verbs);
+struct rdma_device *nvmf_rdma_device_get(struct rdma_transport *rt, struct ibv_context *verbs);
 
 /* rdma_conn.c */
 
@@ -303,14 +296,17 @@ struct nr_device *nvmf_rdma_device_get(struct nr_transport *rt, struct ibv_conte
  * the reject status to answer the request with (the caller rejects and
  * destroys id, and still owns the token).
  */
-uint16_t nvmf_rdma_conn_accept(struct nr_transport *rt, struct nr_listener *l,
+uint16_t nvmf_rdma_conn_accept(struct rdma_transport *rt, struct rdma_listener *l,
 			       struct rdma_cm_id *id, const struct nvmf_rdma_cm_params *params,
 			       const struct rdma_conn_param *peer, uint16_t admit_portid);
 /* A CM event that ends the connection (app thread). */
-void nvmf_rdma_conn_cm_disconnect(struct nr_qpair *rq);
+void nvmf_rdma_conn_cm_disconnect(struct rdma_qpair *rq);
 /* Destroy the app-side remains of a connection at transport destruction. */
-void nvmf_rdma_conn_destroy(struct nr_qpair *rq);
-int nvmf_rdma_group_poll(struct nr_group *group);
+void nvmf_rdma_conn_destroy(struct rdma_qpair *rq);
+/* Poll the group's active connections (its poller; the core then retries buffers). */
+int nvmf_rdma_group_poll(struct nvmf_transport_poll_group *tgroup);
+/* The group's tgroup ops->bufs_ready: lay out the READs/WRITEs, pull host data or run a read. */
+void nvmf_rdma_req_bufs_ready(struct nvmf_request *req);
 void nvmf_rdma_req_complete(struct nvmf_request *req);
 void nvmf_rdma_qpair_disconnect(struct nvmf_qpair *qpair);
 

@@ -8,10 +8,11 @@
  * sockets are non-blocking fd events of their thread, so an idle target
  * sleeps.
  */
-#include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,23 +62,9 @@ peer_name(int fd, char *buf, size_t len)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	char host[INET6_ADDRSTRLEN] = "?";
-	int port = 0;
 
-	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0) {
-		if (ss.ss_family == AF_INET) {
-			struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-
-			inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
-			port = ntohs(sin->sin_port);
-		} else if (ss.ss_family == AF_INET6) {
-			struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-
-			inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
-			port = ntohs(sin6->sin6_port);
-		}
-	}
-	snprintf(buf, len, "%s:%d", host, port);
+	nvmf_sockaddr_str(getpeername(fd, (struct sockaddr *)&ss, &sl) == 0 ?
+			  (struct sockaddr *)&ss : NULL, buf, len);
 }
 
 static int listener_event(void *ctx, uint32_t events);
@@ -178,34 +165,17 @@ listener_event(void *ctx, uint32_t events)
 }
 
 static int
-tcp_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
+tcp_transport_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
 {
 	struct tcp_transport *tt = container_of(t, struct tcp_transport, base);
-	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_storage ss;
 	struct tcp_listener *l;
-	socklen_t sl;
+	size_t sl;
 	int fd, one = 1, rc;
 
-	if (addr->adrfam == NVME_ADRFAM_IPV4) {
-		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons((uint16_t)atoi(addr->trsvcid));
-		if (inet_pton(AF_INET, addr->traddr, &sin->sin_addr) != 1) {
-			return -EINVAL;
-		}
-		sl = sizeof(*sin);
-	} else if (addr->adrfam == NVME_ADRFAM_IPV6) {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons((uint16_t)atoi(addr->trsvcid));
-		if (inet_pton(AF_INET6, addr->traddr, &sin6->sin6_addr) != 1) {
-			return -EINVAL;
-		}
-		sl = sizeof(*sin6);
-	} else {
-		return -EAFNOSUPPORT;
+	rc = nvmf_listen_addr_to_sockaddr(addr, &ss, &sl);
+	if (rc != 0) {
+		return rc;
 	}
 	l = calloc(1, sizeof(*l));
 	if (l == NULL) {
@@ -217,7 +187,7 @@ tcp_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
 		goto err_free;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, TCP_LISTEN_BACKLOG) != 0) {
+	if (bind(fd, (struct sockaddr *)&ss, (socklen_t)sl) != 0 || listen(fd, TCP_LISTEN_BACKLOG) != 0) {
 		rc = -errno;
 		ERRLOG("nvmf tcp: cannot listen on %s:%s: %s\n", addr->traddr, addr->trsvcid,
 		       strerror(errno));
@@ -243,7 +213,7 @@ err_free:
 }
 
 static void
-tcp_stop_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
+tcp_transport_stop_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
 {
 	struct tcp_transport *tt = container_of(t, struct tcp_transport, base);
 	struct tcp_listener *l;
@@ -261,96 +231,76 @@ tcp_stop_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *addr)
 		}
 	}
 }
+
 /*
  * Poll groups.
  */
 
 static int
-group_poll(void *arg)
-{
-	return nvmf_tcp_group_poll(arg);
-}
-
-static int
-group_check_timeouts(void *arg)
+tcp_group_check_timeouts(void *arg)
 {
 	return nvmf_tcp_group_check_timeouts(arg);
 }
 
 static int
-tcp_poll_group_create(struct nvmf_transport *t, struct nvmf_poll_group *pg,
-		      struct nvmf_transport_poll_group **out)
+tcp_group_init(struct nvmf_transport_poll_group *tg)
 {
-	struct tcp_group *group;
+	struct tcp_group *group = container_of(tg, struct tcp_group, base);
 	uint64_t period_us;
 
-	group = calloc(1, sizeof(*group));
-	if (group == NULL) {
-		return -ENOMEM;
-	}
-	group->tt = container_of(t, struct tcp_transport, base);
-	group->base.transport = t;
-	group->base.pg = pg;
+	group->tt = container_of(tg->transport, struct tcp_transport, base);
 	TAILQ_INIT(&group->qpairs);
 	TAILQ_INIT(&group->dirty);
-	TAILQ_INIT(&group->buf_wait);
-	group->poller = poller_register(group_poll, group, 0, "nvmf_tcp_group");
 	/* Four checks per timeout, at most one a second: an idle target stays asleep. */
-	period_us = GGA_MIN(GGA_MAX((uint64_t)t->opts.pdu_timeout_ms * 1000 / 4, 25000), 1000000);
-	group->timeout_poller = poller_register(group_check_timeouts, group, period_us,
+	period_us = GGA_MIN(GGA_MAX((uint64_t)tg->transport->opts.pdu_timeout_ms * 1000 / 4,
+				    25000), 1000000);
+	group->timeout_poller = poller_register(tcp_group_check_timeouts, group, period_us,
 						"nvmf_tcp_timeouts");
-	if (group->poller == NULL || group->timeout_poller == NULL) {
-		poller_unregister(&group->poller);
-		poller_unregister(&group->timeout_poller);
-		free(group);
-		return -ENOMEM;
-	}
-	*out = &group->base;
-	return 0;
+	return group->timeout_poller != NULL ? 0 : -ENOMEM;
 }
 
 static void
-tcp_poll_group_destroy(struct nvmf_transport_poll_group *tg)
+tcp_group_fini(struct nvmf_transport_poll_group *tg)
 {
 	struct tcp_group *group = container_of(tg, struct tcp_group, base);
 
-	if (!TAILQ_EMPTY(&group->qpairs)) {
-		WARNLOG("nvmf tcp: poll group destroyed with connections left\n");
-	}
-	poller_unregister(&group->poller);
 	poller_unregister(&group->timeout_poller);
-	free(group);
 }
 
 static void
-tcp_poll_group_dump_stats(struct nvmf_transport_poll_group *tg, json_t *obj)
+tcp_group_dump_stats(struct nvmf_transport_poll_group *tg, json_t *obj)
 {
 	struct tcp_group *group = container_of(tg, struct tcp_group, base);
-	struct tcp_qpair *tq;
-	json_int_t n = 0;
 
-	TAILQ_FOREACH(tq, &group->qpairs, link) {
-		n++;
-	}
-	json_object_set_new(obj, "connections", json_integer(n));
 	json_object_set_new(obj, "c2h_term_reqs", json_integer((json_int_t)group->term_reqs_sent));
 	json_object_set_new(obj, "header_digest_errors",
 			    json_integer((json_int_t)group->hdgst_errors));
 	json_object_set_new(obj, "data_digest_errors",
 			    json_integer((json_int_t)group->ddgst_errors));
-	json_object_set_new(obj, "buffer_waits", json_integer((json_int_t)group->buf_waits));
 	json_object_set_new(obj, "pdu_timeouts", json_integer((json_int_t)group->pdu_timeouts));
 }
+
+static_assert(offsetof(struct tcp_group, base) == 0, "the core allocates the group");
+
+static const struct nvmf_tgroup_ops tcp_tgroup_ops = {
+	.size = sizeof(struct tcp_group),
+	.name = "nvmf_tcp_group",
+	.init = tcp_group_init,
+	.poll = nvmf_tcp_group_poll,
+	.fini = tcp_group_fini,
+	.bufs_ready = nvmf_tcp_req_bufs_ready,
+	.dump_stats = tcp_group_dump_stats,
+};
 
 /*
  * The transport.
  */
 
 static int
-tcp_create(const struct nvmf_transport_opts *opts, struct nvmf_transport **out)
+tcp_transport_create(const struct nvmf_transport_opts *opts, struct nvmf_transport **out)
 {
 	struct tcp_transport *tt;
-	char name[32];
+	int rc;
 
 	if (opts->io_unit_size < 512 || opts->max_io_size < opts->io_unit_size ||
 	    opts->max_queue_depth < 2 || opts->max_queue_depth > 65536) {
@@ -367,35 +317,25 @@ tcp_create(const struct nvmf_transport_opts *opts, struct nvmf_transport **out)
 	tt->maxh2cdata = GGA_MAX(GGA_MIN(TCP_MAXH2CDATA, opts->max_io_size),
 				 NVME_TCP_MIN_MAXH2CDATA);
 	TAILQ_INIT(&tt->listeners);
-	snprintf(name, sizeof(name), "nvmf_tcp_data");
-	if (opts->num_shared_buffers < tt->max_iov) {
-		ERRLOG("nvmf tcp: num_shared_buffers %u cannot hold one %u-byte transfer\n",
-		       opts->num_shared_buffers, opts->max_io_size);
+	rc = nvmf_transport_buf_pool_create(&tt->base, opts, "nvmf_tcp_data");
+	if (rc != 0) {
 		free(tt);
-		return -EINVAL;
-	}
-	tt->buf_pool = mempool_create(name, opts->num_shared_buffers, opts->io_unit_size,
-				      opts->buf_cache_size);
-	if (tt->buf_pool == NULL) {
-		ERRLOG("nvmf tcp: cannot allocate %u data buffers of %u bytes\n",
-		       opts->num_shared_buffers, opts->io_unit_size);
-		free(tt);
-		return -ENOMEM;
+		return rc;
 	}
 	*out = &tt->base;
 	return 0;
 }
 
 static void
-tcp_destroy(struct nvmf_transport *t)
+tcp_transport_destroy(struct nvmf_transport *t)
 {
 	struct tcp_transport *tt = container_of(t, struct tcp_transport, base);
 	struct tcp_listener *l;
 
 	while ((l = TAILQ_FIRST(&tt->listeners)) != NULL) {
-		tcp_stop_listen(t, &l->addr);
+		tcp_transport_stop_listen(t, &l->addr);
 	}
-	mempool_free(tt->buf_pool);
+	mempool_free(tt->base.buf_pool);
 	free(tt);
 }
 
@@ -403,13 +343,11 @@ const struct nvmf_transport_ops nvmf_tcp_ops = {
 	.name = "TCP",
 	.trtype = NVME_TRTYPE_TCP,
 	.sgls = NVME_SGLS_SUPPORTED | NVME_SGLS_OFFSET | NVME_SGLS_TRANSPORT_DATA_BLOCK,
-	.create = tcp_create,
-	.destroy = tcp_destroy,
-	.listen = tcp_listen,
-	.stop_listen = tcp_stop_listen,
-	.poll_group_create = tcp_poll_group_create,
-	.poll_group_destroy = tcp_poll_group_destroy,
+	.create = tcp_transport_create,
+	.destroy = tcp_transport_destroy,
+	.listen = tcp_transport_listen,
+	.stop_listen = tcp_transport_stop_listen,
+	.tgroup = &tcp_tgroup_ops,
 	.req_complete = nvmf_tcp_req_complete,
 	.qpair_disconnect = nvmf_tcp_qpair_disconnect,
-	.poll_group_dump_stats = tcp_poll_group_dump_stats,
 };

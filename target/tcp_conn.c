@@ -108,49 +108,22 @@ req_release(struct tcp_req *req)
 	if (req->state == TREQ_FREE) {
 		return;
 	}
-	if (req->state == TREQ_NEED_BUF) {
-		TAILQ_REMOVE(&tq->group->buf_wait, req, link);
-	}
-	if (req->nbufs > 0) {
-		mempool_put_bulk(tq->tt->buf_pool, req->bufs, req->nbufs);
-		req->nbufs = 0;
-	}
+	nvmf_tgroup_req_put_bufs(&tq->group->base, &req->req);
 	req->state = TREQ_FREE;
 	TAILQ_INSERT_HEAD(&tq->free_reqs, req, link);
 	tq->num_busy--;
 	tq_try_free(tq);
 }
 
-/* Take data buffers for req->req.length bytes. Returns false if the pool is empty. */
-static bool
-req_get_bufs(struct tcp_req *req)
-{
-	struct tcp_transport *tt = req->tq->tt;
-	uint32_t unit = tt->base.opts.io_unit_size, len = req->req.length, n, i;
-
-	n = (len + unit - 1) / unit;
-	if (mempool_get_bulk(tt->buf_pool, req->bufs, n) != 0) {
-		return false;
-	}
-	for (i = 0; i < n; i++) {
-		req->iov[i].iov_base = req->bufs[i];
-		req->iov[i].iov_len = GGA_MIN(unit, len - i * unit);
-	}
-	req->nbufs = n;
-	req->req.iov = req->iov;
-	req->req.iovcnt = (int)n;
-	return true;
-}
-
 static void
-exec_req(struct tcp_req *req)
+req_exec(struct tcp_req *req)
 {
 	req->state = TREQ_EXEC;
 	nvmf_request_exec(&req->req);
 }
 
 static void
-fail_req(struct tcp_req *req, uint16_t status)
+req_fail(struct tcp_req *req, uint16_t status)
 {
 	req->state = TREQ_EXEC;
 	nvmf_request_fail(&req->req, status);
@@ -342,29 +315,16 @@ queue_r2t(struct tcp_req *req)
 	queue_pdu(tq, pdu);
 }
 
-/* Buffers in hand: pull host data with an R2T, or execute a read. */
-static void
-req_have_bufs(struct tcp_req *req)
+void
+nvmf_tcp_req_bufs_ready(struct nvmf_request *nreq)
 {
+	struct tcp_req *req = to_req(nreq);
+
 	if (req->req.xfer == NVME_XFER_HOST_TO_CTRLR) {
 		queue_r2t(req);
 	} else {
-		exec_req(req);
+		req_exec(req);
 	}
-}
-
-static void
-req_need_data(struct tcp_req *req)
-{
-	struct tcp_group *group = req->tq->group;
-
-	if (TAILQ_EMPTY(&group->buf_wait) && req_get_bufs(req)) {
-		req_have_bufs(req);
-		return;
-	}
-	req->state = TREQ_NEED_BUF;
-	TAILQ_INSERT_TAIL(&group->buf_wait, req, link);
-	group->buf_waits++;
 }
 
 /* Send what the socket takes now. */
@@ -511,6 +471,7 @@ tq_try_free(struct tcp_qpair *tq)
 		return;
 	}
 	TAILQ_REMOVE(&tq->group->qpairs, tq, link);
+	tq->group->base.num_conns--;
 	DEBUGLOG(nvmf_tcp, "qpair %u (%s): freed\n", tq->qpair.id, tq->qpair.peer);
 	nvmf_qpair_release(&tq->qpair);
 	env_dma_free(tq->icd_area);
@@ -639,11 +600,12 @@ static void
 capsule_ready(struct tcp_req *req)
 {
 	if (req->status != 0) {
-		fail_req(req, req->status);
+		req_fail(req, req->status);
 	} else if (!req->icd && req->req.length > 0) {
-		req_need_data(req);
+		req->state = TREQ_NEED_BUF;
+		nvmf_tgroup_req_get_bufs(&req->tq->group->base, &req->req);
 	} else {
-		exec_req(req);
+		req_exec(req);
 	}
 }
 
@@ -707,7 +669,7 @@ handle_capsule(struct tcp_qpair *tq)
 	req->status = 0;
 	req->h2c_off = 0;
 	req->c2h_off = 0;
-	req->nbufs = 0;
+	req->req.nbufs = 0;
 	memcpy(&req->req.cmd, &tq->rx_hdr.cmd.ccsqe, sizeof(req->req.cmd));
 	req->req.qpair = &tq->qpair;
 	req->req.xfer = nvmf_cmd_xfer(&req->req.cmd);
@@ -814,9 +776,9 @@ rx_data_done(struct tcp_qpair *tq)
 	rx_reset(tq);
 	if (req->h2c_off == req->req.length) {
 		if (req->status != 0) {
-			fail_req(req, req->status);
+			req_fail(req, req->status);
 		} else {
-			exec_req(req);
+			req_exec(req);
 		}
 	}
 }
@@ -1105,12 +1067,12 @@ tq_alloc_reqs(struct tcp_qpair *tq)
 		req->state = TREQ_FREE;
 		req->req.qpair = &tq->qpair;
 		req->icd_buf = tq->icd_area + (size_t)i * tt->icd_size;
-		req->iov = iov;
+		req->req.buf_iov = iov;
 		req->pdu.iov = iov + max_iov;
 		req->pdu.req = req;
 		req->rsp.iov = req->rsp_iov;
 		req->rsp.req = req;
-		req->bufs = tq->buf_area + (size_t)i * max_iov;
+		req->req.bufs = tq->buf_area + (size_t)i * max_iov;
 		TAILQ_INSERT_TAIL(&tq->free_reqs, req, link);
 	}
 	return 0;
@@ -1146,6 +1108,7 @@ nvmf_tcp_conn_create(struct tcp_transport *tt, struct tcp_group *group,
 	tq->qpair.admit_portid = admit_portid;
 	nvmf_qpair_init(&tq->qpair, &tt->base, pg, addr, peer);
 	TAILQ_INSERT_TAIL(&group->qpairs, tq, link);
+	group->base.num_conns++;
 	DEBUGLOG(nvmf_tcp, "qpair %u: connection from %s on %s:%s\n", tq->qpair.id, peer,
 		 addr->traddr, addr->trsvcid);
 	return 0;
@@ -1161,26 +1124,16 @@ err_free:
 }
 
 int
-nvmf_tcp_group_poll(struct tcp_group *group)
+nvmf_tcp_group_poll(struct nvmf_transport_poll_group *tg)
 {
+	struct tcp_group *group = container_of(tg, struct tcp_group, base);
 	struct tcp_qpair *tq;
-	struct tcp_req *req;
 	int busy = POLLER_IDLE;
 
 	while ((tq = TAILQ_FIRST(&group->dirty)) != NULL) {
 		TAILQ_REMOVE(&group->dirty, tq, dirty_link);
 		tq->in_dirty = false;
 		tx_flush(tq);
-		busy = POLLER_BUSY;
-	}
-	while ((req = TAILQ_FIRST(&group->buf_wait)) != NULL) {
-		if (!req_get_bufs(req)) {
-			/* Buffers come back from other threads too: keep polling. */
-			busy = POLLER_BUSY;
-			break;
-		}
-		TAILQ_REMOVE(&group->buf_wait, req, link);
-		req_have_bufs(req);
 		busy = POLLER_BUSY;
 	}
 	return busy;

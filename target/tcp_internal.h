@@ -99,7 +99,6 @@ uint16_t nvmf_tcp_sgl_parse(const struct nvme_cmd *cmd, uint32_t icd_len, uint32
 
 struct tcp_transport {
 	struct nvmf_transport base;
-	struct mempool *buf_pool;
 	uint32_t max_iov;		/* data buffers of one request */
 	uint32_t num_reqs;		/* requests of one connection */
 	uint32_t icd_size;		/* in-capsule area of one request */
@@ -121,17 +120,14 @@ struct tcp_qpair;
 struct tcp_req;
 
 struct tcp_group {
-	struct nvmf_transport_poll_group base;
+	struct nvmf_transport_poll_group base;	/* first: the core allocates the group */
 	struct tcp_transport *tt;
-	struct poller *poller;
 	struct poller *timeout_poller;
 	TAILQ_HEAD(, tcp_qpair) qpairs;
 	TAILQ_HEAD(, tcp_qpair) dirty;
-	TAILQ_HEAD(, tcp_req) buf_wait;
 	uint64_t term_reqs_sent;
 	uint64_t hdgst_errors;
 	uint64_t ddgst_errors;
-	uint64_t buf_waits;
 	uint64_t pdu_timeouts;
 };
 
@@ -151,7 +147,7 @@ struct tcp_pdu {
 enum tcp_req_state {
 	TREQ_FREE,
 	TREQ_RECV,		/* capsule or its in-capsule data arriving */
-	TREQ_NEED_BUF,		/* waiting for data buffers */
+	TREQ_NEED_BUF,		/* waiting for data buffers (in the group's buf_wait) */
 	TREQ_R2T,		/* R2T sent, H2CData arriving */
 	TREQ_EXEC,		/* in the core */
 	TREQ_SEND,		/* C2HData / CapsuleResp queued */
@@ -169,9 +165,6 @@ struct tcp_req {
 	uint32_t c2h_off;
 	uint8_t *icd_buf;
 	struct iovec icd_iov;
-	struct iovec *iov;		/* [max_iov] for pool buffers */
-	void **bufs;			/* [max_iov] */
-	uint32_t nbufs;
 	struct tcp_pdu pdu;		/* R2T or C2HData */
 	struct tcp_pdu rsp;		/* CapsuleResp */
 	struct iovec rsp_iov[1];
@@ -275,8 +268,10 @@ struct tcp_qpair {
 int nvmf_tcp_conn_create(struct tcp_transport *tt, struct tcp_group *group,
 			 struct nvmf_poll_group *pg, int fd, const struct nvmf_listen_addr *addr,
 			 const char *peer, uint16_t admit_portid);
-/* Flush connections with queued PDUs and retry requests waiting for buffers. */
-int nvmf_tcp_group_poll(struct tcp_group *group);
+/* Flush connections with queued PDUs (the group's poller; the core then retries buffers). */
+int nvmf_tcp_group_poll(struct nvmf_transport_poll_group *tgroup);
+/* The group's tgroup ops->bufs_ready: pull host data with an R2T, or execute a read. */
+void nvmf_tcp_req_bufs_ready(struct nvmf_request *req);
 /*
  * Close the group's connections that overran pdu_timeout_ms: an ICReq or a
  * Connect that did not come, a PDU begun and not finished (timed poller).

@@ -85,7 +85,7 @@
 #define FAKE_LKEY	0x1a2b3c4du
 /* Rounds of fuzz_poll_all() the connections may take to go away after the hosts left. */
 #define TEARDOWN_ROUNDS	100
-/* Past the close timer (NR_CLOSE_TIMEOUT_US) and a 10 s keep-alive. */
+/* Past the close timer (RDMA_CLOSE_TIMEOUT_US) and a 10 s keep-alive. */
 #define TIME_JUMP_US	(11u * 1000 * 1000)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -98,7 +98,7 @@ extern const struct nvmf_transport_ops nvmf_rdma_ops;
 
 struct fake_send {
 	struct ibv_send_wr wr;
-	struct ibv_sge sge[NR_MAX_SGE];
+	struct ibv_sge sge[RDMA_MAX_SGE];
 };
 
 struct fake_qp {
@@ -151,7 +151,7 @@ static TAILQ_HEAD(fake_event_head, fake_event) g_events = TAILQ_HEAD_INITIALIZER
 /* The hosts' connections: their CM ids while the target has not destroyed them. */
 static struct fake_id *g_hosts[MAX_HOSTS];
 static struct nvmf_subsystem *g_subsys;
-static struct nr_transport *g_rt;
+static struct rdma_transport *g_rt;
 static volatile uint32_t g_sink;
 static bool g_verbose;
 /* This input's device: byte 0 of the input. */
@@ -768,7 +768,7 @@ setup(void)
 	/* Few requests and buffers, so a session can run out of both. */
 	opts.max_queue_depth = 32;
 	opts.num_shared_buffers = 64;
-	g_rt = container_of(fuzz_transport_create(&nvmf_rdma_ops, &opts), struct nr_transport,
+	g_rt = container_of(fuzz_transport_create(&nvmf_rdma_ops, &opts), struct rdma_transport,
 			    base);
 	g_subsys = fuzz_subsystem_create(&g_addr, true);
 	if (g_listen_id == NULL) {
@@ -785,9 +785,9 @@ setup(void)
 static void
 device_set(uint8_t cfg)
 {
-	static const int sges[] = { 1, 2, 4, NR_MAX_SGE };
+	static const int sges[] = { 1, 2, 4, RDMA_MAX_SGE };
 	static const int wrs[] = { 4096, 64, 16, 8 };
-	struct nr_device *dev = g_rt != NULL ? TAILQ_FIRST(&g_rt->devices) : NULL;
+	struct rdma_device *dev = g_rt != NULL ? TAILQ_FIRST(&g_rt->devices) : NULL;
 
 	memset(&g_attr, 0, sizeof(g_attr));
 	g_attr.max_sge = sges[cfg & 3];

@@ -335,11 +335,11 @@ test_capsule_sizes(void)
 	UT_ASSERT_EQ(nvmf_rdma_capsule_size(4096) / 16, 260);
 	UT_ASSERT_EQ(nvmf_rdma_capsule_size(8192) / 16, 516);
 	/* The admin queue takes Connect data and more even with no I/O in-capsule data. */
-	UT_ASSERT_EQ(nvmf_rdma_queue_icd(0, 0), NR_ADMIN_ICD_SIZE);
+	UT_ASSERT_EQ(nvmf_rdma_queue_icd(0, 0), RDMA_ADMIN_ICD_SIZE);
 	UT_ASSERT_EQ(nvmf_rdma_queue_icd(0, 8192), 8192);
 	UT_ASSERT_EQ(nvmf_rdma_queue_icd(1, 0), 0);
 	UT_ASSERT_EQ(nvmf_rdma_queue_icd(5, 4096), 4096);
-	CU_ASSERT(NR_ADMIN_ICD_SIZE >= 1024);
+	CU_ASSERT(RDMA_ADMIN_ICD_SIZE >= 1024);
 }
 
 static void
