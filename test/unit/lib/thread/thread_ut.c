@@ -1211,11 +1211,17 @@ test_destroy_releases(void)
 
 /* Reactors */
 
-#define PINGPONG_ROUNDS 20000
+/*
+ * Round trips per mode: busy reactors answer in microseconds; sleeping ones
+ * pay two wake-ups a round, which on a loaded 2-core machine came to 4 ms
+ * (20000 rounds overran the 20 s watchdog). Delivery, not speed, is tested.
+ */
+#define PINGPONG_ROUNDS_BUSY 20000
+#define PINGPONG_ROUNDS_EVENT 2000
 
 struct pingpong {
 	struct thread *a, *b;
-	uint32_t rounds;
+	uint32_t rounds, want;
 	bool wrong_thread;
 	bool done;
 };
@@ -1230,7 +1236,7 @@ ping(void *arg)
 	if (thread_get_current() != pp->a) {
 		pp->wrong_thread = true;
 	}
-	if (++pp->rounds == PINGPONG_ROUNDS) {
+	if (++pp->rounds == pp->want) {
 		pp->done = true;
 		reactors_stop();
 		return;
@@ -1332,6 +1338,7 @@ run_pingpong(enum reactor_poll_mode mode)
 	UT_ASSERT_EQ(stats[0].core, 0);
 	UT_ASSERT_EQ(stats[1].core, 1);
 	UT_ASSERT_STR_EQ(stats[1].thread_name, "reactor_1");
+	pp.want = mode == REACTOR_POLL_BUSY ? PINGPONG_ROUNDS_BUSY : PINGPONG_ROUNDS_EVENT;
 	pp.a = thread_get_by_id(stats[0].thread_id);
 	pp.b = thread_get_by_id(stats[1].thread_id);
 	CU_ASSERT_FATAL(pp.a != NULL && pp.b != NULL);
@@ -1346,7 +1353,7 @@ run_pingpong(enum reactor_poll_mode mode)
 	UT_ASSERT_EQ(rc, 0);
 	CU_ASSERT(!g_watchdog_fired);
 	CU_ASSERT(pp.done);
-	UT_ASSERT_EQ(pp.rounds, PINGPONG_ROUNDS);
+	UT_ASSERT_EQ(pp.rounds, pp.want);
 	CU_ASSERT(!pp.wrong_thread);
 	CU_ASSERT(thread_get_current() == NULL);
 	UT_ASSERT_EQ(reactor_get_stats(1, &stats[1]), 0);
@@ -1357,7 +1364,7 @@ run_pingpong(enum reactor_poll_mode mode)
 		UT_ASSERT_EQ(stats[1].sleeps, 0);
 	}
 	fprintf(stderr, "  %s mode: %u round trips in %llu ms\n", reactor_poll_mode_name(mode),
-		PINGPONG_ROUNDS, (unsigned long long)(now_ms() - start));
+		pp.want, (unsigned long long)(now_ms() - start));
 	reactors_fini();
 	UT_ASSERT_EQ(reactor_count(), 0);
 }
