@@ -139,9 +139,10 @@ log_state_change(struct gga_disk *disk, uint32_t index, uint32_t old, uint32_t s
 	char role[16];
 
 	NOTICELOG("gga bdev '%s': member %s '%s': %s -> %s (%s); %d of %u members online, "
-		  "array %s\n", disk->bdev.name, gga_role_of(disk, index, role, sizeof(role)),
-		  member->name, bdev_gga_member_state_name(old), bdev_gga_member_state_name(state),
-		  reason, __builtin_popcount(gga_live_mask(disk)), disk->n,
+		  "array %s\n",
+		  disk->bdev.name, gga_role_of(disk, index, role, sizeof(role)), member->name,
+		  bdev_gga_member_state_name(old), bdev_gga_member_state_name(state), reason,
+		  __builtin_popcount(gga_live_mask(disk)), disk->n,
 		  bdev_gga_state_name(disk_state(disk)));
 }
 
@@ -221,7 +222,7 @@ sb_member_state(const struct gga_disk *disk, uint32_t i, uint32_t sync_mask)
 		return GGA_SB_MEMBER_IN_SYNC;
 	}
 	return disk->members[i].needs == GGA_NEEDS_REBUILD ? GGA_SB_MEMBER_REBUILD :
-	       GGA_SB_MEMBER_STALE;
+							     GGA_SB_MEMBER_STALE;
 }
 
 int
@@ -250,8 +251,8 @@ gga_sb_area_encode(struct gga_disk *disk, uint32_t index, uint64_t epoch, uint64
 	if (rc != 0) {
 		return rc;
 	}
-	gga_area_scatter(disk, rec, buf, GGA_MIN((size_t)disk->sb_blocks * disk->frag_size,
-						 sizeof(rec)));
+	gga_area_scatter(disk, rec, buf,
+			 GGA_MIN((size_t)disk->sb_blocks * disk->frag_size, sizeof(rec)));
 	return 0;
 }
 
@@ -278,12 +279,13 @@ sb_write_done(struct bdev_io *io, bool success, void *cb_arg)
 	if (disk->sb_epoch) {
 		if ((uint32_t)__builtin_popcount(disk->sb_ok_mask) >= disk->k) {
 			__atomic_store_n(&disk->gen_limit, disk->sb_new_limit, __ATOMIC_RELEASE);
-			DEBUGLOG(bdev_gga, "gga bdev '%s': generation window now ends at %" PRIu64
-				 "\n", disk->bdev.name, disk->sb_new_limit);
+			DEBUGLOG(bdev_gga,
+				 "gga bdev '%s': generation window now ends at %" PRIu64 "\n",
+				 disk->bdev.name, disk->sb_new_limit);
 		} else {
 			ERRLOG("gga bdev '%s': cannot persist the next generation window (only %d "
-			       "superblocks written); writes wait\n", disk->bdev.name,
-			       __builtin_popcount(disk->sb_ok_mask));
+			       "superblocks written); writes wait\n",
+			       disk->bdev.name, __builtin_popcount(disk->sb_ok_mask));
 		}
 		disk->sb_epoch = false;
 		__atomic_store_n(&disk->epoch_busy, false, __ATOMIC_RELEASE);
@@ -375,8 +377,8 @@ sb_update_msg(void *arg)
 		if (rc == 0) {
 			disk->sb_ctx[i].owner = disk;
 			disk->sb_ctx[i].index = i;
-			rc = bdev_write_blocks(member->desc, member->app_ch, area, 0, disk->sb_blocks,
-					       sb_write_done, &disk->sb_ctx[i]);
+			rc = bdev_write_blocks(member->desc, member->app_ch, area, 0,
+					       disk->sb_blocks, sb_write_done, &disk->sb_ctx[i]);
 		}
 		if (rc == -ENOMEM) {
 			/* Not persisted until every member has it: all again, once this ends. */
@@ -793,15 +795,14 @@ gga_dump_info_json(void *ctxt, json_t *info)
 	char uuid[UUID_STR_LEN];
 
 	uuid_format(disk->array_uuid, uuid);
-	json_object_set_new(info, "gga", json_pack("{s:i, s:i, s:s, s:s, s:i, s:b, s:s, s:o}",
-						   "k", (int)disk->k, "m", (int)disk->m,
-						   "matrix_type", gga_matrix_name(disk->matrix),
-						   "array_uuid", uuid,
-						   "recovery_read_every_n",
-						   (int)disk->recovery_read_every_n,
-						   "repair", disk->repair,
-						   "state", bdev_gga_state_name(disk_state(disk)),
-						   "members", members_json(disk)));
+	json_object_set_new(info, "gga",
+			    json_pack("{s:i, s:i, s:s, s:s, s:i, s:b, s:s, s:o}", "k", (int)disk->k,
+				      "m", (int)disk->m, "matrix_type",
+				      gga_matrix_name(disk->matrix), "array_uuid", uuid,
+				      "recovery_read_every_n", (int)disk->recovery_read_every_n,
+				      "repair", disk->repair, "state",
+				      bdev_gga_state_name(disk_state(disk)), "members",
+				      members_json(disk)));
 }
 
 /* ["M0", "M1", ...]: the base names of members first .. first + count - 1. */
@@ -830,16 +831,12 @@ gga_write_config_json(struct bdev *bdev, json_t *config)
 	 * formats fresh ones (e.g. malloc bases in a new process) with the same uuid.
 	 */
 	/* Unsigned 32-bit options as json_int_t: an int would write 2^31 and above negative. */
-	params = json_pack("{s:s, s:s, s:I, s:b, s:s, s:s, s:I, s:b, s:I}",
-			   "name", bdev->name,
-			   "matrix_type", gga_matrix_name(disk->matrix),
-			   "recovery_read_every_n", (json_int_t)disk->recovery_read_every_n,
-			   "repair", disk->repair,
-			   "mode", "auto",
-			   "uuid", uuid,
-			   "bitmap_region_kib", (json_int_t)((1ull << disk->region_shift) / 1024),
-			   "auto_readd", disk->auto_readd,
-			   "rebuild_rate_mib_s", (json_int_t)disk->rebuild_rate);
+	params = json_pack("{s:s, s:s, s:I, s:b, s:s, s:s, s:I, s:b, s:I}", "name", bdev->name,
+			   "matrix_type", gga_matrix_name(disk->matrix), "recovery_read_every_n",
+			   (json_int_t)disk->recovery_read_every_n, "repair", disk->repair, "mode",
+			   "auto", "uuid", uuid, "bitmap_region_kib",
+			   (json_int_t)((1ull << disk->region_shift) / 1024), "auto_readd",
+			   disk->auto_readd, "rebuild_rate_mib_s", (json_int_t)disk->rebuild_rate);
 	if (params == NULL) {
 		ERRLOG("gga bdev '%s': out of memory writing its configuration\n", bdev->name);
 		return;
@@ -853,17 +850,17 @@ gga_write_config_json(struct bdev *bdev, json_t *config)
 		json_object_set_new(params, "parity_members",
 				    member_names_json(disk, disk->k, disk->m));
 	}
-	json_array_append_new(config, json_pack("{s:s, s:o}", "method", "bdev_gga_create",
-						"params", params));
+	json_array_append_new(config, json_pack("{s:s, s:o}", "method", "bdev_gga_create", "params",
+						params));
 }
 
 static const struct bdev_fn_table gga_fn_table = {
-	.destruct		= gga_destruct,
-	.submit_request		= gga_submit_request,
-	.io_type_supported	= gga_io_type_supported,
-	.get_io_channel		= gga_get_io_channel,
-	.dump_info_json		= gga_dump_info_json,
-	.write_config_json	= gga_write_config_json,
+	.destruct = gga_destruct,
+	.submit_request = gga_submit_request,
+	.io_type_supported = gga_io_type_supported,
+	.get_io_channel = gga_get_io_channel,
+	.dump_info_json = gga_dump_info_json,
+	.write_config_json = gga_write_config_json,
 };
 
 /* Member buffers: small elements for small requests, chunk-sized ones for large. */
@@ -1020,7 +1017,7 @@ info_done(struct io_channel_iter *i, int status)
 		/* A member out of sync needs a resync unless it is known to need more. */
 		info->members[m].needs = info->members[m].state == BDEV_GGA_MEMBER_ONLINE ? NULL :
 					 disk->members[m].needs == GGA_NEEDS_REBUILD ? "rebuild" :
-					 "resync";
+										       "resync";
 	}
 	info->events = disk->events;
 	info->bitmap_region_kib = (uint32_t)((1ull << disk->region_shift) / 1024);
@@ -1051,8 +1048,7 @@ bdev_gga_info_clear(struct bdev_gga_info *info)
 }
 
 int
-bdev_gga_get_info(const char *name, struct bdev_gga_info *info, bdev_gga_info_cb cb,
-		  void *cb_arg)
+bdev_gga_get_info(const char *name, struct bdev_gga_info *info, bdev_gga_info_cb cb, void *cb_arg)
 {
 	struct bdev *bdev = name != NULL ? bdev_get_by_name(name) : NULL;
 	struct gga_disk *disk;
@@ -1116,8 +1112,8 @@ gga_get_ctx_size(void)
 }
 
 struct bdev_module gga_bdev_module = {
-	.name		= "gga",
-	.get_ctx_size	= gga_get_ctx_size,
+	.name = "gga",
+	.get_ctx_size = gga_get_ctx_size,
 };
 
 void

@@ -27,7 +27,7 @@
 #include "gga_format.h"
 
 /* The most members an array can have (k + m). */
-#define BDEV_GGA_MAX_MEMBERS	GGA_MAX_FRAGS
+#define BDEV_GGA_MAX_MEMBERS GGA_MAX_FRAGS
 
 /* What create does with what it finds on the members (docs/RPC.md). */
 enum bdev_gga_mode {
@@ -53,18 +53,18 @@ enum bdev_gga_member_state {
 };
 
 enum bdev_gga_state {
-	BDEV_GGA_ONLINE = 0,	/* every member online */
-	BDEV_GGA_DEGRADED,	/* some failed, at least k online: I/O continues */
-	BDEV_GGA_FAILED,	/* fewer than k online: every I/O fails */
+	BDEV_GGA_ONLINE = 0, /* every member online */
+	BDEV_GGA_DEGRADED,   /* some failed, at least k online: I/O continues */
+	BDEV_GGA_FAILED,     /* fewer than k online: every I/O fails */
 };
 
 struct bdev_gga_opts {
-	const char *name;			/* the gga bdev's name, required */
-	uint32_t k;				/* data members (default 2) */
-	uint32_t m;				/* parity members (default 1) */
+	const char *name; /* the gga bdev's name, required */
+	uint32_t k;       /* data members (default 2) */
+	uint32_t m;       /* parity members (default 1) */
 	/* Base bdev names: members[0..k-1] data, members[k..k+m-1] parity. */
 	const char *members[BDEV_GGA_MAX_MEMBERS];
-	enum gga_matrix matrix;			/* default vandermonde */
+	enum gga_matrix matrix; /* default vandermonde */
 	/* Assembling: false adopts the members' matrix instead of checking it. */
 	bool matrix_set;
 	/* Every Nth read on a thread goes through the recovery path; 0 = never. */
@@ -87,17 +87,17 @@ struct bdev_gga_opts {
 /* Progress of a recovery pass, or the summary of the last one. */
 struct bdev_gga_recovery_info {
 	bool active;
-	bool rebuild;			/* full rebuild (else resync of marked regions) */
-	uint32_t members;		/* mask of the members recovered */
-	uint64_t blocks_done;		/* logical blocks walked */
+	bool rebuild;         /* full rebuild (else resync of marked regions) */
+	uint32_t members;     /* mask of the members recovered */
+	uint64_t blocks_done; /* logical blocks walked */
 	uint64_t blocks_total;
-	uint64_t blocks_copied;		/* logical blocks whose fragments were written */
-	uint64_t regions_done;		/* marked regions copied */
+	uint64_t blocks_copied; /* logical blocks whose fragments were written */
+	uint64_t regions_done;  /* marked regions copied */
 	uint64_t regions_total;
 	uint32_t rate_mib_s;
 	double seconds;
-	int result;			/* 0 done, -ECANCELED stopped, other: failed */
-	bool valid;			/* (last) a pass has ended */
+	int result; /* 0 done, -ECANCELED stopped, other: failed */
+	bool valid; /* (last) a pass has ended */
 };
 
 enum bdev_gga_scrub_state {
@@ -166,29 +166,29 @@ int bdev_gga_delete(const char *name, bdev_gga_delete_cb cb, void *cb_arg);
 /* Counters of a gga bdev, summed over its threads (docs/RPC.md explains each). */
 struct bdev_gga_counters {
 	uint64_t reads;
-	uint64_t writes;			/* write, write_zeroes and unmap requests */
+	uint64_t writes; /* write, write_zeroes and unmap requests */
 	uint64_t regular_reads;
 	uint64_t recovery_reads_periodic;
 	uint64_t recovery_reads_forced;
-	uint64_t raw_blocks;			/* blocks written per encoding */
+	uint64_t raw_blocks; /* blocks written per encoding */
 	uint64_t lz4_blocks;
 	uint64_t zero_blocks;
-	uint64_t lz4_skipped_blocks;		/* stored raw without trying LZ4 (region memory) */
+	uint64_t lz4_skipped_blocks; /* stored raw without trying LZ4 (region memory) */
 	uint64_t logical_bytes_written;
-	uint64_t compressed_bytes_written;	/* payload bytes of those blocks */
-	uint64_t checksum_failures;		/* fragments found corrupt */
-	uint64_t torn_writes_detected;		/* blocks whose fragments disagreed */
-	uint64_t repairs_written;		/* fragments rewritten by repair */
+	uint64_t compressed_bytes_written; /* payload bytes of those blocks */
+	uint64_t checksum_failures;        /* fragments found corrupt */
+	uint64_t torn_writes_detected;     /* blocks whose fragments disagreed */
+	uint64_t repairs_written;          /* fragments rewritten by repair */
 	uint64_t member_io_errors;
-	uint64_t failed_ios;			/* requests completed with an error */
+	uint64_t failed_ios; /* requests completed with an error */
 };
 
 struct bdev_gga_member_info {
-	char *name;				/* base bdev name */
-	uint32_t index;				/* fragment index: the role */
+	char *name;     /* base bdev name */
+	uint32_t index; /* fragment index: the role */
 	enum bdev_gga_member_state state;
-	const char *needs;			/* NULL, "resync" or "rebuild" */
-	const char *reason;			/* why it is in that state (static string) */
+	const char *needs;  /* NULL, "resync" or "rebuild" */
+	const char *reason; /* why it is in that state (static string) */
 };
 
 struct bdev_gga_info {

@@ -33,7 +33,7 @@
 #include "bdev_gga_internal.h"
 
 /* How often the lazy clearing looks (a region needs two idle looks to be cleared). */
-#define BITMAP_SWEEP_US	(1000u * 1000u)
+#define BITMAP_SWEEP_US (1000u * 1000u)
 
 enum region_state {
 	REGION_CLEAN = 0,
@@ -44,25 +44,25 @@ enum region_state {
 
 struct gga_bitmap {
 	struct gga_disk *disk;
-	uint32_t block_shift;		/* log2 of a region's logical blocks */
+	uint32_t block_shift; /* log2 of a region's logical blocks */
 	uint64_t regions;
-	uint8_t *state;			/* enum region_state, atomic */
-	uint32_t *writers;		/* atomic */
-	uint8_t *touched;		/* written since the last sweep */
-	uint8_t *bits;			/* app thread: the image (one byte a region) */
-	uint64_t dirty;			/* app thread: regions marked in the image */
+	uint8_t *state;    /* enum region_state, atomic */
+	uint32_t *writers; /* atomic */
+	uint8_t *touched;  /* written since the last sweep */
+	uint8_t *bits;     /* app thread: the image (one byte a region) */
+	uint64_t dirty;    /* app thread: regions marked in the image */
 	/* Bitmap area of the reserved region: member blocks first_block .. data_offset - 1. */
 	uint64_t first_block;
 	uint64_t nblocks;
 	uint32_t area_bytes;
-	uint8_t *packed;		/* area_bytes: the image as bits */
-	uint8_t *io_buf;		/* nblocks member blocks (arena) */
+	uint8_t *packed; /* area_bytes: the image as bits */
+	uint8_t *io_buf; /* nblocks member blocks (arena) */
 	/* Flushes: one at a time; `kicked` while a message is queued. */
 	bool kicked;
 	bool flushing;
 	bool again;
 	bool stopped;
-	bool short_write;		/* a member found no bdev_io: the flush counts for nothing */
+	bool short_write; /* a member found no bdev_io: the flush counts for nothing */
 	uint32_t pending;
 	uint32_t ok_mask;
 	struct gga_member_ctx ctx[BDEV_GGA_MAX_MEMBERS];
@@ -86,8 +86,8 @@ gga_bitmap_create(struct gga_disk *disk, uint32_t region_shift, const uint8_t *i
 	}
 	bm->disk = disk;
 	bm->block_shift = region_shift - (uint32_t)__builtin_ctz(disk->block_size);
-	bm->regions = gga_bitmap_regions(disk->member_blocks - disk->data_offset,
-					 disk->block_size, region_shift);
+	bm->regions = gga_bitmap_regions(disk->member_blocks - disk->data_offset, disk->block_size,
+					 region_shift);
 	bm->area_bytes = gga_bitmap_bytes(disk->frag_size);
 	bm->first_block = gga_bitmap_offset(disk->frag_size) / disk->frag_size;
 	bm->nblocks = disk->data_offset - bm->first_block;
@@ -185,8 +185,8 @@ flush_done(struct bdev_io *io, bool success, void *cb_arg)
 	 * wanted them may go. A member that failed the write takes no writes.
 	 * If none took it, the writers see the array fail on their own.
 	 */
-	regions_move(bm, REGION_FLUSHING, bm->ok_mask != 0 && !bm->short_write ? REGION_MARKED :
-		     REGION_WANTED);
+	regions_move(bm, REGION_FLUSHING,
+		     bm->ok_mask != 0 && !bm->short_write ? REGION_MARKED : REGION_WANTED);
 	bm->flushing = false;
 	if (bm->again && bm->ok_mask != 0 && !bm->stopped) {
 		bitmap_flush(bm);

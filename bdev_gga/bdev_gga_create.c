@@ -47,19 +47,18 @@ struct gga_create_ctx {
 	bool format;
 	bool creating_listed;
 	uint64_t epoch;
-	uint64_t epoch_events;		/* the event counter the new superblocks carry */
+	uint64_t epoch_events; /* the event counter the new superblocks carry */
 	/* Assembly: the freshest superblock's member, and the union of the bitmaps. */
 	int fresh;
 	/* Assembly: members whose base bdev does not exist (yet). */
 	uint32_t absent;
 	uint8_t *bitmap;
-	uint32_t region_shift;		/* requested (format) */
+	uint32_t region_shift; /* requested (format) */
 	int rc;
 	char msg[512];
 };
 
-static void
-set_msg(struct gga_create_ctx *ctx, int rc, const char *fmt, ...)
+static void set_msg(struct gga_create_ctx *ctx, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 static void
@@ -178,9 +177,10 @@ create_finish(struct gga_create_ctx *ctx)
 	ctx->creating_listed = false;
 	rc = gga_disk_register(disk);
 	if (rc == -ENOMEM) {
-		set_msg(ctx, rc, "cannot allocate I/O buffers (%u + %u elements); "
-			"is the memory arena large enough?", GGA_SMALL_POOL_COUNT,
-			GGA_LARGE_POOL_COUNT);
+		set_msg(ctx, rc,
+			"cannot allocate I/O buffers (%u + %u elements); "
+			"is the memory arena large enough?",
+			GGA_SMALL_POOL_COUNT, GGA_LARGE_POOL_COUNT);
 	} else if (rc != 0) {
 		set_msg(ctx, rc, "registering the bdev failed: %s", strerror(-rc));
 	}
@@ -197,8 +197,8 @@ create_finish(struct gga_create_ctx *ctx)
 	}
 	uuid_format(disk->array_uuid, uuid);
 	NOTICELOG("gga bdev '%s': %s array %s (%u + %u, %s, %" PRIu64 " blocks of %u bytes, "
-		  "generations from %" PRIu64 ")\n", disk->bdev.name,
-		  ctx->format ? "formatted" : "assembled", uuid, disk->k, disk->m,
+		  "generations from %" PRIu64 ")\n",
+		  disk->bdev.name, ctx->format ? "formatted" : "assembled", uuid, disk->k, disk->m,
 		  gga_matrix_name(disk->matrix), disk->bdev.num_blocks, disk->block_size,
 		  disk->next_gen);
 	ctx->disk = NULL;
@@ -275,7 +275,7 @@ create_write_superblocks(struct gga_create_ctx *ctx)
 }
 
 /* Member blocks per write when zeroing a member that has no write_zeroes. */
-#define ZERO_CHUNK_BLOCKS	256u
+#define ZERO_CHUNK_BLOCKS 256u
 
 static int create_zero_next(struct gga_create_ctx *ctx, uint32_t i);
 
@@ -367,7 +367,8 @@ create_zero_members(struct gga_create_ctx *ctx)
 		} else {
 			if (ctx->zero_buf == NULL) {
 				ctx->zero_buf = env_dma_zmalloc((size_t)ZERO_CHUNK_BLOCKS *
-								disk->mbs, 0);
+									disk->mbs,
+								0);
 				if (ctx->zero_buf == NULL) {
 					ctx->failed_mask |= 1u << i;
 					continue;
@@ -398,8 +399,7 @@ sb_problem(struct gga_create_ctx *ctx, uint32_t i)
 			label);
 		break;
 	case -EPROTONOSUPPORT:
-		set_msg(ctx, rc, "%s has a gga superblock of an unsupported format version",
-			label);
+		set_msg(ctx, rc, "%s has a gga superblock of an unsupported format version", label);
 		break;
 	case -EBADMSG:
 		set_msg(ctx, rc, "%s has a damaged gga superblock (checksum mismatch)", label);
@@ -434,7 +434,8 @@ create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 		uuid_format(ctx->uuid, want_uuid);
 		set_msg(ctx, -EEXIST, "%s is a member of array %s, not of the requested array %s",
 			gga_member_label(disk, (uint32_t)__builtin_ctz(formatted), label,
-				     sizeof(label)), uuid, want_uuid);
+					 sizeof(label)),
+			uuid, want_uuid);
 		return ctx->rc;
 	}
 	memcpy(disk->array_uuid, ref->array_uuid, 16);
@@ -469,13 +470,17 @@ create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 			return ctx->rc;
 		default:
 			if (ctx->sb[i].matrix != want.matrix) {
-				set_msg(ctx, -EEXIST, "%s was formatted with the %s matrix, not %s "
-					"(array %s)", label, gga_matrix_name(ctx->sb[i].matrix),
+				set_msg(ctx, -EEXIST,
+					"%s was formatted with the %s matrix, not %s "
+					"(array %s)",
+					label, gga_matrix_name(ctx->sb[i].matrix),
 					gga_matrix_name(want.matrix), uuid);
 				return ctx->rc;
 			}
-			set_msg(ctx, -EEXIST, "%s was formatted with another geometry: %s "
-				"(array %s)", label, why, uuid);
+			set_msg(ctx, -EEXIST,
+				"%s was formatted with another geometry: %s "
+				"(array %s)",
+				label, why, uuid);
 			return ctx->rc;
 		}
 		epoch = GGA_MAX(epoch, ctx->sb[i].generation_epoch);
@@ -507,14 +512,16 @@ create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 		if (ctx->absent & (1u << i)) {
 			/* State ABSENT since create_open_members(); writes go on without it. */
 			member->needs = fresh->member_state[i] == GGA_SB_MEMBER_REBUILD ?
-					GGA_NEEDS_REBUILD : GGA_NEEDS_RESYNC;
+						GGA_NEEDS_REBUILD :
+						GGA_NEEDS_RESYNC;
 		} else if (blank & (1u << i)) {
 			member->needs = GGA_NEEDS_REBUILD;
 			member->state = BDEV_GGA_MEMBER_STALE;
 			member->reason = "blank: needs a full rebuild";
 		} else if (fresh->member_state[i] != GGA_SB_MEMBER_IN_SYNC) {
 			member->needs = fresh->member_state[i] == GGA_SB_MEMBER_REBUILD ?
-					GGA_NEEDS_REBUILD : GGA_NEEDS_RESYNC;
+						GGA_NEEDS_REBUILD :
+						GGA_NEEDS_RESYNC;
 			member->state = BDEV_GGA_MEMBER_STALE;
 			member->reason = "the superblocks say it missed writes";
 		} else {
@@ -524,9 +531,11 @@ create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 	disk->live_mask = in_sync;
 	disk->write_mask = in_sync;
 	if ((uint32_t)__builtin_popcount(in_sync) < disk->k) {
-		set_msg(ctx, -EIO, "only %d of %u members are in sync (members 0x%x); at least %u "
-			"are needed to assemble array %s", __builtin_popcount(in_sync), disk->n,
-			in_sync, disk->k, (uuid_format(disk->array_uuid, uuid), uuid));
+		set_msg(ctx, -EIO,
+			"only %d of %u members are in sync (members 0x%x); at least %u "
+			"are needed to assemble array %s",
+			__builtin_popcount(in_sync), disk->n, in_sync, disk->k,
+			(uuid_format(disk->array_uuid, uuid), uuid));
 		return ctx->rc;
 	}
 	return 0;
@@ -537,7 +546,8 @@ static int
 create_merge_bitmaps(struct gga_create_ctx *ctx, uint32_t formatted)
 {
 	struct gga_disk *disk = ctx->disk;
-	uint32_t bytes = gga_bitmap_bytes(disk->frag_size), off = gga_bitmap_offset(disk->frag_size);
+	uint32_t bytes = gga_bitmap_bytes(disk->frag_size),
+		 off = gga_bitmap_offset(disk->frag_size);
 	uint8_t *area;
 	uint32_t i, j;
 
@@ -591,11 +601,12 @@ create_decide(struct gga_create_ctx *ctx)
 	case BDEV_GGA_MODE_CREATE:
 		if (!ctx->force && (formatted | other) != 0) {
 			i = (uint32_t)__builtin_ctz(formatted | other);
-			set_msg(ctx, -EEXIST, "%s is not blank (%s); mode create needs blank "
+			set_msg(ctx, -EEXIST,
+				"%s is not blank (%s); mode create needs blank "
 				"members, or force to overwrite them",
 				gga_member_label(disk, i, label, sizeof(label)),
 				ctx->sb_rc[i] == 0 ? "it holds a gga superblock" :
-				"it holds other data");
+						     "it holds other data");
 			goto refuse;
 		}
 		ctx->format = true;
@@ -608,15 +619,16 @@ create_decide(struct gga_create_ctx *ctx)
 		}
 		if (ctx->absent != 0 && formatted == 0) {
 			i = (uint32_t)__builtin_ctz(ctx->absent);
-			set_msg(ctx, -ENODEV, "%s: base bdev does not exist; formatting a new "
-				"array needs all its members", gga_member_label(disk, i, label,
-									  sizeof(label)));
+			set_msg(ctx, -ENODEV,
+				"%s: base bdev does not exist; formatting a new "
+				"array needs all its members",
+				gga_member_label(disk, i, label, sizeof(label)));
 			goto refuse;
 		}
 		if (ctx->mode == BDEV_GGA_MODE_ASSEMBLE && formatted == 0) {
 			set_msg(ctx, -ENOENT, "%s is blank: there is no array to assemble",
 				gga_member_label(disk, (uint32_t)__builtin_ctz(blank), label,
-					     sizeof(label)));
+						 sizeof(label)));
 			goto refuse;
 		}
 		/*
@@ -627,12 +639,14 @@ create_decide(struct gga_create_ctx *ctx)
 		if (blank != 0 && formatted != 0 &&
 		    (uint32_t)__builtin_popcount(formatted) < disk->k) {
 			gga_member_label(disk, (uint32_t)__builtin_ctz(formatted), label,
-				     sizeof(label));
+					 sizeof(label));
 			gga_member_label(disk, (uint32_t)__builtin_ctz(blank), label2,
-				     sizeof(label2));
-			set_msg(ctx, -EEXIST, "%s is formatted but %s and others are blank: fewer "
+					 sizeof(label2));
+			set_msg(ctx, -EEXIST,
+				"%s is formatted but %s and others are blank: fewer "
 				"than %u formatted members cannot be assembled (mode create with "
-				"force reformats all members)", label, label2, disk->k);
+				"force reformats all members)",
+				label, label2, disk->k);
 			goto refuse;
 		}
 		ctx->format = blank == disk->all_mask;
@@ -654,11 +668,13 @@ create_decide(struct gga_create_ctx *ctx)
 		rc = gga_sb_init(&tmp, disk->array_uuid, 0, disk->k, disk->m, disk->matrix,
 				 disk->block_size, disk->md_size, disk->member_blocks);
 		disk->region_shift = ctx->region_shift != 0 ? ctx->region_shift :
-				     rc == 0 ? tmp.region_shift : GGA_REGION_SHIFT_DEFAULT;
-		if (rc == 0 && gga_bitmap_regions(tmp.data_blocks, disk->block_size,
-						  disk->region_shift) >
-				       (uint64_t)gga_bitmap_bytes(disk->frag_size) * 8) {
-			set_msg(ctx, -EINVAL, "bitmap_region_kib %llu is too small for %" PRIu64
+				     rc == 0                ? tmp.region_shift :
+							      GGA_REGION_SHIFT_DEFAULT;
+		if (rc == 0 &&
+		    gga_bitmap_regions(tmp.data_blocks, disk->block_size, disk->region_shift) >
+			    (uint64_t)gga_bitmap_bytes(disk->frag_size) * 8) {
+			set_msg(ctx, -EINVAL,
+				"bitmap_region_kib %llu is too small for %" PRIu64
 				" blocks: the bitmap holds %u regions; use at least %llu",
 				(unsigned long long)((1ull << disk->region_shift) / 1024),
 				tmp.data_blocks, gga_bitmap_bytes(disk->frag_size) * 8,
@@ -666,8 +682,10 @@ create_decide(struct gga_create_ctx *ctx)
 			goto refuse;
 		}
 		if ((1ull << disk->region_shift) < disk->block_size) {
-			set_msg(ctx, -EINVAL, "bitmap_region_kib %llu is smaller than a block of %u "
-				"bytes", (unsigned long long)((1ull << disk->region_shift) / 1024),
+			set_msg(ctx, -EINVAL,
+				"bitmap_region_kib %llu is smaller than a block of %u "
+				"bytes",
+				(unsigned long long)((1ull << disk->region_shift) / 1024),
 				disk->block_size);
 			goto refuse;
 		}
@@ -698,8 +716,9 @@ create_decide(struct gga_create_ctx *ctx)
 			goto refuse;
 		}
 		if (ctx->bitmap != NULL) {
-			gga_area_scatter(disk, ctx->bitmap, region + (off / disk->frag_size) *
-					 disk->mbs, gga_bitmap_bytes(disk->frag_size));
+			gga_area_scatter(disk, ctx->bitmap,
+					 region + (off / disk->frag_size) * disk->mbs,
+					 gga_bitmap_bytes(disk->frag_size));
 		}
 	}
 	if (ctx->format) {
@@ -773,21 +792,24 @@ create_check_geometry(struct gga_create_ctx *ctx)
 		b = disk->members[i].bdev;
 		gga_member_label(disk, i, l, sizeof(l));
 		if (bdev_get_block_size(b) != bdev_get_block_size(b0)) {
-			set_msg(ctx, -EINVAL, "%s has block_size %u, %s has %u: every member must have the "
-				"same geometry (half-block targets made alike)", l,
-				bdev_get_block_size(b), l0, bdev_get_block_size(b0));
+			set_msg(ctx, -EINVAL,
+				"%s has block_size %u, %s has %u: every member must have the "
+				"same geometry (half-block targets made alike)",
+				l, bdev_get_block_size(b), l0, bdev_get_block_size(b0));
 			return ctx->rc;
 		}
 		if (bdev_get_md_size(b) != bdev_get_md_size(b0)) {
-			set_msg(ctx, -EINVAL, "%s has md_size %u, %s has %u: every member must have the same "
-				"geometry (half-block targets made alike)", l,
-				bdev_get_md_size(b), l0, bdev_get_md_size(b0));
+			set_msg(ctx, -EINVAL,
+				"%s has md_size %u, %s has %u: every member must have the same "
+				"geometry (half-block targets made alike)",
+				l, bdev_get_md_size(b), l0, bdev_get_md_size(b0));
 			return ctx->rc;
 		}
 		if (bdev_get_num_blocks(b) != bdev_get_num_blocks(b0)) {
-			set_msg(ctx, -EINVAL, "%s has num_blocks %" PRIu64 ", %s has %" PRIu64 ": every member "
-				"must have the same size (a larger one: recreate it at the others' size)", l,
-				bdev_get_num_blocks(b), l0, bdev_get_num_blocks(b0));
+			set_msg(ctx, -EINVAL,
+				"%s has num_blocks %" PRIu64 ", %s has %" PRIu64 ": every member "
+				"must have the same size (a larger one: recreate it at the others' size)",
+				l, bdev_get_num_blocks(b), l0, bdev_get_num_blocks(b0));
 			return ctx->rc;
 		}
 	}
@@ -796,27 +818,32 @@ create_check_geometry(struct gga_create_ctx *ctx)
 	disk->member_blocks = bdev_get_num_blocks(b0);
 	disk->mbs = disk->frag_size + disk->md_size;
 	if (disk->md_size < GGA_FRAG_MD_SIZE) {
-		set_msg(ctx, -EINVAL, "the members have md_size %u; the gga format needs at least "
+		set_msg(ctx, -EINVAL,
+			"the members have md_size %u; the gga format needs at least "
 			"%u metadata bytes per block (create the members with --md_size 64, as "
-			"scripts/gga_topology.sh does)", disk->md_size, GGA_FRAG_MD_SIZE);
+			"scripts/gga_topology.sh does)",
+			disk->md_size, GGA_FRAG_MD_SIZE);
 		return ctx->rc;
 	}
 	if ((uint64_t)disk->frag_size * disk->k > 65536) {
-		set_msg(ctx, -EINVAL, "the members' block_size %u makes a logical block of %" PRIu64
-			" bytes; at most 65536 is supported", disk->frag_size,
-			(uint64_t)disk->frag_size * disk->k);
+		set_msg(ctx, -EINVAL,
+			"the members' block_size %u makes a logical block of %" PRIu64
+			" bytes; at most 65536 is supported",
+			disk->frag_size, (uint64_t)disk->frag_size * disk->k);
 		return ctx->rc;
 	}
 	disk->block_size = disk->frag_size * disk->k;
 	if (gga_geometry_check(disk->block_size, disk->k, disk->m, disk->md_size) != 0) {
-		set_msg(ctx, -EINVAL, "a logical block of %u bytes in %u + %u fragments with "
-			"md_size %u is not a valid gga geometry", disk->block_size, disk->k,
-			disk->m, disk->md_size);
+		set_msg(ctx, -EINVAL,
+			"a logical block of %u bytes in %u + %u fragments with "
+			"md_size %u is not a valid gga geometry",
+			disk->block_size, disk->k, disk->m, disk->md_size);
 		return ctx->rc;
 	}
 	offset = gga_sb_data_offset(disk->frag_size);
 	if (disk->member_blocks <= offset) {
-		set_msg(ctx, -EINVAL, "the members have %" PRIu64 " blocks; the superblock region "
+		set_msg(ctx, -EINVAL,
+			"the members have %" PRIu64 " blocks; the superblock region "
 			"takes %" PRIu64 ", so at least %" PRIu64 " are needed",
 			disk->member_blocks, offset, offset + 1);
 		return ctx->rc;
@@ -855,8 +882,10 @@ create_open_members(struct gga_create_ctx *ctx)
 			return rc;
 		}
 		if (rc == -EPERM) {
-			set_msg(ctx, rc, "%s: base bdev %s: delete or remove that first, or choose "
-				"another base", label, bdev_busy_reason(member->name));
+			set_msg(ctx, rc,
+				"%s: base bdev %s: delete or remove that first, or choose "
+				"another base",
+				label, bdev_busy_reason(member->name));
 			return rc;
 		}
 		if (rc != 0) {
@@ -866,20 +895,22 @@ create_open_members(struct gga_create_ctx *ctx)
 		member->bdev = bdev_desc_get_bdev(member->desc);
 		rc = bdev_module_claim_bdev(member->bdev, member->desc, &gga_bdev_module);
 		if (rc != 0) {
-			set_msg(ctx, rc, "%s: base bdev %s: delete or remove that first, or choose "
-				"another base", label, bdev_busy_reason(bdev_get_name(member->bdev)));
+			set_msg(ctx, rc,
+				"%s: base bdev %s: delete or remove that first, or choose "
+				"another base",
+				label, bdev_busy_reason(bdev_get_name(member->bdev)));
 			return rc;
 		}
 		member->claimed = true;
-		member->flush_supported = bdev_io_type_supported(member->bdev,
-								 BDEV_IO_TYPE_FLUSH);
-		member->reset_supported = bdev_io_type_supported(member->bdev,
-								 BDEV_IO_TYPE_RESET);
+		member->flush_supported = bdev_io_type_supported(member->bdev, BDEV_IO_TYPE_FLUSH);
+		member->reset_supported = bdev_io_type_supported(member->bdev, BDEV_IO_TYPE_RESET);
 	}
 	if ((uint32_t)__builtin_popcount(disk->all_mask & ~ctx->absent) < disk->k) {
 		i = (uint32_t)__builtin_ctz(ctx->absent);
-		set_msg(ctx, -ENODEV, "%s: base bdev does not exist (and fewer than %u members "
-			"do)", gga_member_label(disk, i, label, sizeof(label)), disk->k);
+		set_msg(ctx, -ENODEV,
+			"%s: base bdev does not exist (and fewer than %u members "
+			"do)",
+			gga_member_label(disk, i, label, sizeof(label)), disk->k);
 		return ctx->rc;
 	}
 	return 0;
@@ -913,8 +944,8 @@ create_check_opts(struct gga_create_ctx *ctx, const struct bdev_gga_opts *opts)
 		return ctx->rc;
 	}
 	if (opts->k < 1 || opts->m < 1 || n > BDEV_GGA_MAX_MEMBERS) {
-		set_msg(ctx, -EINVAL, "%u + %u members: need k >= 1, m >= 1, k + m <= %u",
-			opts->k, opts->m, BDEV_GGA_MAX_MEMBERS);
+		set_msg(ctx, -EINVAL, "%u + %u members: need k >= 1, m >= 1, k + m <= %u", opts->k,
+			opts->m, BDEV_GGA_MAX_MEMBERS);
 		return ctx->rc;
 	}
 	if (gga_matrix_name(opts->matrix) == NULL) {
@@ -1095,8 +1126,7 @@ bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *c
 		}
 		rc = bdev_read_blocks(member->desc, member->app_ch,
 				      ctx->region + i * ctx->region_len, 0, disk->data_offset,
-				      create_read_done,
-				      ctx);
+				      create_read_done, ctx);
 		if (rc != 0) {
 			ctx->failed_mask |= 1u << i;
 			continue;
@@ -1110,4 +1140,3 @@ bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *c
 	}
 	return 0;
 }
-

@@ -29,19 +29,19 @@
  * their member buffers from a pool of small elements, larger ones from a pool
  * of chunk-sized elements.
  */
-#define GGA_CHUNK_BYTES		(128u * 1024)
-#define GGA_SMALL_CHUNK_BYTES	(8u * 1024)
+#define GGA_CHUNK_BYTES       (128u * 1024)
+#define GGA_SMALL_CHUNK_BYTES (8u * 1024)
 /*
  * Compression memory (bdev_gga_io.c encode_block): after this many blocks
  * of a region in a row came back incompressible, the region stops trying
  * LZ4 but for one block in GGA_INCOMP_RETRY.
  */
-#define GGA_INCOMP_SKIP		4u
-#define GGA_INCOMP_RETRY	32u
-#define GGA_SMALL_POOL_COUNT	512u
-#define GGA_SMALL_POOL_CACHE	32u
-#define GGA_LARGE_POOL_COUNT	32u
-#define GGA_LARGE_POOL_CACHE	2u
+#define GGA_INCOMP_SKIP       4u
+#define GGA_INCOMP_RETRY      32u
+#define GGA_SMALL_POOL_COUNT  512u
+#define GGA_SMALL_POOL_CACHE  32u
+#define GGA_LARGE_POOL_COUNT  32u
+#define GGA_LARGE_POOL_CACHE  2u
 
 /*
  * A regular read takes the data members' halves straight into the caller's
@@ -50,14 +50,14 @@
  * chunks of up to GGA_DIRECT_MAX_IOVS / 2 blocks. Each pool element ends with
  * room for k such lists.
  */
-#define GGA_DIRECT_MAX_IOVS	16u
+#define GGA_DIRECT_MAX_IOVS 16u
 
 /*
  * Range lock: one bit per logical block modulo GGA_LOCK_BITS. A chunk never
  * covers more blocks than there are bits, so its bits are distinct.
  */
-#define GGA_LOCK_BITS		4096u
-#define GGA_LOCK_WORDS		(GGA_LOCK_BITS / 64)
+#define GGA_LOCK_BITS  4096u
+#define GGA_LOCK_WORDS (GGA_LOCK_BITS / 64)
 
 /*
  * Generations are handed out in windows: the superblocks' generation_epoch
@@ -65,7 +65,7 @@
  * it), and the next window is persisted once less than half of this one is
  * left, so writes wait for a superblock write only if they outrun it.
  */
-#define GGA_GEN_WINDOW		(1ull << 24)
+#define GGA_GEN_WINDOW (1ull << 24)
 
 struct gga_disk;
 struct gga_bitmap;
@@ -75,8 +75,8 @@ struct member_op;
 /* What a member that is not online needs before it can be (app thread). */
 enum gga_member_needs {
 	GGA_NEEDS_NONE = 0,
-	GGA_NEEDS_RESYNC,	/* copy the regions marked in the bitmap */
-	GGA_NEEDS_REBUILD,	/* rebuild every block: blank, replaced or unknown */
+	GGA_NEEDS_RESYNC,  /* copy the regions marked in the bitmap */
+	GGA_NEEDS_REBUILD, /* rebuild every block: blank, replaced or unknown */
 };
 
 /* A member I/O's context: which member of which request (or walk op). */
@@ -87,9 +87,9 @@ struct gga_member_ctx {
 
 struct gga_member {
 	struct gga_disk *disk;
-	uint32_t index;			/* fragment index = role */
-	char *name;			/* base bdev name */
-	struct bdev_desc *desc;		/* NULL once closed (hot-remove) */
+	uint32_t index;         /* fragment index = role */
+	char *name;             /* base bdev name */
+	struct bdev_desc *desc; /* NULL once closed (hot-remove) */
 	struct bdev *bdev;
 	bool claimed;
 	/* enum bdev_gga_member_state; read by every thread, changed with atomics. */
@@ -132,12 +132,12 @@ struct gga_disk {
 	uint32_t n;
 	uint32_t data_mask;
 	uint32_t all_mask;
-	uint32_t block_size;		/* B: logical */
-	uint32_t frag_size;		/* F = B / k: member block size */
-	uint32_t md_size;		/* member metadata bytes per block */
-	uint32_t mbs;			/* F + md_size: a member block in a buffer */
+	uint32_t block_size; /* B: logical */
+	uint32_t frag_size;  /* F = B / k: member block size */
+	uint32_t md_size;    /* member metadata bytes per block */
+	uint32_t mbs;        /* F + md_size: a member block in a buffer */
 	uint64_t member_blocks;
-	uint64_t data_offset;		/* member block of logical block 0 */
+	uint64_t data_offset; /* member block of logical block 0 */
 	enum gga_matrix matrix;
 	uint8_t array_uuid[16];
 	uint32_t recovery_read_every_n;
@@ -155,15 +155,15 @@ struct gga_disk {
 	 */
 	uint32_t persisted_sync_mask;
 	bool auto_readd;
-	uint32_t rebuild_rate;		/* MiB/s; 0 = unlimited */
-	uint32_t region_shift;		/* log2 of a bitmap region's logical bytes */
+	uint32_t rebuild_rate; /* MiB/s; 0 = unlimited */
+	uint32_t region_shift; /* log2 of a bitmap region's logical bytes */
 
 	/* Member buffers: pool elements hold n regions of cap_blocks member blocks. */
 	struct mempool *small_pool;
 	struct mempool *large_pool;
 	uint32_t small_blocks;
 	uint32_t large_blocks;
-	uint32_t small_stride;		/* bytes per member region */
+	uint32_t small_stride; /* bytes per member region */
 	uint32_t large_stride;
 	/* No member needs aligned buffers: reads may land in the caller's buffer. */
 	bool direct_reads;
@@ -171,17 +171,17 @@ struct gga_disk {
 	/* Generations: next to hand out, and the persisted (exclusive) limit. */
 	uint64_t next_gen __attribute__((aligned(64)));
 	uint64_t gen_limit;
-	bool epoch_busy;		/* a generation window is being persisted */
-	bool epoch_wanted;		/* the next superblock update carries a new window */
+	bool epoch_busy;   /* a generation window is being persisted */
+	bool epoch_wanted; /* the next superblock update carries a new window */
 	/* Superblock updates (app thread, one at a time; bdev_gga.c). */
-	bool sb_kicked;			/* atomic: an update message is queued */
+	bool sb_kicked; /* atomic: an update message is queued */
 	bool sb_inflight;
-	bool sb_again;			/* asked for while one was in flight */
-	bool sb_epoch;			/* the update in flight carries a new window */
-	bool sb_short;			/* a member of it found no bdev_io: not persisted */
-	uint64_t events;		/* the event counter the members have */
-	uint32_t sb_sync_mask;		/* in-sync members of the update in flight */
-	uint32_t sb_blocks;		/* member blocks holding the superblock record */
+	bool sb_again;         /* asked for while one was in flight */
+	bool sb_epoch;         /* the update in flight carries a new window */
+	bool sb_short;         /* a member of it found no bdev_io: not persisted */
+	uint64_t events;       /* the event counter the members have */
+	uint32_t sb_sync_mask; /* in-sync members of the update in flight */
+	uint32_t sb_blocks;    /* member blocks holding the superblock record */
 	/* Superblock buffers: n areas of sb_blocks member blocks (arena memory). */
 	uint8_t *sb_buf;
 	uint32_t sb_pending;
@@ -192,11 +192,11 @@ struct gga_disk {
 	/* Write-intent bitmap (bdev_gga_bitmap.c). */
 	struct gga_bitmap *bm;
 	/* Recovery and scrub (bdev_gga_recover.c). */
-	uint32_t rec_mask;		/* members of the recovery pass (persisted) */
-	uint64_t rec_offset;		/* its checkpoint: done below this block (persisted) */
-	struct gga_walk *walk;		/* the walk running, or NULL */
-	uint64_t rec_retry_ticks;	/* a failed pass is not retried before */
-	bool check_marked;		/* assembled: check the marked regions once */
+	uint32_t rec_mask;        /* members of the recovery pass (persisted) */
+	uint64_t rec_offset;      /* its checkpoint: done below this block (persisted) */
+	struct gga_walk *walk;    /* the walk running, or NULL */
+	uint64_t rec_retry_ticks; /* a failed pass is not retried before */
+	bool check_marked;        /* assembled: check the marked regions once */
 	struct poller *probe_poller;
 	struct bdev_gga_recovery_info last_recovery;
 	struct bdev_gga_scrub_info scrub;
@@ -242,52 +242,52 @@ struct gga_channel {
 };
 
 enum gga_io_phase {
-	GGA_PHASE_READ = 0,	/* reading the chunk (regular, periodic or forced) */
-	GGA_PHASE_HEAL_LOCK,	/* waiting for the range lock to repair the chunk */
-	GGA_PHASE_HEAL_READ,	/* re-reading every live member under the lock */
-	GGA_PHASE_HEAL_WRITE,	/* writing rebuilt fragments */
-	GGA_PHASE_WRITE_LOCK,	/* waiting for the range lock (or a generation window) */
-	GGA_PHASE_WRITE,	/* writing the encoded chunk */
-	GGA_PHASE_WRITE_DURABLE,	/* written; waiting for superblocks that say who missed it */
-	GGA_PHASE_PASSTHRU,	/* flush or reset on every live member */
+	GGA_PHASE_READ = 0,      /* reading the chunk (regular, periodic or forced) */
+	GGA_PHASE_HEAL_LOCK,     /* waiting for the range lock to repair the chunk */
+	GGA_PHASE_HEAL_READ,     /* re-reading every live member under the lock */
+	GGA_PHASE_HEAL_WRITE,    /* writing rebuilt fragments */
+	GGA_PHASE_WRITE_LOCK,    /* waiting for the range lock (or a generation window) */
+	GGA_PHASE_WRITE,         /* writing the encoded chunk */
+	GGA_PHASE_WRITE_DURABLE, /* written; waiting for superblocks that say who missed it */
+	GGA_PHASE_PASSTHRU,      /* flush or reset on every live member */
 };
 
 /* Per-request context in bdev_io->driver_ctx. */
 struct gga_io {
 	struct gga_channel *ch;
-	uint8_t *buf;			/* pool element: n member regions */
+	uint8_t *buf; /* pool element: n member regions */
 	struct mempool *pool;
-	uint32_t stride;		/* bytes per member region of buf */
-	uint32_t cap_blocks;		/* logical blocks per chunk */
-	uint64_t next_lba;		/* first block after the current chunk */
+	uint32_t stride;     /* bytes per member region of buf */
+	uint32_t cap_blocks; /* logical blocks per chunk */
+	uint64_t next_lba;   /* first block after the current chunk */
 	uint64_t chunk_lba;
 	uint32_t chunk_blocks;
 	/* Caller's iovec position of the current chunk's first block. */
 	int iov_idx;
 	uint32_t iov_off;
-	uint8_t phase;			/* enum gga_io_phase */
-	uint8_t member_op;		/* enum bdev_io_type of the member I/Os in flight */
-	bool periodic;			/* this read leaves a data member out on purpose */
-	bool forced;			/* some chunk needed a forced recovery */
-	bool aborted;			/* a member I/O was aborted (reset) */
+	uint8_t phase;     /* enum gga_io_phase */
+	uint8_t member_op; /* enum bdev_io_type of the member I/Os in flight */
+	bool periodic;     /* this read leaves a data member out on purpose */
+	bool forced;       /* some chunk needed a forced recovery */
+	bool aborted;      /* a member I/O was aborted (reset) */
 	bool locked;
-	bool bm_held;			/* the chunk's regions count this write */
-	uint16_t skip_index;		/* periodic: the data member left out */
-	uint32_t pending;		/* member I/Os in flight */
-	uint32_t submit_mask;		/* members still to submit to (waiting for bdev_ios) */
-	uint32_t read_mask;		/* members read for this chunk */
-	uint32_t ok_mask;		/* members whose I/O of this phase succeeded */
-	uint32_t present_mask;		/* members whose chunk data has been read */
+	bool bm_held;          /* the chunk's regions count this write */
+	uint16_t skip_index;   /* periodic: the data member left out */
+	uint32_t pending;      /* member I/Os in flight */
+	uint32_t submit_mask;  /* members still to submit to (waiting for bdev_ios) */
+	uint32_t read_mask;    /* members read for this chunk */
+	uint32_t ok_mask;      /* members whose I/O of this phase succeeded */
+	uint32_t present_mask; /* members whose chunk data has been read */
 	/*
 	 * Data members whose halves of this chunk were read into the caller's
 	 * buffer (blocks that lie in one iovec segment; the others, and all
 	 * metadata, are in buf). Only the first read of a chunk does this.
 	 */
 	uint32_t direct_mask;
-	uint32_t direct_iovcnt;		/* iovecs per direct member I/O */
-	uint32_t dirty_mask;		/* repair: members to write */
-	uint32_t repairs;		/* repair: fragments rebuilt */
-	uint64_t gen;			/* first generation of the chunk */
+	uint32_t direct_iovcnt; /* iovecs per direct member I/O */
+	uint32_t dirty_mask;    /* repair: members to write */
+	uint32_t repairs;       /* repair: fragments rebuilt */
+	uint64_t gen;           /* first generation of the chunk */
 	struct bdev_io_wait_entry wait;
 	TAILQ_ENTRY(gga_io) link;
 	/*

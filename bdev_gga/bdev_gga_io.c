@@ -115,8 +115,8 @@ gga_lock_try(struct gga_disk *disk, uint64_t lba, uint32_t count)
 				}
 				return false;
 			}
-		} while (!__atomic_compare_exchange_n(&disk->lock_words[w], &old, old | mask,
-						      true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
+		} while (!__atomic_compare_exchange_n(&disk->lock_words[w], &old, old | mask, true,
+						      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
 		taken_word[ntaken] = w;
 		taken_mask[ntaken++] = mask;
 		left -= nb;
@@ -170,8 +170,7 @@ retry_enqueue(struct bdev_io *io)
 	if (ch->retry_poller == NULL) {
 		ch->retry_poller = poller_register(gga_retry_poll, ch, 0, "gga_retry");
 		if (ch->retry_poller == NULL) {
-			ERRLOG("gga bdev '%s': cannot register the retry poller\n",
-			       io->bdev->name);
+			ERRLOG("gga bdev '%s': cannot register the retry poller\n", io->bdev->name);
 		}
 	}
 }
@@ -374,9 +373,10 @@ member_io_done(struct bdev_io *mio, bool success, void *cb_arg)
 		gio->aborted = true;
 	} else {
 		ch->stats.member_io_errors++;
-		gga_member_fail(disk, i, gio->member_op == BDEV_IO_TYPE_READ ? "a read failed" :
-				    gio->member_op == BDEV_IO_TYPE_WRITE ? "a write failed" :
-				    "an I/O failed");
+		gga_member_fail(disk, i,
+				gio->member_op == BDEV_IO_TYPE_READ  ? "a read failed" :
+				gio->member_op == BDEV_IO_TYPE_WRITE ? "a write failed" :
+								       "an I/O failed");
 	}
 	if (unlikely(ch->member_release[i] != NULL) && ch->member_outstanding[i] == 0) {
 		gga_channel_member_drained(ch, i);
@@ -685,8 +685,8 @@ decode_chunk(struct bdev_io *io, bool final)
 				fd[i] = dst + (size_t)i * disk->frag_size;
 			}
 		}
-		rc = gga_codec_decode(disk->codec, ch->scratch, fd, fm, present,
-				      gio->chunk_lba + b, dst != NULL ? dst : ch->bounce, &info);
+		rc = gga_codec_decode(disk->codec, ch->scratch, fd, fm, present, gio->chunk_lba + b,
+				      dst != NULL ? dst : ch->bounce, &info);
 		if (likely(rc == 0)) {
 			if (unlikely(dst == NULL)) {
 				iov_copy_out(io, c, ch->bounce, disk->block_size);
@@ -705,8 +705,9 @@ decode_chunk(struct bdev_io *io, bool final)
 			}
 			if (rc != 0) {
 				ERRLOG("gga bdev '%s': lba %" PRIu64 " cannot be decoded from "
-				       "members 0x%x (corrupt 0x%x)\n", io->bdev->name,
-				       gio->chunk_lba + b, present, info.corrupt_mask);
+				       "members 0x%x (corrupt 0x%x)\n",
+				       io->bdev->name, gio->chunk_lba + b, present,
+				       info.corrupt_mask);
 			}
 		}
 		iov_skip(io, &c, disk->block_size);
@@ -818,8 +819,8 @@ heal_read_done(struct bdev_io *io)
 				fm[i] = frag + disk->frag_size;
 			}
 		}
-		rc = gga_codec_decode(disk->codec, ch->scratch, fd, fm, present,
-				      gio->chunk_lba + b, ch->bounce, &info);
+		rc = gga_codec_decode(disk->codec, ch->scratch, fd, fm, present, gio->chunk_lba + b,
+				      ch->bounce, &info);
 		target = present & ~info.valid_mask;
 		if (rc != 0 || target == 0) {
 			continue;
@@ -881,8 +882,11 @@ encode_block(struct gga_disk *disk, struct gga_channel *ch, const void *src, uin
 	}
 	rc = gga_codec_encode_ex(disk->codec, ch->scratch, src, lba, gen, flags, fd, fm, info);
 	if (rc == 0 && incomp != NULL && flags == 0 && info->encoding != GGA_ENC_ZERO) {
-		__atomic_store_n(incomp, info->encoding == GGA_ENC_RAW ?
-				 (uint8_t)GGA_MIN(seen + 1u, UINT8_MAX) : 0, __ATOMIC_RELAXED);
+		__atomic_store_n(incomp,
+				 info->encoding == GGA_ENC_RAW ?
+					 (uint8_t)GGA_MIN(seen + 1u, UINT8_MAX) :
+					 0,
+				 __ATOMIC_RELAXED);
 	}
 	return rc;
 }
@@ -1032,7 +1036,7 @@ passthru_start(struct bdev_io *io, enum bdev_io_type op)
 	for (i = 0; i < disk->n; i++) {
 		if ((live & (1u << i)) &&
 		    (op == BDEV_IO_TYPE_FLUSH ? disk->members[i].flush_supported :
-		     disk->members[i].reset_supported)) {
+						disk->members[i].reset_supported)) {
 			mask |= 1u << i;
 		}
 	}
@@ -1147,8 +1151,7 @@ gga_submit_request(struct io_channel *_ch, struct bdev_io *io)
 		if (seq % disk->recovery_read_every_n == 0) {
 			/* Alternate which data member the recovery path rebuilds. */
 			gio->periodic = true;
-			gio->skip_index = (uint16_t)((seq / disk->recovery_read_every_n) %
-						     disk->k);
+			gio->skip_index = (uint16_t)((seq / disk->recovery_read_every_n) % disk->k);
 		}
 	}
 	chunk_next(io);

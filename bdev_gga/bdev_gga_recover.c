@@ -23,7 +23,7 @@
 
 #include "bdev_gga_internal.h"
 
-#define PROBE_PERIOD_US		(1000u * 1000u)
+#define PROBE_PERIOD_US (1000u * 1000u)
 
 /* ---------------------------------------------------------------------- */
 /* Attaching a base to a member                                            */
@@ -105,18 +105,20 @@ member_attach(struct member_op *op, const char *name)
 	b = bdev_desc_get_bdev(member->desc);
 	if (bdev_get_block_size(b) != disk->frag_size || bdev_get_md_size(b) != disk->md_size ||
 	    bdev_get_num_blocks(b) != disk->member_blocks) {
-		snprintf(op->msg, sizeof(op->msg), "'%s' has %u-byte blocks with %u metadata bytes "
-			 "and %" PRIu64 " blocks; the array needs %u, %u and %" PRIu64, name,
-			 bdev_get_block_size(b), bdev_get_md_size(b), bdev_get_num_blocks(b),
+		snprintf(op->msg, sizeof(op->msg),
+			 "'%s' has %u-byte blocks with %u metadata bytes "
+			 "and %" PRIu64 " blocks; the array needs %u, %u and %" PRIu64,
+			 name, bdev_get_block_size(b), bdev_get_md_size(b), bdev_get_num_blocks(b),
 			 disk->frag_size, disk->md_size, disk->member_blocks);
 		rc = -EINVAL;
 		goto out_close;
 	}
 	if (disk->direct_reads && bdev_get_buf_align(b) > 1) {
 		/* Reads go straight into callers' buffers, which have no alignment. */
-		snprintf(op->msg, sizeof(op->msg), "'%s' needs buffers aligned to %u bytes; the "
-			 "array was assembled with members that take any buffer", name,
-			 bdev_get_buf_align(b));
+		snprintf(op->msg, sizeof(op->msg),
+			 "'%s' needs buffers aligned to %u bytes; the "
+			 "array was assembled with members that take any buffer",
+			 name, bdev_get_buf_align(b));
 		rc = -EINVAL;
 		goto out_close;
 	}
@@ -250,8 +252,7 @@ probe_read_done(struct bdev_io *io, bool success, void *cb_arg)
 
 	bdev_free_io(io);
 	gga_member_app_io_done(member);
-	if (!success || gga_member_state(member) == BDEV_GGA_MEMBER_ONLINE ||
-	    disk->destructing) {
+	if (!success || gga_member_state(member) == BDEV_GGA_MEMBER_ONLINE || disk->destructing) {
 		/* Still unreachable: the next probe tries again. */
 		member_op_end(op, -EIO);
 		return;
@@ -277,16 +278,19 @@ probe_read_done(struct bdev_io *io, bool success, void *cb_arg)
 	}
 	if (rc != 0 || mm != GGA_SB_MATCH) {
 		member->foreign = true;
-		__atomic_store_n(&member->reason, "holds a foreign or damaged superblock; "
-				 "bdev_gga_replace_member reuses it", __ATOMIC_RELEASE);
+		__atomic_store_n(&member->reason,
+				 "holds a foreign or damaged superblock; "
+				 "bdev_gga_replace_member reuses it",
+				 __ATOMIC_RELEASE);
 		WARNLOG("gga bdev '%s': %s answers again but holds %s; not re-added "
-			"(bdev_gga_replace_member rebuilds onto it)\n", disk->bdev.name, label,
-			rc != 0 ? "no valid gga superblock" : why);
+			"(bdev_gga_replace_member rebuilds onto it)\n",
+			disk->bdev.name, label, rc != 0 ? "no valid gga superblock" : why);
 		member_op_end(op, -EEXIST);
 		return;
 	}
 	if ((uint32_t)__builtin_popcount(gga_live_mask(disk)) < disk->k &&
-	    (__atomic_load_n(&disk->persisted_sync_mask, __ATOMIC_ACQUIRE) & (1u << member->index)) &&
+	    (__atomic_load_n(&disk->persisted_sync_mask, __ATOMIC_ACQUIRE) &
+	     (1u << member->index)) &&
 	    member->needs == GGA_NEEDS_NONE) {
 		/*
 		 * It failed with the array: no write was acknowledged since, so it
@@ -302,8 +306,9 @@ probe_read_done(struct bdev_io *io, bool success, void *cb_arg)
 		member->needs = GGA_NEEDS_RESYNC;
 	}
 	gga_member_set_state(disk, member->index, BDEV_GGA_MEMBER_STALE,
-			     member->needs == GGA_NEEDS_REBUILD ? "back, needs a full rebuild" :
-			     "back with its superblock; missed writes");
+			     member->needs == GGA_NEEDS_REBUILD ?
+				     "back, needs a full rebuild" :
+				     "back with its superblock; missed writes");
 	member_op_end(op, 0);
 }
 
@@ -337,7 +342,8 @@ probe_attached(struct gga_member *member, int rc, const char *msg)
 	if (rc != 0) {
 		member->foreign = true;
 		WARNLOG("gga bdev '%s': base of %s is back but cannot be used: %s\n",
-			disk->bdev.name, gga_member_label(disk, member->index, label, sizeof(label)), msg);
+			disk->bdev.name,
+			gga_member_label(disk, member->index, label, sizeof(label)), msg);
 		return;
 	}
 	/* Probed on the next round like any failed member with a base. */
@@ -461,8 +467,7 @@ gga_recover_busy(const struct gga_disk *disk)
 /* ---------------------------------------------------------------------- */
 
 int
-bdev_gga_set_options(const char *name, const uint32_t *rebuild_rate_mib_s,
-		     const bool *auto_readd)
+bdev_gga_set_options(const char *name, const uint32_t *rebuild_rate_mib_s, const bool *auto_readd)
 {
 	struct gga_disk *disk = gga_disk_lookup(name);
 	uint32_t i;
@@ -548,8 +553,7 @@ replace_attach_new(struct member_op *op)
 
 	char *old = member->name;
 
-	gga_member_set_state(member->disk, member->index, BDEV_GGA_MEMBER_ABSENT,
-			     "being replaced");
+	gga_member_set_state(member->disk, member->index, BDEV_GGA_MEMBER_ABSENT, "being replaced");
 	/* The member carries its new base's name from now on (and in save_config). */
 	member->name = op->new_base;
 	op->new_base = old;
@@ -608,15 +612,19 @@ bdev_gga_replace_member(const char *name, const char *member_name, const char *n
 		}
 	}
 	if (member == NULL) {
-		snprintf(msg, msg_len, "gga bdev '%s' has no member '%s' (a role such as data_1, "
-			 "or a base bdev name)", name, member_name ? member_name : "");
+		snprintf(msg, msg_len,
+			 "gga bdev '%s' has no member '%s' (a role such as data_1, "
+			 "or a base bdev name)",
+			 name, member_name ? member_name : "");
 		return -ENOENT;
 	}
 	state = gga_member_state(member);
 	if (state == BDEV_GGA_MEMBER_ONLINE || state == BDEV_GGA_MEMBER_REBUILDING ||
 	    member->probing || member->replace_op != NULL || member->app_io > 0) {
-		snprintf(msg, msg_len, "member %s '%s' is %s; only a member that is not online or "
-			 "being recovered can be replaced", role, member->name,
+		snprintf(msg, msg_len,
+			 "member %s '%s' is %s; only a member that is not online or "
+			 "being recovered can be replaced",
+			 role, member->name,
 			 member->probing ? "being probed" : bdev_gga_member_state_name(state));
 		return -EBUSY;
 	}
@@ -635,10 +643,12 @@ bdev_gga_replace_member(const char *name, const char *member_name, const char *n
 	/* Checked before anything is let go of, so a refusal changes nothing. */
 	if (bdev_get_block_size(b) != disk->frag_size || bdev_get_md_size(b) != disk->md_size ||
 	    bdev_get_num_blocks(b) != disk->member_blocks) {
-		snprintf(msg, msg_len, "'%s' has %u-byte blocks with %u metadata bytes and %" PRIu64
-			 " blocks; the members have %u, %u and %" PRIu64, new_base,
-			 bdev_get_block_size(b), bdev_get_md_size(b), bdev_get_num_blocks(b),
-			 disk->frag_size, disk->md_size, disk->member_blocks);
+		snprintf(msg, msg_len,
+			 "'%s' has %u-byte blocks with %u metadata bytes and %" PRIu64
+			 " blocks; the members have %u, %u and %" PRIu64,
+			 new_base, bdev_get_block_size(b), bdev_get_md_size(b),
+			 bdev_get_num_blocks(b), disk->frag_size, disk->md_size,
+			 disk->member_blocks);
 		return -EINVAL;
 	}
 	if (bdev_is_claimed(b) && b != member->bdev) {

@@ -40,65 +40,97 @@ static const char *const mode_choices[] = { "auto", "create", "assemble", NULL }
 
 static const struct rpc_param gga_create_params[] = {
 	{
-		.name = "name", .type = RPC_PARAM_STRING,
+		.name = "name",
+		.type = RPC_PARAM_STRING,
 		.offset = offsetof(struct rpc_gga_create, name),
 	},
 	{
-		.name = "data_1", .type = RPC_PARAM_STRING, .optional = true,
+		.name = "data_1",
+		.type = RPC_PARAM_STRING,
+		.optional = true,
 		.offset = offsetof(struct rpc_gga_create, data_1),
 	},
 	{
-		.name = "data_2", .type = RPC_PARAM_STRING, .optional = true,
+		.name = "data_2",
+		.type = RPC_PARAM_STRING,
+		.optional = true,
 		.offset = offsetof(struct rpc_gga_create, data_2),
 	},
 	{
-		.name = "parity", .type = RPC_PARAM_STRING, .optional = true,
+		.name = "parity",
+		.type = RPC_PARAM_STRING,
+		.optional = true,
 		.offset = offsetof(struct rpc_gga_create, parity),
 	},
 	{
-		.name = "data_members", .type = RPC_PARAM_JSON, .optional = true,
+		.name = "data_members",
+		.type = RPC_PARAM_JSON,
+		.optional = true,
 		.offset = offsetof(struct rpc_gga_create, data_members),
 	},
 	{
-		.name = "parity_members", .type = RPC_PARAM_JSON, .optional = true,
+		.name = "parity_members",
+		.type = RPC_PARAM_JSON,
+		.optional = true,
 		.offset = offsetof(struct rpc_gga_create, parity_members),
 	},
 	{
-		.name = "bitmap_region_kib", .type = RPC_PARAM_UINT32, .optional = true,
-		.min = 4, .max = 1u << 30, .pow2 = true,
+		.name = "bitmap_region_kib",
+		.type = RPC_PARAM_UINT32,
+		.optional = true,
+		.min = 4,
+		.max = 1u << 30,
+		.pow2 = true,
 		.offset = offsetof(struct rpc_gga_create, bitmap_region_kib),
 	},
 	{
-		.name = "auto_readd", .type = RPC_PARAM_BOOL, .optional = true,
+		.name = "auto_readd",
+		.type = RPC_PARAM_BOOL,
+		.optional = true,
 		.offset = offsetof(struct rpc_gga_create, auto_readd),
 	},
 	{
-		.name = "rebuild_rate_mib_s", .type = RPC_PARAM_UINT32, .optional = true,
+		.name = "rebuild_rate_mib_s",
+		.type = RPC_PARAM_UINT32,
+		.optional = true,
 		.offset = offsetof(struct rpc_gga_create, rebuild_rate_mib_s),
 	},
 	{
-		.name = "matrix_type", .type = RPC_PARAM_STRING, .optional = true,
+		.name = "matrix_type",
+		.type = RPC_PARAM_STRING,
+		.optional = true,
 		.choices = matrix_choices,
 		.offset = offsetof(struct rpc_gga_create, matrix_type),
 	},
 	{
-		.name = "recovery_read_every_n", .type = RPC_PARAM_UINT32, .optional = true,
+		.name = "recovery_read_every_n",
+		.type = RPC_PARAM_UINT32,
+		.optional = true,
 		.offset = offsetof(struct rpc_gga_create, recovery_read_every_n),
 	},
 	{
-		.name = "repair", .type = RPC_PARAM_BOOL, .optional = true,
+		.name = "repair",
+		.type = RPC_PARAM_BOOL,
+		.optional = true,
 		.offset = offsetof(struct rpc_gga_create, repair),
 	},
 	{
-		.name = "mode", .type = RPC_PARAM_STRING, .optional = true, .choices = mode_choices,
+		.name = "mode",
+		.type = RPC_PARAM_STRING,
+		.optional = true,
+		.choices = mode_choices,
 		.offset = offsetof(struct rpc_gga_create, mode),
 	},
 	{
-		.name = "force", .type = RPC_PARAM_BOOL, .optional = true,
+		.name = "force",
+		.type = RPC_PARAM_BOOL,
+		.optional = true,
 		.offset = offsetof(struct rpc_gga_create, force),
 	},
 	{
-		.name = "uuid", .type = RPC_PARAM_STRING, .optional = true,
+		.name = "uuid",
+		.type = RPC_PARAM_STRING,
+		.optional = true,
 		.offset = offsetof(struct rpc_gga_create, uuid),
 	},
 };
@@ -130,10 +162,12 @@ create_members(struct rpc_request *req, const struct rpc_gga_create *args,
 
 	if (args->data_members == NULL && args->parity_members == NULL) {
 		if (args->data_1 == NULL || args->data_2 == NULL || args->parity == NULL) {
-			rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "%s: required (or "
+			rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+				       "%s: required (or "
 				       "data_members and parity_members)",
 				       args->data_1 == NULL ? "data_1" :
-				       args->data_2 == NULL ? "data_2" : "parity");
+				       args->data_2 == NULL ? "data_2" :
+							      "parity");
 			return -EINVAL;
 		}
 		opts->members[0] = args->data_1;
@@ -142,16 +176,19 @@ create_members(struct rpc_request *req, const struct rpc_gga_create *args,
 		return 0;
 	}
 	if (args->data_1 != NULL || args->data_2 != NULL || args->parity != NULL) {
-		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "data_members/parity_members: not "
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "data_members/parity_members: not "
 			       "together with data_1, data_2 or parity");
 		return -EINVAL;
 	}
 	for (i = 0; i < 2; i++) {
-		if (lists[i] == NULL || !json_is_array(lists[i]) || json_array_size(lists[i]) == 0 ||
+		if (lists[i] == NULL || !json_is_array(lists[i]) ||
+		    json_array_size(lists[i]) == 0 ||
 		    json_array_size(lists[i]) > BDEV_GGA_MAX_MEMBERS) {
 			rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "%s: %s", names[i],
-				       lists[i] == NULL ? "required with the other list" :
-				       "expected an array of 1 to 15 bdev names");
+				       lists[i] == NULL ?
+					       "required with the other list" :
+					       "expected an array of 1 to 15 bdev names");
 			return -EINVAL;
 		}
 		counts[i] = (uint32_t)json_array_size(lists[i]);
@@ -166,8 +203,10 @@ create_members(struct rpc_request *req, const struct rpc_gga_create *args,
 			const json_t *v = json_array_get(lists[i], j);
 
 			if (!json_is_string(v)) {
-				rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "%s[%zu]: expected a "
-					       "string", names[i], j);
+				rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+					       "%s[%zu]: expected a "
+					       "string",
+					       names[i], j);
 				return -EINVAL;
 			}
 			opts->members[n++] = json_string_value(v);
@@ -181,7 +220,8 @@ create_members(struct rpc_request *req, const struct rpc_gga_create *args,
 static void
 gga_rpc_create(struct rpc_request *req, json_t *params)
 {
-	struct rpc_gga_create args = { .repair = true, .auto_readd = true,
+	struct rpc_gga_create args = { .repair = true,
+				       .auto_readd = true,
 				       .rebuild_rate_mib_s = 100 };
 	struct bdev_gga_opts opts;
 	int rc;
@@ -236,7 +276,9 @@ gga_rpc_delete(struct rpc_request *req, json_t *params)
 
 static const struct rpc_param gga_info_params[] = {
 	{
-		.name = "name", .type = RPC_PARAM_STRING, .optional = true,
+		.name = "name",
+		.type = RPC_PARAM_STRING,
+		.optional = true,
 		.offset = offsetof(struct rpc_gga_name, name),
 	},
 };
@@ -258,22 +300,19 @@ counters_json(const struct bdev_gga_info *info)
 
 	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
 			 "s:I, s:I, s:I, s:I}",
-			 "reads", (json_int_t)c->reads,
-			 "writes", (json_int_t)c->writes,
-			 "regular_reads", (json_int_t)c->regular_reads,
-			 "recovery_reads_periodic", (json_int_t)c->recovery_reads_periodic,
-			 "recovery_reads_forced", (json_int_t)c->recovery_reads_forced,
-			 "raw_blocks", (json_int_t)c->raw_blocks,
-			 "lz4_blocks", (json_int_t)c->lz4_blocks,
-			 "zero_blocks", (json_int_t)c->zero_blocks,
-			 "lz4_skipped_blocks", (json_int_t)c->lz4_skipped_blocks,
-			 "logical_bytes_written", (json_int_t)c->logical_bytes_written,
-			 "compressed_bytes_written", (json_int_t)c->compressed_bytes_written,
-			 "checksum_failures", (json_int_t)c->checksum_failures,
-			 "torn_writes_detected", (json_int_t)c->torn_writes_detected,
-			 "repairs_written", (json_int_t)c->repairs_written,
-			 "member_io_errors", (json_int_t)c->member_io_errors,
-			 "failed_ios", (json_int_t)c->failed_ios,
+			 "reads", (json_int_t)c->reads, "writes", (json_int_t)c->writes,
+			 "regular_reads", (json_int_t)c->regular_reads, "recovery_reads_periodic",
+			 (json_int_t)c->recovery_reads_periodic, "recovery_reads_forced",
+			 (json_int_t)c->recovery_reads_forced, "raw_blocks",
+			 (json_int_t)c->raw_blocks, "lz4_blocks", (json_int_t)c->lz4_blocks,
+			 "zero_blocks", (json_int_t)c->zero_blocks, "lz4_skipped_blocks",
+			 (json_int_t)c->lz4_skipped_blocks, "logical_bytes_written",
+			 (json_int_t)c->logical_bytes_written, "compressed_bytes_written",
+			 (json_int_t)c->compressed_bytes_written, "checksum_failures",
+			 (json_int_t)c->checksum_failures, "torn_writes_detected",
+			 (json_int_t)c->torn_writes_detected, "repairs_written",
+			 (json_int_t)c->repairs_written, "member_io_errors",
+			 (json_int_t)c->member_io_errors, "failed_ios", (json_int_t)c->failed_ios,
 			 "generation", (json_int_t)info->generation);
 }
 
@@ -287,16 +326,16 @@ roles_json(const struct bdev_gga_info *info, uint32_t mask)
 
 	for (i = 0; i < info->num_members; i++) {
 		if (mask & (1u << i)) {
-			json_array_append_new(roles, json_string(bdev_gga_role_name(
-				i, info->k, info->m, role, sizeof(role))));
+			json_array_append_new(roles,
+					      json_string(bdev_gga_role_name(i, info->k, info->m,
+									     role, sizeof(role))));
 		}
 	}
 	return roles;
 }
 
 static json_t *
-recovery_json(const struct bdev_gga_info *info, const struct bdev_gga_recovery_info *r,
-	      bool last)
+recovery_json(const struct bdev_gga_info *info, const struct bdev_gga_recovery_info *r, bool last)
 {
 	double rate, eta;
 	json_t *o;
@@ -304,28 +343,29 @@ recovery_json(const struct bdev_gga_info *info, const struct bdev_gga_recovery_i
 	if ((!last && !r->active) || (last && !r->valid)) {
 		return json_null();
 	}
-	o = json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:f}",
-		      "kind", r->rebuild ? "rebuild" : "resync",
-		      "members", roles_json(info, r->members),
-		      "blocks_done", (json_int_t)r->blocks_done,
-		      "blocks_total", (json_int_t)r->blocks_total,
-		      "blocks_copied", (json_int_t)r->blocks_copied,
-		      "regions_done", (json_int_t)r->regions_done,
-		      "regions_total", (json_int_t)r->regions_total,
-		      "rate_mib_s", (json_int_t)r->rate_mib_s,
+	o = json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "kind",
+		      r->rebuild ? "rebuild" : "resync", "members", roles_json(info, r->members),
+		      "blocks_done", (json_int_t)r->blocks_done, "blocks_total",
+		      (json_int_t)r->blocks_total, "blocks_copied", (json_int_t)r->blocks_copied,
+		      "regions_done", (json_int_t)r->regions_done, "regions_total",
+		      (json_int_t)r->regions_total, "rate_mib_s", (json_int_t)r->rate_mib_s,
 		      "seconds", r->seconds);
 	if (last) {
 		json_object_set_new(o, "regions", json_integer((json_int_t)r->regions_done));
 		json_object_set_new(o, "blocks", json_integer((json_int_t)r->blocks_copied));
-		json_object_set_new(o, "result", json_string(r->result == 0 ? "done" :
-							      r->result == -ECANCELED ? "stopped" :
-							      "failed"));
+		json_object_set_new(o, "result",
+				    json_string(r->result == 0          ? "done" :
+						r->result == -ECANCELED ? "stopped" :
+									  "failed"));
 	} else {
 		/* Logical MiB/s of what was copied, and the time left at that pace. */
 		rate = r->seconds > 0 ? (double)r->blocks_copied * info->block_size /
-			       (1024.0 * 1024.0) / r->seconds : 0;
+						(1024.0 * 1024.0) / r->seconds :
+					0;
 		eta = r->seconds > 0 && r->blocks_done > 0 ?
-		      r->seconds * (double)(r->blocks_total - r->blocks_done) / r->blocks_done : -1;
+			      r->seconds * (double)(r->blocks_total - r->blocks_done) /
+				      r->blocks_done :
+			      -1;
 		json_object_set_new(o, "mib_s", json_real(rate));
 		json_object_set_new(o, "eta_s", json_real(eta));
 	}
@@ -339,16 +379,13 @@ static const char *const scrub_state_names[] = {
 static json_t *
 scrub_json(const struct bdev_gga_scrub_info *s)
 {
-	return json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f}",
-			 "state", scrub_state_names[s->state],
-			 "scope", s->marked_only ? "marked" : "all",
-			 "regions_done", (json_int_t)s->regions_done,
-			 "blocks_done", (json_int_t)s->blocks_done,
-			 "blocks_total", (json_int_t)s->blocks_total,
+	return json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "state",
+			 scrub_state_names[s->state], "scope", s->marked_only ? "marked" : "all",
+			 "regions_done", (json_int_t)s->regions_done, "blocks_done",
+			 (json_int_t)s->blocks_done, "blocks_total", (json_int_t)s->blocks_total,
 			 "fragments_repaired", (json_int_t)s->fragments_repaired,
-			 "unrecoverable_blocks", (json_int_t)s->unrecoverable_blocks,
-			 "rate_mib_s", (json_int_t)s->rate_mib_s,
-			 "seconds", s->seconds);
+			 "unrecoverable_blocks", (json_int_t)s->unrecoverable_blocks, "rate_mib_s",
+			 (json_int_t)s->rate_mib_s, "seconds", s->seconds);
 }
 
 static json_t *
@@ -366,30 +403,23 @@ info_json(const struct bdev_gga_info *info)
 									    role, sizeof(role)),
 							 "name", mi->name, "state",
 							 bdev_gga_member_state_name(mi->state),
-							 "needs", mi->needs, "reason",
-							 mi->reason));
+							 "needs", mi->needs, "reason", mi->reason));
 	}
 	uuid_format(info->array_uuid, uuid);
-	obj = json_pack("{s:s, s:i, s:I, s:i, s:i, s:s, s:s, s:I, s:b, s:s, s:o, s:o}",
-			 "name", info->name,
-			 "block_size", (int)info->block_size,
-			 "num_blocks", (json_int_t)info->num_blocks,
-			 "k", (int)info->k,
-			 "m", (int)info->m,
-			 "matrix_type", gga_matrix_name(info->matrix),
-			 "array_uuid", uuid,
-			 "recovery_read_every_n", (json_int_t)info->recovery_read_every_n,
-			 "repair", info->repair,
-			 "state", bdev_gga_state_name(info->state),
-			 "members", members,
-			 "counters", counters_json(info));
+	obj = json_pack("{s:s, s:i, s:I, s:i, s:i, s:s, s:s, s:I, s:b, s:s, s:o, s:o}", "name",
+			info->name, "block_size", (int)info->block_size, "num_blocks",
+			(json_int_t)info->num_blocks, "k", (int)info->k, "m", (int)info->m,
+			"matrix_type", gga_matrix_name(info->matrix), "array_uuid", uuid,
+			"recovery_read_every_n", (json_int_t)info->recovery_read_every_n, "repair",
+			info->repair, "state", bdev_gga_state_name(info->state), "members", members,
+			"counters", counters_json(info));
 	json_object_set_new(obj, "events", json_integer((json_int_t)info->events));
 	json_object_set_new(obj, "auto_readd", json_boolean(info->auto_readd));
 	json_object_set_new(obj, "rebuild_rate_mib_s", json_integer(info->rebuild_rate_mib_s));
-	json_object_set_new(obj, "bitmap", json_pack("{s:i, s:I, s:I}",
-						     "region_kib", (int)info->bitmap_region_kib,
-						     "regions", (json_int_t)info->bitmap_regions,
-						     "dirty", (json_int_t)info->bitmap_dirty));
+	json_object_set_new(obj, "bitmap",
+			    json_pack("{s:i, s:I, s:I}", "region_kib", (int)info->bitmap_region_kib,
+				      "regions", (json_int_t)info->bitmap_regions, "dirty",
+				      (json_int_t)info->bitmap_dirty));
 	json_object_set_new(obj, "recovery", recovery_json(info, &info->recovery, false));
 	json_object_set_new(obj, "last_recovery", recovery_json(info, &info->last_recovery, true));
 	json_object_set_new(obj, "scrub", scrub_json(&info->scrub));
@@ -449,8 +479,8 @@ gga_rpc_get_info(struct rpc_request *req, json_t *params)
 	struct bdev *bdev;
 	size_t n = 0;
 
-	if (rpc_decode_params(req, params, gga_info_params, ARRAY_SIZE(gga_info_params),
-			      &args) != 0) {
+	if (rpc_decode_params(req, params, gga_info_params, ARRAY_SIZE(gga_info_params), &args) !=
+	    0) {
 		goto cleanup;
 	}
 	walk = calloc(1, sizeof(*walk));
@@ -503,11 +533,14 @@ struct rpc_gga_replace {
 };
 
 static const struct rpc_param gga_replace_params[] = {
-	{ .name = "name", .type = RPC_PARAM_STRING,
+	{ .name = "name",
+	  .type = RPC_PARAM_STRING,
 	  .offset = offsetof(struct rpc_gga_replace, name) },
-	{ .name = "member", .type = RPC_PARAM_STRING,
+	{ .name = "member",
+	  .type = RPC_PARAM_STRING,
 	  .offset = offsetof(struct rpc_gga_replace, member) },
-	{ .name = "new_base", .type = RPC_PARAM_STRING,
+	{ .name = "new_base",
+	  .type = RPC_PARAM_STRING,
 	  .offset = offsetof(struct rpc_gga_replace, new_base) },
 };
 
@@ -556,11 +589,17 @@ struct rpc_gga_scrub {
 static const char *const scrub_actions[] = { "start", "stop", "status", NULL };
 
 static const struct rpc_param gga_scrub_params[] = {
-	{ .name = "name", .type = RPC_PARAM_STRING,
+	{ .name = "name",
+	  .type = RPC_PARAM_STRING,
 	  .offset = offsetof(struct rpc_gga_scrub, name) },
-	{ .name = "action", .type = RPC_PARAM_STRING, .optional = true,
-	  .choices = scrub_actions, .offset = offsetof(struct rpc_gga_scrub, action) },
-	{ .name = "rate_mib_s", .type = RPC_PARAM_UINT32, .optional = true,
+	{ .name = "action",
+	  .type = RPC_PARAM_STRING,
+	  .optional = true,
+	  .choices = scrub_actions,
+	  .offset = offsetof(struct rpc_gga_scrub, action) },
+	{ .name = "rate_mib_s",
+	  .type = RPC_PARAM_UINT32,
+	  .optional = true,
 	  .offset = offsetof(struct rpc_gga_scrub, rate_mib_s) },
 };
 
@@ -586,8 +625,8 @@ gga_rpc_scrub(struct rpc_request *req, json_t *params)
 	const char *action;
 	int rc = 0;
 
-	if (rpc_decode_params(req, params, gga_scrub_params, ARRAY_SIZE(gga_scrub_params),
-			      &args) != 0) {
+	if (rpc_decode_params(req, params, gga_scrub_params, ARRAY_SIZE(gga_scrub_params), &args) !=
+	    0) {
 		goto cleanup;
 	}
 	action = args.action != NULL ? args.action : "status";
@@ -597,10 +636,12 @@ gga_rpc_scrub(struct rpc_request *req, json_t *params)
 		rc = bdev_gga_scrub_stop(args.name);
 	}
 	if (rc != 0) {
-		rpc_send_errno(req, rc, "%s", rc == -ENODEV ? "no such gga bdev" :
-			       rc == -EBUSY ? "a scrub or a recovery is running" :
+		rpc_send_errno(req, rc, "%s",
+			       rc == -ENODEV   ? "no such gga bdev" :
+			       rc == -EBUSY    ? "a scrub or a recovery is running" :
 			       rc == -EALREADY ? "no scrub is running" :
-			       rc == -EIO ? "fewer than k members are online" : strerror(-rc));
+			       rc == -EIO      ? "fewer than k members are online" :
+						 strerror(-rc));
 		goto cleanup;
 	}
 	/* Every action answers with the scrub's status. */
@@ -630,11 +671,16 @@ struct rpc_gga_set_options {
 };
 
 static const struct rpc_param gga_set_options_params[] = {
-	{ .name = "name", .type = RPC_PARAM_STRING,
+	{ .name = "name",
+	  .type = RPC_PARAM_STRING,
 	  .offset = offsetof(struct rpc_gga_set_options, name) },
-	{ .name = "rebuild_rate_mib_s", .type = RPC_PARAM_JSON, .optional = true,
+	{ .name = "rebuild_rate_mib_s",
+	  .type = RPC_PARAM_JSON,
+	  .optional = true,
 	  .offset = offsetof(struct rpc_gga_set_options, rebuild_rate_mib_s) },
-	{ .name = "auto_readd", .type = RPC_PARAM_JSON, .optional = true,
+	{ .name = "auto_readd",
+	  .type = RPC_PARAM_JSON,
+	  .optional = true,
 	  .offset = offsetof(struct rpc_gga_set_options, auto_readd) },
 };
 
@@ -663,7 +709,8 @@ gga_rpc_set_options(struct rpc_request *req, json_t *params)
 		goto cleanup;
 	}
 	rate = args.rebuild_rate_mib_s != NULL ?
-	       (uint32_t)json_integer_value(args.rebuild_rate_mib_s) : 0;
+		       (uint32_t)json_integer_value(args.rebuild_rate_mib_s) :
+		       0;
 	readd = args.auto_readd != NULL && json_is_true(args.auto_readd);
 	rc = bdev_gga_set_options(args.name, args.rebuild_rate_mib_s != NULL ? &rate : NULL,
 				  args.auto_readd != NULL ? &readd : NULL);

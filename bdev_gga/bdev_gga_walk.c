@@ -25,22 +25,22 @@
 
 #include "bdev_gga_internal.h"
 
-#define WALK_TICK_US		1000u
-#define WALK_DEPTH		8u
-#define WALK_CHECKPOINT_SEC	2u
+#define WALK_TICK_US        1000u
+#define WALK_DEPTH          8u
+#define WALK_CHECKPOINT_SEC 2u
 /* The front counts as idle after this long without a request: a pass then goes unlimited. */
-#define WALK_IDLE_MS		50u
+#define WALK_IDLE_MS        50u
 /* After a pass failed, wait this long before the next attempt. */
-#define WALK_RETRY_SEC		10u
-#define MIB			(1024.0 * 1024.0)
+#define WALK_RETRY_SEC      10u
+#define MIB                 (1024.0 * 1024.0)
 
 struct walk_op {
 	struct gga_walk *walk;
-	uint8_t *buf;			/* n regions of chunk_blocks member blocks */
+	uint8_t *buf; /* n regions of chunk_blocks member blocks */
 	uint64_t lba;
 	uint32_t blocks;
 	uint32_t pending;
-	uint32_t submit_mask;		/* members still to submit to (no bdev_io to spare) */
+	uint32_t submit_mask; /* members still to submit to (no bdev_io to spare) */
 	uint32_t ok_mask;
 	uint32_t write_mask;
 	bool active;
@@ -51,10 +51,10 @@ struct walk_op {
 struct gga_walk {
 	struct gga_disk *disk;
 	bool scrub;
-	bool rebuild;			/* every block (else marked regions only) */
-	bool marked_only;		/* scrub: the regions marked in the bitmap only */
-	uint32_t targets;		/* members being recovered */
-	uint64_t cursor;		/* next block to issue */
+	bool rebuild;     /* every block (else marked regions only) */
+	bool marked_only; /* scrub: the regions marked in the bitmap only */
+	uint32_t targets; /* members being recovered */
+	uint64_t cursor;  /* next block to issue */
 	uint64_t end;
 	uint64_t blocks_done;
 	uint64_t blocks_copied;
@@ -62,10 +62,10 @@ struct gga_walk {
 	uint64_t regions_total;
 	uint64_t repaired;
 	uint64_t unrecoverable;
-	uint32_t rate;			/* MiB/s, 0 = unlimited */
-	double tokens;			/* bytes that may be issued */
-	uint64_t front_seen;		/* the front's request count last looked at */
-	uint64_t front_ticks;		/* when it last changed */
+	uint32_t rate;        /* MiB/s, 0 = unlimited */
+	double tokens;        /* bytes that may be issued */
+	uint64_t front_seen;  /* the front's request count last looked at */
+	uint64_t front_ticks; /* when it last changed */
 	uint64_t last_ticks;
 	uint64_t start_ticks;
 	uint64_t ckpt_ticks;
@@ -78,8 +78,8 @@ struct gga_walk {
 	int result;
 	struct poller *poller;
 	struct gga_codec_scratch *scratch;
-	uint8_t *heal;			/* n member blocks */
-	uint8_t *bounce;		/* one logical block */
+	uint8_t *heal;   /* n member blocks */
+	uint8_t *bounce; /* one logical block */
 	struct walk_op ops[WALK_DEPTH];
 };
 
@@ -166,8 +166,8 @@ op_io_done(struct bdev_io *io, bool success, void *cb_arg)
 	if (success) {
 		op->ok_mask |= 1u << ctx->index;
 	} else {
-		gga_member_fail(disk, ctx->index, op->writing ? "a recovery write failed" :
-				"a recovery read failed");
+		gga_member_fail(disk, ctx->index,
+				op->writing ? "a recovery write failed" : "a recovery read failed");
 	}
 	if (--op->pending == 0 && op->submit_mask == 0) {
 		op_phase_done(op);
@@ -259,7 +259,8 @@ op_take_rebuilt(struct walk_op *op, uint32_t b, uint32_t mask)
 
 	for (i = 0; i < disk->n; i++) {
 		if (mask & (1u << i)) {
-			memcpy(op_block(op, i, b), op->walk->heal + (size_t)i * disk->mbs, disk->mbs);
+			memcpy(op_block(op, i, b), op->walk->heal + (size_t)i * disk->mbs,
+			       disk->mbs);
 		}
 	}
 }
@@ -303,8 +304,10 @@ op_rebuild(struct walk_op *op)
 		}
 		if (rc != 0) {
 			walk->unrecoverable++;
-			ERRLOG("gga bdev '%s': lba %" PRIu64 " cannot be resolved from members 0x%x "
-			       "during %s\n", disk->bdev.name, op->lba + b, present,
+			ERRLOG("gga bdev '%s': lba %" PRIu64
+			       " cannot be resolved from members 0x%x "
+			       "during %s\n",
+			       disk->bdev.name, op->lba + b, present,
 			       walk->scrub ? "scrub" : "recovery");
 			for (i = 0; i < disk->n; i++) {
 				if (targets & (1u << i)) {
@@ -426,7 +429,8 @@ walk_next_chunk(struct gga_walk *walk, uint64_t *lba, uint32_t *blocks)
 			walk->regions_done++;
 		}
 		*lba = walk->cursor;
-		*blocks = (uint32_t)GGA_MIN((uint64_t)walk->chunk_blocks, region_end - walk->cursor);
+		*blocks = (uint32_t)GGA_MIN((uint64_t)walk->chunk_blocks,
+					    region_end - walk->cursor);
 		return true;
 	}
 	return false;
@@ -560,7 +564,7 @@ recovery_finish(struct gga_walk *walk)
 		} else {
 			gga_member_set_state(disk, i, BDEV_GGA_MEMBER_STALE,
 					     walk->result == -ECANCELED ? "recovery stopped" :
-					     "recovery failed");
+									  "recovery failed");
 		}
 	}
 	if (walk->result == 0) {
@@ -585,9 +589,11 @@ recovery_finish(struct gga_walk *walk)
 	last->seconds = ticks_to_sec(ticks_get() - walk->start_ticks);
 	last->result = walk->result;
 	NOTICELOG("gga bdev '%s': %s of members 0x%x %s: %" PRIu64 " regions, %" PRIu64
-		  " blocks copied in %.1f s; %" PRIu64 " unrecoverable blocks\n", disk->bdev.name,
-		  walk->rebuild ? "rebuild" : "resync", walk->targets,
-		  walk->result == 0 ? "done" : walk->result == -ECANCELED ? "stopped" : "failed",
+		  " blocks copied in %.1f s; %" PRIu64 " unrecoverable blocks\n",
+		  disk->bdev.name, walk->rebuild ? "rebuild" : "resync", walk->targets,
+		  walk->result == 0          ? "done" :
+		  walk->result == -ECANCELED ? "stopped" :
+					       "failed",
 		  walk->regions_done, walk->blocks_copied, last->seconds, walk->unrecoverable);
 	gga_sb_kick(disk);
 	(void)done;
@@ -599,8 +605,9 @@ scrub_finish(struct gga_walk *walk)
 	struct gga_disk *disk = walk->disk;
 	struct bdev_gga_scrub_info *s = &disk->scrub;
 
-	s->state = walk->result == 0 ? BDEV_GGA_SCRUB_DONE : walk->result == -ECANCELED ?
-		   BDEV_GGA_SCRUB_STOPPED : BDEV_GGA_SCRUB_FAILED;
+	s->state = walk->result == 0          ? BDEV_GGA_SCRUB_DONE :
+		   walk->result == -ECANCELED ? BDEV_GGA_SCRUB_STOPPED :
+						BDEV_GGA_SCRUB_FAILED;
 	s->marked_only = walk->marked_only;
 	s->regions_done = walk->regions_done;
 	s->blocks_done = walk->blocks_done;
@@ -611,9 +618,11 @@ scrub_finish(struct gga_walk *walk)
 	NOTICELOG("gga bdev '%s': %s %s: %" PRIu64 " of %" PRIu64 " blocks checked, %" PRIu64
 		  " fragments repaired, %" PRIu64 " unrecoverable blocks, %.1f s\n",
 		  disk->bdev.name, walk->marked_only ? "check of the marked regions" : "scrub",
-		  s->state == BDEV_GGA_SCRUB_DONE ? "done" :
-		  s->state == BDEV_GGA_SCRUB_STOPPED ? "stopped" : "failed", s->blocks_done,
-		  s->blocks_total, s->fragments_repaired, s->unrecoverable_blocks, s->seconds);
+		  s->state == BDEV_GGA_SCRUB_DONE    ? "done" :
+		  s->state == BDEV_GGA_SCRUB_STOPPED ? "stopped" :
+						       "failed",
+		  s->blocks_done, s->blocks_total, s->fragments_repaired, s->unrecoverable_blocks,
+		  s->seconds);
 }
 
 static void
@@ -722,8 +731,8 @@ gga_recover_maybe_start(struct gga_disk *disk)
 			gga_member_set_state(disk, i, BDEV_GGA_MEMBER_REBUILDING,
 					     rebuild ? "rebuild started" : "resync started");
 			NOTICELOG("gga bdev '%s': %s %s from block %" PRIu64 " (%" PRIu64
-				  " marked regions)\n", disk->bdev.name,
-				  rebuild ? "rebuilding" : "resyncing",
+				  " marked regions)\n",
+				  disk->bdev.name, rebuild ? "rebuilding" : "resyncing",
 				  gga_member_label(disk, i, label, sizeof(label)), from,
 				  walk->regions_total);
 		}
@@ -793,11 +802,10 @@ scrub_start(struct gga_disk *disk, uint32_t rate_mib_s, bool marked_only)
 	disk->scrub.marked_only = marked_only;
 	if (marked_only) {
 		NOTICELOG("gga bdev '%s': checking the %" PRIu64 " regions marked in the bitmap "
-			  "(writes may have been torn by an unclean stop)\n", disk->bdev.name,
-			  walk->regions_total);
+			  "(writes may have been torn by an unclean stop)\n",
+			  disk->bdev.name, walk->regions_total);
 	} else {
-		NOTICELOG("gga bdev '%s': scrub started (%u MiB/s)\n", disk->bdev.name,
-			  rate_mib_s);
+		NOTICELOG("gga bdev '%s': scrub started (%u MiB/s)\n", disk->bdev.name, rate_mib_s);
 	}
 	return 0;
 }

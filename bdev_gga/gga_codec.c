@@ -17,14 +17,14 @@
 #include "gga_codec.h"
 
 /* ISA-L's expanded multiplication tables take 32 bytes per matrix coefficient. */
-#define EC_TBL_BYTES 32
-#define NO_PATTERN   UINT32_MAX
+#define EC_TBL_BYTES       32
+#define NO_PATTERN         UINT32_MAX
 /* Where the encoding byte sits in fragment metadata (struct gga_frag_md_disk). */
 #define MD_ENCODING_OFFSET offsetof(struct gga_frag_md_disk, encoding)
 /* Bytes of each fragment of an lz4 block decode prefetches before it starts checking. */
-#define PREFETCH_BYTES 4096
+#define PREFETCH_BYTES     4096
 /* Acceleration 1 is LZ4's default trade-off of speed for ratio. */
-#define LZ4_ACCELERATION 1
+#define LZ4_ACCELERATION   1
 
 struct gga_codec {
 	uint32_t block_size;
@@ -404,7 +404,7 @@ gga_codec_scratch_free(struct gga_codec_scratch *scratch)
 
 static bool
 frag_ptrs_ok(const struct gga_codec *c, const void *const data[], const void *const md[],
-             uint32_t mask)
+	     uint32_t mask)
 {
 	uint32_t i;
 
@@ -423,7 +423,7 @@ frag_ptrs_ok(const struct gga_codec *c, const void *const data[], const void *co
 /* Write fragment i's metadata: `common` with this role and data crc, then zero padding. */
 static void
 write_md(const struct gga_codec *c, struct gga_frag_md *common, uint32_t i, uint32_t data_crc,
-         uint64_t lba, void *md)
+	 uint64_t lba, void *md)
 {
 	common->role = (uint8_t)i;
 	common->data_crc = data_crc;
@@ -435,7 +435,7 @@ write_md(const struct gga_codec *c, struct gga_frag_md *common, uint32_t i, uint
 
 static void
 md_common_init(const struct gga_codec *c, struct gga_frag_md *md, enum gga_encoding encoding,
-               uint32_t payload_len, uint64_t generation, uint32_t block_crc)
+	       uint32_t payload_len, uint64_t generation, uint32_t block_crc)
 {
 	memset(md, 0, sizeof(*md));
 	md->version = GGA_FORMAT_VERSION;
@@ -449,7 +449,7 @@ md_common_init(const struct gga_codec *c, struct gga_frag_md *md, enum gga_encod
 
 static void
 fill_encode_info(struct gga_encode_info *info, enum gga_encoding encoding, uint32_t payload_len,
-                 uint32_t block_crc)
+		 uint32_t block_crc)
 {
 	if (info != NULL) {
 		info->encoding = encoding;
@@ -460,7 +460,7 @@ fill_encode_info(struct gga_encode_info *info, enum gga_encoding encoding, uint3
 
 static void
 encode_zero(const struct gga_codec *c, uint64_t lba, uint64_t generation, void *const frag_data[],
-            void *const frag_md[], struct gga_encode_info *info)
+	    void *const frag_md[], struct gga_encode_info *info)
 {
 	struct gga_frag_md md;
 	uint32_t i;
@@ -475,11 +475,11 @@ encode_zero(const struct gga_codec *c, uint64_t lba, uint64_t generation, void *
 
 int
 gga_codec_encode_zero(const struct gga_codec *codec, uint64_t lba, uint64_t generation,
-                      void *const frag_data[], void *const frag_md[], struct gga_encode_info *info)
+		      void *const frag_data[], void *const frag_md[], struct gga_encode_info *info)
 {
 	if (codec == NULL || generation == 0 ||
 	    !frag_ptrs_ok(codec, (const void *const *)frag_data, (const void *const *)frag_md,
-	                  codec->all_mask)) {
+			  codec->all_mask)) {
 		return -EINVAL;
 	}
 	encode_zero(codec, lba, generation, frag_data, frag_md, info);
@@ -488,19 +488,19 @@ gga_codec_encode_zero(const struct gga_codec *codec, uint64_t lba, uint64_t gene
 
 int
 gga_codec_encode(const struct gga_codec *c, struct gga_codec_scratch *s, const void *block,
-                 uint64_t lba, uint64_t generation, void *const frag_data[], void *const frag_md[],
-                 struct gga_encode_info *info)
+		 uint64_t lba, uint64_t generation, void *const frag_data[], void *const frag_md[],
+		 struct gga_encode_info *info)
 {
 	return gga_codec_encode_ex(c, s, block, lba, generation, 0, frag_data, frag_md, info);
 }
 
 int
 gga_codec_encode_ex(const struct gga_codec *c, struct gga_codec_scratch *s, const void *block,
-                    uint64_t lba, uint64_t generation, uint32_t flags, void *const frag_data[],
-                    void *const frag_md[], struct gga_encode_info *info)
+		    uint64_t lba, uint64_t generation, uint32_t flags, void *const frag_data[],
+		    void *const frag_md[], struct gga_encode_info *info)
 {
 	uint8_t *frags[GGA_MAX_FRAGS];
-	uint32_t crc[GGA_MAX_FRAGS] = {0};
+	uint32_t crc[GGA_MAX_FRAGS] = { 0 };
 	const uint8_t *payload;
 	struct gga_frag_md md;
 	enum gga_encoding encoding;
@@ -508,9 +508,9 @@ gga_codec_encode_ex(const struct gga_codec *c, struct gga_codec_scratch *s, cons
 	int clen;
 
 	if (unlikely(c == NULL || s == NULL || block == NULL || generation == 0 ||
-	             s->block_size != c->block_size ||
-	             !frag_ptrs_ok(c, (const void *const *)frag_data, (const void *const *)frag_md,
-	                           c->all_mask))) {
+		     s->block_size != c->block_size ||
+		     !frag_ptrs_ok(c, (const void *const *)frag_data, (const void *const *)frag_md,
+				   c->all_mask))) {
 		return -EINVAL;
 	}
 	if (mem_is_zero(block, c->block_size)) {
@@ -527,7 +527,8 @@ gga_codec_encode_ex(const struct gga_codec *c, struct gga_codec_scratch *s, cons
 	clen = 0;
 	if (!(flags & GGA_ENCODE_NO_LZ4)) {
 		clen = LZ4_compress_fast_extState(s->lz4_state, block, (char *)s->cbuf,
-		                                  (int)c->block_size, s->cbuf_len, LZ4_ACCELERATION);
+						  (int)c->block_size, s->cbuf_len,
+						  LZ4_ACCELERATION);
 	}
 	for (i = 0; i < c->k; i++) {
 		crc[i] = gga_crc32c((const uint8_t *)block + (size_t)i * F, F, 0);
@@ -596,7 +597,7 @@ same_write(const struct gga_frag_md *a, const struct gga_frag_md *b)
 /* Check one present fragment; fill md and return GGA_FRAG_VALID if it is intact. */
 static enum gga_frag_status
 check_fragment(const struct gga_codec *c, const uint8_t *data, const void *md_buf, uint32_t i,
-               uint64_t lba, struct gga_frag_md *md)
+	       uint64_t lba, struct gga_frag_md *md)
 {
 	int rc;
 
@@ -660,7 +661,7 @@ check_fragment(const struct gga_codec *c, const uint8_t *data, const void *md_bu
  */
 static int
 resolve(const struct gga_codec *c, const void *const frag_data[], const void *const frag_md[],
-        uint32_t present, uint64_t lba, struct resolved *res, struct gga_decode_info *info)
+	uint32_t present, uint64_t lba, struct resolved *res, struct gga_decode_info *info)
 {
 	struct gga_frag_md md[GGA_MAX_FRAGS];
 	uint32_t group_mask[GGA_MAX_FRAGS], group_first[GGA_MAX_FRAGS];
@@ -681,8 +682,8 @@ resolve(const struct gga_codec *c, const void *const frag_data[], const void *co
 	for (m = present; m != 0; m &= m - 1) {
 		__builtin_prefetch(frag_md[__builtin_ctz(m)]);
 	}
-	if (present != 0 && ((const uint8_t *)frag_md[__builtin_ctz(present)])[MD_ENCODING_OFFSET] ==
-	                            GGA_ENC_LZ4) {
+	if (present != 0 &&
+	    ((const uint8_t *)frag_md[__builtin_ctz(present)])[MD_ENCODING_OFFSET] == GGA_ENC_LZ4) {
 		for (m = present; m != 0; m &= m - 1) {
 			const uint8_t *p = frag_data[__builtin_ctz(m)];
 			uint32_t off, len = GGA_MIN(c->frag_size, PREFETCH_BYTES);
@@ -786,7 +787,7 @@ resolve(const struct gga_codec *c, const void *const frag_data[], const void *co
  */
 static uint32_t
 recover_data(const struct gga_codec *c, const void *const frag_data[], uint32_t valid,
-             uint32_t want, uint8_t *const out[])
+	     uint32_t want, uint8_t *const out[])
 {
 	uint8_t *src[GGA_MAX_FRAGS], *dst[GGA_MAX_FRAGS];
 	uint32_t lost = c->data_mask & ~valid;
@@ -814,7 +815,7 @@ recover_data(const struct gga_codec *c, const void *const frag_data[], uint32_t 
 			}
 		}
 		ec_encode_data((int)c->frag_size, (int)c->k, (int)r, (uint8_t *)(uintptr_t)tbl, src,
-		               dst);
+			       dst);
 		return used;
 	}
 	/* Only some lost fragments matter: run their table rows one by one. */
@@ -824,8 +825,8 @@ recover_data(const struct gga_codec *c, const void *const frag_data[], uint32_t 
 		}
 		if (want & (1u << i)) {
 			ec_encode_data((int)c->frag_size, (int)c->k, 1,
-			               (uint8_t *)(uintptr_t)tbl + (size_t)EC_TBL_BYTES * c->k * r,
-			               src, (uint8_t **)&out[i]);
+				       (uint8_t *)(uintptr_t)tbl + (size_t)EC_TBL_BYTES * c->k * r,
+				       src, (uint8_t **)&out[i]);
 		}
 		r++;
 	}
@@ -834,7 +835,7 @@ recover_data(const struct gga_codec *c, const void *const frag_data[], uint32_t 
 
 static bool
 decode_args_ok(const struct gga_codec *c, const struct gga_codec_scratch *s,
-               const void *const frag_data[], const void *const frag_md[], uint32_t present)
+	       const void *const frag_data[], const void *const frag_md[], uint32_t present)
 {
 	return c != NULL && s != NULL && s->block_size == c->block_size &&
 	       (present & ~c->all_mask) == 0 && frag_ptrs_ok(c, frag_data, frag_md, present);
@@ -851,7 +852,7 @@ decode_args_ok(const struct gga_codec *c, const struct gga_codec_scratch *s,
  */
 static int
 decode_raw(const struct gga_codec *c, const void *const frag_data[], struct resolved *res,
-           uint8_t *block, struct gga_decode_info *info)
+	   uint8_t *block, struct gga_decode_info *info)
 {
 	uint8_t *out[GGA_MAX_FRAGS];
 	uint32_t i, valid = res->valid_mask, lost = c->data_mask & ~valid;
@@ -878,7 +879,7 @@ decode_raw(const struct gga_codec *c, const void *const frag_data[], struct reso
 
 static int
 decode_lz4(const struct gga_codec *c, struct gga_codec_scratch *s, const void *const frag_data[],
-           uint32_t valid, uint32_t len, uint8_t *block, struct gga_decode_info *info)
+	   uint32_t valid, uint32_t len, uint8_t *block, struct gga_decode_info *info)
 {
 	uint32_t F = c->frag_size, nfrag = (len + F - 1) / F;
 	uint32_t need = (1u << nfrag) - 1, lost = need & ~valid, i;
@@ -916,15 +917,15 @@ decode_lz4(const struct gga_codec *c, struct gga_codec_scratch *s, const void *c
 
 int
 gga_codec_decode(const struct gga_codec *c, struct gga_codec_scratch *s,
-                 const void *const frag_data[], const void *const frag_md[], uint32_t present_mask,
-                 uint64_t lba, void *block_out, struct gga_decode_info *info)
+		 const void *const frag_data[], const void *const frag_md[], uint32_t present_mask,
+		 uint64_t lba, void *block_out, struct gga_decode_info *info)
 {
 	struct gga_decode_info local;
 	struct resolved res;
 	int rc;
 
 	if (unlikely(block_out == NULL ||
-	             !decode_args_ok(c, s, frag_data, frag_md, present_mask))) {
+		     !decode_args_ok(c, s, frag_data, frag_md, present_mask))) {
 		return -EINVAL;
 	}
 	if (info == NULL) {
@@ -944,7 +945,7 @@ gga_codec_decode(const struct gga_codec *c, struct gga_codec_scratch *s,
 		break;
 	default:
 		rc = decode_lz4(c, s, frag_data, res.valid_mask, res.md.payload_len, block_out,
-		                info);
+				info);
 		if (rc == 0 && gga_crc32c(block_out, c->block_size, 0) != res.md.block_crc) {
 			rc = -EIO;
 		}
@@ -953,9 +954,9 @@ gga_codec_decode(const struct gga_codec *c, struct gga_codec_scratch *s,
 	if (rc != 0) {
 		info->payload_corrupt = true;
 		DEBUGLOG(gga_codec,
-		         "lba %" PRIu64 " generation %" PRIu64 ": %s block failed "
-		         "verification\n",
-		         lba, res.md.generation, gga_encoding_name(res.md.encoding));
+			 "lba %" PRIu64 " generation %" PRIu64 ": %s block failed "
+			 "verification\n",
+			 lba, res.md.generation, gga_encoding_name(res.md.encoding));
 	}
 	return rc;
 }
@@ -967,7 +968,7 @@ gga_codec_decode(const struct gga_codec *c, struct gga_codec_scratch *s,
 /* Check that the k data fragments of a write really hold the block it claims. */
 static int
 verify_data_fragments(const struct gga_codec *c, struct gga_codec_scratch *s, uint8_t *const data[],
-                      const struct gga_frag_md *md)
+		      const struct gga_frag_md *md)
 {
 	uint32_t i, crc = 0, F = c->frag_size, len = md->payload_len;
 	int n;
@@ -983,7 +984,7 @@ verify_data_fragments(const struct gga_codec *c, struct gga_codec_scratch *s, ui
 			memcpy(s->cbuf + (size_t)i * F, data[i], GGA_MIN(F, len - i * F));
 		}
 		n = LZ4_decompress_safe((const char *)s->cbuf, (char *)s->bbuf, (int)len,
-		                        (int)c->block_size);
+					(int)c->block_size);
 		if (n != (int)c->block_size ||
 		    gga_crc32c(s->bbuf, c->block_size, 0) != md->block_crc) {
 			return -EIO;
@@ -1001,9 +1002,9 @@ verify_data_fragments(const struct gga_codec *c, struct gga_codec_scratch *s, ui
 
 int
 gga_codec_rebuild(const struct gga_codec *c, struct gga_codec_scratch *s,
-                  const void *const frag_data[], const void *const frag_md[], uint32_t present_mask,
-                  uint64_t lba, uint32_t target_mask, void *const out_data[], void *const out_md[],
-                  struct gga_decode_info *info)
+		  const void *const frag_data[], const void *const frag_md[], uint32_t present_mask,
+		  uint64_t lba, uint32_t target_mask, void *const out_data[], void *const out_md[],
+		  struct gga_decode_info *info)
 {
 	uint8_t *data[GGA_MAX_FRAGS], *out;
 	struct gga_decode_info local;
@@ -1014,7 +1015,7 @@ gga_codec_rebuild(const struct gga_codec *c, struct gga_codec_scratch *s,
 	if (!decode_args_ok(c, s, frag_data, frag_md, present_mask) || target_mask == 0 ||
 	    (target_mask & ~c->all_mask) != 0 ||
 	    !frag_ptrs_ok(c, (const void *const *)out_data, (const void *const *)out_md,
-	                  target_mask)) {
+			  target_mask)) {
 		return -EINVAL;
 	}
 	if (info == NULL) {
@@ -1067,8 +1068,8 @@ gga_codec_rebuild(const struct gga_codec *c, struct gga_codec_scratch *s,
 			}
 		} else {
 			ec_encode_data((int)c->frag_size, (int)c->k, 1,
-			               c->enc_tbls + (size_t)EC_TBL_BYTES * c->k * (i - c->k), data,
-			               &out);
+				       c->enc_tbls + (size_t)EC_TBL_BYTES * c->k * (i - c->k), data,
+				       &out);
 		}
 		write_md(c, &res.md, i, gga_crc32c(out, c->frag_size, 0), lba, out_md[i]);
 	}

@@ -90,21 +90,21 @@ struct gga_encode_info {
  * generation 0, or a scratch of another block size.
  */
 int gga_codec_encode(const struct gga_codec *codec, struct gga_codec_scratch *scratch,
-                     const void *block, uint64_t lba, uint64_t generation, void *const frag_data[],
-                     void *const frag_md[], struct gga_encode_info *info);
+		     const void *block, uint64_t lba, uint64_t generation, void *const frag_data[],
+		     void *const frag_md[], struct gga_encode_info *info);
 
 /*
  * gga_codec_encode_ex flag: do not try LZ4 (the data is known to be
  * incompressible); the block is stored raw, or as zeros. The format is the
  * same either way.
  */
-#define GGA_ENCODE_NO_LZ4	(1u << 0)
+#define GGA_ENCODE_NO_LZ4 (1u << 0)
 
 /* gga_codec_encode with flags (0: the same). */
 int gga_codec_encode_ex(const struct gga_codec *codec, struct gga_codec_scratch *scratch,
-                        const void *block, uint64_t lba, uint64_t generation, uint32_t flags,
-                        void *const frag_data[], void *const frag_md[],
-                        struct gga_encode_info *info);
+			const void *block, uint64_t lba, uint64_t generation, uint32_t flags,
+			void *const frag_data[], void *const frag_md[],
+			struct gga_encode_info *info);
 
 /*
  * Encode an all-zero block without looking at one (write_zeroes, unmap): the
@@ -112,8 +112,8 @@ int gga_codec_encode_ex(const struct gga_codec *codec, struct gga_codec_scratch 
  * returns as gga_codec_encode() without the block and scratch.
  */
 int gga_codec_encode_zero(const struct gga_codec *codec, uint64_t lba, uint64_t generation,
-                          void *const frag_data[], void *const frag_md[],
-                          struct gga_encode_info *info);
+			  void *const frag_data[], void *const frag_md[],
+			  struct gga_encode_info *info);
 
 /* What decode made of one fragment. */
 enum gga_frag_status {
@@ -186,9 +186,9 @@ struct gga_decode_info {
  *            another block size
  */
 int gga_codec_decode(const struct gga_codec *codec, struct gga_codec_scratch *scratch,
-                     const void *const frag_data[], const void *const frag_md[],
-                     uint32_t present_mask, uint64_t lba, void *block_out,
-                     struct gga_decode_info *info);
+		     const void *const frag_data[], const void *const frag_md[],
+		     uint32_t present_mask, uint64_t lba, void *block_out,
+		     struct gga_decode_info *info);
 
 /*
  * Regenerate fragments for repair or member rebuild: resolve the block from
@@ -201,8 +201,8 @@ int gga_codec_decode(const struct gga_codec *codec, struct gga_codec_scratch *sc
  * empty or beyond k + m, or a NULL out pointer for a target).
  */
 int gga_codec_rebuild(const struct gga_codec *codec, struct gga_codec_scratch *scratch,
-                      const void *const frag_data[], const void *const frag_md[],
-                      uint32_t present_mask, uint64_t lba, uint32_t target_mask,
-                      void *const out_data[], void *const out_md[], struct gga_decode_info *info);
+		      const void *const frag_data[], const void *const frag_md[],
+		      uint32_t present_mask, uint64_t lba, uint32_t target_mask,
+		      void *const out_data[], void *const out_md[], struct gga_decode_info *info);
 
 #endif /* GGA_CODEC_H */

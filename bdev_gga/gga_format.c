@@ -155,8 +155,8 @@ sb_consistent(const struct gga_sb *sb)
 
 int
 gga_sb_init(struct gga_sb *sb, const uint8_t array_uuid[16], uint32_t member_index, uint32_t k,
-            uint32_t m, enum gga_matrix matrix, uint32_t block_size, uint32_t md_size,
-            uint64_t member_blocks)
+	    uint32_t m, enum gga_matrix matrix, uint32_t block_size, uint32_t md_size,
+	    uint64_t member_blocks)
 {
 	if (sb == NULL || array_uuid == NULL ||
 	    gga_geometry_check(block_size, k, m, md_size) != 0 || member_index >= k + m ||
@@ -314,7 +314,7 @@ gga_sb_compare(const struct gga_sb *sb, const struct gga_sb *want, char *why, si
 			uuid_format(sb->array_uuid, have_uuid);
 			uuid_format(want->array_uuid, want_uuid);
 			snprintf(why, why_len, "member of array %s, expected array %s", have_uuid,
-			         want_uuid);
+				 want_uuid);
 		}
 		return GGA_SB_OTHER_ARRAY;
 	}

@@ -22,14 +22,14 @@
 #include <isa-l/crc.h>
 
 /* Version of the fragment metadata (and of the format as a whole). */
-#define GGA_FORMAT_VERSION 1
+#define GGA_FORMAT_VERSION     1
 /*
  * Version of the superblock record. Version 2 adds the array's event counter,
  * the members' states, the recovery checkpoint and the write-intent bitmap;
  * version-1 records are still read (and upgraded in place when assembled).
  */
 #define GGA_SB_VERSION_CURRENT 2
-#define GGA_SB_VERSION_1 1
+#define GGA_SB_VERSION_1       1
 
 /* The largest k + m any version-1 reader must handle. */
 #define GGA_MAX_FRAGS 16
@@ -70,9 +70,9 @@ enum gga_encoding {
 /* ---------------------------------------------------------------------- */
 
 /* Bytes of metadata the format uses; a member's md_size must be at least this. */
-#define GGA_FRAG_MD_SIZE 32
+#define GGA_FRAG_MD_SIZE    32
 /* "GGAF" in byte order, read as a little-endian 32-bit number. */
-#define GGA_FRAG_MD_MAGIC 0x46414747u
+#define GGA_FRAG_MD_MAGIC   0x46414747u
 /* Bytes covered by md_crc (everything before it); the LBA is prepended. */
 #define GGA_FRAG_MD_CRC_LEN 28
 
@@ -169,12 +169,12 @@ int gga_frag_md_decode(const void *buf, uint64_t lba, struct gga_frag_md *md);
 /* Member superblock                                                       */
 /* ---------------------------------------------------------------------- */
 
-#define GGA_SB_MAGIC     "GGASUPER"
-#define GGA_SB_MAGIC_LEN 8
+#define GGA_SB_MAGIC        "GGASUPER"
+#define GGA_SB_MAGIC_LEN    8
 /* Bytes of the superblock record. */
-#define GGA_SB_SIZE 128
+#define GGA_SB_SIZE         128
 /* Bytes covered by the superblock crc (everything before it). */
-#define GGA_SB_CRC_LEN 124
+#define GGA_SB_CRC_LEN      124
 /*
  * Data bytes reserved at the start of every member: the superblock record
  * lives at its start, the rest is zero and held for later versions. Logical
@@ -199,13 +199,13 @@ struct __attribute__((packed)) gga_sb_disk {
 	uint64_t data_blocks;      /* logical blocks: member_blocks - data_offset */
 	uint64_t generation_epoch; /* generation bound, see docs/FORMAT.md */
 	/* Version 2 (zero in version 1): */
-	uint64_t events;                         /* array event counter */
-	uint64_t recovery_offset;                /* recovery done below this logical block */
-	uint8_t member_state[GGA_MAX_FRAGS];     /* enum gga_sb_member_state per member */
-	uint16_t recovery_mask;                  /* members being recovered */
-	uint8_t region_shift;                    /* log2 of a bitmap region's logical bytes */
-	uint8_t reserved[9];                     /* zero */
-	uint32_t crc;                            /* CRC-32C of bytes 0..123 */
+	uint64_t events;                     /* array event counter */
+	uint64_t recovery_offset;            /* recovery done below this logical block */
+	uint8_t member_state[GGA_MAX_FRAGS]; /* enum gga_sb_member_state per member */
+	uint16_t recovery_mask;              /* members being recovered */
+	uint8_t region_shift;                /* log2 of a bitmap region's logical bytes */
+	uint8_t reserved[9];                 /* zero */
+	uint32_t crc;                        /* CRC-32C of bytes 0..123 */
 };
 
 static_assert(sizeof(struct gga_sb_disk) == GGA_SB_SIZE, "superblock size");
@@ -244,8 +244,8 @@ enum gga_sb_member_state {
 };
 
 /* Bitmap regions: 4 KiB .. 1 TiB of logical bytes each; 1 MiB by default. */
-#define GGA_REGION_SHIFT_MIN 12
-#define GGA_REGION_SHIFT_MAX 40
+#define GGA_REGION_SHIFT_MIN     12
+#define GGA_REGION_SHIFT_MAX     40
 #define GGA_REGION_SHIFT_DEFAULT 20
 
 /* Superblock in host form. */
@@ -321,8 +321,8 @@ gga_bitmap_regions(uint64_t data_blocks, uint32_t block_size, uint32_t shift)
  * block after the reserved region).
  */
 int gga_sb_init(struct gga_sb *sb, const uint8_t array_uuid[16], uint32_t member_index, uint32_t k,
-                uint32_t m, enum gga_matrix matrix, uint32_t block_size, uint32_t md_size,
-                uint64_t member_blocks);
+		uint32_t m, enum gga_matrix matrix, uint32_t block_size, uint32_t md_size,
+		uint64_t member_blocks);
 
 /*
  * Write the GGA_SB_SIZE bytes of `sb` (reserved bytes zero, crc computed) to
@@ -362,7 +362,7 @@ enum gga_sb_mismatch {
  * why != NULL writes a sentence naming the field and both values to it.
  */
 enum gga_sb_mismatch gga_sb_compare(const struct gga_sb *sb, const struct gga_sb *want, char *why,
-                                    size_t why_len);
+				    size_t why_len);
 
 const char *gga_sb_mismatch_name(enum gga_sb_mismatch mismatch);
 

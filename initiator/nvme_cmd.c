@@ -28,8 +28,7 @@ fabrics_cmd_init(struct nvme_cmd *cmd, uint8_t fctype)
 }
 
 void
-nvme_cmd_build_connect(struct nvme_cmd *cmd, uint16_t qid, uint16_t sqsize_0based,
-		       uint32_t kato_ms)
+nvme_cmd_build_connect(struct nvme_cmd *cmd, uint16_t qid, uint16_t sqsize_0based, uint32_t kato_ms)
 {
 	struct nvme_connect_cmd *cc = (struct nvme_connect_cmd *)cmd;
 
@@ -42,8 +41,8 @@ nvme_cmd_build_connect(struct nvme_cmd *cmd, uint16_t qid, uint16_t sqsize_0base
 }
 
 void
-nvme_connect_data_build(struct nvme_connect_data *data, const uint8_t hostid[16],
-			uint16_t cntlid, const char *subnqn, const char *hostnqn)
+nvme_connect_data_build(struct nvme_connect_data *data, const uint8_t hostid[16], uint16_t cntlid,
+			const char *subnqn, const char *hostnqn)
 {
 	memset(data, 0, sizeof(*data));
 	memcpy(data->hostid, hostid, sizeof(data->hostid));

@@ -33,13 +33,13 @@
 #include "nvme_internal.h"
 
 /* How often CSTS is read while waiting for RDY or shutdown completion. */
-#define CSTS_POLL_US		(10 * 1000)
+#define CSTS_POLL_US        (10 * 1000)
 /* Bounds of the CSTS.RDY wait (CAP.TO is in 500 ms units). */
-#define RDY_TIMEOUT_MIN_MS	500
-#define RDY_TIMEOUT_MAX_MS	30000
+#define RDY_TIMEOUT_MIN_MS  500
+#define RDY_TIMEOUT_MAX_MS  30000
 /* Reconnect failures logged in full; after that one line every LOG_EVERY attempts. */
-#define RECONNECT_LOG_FIRST	3
-#define RECONNECT_LOG_EVERY	50
+#define RECONNECT_LOG_FIRST 3
+#define RECONNECT_LOG_EVERY 50
 
 static void run_step(struct nvme_ctrlr *ctrlr, enum nvme_ctrlr_init_step step);
 static void attempt_succeeded(struct nvme_ctrlr *ctrlr);
@@ -156,8 +156,9 @@ step_cmd(struct nvme_ctrlr *ctrlr, enum nvme_ctrlr_init_step step, struct nvme_c
 		nvme_cmd_build_identify(cmd, NVME_CNS_NS, ctrlr->ns_list[ctrlr->ns_list_pos]);
 		return NVME_IDENTIFY_DATA_SIZE;
 	case SHUTDOWN_SET_CC:
-		nvme_cmd_build_prop_set(cmd, NVME_REG_CC, (ctrlr->cc & ~NVME_CC_SHN_MASK) |
-					NVME_CC_SHN_NORMAL, false);
+		nvme_cmd_build_prop_set(cmd, NVME_REG_CC,
+					(ctrlr->cc & ~NVME_CC_SHN_MASK) | NVME_CC_SHN_NORMAL,
+					false);
 		return 0;
 	case INIT_IDLE:
 	case INIT_CONNECT_ADMIN:
@@ -263,9 +264,9 @@ static void
 set_cc_done(struct nvme_ctrlr *ctrlr, const struct nvme_cpl *cpl, uint16_t status)
 {
 	ctrlr->init_deadline = ticks_get() +
-		us_to_ticks(1000ull * GGA_MIN(GGA_MAX(NVME_CAP_TO(ctrlr->cap) * 500u,
-						       RDY_TIMEOUT_MIN_MS),
-					       RDY_TIMEOUT_MAX_MS));
+			       us_to_ticks(1000ull * GGA_MIN(GGA_MAX(NVME_CAP_TO(ctrlr->cap) * 500u,
+								     RDY_TIMEOUT_MIN_MS),
+							     RDY_TIMEOUT_MAX_MS));
 	run_step(ctrlr, INIT_WAIT_RDY);
 }
 
@@ -293,8 +294,9 @@ identify_ctrlr_done(struct nvme_ctrlr *ctrlr, const struct nvme_cpl *cpl, uint16
 	memcpy(ctrlr->cdata, ctrlr->id_buf, sizeof(*ctrlr->cdata));
 	__atomic_store_n(&ctrlr->max_xfer_size, nvme_mdts_to_bytes(ctrlr->cdata->mdts, ctrlr->cap),
 			 __ATOMIC_RELAXED);
-	__atomic_store_n(&ctrlr->io_icd_size, ctrlr->cdata->ioccsz >= 4 ?
-			 ctrlr->cdata->ioccsz * 16 - NVME_SQE_SIZE : 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&ctrlr->io_icd_size,
+			 ctrlr->cdata->ioccsz >= 4 ? ctrlr->cdata->ioccsz * 16 - NVME_SQE_SIZE : 0,
+			 __ATOMIC_RELAXED);
 	ctrlr->io_queue_size = GGA_MIN(ctrlr->opts.io_queue_size, NVME_CAP_MQES(ctrlr->cap) + 1);
 	if (ctrlr->cdata->maxcmd != 0) {
 		ctrlr->io_queue_size = GGA_MIN(ctrlr->io_queue_size,
@@ -433,18 +435,18 @@ struct ctrlr_step {
 };
 
 static const struct ctrlr_step ctrlr_steps[] = {
-	[INIT_GET_CAP]		= { "Property Get CAP", get_cap_done },
-	[INIT_GET_VS]		= { "Property Get VS", get_vs_done },
-	[INIT_SET_CC]		= { "Property Set CC", set_cc_done },
-	[INIT_WAIT_RDY]		= { "Property Get CSTS", wait_rdy_done },
-	[INIT_IDENTIFY_CTRLR]	= { "Identify Controller", identify_ctrlr_done },
-	[INIT_SET_NUM_QUEUES]	= { "Set Features Number of Queues", set_num_queues_done,
-				    .optional = true },
-	[INIT_ACTIVE_NS_LIST]	= { "Identify Active Namespace List", active_ns_list_done,
-				    .optional = true },
-	[INIT_IDENTIFY_NS]	= { "Identify Namespace", identify_ns_done },
-	[SHUTDOWN_SET_CC]	= { "Property Set CC.SHN", shutdown_cc_done, .shutdown = true },
-	[SHUTDOWN_WAIT]		= { "Property Get CSTS", shutdown_wait_done, .shutdown = true },
+	[INIT_GET_CAP] = { "Property Get CAP", get_cap_done },
+	[INIT_GET_VS] = { "Property Get VS", get_vs_done },
+	[INIT_SET_CC] = { "Property Set CC", set_cc_done },
+	[INIT_WAIT_RDY] = { "Property Get CSTS", wait_rdy_done },
+	[INIT_IDENTIFY_CTRLR] = { "Identify Controller", identify_ctrlr_done },
+	[INIT_SET_NUM_QUEUES] = { "Set Features Number of Queues", set_num_queues_done,
+				  .optional = true },
+	[INIT_ACTIVE_NS_LIST] = { "Identify Active Namespace List", active_ns_list_done,
+				  .optional = true },
+	[INIT_IDENTIFY_NS] = { "Identify Namespace", identify_ns_done },
+	[SHUTDOWN_SET_CC] = { "Property Set CC.SHN", shutdown_cc_done, .shutdown = true },
+	[SHUTDOWN_WAIT] = { "Property Get CSTS", shutdown_wait_done, .shutdown = true },
 };
 static_assert(ARRAY_SIZE(ctrlr_steps) == SHUTDOWN_WAIT + 1, "every step has its entry");
 
@@ -457,7 +459,7 @@ init_cpl_failed(struct nvme_ctrlr *ctrlr, const struct ctrlr_step *step, uint16_
 	if (NVME_STATUS_GET_SCT(status) == NVME_SCT_PATH) {
 		/* The admin queue broke or timed out: its own reason says why. */
 		why = ctrlr->admin->fail_reason[0] != '\0' ? ctrlr->admin->fail_reason :
-		      nvme_status_string(status);
+							     nvme_status_string(status);
 		ctrlr_attempt_failed(ctrlr, ctrlr->admin->timed_out_seen ? -ETIMEDOUT : -ECONNRESET,
 				     "%s", why);
 		return true;
@@ -497,9 +499,9 @@ run_step(struct nvme_ctrlr *ctrlr, enum nvme_ctrlr_init_step step)
 
 	ctrlr->step = step;
 	len = step_cmd(ctrlr, step, &cmd);
-	rc = len < 0 ? len : nvme_qpair_submit_buf(ctrlr->admin, &cmd,
-						   len > 0 ? ctrlr->id_buf : NULL,
-						   (uint32_t)len, step_cpl, ctrlr);
+	rc = len < 0 ? len :
+		       nvme_qpair_submit_buf(ctrlr->admin, &cmd, len > 0 ? ctrlr->id_buf : NULL,
+					     (uint32_t)len, step_cpl, ctrlr);
 	if (rc == 0) {
 		return;
 	}
@@ -515,8 +517,7 @@ run_step(struct nvme_ctrlr *ctrlr, enum nvme_ctrlr_init_step step)
 /* Connect, reset, reconnect                                                */
 /* ------------------------------------------------------------------------ */
 
-static int
-keep_alive_poll(void *ctx);
+static int keep_alive_poll(void *ctx);
 
 static void
 attempt_succeeded(struct nvme_ctrlr *ctrlr)
@@ -538,17 +539,19 @@ attempt_succeeded(struct nvme_ctrlr *ctrlr)
 	publish_session(ctrlr, true);
 	if (ctrlr->opts.keep_alive_timeout_ms != 0) {
 		ctrlr->keep_alive_outstanding = false;
-		ctrlr->keep_alive_poller = poller_register(keep_alive_poll, ctrlr,
-				1000ull * ctrlr->opts.keep_alive_timeout_ms / 2, "nvme_keep_alive");
+		ctrlr->keep_alive_poller =
+			poller_register(keep_alive_poll, ctrlr,
+					1000ull * ctrlr->opts.keep_alive_timeout_ms / 2,
+					"nvme_keep_alive");
 		if (ctrlr->keep_alive_poller == NULL) {
 			WARNLOG("nvme %s: cannot start the keep alive timer\n", ctrlr->name);
 		}
 	}
 	if (first) {
 		NOTICELOG("nvme %s: connected to %s, cntlid %u, %u namespace(s), %u I/O queues, "
-			  "%s%s\n", ctrlr->name, ctrlr->trid.subnqn, ctrlr->admin->cntlid,
-			  ctrlr->num_ns, ctrlr->num_io_queues,
-			  ctrlr->opts.header_digest ? "header digest " : "",
+			  "%s%s\n",
+			  ctrlr->name, ctrlr->trid.subnqn, ctrlr->admin->cntlid, ctrlr->num_ns,
+			  ctrlr->num_io_queues, ctrlr->opts.header_digest ? "header digest " : "",
 			  ctrlr->opts.data_digest ? "data digest" : "");
 		for (i = 0; i < ctrlr->num_ns; i++) {
 			DEBUGLOG(nvme, "nvme %s: ns %u: %" PRIu64 " blocks of %u + %u\n",
@@ -686,7 +689,8 @@ ctrlr_attempt_failed(struct nvme_ctrlr *ctrlr, int rc, const char *fmt, ...)
 		WARNLOG("nvme %s: reconnect attempt %u failed: %s; retrying in %u ms%s\n",
 			ctrlr->name, ctrlr->reconnect_attempts, why, ctrlr->reconnect_delay_ms,
 			ctrlr->reconnect_attempts == RECONNECT_LOG_FIRST ?
-			" (further failures logged every 50 attempts)" : "");
+				" (further failures logged every 50 attempts)" :
+				"");
 	}
 	schedule_reconnect(ctrlr);
 }
@@ -731,8 +735,10 @@ ctrlr_start_attempt(struct nvme_ctrlr *ctrlr)
 	ctrlr->step = INIT_CONNECT_ADMIN;
 	rc = nvme_qpair_connect(ctrlr->admin, NVME_CNTLID_DYNAMIC, ctrlr->gen);
 	if (rc != 0) {
-		ctrlr_attempt_failed(ctrlr, rc, "%s", ctrlr->admin->fail_reason[0] != '\0' ?
-				     ctrlr->admin->fail_reason : strerror(-rc));
+		ctrlr_attempt_failed(ctrlr, rc, "%s",
+				     ctrlr->admin->fail_reason[0] != '\0' ?
+					     ctrlr->admin->fail_reason :
+					     strerror(-rc));
 	}
 }
 
@@ -869,7 +875,7 @@ nvme_ctrlr_connect(const struct nvme_transport_id *trid, const struct nvme_ctrlr
 
 	if (mem_is_zero(ctrlr->opts.hostid, sizeof(ctrlr->opts.hostid)) &&
 	    getrandom(ctrlr->opts.hostid, sizeof(ctrlr->opts.hostid), 0) !=
-	    (ssize_t)sizeof(ctrlr->opts.hostid)) {
+		    (ssize_t)sizeof(ctrlr->opts.hostid)) {
 		rc = -EIO;
 		goto free_ctrlr;
 	}

@@ -30,39 +30,38 @@
 #include "gga/nvme_tcp.h"
 #include "gga/thread.h"
 
-#define NVME_ADMIN_QUEUE_SIZE		32
+#define NVME_ADMIN_QUEUE_SIZE   32
 /* Admin queue in-capsule data size of NVMe/TCP (TCP transport spec 7.4.3). */
-#define NVME_TCP_ADMIN_ICD_SIZE		8192
+#define NVME_TCP_ADMIN_ICD_SIZE 8192
 /* How often each queue pair checks timeouts and whether to (re)connect. */
-#define NVME_QPAIR_POLL_US		(20 * 1000)
+#define NVME_QPAIR_POLL_US      (20 * 1000)
 /* Bytes of socket input buffered at once for headers and small data. */
-#define NVME_TCP_RBUF_SIZE		(64u * 1024)
+#define NVME_TCP_RBUF_SIZE      (64u * 1024)
 /* Data this large (and not yet buffered) is read straight into the caller's buffer. */
-#define NVME_TCP_RX_DIRECT_MIN		2048u
+#define NVME_TCP_RX_DIRECT_MIN  2048u
 /* iovecs gathered into one sendmsg()/readv(). */
-#define NVME_TCP_MAX_IOVS		64
+#define NVME_TCP_MAX_IOVS       64
 /* Header buffer of an outgoing PDU: header, header digest and padding up to PDO. */
-#define NVME_TCP_TX_HDR_SIZE		256
+#define NVME_TCP_TX_HDR_SIZE    256
 
 /* Path statuses used for commands failed by the host. */
-#define NVME_STATUS_HOST_PATH_ERROR	NVME_STATUS(NVME_SCT_PATH, NVME_SC_HOST_PATH_ERROR)
-#define NVME_STATUS_ABORTED_BY_HOST	NVME_STATUS(NVME_SCT_PATH, NVME_SC_ABORTED_BY_HOST)
-#define NVME_STATUS_SQ_DELETION	\
-	NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION)
+#define NVME_STATUS_HOST_PATH_ERROR NVME_STATUS(NVME_SCT_PATH, NVME_SC_HOST_PATH_ERROR)
+#define NVME_STATUS_ABORTED_BY_HOST NVME_STATUS(NVME_SCT_PATH, NVME_SC_ABORTED_BY_HOST)
+#define NVME_STATUS_SQ_DELETION     NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION)
 
 struct nvme_qpair;
 struct nvme_request;
 
 enum nvme_qpair_state {
 	QPAIR_DISCONNECTED = 0,
-	QPAIR_CONNECTING,	/* transport connect, ICReq, Fabrics Connect */
+	QPAIR_CONNECTING, /* transport connect, ICReq, Fabrics Connect */
 	QPAIR_LIVE,
 };
 
 enum nvme_req_state {
 	REQ_FREE = 0,
-	REQ_QUEUED,		/* waiting for the queue pair to connect */
-	REQ_OUTSTANDING,	/* handed to the transport */
+	REQ_QUEUED,      /* waiting for the queue pair to connect */
+	REQ_OUTSTANDING, /* handed to the transport */
 };
 
 enum nvme_tcp_tx_kind {
@@ -85,7 +84,7 @@ struct nvme_tcp_tx {
 	uint32_t data_len;
 	uint8_t ddgst[NVME_TCP_DIGEST_LEN];
 	uint32_t ddgst_len;
-	uint32_t len;		/* hdr_len + data_len + ddgst_len */
+	uint32_t len; /* hdr_len + data_len + ddgst_len */
 	uint32_t sent;
 	struct nvme_request *req;
 };
@@ -112,10 +111,10 @@ struct nvme_tcp_req {
 /* Where the data of an NVMe/RDMA command travels. */
 enum nvme_rdma_data_mode {
 	RDMA_DATA_NONE = 0,
-	RDMA_DATA_INCAPSULE,		/* in the capsule: the caller's buffer as a second SGE */
-	RDMA_DATA_INCAPSULE_COPY,	/* in the capsule: a bounce buffer copy as second SGE */
-	RDMA_DATA_KEYED,		/* keyed SGL on the caller's buffer (registered arena) */
-	RDMA_DATA_BOUNCE,		/* keyed SGL on a registered bounce buffer, copied */
+	RDMA_DATA_INCAPSULE,      /* in the capsule: the caller's buffer as a second SGE */
+	RDMA_DATA_INCAPSULE_COPY, /* in the capsule: a bounce buffer copy as second SGE */
+	RDMA_DATA_KEYED,          /* keyed SGL on the caller's buffer (registered arena) */
+	RDMA_DATA_BOUNCE,         /* keyed SGL on a registered bounce buffer, copied */
 };
 
 /* Per-request NVMe/RDMA state. */
@@ -124,7 +123,7 @@ struct nvme_rdma_req {
 	/* A request completes when both happened, in either order. */
 	bool send_done;
 	bool rsp_received;
-	int32_t bounce;		/* bounce buffer index, -1 for none */
+	int32_t bounce; /* bounce buffer index, -1 for none */
 	struct nvme_cpl cpl;
 };
 
@@ -141,7 +140,7 @@ struct nvme_request {
 	int iovcnt;
 	size_t iov_offset;
 	uint32_t data_len;
-	uint64_t deadline;	/* ticks; 0 = none */
+	uint64_t deadline; /* ticks; 0 = none */
 	bool timed_out;
 	TAILQ_ENTRY(nvme_request) link;
 	/* Storage for a single-buffer payload (internal commands, DSM range). */
@@ -156,17 +155,17 @@ struct nvme_request {
 
 enum nvme_tcp_conn_state {
 	TCP_CONN_CLOSED = 0,
-	TCP_CONN_CONNECTING,	/* non-blocking connect() in progress */
+	TCP_CONN_CONNECTING, /* non-blocking connect() in progress */
 	TCP_CONN_WAIT_ICRESP,
 	TCP_CONN_READY,
 };
 
 enum nvme_tcp_rx_state {
-	TCP_RX_HDR = 0,		/* common header, then the rest of the header and digest */
-	TCP_RX_PAD,		/* padding between header and data */
-	TCP_RX_DATA,		/* C2HData payload into the request's buffer */
-	TCP_RX_DDGST,		/* data digest */
-	TCP_RX_DISCARD,		/* TermReq payload: read and dropped */
+	TCP_RX_HDR = 0, /* common header, then the rest of the header and digest */
+	TCP_RX_PAD,     /* padding between header and data */
+	TCP_RX_DATA,    /* C2HData payload into the request's buffer */
+	TCP_RX_DDGST,   /* data digest */
+	TCP_RX_DISCARD, /* TermReq payload: read and dropped */
 };
 
 struct nvme_tcp_conn {
@@ -182,7 +181,7 @@ struct nvme_tcp_conn {
 	uint32_t max_icd;
 	/* Sending. */
 	TAILQ_HEAD(, nvme_tcp_tx) txq;
-	struct nvme_tcp_tx ctrl_tx;	/* ICReq or H2CTermReq */
+	struct nvme_tcp_tx ctrl_tx; /* ICReq or H2CTermReq */
 	uint8_t ctrl_buf[NVME_TCP_ICREQ_HLEN + NVME_TCP_TERM_REQ_MAX_DATA];
 	struct poller *flush_poller;
 	/* Receiving. */
@@ -194,9 +193,9 @@ struct nvme_tcp_conn {
 	uint32_t rx_got;
 	uint32_t rx_need;
 	struct nvme_request *rx_req;
-	uint32_t rx_data_off;	/* data offset of the next byte, in the command's data */
-	uint32_t rx_datal;	/* data bytes of the current C2HData PDU */
-	uint32_t rx_left;	/* bytes left in the current state */
+	uint32_t rx_data_off; /* data offset of the next byte, in the command's data */
+	uint32_t rx_datal;    /* data bytes of the current C2HData PDU */
+	uint32_t rx_left;     /* bytes left in the current state */
 	uint32_t rx_crc;
 	uint8_t rx_ddgst[NVME_TCP_DIGEST_LEN];
 	/* Bumped at every close so a callback can tell that the connection changed under it. */
@@ -205,9 +204,9 @@ struct nvme_tcp_conn {
 
 enum nvme_rdma_conn_state {
 	RDMA_CONN_CLOSED = 0,
-	RDMA_CONN_ADDR,		/* rdma_resolve_addr in progress */
-	RDMA_CONN_ROUTE,	/* rdma_resolve_route in progress */
-	RDMA_CONN_CONNECTING,	/* rdma_connect sent, waiting for ESTABLISHED */
+	RDMA_CONN_ADDR,       /* rdma_resolve_addr in progress */
+	RDMA_CONN_ROUTE,      /* rdma_resolve_route in progress */
+	RDMA_CONN_CONNECTING, /* rdma_connect sent, waiting for ESTABLISHED */
 	RDMA_CONN_READY,
 };
 
@@ -242,17 +241,17 @@ struct nvme_rdma_conn {
 	uint32_t arena_rkey;
 	/* One block: command capsules, response buffers, bounce buffers. */
 	uint8_t *buf;
-	struct ibv_mr *buf_mr;		/* NULL when the block lies in the registered arena */
+	struct ibv_mr *buf_mr; /* NULL when the block lies in the registered arena */
 	uint32_t buf_lkey;
 	uint32_t buf_rkey;
-	uint8_t *capsules;		/* one per request slot (cid), capsule_size each */
+	uint8_t *capsules; /* one per request slot (cid), capsule_size each */
 	uint32_t capsule_size;
-	uint8_t *rsps;			/* num_rsps response capsules, one RECV each */
+	uint8_t *rsps; /* num_rsps response capsules, one RECV each */
 	uint32_t num_rsps;
 	uint8_t *bounce;
 	uint32_t bounce_size;
 	uint32_t num_bounce;
-	uint16_t *bounce_free;		/* stack of free bounce indexes */
+	uint16_t *bounce_free; /* stack of free bounce indexes */
 	uint32_t bounce_free_cnt;
 	uint32_t max_icd;
 	uint32_t max_send_sge;
@@ -281,13 +280,13 @@ struct nvme_qpair {
 	struct thread *thread;
 	char name[48];
 	uint16_t qid;
-	uint16_t num_entries;		/* SQ size (1-based) */
+	uint16_t num_entries; /* SQ size (1-based) */
 	enum nvme_qpair_state state;
 	bool is_admin;
 
 	struct nvme_request *reqs;
 	uint32_t num_reqs;
-	uint16_t cid_slot_mask;	/* the cid bits that index reqs[] */
+	uint16_t cid_slot_mask; /* the cid bits that index reqs[] */
 	TAILQ_HEAD(, nvme_request) free_reqs;
 	/* Oldest first: timeouts look at the head only. */
 	TAILQ_HEAD(, nvme_request) outstanding;
@@ -318,7 +317,7 @@ struct nvme_qpair {
 	uint32_t cb_depth;
 	bool free_pending;
 	bool destroying;
-	bool timed_out_seen;	/* the last failure was a command timeout */
+	bool timed_out_seen; /* the last failure was a command timeout */
 	char fail_reason[256];
 
 	struct nvme_tcp_conn tcp;
@@ -352,11 +351,11 @@ struct nvme_ns {
 };
 
 /* The session word: generation 63:32, cntlid 31:16, live bit 0 (read by I/O threads). */
-#define NVME_SESSION_LIVE		1ull
-#define NVME_SESSION(gen, cntlid, live)	\
+#define NVME_SESSION_LIVE 1ull
+#define NVME_SESSION(gen, cntlid, live)                                                            \
 	((uint64_t)(gen) << 32 | (uint64_t)(cntlid) << 16 | ((live) ? NVME_SESSION_LIVE : 0))
-#define NVME_SESSION_GEN(s)		((uint32_t)((s) >> 32))
-#define NVME_SESSION_CNTLID(s)		((uint16_t)((s) >> 16))
+#define NVME_SESSION_GEN(s)    ((uint32_t)((s) >> 32))
+#define NVME_SESSION_CNTLID(s) ((uint16_t)((s) >> 16))
 
 struct nvme_ctrlr {
 	struct nvme_transport_id trid;
@@ -368,9 +367,9 @@ struct nvme_ctrlr {
 
 	enum nvme_ctrlr_state state;
 	enum nvme_ctrlr_init_step step;
-	uint64_t session;		/* atomic */
+	uint64_t session; /* atomic */
 	uint32_t gen;
-	uint32_t refs;			/* atomic */
+	uint32_t refs; /* atomic */
 
 	struct nvme_qpair *admin;
 	uint64_t cap;
@@ -378,14 +377,14 @@ struct nvme_ctrlr {
 	uint32_t vs;
 	uint32_t csts;
 	struct nvme_identify_ctrlr *cdata;
-	void *id_buf;			/* 4 KiB identify buffer */
+	void *id_buf; /* 4 KiB identify buffer */
 	uint32_t max_xfer_size;
-	uint32_t io_icd_size;		/* atomic: read by I/O threads */
+	uint32_t io_icd_size; /* atomic: read by I/O threads */
 	uint32_t io_queue_size;
 	uint32_t num_io_queues;
 	uint64_t init_deadline;
 	struct poller *init_poller;
-	struct poller *shutdown_poller;	/* bounds a detach's shutdown */
+	struct poller *shutdown_poller; /* bounds a detach's shutdown */
 	struct poller *keep_alive_poller;
 	bool keep_alive_outstanding;
 	uint64_t reconnect_count;
@@ -393,12 +392,12 @@ struct nvme_ctrlr {
 	/* Active namespaces, by increasing nsid. */
 	struct nvme_ns *ns;
 	uint32_t num_ns;
-	uint32_t *ns_list;		/* from the last Identify active namespace list */
+	uint32_t *ns_list; /* from the last Identify active namespace list */
 	uint32_t ns_list_len;
 	uint32_t ns_list_pos;
-	struct nvme_ns_info *ns_found;	/* namespaces identified by the running attempt */
+	struct nvme_ns_info *ns_found; /* namespaces identified by the running attempt */
 	uint32_t num_ns_found;
-	bool ns_known;			/* the first connect created ctrlr->ns */
+	bool ns_known; /* the first connect created ctrlr->ns */
 
 	/* Reconnect backoff. */
 	struct poller *reconnect_poller;
@@ -408,7 +407,7 @@ struct nvme_ctrlr {
 
 	/* I/O queue ids: taken by threads allocating queue pairs (setup path). */
 	pthread_mutex_t lock;
-	uint8_t *qid_used;		/* [1..num_io_queues] */
+	uint8_t *qid_used; /* [1..num_io_queues] */
 	uint32_t qid_slots;
 	uint32_t num_io_qpairs;
 
@@ -468,9 +467,9 @@ nvme_request_slot(const struct nvme_request *req)
  * Submit a command. data: iov range of data_len bytes (NULL/0 for none);
  * direction from the opcode. Returns 0 or -ENOMEM/-ENXIO/-EINVAL.
  */
-int nvme_qpair_submit(struct nvme_qpair *qpair, const struct nvme_cmd *cmd,
-		      const struct iovec *iov, int iovcnt, size_t iov_offset, uint32_t data_len,
-		      nvme_cmd_cb cb, void *cb_arg);
+int nvme_qpair_submit(struct nvme_qpair *qpair, const struct nvme_cmd *cmd, const struct iovec *iov,
+		      int iovcnt, size_t iov_offset, uint32_t data_len, nvme_cmd_cb cb,
+		      void *cb_arg);
 /* Same, with a flat buffer. */
 int nvme_qpair_submit_buf(struct nvme_qpair *qpair, const struct nvme_cmd *cmd, void *buf,
 			  uint32_t len, nvme_cmd_cb cb, void *cb_arg);

@@ -147,8 +147,10 @@ qpair_connect_cpl(void *cb_arg, const struct nvme_cpl *cpl)
 				 NVME_STATUS_GET_SC(status),
 				 (cpl->cdw0 & 1) ? "connect data" : "command", cpl->cdw0 >> 16,
 				 (cpl->cdw0 & 1) && (cpl->cdw0 >> 16) ==
-				 offsetof(struct nvme_connect_data, subnqn) ?
-				 ": unknown subsystem NQN" : "");
+							    offsetof(struct nvme_connect_data,
+								     subnqn) ?
+					 ": unknown subsystem NQN" :
+					 "");
 		} else {
 			snprintf(reason, sizeof(reason),
 				 "Fabrics Connect failed: %s (sct 0x%x, sc 0x%x)",
@@ -214,8 +216,8 @@ qpair_send(struct nvme_qpair *qp, struct nvme_request *req)
 
 static void
 req_init(struct nvme_qpair *qp, struct nvme_request *req, const struct nvme_cmd *cmd,
-	 const struct iovec *iov, int iovcnt, size_t iov_offset, uint32_t data_len,
-	 nvme_cmd_cb cb, void *cb_arg)
+	 const struct iovec *iov, int iovcnt, size_t iov_offset, uint32_t data_len, nvme_cmd_cb cb,
+	 void *cb_arg)
 {
 	/* A new use of the slot: the count above the slot bits moves on (and wraps). */
 	req->cid = (uint16_t)(req->cid + qp->cid_slot_mask + 1u);
@@ -329,8 +331,8 @@ nvme_qpair_transport_ready(struct nvme_qpair *qp)
 				ctrlr->opts.hostnqn);
 	req->local_iov.iov_base = qp->connect_data;
 	req->local_iov.iov_len = sizeof(*qp->connect_data);
-	req_init(qp, req, &cmd, &req->local_iov, 1, 0, sizeof(*qp->connect_data),
-		 qpair_connect_cpl, qp);
+	req_init(qp, req, &cmd, &req->local_iov, 1, 0, sizeof(*qp->connect_data), qpair_connect_cpl,
+		 qp);
 	rc = qpair_send(qp, req);
 	if (rc != 0) {
 		nvme_qpair_fail(qp, rc, "cannot send the Fabrics Connect command");
@@ -457,9 +459,9 @@ qpair_poll(void *ctx)
 			if (now > req->deadline) {
 				req->timed_out = true;
 				qp->timed_out_seen = true;
-				ERRLOG("nvme %s: cid %u opcode 0x%02x nsid %u timed out after %"
-				       PRIu64 " ms; disconnecting\n", qp->name, req->cid,
-				       req->cmd.opc, req->cmd.nsid,
+				ERRLOG("nvme %s: cid %u opcode 0x%02x nsid %u timed out after %" PRIu64
+				       " ms; disconnecting\n",
+				       qp->name, req->cid, req->cmd.opc, req->cmd.nsid,
 				       ticks_to_us(qp->cmd_timeout_ticks) / 1000);
 				nvme_qpair_fail(qp, -ETIMEDOUT, "command timed out");
 				return POLLER_BUSY;

@@ -48,29 +48,29 @@
 #include "nvme_internal.h"
 
 /* Work completions reaped per ibv_poll_cq call. */
-#define CQ_BATCH		32
+#define CQ_BATCH          32
 /* Completion channel events acknowledged at once (ibv_ack_cq_events takes a lock). */
-#define CQ_ACK_BATCH		64
+#define CQ_ACK_BATCH      64
 /* In-capsule data used at most, whatever IOCCSZ allows. */
-#define MAX_ICD			8192u
+#define MAX_ICD           8192u
 /*
  * Bounce buffers: at most this many per queue, of at most this size. They
  * serve only data outside the arena or in several pieces (rare: I/O buffers
  * come from the arena), so a few per queue keep the arena free for the rest.
  */
-#define MAX_BOUNCE_BUFS		4u
-#define MAX_BOUNCE_SIZE		(128u * 1024)
-#define ADMIN_BOUNCE_BUFS	4u
+#define MAX_BOUNCE_BUFS   4u
+#define MAX_BOUNCE_SIZE   (128u * 1024)
+#define ADMIN_BOUNCE_BUFS 4u
 /* RDMA READ/WRITE the target may have outstanding against us, at most. */
-#define MAX_RD_ATOMIC		16
+#define MAX_RD_ATOMIC     16
 /* wr_id: kind in the high half, index (cid or response slot) in the low half. */
 /* Round x up to a multiple of the power of two a. */
-#define ALIGN_UP(x, a)		(((x) + (a) - 1) & ~((__typeof__(x))(a) - 1))
-#define WRID_SEND		1ull
-#define WRID_RECV		2ull
-#define WRID(kind, idx)		((kind) << 32 | (uint64_t)(idx))
-#define WRID_KIND(id)		((id) >> 32)
-#define WRID_IDX(id)		((uint32_t)(id))
+#define ALIGN_UP(x, a)    (((x) + (a)-1) & ~((__typeof__(x))(a)-1))
+#define WRID_SEND         1ull
+#define WRID_RECV         2ull
+#define WRID(kind, idx)   ((kind) << 32 | (uint64_t)(idx))
+#define WRID_KIND(id)     ((id) >> 32)
+#define WRID_IDX(id)      ((uint32_t)(id))
 
 /*
  * A verbs device as this process uses it: one protection domain and the
@@ -160,7 +160,7 @@ device_get(struct ibv_context *verbs, const char *name)
 	if (arena_region(&region) == 0) {
 		dev->arena_mr = ibv_reg_mr(dev->pd, region.addr, region.len,
 					   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
-					   IBV_ACCESS_REMOTE_WRITE);
+						   IBV_ACCESS_REMOTE_WRITE);
 		if (dev->arena_mr == NULL) {
 			/* Still usable: all data then goes through registered bounce buffers. */
 			WARNLOG("nvme %s: cannot register the %zu-byte buffer arena with %s (%s); "
@@ -388,8 +388,9 @@ alloc_buffers(struct nvme_qpair *qp)
 			return rdma_error(qp, -ENOMEM, "out of memory for %zu bytes of buffers",
 					  total);
 		}
-		conn->buf_mr = ibv_reg_mr(dev->pd, conn->buf, total, IBV_ACCESS_LOCAL_WRITE |
-					  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
+		conn->buf_mr = ibv_reg_mr(dev->pd, conn->buf, total,
+					  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+						  IBV_ACCESS_REMOTE_WRITE);
 		if (conn->buf_mr == NULL) {
 			rc = rdma_error(qp, -errno, "ibv_reg_mr of %zu bytes: %s", total,
 					strerror(errno));
@@ -475,8 +476,8 @@ route_resolved(struct nvme_qpair *qp)
 			return rc;
 		}
 	}
-	conn->comp_ev = thread_fd_register(conn->comp_channel->fd, THREAD_FD_IN,
-					   rdma_comp_on_event, qp, qp->name);
+	conn->comp_ev = thread_fd_register(conn->comp_channel->fd, THREAD_FD_IN, rdma_comp_on_event,
+					   qp, qp->name);
 	if (conn->comp_ev == NULL) {
 		return rdma_error(qp, -ENOMEM, "cannot watch the completion channel");
 	}
@@ -516,8 +517,8 @@ established(struct nvme_qpair *qp)
 
 /* Handle one CM event (already acknowledged; pdata is a copy). */
 static int
-handle_cm_event(struct nvme_qpair *qp, enum rdma_cm_event_type type, int status,
-		const void *pdata, uint32_t pdata_len)
+handle_cm_event(struct nvme_qpair *qp, enum rdma_cm_event_type type, int status, const void *pdata,
+		uint32_t pdata_len)
 {
 	struct nvme_rdma_conn *conn = &qp->rdma;
 	const char *addr = qp->ctrlr->trid.traddr;
@@ -549,8 +550,10 @@ handle_cm_event(struct nvme_qpair *qp, enum rdma_cm_event_type type, int status,
 		rc = nvme_rdma_describe_reject(status, pdata, pdata_len, why, sizeof(why));
 		return rdma_error(qp, rc, "%s", why);
 	case RDMA_CM_EVENT_ADDR_ERROR:
-		return rdma_error(qp, -EHOSTUNREACH, "cannot resolve %s to an RDMA device "
-				  "(status %d: %s)", addr, status, strerror(-status));
+		return rdma_error(qp, -EHOSTUNREACH,
+				  "cannot resolve %s to an RDMA device "
+				  "(status %d: %s)",
+				  addr, status, strerror(-status));
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 		return rdma_error(qp, -EHOSTUNREACH, "no RDMA route to %s (status %d: %s)", addr,
 				  status, strerror(-status));
@@ -676,13 +679,17 @@ handle_wc(struct nvme_qpair *qp, const struct ibv_wc *wc)
 	}
 	req = nvme_qpair_find_req(qp, cpl.cid);
 	if (unlikely(req == NULL)) {
-		return rdma_error(qp, -EPROTO, "NVMe/RDMA protocol error: response for unknown "
-				  "command id %u", cpl.cid);
+		return rdma_error(qp, -EPROTO,
+				  "NVMe/RDMA protocol error: response for unknown "
+				  "command id %u",
+				  cpl.cid);
 	}
 	rc = nvme_rdma_req_rsp_received(&req->rdma, &cpl);
 	if (unlikely(rc < 0)) {
-		return rdma_error(qp, -EPROTO, "NVMe/RDMA protocol error: second response for "
-				  "command id %u", cpl.cid);
+		return rdma_error(qp, -EPROTO,
+				  "NVMe/RDMA protocol error: second response for "
+				  "command id %u",
+				  cpl.cid);
 	}
 	if (rc == 1) {
 		finish_req(qp, req);
@@ -850,7 +857,8 @@ rdma_submit(struct nvme_qpair *qp, struct nvme_request *req)
 	case RDMA_DATA_BOUNCE:
 		if (unlikely(len > conn->bounce_size)) {
 			ERRLOG("nvme %s: a %u-byte transfer outside the registered arena exceeds "
-			       "the %u-byte bounce buffers\n", qp->name, len, conn->bounce_size);
+			       "the %u-byte bounce buffers\n",
+			       qp->name, len, conn->bounce_size);
 			return -EINVAL;
 		}
 		if (unlikely(conn->bounce_free_cnt == 0)) {

@@ -15,8 +15,8 @@
 #include "nvme_internal.h"
 
 /* IB CM reject reasons the host tells apart (IBTA CM REJ reason codes). */
-#define CM_REJ_INVALID_SERVICE_ID	8
-#define CM_REJ_CONSUMER_DEFINED		28
+#define CM_REJ_INVALID_SERVICE_ID 8
+#define CM_REJ_CONSUMER_DEFINED   28
 
 void
 nvme_rdma_build_cm_req(struct nvme_rdma_cm_req *req, uint16_t qid, uint16_t entries,
@@ -40,16 +40,21 @@ nvme_rdma_describe_reject(int cm_status, const void *pdata, uint32_t pdata_len, 
 	if (cm_status == CM_REJ_CONSUMER_DEFINED && pdata != NULL && pdata_len >= sizeof(rej)) {
 		memcpy(&rej, pdata, sizeof(rej));
 		if (rej.recfmt == NVME_RDMA_CM_RECFMT_1_0 && rej.sts != 0) {
-			snprintf(buf, len, "connect rejected by the controller: %s "
-				 "(NVMe/RDMA status 0x%x)", nvme_rdma_cm_status_str(rej.sts),
-				 rej.sts);
+			snprintf(buf, len,
+				 "connect rejected by the controller: %s "
+				 "(NVMe/RDMA status 0x%x)",
+				 nvme_rdma_cm_status_str(rej.sts), rej.sts);
 			return rej.sts == NVME_RDMA_CM_INVALID_HSQSIZE ||
-			       rej.sts == NVME_RDMA_CM_INVALID_HRQSIZE ? -EINVAL : -ECONNREFUSED;
+					       rej.sts == NVME_RDMA_CM_INVALID_HRQSIZE ?
+				       -EINVAL :
+				       -ECONNREFUSED;
 		}
 	}
 	if (cm_status == CM_REJ_INVALID_SERVICE_ID) {
-		snprintf(buf, len, "connect rejected: nothing listens on that address and port "
-			 "(RDMA CM reject reason %d)", cm_status);
+		snprintf(buf, len,
+			 "connect rejected: nothing listens on that address and port "
+			 "(RDMA CM reject reason %d)",
+			 cm_status);
 	} else {
 		snprintf(buf, len, "connect rejected (RDMA CM reject reason %d)", cm_status);
 	}
@@ -57,8 +62,8 @@ nvme_rdma_describe_reject(int cm_status, const void *pdata, uint32_t pdata_len, 
 }
 
 enum nvme_rdma_data_mode
-nvme_rdma_choose_data_mode(enum nvme_data_xfer xfer, uint32_t len, bool contiguous,
-			   bool in_arena, uint32_t max_icd)
+nvme_rdma_choose_data_mode(enum nvme_data_xfer xfer, uint32_t len, bool contiguous, bool in_arena,
+			   uint32_t max_icd)
 {
 	if (len == 0 || xfer == NVME_XFER_NONE) {
 		return RDMA_DATA_NONE;
@@ -137,8 +142,7 @@ nvme_rdma_req_rsp_received(struct nvme_rdma_req *rr, const struct nvme_cpl *cpl)
 }
 
 size_t
-nvme_rdma_copy_from_iov(void *dst, const struct iovec *iov, int iovcnt, size_t offset,
-			size_t len)
+nvme_rdma_copy_from_iov(void *dst, const struct iovec *iov, int iovcnt, size_t offset, size_t len)
 {
 	uint8_t *d = dst;
 	size_t done = 0, seg;

@@ -32,7 +32,7 @@
 #include "nvme_internal.h"
 
 /* Socket reads per readiness event before letting the thread do other work. */
-#define RX_READS_PER_EVENT	32
+#define RX_READS_PER_EVENT 32
 
 static int tcp_on_event(void *ctx, uint32_t events);
 static int tcp_flush_poll(void *ctx);
@@ -490,8 +490,8 @@ handle_capsule_resp(struct nvme_qpair *qp)
 
 	req = nvme_qpair_find_req(qp, cpl.cid);
 	if (req == NULL) {
-		return protocol_error(qp, NVME_TCP_FES_INVALID_PDU_HDR_FIELD,
-				      NVME_TCP_RSP_HLEN - 4, "response for an unknown command id");
+		return protocol_error(qp, NVME_TCP_FES_INVALID_PDU_HDR_FIELD, NVME_TCP_RSP_HLEN - 4,
+				      "response for an unknown command id");
 	}
 	rx_reset(conn);
 	complete_req(qp, req, &cpl);

@@ -27,8 +27,8 @@ nvme_tcp_build_icreq(struct nvme_tcp_icreq *icreq, bool hdgst, bool ddgst)
 }
 
 int
-nvme_tcp_check_icresp(const struct nvme_tcp_icresp *icresp, bool hdgst, bool ddgst,
-		      uint32_t *cpda, uint32_t *maxh2cdata, const char **why)
+nvme_tcp_check_icresp(const struct nvme_tcp_icresp *icresp, bool hdgst, bool ddgst, uint32_t *cpda,
+		      uint32_t *maxh2cdata, const char **why)
 {
 	bool got_hdgst = (icresp->dgst & NVME_TCP_DGST_HDR_ENABLE) != 0;
 	bool got_ddgst = (icresp->dgst & NVME_TCP_DGST_DATA_ENABLE) != 0;
@@ -53,12 +53,12 @@ nvme_tcp_check_icresp(const struct nvme_tcp_icresp *icresp, bool hdgst, bool ddg
 	/* The controller may only turn on what we asked for, and must turn on what we asked for. */
 	if (got_hdgst != hdgst) {
 		*why = hdgst ? "controller refused header digests" :
-		       "controller enabled header digests that were not requested";
+			       "controller enabled header digests that were not requested";
 		return -EPROTO;
 	}
 	if (got_ddgst != ddgst) {
 		*why = ddgst ? "controller refused data digests" :
-		       "controller enabled data digests that were not requested";
+			       "controller enabled data digests that were not requested";
 		return -EPROTO;
 	}
 	if (icresp->maxh2cdata < NVME_TCP_MIN_MAXH2CDATA || icresp->maxh2cdata % 4 != 0) {
@@ -119,8 +119,8 @@ nvme_tcp_build_cmd_hdr(uint8_t *buf, const struct nvme_cmd *cmd, uint32_t icd_le
 }
 
 uint32_t
-nvme_tcp_build_h2c_hdr(uint8_t *buf, uint16_t cccid, uint16_t ttag, uint32_t datao,
-		       uint32_t datal, bool last, bool hdgst, bool ddgst, uint32_t cpda)
+nvme_tcp_build_h2c_hdr(uint8_t *buf, uint16_t cccid, uint16_t ttag, uint32_t datao, uint32_t datal,
+		       bool last, bool hdgst, bool ddgst, uint32_t cpda)
 {
 	struct nvme_tcp_data_hdr *pdu = (struct nvme_tcp_data_hdr *)buf;
 
@@ -135,8 +135,7 @@ nvme_tcp_build_h2c_hdr(uint8_t *buf, uint16_t cccid, uint16_t ttag, uint32_t dat
 }
 
 uint32_t
-nvme_tcp_build_term_req(uint8_t *buf, uint16_t fes, uint32_t fei, const void *hdr,
-			uint32_t hdr_len)
+nvme_tcp_build_term_req(uint8_t *buf, uint16_t fes, uint32_t fei, const void *hdr, uint32_t hdr_len)
 {
 	struct nvme_tcp_term_req_hdr *term = (struct nvme_tcp_term_req_hdr *)buf;
 
@@ -191,7 +190,7 @@ nvme_tcp_check_ch(const struct nvme_tcp_common_hdr *ch, bool icresp_expected, bo
 		/* A TermReq may come at any time, even instead of the ICResp. */
 		if (ch->pdu_type != NVME_TCP_PDU_C2H_TERM_REQ || hlen == 0) {
 			return hlen == 0 ? NVME_TCP_FES_INVALID_PDU_HDR_FIELD :
-			       NVME_TCP_FES_PDU_SEQUENCE_ERROR;
+					   NVME_TCP_FES_PDU_SEQUENCE_ERROR;
 		}
 	}
 	*fei = offsetof(struct nvme_tcp_common_hdr, flags);
@@ -248,8 +247,8 @@ nvme_tcp_check_ch(const struct nvme_tcp_common_hdr *ch, bool icresp_expected, bo
 }
 
 int
-nvme_iov_range(const struct iovec *iov, int iovcnt, size_t offset, size_t len,
-	       struct iovec *out, int max)
+nvme_iov_range(const struct iovec *iov, int iovcnt, size_t offset, size_t len, struct iovec *out,
+	       int max)
 {
 	int i, n = 0;
 

@@ -136,7 +136,7 @@ nvmf_transport_ops_find(const char *name)
 void
 nvmf_transport_opts_init(const struct nvmf_transport_ops *ops, struct nvmf_transport_opts *opts)
 {
-	*opts = (struct nvmf_transport_opts) {
+	*opts = (struct nvmf_transport_opts){
 		.max_queue_depth = 128,
 		.max_io_qpairs_per_ctrlr = 127,
 		.in_capsule_data_size = 8192,
@@ -173,19 +173,16 @@ nvmf_transport_opts_json(const struct nvmf_transport *t)
 	const struct nvmf_transport_opts *o = &t->opts;
 	json_t *obj;
 
-	obj = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
-			"trtype", t->ops->name,
-			"max_queue_depth", (json_int_t)o->max_queue_depth,
+	obj = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "trtype",
+			t->ops->name, "max_queue_depth", (json_int_t)o->max_queue_depth,
 			"max_io_qpairs_per_ctrlr", (json_int_t)o->max_io_qpairs_per_ctrlr,
-			"in_capsule_data_size", (json_int_t)o->in_capsule_data_size,
-			"max_io_size", (json_int_t)o->max_io_size,
-			"io_unit_size", (json_int_t)o->io_unit_size,
-			"max_aq_depth", (json_int_t)o->max_aq_depth,
-			"num_shared_buffers", (json_int_t)o->num_shared_buffers,
-			"buf_cache_size", (json_int_t)o->buf_cache_size,
-			"max_connections_per_listener", (json_int_t)o->max_connections_per_listener,
-			"pdu_timeout_ms", (json_int_t)o->pdu_timeout_ms,
-			"max_kato_ms", (json_int_t)o->max_kato_ms);
+			"in_capsule_data_size", (json_int_t)o->in_capsule_data_size, "max_io_size",
+			(json_int_t)o->max_io_size, "io_unit_size", (json_int_t)o->io_unit_size,
+			"max_aq_depth", (json_int_t)o->max_aq_depth, "num_shared_buffers",
+			(json_int_t)o->num_shared_buffers, "buf_cache_size",
+			(json_int_t)o->buf_cache_size, "max_connections_per_listener",
+			(json_int_t)o->max_connections_per_listener, "pdu_timeout_ms",
+			(json_int_t)o->pdu_timeout_ms, "max_kato_ms", (json_int_t)o->max_kato_ms);
 	if (obj != NULL && t->ops->dump_opts != NULL) {
 		t->ops->dump_opts(t, obj);
 	}
@@ -376,8 +373,8 @@ free_transport_index(void)
 
 int
 nvmf_tgt_create_transport(const struct nvmf_transport_ops *ops,
-			  const struct nvmf_transport_opts *opts,
-			  void (*cb)(void *arg, int rc), void *arg)
+			  const struct nvmf_transport_opts *opts, void (*cb)(void *arg, int rc),
+			  void *arg)
 {
 	struct transport_create_ctx *ctx;
 	struct nvmf_transport *t;
@@ -530,8 +527,8 @@ nvmf_tgt_conn_admit(const struct nvmf_listen_addr *listen)
 	if (tl->num_conns >= limit) {
 		if (!tl->conn_limit_warned) {
 			WARNLOG("nvmf: %s:%s has %u connections (max_connections_per_listener); "
-				"refusing more until some close\n", listen->traddr, listen->trsvcid,
-				limit);
+				"refusing more until some close\n",
+				listen->traddr, listen->trsvcid, limit);
 			tl->conn_limit_warned = true;
 		}
 		return 0;
@@ -695,14 +692,14 @@ nvmf_request_exec(struct nvmf_request *req)
 			if (qpair->state != NVMF_QPAIR_UNCONNECTED) {
 				nvmf_request_fail(req, NVME_STATUS(NVME_SCT_GENERIC,
 								   NVME_SC_COMMAND_SEQUENCE_ERROR) |
-						  NVME_STATUS_DNR);
+							       NVME_STATUS_DNR);
 				return;
 			}
 			qpair->state = NVMF_QPAIR_CONNECTING;
 		} else if (qpair->state != NVMF_QPAIR_LIVE) {
 			nvmf_request_fail(req, NVME_STATUS(NVME_SCT_GENERIC,
 							   NVME_SC_COMMAND_SEQUENCE_ERROR) |
-					  NVME_STATUS_DNR);
+						       NVME_STATUS_DNR);
 			return;
 		}
 		/* Controllers live on the app thread: Connect and properties go there. */
@@ -715,9 +712,9 @@ nvmf_request_exec(struct nvmf_request *req)
 		return;
 	}
 	if (qpair->state != NVMF_QPAIR_LIVE) {
-		nvmf_request_fail(req, NVME_STATUS(NVME_SCT_GENERIC,
-						   NVME_SC_COMMAND_SEQUENCE_ERROR) |
-				  NVME_STATUS_DNR);
+		nvmf_request_fail(req,
+				  NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_COMMAND_SEQUENCE_ERROR) |
+					  NVME_STATUS_DNR);
 		return;
 	}
 	if (qpair->qid == 0) {
@@ -735,8 +732,7 @@ nvmf_request_exec(struct nvmf_request *req)
 
 void
 nvmf_qpair_init(struct nvmf_qpair *qpair, struct nvmf_transport *transport,
-		struct nvmf_poll_group *pg, const struct nvmf_listen_addr *listen,
-		const char *peer)
+		struct nvmf_poll_group *pg, const struct nvmf_listen_addr *listen, const char *peer)
 {
 	qpair->transport = transport;
 	qpair->pg = pg;
@@ -1023,9 +1019,9 @@ nvmf_write_config_json(json_t *config)
 	struct nvmf_transport *t;
 
 	TAILQ_FOREACH(t, &g_nvmf_tgt.transports, link) {
-		json_array_append_new(config, json_pack("{s:s, s:o}", "method",
-							"nvmf_create_transport", "params",
-							nvmf_transport_opts_json(t)));
+		json_array_append_new(config,
+				      json_pack("{s:s, s:o}", "method", "nvmf_create_transport",
+						"params", nvmf_transport_opts_json(t)));
 	}
 	TAILQ_FOREACH(subsys, &g_nvmf_tgt.subsystems, link) {
 		nvmf_subsystem_write_config_json(subsys, config);

@@ -15,7 +15,7 @@
 
 #include "nvmf_internal.h"
 
-#define STATUS_DNR(sct, sc)	(NVME_STATUS(sct, sc) | NVME_STATUS_DNR)
+#define STATUS_DNR(sct, sc) (NVME_STATUS(sct, sc) | NVME_STATUS_DNR)
 
 /*
  * Registers.
@@ -63,7 +63,8 @@ nvmf_prop_get(const struct nvmf_ctrlr_regs *regs, uint8_t attrib, uint32_t ofst,
 			break;
 		}
 		*value = ofst == NVME_REG_VS ? regs->vs :
-			 ofst == NVME_REG_CC ? regs->cc : regs->csts;
+			 ofst == NVME_REG_CC ? regs->cc :
+					       regs->csts;
 		return 0;
 	default:
 		break;
@@ -161,8 +162,8 @@ ctrlr_free(struct nvmf_ctrlr *ctrlr)
 {
 	struct nvmf_subsystem *subsys = ctrlr->subsys;
 
-	NOTICELOG("nvmf: subsystem %s: controller %u of host %s gone\n", subsys->nqn,
-		  ctrlr->cntlid, ctrlr->hostnqn);
+	NOTICELOG("nvmf: subsystem %s: controller %u of host %s gone\n", subsys->nqn, ctrlr->cntlid,
+		  ctrlr->hostnqn);
 	poller_unregister(&ctrlr->ka_poller);
 	TAILQ_REMOVE(&subsys->ctrlrs, ctrlr, link);
 	free(ctrlr->io_qpairs);
@@ -271,8 +272,8 @@ keep_alive_poll(void *arg)
 		return POLLER_IDLE;
 	}
 	ERRLOG("nvmf: subsystem %s: controller %u (host %s): keep alive timeout (%u ms); "
-	       "disconnecting\n", ctrlr->subsys->nqn, ctrlr->cntlid, ctrlr->hostnqn,
-	       ctrlr->kato_ms);
+	       "disconnecting\n",
+	       ctrlr->subsys->nqn, ctrlr->cntlid, ctrlr->hostnqn, ctrlr->kato_ms);
 	ctrlr->regs.csts |= NVME_CSTS_CFS;
 	poller_unregister(&ctrlr->ka_poller);
 	nvmf_ctrlr_disconnect(ctrlr);
@@ -334,8 +335,9 @@ ctrlr_create(struct nvmf_subsystem *subsys, struct nvmf_qpair *qpair,
 	if (ctrlr == NULL) {
 		return -ENOMEM;
 	}
-	ctrlr->max_io_qpairs = subsys->subtype == NVMF_SUBTYPE_DISCOVERY ? 0 :
-			       t->opts.max_io_qpairs_per_ctrlr;
+	ctrlr->max_io_qpairs = subsys->subtype == NVMF_SUBTYPE_DISCOVERY ?
+				       0 :
+				       t->opts.max_io_qpairs_per_ctrlr;
 	ctrlr->io_qpairs = calloc(ctrlr->max_io_qpairs + 1, sizeof(*ctrlr->io_qpairs));
 	if (ctrlr->io_qpairs == NULL) {
 		free(ctrlr);
@@ -356,7 +358,7 @@ ctrlr_create(struct nvmf_subsystem *subsys, struct nvmf_qpair *qpair,
 	ctrlr->admin_qpair = qpair;
 	/* Namespace notices by default; discovery controllers report log changes instead. */
 	ctrlr->aec = subsys->subtype == NVMF_SUBTYPE_DISCOVERY ? NVME_AEC_DISCOVERY_LOG_NOTICE :
-		     NVME_AEC_NS_ATTR_NOTICE;
+								 NVME_AEC_NS_ATTR_NOTICE;
 	rc = nvmf_ctrlr_set_kato(ctrlr, cmd->kato);
 	if (rc != 0) {
 		free(ctrlr->io_qpairs);
@@ -411,8 +413,8 @@ connect_admin(struct nvmf_request *req, struct nvmf_subsystem *subsys,
 	qpair->qid = 0;
 	qpair->sq_entries = (uint16_t)(cmd->sqsize + 1);
 	req->rsp.cdw0 = ctrlr->cntlid;
-	NOTICELOG("nvmf: subsystem %s: controller %u for host %s (%s), kato %u ms\n",
-		  subsys->nqn, ctrlr->cntlid, ctrlr->hostnqn, qpair->peer, ctrlr->kato_ms);
+	NOTICELOG("nvmf: subsystem %s: controller %u for host %s (%s), kato %u ms\n", subsys->nqn,
+		  ctrlr->cntlid, ctrlr->hostnqn, qpair->peer, ctrlr->kato_ms);
 }
 
 static void
@@ -562,7 +564,8 @@ prop_set(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 	changes = nvmf_ctrlr_apply_cc(&ctrlr->regs, new_cc, discovery);
 	if (ctrlr->regs.csts & NVME_CSTS_CFS) {
 		WARNLOG("nvmf: subsystem %s: controller %u: unsupported CC 0x%x; controller "
-			"fatal status set\n", ctrlr->subsys->nqn, ctrlr->cntlid, new_cc);
+			"fatal status set\n",
+			ctrlr->subsys->nqn, ctrlr->cntlid, new_cc);
 	}
 	if (changes & (NVMF_CC_DISABLED | NVMF_CC_SHUTDOWN)) {
 		DEBUGLOG(nvmf, "controller %u: %s\n", ctrlr->cntlid,
@@ -580,9 +583,10 @@ prop_set(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 							       NVME_SC_ABORTED_SQ_DELETION));
 	}
 	if (changes & NVMF_CC_SHUTDOWN) {
-		NOTICELOG("nvmf: subsystem %s: controller %u of host %s: %s shutdown notification\n",
-			  ctrlr->subsys->nqn, ctrlr->cntlid, ctrlr->hostnqn,
-			  (new_cc & NVME_CC_SHN_MASK) == NVME_CC_SHN_ABRUPT ? "abrupt" : "normal");
+		NOTICELOG(
+			"nvmf: subsystem %s: controller %u of host %s: %s shutdown notification\n",
+			ctrlr->subsys->nqn, ctrlr->cntlid, ctrlr->hostnqn,
+			(new_cc & NVME_CC_SHN_MASK) == NVME_CC_SHN_ABRUPT ? "abrupt" : "normal");
 		ctrlr->shutting_down = true;
 		ctrlr_check_quiet(ctrlr);
 	}

@@ -14,9 +14,9 @@
 
 #include "nvmf_internal.h"
 
-#define STATUS_DNR(sct, sc)	(NVME_STATUS(sct, sc) | NVME_STATUS_DNR)
-#define INVALID_FIELD		STATUS_DNR(NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD)
-#define INVALID_NS		STATUS_DNR(NVME_SCT_GENERIC, NVME_SC_INVALID_NAMESPACE_OR_FORMAT)
+#define STATUS_DNR(sct, sc) (NVME_STATUS(sct, sc) | NVME_STATUS_DNR)
+#define INVALID_FIELD       STATUS_DNR(NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD)
+#define INVALID_NS          STATUS_DNR(NVME_SCT_GENERIC, NVME_SC_INVALID_NAMESPACE_OR_FORMAT)
 
 static bool
 is_discovery(const struct nvmf_ctrlr *ctrlr)
@@ -74,11 +74,11 @@ nvmf_identify_ctrlr_fill(const struct nvmf_ctrlr *ctrlr, struct nvme_identify_ct
 	id->cntlid = ctrlr->cntlid;
 	id->ver = ctrlr->regs.vs;
 	id->oaes = disc ? NVME_OAES_DISCOVERY_LOG_NOTICE : NVME_OAES_NS_ATTR_NOTICE;
-	id->ctratt = 1;		/* 128-bit host identifier */
+	id->ctratt = 1; /* 128-bit host identifier */
 	id->cntrltype = disc ? NVME_CNTRLTYPE_DISCOVERY : NVME_CNTRLTYPE_IO;
 	id->acl = NVMF_MAX_ABORTS - 1;
 	id->aerl = NVMF_MAX_AER - 1;
-	id->frmw = 0x3;		/* one slot, read-only */
+	id->frmw = 0x3; /* one slot, read-only */
 	id->lpa = NVME_LPA_EXTENDED_DATA;
 	id->elpe = 0;
 	id->kas = NVMF_KAS;
@@ -93,7 +93,7 @@ nvmf_identify_ctrlr_fill(const struct nvmf_ctrlr *ctrlr, struct nvme_identify_ct
 	id->ioccsz = (NVME_SQE_SIZE + opts->in_capsule_data_size) / 16;
 	id->iorcsz = NVME_CQE_SIZE / 16;
 	id->icdoff = 0;
-	id->fcatt = 0;		/* dynamic controller model */
+	id->fcatt = 0; /* dynamic controller model */
 	id->msdbd = 1;
 }
 
@@ -112,7 +112,7 @@ nvmf_identify_ns_fill(const struct nvmf_ns *ns, struct nvme_identify_ns *id)
 	 */
 	id->flbas = ns->md_size > 0 ? NVME_FLBAS_EXTENDED : 0;
 	id->mc = ns->md_size > 0 ? NVME_MC_EXTENDED : 0;
-	id->nmic = 1;		/* may be shared by several controllers */
+	id->nmic = 1; /* may be shared by several controllers */
 	id->lbaf[0] = NVME_LBAF(ns->md_size, u64log2(ns->block_size), 0);
 	memcpy(id->nguid, ns->uuid, sizeof(id->nguid));
 }
@@ -140,7 +140,7 @@ nvmf_ns_id_desc_fill(const struct nvmf_ns *ns, uint8_t *buf, size_t len)
 	d = (struct nvme_ns_id_desc *)(buf + off);
 	d->nidt = NVME_NIDT_CSI;
 	d->nidl = 1;
-	d->nid[0] = 0;		/* NVM command set */
+	d->nid[0] = 0; /* NVM command set */
 	off += sizeof(*d) + 1;
 	return off;
 }
@@ -155,7 +155,7 @@ identify(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 		struct nvme_identify_ns ns;
 		uint32_t list[NVME_IDENTIFY_DATA_SIZE / 4];
 		uint8_t raw[NVME_IDENTIFY_DATA_SIZE];
-	} *data;
+	} * data;
 	const struct nvmf_ns *ns;
 	uint16_t status = 0;
 
@@ -265,7 +265,7 @@ get_log_page(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 		if (cmd->nsid != 0 && cmd->nsid != NVME_NSID_ALL) {
 			return INVALID_FIELD;
 		}
-		smart.temperature[0] = (uint8_t)(293 & 0xff);	/* 20 degrees C, in kelvin */
+		smart.temperature[0] = (uint8_t)(293 & 0xff); /* 20 degrees C, in kelvin */
 		smart.temperature[1] = (uint8_t)(293 >> 8);
 		smart.avail_spare = 100;
 		smart.avail_spare_threshold = 10;
@@ -352,7 +352,7 @@ set_features(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 		return 0;
 	case NVME_FEAT_ASYNC_EVENT_CONFIG:
 		ctrlr->aec = cdw11 & (disc ? NVME_AEC_DISCOVERY_LOG_NOTICE :
-				      NVME_AEC_NS_ATTR_NOTICE | NVME_AEC_SMART_MASK);
+					     NVME_AEC_NS_ATTR_NOTICE | NVME_AEC_SMART_MASK);
 		return 0;
 	case NVME_FEAT_KEEP_ALIVE_TIMER:
 		if (nvmf_ctrlr_set_kato(ctrlr, cdw11) != 0) {
@@ -417,7 +417,7 @@ aer_try_complete(struct nvmf_ctrlr *ctrlr)
 	uint32_t ev;
 
 	while (ctrlr->pending_events != 0 && ctrlr->num_aer > 0) {
-		ev = ctrlr->pending_events & (uint32_t)-(int32_t)ctrlr->pending_events;
+		ev = ctrlr->pending_events & (uint32_t) - (int32_t)ctrlr->pending_events;
 		ctrlr->pending_events &= ~ev;
 		ctrlr->masked_events |= ev;
 		req = ctrlr->aer[--ctrlr->num_aer];
@@ -441,7 +441,7 @@ void
 nvmf_ctrlr_event_post(struct nvmf_ctrlr *ctrlr, uint32_t event)
 {
 	uint32_t enable = event == NVMF_EVENT_NS_CHANGED ? NVME_AEC_NS_ATTR_NOTICE :
-			  NVME_AEC_DISCOVERY_LOG_NOTICE;
+							   NVME_AEC_DISCOVERY_LOG_NOTICE;
 
 	/* Reported once until the host reads the log page that clears it. */
 	if (!(ctrlr->aec & enable) || (ctrlr->masked_events & event)) {
@@ -498,8 +498,8 @@ abort_cmd(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 		victim = ctrlr->aer[i];
 		ctrlr->aer[i] = ctrlr->aer[--ctrlr->num_aer];
 		ctrlr->aer[ctrlr->num_aer] = NULL;
-		nvmf_request_set_status(victim, NVME_STATUS(NVME_SCT_GENERIC,
-							    NVME_SC_ABORTED_BY_REQUEST));
+		nvmf_request_set_status(victim,
+					NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_ABORTED_BY_REQUEST));
 		nvmf_request_complete(victim);
 		req->rsp.cdw0 = 0;
 		break;
@@ -514,8 +514,8 @@ nvmf_ctrlr_exec_admin(struct nvmf_request *req)
 	uint16_t status = 0;
 
 	if (ctrlr == NULL || ctrlr->state != NVMF_CTRLR_LIVE) {
-		nvmf_request_set_status(req, NVME_STATUS(NVME_SCT_GENERIC,
-							 NVME_SC_ABORTED_SQ_DELETION));
+		nvmf_request_set_status(req,
+					NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION));
 		nvmf_request_complete(req);
 		return;
 	}

@@ -30,25 +30,24 @@
 #include "nvmf_transport.h"
 
 #ifndef TAILQ_FOREACH_SAFE
-#define TAILQ_FOREACH_SAFE(var, head, field, tvar)				\
-	for ((var) = TAILQ_FIRST(head);						\
-	     (var) != NULL && ((tvar) = TAILQ_NEXT(var, field), 1);		\
+#define TAILQ_FOREACH_SAFE(var, head, field, tvar)                                                 \
+	for ((var) = TAILQ_FIRST(head); (var) != NULL && ((tvar) = TAILQ_NEXT(var, field), 1);     \
 	     (var) = (tvar))
 #endif
 
-#define NVMF_MAX_SUBSYSTEMS		1024
-#define NVMF_MAX_TRANSPORTS		4
-#define NVMF_DEFAULT_MAX_NAMESPACES	32
-#define NVMF_MAX_NAMESPACES		1024
-#define NVMF_MAX_AER			4	/* AERL + 1 */
-#define NVMF_MAX_ABORTS			4	/* ACL + 1 */
+#define NVMF_MAX_SUBSYSTEMS         1024
+#define NVMF_MAX_TRANSPORTS         4
+#define NVMF_DEFAULT_MAX_NAMESPACES 32
+#define NVMF_MAX_NAMESPACES         1024
+#define NVMF_MAX_AER                4 /* AERL + 1 */
+#define NVMF_MAX_ABORTS             4 /* ACL + 1 */
 /* Keep alive granularity in 100 ms units: 1 second. */
-#define NVMF_KAS			10
+#define NVMF_KAS                    10
 /* CAP.TO in 500 ms units. */
-#define NVMF_CAP_TO			15
-#define NVMF_DEFAULT_SN			"00000000000000000000"
-#define NVMF_DEFAULT_MN			"gga Controller"
-#define NVMF_FW_REVISION		"0.1.0"
+#define NVMF_CAP_TO                 15
+#define NVMF_DEFAULT_SN             "00000000000000000000"
+#define NVMF_DEFAULT_MN             "gga Controller"
+#define NVMF_FW_REVISION            "0.1.0"
 
 enum nvmf_subtype {
 	NVMF_SUBTYPE_DISCOVERY,
@@ -120,11 +119,11 @@ struct nvmf_ns_channel {
 /* A subsystem's state on one poll group (that poll group's thread only). */
 struct nvmf_pg_subsys {
 	uint32_t max_nsid;
-	struct nvmf_ns_channel *ns_ch[];	/* [max_nsid], index nsid - 1 */
+	struct nvmf_ns_channel *ns_ch[]; /* [max_nsid], index nsid - 1 */
 };
 
 struct nvmf_subsystem {
-	uint32_t id;				/* index in g_nvmf_tgt.subsystems */
+	uint32_t id; /* index in g_nvmf_tgt.subsystems */
 	char nqn[NVME_NQN_FIELD_LEN];
 	enum nvmf_subtype subtype;
 	enum nvmf_subsystem_state state;
@@ -132,7 +131,7 @@ struct nvmf_subsystem {
 	char mn[NVME_MN_LEN + 1];
 	bool allow_any_host;
 	uint32_t max_nsid;
-	struct nvmf_ns **ns;			/* [max_nsid]; slots read by I/O threads */
+	struct nvmf_ns **ns; /* [max_nsid]; slots read by I/O threads */
 	uint32_t num_ns;
 	uint16_t next_cntlid;
 	TAILQ_HEAD(, nvmf_host) hosts;
@@ -154,7 +153,7 @@ struct nvmf_ctrlr_regs {
 
 enum nvmf_ctrlr_state {
 	NVMF_CTRLR_LIVE,
-	NVMF_CTRLR_DYING,	/* admin queue gone or fatal: waiting for the I/O queues */
+	NVMF_CTRLR_DYING, /* admin queue gone or fatal: waiting for the I/O queues */
 };
 
 struct nvmf_ctrlr {
@@ -166,7 +165,7 @@ struct nvmf_ctrlr {
 	uint8_t hostid[16];
 	struct nvmf_ctrlr_regs regs;
 	struct nvmf_qpair *admin_qpair;
-	struct nvmf_qpair **io_qpairs;		/* [max_io_qpairs + 1], index qid */
+	struct nvmf_qpair **io_qpairs; /* [max_io_qpairs + 1], index qid */
 	uint32_t max_io_qpairs;
 	uint32_t num_io_qpairs;
 	/* I/O qpairs detached whose requests are not all back yet (SHST waits for them). */
@@ -177,7 +176,7 @@ struct nvmf_ctrlr {
 	/* Features. */
 	uint32_t kato_ms;
 	uint32_t aec;
-	uint32_t num_queues_requested;		/* Set Features Number of Queues happened */
+	uint32_t num_queues_requested; /* Set Features Number of Queues happened */
 	bool io_qpairs_seen;
 
 	/* Keep alive. */
@@ -187,8 +186,8 @@ struct nvmf_ctrlr {
 	/* Asynchronous events. */
 	struct nvmf_request *aer[NVMF_MAX_AER];
 	uint32_t num_aer;
-	uint32_t pending_events;		/* NVMF_EVENT_* waiting for an AER */
-	uint32_t masked_events;			/* sent, not yet cleared by reading the log */
+	uint32_t pending_events; /* NVMF_EVENT_* waiting for an AER */
+	uint32_t masked_events;  /* sent, not yet cleared by reading the log */
 	uint32_t changed_ns[NVME_CHANGED_NS_LIST_MAX];
 	uint32_t num_changed_ns;
 	bool changed_ns_overflow;
@@ -196,8 +195,8 @@ struct nvmf_ctrlr {
 	TAILQ_ENTRY(nvmf_ctrlr) link;
 };
 
-#define NVMF_EVENT_NS_CHANGED		(1u << 0)
-#define NVMF_EVENT_DISCOVERY_CHANGED	(1u << 1)
+#define NVMF_EVENT_NS_CHANGED        (1u << 0)
+#define NVMF_EVENT_DISCOVERY_CHANGED (1u << 1)
 
 struct nvmf_poll_group {
 	struct thread *thread;
@@ -228,7 +227,7 @@ struct nvmf_tgt {
 	uint32_t next_pg;
 	TAILQ_HEAD(, nvmf_transport) transports;
 	uint32_t num_transports;
-	TAILQ_HEAD(nvmf_subsystem_head, nvmf_subsystem) subsystems;	/* creation order */
+	TAILQ_HEAD(nvmf_subsystem_head, nvmf_subsystem) subsystems; /* creation order */
 	struct nvmf_subsystem *by_id[NVMF_MAX_SUBSYSTEMS];
 	struct nvmf_subsystem *discovery;
 	TAILQ_HEAD(, nvmf_tgt_listener) listeners;
@@ -246,8 +245,8 @@ uint16_t nvmf_errno_to_status(int rc);
 void nvmf_request_complete(struct nvmf_request *req);
 struct nvmf_transport *nvmf_tgt_find_transport(enum nvme_trtype trtype);
 int nvmf_tgt_create_transport(const struct nvmf_transport_ops *ops,
-			      const struct nvmf_transport_opts *opts,
-			      void (*cb)(void *arg, int rc), void *arg);
+			      const struct nvmf_transport_opts *opts, void (*cb)(void *arg, int rc),
+			      void *arg);
 int nvmf_listen_addr_parse(enum nvme_trtype trtype, const char *adrfam, const char *traddr,
 			   const char *trsvcid, struct nvmf_listen_addr *addr);
 bool nvmf_listen_addr_equal(const struct nvmf_listen_addr *a, const struct nvmf_listen_addr *b);
@@ -286,8 +285,7 @@ int nvmf_subsystem_add_host(struct nvmf_subsystem *subsys, const char *hostnqn);
 int nvmf_subsystem_remove_host(struct nvmf_subsystem *subsys, const char *hostnqn);
 void nvmf_subsystem_set_allow_any_host(struct nvmf_subsystem *subsys, bool allow);
 bool nvmf_subsystem_host_allowed(const struct nvmf_subsystem *subsys, const char *hostnqn);
-int nvmf_subsystem_add_listener(struct nvmf_subsystem *subsys,
-				const struct nvmf_listen_addr *addr);
+int nvmf_subsystem_add_listener(struct nvmf_subsystem *subsys, const struct nvmf_listen_addr *addr);
 int nvmf_subsystem_remove_listener(struct nvmf_subsystem *subsys,
 				   const struct nvmf_listen_addr *addr);
 bool nvmf_subsystem_listener_allowed(const struct nvmf_subsystem *subsys,
@@ -323,9 +321,9 @@ uint16_t nvmf_prop_get(const struct nvmf_ctrlr_regs *regs, uint8_t attrib, uint3
 uint16_t nvmf_prop_set_check(const struct nvmf_ctrlr_regs *regs, uint8_t attrib, uint32_t ofst,
 			     uint64_t value, uint32_t *new_cc);
 /* Apply a CC write to CSTS (enable/disable/shutdown); returns what changed (NVMF_CC_*). */
-#define NVMF_CC_ENABLED		(1u << 0)
-#define NVMF_CC_DISABLED	(1u << 1)
-#define NVMF_CC_SHUTDOWN	(1u << 2)
+#define NVMF_CC_ENABLED  (1u << 0)
+#define NVMF_CC_DISABLED (1u << 1)
+#define NVMF_CC_SHUTDOWN (1u << 2)
 uint32_t nvmf_ctrlr_apply_cc(struct nvmf_ctrlr_regs *regs, uint32_t new_cc, bool discovery);
 
 /* nvmf_ctrlr_admin.c */
@@ -339,8 +337,8 @@ size_t nvmf_ns_id_desc_fill(const struct nvmf_ns *ns, uint8_t *buf, size_t len);
 /* nvmf_io.c */
 void nvmf_io_exec(struct nvmf_request *req);
 /* Pure checks of a Read/Write/Write Zeroes: 0 or the NVMe status. */
-uint16_t nvmf_io_rw_check(const struct nvme_cmd *cmd, uint64_t num_blocks,
-			  uint32_t buf_block_size, uint32_t length, bool has_data);
+uint16_t nvmf_io_rw_check(const struct nvme_cmd *cmd, uint64_t num_blocks, uint32_t buf_block_size,
+			  uint32_t length, bool has_data);
 int nvmf_ns_io_device_register(struct nvmf_ns *ns);
 void nvmf_ns_channels_release(struct nvmf_ns *ns, void (*cb)(struct nvmf_ns *ns));
 

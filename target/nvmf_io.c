@@ -20,8 +20,8 @@
 
 #include "nvmf_internal.h"
 
-#define STATUS_DNR(sct, sc)	(NVME_STATUS(sct, sc) | NVME_STATUS_DNR)
-#define INVALID_NS		STATUS_DNR(NVME_SCT_GENERIC, NVME_SC_INVALID_NAMESPACE_OR_FORMAT)
+#define STATUS_DNR(sct, sc) (NVME_STATUS(sct, sc) | NVME_STATUS_DNR)
+#define INVALID_NS          STATUS_DNR(NVME_SCT_GENERIC, NVME_SC_INVALID_NAMESPACE_OR_FORMAT)
 
 /*
  * Namespace channels.
@@ -387,9 +387,9 @@ nvmf_io_exec(struct nvmf_request *req)
 	case NVME_OPC_WRITE:
 		status = nvmf_io_rw_check(&req->cmd, ns->num_blocks, ns->buf_block_size,
 					  req->length, true);
-		if (status == 0 && req->xfer != (req->cmd.opc == NVME_OPC_READ ?
-						 NVME_XFER_CTRLR_TO_HOST :
-						 NVME_XFER_HOST_TO_CTRLR)) {
+		if (status == 0 &&
+		    req->xfer != (req->cmd.opc == NVME_OPC_READ ? NVME_XFER_CTRLR_TO_HOST :
+								  NVME_XFER_HOST_TO_CTRLR)) {
 			status = STATUS_DNR(NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD);
 		}
 		break;

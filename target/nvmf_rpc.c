@@ -49,12 +49,15 @@ struct rpc_create_transport {
 	struct nvmf_transport_opts opts;
 };
 
-#define OPT_PARAM(field, lo, hi)							\
-	{ .name = #field, .type = RPC_PARAM_UINT32, .optional = true, .min = (lo),	\
-	  .max = (hi), .offset = offsetof(struct rpc_create_transport, opts.field) }
+#define OPT_PARAM(field, lo, hi)                                                                   \
+	{                                                                                          \
+		.name = #field, .type = RPC_PARAM_UINT32, .optional = true, .min = (lo),           \
+		.max = (hi), .offset = offsetof(struct rpc_create_transport, opts.field)           \
+	}
 
 static const struct rpc_param create_transport_params[] = {
-	{ .name = "trtype", .type = RPC_PARAM_STRING,
+	{ .name = "trtype",
+	  .type = RPC_PARAM_STRING,
 	  .offset = offsetof(struct rpc_create_transport, trtype) },
 	OPT_PARAM(max_queue_depth, 2, 65536),
 	OPT_PARAM(max_io_qpairs_per_ctrlr, 1, 65535),
@@ -114,8 +117,9 @@ send_unknown_trtype(struct rpc_request *req, const char *trtype)
 {
 #ifndef GGA_CONFIG_RDMA
 	if (trtype != NULL && strcasecmp(trtype, "RDMA") == 0) {
-		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
-			       "trtype: gga was built without RDMA support (configure --with-rdma)");
+		rpc_send_error(
+			req, RPC_ERROR_INVALID_PARAMS,
+			"trtype: gga was built without RDMA support (configure --with-rdma)");
 		return;
 	}
 #endif
@@ -175,7 +179,8 @@ rpc_nvmf_create_transport(struct rpc_request *req, json_t *params)
 		rpc_send_errno(req, rc, "transport %s refused these options (see the log)",
 			       ops->name);
 	} else if (rc == -ENODEV && ops->trtype == NVME_TRTYPE_RDMA) {
-		rpc_send_errno(req, rc, "cannot create transport RDMA: no RDMA device (load the "
+		rpc_send_errno(req, rc,
+			       "cannot create transport RDMA: no RDMA device (load the "
 			       "NIC's driver and rdma_ucm; without an RDMA NIC, SoftRoCE: modprobe "
 			       "rdma_rxe && rdma link add rxe0 type rxe netdev IFACE)");
 	} else if (rc != 0) {
@@ -191,7 +196,9 @@ struct rpc_get_transports {
 };
 
 static const struct rpc_param get_transports_params[] = {
-	{ .name = "trtype", .type = RPC_PARAM_STRING, .optional = true,
+	{ .name = "trtype",
+	  .type = RPC_PARAM_STRING,
+	  .optional = true,
 	  .offset = offsetof(struct rpc_get_transports, trtype) },
 	TGT_NAME_PARAM,
 };
@@ -203,8 +210,8 @@ rpc_nvmf_get_transports(struct rpc_request *req, json_t *params)
 	struct nvmf_transport *t;
 	json_t *result;
 
-	if (rpc_decode_params(req, params, get_transports_params,
-			      ARRAY_SIZE(get_transports_params), &args) != 0) {
+	if (rpc_decode_params(req, params, get_transports_params, ARRAY_SIZE(get_transports_params),
+			      &args) != 0) {
 		goto cleanup;
 	}
 	result = json_array();
@@ -237,16 +244,26 @@ struct rpc_create_subsystem {
 };
 
 static const struct rpc_param create_subsystem_params[] = {
-	{ .name = "nqn", .type = RPC_PARAM_STRING,
+	{ .name = "nqn",
+	  .type = RPC_PARAM_STRING,
 	  .offset = offsetof(struct rpc_create_subsystem, nqn) },
-	{ .name = "serial_number", .type = RPC_PARAM_STRING, .optional = true,
+	{ .name = "serial_number",
+	  .type = RPC_PARAM_STRING,
+	  .optional = true,
 	  .offset = offsetof(struct rpc_create_subsystem, serial_number) },
-	{ .name = "model_number", .type = RPC_PARAM_STRING, .optional = true,
+	{ .name = "model_number",
+	  .type = RPC_PARAM_STRING,
+	  .optional = true,
 	  .offset = offsetof(struct rpc_create_subsystem, model_number) },
-	{ .name = "allow_any_host", .type = RPC_PARAM_BOOL, .optional = true,
+	{ .name = "allow_any_host",
+	  .type = RPC_PARAM_BOOL,
+	  .optional = true,
 	  .offset = offsetof(struct rpc_create_subsystem, allow_any_host) },
-	{ .name = "max_namespaces", .type = RPC_PARAM_UINT32, .optional = true,
-	  .min = 1, .max = NVMF_MAX_NAMESPACES,
+	{ .name = "max_namespaces",
+	  .type = RPC_PARAM_UINT32,
+	  .optional = true,
+	  .min = 1,
+	  .max = NVMF_MAX_NAMESPACES,
 	  .offset = offsetof(struct rpc_create_subsystem, max_namespaces) },
 	/* SPDK's options for what gga's subsystems lack, at SPDK's defaults. */
 	TGT_NAME_PARAM,
@@ -324,7 +341,9 @@ static const struct rpc_param nqn_params[] = {
 };
 
 static const struct rpc_param get_subsystems_params[] = {
-	{ .name = "nqn", .type = RPC_PARAM_STRING, .optional = true,
+	{ .name = "nqn",
+	  .type = RPC_PARAM_STRING,
+	  .optional = true,
 	  .offset = offsetof(struct rpc_nqn, nqn) },
 	TGT_NAME_PARAM,
 };
@@ -365,8 +384,8 @@ rpc_nvmf_get_subsystems(struct rpc_request *req, json_t *params)
 	struct nvmf_subsystem *subsys;
 	json_t *result;
 
-	if (rpc_decode_params(req, params, get_subsystems_params,
-			      ARRAY_SIZE(get_subsystems_params), &args) != 0) {
+	if (rpc_decode_params(req, params, get_subsystems_params, ARRAY_SIZE(get_subsystems_params),
+			      &args) != 0) {
 		goto cleanup;
 	}
 	result = json_array();
@@ -398,10 +417,15 @@ struct rpc_ns {
 };
 
 static const struct rpc_param ns_params[] = {
-	{ .name = "bdev_name", .type = RPC_PARAM_STRING,
+	{ .name = "bdev_name",
+	  .type = RPC_PARAM_STRING,
 	  .offset = offsetof(struct rpc_ns, bdev_name) },
-	{ .name = "nsid", .type = RPC_PARAM_UINT32, .optional = true, .min = 1,
-	  .max = NVMF_MAX_NAMESPACES, .offset = offsetof(struct rpc_ns, nsid) },
+	{ .name = "nsid",
+	  .type = RPC_PARAM_UINT32,
+	  .optional = true,
+	  .min = 1,
+	  .max = NVMF_MAX_NAMESPACES,
+	  .offset = offsetof(struct rpc_ns, nsid) },
 	/* SPDK's namespace options for what gga lacks, at SPDK's defaults. */
 	RPC_PARAM_SPDK_UNSUPPORTED("nguid"),
 	RPC_PARAM_SPDK_UNSUPPORTED("eui64"),
@@ -419,7 +443,8 @@ struct rpc_add_ns {
 
 static const struct rpc_param add_ns_params[] = {
 	{ .name = "nqn", .type = RPC_PARAM_STRING, .offset = offsetof(struct rpc_add_ns, nqn) },
-	{ .name = "namespace", .type = RPC_PARAM_JSON,
+	{ .name = "namespace",
+	  .type = RPC_PARAM_JSON,
 	  .offset = offsetof(struct rpc_add_ns, namespace) },
 	TGT_NAME_PARAM,
 };
@@ -497,7 +522,10 @@ struct rpc_remove_ns {
 
 static const struct rpc_param remove_ns_params[] = {
 	{ .name = "nqn", .type = RPC_PARAM_STRING, .offset = offsetof(struct rpc_remove_ns, nqn) },
-	{ .name = "nsid", .type = RPC_PARAM_UINT32, .min = 1, .max = UINT32_MAX,
+	{ .name = "nsid",
+	  .type = RPC_PARAM_UINT32,
+	  .min = 1,
+	  .max = UINT32_MAX,
 	  .offset = offsetof(struct rpc_remove_ns, nsid) },
 	TGT_NAME_PARAM,
 };
@@ -521,8 +549,8 @@ rpc_nvmf_subsystem_remove_ns(struct rpc_request *req, json_t *params)
 	struct nvmf_subsystem *subsys;
 	int rc;
 
-	if (rpc_decode_params(req, params, remove_ns_params, ARRAY_SIZE(remove_ns_params),
-			      &args) != 0) {
+	if (rpc_decode_params(req, params, remove_ns_params, ARRAY_SIZE(remove_ns_params), &args) !=
+	    0) {
 		goto cleanup;
 	}
 	subsys = rpc_find_subsystem(req, args.nqn, false);
@@ -555,13 +583,18 @@ struct rpc_listen_address {
 };
 
 static const struct rpc_param listen_address_params[] = {
-	{ .name = "trtype", .type = RPC_PARAM_STRING,
+	{ .name = "trtype",
+	  .type = RPC_PARAM_STRING,
 	  .offset = offsetof(struct rpc_listen_address, trtype) },
-	{ .name = "adrfam", .type = RPC_PARAM_STRING, .optional = true,
+	{ .name = "adrfam",
+	  .type = RPC_PARAM_STRING,
+	  .optional = true,
 	  .offset = offsetof(struct rpc_listen_address, adrfam) },
-	{ .name = "traddr", .type = RPC_PARAM_STRING,
+	{ .name = "traddr",
+	  .type = RPC_PARAM_STRING,
 	  .offset = offsetof(struct rpc_listen_address, traddr) },
-	{ .name = "trsvcid", .type = RPC_PARAM_STRING,
+	{ .name = "trsvcid",
+	  .type = RPC_PARAM_STRING,
 	  .offset = offsetof(struct rpc_listen_address, trsvcid) },
 };
 
@@ -570,11 +603,12 @@ struct rpc_listener {
 	json_t *listen_address;
 };
 
-#define LISTENER_PARAMS									\
+#define LISTENER_PARAMS                                                                            \
 	{ .name = "nqn", .type = RPC_PARAM_STRING, .offset = offsetof(struct rpc_listener, nqn) }, \
-	{ .name = "listen_address", .type = RPC_PARAM_JSON,				\
-	  .offset = offsetof(struct rpc_listener, listen_address) },			\
-	TGT_NAME_PARAM
+		{ .name = "listen_address",                                                        \
+		  .type = RPC_PARAM_JSON,                                                          \
+		  .offset = offsetof(struct rpc_listener, listen_address) },                       \
+		TGT_NAME_PARAM
 
 static const struct rpc_param remove_listener_params[] = {
 	LISTENER_PARAMS,
@@ -591,8 +625,8 @@ static const struct rpc_param add_listener_params[] = {
 
 /* Decode {nqn, listen_address} into a subsystem and an address; answers errors itself. */
 static struct nvmf_subsystem *
-decode_listener(struct rpc_request *req, json_t *params, const struct rpc_param *decl,
-		size_t count, struct nvmf_listen_addr *addr)
+decode_listener(struct rpc_request *req, json_t *params, const struct rpc_param *decl, size_t count,
+		struct nvmf_listen_addr *addr)
 {
 	struct rpc_listener args = { 0 };
 	struct rpc_listen_address la = { 0 };
@@ -645,8 +679,8 @@ rpc_nvmf_subsystem_add_listener(struct rpc_request *req, json_t *params)
 	struct nvmf_subsystem *subsys;
 	int rc;
 
-	subsys = decode_listener(req, params, add_listener_params,
-				 ARRAY_SIZE(add_listener_params), &addr);
+	subsys = decode_listener(req, params, add_listener_params, ARRAY_SIZE(add_listener_params),
+				 &addr);
 	if (subsys == NULL) {
 		return;
 	}
@@ -656,15 +690,18 @@ rpc_nvmf_subsystem_add_listener(struct rpc_request *req, json_t *params)
 		rpc_send_bool(req, true);
 		break;
 	case -ENOENT:
-		rpc_send_errno(req, rc, "transport %s does not exist: call nvmf_create_transport "
-			       "first", nvmf_trtype_str(addr.trtype));
+		rpc_send_errno(req, rc,
+			       "transport %s does not exist: call nvmf_create_transport "
+			       "first",
+			       nvmf_trtype_str(addr.trtype));
 		break;
 	case -EEXIST:
 		rpc_send_errno(req, rc, "subsystem %s already listens on %s:%s", subsys->nqn,
 			       addr.traddr, addr.trsvcid);
 		break;
 	case -EADDRINUSE:
-		rpc_send_errno(req, rc, "%s:%s is in use by another program: choose another "
+		rpc_send_errno(req, rc,
+			       "%s:%s is in use by another program: choose another "
 			       "trsvcid, or stop the program listening there (ss -ltnp shows it)",
 			       addr.traddr, addr.trsvcid);
 		break;
@@ -710,10 +747,12 @@ struct rpc_host {
 	char *host;
 };
 
-#define HOST_PARAMS									\
-	{ .name = "nqn", .type = RPC_PARAM_STRING, .offset = offsetof(struct rpc_host, nqn) },	\
-	{ .name = "host", .type = RPC_PARAM_STRING, .offset = offsetof(struct rpc_host, host) }, \
-	TGT_NAME_PARAM
+#define HOST_PARAMS                                                                                \
+	{ .name = "nqn", .type = RPC_PARAM_STRING, .offset = offsetof(struct rpc_host, nqn) },     \
+		{ .name = "host",                                                                  \
+		  .type = RPC_PARAM_STRING,                                                        \
+		  .offset = offsetof(struct rpc_host, host) },                                     \
+		TGT_NAME_PARAM
 
 /* SPDK's host authentication (TLS PSK, DH-HMAC-CHAP) is not in gga. */
 static const struct rpc_param add_host_params[] = {
@@ -745,7 +784,7 @@ rpc_host_change(struct rpc_request *req, json_t *params, bool add)
 		goto cleanup;
 	}
 	rc = add ? nvmf_subsystem_add_host(subsys, args.host) :
-	     nvmf_subsystem_remove_host(subsys, args.host);
+		   nvmf_subsystem_remove_host(subsys, args.host);
 	if (rc == -EINVAL) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "host: '%s' is not a valid NQN",
 			       args.host);
@@ -781,9 +820,11 @@ struct rpc_allow_any_host {
 };
 
 static const struct rpc_param allow_any_host_params[] = {
-	{ .name = "nqn", .type = RPC_PARAM_STRING,
+	{ .name = "nqn",
+	  .type = RPC_PARAM_STRING,
 	  .offset = offsetof(struct rpc_allow_any_host, nqn) },
-	{ .name = "allow_any_host", .type = RPC_PARAM_BOOL,
+	{ .name = "allow_any_host",
+	  .type = RPC_PARAM_BOOL,
 	  .offset = offsetof(struct rpc_allow_any_host, allow_any_host) },
 	TGT_NAME_PARAM,
 };
@@ -794,8 +835,8 @@ rpc_nvmf_subsystem_allow_any_host(struct rpc_request *req, json_t *params)
 	struct rpc_allow_any_host args = { 0 };
 	struct nvmf_subsystem *subsys;
 
-	if (rpc_decode_params(req, params, allow_any_host_params,
-			      ARRAY_SIZE(allow_any_host_params), &args) != 0) {
+	if (rpc_decode_params(req, params, allow_any_host_params, ARRAY_SIZE(allow_any_host_params),
+			      &args) != 0) {
 		goto cleanup;
 	}
 	subsys = rpc_find_subsystem(req, args.nqn, false);
@@ -827,15 +868,13 @@ stats_fn(struct nvmf_poll_group *pg, void *arg)
 
 	snprintf(name, sizeof(name), "nvmf_tgt_poll_group_%u", pg->index);
 	transports = json_array();
-	obj = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "name", name,
-			"thread", thread_get_name(pg->thread),
-			"admin_qpairs", (json_int_t)pg->admin_qpairs,
-			"io_qpairs", (json_int_t)pg->io_qpairs,
-			"current_admin_qpairs", (json_int_t)pg->current_admin_qpairs,
-			"current_io_qpairs", (json_int_t)pg->current_io_qpairs,
-			"pending_bdev_io", (json_int_t)pg->pending_bdev_io,
-			"completed_nvme_io", (json_int_t)pg->completed_nvme_io,
-			"transports", transports);
+	obj = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "name", name, "thread",
+			thread_get_name(pg->thread), "admin_qpairs", (json_int_t)pg->admin_qpairs,
+			"io_qpairs", (json_int_t)pg->io_qpairs, "current_admin_qpairs",
+			(json_int_t)pg->current_admin_qpairs, "current_io_qpairs",
+			(json_int_t)pg->current_io_qpairs, "pending_bdev_io",
+			(json_int_t)pg->pending_bdev_io, "completed_nvme_io",
+			(json_int_t)pg->completed_nvme_io, "transports", transports);
 	TAILQ_FOREACH(t, &g_nvmf_tgt.transports, link) {
 		struct nvmf_transport_poll_group *tg = pg->tgroups[t->index];
 		json_t *tobj = json_pack("{s:s}", "trtype", t->ops->name);
@@ -868,8 +907,8 @@ rpc_nvmf_get_stats(struct rpc_request *req, json_t *params)
 	struct stats_ctx *ctx;
 	int rc;
 
-	if (rpc_decode_params(req, params, get_stats_params, ARRAY_SIZE(get_stats_params),
-			      NULL) != 0) {
+	if (rpc_decode_params(req, params, get_stats_params, ARRAY_SIZE(get_stats_params), NULL) !=
+	    0) {
 		return;
 	}
 	ctx = calloc(1, sizeof(*ctx));
@@ -902,8 +941,7 @@ nvmf_rpc_register(void)
 			    RPC_STATE_ANY);
 	rpc_register_method("nvmf_subsystem_remove_listener", rpc_nvmf_subsystem_remove_listener,
 			    RPC_STATE_ANY);
-	rpc_register_method("nvmf_subsystem_add_host", rpc_nvmf_subsystem_add_host,
-			    RPC_STATE_ANY);
+	rpc_register_method("nvmf_subsystem_add_host", rpc_nvmf_subsystem_add_host, RPC_STATE_ANY);
 	rpc_register_method("nvmf_subsystem_remove_host", rpc_nvmf_subsystem_remove_host,
 			    RPC_STATE_ANY);
 	rpc_register_method("nvmf_subsystem_allow_any_host", rpc_nvmf_subsystem_allow_any_host,

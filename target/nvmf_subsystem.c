@@ -48,9 +48,8 @@ nvmf_nqn_is_valid(const char *nqn)
 	}
 	if (strncmp(nqn, "nqn.", 4) != 0 || !isdigit((unsigned char)nqn[4]) ||
 	    !isdigit((unsigned char)nqn[5]) || !isdigit((unsigned char)nqn[6]) ||
-	    !isdigit((unsigned char)nqn[7]) || nqn[8] != '-' ||
-	    !isdigit((unsigned char)nqn[9]) || !isdigit((unsigned char)nqn[10]) ||
-	    nqn[11] != '.') {
+	    !isdigit((unsigned char)nqn[7]) || nqn[8] != '-' || !isdigit((unsigned char)nqn[9]) ||
+	    !isdigit((unsigned char)nqn[10]) || nqn[11] != '.') {
 		return false;
 	}
 	month = (nqn[9] - '0') * 10 + (nqn[10] - '0');
@@ -233,8 +232,8 @@ disconnect_disallowed_hosts(struct nvmf_subsystem *subsys)
 	TAILQ_FOREACH(ctrlr, &subsys->ctrlrs, link) {
 		if (!nvmf_subsystem_host_allowed(subsys, ctrlr->hostnqn)) {
 			NOTICELOG("nvmf: subsystem %s: host %s no longer allowed; "
-				  "disconnecting controller %u\n", subsys->nqn, ctrlr->hostnqn,
-				  ctrlr->cntlid);
+				  "disconnecting controller %u\n",
+				  subsys->nqn, ctrlr->hostnqn, ctrlr->cntlid);
 			nvmf_ctrlr_disconnect(ctrlr);
 		}
 	}
@@ -476,8 +475,8 @@ nvmf_subsystem_add_ns(struct nvmf_subsystem *subsys, const char *bdev_name, uint
 	subsys->num_ns++;
 	notify_ns_changed(subsys, nsid);
 	NOTICELOG("nvmf: subsystem %s: namespace %u is bdev %s (%llu blocks of %u+%u bytes)\n",
-		  subsys->nqn, nsid, bdev_name, (unsigned long long)ns->num_blocks,
-		  ns->block_size, ns->md_size);
+		  subsys->nqn, nsid, bdev_name, (unsigned long long)ns->num_blocks, ns->block_size,
+		  ns->md_size);
 	*nsid_out = nsid;
 	return 0;
 }
@@ -741,9 +740,9 @@ nvmf_discovery_log_build(const char *hostnqn, size_t *len)
 static json_t *
 listen_addr_json(const struct nvmf_listen_addr *addr)
 {
-	return json_pack("{s:s, s:s, s:s, s:s}", "trtype", nvmf_trtype_str(addr->trtype),
-			 "adrfam", nvmf_adrfam_str(addr->adrfam), "traddr", addr->traddr,
-			 "trsvcid", addr->trsvcid);
+	return json_pack("{s:s, s:s, s:s, s:s}", "trtype", nvmf_trtype_str(addr->trtype), "adrfam",
+			 nvmf_adrfam_str(addr->adrfam), "traddr", addr->traddr, "trsvcid",
+			 addr->trsvcid);
 }
 
 json_t *

@@ -50,18 +50,18 @@ struct nvmf_ns_channel;
 
 /* Transport options, SPDK's names; nvmf_create_transport sets them. */
 struct nvmf_transport_opts {
-	uint32_t max_queue_depth;		/* I/O queue entries (sqsize + 1) */
+	uint32_t max_queue_depth; /* I/O queue entries (sqsize + 1) */
 	uint32_t max_io_qpairs_per_ctrlr;
-	uint32_t in_capsule_data_size;		/* bytes of data a command capsule may carry */
-	uint32_t max_io_size;			/* largest transfer of one command */
-	uint32_t io_unit_size;			/* size of one data buffer */
-	uint32_t max_aq_depth;			/* admin queue entries */
-	uint32_t num_shared_buffers;		/* data buffers in the transport's pool */
-	uint32_t buf_cache_size;		/* per-thread cache of that pool */
+	uint32_t in_capsule_data_size; /* bytes of data a command capsule may carry */
+	uint32_t max_io_size;          /* largest transfer of one command */
+	uint32_t io_unit_size;         /* size of one data buffer */
+	uint32_t max_aq_depth;         /* admin queue entries */
+	uint32_t num_shared_buffers;   /* data buffers in the transport's pool */
+	uint32_t buf_cache_size;       /* per-thread cache of that pool */
 	/* Limits a peer cannot exceed (gga's own; SPDK has no such options). */
-	uint32_t max_connections_per_listener;	/* open connections on one listen address */
-	uint32_t pdu_timeout_ms;		/* TCP: ICReq, Connect, and each PDU once begun */
-	uint32_t max_kato_ms;			/* cap on a host's KATO, 0 = none (0 included) */
+	uint32_t max_connections_per_listener; /* open connections on one listen address */
+	uint32_t pdu_timeout_ms;               /* TCP: ICReq, Connect, and each PDU once begun */
+	uint32_t max_kato_ms;                  /* cap on a host's KATO, 0 = none (0 included) */
 };
 
 /* An address a transport listens on (what nvmf_subsystem_add_listener names). */
@@ -172,10 +172,10 @@ struct nvmf_transport_poll_group {
 };
 
 enum nvmf_qpair_state {
-	NVMF_QPAIR_UNCONNECTED = 0,	/* waiting for Connect */
-	NVMF_QPAIR_CONNECTING,		/* Connect at the app thread */
+	NVMF_QPAIR_UNCONNECTED = 0, /* waiting for Connect */
+	NVMF_QPAIR_CONNECTING,      /* Connect at the app thread */
 	NVMF_QPAIR_LIVE,
-	NVMF_QPAIR_CLOSING,		/* nvmf_qpair_fini() called */
+	NVMF_QPAIR_CLOSING, /* nvmf_qpair_fini() called */
 };
 
 /* The core's view of a queue pair; transports embed it. */
@@ -186,7 +186,7 @@ struct nvmf_qpair {
 	/* Set by a successful Connect (app thread), fixed afterwards. */
 	struct nvmf_ctrlr *ctrlr;
 	uint16_t qid;
-	uint16_t sq_entries;		/* sqsize + 1 */
+	uint16_t sq_entries; /* sqsize + 1 */
 	uint16_t sqhd;
 	enum nvmf_qpair_state state;
 	/* The subsystem's per-poll-group state, for I/O qpairs (qpair's thread). */
@@ -316,19 +316,17 @@ int nvmf_transport_buf_pool_create(struct nvmf_transport *transport,
  * poller gets them. The transport marks req as waiting for buffers before
  * the call; bufs_ready moves it on.
  */
-void nvmf_tgroup_req_get_bufs(struct nvmf_transport_poll_group *tgroup,
-			      struct nvmf_request *req);
+void nvmf_tgroup_req_get_bufs(struct nvmf_transport_poll_group *tgroup, struct nvmf_request *req);
 /* Recycling req: take it out of buf_wait if it waits, give back the buffers it holds. */
-void nvmf_tgroup_req_put_bufs(struct nvmf_transport_poll_group *tgroup,
-			      struct nvmf_request *req);
+void nvmf_tgroup_req_put_bufs(struct nvmf_transport_poll_group *tgroup, struct nvmf_request *req);
 
 /*
  * The socket address of an IPv4 or IPv6 listen address (trsvcid is the
  * port). Returns 0 with *ss and *len set, -EINVAL if traddr does not parse,
  * -EAFNOSUPPORT for another address family.
  */
-int nvmf_listen_addr_to_sockaddr(const struct nvmf_listen_addr *addr,
-				 struct sockaddr_storage *ss, size_t *len);
+int nvmf_listen_addr_to_sockaddr(const struct nvmf_listen_addr *addr, struct sockaddr_storage *ss,
+				 size_t *len);
 /* "host:port" of a peer's address, for logs ("?:0" if sa is NULL or neither IPv4 nor IPv6). */
 void nvmf_sockaddr_str(const struct sockaddr *sa, char *buf, size_t len);
 

@@ -163,8 +163,8 @@ listener_event(struct rdma_listener *l, enum rdma_cm_event_type type)
 			  l->addr.trsvcid);
 		break;
 	default:
-		DEBUGLOG(nvmf_rdma, "listener %s:%s: event %s\n", l->addr.traddr,
-			 l->addr.trsvcid, rdma_event_str(type));
+		DEBUGLOG(nvmf_rdma, "listener %s:%s: event %s\n", l->addr.traddr, l->addr.trsvcid,
+			 rdma_event_str(type));
 		break;
 	}
 }
@@ -286,7 +286,8 @@ cm_event_ready(void *ctx, uint32_t events)
 			listener_event(id->context, type);
 		} else {
 			conn_event(container_of((enum rdma_id_kind *)id->context, struct rdma_qpair,
-						kind), type);
+						kind),
+				   type);
 		}
 	}
 	return POLLER_BUSY;
@@ -463,7 +464,8 @@ rdma_transport_create(const struct nvmf_transport_opts *opts, struct nvmf_transp
 	if (rt->ec == NULL) {
 		rc = errno == ENODEV || errno == ENOENT ? -ENODEV : -errno;
 		ERRLOG("nvmf rdma: cannot open the RDMA connection manager: %s "
-		       "(no RDMA support in this kernel? load rdma_ucm)\n", strerror(errno));
+		       "(no RDMA support in this kernel? load rdma_ucm)\n",
+		       strerror(errno));
 		goto err_pool;
 	}
 	flags = fcntl(rt->ec->fd, F_GETFL);

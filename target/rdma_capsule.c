@@ -119,8 +119,7 @@ nvmf_rdma_capsule_size(uint32_t icd)
 uint32_t
 nvmf_rdma_queue_icd(uint16_t qid, uint32_t in_capsule_data_size)
 {
-	return qid == 0 ? GGA_MAX(in_capsule_data_size, RDMA_ADMIN_ICD_SIZE) :
-	       in_capsule_data_size;
+	return qid == 0 ? GGA_MAX(in_capsule_data_size, RDMA_ADMIN_ICD_SIZE) : in_capsule_data_size;
 }
 
 void

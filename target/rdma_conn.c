@@ -185,7 +185,7 @@ req_map_bufs(struct rdma_req *req)
 		wr->sg_list = &req->sges[i];
 		wr->num_sge = (int)cnt;
 		wr->opcode = req->req.xfer == NVME_XFER_HOST_TO_CTRLR ? IBV_WR_RDMA_READ :
-			     IBV_WR_RDMA_WRITE;
+									IBV_WR_RDMA_WRITE;
 		wr->send_flags = IBV_SEND_SIGNALED;
 		wr->wr.rdma.remote_addr = req->sgl.raddr + off;
 		wr->wr.rdma.rkey = req->sgl.rkey;
@@ -274,7 +274,7 @@ post_reads(struct rdma_req *req, uint32_t n)
 
 	for (i = 0; i < n; i++) {
 		req->wrs[req->next_wr + i].next = i + 1 < n ? &req->wrs[req->next_wr + i + 1] :
-						  NULL;
+							      NULL;
 	}
 	posted = post_chain(rq, &req->wrs[req->next_wr], n);
 	req->next_wr += posted;
@@ -346,7 +346,9 @@ sq_drain(struct rdma_qpair *rq)
 			}
 		} else {
 			n = 1 + (NVME_STATUS_IS_SUCCESS(req->req.rsp.status) &&
-				 req->req.xfer == NVME_XFER_CTRLR_TO_HOST ? req->nwrs : 0);
+						 req->req.xfer == NVME_XFER_CTRLR_TO_HOST ?
+					 req->nwrs :
+					 0);
 			if (rq->sq_free < n) {
 				rq->group->sq_waits++;
 				return;
@@ -516,8 +518,8 @@ poll_cq(struct rdma_qpair *rq)
 
 	n = ibv_poll_cq(rq->cq, RDMA_POLL_BATCH, wc);
 	if (n < 0) {
-		ERRLOG("nvmf rdma: qpair %u (%s): cannot poll the completion queue\n",
-		       rq->qpair.id, rq->peer);
+		ERRLOG("nvmf rdma: qpair %u (%s): cannot poll the completion queue\n", rq->qpair.id,
+		       rq->peer);
 		rq_close(rq);
 		return 0;
 	}
@@ -601,8 +603,7 @@ nvmf_rdma_group_poll(struct nvmf_transport_poll_group *tg)
  * Teardown (poll group thread).
  */
 
-static void
-pg_done_msg(void *arg);
+static void pg_done_msg(void *arg);
 
 static void
 rq_fini_done(struct nvmf_qpair *qpair)
@@ -683,8 +684,8 @@ rq_close(struct rdma_qpair *rq)
 static void
 rq_try_finish(struct rdma_qpair *rq)
 {
-	if (rq->state != RQ_CLOSED || !rq->fini_done || rq->num_busy > 0 ||
-	    rq->recvs_posted > 0 || rq->sends_out > 0 || rq->holds > 0) {
+	if (rq->state != RQ_CLOSED || !rq->fini_done || rq->num_busy > 0 || rq->recvs_posted > 0 ||
+	    rq->sends_out > 0 || rq->holds > 0) {
 		return;
 	}
 	rq->state = RQ_DONE;
@@ -888,9 +889,9 @@ conn_alloc(struct rdma_qpair *rq, uint32_t max_wrs)
 	rq->wr_area = calloc((size_t)rq->num_reqs * max_wrs, sizeof(*rq->wr_area));
 	rq->capsule_area = env_dma_malloc((size_t)rq->num_recvs * capsule, 64);
 	rq->rsp_area = env_dma_malloc((size_t)rq->num_reqs * sizeof(struct nvme_cpl), 64);
-	if (rq->recvs == NULL || rq->reqs == NULL || rq->iov_area == NULL ||
-	    rq->buf_area == NULL || rq->sge_area == NULL || rq->wr_area == NULL ||
-	    rq->capsule_area == NULL || rq->rsp_area == NULL) {
+	if (rq->recvs == NULL || rq->reqs == NULL || rq->iov_area == NULL || rq->buf_area == NULL ||
+	    rq->sge_area == NULL || rq->wr_area == NULL || rq->capsule_area == NULL ||
+	    rq->rsp_area == NULL) {
 		return -ENOMEM;
 	}
 	/* Both come from the registered arena; check once here rather than per I/O. */

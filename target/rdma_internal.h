@@ -25,24 +25,24 @@
 #include "nvmf_transport.h"
 
 /* In-capsule data an admin queue takes whatever the option says (Connect data and more). */
-#define RDMA_ADMIN_ICD_SIZE	4096u
+#define RDMA_ADMIN_ICD_SIZE 4096u
 /* Local SGEs of one RDMA READ/WRITE (further limited by the device). */
-#define RDMA_MAX_SGE		16u
+#define RDMA_MAX_SGE        16u
 
 /*
  * The limits a connect request is checked against.
  */
 struct nvmf_rdma_cm_limits {
-	uint32_t max_aq_depth;		/* admin queue entries */
-	uint32_t max_queue_depth;	/* I/O queue entries */
-	uint32_t max_io_qpairs;		/* highest I/O queue ID */
+	uint32_t max_aq_depth;    /* admin queue entries */
+	uint32_t max_queue_depth; /* I/O queue entries */
+	uint32_t max_io_qpairs;   /* highest I/O queue ID */
 };
 
 /* What a valid connect request asks for. */
 struct nvmf_rdma_cm_params {
 	uint16_t qid;
-	uint32_t sq_entries;		/* hsqsize + 1: commands the host may send at once */
-	uint32_t hrqsize;		/* responses the host can take at once */
+	uint32_t sq_entries; /* hsqsize + 1: commands the host may send at once */
+	uint32_t hrqsize;    /* responses the host can take at once */
 	uint16_t cntlid;
 };
 
@@ -57,12 +57,12 @@ uint16_t nvmf_rdma_cm_req_check(const void *pdata, size_t len,
 
 /* Where a command's data is, from its SGL. */
 struct nvmf_rdma_sgl {
-	uint32_t length;	/* bytes to move (0: none) */
-	bool icd;		/* in the capsule, at icd_offset of the capsule's data */
+	uint32_t length; /* bytes to move (0: none) */
+	bool icd;        /* in the capsule, at icd_offset of the capsule's data */
 	uint32_t icd_offset;
-	uint64_t raddr;		/* keyed: host address and key */
+	uint64_t raddr; /* keyed: host address and key */
 	uint32_t rkey;
-	bool invalidate;	/* keyed: the host asks for Send with Invalidate of rkey */
+	bool invalidate; /* keyed: the host asks for Send with Invalidate of rkey */
 };
 
 /*
@@ -100,13 +100,13 @@ void nvmf_rdma_xfer_plan(uint32_t length, uint32_t unit, uint32_t max_sge,
 #include "gga/thread.h"
 
 /* Unacknowledged CQ events before ibv_ack_cq_events (it takes a lock). */
-#define RDMA_CQ_ACK_BATCH	16u
-#define RDMA_POLL_BATCH		32
+#define RDMA_CQ_ACK_BATCH     16u
+#define RDMA_POLL_BATCH       32
 /* How long a closing connection waits for its flushed work requests. */
-#define RDMA_CLOSE_TIMEOUT_US	(5u * 1000 * 1000)
-#define RDMA_LISTEN_BACKLOG	128
+#define RDMA_CLOSE_TIMEOUT_US (5u * 1000 * 1000)
+#define RDMA_LISTEN_BACKLOG   128
 /* A connection manager channel that keeps failing is watched again after this. */
-#define RDMA_CM_RETRY_US		(100u * 1000)
+#define RDMA_CM_RETRY_US      (100u * 1000)
 
 /* What a cm_id's context points to. */
 enum rdma_id_kind {
@@ -118,18 +118,18 @@ enum rdma_id_kind {
 struct rdma_device {
 	struct ibv_context *verbs;
 	struct ibv_pd *pd;
-	struct ibv_mr *mr;		/* the env arena */
+	struct ibv_mr *mr; /* the env arena */
 	struct ibv_device_attr attr;
-	uint32_t max_sge;		/* local SGEs of one READ/WRITE */
+	uint32_t max_sge; /* local SGEs of one READ/WRITE */
 	TAILQ_ENTRY(rdma_device) link;
 };
 
 struct rdma_transport {
 	struct nvmf_transport base;
-	uint32_t max_bufs;		/* data buffers of one request */
+	uint32_t max_bufs; /* data buffers of one request */
 	struct env_mem_region arena;
 	struct rdma_event_channel *ec;
-	struct fd_event *ec_ev;		/* NULL while paused after an error */
+	struct fd_event *ec_ev; /* NULL while paused after an error */
 	struct poller *ec_retry;
 	bool ec_warned;
 	TAILQ_HEAD(, rdma_listener) listeners;
@@ -149,7 +149,7 @@ struct rdma_listener {
 struct rdma_req;
 
 struct rdma_group {
-	struct nvmf_transport_poll_group base;	/* first: the core allocates the group */
+	struct nvmf_transport_poll_group base; /* first: the core allocates the group */
 	struct rdma_transport *rt;
 	TAILQ_HEAD(, rdma_qpair) qpairs;
 	/* Connections whose CQ is polled (not armed) right now. */
@@ -168,8 +168,8 @@ struct rdma_group {
 /* The first field of every object a work request ID points to. */
 enum rdma_wr_kind {
 	RDMA_WR_RECV,
-	RDMA_WR_DATA,		/* RDMA READ or WRITE of a request */
-	RDMA_WR_SEND,		/* the response */
+	RDMA_WR_DATA, /* RDMA READ or WRITE of a request */
+	RDMA_WR_SEND, /* the response */
 };
 
 struct rdma_recv {
@@ -184,12 +184,12 @@ struct rdma_recv {
 
 enum rdma_req_state {
 	RREQ_FREE,
-	RREQ_NEED_BUF,		/* waiting for data buffers (in the group's buf_wait) */
-	RREQ_NEED_READ,		/* waiting for send queue slots / read credits */
-	RREQ_READING,		/* RDMA READs of host data posted */
-	RREQ_EXEC,		/* in the core */
-	RREQ_NEED_SEND,		/* response (and WRITEs) waiting for send queue slots */
-	RREQ_SENDING,		/* WRITEs and response posted */
+	RREQ_NEED_BUF,  /* waiting for data buffers (in the group's buf_wait) */
+	RREQ_NEED_READ, /* waiting for send queue slots / read credits */
+	RREQ_READING,   /* RDMA READs of host data posted */
+	RREQ_EXEC,      /* in the core */
+	RREQ_NEED_SEND, /* response (and WRITEs) waiting for send queue slots */
+	RREQ_SENDING,   /* WRITEs and response posted */
 };
 
 struct rdma_wr_ref {
@@ -209,27 +209,27 @@ struct rdma_req {
 	struct ibv_send_wr *wrs;
 	struct ibv_sge *sges;
 	uint32_t nwrs;
-	uint32_t next_wr;		/* READs: the next one to post */
-	uint32_t wrs_out;		/* posted, not yet completed */
+	uint32_t next_wr; /* READs: the next one to post */
+	uint32_t wrs_out; /* posted, not yet completed */
 	bool wr_error;
 	struct rdma_wr_ref data_ref;
 	struct rdma_wr_ref send_ref;
-	struct nvme_cpl *rsp;		/* in the arena */
+	struct nvme_cpl *rsp; /* in the arena */
 	struct ibv_send_wr rsp_wr;
 	struct ibv_sge rsp_sge;
 	TAILQ_ENTRY(rdma_req) link;
 };
 
 enum rdma_qpair_state {
-	RQ_INIT,		/* being set up on the app thread */
-	RQ_RUNNING,		/* on its poll group */
-	RQ_CLOSED,		/* QP in error; waiting for flushes and the core */
-	RQ_DONE,		/* poll group side finished; the app thread destroys it */
+	RQ_INIT,    /* being set up on the app thread */
+	RQ_RUNNING, /* on its poll group */
+	RQ_CLOSED,  /* QP in error; waiting for flushes and the core */
+	RQ_DONE,    /* poll group side finished; the app thread destroys it */
 };
 
 struct rdma_qpair {
 	struct nvmf_qpair qpair;
-	enum rdma_id_kind kind;		/* cm_id context */
+	enum rdma_id_kind kind; /* cm_id context */
 	struct rdma_transport *rt;
 	struct rdma_device *dev;
 	struct rdma_group *group;
@@ -244,7 +244,7 @@ struct rdma_qpair {
 	struct poller *close_timer;
 	enum rdma_qpair_state state;
 	uint16_t cm_qid;
-	bool active;			/* in group->active */
+	bool active; /* in group->active */
 	bool fini_started;
 	bool fini_done;
 	uint32_t holds;
@@ -254,9 +254,9 @@ struct rdma_qpair {
 	struct rdma_recv *recvs;
 	uint32_t num_recvs;
 	uint32_t recvs_posted;
-	uint32_t icd_size;		/* data bytes one capsule buffer holds */
+	uint32_t icd_size; /* data bytes one capsule buffer holds */
 	uint8_t *capsule_area;
-	STAILQ_HEAD(, rdma_recv) pending;	/* capsules waiting for a free request */
+	STAILQ_HEAD(, rdma_recv) pending; /* capsules waiting for a free request */
 
 	/* Requests and the send queue. */
 	struct rdma_req *reqs;
@@ -264,8 +264,8 @@ struct rdma_qpair {
 	uint32_t num_busy;
 	TAILQ_HEAD(, rdma_req) free_reqs;
 	TAILQ_HEAD(, rdma_req) sq_wait;
-	uint32_t sq_free;		/* send queue slots */
-	uint32_t reads_free;		/* RDMA READs the initiator depth still allows */
+	uint32_t sq_free;    /* send queue slots */
+	uint32_t reads_free; /* RDMA READs the initiator depth still allows */
 	uint32_t max_reads;
 	uint32_t sends_out;
 	struct nvme_cpl *rsp_area;

@@ -64,7 +64,9 @@ peer_name(int fd, char *buf, size_t len)
 	socklen_t sl = sizeof(ss);
 
 	nvmf_sockaddr_str(getpeername(fd, (struct sockaddr *)&ss, &sl) == 0 ?
-			  (struct sockaddr *)&ss : NULL, buf, len);
+				  (struct sockaddr *)&ss :
+				  NULL,
+			  buf, len);
 }
 
 static int listener_event(void *ctx, uint32_t events);
@@ -97,8 +99,8 @@ listener_accept_pause(struct tcp_listener *l, int err)
 	if (!l->accept_warned) {
 		/* Once until an accept succeeds again: a shortage can last. */
 		WARNLOG("nvmf tcp: cannot accept connections on %s:%s for now: %s; retrying "
-			"every %u ms\n", l->addr.traddr, l->addr.trsvcid, strerror(err),
-			TCP_ACCEPT_RETRY_US / 1000);
+			"every %u ms\n",
+			l->addr.traddr, l->addr.trsvcid, strerror(err), TCP_ACCEPT_RETRY_US / 1000);
 		l->accept_warned = true;
 	}
 	thread_fd_unregister(&l->ev);
@@ -187,7 +189,8 @@ tcp_transport_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *ad
 		goto err_free;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&ss, (socklen_t)sl) != 0 || listen(fd, TCP_LISTEN_BACKLOG) != 0) {
+	if (bind(fd, (struct sockaddr *)&ss, (socklen_t)sl) != 0 ||
+	    listen(fd, TCP_LISTEN_BACKLOG) != 0) {
 		rc = -errno;
 		ERRLOG("nvmf tcp: cannot listen on %s:%s: %s\n", addr->traddr, addr->trsvcid,
 		       strerror(errno));
@@ -252,8 +255,8 @@ tcp_group_init(struct nvmf_transport_poll_group *tg)
 	TAILQ_INIT(&group->qpairs);
 	TAILQ_INIT(&group->dirty);
 	/* Four checks per timeout, at most one a second: an idle target stays asleep. */
-	period_us = GGA_MIN(GGA_MAX((uint64_t)tg->transport->opts.pdu_timeout_ms * 1000 / 4,
-				    25000), 1000000);
+	period_us = GGA_MIN(GGA_MAX((uint64_t)tg->transport->opts.pdu_timeout_ms * 1000 / 4, 25000),
+			    1000000);
 	group->timeout_poller = poller_register(tcp_group_check_timeouts, group, period_us,
 						"nvmf_tcp_timeouts");
 	return group->timeout_poller != NULL ? 0 : -ENOMEM;

@@ -219,8 +219,8 @@ c2h_sent(struct tcp_qpair *tq, struct tcp_pdu *pdu)
 
 /* Add the iovecs of data [off, off + len) of req to pdu; returns the data's CRC if asked. */
 static uint32_t
-pdu_add_data(struct tcp_pdu *pdu, const struct iovec *iov, int iovcnt, uint32_t off,
-	     uint32_t len, bool crc)
+pdu_add_data(struct tcp_pdu *pdu, const struct iovec *iov, int iovcnt, uint32_t off, uint32_t len,
+	     bool crc)
 {
 	uint32_t c = 0;
 	int i;
@@ -507,8 +507,7 @@ term_sent(struct tcp_qpair *tq, struct tcp_pdu *pdu)
  * offending header, stop processing input, and close.
  */
 static void
-tq_fatal(struct tcp_qpair *tq, const struct nvmf_tcp_fatal *err, const void *hdr,
-	 uint32_t hdr_len)
+tq_fatal(struct tcp_qpair *tq, const struct nvmf_tcp_fatal *err, const void *hdr, uint32_t hdr_len)
 {
 	struct nvme_tcp_term_req_hdr *t = (struct nvme_tcp_term_req_hdr *)tq->term_buf;
 	uint32_t copy = GGA_MIN(hdr_len, NVME_TCP_TERM_REQ_MAX_DATA);
@@ -517,7 +516,8 @@ tq_fatal(struct tcp_qpair *tq, const struct nvmf_tcp_fatal *err, const void *hdr
 		return;
 	}
 	WARNLOG("nvmf tcp: qpair %u (%s): fatal protocol error (FES 0x%x, FEI %u); "
-		"terminating the connection\n", tq->qpair.id, tq->qpair.peer, err->fes, err->fei);
+		"terminating the connection\n",
+		tq->qpair.id, tq->qpair.peer, err->fes, err->fei);
 	tq->state = TQ_TERMINATING;
 	tq->rx_state = RX_DISCARD;
 	tq->group->term_reqs_sent++;
@@ -573,7 +573,7 @@ rx_ctx(const struct tcp_qpair *tq, struct nvmf_tcp_rx_ctx *ctx)
 	ctx->ddgst = tq->ddgst;
 	/* Until an I/O queue is connected, the admin limit applies (Connect data). */
 	ctx->max_icd = tq->qpair.qid == 0 ? tq->tt->icd_size :
-		       tq->tt->base.opts.in_capsule_data_size;
+					    tq->tt->base.opts.in_capsule_data_size;
 	ctx->maxh2cdata = tq->tt->maxh2cdata;
 }
 
@@ -847,8 +847,8 @@ rx_consume(struct tcp_qpair *tq)
 			}
 			if (tq->rx_state == RX_CH) {
 				rx_ctx(tq, &ctx);
-				if (nvmf_tcp_ch_check(&tq->rx_hdr.ch, &ctx, &tq->layout,
-						      &err) != 0) {
+				if (nvmf_tcp_ch_check(&tq->rx_hdr.ch, &ctx, &tq->layout, &err) !=
+				    0) {
 					tq_fatal(tq, &err, &tq->rx_hdr, tq->rx_got);
 					break;
 				}
@@ -1078,9 +1078,9 @@ tq_alloc_reqs(struct tcp_qpair *tq)
 	return 0;
 }
 int
-nvmf_tcp_conn_create(struct tcp_transport *tt, struct tcp_group *group,
-		     struct nvmf_poll_group *pg, int fd, const struct nvmf_listen_addr *addr,
-		     const char *peer, uint16_t admit_portid)
+nvmf_tcp_conn_create(struct tcp_transport *tt, struct tcp_group *group, struct nvmf_poll_group *pg,
+		     int fd, const struct nvmf_listen_addr *addr, const char *peer,
+		     uint16_t admit_portid)
 {
 	struct tcp_qpair *tq;
 
@@ -1187,7 +1187,8 @@ nvmf_tcp_group_check_timeouts(struct tcp_group *group)
 			continue;
 		}
 		NOTICELOG("nvmf tcp: qpair %u (%s): %s within %u ms (pdu_timeout_ms); closing the "
-			  "connection\n", tq->qpair.id, tq->qpair.peer, what, limit_ms);
+			  "connection\n",
+			  tq->qpair.id, tq->qpair.peer, what, limit_ms);
 		group->pdu_timeouts++;
 		tq_close(tq);
 		busy = POLLER_BUSY;

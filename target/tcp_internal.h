@@ -20,20 +20,20 @@
 
 /* What the receiver knows when it checks a PDU header. */
 struct nvmf_tcp_rx_ctx {
-	bool ic_done;		/* ICReq/ICResp exchanged */
-	bool hdgst;		/* header digests negotiated */
-	bool ddgst;		/* data digests negotiated */
-	uint32_t max_icd;	/* in-capsule data bytes a CapsuleCmd may carry */
-	uint32_t maxh2cdata;	/* data bytes an H2CData PDU may carry */
+	bool ic_done;        /* ICReq/ICResp exchanged */
+	bool hdgst;          /* header digests negotiated */
+	bool ddgst;          /* data digests negotiated */
+	uint32_t max_icd;    /* in-capsule data bytes a CapsuleCmd may carry */
+	uint32_t maxh2cdata; /* data bytes an H2CData PDU may carry */
 };
 
 /* Where the parts of a PDU are, from its common header. */
 struct nvmf_tcp_layout {
-	uint32_t hlen;		/* header bytes */
-	uint32_t hdgst_len;	/* 0 or 4 */
-	uint32_t pad_len;	/* bytes between header digest and data */
+	uint32_t hlen;      /* header bytes */
+	uint32_t hdgst_len; /* 0 or 4 */
+	uint32_t pad_len;   /* bytes between header digest and data */
 	uint32_t data_len;
-	uint32_t ddgst_len;	/* 0 or 4 */
+	uint32_t ddgst_len; /* 0 or 4 */
 };
 
 /* A fatal error to report in a C2HTermReq. */
@@ -78,30 +78,30 @@ uint16_t nvmf_tcp_sgl_parse(const struct nvme_cmd *cmd, uint32_t icd_len, uint32
  * The transport's structures (tcp.c: transport, listeners, poll groups;
  * tcp_conn.c: connections and their requests).
  */
-#define TCP_RX_BUF_SIZE		(64u * 1024)
+#define TCP_RX_BUF_SIZE     (64u * 1024)
 /* Data of at least this many bytes is read straight into its buffer. */
-#define TCP_DIRECT_READ_MIN	4096u
-#define TCP_RX_BUDGET		64
-#define TCP_TX_IOV_MAX		64
+#define TCP_DIRECT_READ_MIN 4096u
+#define TCP_RX_BUDGET       64
+#define TCP_TX_IOV_MAX      64
 /* sendmsg() calls of one flush; EPOLLOUT or the next poll goes on from there. */
-#define TCP_TX_BUDGET		64
+#define TCP_TX_BUDGET       64
 /* Data bytes per C2HData PDU; larger reads are split. */
-#define TCP_C2H_MAX_DATA	(64u * 1024)
-#define TCP_MAXH2CDATA		(128u * 1024)
+#define TCP_C2H_MAX_DATA    (64u * 1024)
+#define TCP_MAXH2CDATA      (128u * 1024)
 /* The admin queue always takes 8 KiB of in-capsule data (Connect, Set Features...). */
-#define TCP_ADMIN_ICD_SIZE	8192u
+#define TCP_ADMIN_ICD_SIZE  8192u
 /* After a C2HTermReq, how long to wait for the host to close. */
-#define TCP_LINGER_US		(2u * 1000 * 1000)
+#define TCP_LINGER_US       (2u * 1000 * 1000)
 /* A connection that sends no ICReq within this time is closed (a silent or stray client). */
-#define TCP_LISTEN_BACKLOG	512
+#define TCP_LISTEN_BACKLOG  512
 /* Out of fds or memory on accept: stop watching the listener this long. */
-#define TCP_ACCEPT_RETRY_US	(100u * 1000)
+#define TCP_ACCEPT_RETRY_US (100u * 1000)
 
 struct tcp_transport {
 	struct nvmf_transport base;
-	uint32_t max_iov;		/* data buffers of one request */
-	uint32_t num_reqs;		/* requests of one connection */
-	uint32_t icd_size;		/* in-capsule area of one request */
+	uint32_t max_iov;  /* data buffers of one request */
+	uint32_t num_reqs; /* requests of one connection */
+	uint32_t icd_size; /* in-capsule area of one request */
 	uint32_t maxh2cdata;
 	TAILQ_HEAD(, tcp_listener) listeners;
 };
@@ -110,7 +110,7 @@ struct tcp_listener {
 	struct tcp_transport *tt;
 	struct nvmf_listen_addr addr;
 	int fd;
-	struct fd_event *ev;		/* NULL while accepting is paused */
+	struct fd_event *ev; /* NULL while accepting is paused */
 	struct poller *accept_retry;
 	bool accept_warned;
 	TAILQ_ENTRY(tcp_listener) link;
@@ -120,7 +120,7 @@ struct tcp_qpair;
 struct tcp_req;
 
 struct tcp_group {
-	struct nvmf_transport_poll_group base;	/* first: the core allocates the group */
+	struct nvmf_transport_poll_group base; /* first: the core allocates the group */
 	struct tcp_transport *tt;
 	struct poller *timeout_poller;
 	TAILQ_HEAD(, tcp_qpair) qpairs;
@@ -146,11 +146,11 @@ struct tcp_pdu {
 
 enum tcp_req_state {
 	TREQ_FREE,
-	TREQ_RECV,		/* capsule or its in-capsule data arriving */
-	TREQ_NEED_BUF,		/* waiting for data buffers (in the group's buf_wait) */
-	TREQ_R2T,		/* R2T sent, H2CData arriving */
-	TREQ_EXEC,		/* in the core */
-	TREQ_SEND,		/* C2HData / CapsuleResp queued */
+	TREQ_RECV,     /* capsule or its in-capsule data arriving */
+	TREQ_NEED_BUF, /* waiting for data buffers (in the group's buf_wait) */
+	TREQ_R2T,      /* R2T sent, H2CData arriving */
+	TREQ_EXEC,     /* in the core */
+	TREQ_SEND,     /* C2HData / CapsuleResp queued */
 };
 
 struct tcp_req {
@@ -165,8 +165,8 @@ struct tcp_req {
 	uint32_t c2h_off;
 	uint8_t *icd_buf;
 	struct iovec icd_iov;
-	struct tcp_pdu pdu;		/* R2T or C2HData */
-	struct tcp_pdu rsp;		/* CapsuleResp */
+	struct tcp_pdu pdu; /* R2T or C2HData */
+	struct tcp_pdu rsp; /* CapsuleResp */
 	struct iovec rsp_iov[1];
 	TAILQ_ENTRY(tcp_req) link;
 };
@@ -174,8 +174,8 @@ struct tcp_req {
 enum tcp_qpair_state {
 	TQ_AWAIT_ICREQ,
 	TQ_RUNNING,
-	TQ_TERMINATING,		/* C2HTermReq queued; input is discarded */
-	TQ_CLOSED,		/* socket closed */
+	TQ_TERMINATING, /* C2HTermReq queued; input is discarded */
+	TQ_CLOSED,      /* socket closed */
 };
 
 enum tcp_rx_state {
@@ -208,7 +208,7 @@ struct tcp_qpair {
 
 	/* Receive. */
 	enum tcp_rx_state rx_state;
-	uint64_t rx_pdus;		/* PDUs awaited so far (rx_reset calls) */
+	uint64_t rx_pdus; /* PDUs awaited so far (rx_reset calls) */
 	/* Accepted, then ICReq received (ticks): the clock for the ICReq and the Connect. */
 	uint64_t since_tick;
 	/* The timeout check saw PDU number tmo_pdus begun at tmo_since (ticks). */
@@ -223,10 +223,10 @@ struct tcp_qpair {
 	uint32_t rx_need;
 	struct nvmf_tcp_layout layout;
 	struct tcp_req *rx_req;
-	struct iovec *rx_iov;		/* data destination, NULL = discard */
+	struct iovec *rx_iov; /* data destination, NULL = discard */
 	int rx_iovcnt;
 	struct iovec rx_icd_iov;
-	uint32_t rx_data_off;		/* offset in rx_iov of the next byte */
+	uint32_t rx_data_off; /* offset in rx_iov of the next byte */
 	uint32_t rx_left;
 	uint32_t rx_crc;
 	uint8_t rx_ddgst[NVME_TCP_DIGEST_LEN];

@@ -13,7 +13,7 @@
 #include "nvmf_transport.h"
 #include "tcp_internal.h"
 
-#define FIELD_OFFSET(type, field)	((uint32_t)offsetof(type, field))
+#define FIELD_OFFSET(type, field) ((uint32_t)offsetof(type, field))
 
 static int
 fatal(struct nvmf_tcp_fatal *err, uint16_t fes, uint32_t fei)
@@ -175,7 +175,8 @@ nvmf_tcp_sgl_parse(const struct nvme_cmd *cmd, uint32_t icd_len, uint32_t max_ic
 	*icd_offset = 0;
 	if (xfer == NVME_XFER_NONE) {
 		return icd_len == 0 ? 0 :
-		       NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD) | NVME_STATUS_DNR;
+				      NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD) |
+					      NVME_STATUS_DNR;
 	}
 	if (xfer == NVME_XFER_BIDIRECTIONAL) {
 		return NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_INVALID_OPCODE) | NVME_STATUS_DNR;

@@ -28,16 +28,16 @@
 #include "bdevperf_internal.h"
 
 /* At the end, how long jobs wait for outstanding I/O before resetting the bdev. */
-#define MIN_GRACE_MS		5000ull
-#define MAX_SCAN_PERIOD_MS	100ull
+#define MIN_GRACE_MS       5000ull
+#define MAX_SCAN_PERIOD_MS 100ull
 
 enum perf_state {
-	PERF_INIT = 0,		/* start_fn has not run */
-	PERF_SETUP,		/* jobs are setting up */
-	PERF_PREFILL,		/* --prefill: jobs are writing their regions */
+	PERF_INIT = 0, /* start_fn has not run */
+	PERF_SETUP,    /* jobs are setting up */
+	PERF_PREFILL,  /* --prefill: jobs are writing their regions */
 	PERF_RUNNING,
-	PERF_TEARDOWN,		/* setup failed or interrupted: releasing the ready jobs */
-	PERF_DONE,		/* results printed, app_stop called */
+	PERF_TEARDOWN, /* setup failed or interrupted: releasing the ready jobs */
+	PERF_DONE,     /* results printed, app_stop called */
 };
 
 struct reactor_slot {
@@ -53,11 +53,11 @@ static struct {
 	enum perf_state state;
 	struct bdevperf_job **jobs;
 	uint32_t num_jobs;
-	uint32_t waiting;		/* reports still expected in this phase */
-	bool interrupted;		/* SIGINT/SIGTERM or a bdev went away */
-	bool shutdown_pending;		/* our shutdown_fn owes app_shutdown_continue() */
+	uint32_t waiting;      /* reports still expected in this phase */
+	bool interrupted;      /* SIGINT/SIGTERM or a bdev went away */
+	bool shutdown_pending; /* our shutdown_fn owes app_shutdown_continue() */
 	bool setup_failed;
-	bool bdev_removed;		/* a bdev went away during the run */
+	bool bdev_removed; /* a bdev went away during the run */
 	struct poller *progress_poller;
 	uint64_t progress_ticks;
 	uint64_t progress_ios;
@@ -208,7 +208,7 @@ perf_stop(int rc)
 		 * so leave now.
 		 */
 		fprintf(stderr, "bdevperf: exiting without a clean shutdown: I/O is still "
-			"outstanding at the bdev\n");
+				"outstanding at the bdev\n");
 		fflush(g_out);
 		fflush(stdout);
 		fflush(stderr);
@@ -294,9 +294,10 @@ print_results(void)
 
 	bdevperf_report_total(rows, g_perf.num_jobs, &total, NULL);
 	if (total.io_failed != 0 || total.io_timeout != 0 || total.verify_mismatches != 0) {
-		fprintf(stderr, "bdevperf: run failed: %" PRIu64 " failed I/Os, %" PRIu64
-			" timed-out I/Os, %" PRIu64 " verify mismatches\n", total.io_failed,
-			total.io_timeout, total.verify_mismatches);
+		fprintf(stderr,
+			"bdevperf: run failed: %" PRIu64 " failed I/Os, %" PRIu64
+			" timed-out I/Os, %" PRIu64 " verify mismatches\n",
+			total.io_failed, total.io_timeout, total.verify_mismatches);
 		rc = 1;
 	} else if (total.io_completed == 0) {
 		fprintf(stderr, "bdevperf: run failed: no I/O completed\n");
@@ -386,8 +387,8 @@ stop_jobs(void)
 
 	/* No retry on a full queue: a job ends at its run time anyway. */
 	for (i = 0; i < g_perf.num_jobs; i++) {
-		if (thread_send_msg(g_perf.jobs[i]->thread, bdevperf_job_stop,
-				    g_perf.jobs[i]) != 0) {
+		if (thread_send_msg(g_perf.jobs[i]->thread, bdevperf_job_stop, g_perf.jobs[i]) !=
+		    0) {
 			WARNLOG("cannot stop job %u early\n", g_perf.jobs[i]->index);
 		}
 	}
@@ -496,7 +497,7 @@ collect_bdevs(struct bdev ***out, uint32_t *count)
 		}
 		if (n == 0) {
 			fprintf(stderr, "bdevperf: no bdevs to test (none configured, or all "
-				"claimed); create some with --json CONFIG\n");
+					"claimed); create some with --json CONFIG\n");
 			free(bdevs);
 			return -ENODEV;
 		}
@@ -510,7 +511,7 @@ static int
 check_bdev(struct bdev *bdev, uint32_t jobs_per_bdev)
 {
 	static const enum bdev_io_type types[] = {
-		BDEV_IO_TYPE_READ, BDEV_IO_TYPE_WRITE, BDEV_IO_TYPE_FLUSH,
+		BDEV_IO_TYPE_READ,  BDEV_IO_TYPE_WRITE,        BDEV_IO_TYPE_FLUSH,
 		BDEV_IO_TYPE_UNMAP, BDEV_IO_TYPE_WRITE_ZEROES,
 	};
 	const char *name = bdev_get_name(bdev);
@@ -519,8 +520,10 @@ check_bdev(struct bdev *bdev, uint32_t jobs_per_bdev)
 	size_t i;
 
 	if (g_opts.io_size % block_size != 0) {
-		fprintf(stderr, "bdevperf: bdev %s: I/O size %" PRIu64 " is not a multiple of "
-			"its block size %u\n", name, g_opts.io_size, block_size);
+		fprintf(stderr,
+			"bdevperf: bdev %s: I/O size %" PRIu64 " is not a multiple of "
+			"its block size %u\n",
+			name, g_opts.io_size, block_size);
 		return -EINVAL;
 	}
 	if (align > 1 && !is_pow2(align)) {
@@ -531,29 +534,37 @@ check_bdev(struct bdev *bdev, uint32_t jobs_per_bdev)
 	for (i = 0; i < ARRAY_SIZE(types); i++) {
 		if (bdevperf_workload_uses(g_opts.workload, g_opts.rwmixread, types[i]) &&
 		    !bdev_io_type_supported(bdev, types[i])) {
-			fprintf(stderr, "bdevperf: bdev %s does not support %s, which workload "
-				"%s needs\n", name, bdev_io_type_name(types[i]),
+			fprintf(stderr,
+				"bdevperf: bdev %s does not support %s, which workload "
+				"%s needs\n",
+				name, bdev_io_type_name(types[i]),
 				bdevperf_workload_name(g_opts.workload));
 			return -ENOTSUP;
 		}
 	}
 	if (g_opts.prefill && !bdev_io_type_supported(bdev, BDEV_IO_TYPE_WRITE)) {
-		fprintf(stderr, "bdevperf: bdev %s does not support write, which --prefill "
-			"needs\n", name);
+		fprintf(stderr,
+			"bdevperf: bdev %s does not support write, which --prefill "
+			"needs\n",
+			name);
 		return -ENOTSUP;
 	}
 	io_blocks = g_opts.io_size / block_size;
 	ranges = bdev_get_num_blocks(bdev) / jobs_per_bdev / io_blocks;
 	if (ranges == 0) {
-		fprintf(stderr, "bdevperf: bdev %s: I/O size %" PRIu64 " is larger than the %"
-			PRIu64 " blocks each of its %u jobs gets\n", name, g_opts.io_size,
-			bdev_get_num_blocks(bdev) / jobs_per_bdev, jobs_per_bdev);
+		fprintf(stderr,
+			"bdevperf: bdev %s: I/O size %" PRIu64 " is larger than the %" PRIu64
+			" blocks each of its %u jobs gets\n",
+			name, g_opts.io_size, bdev_get_num_blocks(bdev) / jobs_per_bdev,
+			jobs_per_bdev);
 		return -EINVAL;
 	}
 	if (g_opts.workload == WORKLOAD_VERIFY && ranges < g_opts.queue_depth) {
-		fprintf(stderr, "bdevperf: bdev %s: verify keeps every outstanding I/O on its own "
+		fprintf(stderr,
+			"bdevperf: bdev %s: verify keeps every outstanding I/O on its own "
 			"range, but each job has only %" PRIu64 " ranges of %" PRIu64 " bytes for "
-			"queue depth %u\n", name, ranges, g_opts.io_size, g_opts.queue_depth);
+			"queue depth %u\n",
+			name, ranges, g_opts.io_size, g_opts.queue_depth);
 		return -EINVAL;
 	}
 	return 0;
@@ -588,8 +599,8 @@ collect_reactors(struct reactor_slot **out, uint32_t *count)
 }
 
 static struct bdevperf_job *
-job_create(struct bdev *bdev, uint32_t index, const struct reactor_slot *slot,
-	   uint32_t part, uint32_t parts)
+job_create(struct bdev *bdev, uint32_t index, const struct reactor_slot *slot, uint32_t part,
+	   uint32_t parts)
 {
 	uint64_t hz = ticks_hz(), region_blocks, grace_ms, scan_ms;
 	struct bdevperf_job *job;

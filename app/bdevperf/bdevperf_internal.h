@@ -54,11 +54,11 @@ struct bdevperf_pattern {
 	uint32_t compress_pct;
 };
 
-#define BDEVPERF_MAX_QUEUE_DEPTH	4096u
-#define BDEVPERF_MAX_IO_SIZE		(1ull << 30)
-#define BDEVPERF_MAX_TIME_S		(366ull * 24 * 3600)
-#define BDEVPERF_MAX_IO_TIMEOUT_MS	(3600ull * 1000)
-#define BDEVPERF_MAX_BDEV_NAMES		1024u
+#define BDEVPERF_MAX_QUEUE_DEPTH   4096u
+#define BDEVPERF_MAX_IO_SIZE       (1ull << 30)
+#define BDEVPERF_MAX_TIME_S        (366ull * 24 * 3600)
+#define BDEVPERF_MAX_IO_TIMEOUT_MS (3600ull * 1000)
+#define BDEVPERF_MAX_BDEV_NAMES    1024u
 
 /* Long-option values (app_parse_args wants them >= 0x1000). */
 enum {
@@ -72,20 +72,20 @@ enum {
 #define BDEVPERF_GETOPT "q:o:w:t:M:S:b:C"
 
 struct bdevperf_opts {
-	uint32_t queue_depth;		/* 0: not given */
-	uint64_t io_size;		/* bytes; 0: not given */
+	uint32_t queue_depth; /* 0: not given */
+	uint64_t io_size;     /* bytes; 0: not given */
 	enum bdevperf_workload workload;
-	uint64_t time_s;		/* 0: not given */
-	int rwmixread;			/* -1: not given */
-	uint64_t period_s;		/* -S; 0: no progress lines */
-	char **bdev_names;		/* -b, in the order given */
+	uint64_t time_s;   /* 0: not given */
+	int rwmixread;     /* -1: not given */
+	uint64_t period_s; /* -S; 0: no progress lines */
+	char **bdev_names; /* -b, in the order given */
 	uint32_t num_bdev_names;
-	bool every_core;		/* -C */
+	bool every_core; /* -C */
 	enum bdevperf_output output;
 	struct bdevperf_pattern pattern;
-	uint64_t io_timeout_ms;		/* 0: no I/O timeout */
+	uint64_t io_timeout_ms; /* 0: no I/O timeout */
 	uint64_t seed;
-	bool prefill;			/* --prefill: write each job's range before the run */
+	bool prefill; /* --prefill: write each job's range before the run */
 };
 
 extern const struct option bdevperf_long_opts[];
@@ -149,9 +149,9 @@ bdevperf_rand_seed(uint64_t seed, uint64_t stream)
 /* ---------------------------------------------------------------- patterns */
 
 /* Length of the per-job pattern buffer that verify writes take their data from. */
-#define BDEVPERF_PATTERN_LEN	(64u * 1024)
+#define BDEVPERF_PATTERN_LEN (64u * 1024)
 /* Bytes of {lba, seq} header at the start of each verify block. */
-#define BDEVPERF_VERIFY_HDR	16u
+#define BDEVPERF_VERIFY_HDR  16u
 
 /* Parse "random", "zeros", "compress:N". Returns 0 or -EINVAL. */
 int bdevperf_pattern_parse(const char *s, struct bdevperf_pattern *p);
@@ -182,9 +182,9 @@ void bdevperf_pattern_fill_source(const struct bdevperf_pattern *p, uint64_t *rn
  * blocks that differ; for the first one, *first_block and *first_offset (byte
  * within the block) locate the first differing byte.
  */
-uint64_t bdevperf_verify_compare(const uint8_t *expected, const uint8_t *actual,
-				 uint64_t nblocks, uint32_t buf_block_size,
-				 uint64_t *first_block, uint32_t *first_offset);
+uint64_t bdevperf_verify_compare(const uint8_t *expected, const uint8_t *actual, uint64_t nblocks,
+				 uint32_t buf_block_size, uint64_t *first_block,
+				 uint32_t *first_offset);
 
 /* ---------------------------------------------------------------- histogram */
 
@@ -193,9 +193,9 @@ uint64_t bdevperf_verify_compare(const uint8_t *expected, const uint8_t *actual,
  * every power of two is split into 64 buckets, so a bucket is at most 1/64
  * (1.6 %) of its value wide. 3,776 buckets cover all of uint64_t.
  */
-#define HIST_SUB_BITS		6u
-#define HIST_SUB_COUNT		(1u << HIST_SUB_BITS)
-#define HIST_NUM_BUCKETS	(HIST_SUB_COUNT * (64u - HIST_SUB_BITS + 1u))
+#define HIST_SUB_BITS    6u
+#define HIST_SUB_COUNT   (1u << HIST_SUB_BITS)
+#define HIST_NUM_BUCKETS (HIST_SUB_COUNT * (64u - HIST_SUB_BITS + 1u))
 
 struct bdevperf_histogram {
 	uint64_t count;
@@ -226,8 +226,7 @@ void bdevperf_histogram_init(struct bdevperf_histogram *h);
 /* Smallest and largest value that falls into bucket idx. */
 uint64_t bdevperf_histogram_bucket_low(uint32_t idx);
 uint64_t bdevperf_histogram_bucket_high(uint32_t idx);
-void bdevperf_histogram_merge(struct bdevperf_histogram *dst,
-			      const struct bdevperf_histogram *src);
+void bdevperf_histogram_merge(struct bdevperf_histogram *dst, const struct bdevperf_histogram *src);
 /*
  * The value at percentile pct (0 < pct <= 100): the upper end of the bucket
  * holding the ceil(pct/100 * count)-th smallest value. 0 if empty.
@@ -237,14 +236,14 @@ uint64_t bdevperf_histogram_percentile(const struct bdevperf_histogram *h, doubl
 /* ---------------------------------------------------------------- stats */
 
 struct bdevperf_stats {
-	uint64_t io_completed;		/* successful I/Os within the run time */
+	uint64_t io_completed; /* successful I/Os within the run time */
 	uint64_t io_failed;
 	uint64_t io_timeout;
 	uint64_t lat_total_ticks;
-	uint64_t lat_min_ticks;		/* UINT64_MAX: none */
+	uint64_t lat_min_ticks; /* UINT64_MAX: none */
 	uint64_t lat_max_ticks;
-	uint64_t verify_blocks;		/* blocks read back and compared */
-	uint64_t verify_mismatches;	/* blocks that differed */
+	uint64_t verify_blocks;     /* blocks read back and compared */
+	uint64_t verify_mismatches; /* blocks that differed */
 	uint64_t runtime_ticks;
 	struct bdevperf_histogram *hist;
 };
@@ -252,35 +251,35 @@ struct bdevperf_stats {
 /* ---------------------------------------------------------------- jobs */
 
 enum job_state {
-	JOB_IDLE = 0,		/* built, not yet set up on its thread */
-	JOB_READY,		/* channel and buffers in place */
-	JOB_PREFILLING,		/* --prefill: writing the region once, untimed */
+	JOB_IDLE = 0,   /* built, not yet set up on its thread */
+	JOB_READY,      /* channel and buffers in place */
+	JOB_PREFILLING, /* --prefill: writing the region once, untimed */
 	JOB_RUNNING,
-	JOB_DRAINING,		/* run time over, waiting for outstanding I/O */
-	JOB_RESETTING,		/* grace expired, bdev_reset issued */
+	JOB_DRAINING,  /* run time over, waiting for outstanding I/O */
+	JOB_RESETTING, /* grace expired, bdev_reset issued */
 	JOB_DONE,
 };
 
 enum task_state {
 	TASK_IDLE = 0,
-	TASK_SUBMITTED,		/* at the bdev */
-	TASK_WAITING,		/* queued for a bdev_io after -ENOMEM */
+	TASK_SUBMITTED, /* at the bdev */
+	TASK_WAITING,   /* queued for a bdev_io after -ENOMEM */
 };
 
 struct bdevperf_job;
 
 struct bdevperf_task {
 	struct bdevperf_job *job;
-	uint8_t *buf;			/* write data / read target */
-	uint8_t *rbuf;			/* reads land here: buf, or apart (verify, rw) */
+	uint8_t *buf;  /* write data / read target */
+	uint8_t *rbuf; /* reads land here: buf, or apart (verify, rw) */
 	uint64_t offset_blocks;
-	uint64_t range;			/* offset in I/O-size units within the region */
+	uint64_t range; /* offset in I/O-size units within the region */
 	uint64_t submit_ticks;
-	uint64_t seq;			/* verify: write sequence number */
+	uint64_t seq; /* verify: write sequence number */
 	enum bdev_io_type io_type;
 	enum task_state state;
-	bool verify_read;		/* verify: in the read-back phase */
-	bool timed_out;			/* already counted in io_timeout */
+	bool verify_read; /* verify: in the read-back phase */
+	bool timed_out;   /* already counted in io_timeout */
 	struct bdev_io_wait_entry wait;
 };
 
@@ -294,21 +293,21 @@ struct bdevperf_job {
 	enum job_state state;
 	bool random;
 	bool verify;
-	bool mixed;			/* rw/randrw: read or write per I/O */
-	enum bdev_io_type io_type;	/* the single I/O type of the other workloads */
-	uint32_t rwmixread;		/* percent reads for rw/randrw */
-	uint32_t outstanding;		/* tasks not TASK_IDLE */
-	uint64_t io_blocks;		/* blocks per I/O */
-	uint64_t region_offset;		/* first block of this job's region */
-	uint64_t region_ranges;		/* I/O-size ranges in the region */
-	uint64_t next_range;		/* sequential cursor */
-	uint64_t rng;			/* PRNG state; the app thread seeds it */
-	uint64_t seq;			/* verify: last write sequence number */
-	uint64_t *busy;			/* verify: bitmap of ranges in flight */
+	bool mixed;                /* rw/randrw: read or write per I/O */
+	enum bdev_io_type io_type; /* the single I/O type of the other workloads */
+	uint32_t rwmixread;        /* percent reads for rw/randrw */
+	uint32_t outstanding;      /* tasks not TASK_IDLE */
+	uint64_t io_blocks;        /* blocks per I/O */
+	uint64_t region_offset;    /* first block of this job's region */
+	uint64_t region_ranges;    /* I/O-size ranges in the region */
+	uint64_t next_range;       /* sequential cursor */
+	uint64_t rng;              /* PRNG state; the app thread seeds it */
+	uint64_t seq;              /* verify: last write sequence number */
+	uint64_t *busy;            /* verify: bitmap of ranges in flight */
 	struct bdev_desc *desc;
 	struct io_channel *ch;
 	struct bdev *bdev;
-	uint8_t *pattern_buf;		/* verify: the data source */
+	uint8_t *pattern_buf; /* verify: the data source */
 	uint32_t block_size;
 	uint32_t md_size;
 	uint32_t buf_block_size;
@@ -316,7 +315,7 @@ struct bdevperf_job {
 
 	/* Set up on the app thread. */
 	uint32_t index;
-	char *name;			/* bdev name (copy) */
+	char *name; /* bdev name (copy) */
 	uint32_t core;
 	struct thread *thread;
 	enum bdevperf_workload workload;
@@ -324,11 +323,11 @@ struct bdevperf_job {
 	uint64_t io_size;
 	uint32_t buf_align;
 	uint64_t run_ticks;
-	uint64_t io_timeout_ticks;	/* 0: none */
-	uint64_t scan_period_ticks;	/* how often to look for timed-out I/O */
-	uint64_t grace_ticks;		/* how long the end waits before resetting */
+	uint64_t io_timeout_ticks;  /* 0: none */
+	uint64_t scan_period_ticks; /* how often to look for timed-out I/O */
+	uint64_t grace_ticks;       /* how long the end waits before resetting */
 	struct bdevperf_pattern pattern;
-	bool prefill;			/* write the region before the run */
+	bool prefill; /* write the region before the run */
 
 	/* Job thread only. */
 	struct bdevperf_task *tasks;
@@ -338,14 +337,14 @@ struct bdevperf_job {
 	uint64_t start_ticks;
 	uint64_t end_ticks;
 	uint64_t next_scan_ticks;
-	uint64_t deadline_ticks;	/* drain or reset deadline */
+	uint64_t deadline_ticks; /* drain or reset deadline */
 	bool reset_outstanding;
 	bool reset_waiting;
 	bool reset_retry;
 	struct bdev_io_wait_entry reset_wait;
 	uint32_t mismatch_logs;
 	bool submit_error_logged;
-	bool abandoned;			/* I/O still outstanding at the very end */
+	bool abandoned; /* I/O still outstanding at the very end */
 	int setup_rc;
 };
 
@@ -374,8 +373,8 @@ void bdevperf_send(struct thread *thread, msg_fn fn, void *arg);
 /* ---------------------------------------------------------------- report */
 
 struct bdevperf_report_row {
-	uint32_t index;			/* job number */
-	const char *name;		/* bdev name */
+	uint32_t index;   /* job number */
+	const char *name; /* bdev name */
 	uint32_t core;
 	const char *workload;
 	uint32_t queue_depth;

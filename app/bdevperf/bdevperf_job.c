@@ -25,10 +25,10 @@
 
 #include "bdevperf_internal.h"
 
-#define HOUSEKEEPING_PERIOD_US	1000
+#define HOUSEKEEPING_PERIOD_US 1000
 /* How long the aborts of a reset may take before the job gives up on them. */
-#define RESET_WAIT_S		5
-#define MAX_MISMATCH_LOGS	8
+#define RESET_WAIT_S           5
+#define MAX_MISMATCH_LOGS      8
 
 static void task_issue(struct bdevperf_task *task);
 static void task_retry(void *arg);
@@ -148,8 +148,8 @@ dma_slab(struct bdevperf_job *job, size_t stride, const char *what)
 
 	if (p == NULL) {
 		ERRLOG("job %u (%s): cannot allocate %zu bytes of %s buffers (queue depth %u x "
-		       "%zu bytes); lower -q or -o, or raise --mem-size\n", job->index, job->name,
-		       len, what, job->queue_depth, stride);
+		       "%zu bytes); lower -q or -o, or raise --mem-size\n",
+		       job->index, job->name, len, what, job->queue_depth, stride);
 	}
 	return p;
 }
@@ -165,8 +165,8 @@ job_alloc(struct bdevperf_job *job)
 
 	job->ch = bdev_get_io_channel(job->desc);
 	if (job->ch == NULL) {
-		ERRLOG("job %u (%s): cannot get an I/O channel on core %u\n", job->index,
-		       job->name, job->core);
+		ERRLOG("job %u (%s): cannot get an I/O channel on core %u\n", job->index, job->name,
+		       job->core);
 		return -ENOMEM;
 	}
 	job->tasks = calloc(job->queue_depth, sizeof(*job->tasks));
@@ -199,8 +199,8 @@ job_alloc(struct bdevperf_job *job)
 		memset(job->rbuf_slab, 0, stride * job->queue_depth);
 	}
 	if (job->verify) {
-		job->pattern_buf = malloc(bdevperf_pattern_alloc_len(job->block_size,
-					  job->md_size));
+		job->pattern_buf = malloc(
+			bdevperf_pattern_alloc_len(job->block_size, job->md_size));
 		job->busy = calloc((job->region_ranges + 63) / 64, sizeof(uint64_t));
 		if (job->pattern_buf == NULL || job->busy == NULL) {
 			ERRLOG("job %u (%s): out of memory\n", job->index, job->name);
@@ -208,7 +208,7 @@ job_alloc(struct bdevperf_job *job)
 		}
 		bdevperf_pattern_fill_source(&job->pattern, &fill_rng, job->pattern_buf,
 					     bdevperf_pattern_alloc_len(job->block_size,
-							     job->md_size));
+									job->md_size));
 	}
 	for (i = 0; i < job->queue_depth; i++) {
 		struct bdevperf_task *task = &job->tasks[i];
@@ -316,7 +316,8 @@ task_start(struct bdevperf_task *task, uint64_t now)
 	task->offset_blocks = job->region_offset + range * job->io_blocks;
 	if (job->mixed) {
 		task->io_type = bdevperf_rand_below(&job->rng, 100) < job->rwmixread ?
-				BDEV_IO_TYPE_READ : BDEV_IO_TYPE_WRITE;
+					BDEV_IO_TYPE_READ :
+					BDEV_IO_TYPE_WRITE;
 	}
 	task_issue(task);
 }
@@ -348,8 +349,7 @@ task_retire(struct bdevperf_task *task)
 	job->outstanding--;
 }
 
-static void __attribute__((cold))
-task_submit_failed(struct bdevperf_task *task, int rc)
+static void __attribute__((cold)) task_submit_failed(struct bdevperf_task *task, int rc)
 {
 	struct bdevperf_job *job = task->job;
 
@@ -369,9 +369,9 @@ task_submit_failed(struct bdevperf_task *task, int rc)
 	if (!job->submit_error_logged) {
 		job->submit_error_logged = true;
 		ERRLOG("job %u (%s): %s of %" PRIu64 " blocks at lba %" PRIu64 " could not be "
-		       "submitted: %s; stopping the job\n", job->index, job->name,
-		       bdev_io_type_name(task->io_type), job->io_blocks, task->offset_blocks,
-		       strerror(-rc));
+		       "submitted: %s; stopping the job\n",
+		       job->index, job->name, bdev_io_type_name(task->io_type), job->io_blocks,
+		       task->offset_blocks, strerror(-rc));
 	}
 	counter_inc(&job->stats.io_failed);
 	task_retire(task);
@@ -386,8 +386,8 @@ task_issue(struct bdevperf_task *task)
 
 	switch (task->io_type) {
 	case BDEV_IO_TYPE_READ:
-		rc = bdev_read_blocks(job->desc, job->ch, task->rbuf,
-				      task->offset_blocks, job->io_blocks, task_complete, task);
+		rc = bdev_read_blocks(job->desc, job->ch, task->rbuf, task->offset_blocks,
+				      job->io_blocks, task_complete, task);
 		break;
 	case BDEV_IO_TYPE_WRITE:
 		rc = bdev_write_blocks(job->desc, job->ch, task->buf, task->offset_blocks,
@@ -446,8 +446,8 @@ count_failure(struct bdevperf_job *job, struct bdevperf_task *task, uint64_t now
 }
 
 static void
-log_mismatch(struct bdevperf_job *job, struct bdevperf_task *task, uint64_t bad,
-	     uint64_t blk, uint32_t off)
+log_mismatch(struct bdevperf_job *job, struct bdevperf_task *task, uint64_t bad, uint64_t blk,
+	     uint32_t off)
 {
 	const uint8_t *e = task->buf + blk * job->buf_block_size + off;
 	const uint8_t *a = task->rbuf + blk * job->buf_block_size + off;
@@ -463,9 +463,10 @@ log_mismatch(struct bdevperf_job *job, struct bdevperf_task *task, uint64_t bad,
 	}
 	ERRLOG("job %u (%s): verify mismatch in %" PRIu64 " of %" PRIu64 " blocks read at lba "
 	       "%" PRIu64 "; first at lba %" PRIu64 " byte %u%s (write seq %" PRIu64 "): "
-	       "expected%s, read%s\n", job->index, job->name, bad, job->io_blocks,
-	       task->offset_blocks, task->offset_blocks + blk, off,
-	       off >= job->block_size ? " (metadata)" : "", task->seq, ehex, ahex);
+	       "expected%s, read%s\n",
+	       job->index, job->name, bad, job->io_blocks, task->offset_blocks,
+	       task->offset_blocks + blk, off, off >= job->block_size ? " (metadata)" : "",
+	       task->seq, ehex, ahex);
 	if (++job->mismatch_logs == MAX_MISMATCH_LOGS) {
 		ERRLOG("job %u (%s): further verify mismatches are counted but not logged\n",
 		       job->index, job->name);
@@ -477,8 +478,7 @@ log_mismatch(struct bdevperf_job *job, struct bdevperf_task *task, uint64_t bad,
  * there is nothing more to do with it now.
  */
 static bool __attribute__((noinline))
-verify_complete(struct bdevperf_job *job, struct bdevperf_task *task, bool success,
-		uint64_t now)
+verify_complete(struct bdevperf_job *job, struct bdevperf_task *task, bool success, uint64_t now)
 {
 	uint64_t bad, blk = 0;
 	uint32_t off = 0;
@@ -636,7 +636,8 @@ job_finish(struct bdevperf_job *job)
 		 * wait for this channel forever.
 		 */
 		ERRLOG("job %u (%s): %u I/Os did not complete even after the reset; abandoning "
-		       "them\n", job->index, job->name, job->outstanding);
+		       "them\n",
+		       job->index, job->name, job->outstanding);
 		job->abandoned = true;
 	} else {
 		job_free_resources(job);
@@ -764,8 +765,8 @@ prefill_issue(struct bdevperf_task *task)
 		}
 	}
 	ERRLOG("job %u (%s): prefill write of %" PRIu64 " blocks at lba %" PRIu64 " could not "
-	       "be submitted: %s\n", job->index, job->name, job->io_blocks, task->offset_blocks,
-	       strerror(-rc));
+	       "be submitted: %s\n",
+	       job->index, job->name, job->io_blocks, task->offset_blocks, strerror(-rc));
 	prefill_abort(job, rc, ticks_get());
 	prefill_retire(task);
 }
@@ -815,7 +816,8 @@ prefill_complete(struct bdev_io *io, bool success, void *cb_arg)
 	bdev_free_io(io);
 	if (unlikely(!success) && job->state == JOB_PREFILLING) {
 		ERRLOG("job %u (%s): prefill write of %" PRIu64 " blocks at lba %" PRIu64
-		       " failed\n", job->index, job->name, job->io_blocks, task->offset_blocks);
+		       " failed\n",
+		       job->index, job->name, job->io_blocks, task->offset_blocks);
 		prefill_abort(job, -EIO, now);
 	}
 	prefill_next(task, now);
@@ -832,8 +834,8 @@ prefill_check_timeouts(struct bdevperf_job *job, uint64_t now)
 		if (task->state == TASK_SUBMITTED &&
 		    now - task->submit_ticks >= job->io_timeout_ticks) {
 			ERRLOG("job %u (%s): prefill write at lba %" PRIu64 " outstanding for "
-			       "more than --io-timeout\n", job->index, job->name,
-			       task->offset_blocks);
+			       "more than --io-timeout\n",
+			       job->index, job->name, task->offset_blocks);
 			prefill_abort(job, -ETIMEDOUT, now);
 			return;
 		}

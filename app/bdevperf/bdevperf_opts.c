@@ -189,16 +189,18 @@ bdevperf_opts_parse(struct bdevperf_opts *opts, int ch, const char *arg)
 	switch (ch) {
 	case 'q':
 		if (parse_u64(val, 1, BDEVPERF_MAX_QUEUE_DEPTH, &v) != 0) {
-			fprintf(stderr, "bdevperf: invalid queue depth '%s' for -q (1..%u)\n",
-				val, BDEVPERF_MAX_QUEUE_DEPTH);
+			fprintf(stderr, "bdevperf: invalid queue depth '%s' for -q (1..%u)\n", val,
+				BDEVPERF_MAX_QUEUE_DEPTH);
 			return -EINVAL;
 		}
 		opts->queue_depth = (uint32_t)v;
 		return 0;
 	case 'o':
 		if (parse_size(val, &v) != 0 || v == 0 || v > BDEVPERF_MAX_IO_SIZE) {
-			fprintf(stderr, "bdevperf: invalid I/O size '%s' for -o (bytes, with an "
-				"optional k/m suffix; at most 1g)\n", val);
+			fprintf(stderr,
+				"bdevperf: invalid I/O size '%s' for -o (bytes, with an "
+				"optional k/m suffix; at most 1g)\n",
+				val);
 			return -EINVAL;
 		}
 		opts->io_size = v;
@@ -206,17 +208,20 @@ bdevperf_opts_parse(struct bdevperf_opts *opts, int ch, const char *arg)
 	case 'w':
 		opts->workload = bdevperf_workload_from_name(val);
 		if (opts->workload == WORKLOAD_NONE) {
-			fprintf(stderr, "bdevperf: unknown workload '%s' for -w (read, write, "
+			fprintf(stderr,
+				"bdevperf: unknown workload '%s' for -w (read, write, "
 				"randread, randwrite, rw, randrw, verify, flush, unmap, "
-				"write_zeroes)\n", val);
+				"write_zeroes)\n",
+				val);
 			return -EINVAL;
 		}
 		return 0;
 	case 't':
 		if (parse_u64(val, 1, BDEVPERF_MAX_TIME_S, &v) != 0) {
-			fprintf(stderr, "bdevperf: invalid run time '%s' for -t "
-				"(whole seconds, 1..%llu)\n", val,
-				(unsigned long long)BDEVPERF_MAX_TIME_S);
+			fprintf(stderr,
+				"bdevperf: invalid run time '%s' for -t "
+				"(whole seconds, 1..%llu)\n",
+				val, (unsigned long long)BDEVPERF_MAX_TIME_S);
 			return -EINVAL;
 		}
 		opts->time_s = v;
@@ -231,7 +236,8 @@ bdevperf_opts_parse(struct bdevperf_opts *opts, int ch, const char *arg)
 		return 0;
 	case 'S':
 		if (parse_u64(val, 1, BDEVPERF_MAX_TIME_S, &v) != 0) {
-			fprintf(stderr, "bdevperf: invalid period '%s' for -S "
+			fprintf(stderr,
+				"bdevperf: invalid period '%s' for -S "
 				"(whole seconds >= 1)\n",
 				val);
 			return -EINVAL;
@@ -249,23 +255,25 @@ bdevperf_opts_parse(struct bdevperf_opts *opts, int ch, const char *arg)
 		} else if (strcmp(val, "json") == 0) {
 			opts->output = OUTPUT_JSON;
 		} else {
-			fprintf(stderr, "bdevperf: invalid --output '%s' (text or json)\n",
-				val);
+			fprintf(stderr, "bdevperf: invalid --output '%s' (text or json)\n", val);
 			return -EINVAL;
 		}
 		return 0;
 	case OPT_PATTERN:
 		if (bdevperf_pattern_parse(val, &opts->pattern) != 0) {
-			fprintf(stderr, "bdevperf: invalid --pattern '%s' (random, zeros or "
-				"compress:N with N in 1..100)\n", val);
+			fprintf(stderr,
+				"bdevperf: invalid --pattern '%s' (random, zeros or "
+				"compress:N with N in 1..100)\n",
+				val);
 			return -EINVAL;
 		}
 		return 0;
 	case OPT_IO_TIMEOUT:
 		if (parse_u64(val, 1, BDEVPERF_MAX_IO_TIMEOUT_MS, &v) != 0) {
-			fprintf(stderr, "bdevperf: invalid --io-timeout '%s' "
-				"(milliseconds, 1..%llu)\n", val,
-				(unsigned long long)BDEVPERF_MAX_IO_TIMEOUT_MS);
+			fprintf(stderr,
+				"bdevperf: invalid --io-timeout '%s' "
+				"(milliseconds, 1..%llu)\n",
+				val, (unsigned long long)BDEVPERF_MAX_IO_TIMEOUT_MS);
 			return -EINVAL;
 		}
 		opts->io_timeout_ms = v;
@@ -318,8 +326,10 @@ bdevperf_opts_validate(const struct bdevperf_opts *opts)
 			return -EINVAL;
 		}
 	} else if (opts->rwmixread >= 0) {
-		fprintf(stderr, "bdevperf: -M applies only to the rw and randrw workloads, "
-			"not %s\n", bdevperf_workload_name(opts->workload));
+		fprintf(stderr,
+			"bdevperf: -M applies only to the rw and randrw workloads, "
+			"not %s\n",
+			bdevperf_workload_name(opts->workload));
 		return -EINVAL;
 	}
 	return 0;

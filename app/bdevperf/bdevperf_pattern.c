@@ -17,9 +17,9 @@
 
 #include "bdevperf_internal.h"
 
-#define CHUNK_LEN	256u
+#define CHUNK_LEN   256u
 /* Verify blocks start at pattern offsets that are multiples of this. */
-#define ROTATE_STEP	64u
+#define ROTATE_STEP 64u
 
 int
 bdevperf_pattern_parse(const char *s, struct bdevperf_pattern *p)
@@ -206,8 +206,8 @@ bdevperf_verify_fill(uint8_t *buf, uint64_t lba, uint64_t nblocks, uint64_t seq,
 		memcpy(blk + BDEVPERF_VERIFY_HDR, pattern + rot + BDEVPERF_VERIFY_HDR,
 		       block_size - BDEVPERF_VERIFY_HDR);
 		if (md_size > 0) {
-			memcpy(blk + block_size, pattern + (rot + 4 * ROTATE_STEP) %
-			       BDEVPERF_PATTERN_LEN, md_size);
+			memcpy(blk + block_size,
+			       pattern + (rot + 4 * ROTATE_STEP) % BDEVPERF_PATTERN_LEN, md_size);
 			hdr[0] = ~lba;
 			memcpy(blk + block_size, hdr, GGA_MIN(md_size, BDEVPERF_VERIFY_HDR));
 		}

@@ -14,8 +14,8 @@
 
 #include "bdevperf_internal.h"
 
-#define MIB		(1024.0 * 1024.0)
-#define NAME_COL	23
+#define MIB      (1024.0 * 1024.0)
+#define NAME_COL 23
 
 static double
 ticks_us(uint64_t ticks, uint64_t ticks_per_s)
@@ -44,8 +44,8 @@ percentile_us(const struct bdevperf_histogram *h, double pct, uint64_t lo, uint6
 }
 
 void
-bdevperf_result_compute(const struct bdevperf_stats *s, uint64_t io_size,
-			uint64_t ticks_per_s, struct bdevperf_result *r)
+bdevperf_result_compute(const struct bdevperf_stats *s, uint64_t io_size, uint64_t ticks_per_s,
+			struct bdevperf_result *r)
 {
 	uint64_t lo, hi;
 
@@ -137,23 +137,24 @@ bdevperf_report_text(FILE *f, const struct bdevperf_report_row *rows, uint32_t n
 	uint32_t i;
 
 	fprintf(f, "%*s\n", 97, "Latency(us)");
-	width = fprintf(f, "%-*s: %10s %10s %10s %10s %8s %10s %10s %10s %10s %10s %10s",
-			NAME_COL, "Device Information", "runtime(s)", "IOPS", "MiB/s", "Fail/s",
-			"TO/s", "Average", "min", "max", "p50", "p99", "p99.9");
+	width = fprintf(f, "%-*s: %10s %10s %10s %10s %8s %10s %10s %10s %10s %10s %10s", NAME_COL,
+			"Device Information", "runtime(s)", "IOPS", "MiB/s", "Fail/s", "TO/s",
+			"Average", "min", "max", "p50", "p99", "p99.9");
 	fprintf(f, "\n");
 	for (i = 0; i < n; i++) {
 		bdevperf_result_compute(&rows[i].stats, rows[i].io_size, ticks_per_s, &r);
 		fprintf(f, "Job: %s (Core Mask 0x%" PRIx64 ")\n", rows[i].name,
 			core_mask(rows[i].core));
 		snprintf(name, sizeof(name), "%9s%s", "", rows[i].name);
-		fprintf(f, "%-*s: %10.2f %10.2f %10.2f %10.2f %8.2f %10.2f %10.2f %10.2f %10.2f "
-			"%10.2f %10.2f\n", NAME_COL, name, r.runtime_s, r.iops, r.mibps,
-			r.fail_per_s, r.timeout_per_s, r.avg_us, r.min_us, r.max_us, r.p50_us,
-			r.p99_us, r.p999_us);
+		fprintf(f,
+			"%-*s: %10.2f %10.2f %10.2f %10.2f %8.2f %10.2f %10.2f %10.2f %10.2f "
+			"%10.2f %10.2f\n",
+			NAME_COL, name, r.runtime_s, r.iops, r.mibps, r.fail_per_s, r.timeout_per_s,
+			r.avg_us, r.min_us, r.max_us, r.p50_us, r.p99_us, r.p999_us);
 		if (rows[i].verify) {
-			fprintf(f, "%9sverify: %" PRIu64 " blocks compared, %" PRIu64
-				" mismatches\n", "", rows[i].stats.verify_blocks,
-				rows[i].stats.verify_mismatches);
+			fprintf(f,
+				"%9sverify: %" PRIu64 " blocks compared, %" PRIu64 " mismatches\n",
+				"", rows[i].stats.verify_blocks, rows[i].stats.verify_mismatches);
 		}
 	}
 	for (i = 0; i < (uint32_t)(width > 0 ? width : 0); i++) {
@@ -220,12 +221,11 @@ bdevperf_report_json(FILE *f, const struct bdevperf_report_row *rows, uint32_t n
 	}
 	for (i = 0; i < n; i++) {
 		bdevperf_result_compute(&rows[i].stats, rows[i].io_size, ticks_per_s, &r);
-		snprintf(mask, sizeof(mask), "0x%" PRIx64,
-			 core_mask(rows[i].core));
-		obj = json_pack("{s:i, s:s, s:s, s:s, s:i, s:I}", "job", (int)rows[i].index,
-				"bdev", rows[i].name, "core_mask", mask, "workload",
-				rows[i].workload, "queue_depth", (int)rows[i].queue_depth,
-				"io_size", (json_int_t)rows[i].io_size);
+		snprintf(mask, sizeof(mask), "0x%" PRIx64, core_mask(rows[i].core));
+		obj = json_pack("{s:i, s:s, s:s, s:s, s:i, s:I}", "job", (int)rows[i].index, "bdev",
+				rows[i].name, "core_mask", mask, "workload", rows[i].workload,
+				"queue_depth", (int)rows[i].queue_depth, "io_size",
+				(json_int_t)rows[i].io_size);
 		if (obj == NULL || json_array_append_new(results, obj) != 0 ||
 		    add_result(obj, &rows[i].stats, &r) != 0) {
 			goto out;
@@ -237,8 +237,8 @@ bdevperf_report_json(FILE *f, const struct bdevperf_report_row *rows, uint32_t n
 	    add_result(obj, &total, &r) != 0) {
 		goto out;
 	}
-	if (json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-		       JSON_REAL_PRECISION(15)) != 0) {
+	if (json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) !=
+	    0) {
 		rc = -EIO;
 		goto out;
 	}

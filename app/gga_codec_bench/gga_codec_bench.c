@@ -27,9 +27,9 @@
 #define MAX_SET_BLOCKS 1024
 #define MAX_SET_BYTES  (16u << 20)
 /* Random chunks and runs alternate at this granularity. */
-#define CHUNK_BYTES 16
+#define CHUNK_BYTES    16
 /* The most measurement rounds per row. */
-#define MAX_ROUNDS 200
+#define MAX_ROUNDS     200
 
 struct opts {
 	uint32_t block_size;
@@ -77,22 +77,22 @@ enum row_id {
 };
 
 static const char *const g_row_names[ROW_COUNT] = {
-        "lz4_compress",      "lz4_decompress",    "isal_ec_encode", "crc32c_block",
-        "crc32c_encode_set", "crc32c_decode_set", "encode",         "decode",
-        "decode_recovery",   "encode_no_lz4",
+	"lz4_compress",      "lz4_decompress",    "isal_ec_encode", "crc32c_block",
+	"crc32c_encode_set", "crc32c_decode_set", "encode",         "decode",
+	"decode_recovery",   "encode_no_lz4",
 };
 
 static const char *const g_row_titles[ROW_COUNT] = {
-        "LZ4 compress",
-        "LZ4 decompress",
-        "ISA-L EC encode (k+m over B/k)",
-        "CRC-32C over B",
-        "CRC-32C encode set (B+(k+m)B/k)",
-        "CRC-32C decode set (B+k*B/k)",
-        "gga encode",
-        "gga decode (data fragments)",
-        "gga decode (d1 missing)",
-        "gga encode, no LZ4 (raw)",
+	"LZ4 compress",
+	"LZ4 decompress",
+	"ISA-L EC encode (k+m over B/k)",
+	"CRC-32C over B",
+	"CRC-32C encode set (B+(k+m)B/k)",
+	"CRC-32C decode set (B+k*B/k)",
+	"gga encode",
+	"gga decode (data fragments)",
+	"gga decode (d1 missing)",
+	"gga encode, no LZ4 (raw)",
 };
 
 static uint64_t g_rng = 0x2545f4914f6cdd1dull;
@@ -110,25 +110,25 @@ static void
 usage(const char *prog)
 {
 	fprintf(stderr,
-	        "usage: %s [-b BLOCK_SIZE] [-c PERCENT|random|zeros] [-t SECONDS] [-k K -m M]\n"
-	        "          [--matrix vandermonde|cauchy] [-n BLOCKS] [--json]\n"
-	        "  -b  logical block size, 512..65536 (default 4096)\n"
-	        "  -c  share of random bytes in the data, the rest runs of one byte\n"
-	        "      (default 50; random = 100; zeros = all-zero blocks)\n"
-	        "  -t  seconds per measurement row (default 1)\n"
-	        "  -k  data fragments (default 2); -m parity fragments (default 1)\n"
-	        "  -n  blocks in the data set (default min(1024, 16 MiB / block size))\n",
-	        prog);
+		"usage: %s [-b BLOCK_SIZE] [-c PERCENT|random|zeros] [-t SECONDS] [-k K -m M]\n"
+		"          [--matrix vandermonde|cauchy] [-n BLOCKS] [--json]\n"
+		"  -b  logical block size, 512..65536 (default 4096)\n"
+		"  -c  share of random bytes in the data, the rest runs of one byte\n"
+		"      (default 50; random = 100; zeros = all-zero blocks)\n"
+		"  -t  seconds per measurement row (default 1)\n"
+		"  -k  data fragments (default 2); -m parity fragments (default 1)\n"
+		"  -n  blocks in the data set (default min(1024, 16 MiB / block size))\n",
+		prog);
 }
 
 static int
 parse_args(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
-	        {"matrix", required_argument, NULL, 'M'},
-	        {"json", no_argument, NULL, 'J'},
-	        {"help", no_argument, NULL, 'h'},
-	        {NULL, 0, NULL, 0},
+		{ "matrix", required_argument, NULL, 'M' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
 	char *end;
@@ -296,14 +296,14 @@ bench_setup(struct bench *b)
 	b->F = gga_codec_frag_size(b->codec);
 	b->md = gga_codec_md_size(b->codec);
 	b->n = b->o.k + b->o.m;
-	b->nblocks = b->o.nblocks != 0 ? b->o.nblocks
-	                               : GGA_MIN(MAX_SET_BLOCKS, GGA_MAX(16, MAX_SET_BYTES / b->B));
+	b->nblocks = b->o.nblocks != 0 ? b->o.nblocks :
+					 GGA_MIN(MAX_SET_BLOCKS, GGA_MAX(16, MAX_SET_BYTES / b->B));
 	b->comp_bound = LZ4_compressBound((int)b->B);
 
 	if (posix_memalign((void **)&b->blocks, 64, (size_t)b->nblocks * b->B) != 0 ||
 	    posix_memalign((void **)&b->comp, 64, (size_t)b->nblocks * b->comp_bound) != 0 ||
 	    posix_memalign((void **)&b->frags, 64, (size_t)b->nblocks * b->n * (b->F + b->md)) !=
-	            0 ||
+		    0 ||
 	    (b->out = calloc(1, b->B)) == NULL ||
 	    (b->wfrags = calloc(b->n, b->F + b->md)) == NULL ||
 	    posix_memalign((void **)&b->parity, 64, (size_t)b->o.m * b->F) != 0 ||
@@ -333,9 +333,10 @@ bench_setup(struct bench *b)
 		uint8_t *blk = b->blocks + (size_t)i * b->B;
 
 		fill_block(blk, b->B, b->o.percent);
-		b->comp_len[i] = LZ4_compress_fast_extState(
-		        b->lz4_state, (const char *)blk,
-		        (char *)b->comp + (size_t)i * b->comp_bound, (int)b->B, b->comp_bound, 1);
+		b->comp_len[i] = LZ4_compress_fast_extState(b->lz4_state, (const char *)blk,
+							    (char *)b->comp +
+								    (size_t)i * b->comp_bound,
+							    (int)b->B, b->comp_bound, 1);
 		frag_ptrs(b, block_frags(b, i), data, md);
 		rc = gga_codec_encode(b->codec, b->scratch, blk, i, 1, data, md, &info);
 		if (rc != 0) {
@@ -346,13 +347,13 @@ bench_setup(struct bench *b)
 		/* Check the round trip once before timing anything. */
 		frag_cptrs(b, block_frags(b, i), cdata, cmd);
 		rc = gga_codec_decode(b->codec, b->scratch, cdata, cmd, (1u << b->o.k) - 1, i,
-		                      b->out, NULL);
+				      b->out, NULL);
 		if (rc != 0 || memcmp(b->out, blk, b->B) != 0) {
 			fprintf(stderr, "block %u does not round-trip (rc %d)\n", i, rc);
 			return -EIO;
 		}
 		rc = gga_codec_decode(b->codec, b->scratch, cdata, cmd, ((1u << b->n) - 1) & ~1u, i,
-		                      b->out, NULL);
+				      b->out, NULL);
 		if (rc != 0 || memcmp(b->out, blk, b->B) != 0) {
 			fprintf(stderr, "block %u does not recover (rc %d)\n", i, rc);
 			return -EIO;
@@ -392,11 +393,11 @@ run_one(struct bench *b, enum row_id row, uint32_t i)
 	switch (row) {
 	case ROW_LZ4C:
 		rc = LZ4_compress_fast_extState(b->lz4_state, (const char *)blk, (char *)b->cbuf,
-		                                (int)b->B, b->comp_bound, 1);
+						(int)b->B, b->comp_bound, 1);
 		return rc <= 0;
 	case ROW_LZ4D:
 		rc = LZ4_decompress_safe((const char *)b->comp + (size_t)i * b->comp_bound,
-		                         (char *)b->out, b->comp_len[i], (int)b->B);
+					 (char *)b->out, b->comp_len[i], (int)b->B);
 		return rc != (int)b->B;
 	case ROW_EC:
 		for (j = 0; j < b->o.k; j++) {
@@ -433,7 +434,7 @@ run_one(struct bench *b, enum row_id row, uint32_t i)
 		/* What a region known to be incompressible costs (bdev_gga_io.c skips LZ4). */
 		frag_ptrs(b, b->wfrags, wdata, wmd);
 		return gga_codec_encode_ex(b->codec, b->scratch, blk, i, 2, GGA_ENCODE_NO_LZ4,
-		                           wdata, wmd, NULL);
+					   wdata, wmd, NULL);
 	case ROW_DECODE:
 	case ROW_DECODE_REC:
 		frag_cptrs(b, block_frags(b, i), cdata, cmd);
@@ -480,7 +481,7 @@ run_slice(struct bench *b, enum row_id row, uint64_t slice_ns, struct row_state 
 		for (j = 0; j < st->batch; j++) {
 			if (run_one(b, row, st->next_block) != 0) {
 				fprintf(stderr, "%s failed on block %u\n", g_row_names[row],
-				        st->next_block);
+					st->next_block);
 				return -EIO;
 			}
 			if (++st->next_block == b->nblocks) {
@@ -581,8 +582,8 @@ data_label(const struct opts *o, char *buf, size_t len)
 static void
 report(struct bench *b, const double *rate, const double *med, uint32_t rounds)
 {
-	double enc_parts[3] = {rate[ROW_LZ4C], rate[ROW_EC], rate[ROW_CRC_ENC]};
-	double dec_parts[2] = {rate[ROW_LZ4D], rate[ROW_CRC_DEC]};
+	double enc_parts[3] = { rate[ROW_LZ4C], rate[ROW_EC], rate[ROW_CRC_ENC] };
+	double dec_parts[2] = { rate[ROW_LZ4D], rate[ROW_CRC_DEC] };
 	double enc_limit = serial_limit(enc_parts, 3), dec_limit = serial_limit(dec_parts, 2);
 	double mib = (double)b->B / (1024.0 * 1024.0);
 	double payload = (double)b->payload_sum / b->nblocks;

@@ -29,9 +29,9 @@
 #include "gga/rpc.h"
 #include "gga/util.h"
 
-#define EXIT_RPC_ERROR	1
-#define EXIT_NO_ANSWER	2
-#define RETRY_MS	50
+#define EXIT_RPC_ERROR 1
+#define EXIT_NO_ANSWER 2
+#define RETRY_MS       50
 
 static bool g_verbose;
 
@@ -101,8 +101,8 @@ is_integer_text(const char *s)
  * integers, as SPDK's rpc.py types them.
  */
 static const char *const g_string_keys[] = {
-	"trsvcid", "serial_number", "model_number", "name", "traddr", "nqn", "hostnqn",
-	"subnqn", "uuid",
+	"trsvcid", "serial_number", "model_number", "name", "traddr",
+	"nqn",     "hostnqn",       "subnqn",       "uuid",
 };
 
 static bool
@@ -177,8 +177,10 @@ build_params(int argc, char **argv, json_t **params)
 			}
 			raw = json_loads(argv[i], 0, NULL);
 			if (!json_is_object(raw) && !json_is_array(raw)) {
-				fprintf(stderr, "gga_rpc: '%s' is neither --key nor a JSON "
-					"object or array\n", argv[i]);
+				fprintf(stderr,
+					"gga_rpc: '%s' is neither --key nor a JSON "
+					"object or array\n",
+					argv[i]);
 				goto err;
 			}
 			continue;

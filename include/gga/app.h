@@ -37,9 +37,9 @@ struct app_subsystem {
 void app_subsystem_register(struct app_subsystem *subsystem);
 
 struct app_opts {
-	const char *name;		/* program name, for messages */
-	const char *rpc_addr;		/* NULL: RPC server off */
-	const char *json_config_file;	/* --json */
+	const char *name;             /* program name, for messages */
+	const char *rpc_addr;         /* NULL: RPC server off */
+	const char *json_config_file; /* --json */
 	/* --json-ignore-init-errors: a failed call of the file is logged, the rest still run. */
 	bool json_ignore_init_errors;
 	/* --save-config-on-exit: save_config's output goes there on a clean stop. */
@@ -50,7 +50,7 @@ struct app_opts {
 	uint32_t idle_spell_us;
 	/* Log a reactor stuck in one callback for longer (--stall-warn-ms; 0: off). */
 	uint32_t stall_warn_ms;
-	size_t arena_size;		/* 0: env default */
+	size_t arena_size; /* 0: env default */
 	bool no_huge;
 	/* Runs on the app thread once the configuration is loaded. */
 	void (*start_fn)(void *ctx);

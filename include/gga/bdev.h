@@ -107,29 +107,26 @@ const char *bdev_busy_reason(const char *bdev_name);
 bool bdev_io_type_supported(struct bdev *bdev, enum bdev_io_type type);
 
 int bdev_read_blocks(struct bdev_desc *desc, struct io_channel *ch, void *buf,
-		     uint64_t offset_blocks, uint64_t num_blocks,
-		     bdev_io_completion_cb cb, void *cb_arg);
+		     uint64_t offset_blocks, uint64_t num_blocks, bdev_io_completion_cb cb,
+		     void *cb_arg);
 int bdev_readv_blocks(struct bdev_desc *desc, struct io_channel *ch, struct iovec *iov, int iovcnt,
-		      uint64_t offset_blocks, uint64_t num_blocks,
-		      bdev_io_completion_cb cb, void *cb_arg);
+		      uint64_t offset_blocks, uint64_t num_blocks, bdev_io_completion_cb cb,
+		      void *cb_arg);
 int bdev_write_blocks(struct bdev_desc *desc, struct io_channel *ch, void *buf,
-		      uint64_t offset_blocks, uint64_t num_blocks,
-		      bdev_io_completion_cb cb, void *cb_arg);
+		      uint64_t offset_blocks, uint64_t num_blocks, bdev_io_completion_cb cb,
+		      void *cb_arg);
 int bdev_writev_blocks(struct bdev_desc *desc, struct io_channel *ch, struct iovec *iov, int iovcnt,
-		       uint64_t offset_blocks, uint64_t num_blocks,
-		       bdev_io_completion_cb cb, void *cb_arg);
-int bdev_write_zeroes_blocks(struct bdev_desc *desc, struct io_channel *ch,
-			     uint64_t offset_blocks, uint64_t num_blocks,
-			     bdev_io_completion_cb cb, void *cb_arg);
-int bdev_unmap_blocks(struct bdev_desc *desc, struct io_channel *ch,
-		      uint64_t offset_blocks, uint64_t num_blocks,
-		      bdev_io_completion_cb cb, void *cb_arg);
-int bdev_flush_blocks(struct bdev_desc *desc, struct io_channel *ch,
-		      uint64_t offset_blocks, uint64_t num_blocks,
-		      bdev_io_completion_cb cb, void *cb_arg);
+		       uint64_t offset_blocks, uint64_t num_blocks, bdev_io_completion_cb cb,
+		       void *cb_arg);
+int bdev_write_zeroes_blocks(struct bdev_desc *desc, struct io_channel *ch, uint64_t offset_blocks,
+			     uint64_t num_blocks, bdev_io_completion_cb cb, void *cb_arg);
+int bdev_unmap_blocks(struct bdev_desc *desc, struct io_channel *ch, uint64_t offset_blocks,
+		      uint64_t num_blocks, bdev_io_completion_cb cb, void *cb_arg);
+int bdev_flush_blocks(struct bdev_desc *desc, struct io_channel *ch, uint64_t offset_blocks,
+		      uint64_t num_blocks, bdev_io_completion_cb cb, void *cb_arg);
 /* Abort everything outstanding on every channel of the bdev, then reset it. */
-int bdev_reset(struct bdev_desc *desc, struct io_channel *ch,
-	       bdev_io_completion_cb cb, void *cb_arg);
+int bdev_reset(struct bdev_desc *desc, struct io_channel *ch, bdev_io_completion_cb cb,
+	       void *cb_arg);
 
 void bdev_free_io(struct bdev_io *io);
 
@@ -145,8 +142,7 @@ struct bdev_io_wait_entry {
 	void *cb_arg;
 	TAILQ_ENTRY(bdev_io_wait_entry) link;
 };
-int bdev_queue_io_wait(struct bdev *bdev, struct io_channel *ch,
-		       struct bdev_io_wait_entry *entry);
+int bdev_queue_io_wait(struct bdev *bdev, struct io_channel *ch, struct bdev_io_wait_entry *entry);
 
 /*
  * Status of a completed I/O as an NVMe status (sct, sc): success is 0/0, and
@@ -169,12 +165,12 @@ struct bdev_io_stat {
 	uint64_t num_flush_ops;
 	uint64_t num_reset_ops;
 	uint64_t num_failed_ops;
-	uint64_t read_latency_ticks;	/* sums; divide by ops for the mean */
+	uint64_t read_latency_ticks; /* sums; divide by ops for the mean */
 	uint64_t write_latency_ticks;
 	uint64_t unmap_latency_ticks;
 	uint64_t max_read_latency_ticks;
 	uint64_t max_write_latency_ticks;
-	uint64_t min_read_latency_ticks;	/* UINT64_MAX when no reads */
+	uint64_t min_read_latency_ticks; /* UINT64_MAX when no reads */
 	uint64_t min_write_latency_ticks;
 };
 

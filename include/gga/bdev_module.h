@@ -32,7 +32,7 @@ struct bdev_module {
 	/* Module-wide options as RPC calls appended to `config` (may be NULL). */
 	void (*config_json)(json_t *config);
 
-	TAILQ_ENTRY(bdev_module) link;	/* bdev layer */
+	TAILQ_ENTRY(bdev_module) link; /* bdev layer */
 };
 
 /* Register a module. Only before the bdev subsystem starts. */
@@ -68,13 +68,13 @@ struct bdev_internal;
 
 struct bdev {
 	/* Filled by the module before bdev_register(). */
-	char *name;			/* unique; owned by the module */
-	const char *product_name;	/* "Malloc disk", ... */
+	char *name;               /* unique; owned by the module */
+	const char *product_name; /* "Malloc disk", ... */
 	uint32_t block_size;
 	uint32_t md_size;
 	uint64_t num_blocks;
-	uint32_t buf_align;		/* 0 or 1 = no requirement */
-	uint8_t uuid[16];		/* all zero: the layer generates one */
+	uint32_t buf_align; /* 0 or 1 = no requirement */
+	uint8_t uuid[16];   /* all zero: the layer generates one */
 	void *ctxt;
 	const struct bdev_fn_table *fn_table;
 	struct bdev_module *module;
@@ -110,8 +110,8 @@ void bdev_notify_media_changed(struct bdev *bdev);
  * Delete-RPC helper: look up `name`, check it belongs to `module`, unregister.
  * Returns 0 (cb will be called), -ENODEV (no such bdev, or another module's).
  */
-int bdev_unregister_by_name(const char *name, struct bdev_module *module,
-			    bdev_unregister_cb cb, void *cb_arg);
+int bdev_unregister_by_name(const char *name, struct bdev_module *module, bdev_unregister_cb cb,
+			    void *cb_arg);
 
 /*
  * The body of a module's bdev_<kind>_delete RPC: decode {"name": string},
@@ -132,8 +132,7 @@ void bdev_destruct_done(struct bdev *bdev, int rc);
  * write. Returns 0 or -EPERM (already claimed by another module, or open
  * for writing through a descriptor other than desc).
  */
-int bdev_module_claim_bdev(struct bdev *bdev, struct bdev_desc *desc,
-			   struct bdev_module *module);
+int bdev_module_claim_bdev(struct bdev *bdev, struct bdev_desc *desc, struct bdev_module *module);
 void bdev_module_release_bdev(struct bdev *bdev);
 
 enum bdev_io_status {
@@ -171,7 +170,7 @@ struct bdev_io {
 		struct bdev_channel *ch;
 		uint64_t submit_ticks;
 		bool in_submit;
-		struct iovec iov;	/* storage for single-buffer calls */
+		struct iovec iov; /* storage for single-buffer calls */
 		TAILQ_ENTRY(bdev_io) link;
 	} internal;
 

@@ -26,12 +26,12 @@ const char *module_geometry_check(uint64_t num_blocks, uint32_t block_size, uint
 
 /* The decoded parameters of a geometry bdev's create RPC. */
 struct module_geometry_args {
-	char *name;		/* NULL when optional and not given */
+	char *name; /* NULL when optional and not given */
 	uint64_t num_blocks;
 	uint32_t block_size;
 	uint32_t md_size;
 	bool md_interleave;
-	char *uuid;		/* canonical string (checked), or NULL */
+	char *uuid; /* canonical string (checked), or NULL */
 };
 
 /* What tells one module's create RPC from another's. */

@@ -61,8 +61,8 @@ void env_dma_stats(size_t *used, size_t *total);
 struct env_mem_region {
 	void *addr;
 	size_t len;
-	int numa_node;		/* -1 if unknown */
-	bool hugepages;		/* backed by MAP_HUGETLB pages */
+	int numa_node;  /* -1 if unknown */
+	bool hugepages; /* backed by MAP_HUGETLB pages */
 };
 
 /*
@@ -84,8 +84,7 @@ int env_core_numa_node(uint32_t core);
 struct mempool;
 
 /* Returns NULL with errno set (ENOMEM, EINVAL). `name` is copied. */
-struct mempool *mempool_create(const char *name, size_t count, size_t elt_size,
-			       size_t cache_size);
+struct mempool *mempool_create(const char *name, size_t count, size_t elt_size, size_t cache_size);
 /*
  * Free the pool. All elements should have been returned; if not, a warning
  * names the pool and how many are missing. Caches of all threads are flushed.

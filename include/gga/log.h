@@ -33,24 +33,25 @@ int log_set_flag(const char *component);
 int log_clear_flag(const char *component);
 bool log_flag_enabled(const char *component);
 
-void log_print(enum log_level level, const char *file, int line, const char *func,
-	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void log_print(enum log_level level, const char *file, int line, const char *func, const char *fmt,
+	       ...) __attribute__((format(printf, 5, 6)));
 
-#define ERRLOG(...) log_print(LOG_LEVEL_ERROR, __FILE__, __LINE__, __func__, __VA_ARGS__)
-#define WARNLOG(...) log_print(LOG_LEVEL_WARN, __FILE__, __LINE__, __func__, __VA_ARGS__)
+#define ERRLOG(...)    log_print(LOG_LEVEL_ERROR, __FILE__, __LINE__, __func__, __VA_ARGS__)
+#define WARNLOG(...)   log_print(LOG_LEVEL_WARN, __FILE__, __LINE__, __func__, __VA_ARGS__)
 #define NOTICELOG(...) log_print(LOG_LEVEL_NOTICE, __FILE__, __LINE__, __func__, __VA_ARGS__)
-#define INFOLOG(...) log_print(LOG_LEVEL_INFO, __FILE__, __LINE__, __func__, __VA_ARGS__)
+#define INFOLOG(...)   log_print(LOG_LEVEL_INFO, __FILE__, __LINE__, __func__, __VA_ARGS__)
 
 #ifdef DEBUG
-#define DEBUGLOG(component, ...)							\
-	do {										\
-		if (log_flag_enabled(#component)) {					\
-			log_print(LOG_LEVEL_DEBUG, __FILE__, __LINE__, __func__,	\
-				  __VA_ARGS__);						\
-		}									\
+#define DEBUGLOG(component, ...)                                                                   \
+	do {                                                                                       \
+		if (log_flag_enabled(#component)) {                                                \
+			log_print(LOG_LEVEL_DEBUG, __FILE__, __LINE__, __func__, __VA_ARGS__);     \
+		}                                                                                  \
 	} while (0)
 #else
-#define DEBUGLOG(component, ...) do { } while (0)
+#define DEBUGLOG(component, ...)                                                                   \
+	do {                                                                                       \
+	} while (0)
 #endif
 
 #endif /* GGA_LOG_H */

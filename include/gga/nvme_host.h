@@ -52,8 +52,8 @@ enum nvme_transport_type {
 	NVME_TRANSPORT_RDMA = NVME_TRTYPE_RDMA,
 };
 
-#define NVME_TRADDR_MAX_LEN	(NVME_TRADDR_LEN - 1)
-#define NVME_TRSVCID_MAX_LEN	(NVME_TRSVCID_LEN - 1)
+#define NVME_TRADDR_MAX_LEN  (NVME_TRADDR_LEN - 1)
+#define NVME_TRSVCID_MAX_LEN (NVME_TRSVCID_LEN - 1)
 
 /* Where a controller is: transport, address family, address, port and subsystem NQN. */
 struct nvme_transport_id {
@@ -139,9 +139,9 @@ typedef void (*nvme_ctrlr_detach_cb)(void *cb_arg);
 int nvme_ctrlr_detach(struct nvme_ctrlr *ctrlr, nvme_ctrlr_detach_cb cb, void *cb_arg);
 
 enum nvme_ctrlr_state {
-	NVME_CTRLR_CONNECTING,		/* first connect, not handed out yet */
+	NVME_CTRLR_CONNECTING, /* first connect, not handed out yet */
 	NVME_CTRLR_CONNECTED,
-	NVME_CTRLR_RECONNECTING,	/* lost; resetting or waiting to retry */
+	NVME_CTRLR_RECONNECTING, /* lost; resetting or waiting to retry */
 	NVME_CTRLR_DETACHING,
 };
 
@@ -184,17 +184,17 @@ struct nvme_ns *nvme_ctrlr_get_ns(struct nvme_ctrlr *ctrlr, uint32_t nsid);
 
 struct nvme_ns_info {
 	uint32_t nsid;
-	uint64_t num_blocks;		/* NSZE */
-	uint32_t block_size;		/* LBA data size */
-	uint32_t md_size;		/* metadata bytes per block */
-	bool extended_lba;		/* metadata interleaved after each block */
+	uint64_t num_blocks; /* NSZE */
+	uint32_t block_size; /* LBA data size */
+	uint32_t md_size;    /* metadata bytes per block */
+	bool extended_lba;   /* metadata interleaved after each block */
 	/* Bytes per block in a transfer: block_size, + md_size when extended. */
 	uint32_t xfer_block_size;
 	uint8_t nguid[16];
 	uint8_t eui64[8];
-	bool dsm_supported;		/* ONCS Dataset Management */
-	bool write_zeroes_supported;	/* ONCS Write Zeroes */
-	bool volatile_write_cache;	/* VWC present: Flush is meaningful */
+	bool dsm_supported;          /* ONCS Dataset Management */
+	bool write_zeroes_supported; /* ONCS Write Zeroes */
+	bool volatile_write_cache;   /* VWC present: Flush is meaningful */
 };
 
 const struct nvme_ns_info *nvme_ns_get_info(const struct nvme_ns *ns);
@@ -243,11 +243,10 @@ int nvme_ns_cmd_writev(struct nvme_qpair *qpair, struct nvme_ns *ns, uint64_t lb
 		       void *cb_arg);
 int nvme_ns_cmd_write_zeroes(struct nvme_qpair *qpair, struct nvme_ns *ns, uint64_t lba,
 			     uint32_t nlb, nvme_cmd_cb cb, void *cb_arg);
-int nvme_ns_cmd_flush(struct nvme_qpair *qpair, struct nvme_ns *ns, nvme_cmd_cb cb,
-		      void *cb_arg);
+int nvme_ns_cmd_flush(struct nvme_qpair *qpair, struct nvme_ns *ns, nvme_cmd_cb cb, void *cb_arg);
 /* Dataset Management with the deallocate attribute, one range. */
-int nvme_ns_cmd_deallocate(struct nvme_qpair *qpair, struct nvme_ns *ns, uint64_t lba,
-			   uint32_t nlb, nvme_cmd_cb cb, void *cb_arg);
+int nvme_ns_cmd_deallocate(struct nvme_qpair *qpair, struct nvme_ns *ns, uint64_t lba, uint32_t nlb,
+			   nvme_cmd_cb cb, void *cb_arg);
 
 /* A short human-readable name of an NVMe status ("Invalid Field in Command", ...). */
 const char *nvme_status_string(uint16_t status);

@@ -22,14 +22,14 @@
 
 #include "gga/nvme_spec.h"
 
-#define NVME_RDMA_DEFAULT_PORT		4420
+#define NVME_RDMA_DEFAULT_PORT      4420
 /* The only record format defined so far. */
-#define NVME_RDMA_CM_RECFMT_1_0		0x0000
+#define NVME_RDMA_CM_RECFMT_1_0     0x0000
 /* Capsules: a command is the SQE plus in-capsule data, a response the CQE. */
-#define NVME_RDMA_CMD_CAPSULE_MIN	64
-#define NVME_RDMA_RSP_CAPSULE_SIZE	16
+#define NVME_RDMA_CMD_CAPSULE_MIN   64
+#define NVME_RDMA_RSP_CAPSULE_SIZE  16
 /* A keyed SGL data block carries at most 2^24 - 1 bytes. */
-#define NVME_RDMA_MAX_KEYED_SGL_LEN	0xffffffu
+#define NVME_RDMA_MAX_KEYED_SGL_LEN 0xffffffu
 
 /*
  * RDMA_CM_REQUEST private data (host → target, 32 bytes).
@@ -63,33 +63,33 @@ static_assert(sizeof(struct nvme_rdma_cm_rep) == 32, "RDMA CM accept private dat
 /* RDMA_CM_REJECT private data (target → host, 4 bytes). */
 struct nvme_rdma_cm_rej {
 	uint16_t recfmt;
-	uint16_t sts;		/* enum nvme_rdma_cm_status */
+	uint16_t sts; /* enum nvme_rdma_cm_status */
 } __attribute__((packed));
 static_assert(sizeof(struct nvme_rdma_cm_rej) == 4, "RDMA CM reject private data");
 
 /* Why a target rejects a connect request (nvme_rdma_cm_rej.sts). */
 enum nvme_rdma_cm_status {
-	NVME_RDMA_CM_INVALID_LEN	= 0x01,	/* private data too short */
-	NVME_RDMA_CM_INVALID_RECFMT	= 0x02,
-	NVME_RDMA_CM_INVALID_QID	= 0x03,
-	NVME_RDMA_CM_INVALID_HSQSIZE	= 0x04,
-	NVME_RDMA_CM_INVALID_HRQSIZE	= 0x05,
-	NVME_RDMA_CM_NO_RSC		= 0x06,	/* out of resources */
-	NVME_RDMA_CM_INVALID_IRD	= 0x07,	/* responder resources */
-	NVME_RDMA_CM_INVALID_ORD	= 0x08,	/* initiator depth */
-	NVME_RDMA_CM_INVALID_CNTLID	= 0x09,
+	NVME_RDMA_CM_INVALID_LEN = 0x01, /* private data too short */
+	NVME_RDMA_CM_INVALID_RECFMT = 0x02,
+	NVME_RDMA_CM_INVALID_QID = 0x03,
+	NVME_RDMA_CM_INVALID_HSQSIZE = 0x04,
+	NVME_RDMA_CM_INVALID_HRQSIZE = 0x05,
+	NVME_RDMA_CM_NO_RSC = 0x06,      /* out of resources */
+	NVME_RDMA_CM_INVALID_IRD = 0x07, /* responder resources */
+	NVME_RDMA_CM_INVALID_ORD = 0x08, /* initiator depth */
+	NVME_RDMA_CM_INVALID_CNTLID = 0x09,
 };
 
 /*
  * TSAS of a discovery log entry for NVMe/RDMA (nvme_discovery_log_entry.tsas):
  * byte 0 RDMA_QPTYPE, byte 1 RDMA_PRTYPE, byte 2 RDMA_CMS, bytes 8-9 RDMA_PKEY.
  */
-#define NVME_RDMA_TSAS_QPTYPE		0
-#define NVME_RDMA_TSAS_PRTYPE		1
-#define NVME_RDMA_TSAS_CMS		2
-#define NVME_RDMA_QPTYPE_CONNECTED	1	/* reliable connected */
-#define NVME_RDMA_PRTYPE_NONE		1	/* no provider specified */
-#define NVME_RDMA_CMS_RDMA_CM		1	/* RDMA_IP_CM */
+#define NVME_RDMA_TSAS_QPTYPE      0
+#define NVME_RDMA_TSAS_PRTYPE      1
+#define NVME_RDMA_TSAS_CMS         2
+#define NVME_RDMA_QPTYPE_CONNECTED 1 /* reliable connected */
+#define NVME_RDMA_PRTYPE_NONE      1 /* no provider specified */
+#define NVME_RDMA_CMS_RDMA_CM      1 /* RDMA_IP_CM */
 
 /* A short English name of a reject status, for log messages. */
 static inline const char *

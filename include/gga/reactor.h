@@ -30,9 +30,9 @@ enum reactor_poll_mode {
 #define REACTOR_DEFAULT_IDLE_SPELL_US 200
 
 struct reactor_opts {
-	uint64_t core_mask;		/* default: core 0 */
+	uint64_t core_mask; /* default: core 0 */
 	enum reactor_poll_mode poll_mode;
-	uint32_t idle_spell_us;		/* default: 200 */
+	uint32_t idle_spell_us; /* default: 200 */
 };
 
 void reactor_opts_init(struct reactor_opts *opts);
@@ -69,9 +69,9 @@ struct reactor_stats {
 	const char *thread_name;
 	uint32_t thread_id;
 	enum reactor_poll_mode poll_mode;
-	uint64_t busy_ticks;		/* time in iterations that did work */
-	uint64_t idle_ticks;		/* time in idle iterations and asleep */
-	uint64_t sleeps;		/* times it blocked in thread_wait() */
+	uint64_t busy_ticks; /* time in iterations that did work */
+	uint64_t idle_ticks; /* time in idle iterations and asleep */
+	uint64_t sleeps;     /* times it blocked in thread_wait() */
 	bool sleeping;
 };
 
@@ -83,12 +83,12 @@ int reactor_get_stats(uint32_t index, struct reactor_stats *stats);
  * iteration for longer than a limit is stuck in one poller, fd event or
  * message; the app's watchdog thread asks every few hundred milliseconds.
  */
-#define REACTOR_DEFAULT_STALL_WARN_MS	1000
+#define REACTOR_DEFAULT_STALL_WARN_MS 1000
 
 struct reactor_stall {
 	uint32_t core;
 	uint64_t stalled_us;
-	char what[96];			/* "poller NAME", "fd event NAME", "message 0x..." */
+	char what[96]; /* "poller NAME", "fd event NAME", "message 0x..." */
 };
 
 /* True if a reactor last seen at `beat` (ticks) is stalled at `now`. Pure. */

@@ -23,22 +23,22 @@
 
 #include <jansson.h>
 
-#define RPC_DEFAULT_SOCKET "/var/tmp/gga.sock"
+#define RPC_DEFAULT_SOCKET   "/var/tmp/gga.sock"
 #define RPC_MAX_REQUEST_SIZE (4u * 1024 * 1024)
 
 /* JSON-RPC 2.0 error codes. */
-#define RPC_ERROR_PARSE_ERROR		-32700
-#define RPC_ERROR_INVALID_REQUEST	-32600
-#define RPC_ERROR_METHOD_NOT_FOUND	-32601
-#define RPC_ERROR_INVALID_PARAMS	-32602
-#define RPC_ERROR_INTERNAL_ERROR	-32603
+#define RPC_ERROR_PARSE_ERROR      -32700
+#define RPC_ERROR_INVALID_REQUEST  -32600
+#define RPC_ERROR_METHOD_NOT_FOUND -32601
+#define RPC_ERROR_INVALID_PARAMS   -32602
+#define RPC_ERROR_INTERNAL_ERROR   -32603
 /* Server-defined: the method exists but not in the current state. */
-#define RPC_ERROR_INVALID_STATE		-32000
+#define RPC_ERROR_INVALID_STATE    -32000
 
 /* States: methods declare which they are allowed in. */
-#define RPC_STATE_STARTUP	0x1u	/* while --json config is replayed */
-#define RPC_STATE_RUNTIME	0x2u
-#define RPC_STATE_ANY		(RPC_STATE_STARTUP | RPC_STATE_RUNTIME)
+#define RPC_STATE_STARTUP 0x1u /* while --json config is replayed */
+#define RPC_STATE_RUNTIME 0x2u
+#define RPC_STATE_ANY     (RPC_STATE_STARTUP | RPC_STATE_RUNTIME)
 
 struct rpc_request;
 
@@ -125,11 +125,18 @@ struct rpc_param {
  * honour (a key, a label, an address to bind): any value given is refused.
  * Tables holding these must be at file scope (the list is a compound literal).
  */
-#define RPC_PARAM_SPDK_NOOP(param, ...)						\
-	{ .name = (param), .type = RPC_PARAM_SPDK, .optional = true,			\
-	  .spdk_values = (const char *const[]){ __VA_ARGS__, NULL } }
-#define RPC_PARAM_SPDK_UNSUPPORTED(param)						\
-	{ .name = (param), .type = RPC_PARAM_SPDK, .optional = true }
+#define RPC_PARAM_SPDK_NOOP(param, ...)                                                            \
+	{                                                                                          \
+		.name = (param), .type = RPC_PARAM_SPDK, .optional = true,                         \
+		.spdk_values = (const char *const[])                                               \
+		{                                                                                  \
+			__VA_ARGS__, NULL                                                          \
+		}                                                                                  \
+	}
+#define RPC_PARAM_SPDK_UNSUPPORTED(param)                                                          \
+	{                                                                                          \
+		.name = (param), .type = RPC_PARAM_SPDK, .optional = true                          \
+	}
 
 /*
  * Decode `params` (must be an object, or NULL when every entry is optional).

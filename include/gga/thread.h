@@ -42,10 +42,10 @@ typedef void (*msg_fn)(void *ctx);
 typedef int (*poller_fn)(void *ctx);
 
 /* fd event mask bits (the epoll ones) and callback. */
-#define THREAD_FD_IN	0x001u	/* EPOLLIN */
-#define THREAD_FD_OUT	0x004u	/* EPOLLOUT */
-#define THREAD_FD_ERR	0x008u	/* EPOLLERR */
-#define THREAD_FD_HUP	0x010u	/* EPOLLHUP */
+#define THREAD_FD_IN  0x001u /* EPOLLIN */
+#define THREAD_FD_OUT 0x004u /* EPOLLOUT */
+#define THREAD_FD_ERR 0x008u /* EPOLLERR */
+#define THREAD_FD_HUP 0x010u /* EPOLLHUP */
 typedef int (*fd_event_fn)(void *ctx, uint32_t events);
 
 /*

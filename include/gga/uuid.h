@@ -13,8 +13,8 @@
 #include "gga/util.h"
 
 /* Bytes in a UUID and in its canonical string with the terminating NUL. */
-#define UUID_LEN	16
-#define UUID_STR_LEN	37
+#define UUID_LEN     16
+#define UUID_STR_LEN 37
 
 /* Write the canonical lower-case string of uuid (36 characters and a NUL) to out. */
 void uuid_format(const uint8_t uuid[UUID_LEN], char out[UUID_STR_LEN]);

@@ -175,12 +175,9 @@ parse_log_level(const char *s, enum log_level *level)
 		const char *name;
 		enum log_level level;
 	} levels[] = {
-		{ "error", LOG_LEVEL_ERROR },
-		{ "warn", LOG_LEVEL_WARN },
-		{ "warning", LOG_LEVEL_WARN },
-		{ "notice", LOG_LEVEL_NOTICE },
-		{ "info", LOG_LEVEL_INFO },
-		{ "debug", LOG_LEVEL_DEBUG },
+		{ "error", LOG_LEVEL_ERROR },  { "warn", LOG_LEVEL_WARN },
+		{ "warning", LOG_LEVEL_WARN }, { "notice", LOG_LEVEL_NOTICE },
+		{ "info", LOG_LEVEL_INFO },    { "debug", LOG_LEVEL_DEBUG },
 	};
 	size_t i;
 
@@ -255,7 +252,8 @@ parse_common(struct app_opts *opts, int ch, const char *arg, uint64_t *cpu_mask,
 		errno = 0;
 		v = strtoull(arg, &end, 10);
 		if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || errno != 0 || v > 1000000) {
-			fprintf(stderr, "%s: invalid --idle-spell '%s' (microseconds, 0..1000000)\n",
+			fprintf(stderr,
+				"%s: invalid --idle-spell '%s' (microseconds, 0..1000000)\n",
 				opts->name, arg);
 			return -EINVAL;
 		}
@@ -264,9 +262,9 @@ parse_common(struct app_opts *opts, int ch, const char *arg, uint64_t *cpu_mask,
 	case OPT_STALL_WARN:
 		errno = 0;
 		v = strtoull(arg, &end, 10);
-		if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || errno != 0 ||
-		    v > 3600 * 1000) {
-			fprintf(stderr, "%s: invalid --stall-warn-ms '%s' (milliseconds, 0..3600000)\n",
+		if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || errno != 0 || v > 3600 * 1000) {
+			fprintf(stderr,
+				"%s: invalid --stall-warn-ms '%s' (milliseconds, 0..3600000)\n",
 				opts->name, arg);
 			return -EINVAL;
 		}
@@ -280,8 +278,10 @@ parse_common(struct app_opts *opts, int ch, const char *arg, uint64_t *cpu_mask,
 		return 0;
 	case OPT_LOG_LEVEL:
 		if (parse_log_level(arg, &level) != 0) {
-			fprintf(stderr, "%s: invalid --log-level '%s' "
-				"(error, warn, notice, info, debug)\n", opts->name, arg);
+			fprintf(stderr,
+				"%s: invalid --log-level '%s' "
+				"(error, warn, notice, info, debug)\n",
+				opts->name, arg);
 			return -EINVAL;
 		}
 		log_set_level(level);
@@ -511,7 +511,8 @@ handle_signal(int signo)
 		break;
 	case APP_SIGNAL_FORCE_EXIT:
 		ERRLOG("%s: second signal (%s): shutdown did not finish; forcing exit with "
-		       "code %d\n", g_opts->name, strsignal(signo), 128 + signo);
+		       "code %d\n",
+		       g_opts->name, strsignal(signo), 128 + signo);
 		fflush(stdout);
 		fflush(stderr);
 		/* Not exit(): atexit handlers and destructors could wait on the stuck reactor. */
@@ -520,7 +521,7 @@ handle_signal(int signo)
 }
 
 /* Sent by app_start() to the watchdog thread so it sees g_watchdog_stop at once. */
-#define WATCHDOG_WAKE_SIGNAL	SIGRTMIN
+#define WATCHDOG_WAKE_SIGNAL SIGRTMIN
 
 static void *
 watchdog_main(void *arg)
@@ -605,9 +606,11 @@ app_start_msg(void *arg)
 		rc = rpc_server_listen(g_opts->rpc_addr);
 		if (rc != 0) {
 			ERRLOG("%s: cannot serve JSON-RPC on %s: %s\n", g_opts->name,
-			       g_opts->rpc_addr, rc == -EADDRINUSE ?
-			       "another process is listening there (another gga_tgt? stop it, or "
-			       "give this one its own socket with -r PATH)" : strerror(-rc));
+			       g_opts->rpc_addr,
+			       rc == -EADDRINUSE ?
+				       "another process is listening there (another gga_tgt? stop it, or "
+				       "give this one its own socket with -r PATH)" :
+				       strerror(-rc));
 			start_failed();
 			return;
 		}
@@ -682,8 +685,7 @@ app_start(struct app_opts *opts)
 	eopts.no_huge = opts->no_huge;
 	rc = env_init(&eopts);
 	if (rc != 0) {
-		ERRLOG("%s: cannot set up the memory environment: %s\n", opts->name,
-		       strerror(-rc));
+		ERRLOG("%s: cannot set up the memory environment: %s\n", opts->name, strerror(-rc));
 		rc = 1;
 		goto out_drain_signals;
 	}
@@ -733,7 +735,7 @@ out_drain_signals:
 /* Configuration replay: the calls of every subsystem, one at a time, in file order. */
 struct config_load {
 	char *path;
-	json_t *calls;		/* array of {"method", "params"} objects */
+	json_t *calls; /* array of {"method", "params"} objects */
 	size_t next;
 	bool ignore_errors;
 	size_t failed;
@@ -832,11 +834,13 @@ config_collect_calls(const char *path, json_t *root, json_t *calls)
 		ERRLOG("%s: expected an object with a \"subsystems\" array\n", path);
 		return -EINVAL;
 	}
-	json_array_foreach(subsystems, i, entry) {
+	json_array_foreach(subsystems, i, entry)
+	{
 		if (!json_is_object(entry) ||
 		    !json_is_string(json_object_get(entry, "subsystem"))) {
 			ERRLOG("%s: subsystems[%zu]: expected an object with a "
-			       "\"subsystem\" name\n", path, i);
+			       "\"subsystem\" name\n",
+			       path, i);
 			return -EINVAL;
 		}
 		config = json_object_get(entry, "config");
@@ -848,15 +852,17 @@ config_collect_calls(const char *path, json_t *root, json_t *calls)
 			       json_string_value(json_object_get(entry, "subsystem")));
 			return -EINVAL;
 		}
-		json_array_foreach(config, j, call) {
+		json_array_foreach(config, j, call)
+		{
 			method = json_object_get(call, "method");
 			params = json_object_get(call, "params");
 			if (!json_is_object(call) || !json_is_string(method) ||
 			    (params != NULL && !json_is_object(params) && !json_is_array(params) &&
 			     !json_is_null(params))) {
 				ERRLOG("%s: subsystem %s, config[%zu]: expected "
-				       "{\"method\": string, \"params\": object}\n", path,
-				       json_string_value(json_object_get(entry, "subsystem")), j);
+				       "{\"method\": string, \"params\": object}\n",
+				       path, json_string_value(json_object_get(entry, "subsystem")),
+				       j);
 				return -EINVAL;
 			}
 			if (json_is_null(params)) {
@@ -939,9 +945,8 @@ app_save_config(void)
 		if (s->write_config_json != NULL) {
 			s->write_config_json(config);
 		}
-		if (json_array_append_new(subsystems,
-					  json_pack("{s:s, s:o}", "subsystem", s->name,
-						    "config", config)) != 0) {
+		if (json_array_append_new(subsystems, json_pack("{s:s, s:o}", "subsystem", s->name,
+								"config", config)) != 0) {
 			json_decref(root);
 			return NULL;
 		}

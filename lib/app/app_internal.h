@@ -10,9 +10,9 @@ void app_rpc_register(void);
 
 /* What a SIGINT/SIGTERM does. */
 enum app_signal_action {
-	APP_SIGNAL_STOP,	/* the first one: begin an orderly shutdown */
-	APP_SIGNAL_NOTE,	/* the first one while shutdown (app_stop) is under way */
-	APP_SIGNAL_FORCE_EXIT,	/* the second one: exit now, code 128 + signal */
+	APP_SIGNAL_STOP,       /* the first one: begin an orderly shutdown */
+	APP_SIGNAL_NOTE,       /* the first one while shutdown (app_stop) is under way */
+	APP_SIGNAL_FORCE_EXIT, /* the second one: exit now, code 128 + signal */
 };
 
 /* The action for a signal after `signals_before` others. Pure; for unit tests. */

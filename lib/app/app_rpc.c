@@ -64,7 +64,8 @@ rpc_framework_get_subsystems(struct rpc_request *req, json_t *params)
 		rpc_send_errno(req, -ENOMEM, NULL);
 		return;
 	}
-	json_array_foreach(json_object_get(config, "subsystems"), i, s) {
+	json_array_foreach(json_object_get(config, "subsystems"), i, s)
+	{
 		json_array_append_new(result, json_pack("{s:O, s:o}", "subsystem",
 							json_object_get(s, "subsystem"),
 							"depends_on", json_deep_copy(deps)));
@@ -80,7 +81,8 @@ struct get_config_params {
 };
 
 static const struct rpc_param get_config_params[] = {
-	{ .name = "name", .type = RPC_PARAM_STRING,
+	{ .name = "name",
+	  .type = RPC_PARAM_STRING,
 	  .offset = offsetof(struct get_config_params, name) },
 	/* gga's configuration has no batches: the same calls either way. */
 	RPC_PARAM_SPDK_NOOP("with_batches", "false", "true"),
@@ -93,8 +95,8 @@ rpc_framework_get_config(struct rpc_request *req, json_t *params)
 	json_t *config, *s;
 	size_t i;
 
-	if (rpc_decode_params(req, params, get_config_params, ARRAY_SIZE(get_config_params),
-			      &p) != 0) {
+	if (rpc_decode_params(req, params, get_config_params, ARRAY_SIZE(get_config_params), &p) !=
+	    0) {
 		goto cleanup;
 	}
 	config = app_save_config();
@@ -102,7 +104,8 @@ rpc_framework_get_config(struct rpc_request *req, json_t *params)
 		rpc_send_errno(req, -ENOMEM, NULL);
 		goto cleanup;
 	}
-	json_array_foreach(json_object_get(config, "subsystems"), i, s) {
+	json_array_foreach(json_object_get(config, "subsystems"), i, s)
+	{
 		if (strcmp(json_string_value(json_object_get(s, "subsystem")), p.name) == 0) {
 			rpc_send_result(req, json_incref(json_object_get(s, "config")));
 			break;
@@ -120,16 +123,11 @@ cleanup:
 static json_t *
 reactor_json(const struct reactor_stats *st)
 {
-	return json_pack("{s:i, s:I, s:I, s:I, s:b, s:s, s:[{s:s, s:i}]}",
-			 "lcore", (int)st->core,
-			 "busy", (json_int_t)st->busy_ticks,
-			 "idle", (json_int_t)st->idle_ticks,
-			 "sleeps", (json_int_t)st->sleeps,
-			 "sleeping", (int)st->sleeping,
-			 "poll_mode", reactor_poll_mode_name(st->poll_mode),
-			 "threads",
-			 "name", st->thread_name ? st->thread_name : "",
-			 "id", (int)st->thread_id);
+	return json_pack("{s:i, s:I, s:I, s:I, s:b, s:s, s:[{s:s, s:i}]}", "lcore", (int)st->core,
+			 "busy", (json_int_t)st->busy_ticks, "idle", (json_int_t)st->idle_ticks,
+			 "sleeps", (json_int_t)st->sleeps, "sleeping", (int)st->sleeping,
+			 "poll_mode", reactor_poll_mode_name(st->poll_mode), "threads", "name",
+			 st->thread_name ? st->thread_name : "", "id", (int)st->thread_id);
 }
 
 static void
@@ -180,10 +178,9 @@ rpc_gga_get_version(struct rpc_request *req, json_t *params)
 	if (sscanf(GGA_VERSION_STRING, "%d.%d.%d%n", &major, &minor, &patch, &n) == 3) {
 		suffix = GGA_VERSION_STRING + n;
 	}
-	result = json_pack("{s:s, s:{s:i, s:i, s:i, s:s}}",
-			   "version", "gga v" GGA_VERSION_STRING,
-			   "fields", "major", major, "minor", minor, "patch", patch,
-			   "suffix", suffix);
+	result = json_pack("{s:s, s:{s:i, s:i, s:i, s:s}}", "version", "gga v" GGA_VERSION_STRING,
+			   "fields", "major", major, "minor", minor, "patch", patch, "suffix",
+			   suffix);
 	if (result == NULL) {
 		rpc_send_errno(req, -ENOMEM, NULL);
 		return;
@@ -197,8 +194,11 @@ struct stall_params {
 };
 
 static const struct rpc_param stall_params[] = {
-	{ .name = "ms", .type = RPC_PARAM_UINT32, .offset = offsetof(struct stall_params, ms),
-	  .min = 1, .max = 60000 },
+	{ .name = "ms",
+	  .type = RPC_PARAM_UINT32,
+	  .offset = offsetof(struct stall_params, ms),
+	  .min = 1,
+	  .max = 60000 },
 };
 
 /*

@@ -48,8 +48,8 @@ write_synced(const char *path, json_t *config)
 	if (f == NULL) {
 		return -errno;
 	}
-	if (json_dumpf(config, f, JSON_INDENT(2)) != 0 || fputc('\n', f) == EOF ||
-	    fflush(f) != 0 || fsync(fileno(f)) != 0) {
+	if (json_dumpf(config, f, JSON_INDENT(2)) != 0 || fputc('\n', f) == EOF || fflush(f) != 0 ||
+	    fsync(fileno(f)) != 0) {
 		rc = errno != 0 ? -errno : -EIO;
 	}
 	if (fclose(f) != 0 && rc == 0) {

@@ -20,13 +20,13 @@
 
 #include "bdev_internal.h"
 
-#define BDEV_MIN_BLOCK_SIZE	512u
-#define BDEV_MAX_BLOCK_SIZE	65536u
-#define BDEV_MAX_MD_SIZE	4096u
+#define BDEV_MIN_BLOCK_SIZE 512u
+#define BDEV_MAX_BLOCK_SIZE 65536u
+#define BDEV_MAX_MD_SIZE    4096u
 
 /* bdev_io pool: enough for deep queues on every core; per-thread cache for the I/O path. */
-#define BDEV_IO_POOL_SIZE	65535u
-#define BDEV_IO_CACHE_SIZE	256u
+#define BDEV_IO_POOL_SIZE  65535u
+#define BDEV_IO_CACHE_SIZE 256u
 
 /*
  * Guards the bdev list and each bdev's descriptors, claims and state, which
@@ -360,7 +360,7 @@ bdev_unregister(struct bdev *bdev, bdev_unregister_cb cb, void *cb_arg)
 	}
 	__atomic_store_n(&internal->state, BDEV_STATE_UNREGISTERING, __ATOMIC_RELAXED);
 	internal->unregister_thread = thread_get_current() != NULL ? thread_get_current() :
-				      thread_get_app();
+								     thread_get_app();
 	internal->unregister_cb = cb;
 	internal->unregister_arg = cb_arg;
 	descs_notify(bdev, desc_remove_notify, "removal");
@@ -445,8 +445,7 @@ bdev_close(struct bdev_desc *desc)
 	int rc;
 
 	if (desc->thread != thread_get_current()) {
-		ERRLOG("bdev %s: descriptor closed on a thread that did not open it\n",
-		       bdev->name);
+		ERRLOG("bdev %s: descriptor closed on a thread that did not open it\n", bdev->name);
 	}
 
 	pthread_mutex_lock(&g_bdev_mutex);
@@ -707,8 +706,8 @@ bdev_subsystem_init(void)
 					sizeof(struct bdev_io) + ctx_size, g_io_cache_size);
 	if (g_bdev_io_pool == NULL) {
 		rc = errno != 0 ? -errno : -ENOMEM;
-		ERRLOG("cannot create the bdev_io pool of %zu x %zu bytes (%d)\n",
-		       g_io_pool_size, sizeof(struct bdev_io) + ctx_size, rc);
+		ERRLOG("cannot create the bdev_io pool of %zu x %zu bytes (%d)\n", g_io_pool_size,
+		       sizeof(struct bdev_io) + ctx_size, rc);
 		return rc;
 	}
 	io_device_register(&g_bdev_mgmt_device, bdev_mgmt_channel_create_cb,

@@ -24,7 +24,7 @@
 #include "bdev_internal.h"
 
 /* How soon to retry NOMEM-queued I/O when nothing outstanding will complete to trigger it. */
-#define NOMEM_RETRY_PERIOD_US	100
+#define NOMEM_RETRY_PERIOD_US 100
 
 struct mempool *g_bdev_io_pool;
 /* The io_device of the per-thread management channels; only its address matters. */
@@ -222,8 +222,8 @@ bdev_channel_destroy_cb(void *io_device, void *ctx_buf)
 	struct bdev_internal *internal = bdev->internal;
 
 	if (ch->outstanding != 0 || !TAILQ_EMPTY(&ch->nomem_ios)) {
-		ERRLOG("bdev %s: channel destroyed with %" PRIu64 " I/Os outstanding\n",
-		       bdev->name, ch->outstanding);
+		ERRLOG("bdev %s: channel destroyed with %" PRIu64 " I/Os outstanding\n", bdev->name,
+		       ch->outstanding);
 	}
 	poller_unregister(&ch->nomem_poller);
 	io_channel_put(ch->module_ch);
@@ -290,7 +290,8 @@ nomem_arm(struct bdev_channel *ch)
 	ch->nomem_poller = poller_register(nomem_poll, ch, NOMEM_RETRY_PERIOD_US, "bdev_nomem");
 	if (ch->nomem_poller == NULL) {
 		ERRLOG("bdev %s: cannot register the NOMEM retry poller; "
-		       "queued I/O waits for the next completion\n", ch->bdev->name);
+		       "queued I/O waits for the next completion\n",
+		       ch->bdev->name);
 	}
 }
 
@@ -393,9 +394,9 @@ io_get(struct bdev_desc *desc, struct bdev_channel *ch, enum bdev_io_type type,
  * length is implied); otherwise `iov` (NULL for the types without data).
  */
 static inline int
-io_submit_blocks(struct bdev_desc *desc, struct io_channel *_ch, enum bdev_io_type type,
-		 void *buf, struct iovec *iov, int iovcnt, uint64_t offset_blocks,
-		 uint64_t num_blocks, bdev_io_completion_cb cb, void *cb_arg)
+io_submit_blocks(struct bdev_desc *desc, struct io_channel *_ch, enum bdev_io_type type, void *buf,
+		 struct iovec *iov, int iovcnt, uint64_t offset_blocks, uint64_t num_blocks,
+		 bdev_io_completion_cb cb, void *cb_arg)
 {
 	struct bdev *bdev = desc->bdev;
 	struct bdev_channel *ch = io_channel_get_ctx(_ch);
@@ -442,9 +443,8 @@ io_submit_blocks(struct bdev_desc *desc, struct io_channel *_ch, enum bdev_io_ty
 }
 
 int
-bdev_read_blocks(struct bdev_desc *desc, struct io_channel *ch, void *buf,
-		 uint64_t offset_blocks, uint64_t num_blocks, bdev_io_completion_cb cb,
-		 void *cb_arg)
+bdev_read_blocks(struct bdev_desc *desc, struct io_channel *ch, void *buf, uint64_t offset_blocks,
+		 uint64_t num_blocks, bdev_io_completion_cb cb, void *cb_arg)
 {
 	if (unlikely(buf == NULL)) {
 		return -EINVAL;
@@ -463,9 +463,8 @@ bdev_readv_blocks(struct bdev_desc *desc, struct io_channel *ch, struct iovec *i
 }
 
 int
-bdev_write_blocks(struct bdev_desc *desc, struct io_channel *ch, void *buf,
-		  uint64_t offset_blocks, uint64_t num_blocks, bdev_io_completion_cb cb,
-		  void *cb_arg)
+bdev_write_blocks(struct bdev_desc *desc, struct io_channel *ch, void *buf, uint64_t offset_blocks,
+		  uint64_t num_blocks, bdev_io_completion_cb cb, void *cb_arg)
 {
 	if (unlikely(buf == NULL)) {
 		return -EINVAL;
@@ -475,9 +474,9 @@ bdev_write_blocks(struct bdev_desc *desc, struct io_channel *ch, void *buf,
 }
 
 int
-bdev_writev_blocks(struct bdev_desc *desc, struct io_channel *ch, struct iovec *iov,
-		   int iovcnt, uint64_t offset_blocks, uint64_t num_blocks,
-		   bdev_io_completion_cb cb, void *cb_arg)
+bdev_writev_blocks(struct bdev_desc *desc, struct io_channel *ch, struct iovec *iov, int iovcnt,
+		   uint64_t offset_blocks, uint64_t num_blocks, bdev_io_completion_cb cb,
+		   void *cb_arg)
 {
 	return io_submit_blocks(desc, ch, BDEV_IO_TYPE_WRITE, NULL, iov, iovcnt, offset_blocks,
 				num_blocks, cb, cb_arg);
@@ -487,8 +486,8 @@ int
 bdev_write_zeroes_blocks(struct bdev_desc *desc, struct io_channel *ch, uint64_t offset_blocks,
 			 uint64_t num_blocks, bdev_io_completion_cb cb, void *cb_arg)
 {
-	return io_submit_blocks(desc, ch, BDEV_IO_TYPE_WRITE_ZEROES, NULL, NULL, 0,
-				offset_blocks, num_blocks, cb, cb_arg);
+	return io_submit_blocks(desc, ch, BDEV_IO_TYPE_WRITE_ZEROES, NULL, NULL, 0, offset_blocks,
+				num_blocks, cb, cb_arg);
 }
 
 int
@@ -515,7 +514,7 @@ io_complete_slow(struct bdev_channel *ch, struct bdev_io *io, enum bdev_io_statu
 	if (io->type == BDEV_IO_TYPE_RESET) {
 		/* A reset is not requeued: the module could not do it. */
 		io->internal.status = status == BDEV_IO_STATUS_NOMEM ? BDEV_IO_STATUS_FAILED :
-				      status;
+								       status;
 		reset_unfreeze(io);
 		return;
 	}
@@ -671,8 +670,7 @@ reset_unfreeze(struct bdev_io *io)
 }
 
 int
-bdev_reset(struct bdev_desc *desc, struct io_channel *_ch, bdev_io_completion_cb cb,
-	   void *cb_arg)
+bdev_reset(struct bdev_desc *desc, struct io_channel *_ch, bdev_io_completion_cb cb, void *cb_arg)
 {
 	struct bdev *bdev = desc->bdev;
 	struct bdev_channel *ch = io_channel_get_ctx(_ch);
@@ -805,8 +803,7 @@ iostat_done(struct io_channel_iter *i, int status)
 }
 
 void
-bdev_get_iostat(struct bdev *bdev, struct bdev_io_stat *stat, bdev_get_iostat_cb cb,
-		void *cb_arg)
+bdev_get_iostat(struct bdev *bdev, struct bdev_io_stat *stat, bdev_get_iostat_cb cb, void *cb_arg)
 {
 	struct bdev_internal *internal = bdev->internal;
 	struct iostat_ctx *ctx;

@@ -17,8 +17,10 @@ struct rpc_bdev_name {
 };
 
 static const struct rpc_param rpc_bdev_name_decl[] = {
-	{ .name = "name", .type = RPC_PARAM_STRING,
-	  .offset = offsetof(struct rpc_bdev_name, name), .optional = true },
+	{ .name = "name",
+	  .type = RPC_PARAM_STRING,
+	  .offset = offsetof(struct rpc_bdev_name, name),
+	  .optional = true },
 	/* SPDK waits that long for the bdev to appear; gga answers at once. */
 	RPC_PARAM_SPDK_NOOP("timeout", "0"),
 };
@@ -29,11 +31,15 @@ struct rpc_iostat {
 };
 
 static const struct rpc_param rpc_iostat_decl[] = {
-	{ .name = "name", .type = RPC_PARAM_STRING,
-	  .offset = offsetof(struct rpc_iostat, name), .optional = true },
+	{ .name = "name",
+	  .type = RPC_PARAM_STRING,
+	  .offset = offsetof(struct rpc_iostat, name),
+	  .optional = true },
 	/* SPDK's form: an array of names. */
-	{ .name = "names", .type = RPC_PARAM_JSON,
-	  .offset = offsetof(struct rpc_iostat, names), .optional = true },
+	{ .name = "names",
+	  .type = RPC_PARAM_JSON,
+	  .offset = offsetof(struct rpc_iostat, names),
+	  .optional = true },
 	RPC_PARAM_SPDK_NOOP("per_channel", "false"),
 	RPC_PARAM_SPDK_NOOP("reset_mode", "\"none\""),
 };
@@ -42,12 +48,9 @@ static const struct {
 	const char *name;
 	enum bdev_io_type type;
 } g_rpc_io_types[] = {
-	{ "read", BDEV_IO_TYPE_READ },
-	{ "write", BDEV_IO_TYPE_WRITE },
-	{ "flush", BDEV_IO_TYPE_FLUSH },
-	{ "write_zeroes", BDEV_IO_TYPE_WRITE_ZEROES },
-	{ "unmap", BDEV_IO_TYPE_UNMAP },
-	{ "reset", BDEV_IO_TYPE_RESET },
+	{ "read", BDEV_IO_TYPE_READ },   { "write", BDEV_IO_TYPE_WRITE },
+	{ "flush", BDEV_IO_TYPE_FLUSH }, { "write_zeroes", BDEV_IO_TYPE_WRITE_ZEROES },
+	{ "unmap", BDEV_IO_TYPE_UNMAP }, { "reset", BDEV_IO_TYPE_RESET },
 };
 
 /* jansson integers are signed: a counter at UINT64_MAX ("no sample") reads as 0. */
@@ -273,7 +276,8 @@ iostat_rpc_count(struct rpc_request *req, struct rpc_iostat *p, size_t *count)
 			       "names: expected an array of bdev names (and no name)");
 		return -EINVAL;
 	}
-	json_array_foreach(p->names, i, v) {
+	json_array_foreach(p->names, i, v)
+	{
 		if (!json_is_string(v)) {
 			rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "names: expected strings");
 			return -EINVAL;
@@ -323,8 +327,7 @@ rpc_bdev_get_iostat(struct rpc_request *req, json_t *params)
 	size_t count = 0, i;
 	int rc;
 
-	if (rpc_decode_params(req, params, rpc_iostat_decl, ARRAY_SIZE(rpc_iostat_decl),
-			      &p) != 0 ||
+	if (rpc_decode_params(req, params, rpc_iostat_decl, ARRAY_SIZE(rpc_iostat_decl), &p) != 0 ||
 	    iostat_rpc_count(req, &p, &count) != 0) {
 		goto cleanup;
 	}
@@ -389,7 +392,8 @@ struct rpc_bdev_delete {
 
 static const struct rpc_param bdev_delete_params[] = {
 	{
-		.name = "name", .type = RPC_PARAM_STRING,
+		.name = "name",
+		.type = RPC_PARAM_STRING,
 		.offset = offsetof(struct rpc_bdev_delete, name),
 	},
 };
@@ -407,8 +411,7 @@ bdev_rpc_delete_done(void *cb_arg, int rc)
 }
 
 void
-bdev_rpc_delete(struct rpc_request *req, json_t *params, bdev_delete_fn delete_fn,
-		const char *kind)
+bdev_rpc_delete(struct rpc_request *req, json_t *params, bdev_delete_fn delete_fn, const char *kind)
 {
 	struct rpc_bdev_delete args = { 0 };
 	int rc;

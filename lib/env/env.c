@@ -23,9 +23,9 @@
 #include "gga/log.h"
 #include "gga/util.h"
 
-#define ENV_DEFAULT_ARENA_SIZE	(256ull << 20)
-#define ENV_HUGE_PAGE_SIZE	(2ull << 20)
-#define ENV_MIN_ALIGN		GGA_CACHE_LINE
+#define ENV_DEFAULT_ARENA_SIZE (256ull << 20)
+#define ENV_HUGE_PAGE_SIZE     (2ull << 20)
+#define ENV_MIN_ALIGN          GGA_CACHE_LINE
 
 /* A free extent in the sorted free list, or a live allocation in the tree. */
 struct extent {
@@ -170,10 +170,11 @@ env_init(const struct env_opts *user_opts)
 		base = mmap(NULL, size, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
 		if (base == MAP_FAILED) {
-			NOTICELOG("%s: no %zu MiB of free hugepages (%s): using normal pages; reserve "
-				  "some (sysctl vm.nr_hugepages=N, 2 MiB each) for fewer TLB misses, "
-				  "or pass --no-huge\n", opts.name ? opts.name : "env", size >> 20,
-				  strerror(errno));
+			NOTICELOG(
+				"%s: no %zu MiB of free hugepages (%s): using normal pages; reserve "
+				"some (sysctl vm.nr_hugepages=N, 2 MiB each) for fewer TLB misses, "
+				"or pass --no-huge\n",
+				opts.name ? opts.name : "env", size >> 20, strerror(errno));
 			base = NULL;
 		} else {
 			huge = true;
@@ -184,7 +185,8 @@ env_init(const struct env_opts *user_opts)
 	}
 	if (base == NULL) {
 		ERRLOG("%s: cannot map an arena of %zu bytes: %s (lower --mem-size, or free "
-		       "memory)\n", opts.name ? opts.name : "env", size, strerror(errno));
+		       "memory)\n",
+		       opts.name ? opts.name : "env", size, strerror(errno));
 		rc = -ENOMEM;
 		goto err_free_whole;
 	}
@@ -212,8 +214,8 @@ env_init(const struct env_opts *user_opts)
 	g_env.free_list = whole;
 	__atomic_store_n(&g_env.initialized, true, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&g_env_lock);
-	NOTICELOG("%s: arena of %zu MiB at %p, %s pages, NUMA node %d\n", g_env.name,
-		  size >> 20, base, huge ? "huge" : "normal", node);
+	NOTICELOG("%s: arena of %zu MiB at %p, %s pages, NUMA node %d\n", g_env.name, size >> 20,
+		  base, huge ? "huge" : "normal", node);
 	return 0;
 
 err_free_whole:

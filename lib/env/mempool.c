@@ -22,8 +22,8 @@
 #include "gga/log.h"
 #include "gga/util.h"
 
-#define MEMPOOL_NAME_LEN	64
-#define MEMPOOL_MAX_ELT_ALIGN	4096
+#define MEMPOOL_NAME_LEN      64
+#define MEMPOOL_MAX_ELT_ALIGN 4096
 
 struct mempool_cache {
 	/* NULL once the pool is freed; the cache waits to be reused or freed. */
@@ -348,8 +348,7 @@ shared_put(struct mempool *mp, void *elt)
 	pthread_mutex_unlock(&mp->lock);
 }
 
-static void * __attribute__((noinline))
-get_slow(struct mempool *mp)
+static void *__attribute__((noinline)) get_slow(struct mempool *mp)
 {
 	struct mempool_cache *c;
 	uint32_t n;
@@ -396,8 +395,7 @@ mempool_get(struct mempool *mp)
 	return get_slow(mp);
 }
 
-static void __attribute__((noinline))
-put_slow(struct mempool *mp, void *elt)
+static void __attribute__((noinline)) put_slow(struct mempool *mp, void *elt)
 {
 	struct mempool_cache *c;
 	uint32_t keep;

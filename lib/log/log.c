@@ -8,8 +8,8 @@
 
 #include "gga/log.h"
 
-#define MAX_FLAGS	32
-#define MAX_FLAG_LEN	32
+#define MAX_FLAGS    32
+#define MAX_FLAG_LEN 32
 
 static enum log_level g_level = LOG_LEVEL_NOTICE;
 static pthread_mutex_t g_flags_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -18,11 +18,8 @@ static int g_num_flags;
 static bool g_all_flags;
 
 static const char *const g_level_names[] = {
-	[LOG_LEVEL_ERROR] = "ERROR",
-	[LOG_LEVEL_WARN] = "WARNING",
-	[LOG_LEVEL_NOTICE] = "NOTICE",
-	[LOG_LEVEL_INFO] = "INFO",
-	[LOG_LEVEL_DEBUG] = "DEBUG",
+	[LOG_LEVEL_ERROR] = "ERROR", [LOG_LEVEL_WARN] = "WARNING", [LOG_LEVEL_NOTICE] = "NOTICE",
+	[LOG_LEVEL_INFO] = "INFO",   [LOG_LEVEL_DEBUG] = "DEBUG",
 };
 
 void
@@ -75,7 +72,8 @@ log_clear_flag(const char *component)
 	}
 	for (i = 0; i < g_num_flags; i++) {
 		if (strcmp(g_flags[i], component) == 0) {
-			memmove(g_flags[i], g_flags[i + 1], (size_t)(g_num_flags - i - 1) * MAX_FLAG_LEN);
+			memmove(g_flags[i], g_flags[i + 1],
+				(size_t)(g_num_flags - i - 1) * MAX_FLAG_LEN);
 			g_num_flags--;
 			break;
 		}
@@ -102,8 +100,7 @@ log_flag_enabled(const char *component)
 }
 
 void
-log_print(enum log_level level, const char *file, int line, const char *func,
-	  const char *fmt, ...)
+log_print(enum log_level level, const char *file, int line, const char *func, const char *fmt, ...)
 {
 	char msg[1024];
 	struct timespec ts;

@@ -197,8 +197,8 @@ request_complete(struct rpc_request *req, json_t *member, const char *member_nam
 	json_t *resp = NULL;
 
 	if (req->id != NULL) {
-		resp = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", req->id,
-				 member_name, member);
+		resp = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", req->id, member_name,
+				 member);
 		if (resp == NULL) {
 			ERRLOG("rpc: out of memory answering method %s\n",
 			       req->method ? req->method : "(none)");
@@ -404,7 +404,7 @@ rpc_process_value(json_t *value, rpc_exchange_done_fn done, void *ctx)
 	if (n == 0 || n > RPC_MAX_BATCH) {
 		resp = rpc_error_response(NULL, RPC_ERROR_INVALID_REQUEST,
 					  n == 0 ? "Invalid request: empty batch" :
-					  "Invalid request: batch too large");
+						   "Invalid request: batch too large");
 		if (resp == NULL) {
 			return -ENOMEM;
 		}
@@ -477,8 +477,10 @@ struct get_methods_params {
 
 static const struct rpc_param g_get_methods_decl[] = {
 	{
-		.name = "current", .type = RPC_PARAM_BOOL,
-		.offset = offsetof(struct get_methods_params, current), .optional = true,
+		.name = "current",
+		.type = RPC_PARAM_BOOL,
+		.offset = offsetof(struct get_methods_params, current),
+		.optional = true,
 	},
 	/* gga has no deprecated aliases: the list is the same either way. */
 	RPC_PARAM_SPDK_NOOP("include_aliases", "false", "true"),

@@ -28,8 +28,7 @@ find_decl(const struct rpc_param *decl, size_t count, const char *name)
 
 /* Reject an unsigned value outside [lo, hi], where hi == limit means "no upper bound". */
 static int
-check_unsigned_range(struct rpc_request *req, const struct rpc_param *p, uint64_t v,
-		     uint64_t limit)
+check_unsigned_range(struct rpc_request *req, const struct rpc_param *p, uint64_t v, uint64_t limit)
 {
 	uint64_t lo = 0, hi = limit;
 
@@ -301,7 +300,8 @@ rpc_decode_params(struct rpc_request *req, json_t *params, const struct rpc_para
 	}
 	/* Unknown names first: a misspelt optional parameter must not be silently ignored. */
 	if (params != NULL) {
-		json_object_foreach(params, key, v) {
+		json_object_foreach(params, key, v)
+		{
 			if (find_decl(decl, count, key) == NULL) {
 				rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
 					       "unknown parameter '%s'", key);

@@ -40,21 +40,21 @@
 
 #include "rpc_internal.h"
 
-#define READ_CHUNK		(64u * 1024)
+#define READ_CHUNK         (64u * 1024)
 /* Reads per readiness event, so one busy client cannot starve the others. */
-#define READS_PER_EVENT		16
+#define READS_PER_EVENT    16
 /* Stop reading a client that does not read its answers once this much is queued. */
-#define MAX_PENDING_OUTPUT	(16u * 1024 * 1024)
-#define ACCEPT_RETRY_US		(100 * 1000)
+#define MAX_PENDING_OUTPUT (16u * 1024 * 1024)
+#define ACCEPT_RETRY_US    (100 * 1000)
 /* After a parse error, input read and thrown away before the connection is just closed. */
-#define DISCARD_LIMIT		(64u * 1024 * 1024)
-#define LISTEN_BACKLOG		128
+#define DISCARD_LIMIT      (64u * 1024 * 1024)
+#define LISTEN_BACKLOG     128
 
 enum scan_state {
-	SCAN_IDLE,		/* between values */
-	SCAN_NESTED,		/* inside an object or array */
-	SCAN_TOP_STRING,	/* a bare string at top level */
-	SCAN_TOP_TOKEN,		/* a bare number or literal at top level */
+	SCAN_IDLE,       /* between values */
+	SCAN_NESTED,     /* inside an object or array */
+	SCAN_TOP_STRING, /* a bare string at top level */
+	SCAN_TOP_TOKEN,  /* a bare number or literal at top level */
 };
 
 struct rpc_conn {
@@ -77,8 +77,8 @@ struct rpc_conn {
 	size_t in_len;
 	size_t in_cap;
 	enum scan_state state;
-	size_t scan;		/* next byte to scan */
-	size_t start;		/* first byte of the value being scanned */
+	size_t scan;  /* next byte to scan */
+	size_t start; /* first byte of the value being scanned */
 	uint32_t depth;
 	bool in_string;
 	bool escape;
@@ -262,8 +262,8 @@ conn_answer(void *ctx, json_t *response)
 }
 
 /* Answer with a parse error and stop: the stream cannot be resynchronised. */
-static void
-conn_parse_error(struct rpc_conn *conn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void conn_parse_error(struct rpc_conn *conn, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 static void
 conn_parse_error(struct rpc_conn *conn, const char *fmt, ...)
@@ -373,8 +373,7 @@ scan_bad_char(const struct rpc_conn *conn, char c)
 	if ((unsigned char)c < 0x20) {
 		return conn->in_string || !is_space(c);
 	}
-	return !conn->in_string && c != ' ' && !is_token_char(c) &&
-	       strchr("{}[]\":,", c) == NULL;
+	return !conn->in_string && c != ' ' && !is_token_char(c) && strchr("{}[]\":,", c) == NULL;
 }
 
 /* Track string state; returns true if `c` was consumed as part of a string. */
@@ -408,7 +407,8 @@ conn_scan(struct rpc_conn *conn, bool at_eof)
 		c = conn->in[conn->scan];
 		if ((conn->state == SCAN_NESTED || conn->state == SCAN_TOP_STRING) &&
 		    scan_bad_char(conn, c)) {
-			conn_parse_error(conn, "Parse error: invalid character 0x%02x at offset %zu",
+			conn_parse_error(conn,
+					 "Parse error: invalid character 0x%02x at offset %zu",
 					 (unsigned char)c, conn->scan - conn->start);
 			return;
 		}
@@ -502,8 +502,7 @@ conn_read(struct rpc_conn *conn)
 	char *p;
 	int i;
 
-	for (i = 0; i < READS_PER_EVENT && conn->open && !conn->eof && !conn->discarding;
-	     i++) {
+	for (i = 0; i < READS_PER_EVENT && conn->open && !conn->eof && !conn->discarding; i++) {
 		if (conn_output_pending(conn) > MAX_PENDING_OUTPUT) {
 			/* The client is not reading its answers; wait until it does. */
 			return;
@@ -559,7 +558,8 @@ conn_event(void *ctx, uint32_t events)
 		if (events & (THREAD_FD_IN | THREAD_FD_HUP | THREAD_FD_ERR)) {
 			conn_discard(conn);
 		}
-	} else if (conn->open && !conn->eof && (events & (THREAD_FD_IN | THREAD_FD_HUP | THREAD_FD_ERR))) {
+	} else if (conn->open && !conn->eof &&
+		   (events & (THREAD_FD_IN | THREAD_FD_HUP | THREAD_FD_ERR))) {
 		conn_read(conn);
 	} else if (conn->open && (events & (THREAD_FD_HUP | THREAD_FD_ERR))) {
 		/* The client is gone entirely: answers still outstanding will be dropped. */
@@ -664,8 +664,7 @@ accept_retry(void *ctx)
 static void
 accept_pause(int err)
 {
-	WARNLOG("rpc: cannot accept connections on %s for now: %s\n", g_server.path,
-		strerror(err));
+	WARNLOG("rpc: cannot accept connections on %s for now: %s\n", g_server.path, strerror(err));
 	thread_fd_unregister(&g_server.ev);
 	if (g_server.accept_retry == NULL) {
 		g_server.accept_retry = poller_register(accept_retry, NULL, ACCEPT_RETRY_US,

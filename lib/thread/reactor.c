@@ -17,7 +17,7 @@
 #include "gga/util.h"
 #include "thread_internal.h"
 
-#define REACTOR_MAX_CORES	64
+#define REACTOR_MAX_CORES 64
 
 struct reactor {
 	uint32_t core;
@@ -130,7 +130,8 @@ reactors_init(const struct reactor_opts *user_opts)
 		return rc;
 	}
 	/* struct reactor is cache-line aligned (no false sharing); calloc is not. */
-	if (posix_memalign((void **)&g_reactors, GGA_CACHE_LINE, count * sizeof(*g_reactors)) != 0) {
+	if (posix_memalign((void **)&g_reactors, GGA_CACHE_LINE, count * sizeof(*g_reactors)) !=
+	    0) {
 		g_reactors = NULL;
 		thread_lib_fini();
 		return -ENOMEM;
@@ -435,8 +436,9 @@ reactors_check_stalls(uint64_t limit_us, struct reactor_stall *stalls, uint32_t 
 		if (r->stall_beat != beat) {
 			/* Once per stall: the reactor may stay stuck for a long time. */
 			WARNLOG("reactor on core %u has not come back to its loop for %llu ms: "
-				"stuck in %s\n", r->core,
-				(unsigned long long)(ticks_to_us(now - beat) / 1000), what);
+				"stuck in %s\n",
+				r->core, (unsigned long long)(ticks_to_us(now - beat) / 1000),
+				what);
 			r->stall_beat = beat;
 		}
 		if (n < max) {

@@ -20,17 +20,17 @@
  * message of that lap. Starting from zero lets the ring come from calloc()
  * without touching its pages until they are used.
  */
-#define THREAD_RING_BITS	16
-#define THREAD_RING_SIZE	(1u << THREAD_RING_BITS)
-#define THREAD_RING_MASK	(THREAD_RING_SIZE - 1)
+#define THREAD_RING_BITS 16
+#define THREAD_RING_SIZE (1u << THREAD_RING_BITS)
+#define THREAD_RING_MASK (THREAD_RING_SIZE - 1)
 
 /* Messages run by one thread_poll() call when the caller passes 0. */
-#define THREAD_MSG_BATCH	64
+#define THREAD_MSG_BATCH 64
 
 /* Ready fd events taken from the epoll set at a time. */
-#define THREAD_MAX_EVENTS	32
+#define THREAD_MAX_EVENTS 32
 
-#define THREAD_NAME_LEN		64
+#define THREAD_NAME_LEN 64
 
 struct msg_slot {
 	uint64_t seq;
@@ -50,8 +50,8 @@ struct poller {
 	struct thread *thread;
 	poller_fn fn;
 	void *ctx;
-	uint64_t period_ticks;		/* 0: untimed */
-	uint64_t next_run;		/* timed pollers: tick when due */
+	uint64_t period_ticks; /* 0: untimed */
+	uint64_t next_run;     /* timed pollers: tick when due */
 	enum poller_state state;
 	char name[THREAD_NAME_LEN];
 };

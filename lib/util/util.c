@@ -17,8 +17,7 @@ time_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t
-ticks_get_slow(void);
+uint64_t ticks_get_slow(void);
 
 uint64_t
 ticks_get_slow(void)

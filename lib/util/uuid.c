@@ -11,9 +11,9 @@ void
 uuid_format(const uint8_t u[UUID_LEN], char out[UUID_STR_LEN])
 {
 	snprintf(out, UUID_STR_LEN,
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7],
-		 u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+		 u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+		 u[15]);
 }
 
 static int

@@ -39,30 +39,43 @@ module_geometry_check(uint64_t num_blocks, uint32_t block_size, uint32_t md_size
 /* The parameters every geometry module takes, in the order the answers check them. */
 static const struct rpc_param g_geometry_params[] = {
 	{
-		.name = "name", .type = RPC_PARAM_STRING,
+		.name = "name",
+		.type = RPC_PARAM_STRING,
 		.offset = offsetof(struct module_geometry_args, name),
 	},
 	{
-		.name = "num_blocks", .type = RPC_PARAM_UINT64, .min = 1, .max = UINT64_MAX,
+		.name = "num_blocks",
+		.type = RPC_PARAM_UINT64,
+		.min = 1,
+		.max = UINT64_MAX,
 		.offset = offsetof(struct module_geometry_args, num_blocks),
 	},
 	{
-		.name = "block_size", .type = RPC_PARAM_UINT32, .pow2 = true,
-		.min = 512, .max = 65536,
+		.name = "block_size",
+		.type = RPC_PARAM_UINT32,
+		.pow2 = true,
+		.min = 512,
+		.max = 65536,
 		.offset = offsetof(struct module_geometry_args, block_size),
 	},
 	{
-		.name = "md_size", .type = RPC_PARAM_UINT32, .optional = true,
+		.name = "md_size",
+		.type = RPC_PARAM_UINT32,
+		.optional = true,
 		.offset = offsetof(struct module_geometry_args, md_size),
 	},
 	{
-		.name = "uuid", .type = RPC_PARAM_STRING, .optional = true,
+		.name = "uuid",
+		.type = RPC_PARAM_STRING,
+		.optional = true,
 		.offset = offsetof(struct module_geometry_args, uuid),
 	},
 };
 
 static const struct rpc_param g_md_interleave_param = {
-	.name = "md_interleave", .type = RPC_PARAM_BOOL, .optional = true,
+	.name = "md_interleave",
+	.type = RPC_PARAM_BOOL,
+	.optional = true,
 	.offset = offsetof(struct module_geometry_args, md_interleave),
 };
 
@@ -99,7 +112,7 @@ module_geometry_rpc_decode(struct rpc_request *req, json_t *params,
 	int rc;
 
 	assert(rpc->spdk_noops_count <= GEOMETRY_RPC_MAX_NOOPS);
-	*args = (struct module_geometry_args) { .md_interleave = true };
+	*args = (struct module_geometry_args){ .md_interleave = true };
 	n = append_params(decl, 0, g_geometry_params, ARRAY_SIZE(g_geometry_params));
 	decl[0].optional = rpc->name_optional;
 	if (rpc->md_interleave) {
@@ -120,8 +133,9 @@ module_geometry_rpc_decode(struct rpc_request *req, json_t *params,
 		goto out_free_args;
 	}
 	if (args->md_size != 0 && !args->md_interleave) {
-		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
-			       "md_interleave false: not supported by gga (metadata is interleaved)");
+		rpc_send_error(
+			req, RPC_ERROR_INVALID_PARAMS,
+			"md_interleave false: not supported by gga (metadata is interleaved)");
 		rc = -EINVAL;
 		goto out_free_args;
 	}
@@ -139,8 +153,8 @@ out_free_args:
 }
 
 void
-module_geometry_rpc_answer(struct rpc_request *req, int rc,
-			   const struct module_geometry_args *args, struct bdev *bdev)
+module_geometry_rpc_answer(struct rpc_request *req, int rc, const struct module_geometry_args *args,
+			   struct bdev *bdev)
 {
 	if (rc == -EEXIST) {
 		rpc_send_errno(req, rc, "bdev '%s' already exists", args->name);
@@ -168,17 +182,13 @@ module_write_geometry_config(struct bdev *bdev, json_t *config, const char *meth
 {
 	json_t *params;
 
-	params = json_pack("{s:s, s:I, s:i, s:i, s:s}",
-			   "name", bdev_get_name(bdev),
-			   "num_blocks", (json_int_t)bdev_get_num_blocks(bdev),
-			   "block_size", (int)bdev_get_block_size(bdev),
-			   "md_size", (int)bdev_get_md_size(bdev),
+	params = json_pack("{s:s, s:I, s:i, s:i, s:s}", "name", bdev_get_name(bdev), "num_blocks",
+			   (json_int_t)bdev_get_num_blocks(bdev), "block_size",
+			   (int)bdev_get_block_size(bdev), "md_size", (int)bdev_get_md_size(bdev),
 			   "uuid", bdev_get_uuid_str(bdev));
 	if (params == NULL) {
-		ERRLOG("bdev '%s': out of memory writing its configuration\n",
-		       bdev_get_name(bdev));
+		ERRLOG("bdev '%s': out of memory writing its configuration\n", bdev_get_name(bdev));
 		return;
 	}
-	json_array_append_new(config, json_pack("{s:s, s:o}", "method", method,
-						"params", params));
+	json_array_append_new(config, json_pack("{s:s, s:o}", "method", method, "params", params));
 }

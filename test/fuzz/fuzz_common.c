@@ -50,7 +50,8 @@ fuzz_time_jump(uint64_t us)
 void
 fuzz_env_init(const char *name)
 {
-	struct bdev_malloc_opts mopts = { .name = "FuzzMalloc0", .num_blocks = FUZZ_NS_BLOCKS,
+	struct bdev_malloc_opts mopts = { .name = "FuzzMalloc0",
+					  .num_blocks = FUZZ_NS_BLOCKS,
 					  .block_size = FUZZ_NS_BLOCK_SIZE };
 	struct env_opts opts;
 

@@ -14,13 +14,12 @@
 
 #include "target/nvmf_internal.h"
 
-#define FUZZ_SUBNQN		"nqn.2016-06.io.gga:fuzz"
-#define FUZZ_HOSTNQN \
-	"nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555"
-#define FUZZ_NS_BLOCKS		256
-#define FUZZ_NS_BLOCK_SIZE	512
+#define FUZZ_SUBNQN        "nqn.2016-06.io.gga:fuzz"
+#define FUZZ_HOSTNQN       "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555"
+#define FUZZ_NS_BLOCKS     256
+#define FUZZ_NS_BLOCK_SIZE 512
 /* thread_poll() calls of one fuzz_poll_all(): work left after that is a hang. */
-#define FUZZ_MAX_POLLS		1000
+#define FUZZ_MAX_POLLS     1000
 
 extern struct thread *g_fuzz_thread;
 
@@ -45,7 +44,7 @@ void fuzz_time_jump(uint64_t us);
  * and wait for it; aborts on failure.
  */
 struct nvmf_transport *fuzz_transport_create(const struct nvmf_transport_ops *ops,
-		const struct nvmf_transport_opts *opts);
+					     const struct nvmf_transport_opts *opts);
 
 /*
  * Create FUZZ_SUBNQN (FuzzMalloc0 as namespace 1, any host) listening on
@@ -54,7 +53,7 @@ struct nvmf_transport *fuzz_transport_create(const struct nvmf_transport_ops *op
  * hands connections over itself); Connect checks the address all the same.
  */
 struct nvmf_subsystem *fuzz_subsystem_create(const struct nvmf_listen_addr *addr,
-		bool transport_listens);
+					     bool transport_listens);
 
 /* The unread rest of an input. */
 struct fuzz_input {

@@ -40,24 +40,26 @@
 #include "fuzz_common.h"
 
 /* In-capsule data the TCP transport accepts on an admin queue and on an I/O queue. */
-#define ADMIN_ICD	TCP_ADMIN_ICD_SIZE
+#define ADMIN_ICD TCP_ADMIN_ICD_SIZE
 
-#define CFG_ADMIN	(1u << 0)
-#define CFG_DISCOVERY	(1u << 1)
-#define CFG_IO		(1u << 2)
+#define CFG_ADMIN     (1u << 0)
+#define CFG_DISCOVERY (1u << 1)
+#define CFG_IO        (1u << 2)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* A request of the fake transport (test/common/nvmf_fake_transport.c). */
 struct fuzz_req {
 	struct fake_req f;
-	uint8_t *buf;		/* exactly f.req.length bytes */
+	uint8_t *buf; /* exactly f.req.length bytes */
 	TAILQ_ENTRY(fuzz_req) link;
 };
 
 static TAILQ_HEAD(, fuzz_req) g_reqs = TAILQ_HEAD_INITIALIZER(g_reqs);
 static const struct nvmf_listen_addr g_addr = {
-	.trtype = NVME_TRTYPE_LOOP, .adrfam = NVME_ADRFAM_IPV4, .traddr = "127.0.0.1",
+	.trtype = NVME_TRTYPE_LOOP,
+	.adrfam = NVME_ADRFAM_IPV4,
+	.traddr = "127.0.0.1",
 	.trsvcid = "4420",
 };
 
@@ -124,8 +126,8 @@ submit(struct fake_qpair *fq, const struct nvme_cmd *cmd, const uint8_t *icd, ui
 		r->f.done = true;
 		return r;
 	}
-	status = nvmf_tcp_sgl_parse(cmd, icd_len, max_icd, g_fake_transport.opts.max_io_size, &len, &is_icd,
-				    &icd_off);
+	status = nvmf_tcp_sgl_parse(cmd, icd_len, max_icd, g_fake_transport.opts.max_io_size, &len,
+				    &is_icd, &icd_off);
 	if (status != 0) {
 		nvmf_request_fail(&r->f.req, status);
 		return r;
@@ -155,8 +157,11 @@ submit(struct fake_qpair *fq, const struct nvme_cmd *cmd, const uint8_t *icd, ui
 static bool
 setup_connect(struct fake_qpair *fq, const char *subnqn, uint16_t qid, uint16_t cntlid)
 {
-	struct nvme_connect_cmd cmd = { .opc = NVME_OPC_FABRICS, .flags = NVME_CMD_FLAGS_SGL,
-					.fctype = NVME_FCTYPE_CONNECT, .qid = qid, .sqsize = 31 };
+	struct nvme_connect_cmd cmd = { .opc = NVME_OPC_FABRICS,
+					.flags = NVME_CMD_FLAGS_SGL,
+					.fctype = NVME_FCTYPE_CONNECT,
+					.qid = qid,
+					.sqsize = 31 };
 	struct nvme_connect_data data = { .cntlid = cntlid };
 	struct fuzz_req *r;
 
@@ -174,7 +179,8 @@ setup_enable(struct fake_qpair *fq)
 {
 	struct nvme_prop_set_cmd cmd = { .opc = NVME_OPC_FABRICS,
 					 .fctype = NVME_FCTYPE_PROPERTY_SET,
-					 .attrib = NVME_PROP_SIZE_4, .ofst = NVME_REG_CC };
+					 .attrib = NVME_PROP_SIZE_4,
+					 .ofst = NVME_REG_CC };
 
 	cmd.value = NVME_CC_EN | NVME_CC_IOSQES_64 | NVME_CC_IOCQES_16;
 

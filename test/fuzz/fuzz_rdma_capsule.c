@@ -67,26 +67,26 @@
 #include "target/rdma_internal.h"
 #include "fuzz_common.h"
 
-#define OP_CONNECT	0
-#define OP_CAPSULE	1
-#define OP_SEND_OK	2
-#define OP_SEND_ERR	3
-#define OP_SEND_ALL	4
-#define OP_DISCONNECT	5
-#define OP_CM_EVENT	6
-#define OP_TIME	7
-#define OP_HOST		(1u << 3)
-#define OP_NO_POLL	(1u << 4)
-#define DEV_NO_FLUSH		(1u << 3)
-#define DEV_ACCEPT_FAILS	(1u << 5)
-#define DEV_CHAINS_FAIL		(1u << 6)
+#define OP_CONNECT       0
+#define OP_CAPSULE       1
+#define OP_SEND_OK       2
+#define OP_SEND_ERR      3
+#define OP_SEND_ALL      4
+#define OP_DISCONNECT    5
+#define OP_CM_EVENT      6
+#define OP_TIME          7
+#define OP_HOST          (1u << 3)
+#define OP_NO_POLL       (1u << 4)
+#define DEV_NO_FLUSH     (1u << 3)
+#define DEV_ACCEPT_FAILS (1u << 5)
+#define DEV_CHAINS_FAIL  (1u << 6)
 
-#define MAX_HOSTS	2
-#define FAKE_LKEY	0x1a2b3c4du
+#define MAX_HOSTS       2
+#define FAKE_LKEY       0x1a2b3c4du
 /* Rounds of fuzz_poll_all() the connections may take to go away after the hosts left. */
-#define TEARDOWN_ROUNDS	100
+#define TEARDOWN_ROUNDS 100
 /* Past the close timer (RDMA_CLOSE_TIMEOUT_US) and a 10 s keep-alive. */
-#define TIME_JUMP_US	(11u * 1000 * 1000)
+#define TIME_JUMP_US    (11u * 1000 * 1000)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -135,8 +135,8 @@ struct fake_event {
 
 struct fake_id {
 	struct rdma_cm_id id;
-	int host;		/* index in g_hosts, or -1 (the listener) */
-	bool disconnected;	/* rdma_disconnect called */
+	int host;          /* index in g_hosts, or -1 (the listener) */
+	bool disconnected; /* rdma_disconnect called */
 };
 
 static struct ibv_context g_ctx;
@@ -157,8 +157,7 @@ static bool g_verbose;
 /* This input's device: byte 0 of the input. */
 static uint8_t g_dev_cfg;
 
-static void __attribute__((noreturn))
-fail(const char *what)
+static void __attribute__((noreturn)) fail(const char *what)
 {
 	fprintf(stderr, "fuzz_rdma_capsule: %s\n", what);
 	abort();
@@ -231,8 +230,9 @@ cq_push(struct ibv_cq *cq, uint64_t wr_id, enum ibv_wc_status status, enum ibv_w
 static enum ibv_wc_opcode
 wc_opcode(enum ibv_wr_opcode op)
 {
-	return op == IBV_WR_RDMA_READ ? IBV_WC_RDMA_READ :
-	       op == IBV_WR_RDMA_WRITE ? IBV_WC_RDMA_WRITE : IBV_WC_SEND;
+	return op == IBV_WR_RDMA_READ  ? IBV_WC_RDMA_READ :
+	       op == IBV_WR_RDMA_WRITE ? IBV_WC_RDMA_WRITE :
+					 IBV_WC_SEND;
 }
 
 /* Complete the oldest posted send work request; READ data is `fill`. */
@@ -261,8 +261,8 @@ qp_complete_send(struct fake_qp *fq, enum ibv_wc_status status, uint8_t fill)
 		}
 	}
 	g_sink += sum;
-	if (status == IBV_WC_SUCCESS && (s->wr.opcode == IBV_WR_SEND ||
-					 s->wr.opcode == IBV_WR_SEND_WITH_INV)) {
+	if (status == IBV_WC_SUCCESS &&
+	    (s->wr.opcode == IBV_WR_SEND || s->wr.opcode == IBV_WR_SEND_WITH_INV)) {
 		const struct nvme_cpl *cpl = (const struct nvme_cpl *)(uintptr_t)s->sge[0].addr;
 
 		if (s->wr.num_sge != 1 || s->sge[0].length != NVME_RDMA_RSP_CAPSULE_SIZE) {
@@ -405,8 +405,7 @@ ibv_dealloc_pd(struct ibv_pd *pd)
 }
 
 /* In parentheses: verbs.h makes ibv_reg_mr a macro over an inline that calls one of these. */
-struct ibv_mr *
-(ibv_reg_mr)(struct ibv_pd *pd, void *addr, size_t length, int access)
+struct ibv_mr *(ibv_reg_mr)(struct ibv_pd *pd, void *addr, size_t length, int access)
 {
 	g_arena.addr = addr;
 	g_arena.len = length;
@@ -419,8 +418,7 @@ struct ibv_mr *
 }
 
 struct ibv_mr *
-ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
-		 unsigned int access)
+ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, unsigned int access)
 {
 	fail("a registration with optional access flags");
 }
@@ -748,7 +746,9 @@ rdma_disconnect(struct rdma_cm_id *id)
  */
 
 static const struct nvmf_listen_addr g_addr = {
-	.trtype = NVME_TRTYPE_RDMA, .adrfam = NVME_ADRFAM_IPV4, .traddr = "127.0.0.1",
+	.trtype = NVME_TRTYPE_RDMA,
+	.adrfam = NVME_ADRFAM_IPV4,
+	.traddr = "127.0.0.1",
 	.trsvcid = "4420",
 };
 
@@ -869,7 +869,7 @@ op_send_err(int h, struct fuzz_input *in)
 {
 	static const enum ibv_wc_status errs[] = {
 		IBV_WC_REM_ACCESS_ERR, IBV_WC_RETRY_EXC_ERR, IBV_WC_LOC_PROT_ERR,
-		IBV_WC_REM_OP_ERR, IBV_WC_WR_FLUSH_ERR,
+		IBV_WC_REM_OP_ERR,     IBV_WC_WR_FLUSH_ERR,
 	};
 	const uint8_t *which = fuzz_take(in, 1);
 	struct fake_qp *fq = host_qp(h);
@@ -883,10 +883,10 @@ static void
 op_cm_event(int h, struct fuzz_input *in)
 {
 	static const enum rdma_cm_event_type types[] = {
-		RDMA_CM_EVENT_ESTABLISHED, RDMA_CM_EVENT_TIMEWAIT_EXIT, RDMA_CM_EVENT_REJECTED,
-		RDMA_CM_EVENT_UNREACHABLE, RDMA_CM_EVENT_CONNECT_ERROR,
-		RDMA_CM_EVENT_DEVICE_REMOVAL, RDMA_CM_EVENT_ADDR_CHANGE,
-		RDMA_CM_EVENT_CONNECT_RESPONSE,
+		RDMA_CM_EVENT_ESTABLISHED,   RDMA_CM_EVENT_TIMEWAIT_EXIT,
+		RDMA_CM_EVENT_REJECTED,      RDMA_CM_EVENT_UNREACHABLE,
+		RDMA_CM_EVENT_CONNECT_ERROR, RDMA_CM_EVENT_DEVICE_REMOVAL,
+		RDMA_CM_EVENT_ADDR_CHANGE,   RDMA_CM_EVENT_CONNECT_RESPONSE,
 	};
 	const uint8_t *which = fuzz_take(in, 1);
 
@@ -958,8 +958,8 @@ teardown(void)
 		}
 	}
 	fail(g_hosts[0] != NULL || g_hosts[1] != NULL ? "a connection outlived its host" :
-	     !TAILQ_EMPTY(&g_subsys->ctrlrs) ? "a controller outlived its connections" :
-	     "the core still counts a qpair");
+	     !TAILQ_EMPTY(&g_subsys->ctrlrs)          ? "a controller outlived its connections" :
+							"the core still counts a qpair");
 }
 
 int

@@ -62,25 +62,24 @@
 #include "target/tcp_internal.h"
 #include "fuzz_common.h"
 
-#define FLAG_LEAVE_MASK		3u
-#define FLAG_LEAVE_SHUT		1u
-#define FLAG_LEAVE_READ		2u
-#define FLAG_STUCK_READER	(1u << 2)
-#define FLAG_SMALL_SNDBUF	(1u << 3)
-#define FLAG_TWO_CONNS		(1u << 4)
-#define FLAG_FIRST_LEAVES	(1u << 5)
-#define FLAG_PDU_WISE		(1u << 6)
-#define FLAG_TIME_JUMP		(1u << 7)
+#define FLAG_LEAVE_MASK   3u
+#define FLAG_LEAVE_SHUT   1u
+#define FLAG_LEAVE_READ   2u
+#define FLAG_STUCK_READER (1u << 2)
+#define FLAG_SMALL_SNDBUF (1u << 3)
+#define FLAG_TWO_CONNS    (1u << 4)
+#define FLAG_FIRST_LEAVES (1u << 5)
+#define FLAG_PDU_WISE     (1u << 6)
+#define FLAG_TIME_JUMP    (1u << 7)
 
 /* Rounds of fuzz_poll_all() a connection may take to go away after the host left. */
-#define TEARDOWN_ROUNDS		100
+#define TEARDOWN_ROUNDS 100
 /* Longer than the longest timer of a connection (pdu_timeout_ms, 10 s by default). */
-#define TIME_JUMP_US		(11u * 1000 * 1000)
+#define TIME_JUMP_US    (11u * 1000 * 1000)
 /* Chunks in a row the socket refused before the host gives up writing. */
-#define MAX_STALLS		16
+#define MAX_STALLS      16
 /* The largest PDU the target sends: a C2HData of TCP_C2H_MAX_DATA with padding and digests. */
-#define OUT_MAX_PDU \
-	(TCP_C2H_MAX_DATA + NVME_TCP_MAX_HLEN + 4 * (NVME_TCP_MAX_PDA + 1) + 8)
+#define OUT_MAX_PDU     (TCP_C2H_MAX_DATA + NVME_TCP_MAX_HLEN + 4 * (NVME_TCP_MAX_PDA + 1) + 8)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -90,7 +89,9 @@ static struct tcp_transport *g_tt;
 static struct tcp_group *g_group;
 static struct nvmf_subsystem *g_subsys;
 static const struct nvmf_listen_addr g_addr = {
-	.trtype = NVME_TRTYPE_TCP, .adrfam = NVME_ADRFAM_IPV4, .traddr = "127.0.0.1",
+	.trtype = NVME_TRTYPE_TCP,
+	.adrfam = NVME_ADRFAM_IPV4,
+	.traddr = "127.0.0.1",
 	.trsvcid = "4420",
 };
 
@@ -141,8 +142,7 @@ pdu_plen(const uint8_t *p)
 	return plen;
 }
 
-static void __attribute__((noreturn))
-fail(const char *what, const uint8_t *pdu)
+static void __attribute__((noreturn)) fail(const char *what, const uint8_t *pdu)
 {
 	fprintf(stderr, "fuzz_tcp_conn: %s", what);
 	if (pdu != NULL) {
@@ -173,9 +173,11 @@ check_pdu(struct host *rx, const uint8_t *p)
 	uint32_t hlen;
 
 	memcpy(&hdr, p, GGA_MIN((size_t)pdu_plen(p), sizeof(hdr)));
-	hlen = ch->pdu_type == NVME_TCP_PDU_ICRESP ? NVME_TCP_ICRESP_HLEN :
-	       ch->pdu_type == NVME_TCP_PDU_CAPSULE_RESP ? NVME_TCP_RSP_HLEN :
-	       NVME_TCP_DATA_HLEN;	/* C2HTermReq, C2HData and R2T too */
+	hlen = ch->pdu_type == NVME_TCP_PDU_ICRESP ?
+		       NVME_TCP_ICRESP_HLEN :
+	       ch->pdu_type == NVME_TCP_PDU_CAPSULE_RESP ?
+		       NVME_TCP_RSP_HLEN :
+		       NVME_TCP_DATA_HLEN; /* C2HTermReq, C2HData and R2T too */
 	if (g_verbose) {
 		fprintf(stderr, "fuzz_tcp_conn: host %d got PDU type 0x%02x plen %u",
 			(int)(rx - g_hosts), ch->pdu_type, ch->plen);
@@ -304,8 +306,8 @@ host_connect(struct host *h, uint8_t flags)
 		setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	}
 	/* Admission token 0: the harness has no listener to count connections on. */
-	if (nvmf_tcp_conn_create(g_tt, g_group, &g_nvmf_tgt.pgs[0], fds[0], &g_addr,
-				 "fuzz", 0) != 0) {
+	if (nvmf_tcp_conn_create(g_tt, g_group, &g_nvmf_tgt.pgs[0], fds[0], &g_addr, "fuzz", 0) !=
+	    0) {
 		fuzz_die("connection");
 	}
 	h->fd = fds[1];
@@ -409,9 +411,10 @@ check_teardown(void)
 			return;
 		}
 	}
-	fail(!TAILQ_EMPTY(&g_group->qpairs) ? "a connection outlived its socket" :
+	fail(!TAILQ_EMPTY(&g_group->qpairs)  ? "a connection outlived its socket" :
 	     !TAILQ_EMPTY(&g_subsys->ctrlrs) ? "a controller outlived its connections" :
-	     "the core still counts a qpair", NULL);
+					       "the core still counts a qpair",
+	     NULL);
 }
 
 /*

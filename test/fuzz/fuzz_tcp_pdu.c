@@ -28,17 +28,17 @@
 #include "target/tcp_internal.h"
 #include "fuzz_common.h"
 
-#define CFG_IC_DONE	(1u << 0)
-#define CFG_HDGST	(1u << 1)
-#define CFG_DDGST	(1u << 2)
-#define CFG_IO_QUEUE	(1u << 3)
+#define CFG_IC_DONE  (1u << 0)
+#define CFG_HDGST    (1u << 1)
+#define CFG_DDGST    (1u << 2)
+#define CFG_IO_QUEUE (1u << 3)
 
 /* The transport's defaults (target/tcp.c): admin and I/O in-capsule data, largest I/O. */
-#define FUZZ_ADMIN_ICD		TCP_ADMIN_ICD_SIZE
-#define FUZZ_IO_ICD		4096u
-#define FUZZ_MAX_IO_SIZE	(128u * 1024)
+#define FUZZ_ADMIN_ICD   TCP_ADMIN_ICD_SIZE
+#define FUZZ_IO_ICD      4096u
+#define FUZZ_MAX_IO_SIZE (128u * 1024)
 /* Commands waiting for H2CData; the ttag of an R2T is the slot index. */
-#define FUZZ_MAX_R2T		4
+#define FUZZ_MAX_R2T     4
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -50,7 +50,7 @@ struct r2t_slot {
 	uint16_t cid;
 	uint32_t length;
 	uint32_t received;
-	uint8_t *buf;		/* exactly length bytes */
+	uint8_t *buf; /* exactly length bytes */
 };
 
 /*
@@ -199,7 +199,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* The layout must account for every byte of the PDU the host said it sends. */
 		if (hdr.ch.pdu_type != NVME_TCP_PDU_H2C_TERM_REQ &&
 		    (uint64_t)layout.hlen + layout.hdgst_len + layout.pad_len + layout.data_len +
-		    layout.ddgst_len != hdr.ch.plen) {
+				    layout.ddgst_len !=
+			    hdr.ch.plen) {
 			__builtin_trap();
 		}
 		need = layout.hlen + layout.hdgst_len;

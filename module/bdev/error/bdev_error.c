@@ -55,7 +55,7 @@ struct error_io {
 	struct error_channel *ch;
 	TAILQ_ENTRY(error_io) link;
 	uint64_t corrupt_offset;
-	uint8_t corrupt_value;		/* non-zero: corrupt the data once the read is done */
+	uint8_t corrupt_value; /* non-zero: corrupt the data once the read is done */
 };
 
 struct error_remove_ctx {
@@ -258,8 +258,7 @@ error_submit_request(struct io_channel *ch, struct bdev_io *io)
 		} else if (io->type == BDEV_IO_TYPE_READ) {
 			eio->corrupt_offset = __atomic_load_n(&inj->corrupt_offset,
 							      __ATOMIC_RELAXED);
-			eio->corrupt_value = __atomic_load_n(&inj->corrupt_value,
-							     __ATOMIC_RELAXED);
+			eio->corrupt_value = __atomic_load_n(&inj->corrupt_value, __ATOMIC_RELAXED);
 		}
 		break;
 	}
@@ -289,10 +288,8 @@ error_get_io_channel(void *ctxt)
 }
 
 static const char *const error_type_names[] = {
-	[BDEV_ERROR_NONE] = "none",
-	[BDEV_ERROR_FAILURE] = "failure",
-	[BDEV_ERROR_PENDING] = "pending",
-	[BDEV_ERROR_CORRUPT_DATA] = "corrupt_data",
+	[BDEV_ERROR_NONE] = "none",       [BDEV_ERROR_FAILURE] = "failure",
+	[BDEV_ERROR_PENDING] = "pending", [BDEV_ERROR_CORRUPT_DATA] = "corrupt_data",
 	[BDEV_ERROR_NOMEM] = "nomem",
 };
 
@@ -323,9 +320,8 @@ error_dump_info_json(void *ctxt, json_t *info)
 			continue;
 		}
 		type = (enum bdev_error_type)(state >> 32);
-		entry = json_pack("{s:s, s:s, s:I}", "io_type", io_type_names[t],
-				  "error_type", error_type_names[type],
-				  "num", (json_int_t)(uint32_t)state);
+		entry = json_pack("{s:s, s:s, s:I}", "io_type", io_type_names[t], "error_type",
+				  error_type_names[type], "num", (json_int_t)(uint32_t)state);
 		if (entry != NULL && type == BDEV_ERROR_CORRUPT_DATA) {
 			json_object_set_new(entry, "corrupt_offset",
 					    json_integer((json_int_t)inj->corrupt_offset));
@@ -334,9 +330,9 @@ error_dump_info_json(void *ctxt, json_t *info)
 		}
 		json_array_append_new(injections, entry);
 	}
-	json_object_set_new(info, "error", json_pack("{s:s, s:o}", "base_bdev",
-						     bdev_get_name(disk->base),
-						     "injections", injections));
+	json_object_set_new(info, "error",
+			    json_pack("{s:s, s:o}", "base_bdev", bdev_get_name(disk->base),
+				      "injections", injections));
 }
 
 static void
@@ -346,8 +342,8 @@ error_write_config_json(struct bdev *bdev, json_t *config)
 	json_t *params;
 
 	/* Injections are run-time state: only the bdev itself is recreated. */
-	params = json_pack("{s:s, s:s}", "base_name", bdev_get_name(disk->base),
-			   "uuid", bdev_get_uuid_str(bdev));
+	params = json_pack("{s:s, s:s}", "base_name", bdev_get_name(disk->base), "uuid",
+			   bdev_get_uuid_str(bdev));
 	if (params == NULL) {
 		ERRLOG("error bdev '%s': out of memory writing its configuration\n",
 		       bdev_get_name(bdev));
@@ -380,12 +376,12 @@ error_destruct(void *ctxt)
 }
 
 static const struct bdev_fn_table error_fn_table = {
-	.destruct		= error_destruct,
-	.submit_request		= error_submit_request,
-	.io_type_supported	= error_io_type_supported,
-	.get_io_channel		= error_get_io_channel,
-	.dump_info_json		= error_dump_info_json,
-	.write_config_json	= error_write_config_json,
+	.destruct = error_destruct,
+	.submit_request = error_submit_request,
+	.io_type_supported = error_io_type_supported,
+	.get_io_channel = error_get_io_channel,
+	.dump_info_json = error_dump_info_json,
+	.write_config_json = error_write_config_json,
 };
 
 static int
@@ -600,9 +596,8 @@ bdev_error_inject_error(const char *name, const struct bdev_error_inject_opts *o
 	if (opts->error_type > BDEV_ERROR_NOMEM) {
 		return -EINVAL;
 	}
-	if (corrupt && (opts->corrupt_value == 0 ||
-			!(all || opts->io_type == BDEV_IO_TYPE_READ ||
-			  opts->io_type == BDEV_IO_TYPE_WRITE))) {
+	if (corrupt && (opts->corrupt_value == 0 || !(all || opts->io_type == BDEV_IO_TYPE_READ ||
+						      opts->io_type == BDEV_IO_TYPE_WRITE))) {
 		return -EINVAL;
 	}
 
@@ -638,8 +633,8 @@ error_get_ctx_size(void)
 }
 
 static struct bdev_module error_module = {
-	.name		= "error",
-	.get_ctx_size	= error_get_ctx_size,
+	.name = "error",
+	.get_ctx_size = error_get_ctx_size,
 };
 
 void

@@ -44,8 +44,8 @@ enum bdev_error_type {
 #define BDEV_ERROR_IO_TYPE_ALL BDEV_IO_TYPE_INVALID
 
 struct bdev_error_opts {
-	const char *base_name;	/* required */
-	const char *uuid;	/* canonical string, or NULL to generate one */
+	const char *base_name; /* required */
+	const char *uuid;      /* canonical string, or NULL to generate one */
 };
 
 struct bdev_error_inject_opts {

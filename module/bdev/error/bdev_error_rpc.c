@@ -22,11 +22,14 @@ struct rpc_error_create {
 
 static const struct rpc_param error_create_params[] = {
 	{
-		.name = "base_name", .type = RPC_PARAM_STRING,
+		.name = "base_name",
+		.type = RPC_PARAM_STRING,
 		.offset = offsetof(struct rpc_error_create, base_name),
 	},
 	{
-		.name = "uuid", .type = RPC_PARAM_STRING, .optional = true,
+		.name = "uuid",
+		.type = RPC_PARAM_STRING,
+		.optional = true,
 		.offset = offsetof(struct rpc_error_create, uuid),
 	},
 };
@@ -50,7 +53,7 @@ error_rpc_create(struct rpc_request *req, json_t *params)
 		goto cleanup;
 	}
 
-	opts = (struct bdev_error_opts) {
+	opts = (struct bdev_error_opts){
 		.base_name = args.base_name,
 		.uuid = args.uuid,
 	};
@@ -70,8 +73,10 @@ error_rpc_create(struct rpc_request *req, json_t *params)
 			       args.base_name);
 		break;
 	case -EPERM:
-		rpc_send_errno(req, rc, "base bdev '%s' %s: delete or remove that first, or "
-			       "choose another base", args.base_name, bdev_busy_reason(args.base_name));
+		rpc_send_errno(req, rc,
+			       "base bdev '%s' %s: delete or remove that first, or "
+			       "choose another base",
+			       args.base_name, bdev_busy_reason(args.base_name));
 		break;
 	default:
 		rpc_send_errno(req, rc, NULL);
@@ -97,46 +102,60 @@ struct rpc_error_inject {
 	uint32_t corrupt_value;
 };
 
-static const char *const inject_io_types[] = {
-	"read", "write", "flush", "unmap", "write_zeroes", "all", "clear", NULL
-};
+static const char *const inject_io_types[] = { "read",         "write", "flush", "unmap",
+					       "write_zeroes", "all",   "clear", NULL };
 static const enum bdev_io_type inject_io_type_values[] = {
-	BDEV_IO_TYPE_READ, BDEV_IO_TYPE_WRITE, BDEV_IO_TYPE_FLUSH, BDEV_IO_TYPE_UNMAP,
-	BDEV_IO_TYPE_WRITE_ZEROES, BDEV_ERROR_IO_TYPE_ALL, BDEV_ERROR_IO_TYPE_ALL,
+	BDEV_IO_TYPE_READ,      BDEV_IO_TYPE_WRITE,        BDEV_IO_TYPE_FLUSH,
+	BDEV_IO_TYPE_UNMAP,     BDEV_IO_TYPE_WRITE_ZEROES, BDEV_ERROR_IO_TYPE_ALL,
+	BDEV_ERROR_IO_TYPE_ALL,
 };
 
-static const char *const inject_error_types[] = {
-	"failure", "pending", "corrupt_data", "nomem", NULL
-};
+static const char *const inject_error_types[] = { "failure", "pending", "corrupt_data", "nomem",
+						  NULL };
 static const enum bdev_error_type inject_error_type_values[] = {
-	BDEV_ERROR_FAILURE, BDEV_ERROR_PENDING, BDEV_ERROR_CORRUPT_DATA, BDEV_ERROR_NOMEM,
+	BDEV_ERROR_FAILURE,
+	BDEV_ERROR_PENDING,
+	BDEV_ERROR_CORRUPT_DATA,
+	BDEV_ERROR_NOMEM,
 };
 
 static const struct rpc_param error_inject_params[] = {
 	{
-		.name = "name", .type = RPC_PARAM_STRING,
+		.name = "name",
+		.type = RPC_PARAM_STRING,
 		.offset = offsetof(struct rpc_error_inject, name),
 	},
 	{
-		.name = "io_type", .type = RPC_PARAM_STRING, .choices = inject_io_types,
+		.name = "io_type",
+		.type = RPC_PARAM_STRING,
+		.choices = inject_io_types,
 		.offset = offsetof(struct rpc_error_inject, io_type),
 	},
 	{
-		.name = "error_type", .type = RPC_PARAM_STRING, .optional = true,
+		.name = "error_type",
+		.type = RPC_PARAM_STRING,
+		.optional = true,
 		.choices = inject_error_types,
 		.offset = offsetof(struct rpc_error_inject, error_type),
 	},
 	{
-		.name = "num", .type = RPC_PARAM_UINT32, .optional = true,
+		.name = "num",
+		.type = RPC_PARAM_UINT32,
+		.optional = true,
 		.offset = offsetof(struct rpc_error_inject, num),
 	},
 	{
-		.name = "corrupt_offset", .type = RPC_PARAM_UINT64, .optional = true,
+		.name = "corrupt_offset",
+		.type = RPC_PARAM_UINT64,
+		.optional = true,
 		.offset = offsetof(struct rpc_error_inject, corrupt_offset),
 	},
 	{
-		.name = "corrupt_value", .type = RPC_PARAM_UINT32, .optional = true,
-		.min = 1, .max = 255,
+		.name = "corrupt_value",
+		.type = RPC_PARAM_UINT32,
+		.optional = true,
+		.min = 1,
+		.max = 255,
 		.offset = offsetof(struct rpc_error_inject, corrupt_value),
 	},
 	/* SPDK's parameters for error kinds gga's error bdev lacks, at their defaults. */
@@ -180,8 +199,8 @@ error_rpc_inject(struct rpc_request *req, json_t *params)
 	} else if (args.error_type == NULL) {
 		opts.error_type = BDEV_ERROR_FAILURE;
 	} else {
-		opts.error_type = inject_error_type_values[choice_index(inject_error_types,
-							  args.error_type)];
+		opts.error_type =
+			inject_error_type_values[choice_index(inject_error_types, args.error_type)];
 	}
 	opts.num = args.num;
 	opts.corrupt_offset = args.corrupt_offset;

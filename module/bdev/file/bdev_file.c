@@ -34,45 +34,45 @@
 #include "bdev_file.h"
 #include "bdev_file_internal.h"
 
-#define FILE_RING_DEPTH		256u
-#define FILE_CQE_BATCH		32u
+#define FILE_RING_DEPTH      256u
+#define FILE_CQE_BATCH       32u
 /* Larger direct I/O runs through the bounce buffers: a CQE result is an int. */
-#define FILE_MAX_PASSTHROUGH	(1u << 30)
+#define FILE_MAX_PASSTHROUGH (1u << 30)
 
 /* The low bits of an SQE's user_data say which descriptor it went to. */
-#define FILE_TAG_DATA		0u
-#define FILE_TAG_MD		1u
-#define FILE_TAG_MASK		1u
+#define FILE_TAG_DATA 0u
+#define FILE_TAG_MD   1u
+#define FILE_TAG_MASK 1u
 
 /* Parts of a zeroing I/O. */
-#define FILE_PART_DATA		0x1u
-#define FILE_PART_MD		0x2u
+#define FILE_PART_DATA 0x1u
+#define FILE_PART_MD   0x2u
 
 enum file_io_phase {
-	FILE_IO_PASSTHROUGH,	/* data read/written straight from the caller's iovecs */
-	FILE_IO_BOUNCE,		/* chunks through a bounce buffer */
+	FILE_IO_PASSTHROUGH, /* data read/written straight from the caller's iovecs */
+	FILE_IO_BOUNCE,      /* chunks through a bounce buffer */
 	FILE_IO_FLUSH,
-	FILE_IO_ZERO_FALLOC,	/* fallocate of the data and/or metadata range */
-	FILE_IO_ZERO_WRITE,	/* chunks of writes from the zero buffer */
+	FILE_IO_ZERO_FALLOC, /* fallocate of the data and/or metadata range */
+	FILE_IO_ZERO_WRITE,  /* chunks of writes from the zero buffer */
 };
 
 /* Per-I/O context in bdev_io->driver_ctx. */
 struct file_io {
-	TAILQ_ENTRY(file_io) link;	/* in a wait queue of the channel */
+	TAILQ_ENTRY(file_io) link; /* in a wait queue of the channel */
 	uint8_t *bounce;
 	struct io_channel_iter *reset_iter;
-	uint32_t bounce_blocks;		/* blocks the bounce buffer holds */
+	uint32_t bounce_blocks; /* blocks the bounce buffer holds */
 	uint8_t bounce_class;
-	uint64_t done_blocks;		/* blocks finished by earlier chunks */
-	size_t iov_off;			/* cursor in the caller's iovecs (bounce) */
+	uint64_t done_blocks; /* blocks finished by earlier chunks */
+	size_t iov_off;       /* cursor in the caller's iovecs (bounce) */
 	int iov_idx;
-	int err;			/* first error, negative errno */
-	uint32_t chunk_blocks;		/* blocks of the chunk in flight */
-	uint32_t data_len;		/* bytes expected from the data SQE */
-	uint32_t md_len;		/* bytes expected from the metadata SQE */
-	uint8_t pending;		/* SQEs in flight */
-	uint8_t phase;			/* enum file_io_phase */
-	uint8_t zero_parts;		/* FILE_PART_* left to zero by writing */
+	int err;               /* first error, negative errno */
+	uint32_t chunk_blocks; /* blocks of the chunk in flight */
+	uint32_t data_len;     /* bytes expected from the data SQE */
+	uint32_t md_len;       /* bytes expected from the metadata SQE */
+	uint8_t pending;       /* SQEs in flight */
+	uint8_t phase;         /* enum file_io_phase */
+	uint8_t zero_parts;    /* FILE_PART_* left to zero by writing */
 };
 
 TAILQ_HEAD(file_io_list, file_io);
@@ -83,14 +83,14 @@ struct file_channel {
 	int efd;
 	struct fd_event *efd_event;
 	struct poller *poller;
-	uint32_t inflight;		/* SQEs prepared or submitted, not yet reaped */
-	uint64_t outstanding;		/* bdev I/Os accepted, not completed (resets aside) */
-	uint8_t *bounce_mem;		/* every element of both classes */
+	uint32_t inflight;    /* SQEs prepared or submitted, not yet reaped */
+	uint64_t outstanding; /* bdev I/Os accepted, not completed (resets aside) */
+	uint8_t *bounce_mem;  /* every element of both classes */
 	uint8_t **bounce_free[FILE_BOUNCE_CLASSES];
 	uint32_t bounce_avail[FILE_BOUNCE_CLASSES];
-	struct file_io_list start_wait;	/* new I/O waiting for ring room or a bounce buffer */
-	struct file_io_list step_wait;	/* next chunks of started I/O waiting for ring room */
-	struct file_io_list drain_wait;	/* resets waiting for `outstanding` to reach 0 */
+	struct file_io_list start_wait; /* new I/O waiting for ring room or a bounce buffer */
+	struct file_io_list step_wait;  /* next chunks of started I/O waiting for ring room */
+	struct file_io_list drain_wait; /* resets waiting for `outstanding` to reach 0 */
 };
 
 uint8_t *g_file_zero_buf;
@@ -370,7 +370,8 @@ start(struct file_channel *ch, struct file_io *fio)
 	if (fio->phase == FILE_IO_BOUNCE) {
 		/* The class that fits, else the other rather than wait. */
 		c = fio_io(fio)->u.num_blocks <= disk->bounce[FILE_BOUNCE_CLASS_SMALL].blocks ?
-		    FILE_BOUNCE_CLASS_SMALL : FILE_BOUNCE_CLASS_LARGE;
+			    FILE_BOUNCE_CLASS_SMALL :
+			    FILE_BOUNCE_CLASS_LARGE;
 		if (ch->bounce_avail[c] == 0) {
 			c ^= 1;
 		}
@@ -502,8 +503,9 @@ falloc_failed(struct file_disk *disk, struct file_io *fio, uint32_t tag, int res
 	if ((res == -EOPNOTSUPP || res == -EINVAL) && __atomic_load_n(flag, __ATOMIC_RELAXED)) {
 		__atomic_store_n(flag, false, __ATOMIC_RELAXED);
 		NOTICELOG("file bdev '%s': fallocate of the %s range is not supported (%s); "
-			  "writing zeros instead\n", disk->bdev.name,
-			  tag == FILE_TAG_DATA ? "data" : "metadata", strerror(-res));
+			  "writing zeros instead\n",
+			  disk->bdev.name, tag == FILE_TAG_DATA ? "data" : "metadata",
+			  strerror(-res));
 	}
 	fio->zero_parts |= tag == FILE_TAG_DATA ? FILE_PART_DATA : FILE_PART_MD;
 }
@@ -745,14 +747,12 @@ file_dump_info_json(void *ctxt, json_t *info)
 	struct file_disk *disk = ctxt;
 
 	json_object_set_new(info, "file",
-			    json_pack("{s:s, s:b, s:b, s:b, s:i, s:I, s:I}",
-				      "filename", disk->filename,
-				      "block_device", disk->blockdev,
-				      "direct_io", disk->direct,
-				      "formatted", disk->formatted,
-				      "md_size", (int)disk->md_size,
-				      "data_offset", (json_int_t)disk->data_offset,
-				      "md_offset", (json_int_t)disk->md_offset));
+			    json_pack("{s:s, s:b, s:b, s:b, s:i, s:I, s:I}", "filename",
+				      disk->filename, "block_device", disk->blockdev, "direct_io",
+				      disk->direct, "formatted", disk->formatted, "md_size",
+				      (int)disk->md_size, "data_offset",
+				      (json_int_t)disk->data_offset, "md_offset",
+				      (json_int_t)disk->md_offset));
 }
 
 static void
@@ -762,13 +762,10 @@ file_write_config_json(struct bdev *bdev, json_t *config)
 	json_t *params;
 
 	/* The file exists by now: a replay must find it, never create an empty one. */
-	params = json_pack("{s:s, s:s, s:i, s:i, s:I, s:s, s:b}",
-			   "name", bdev_get_name(bdev),
-			   "filename", disk->filename,
-			   "block_size", (int)bdev_get_block_size(bdev),
-			   "md_size", (int)bdev_get_md_size(bdev),
-			   "num_blocks", (json_int_t)bdev_get_num_blocks(bdev),
-			   "uuid", bdev_get_uuid_str(bdev),
+	params = json_pack("{s:s, s:s, s:i, s:i, s:I, s:s, s:b}", "name", bdev_get_name(bdev),
+			   "filename", disk->filename, "block_size", (int)bdev_get_block_size(bdev),
+			   "md_size", (int)bdev_get_md_size(bdev), "num_blocks",
+			   (json_int_t)bdev_get_num_blocks(bdev), "uuid", bdev_get_uuid_str(bdev),
 			   "create", 0);
 	if (params == NULL) {
 		ERRLOG("file bdev '%s': out of memory writing its configuration\n",
@@ -780,12 +777,12 @@ file_write_config_json(struct bdev *bdev, json_t *config)
 }
 
 const struct bdev_fn_table file_fn_table = {
-	.destruct		= file_destruct,
-	.submit_request		= file_submit_request,
-	.io_type_supported	= file_io_type_supported,
-	.get_io_channel		= file_get_io_channel,
-	.dump_info_json		= file_dump_info_json,
-	.write_config_json	= file_write_config_json,
+	.destruct = file_destruct,
+	.submit_request = file_submit_request,
+	.io_type_supported = file_io_type_supported,
+	.get_io_channel = file_get_io_channel,
+	.dump_info_json = file_dump_info_json,
+	.write_config_json = file_write_config_json,
 };
 
 uint32_t
@@ -934,9 +931,9 @@ file_module_fini(void)
 }
 
 struct bdev_module file_module = {
-	.name		= "file",
-	.module_fini	= file_module_fini,
-	.get_ctx_size	= file_get_ctx_size,
+	.name = "file",
+	.module_fini = file_module_fini,
+	.get_ctx_size = file_get_ctx_size,
 };
 
 int

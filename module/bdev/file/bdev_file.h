@@ -49,23 +49,23 @@
 struct bdev;
 
 struct bdev_file_opts {
-	const char *name;	/* required, not empty */
-	const char *filename;	/* a regular file or a block device */
+	const char *name;     /* required, not empty */
+	const char *filename; /* a regular file or a block device */
 	/*
 	 * Power of two, 512 .. 65536. 0: the header's (md_size > 0, formatted
 	 * target), else the block device's logical block size; a regular file
 	 * that is not formatted needs it.
 	 */
 	uint32_t block_size;
-	uint32_t md_size;	/* 0, 8, 16, 32, 64 or 128 */
+	uint32_t md_size; /* 0, 8, 16, 32, 64 or 128 */
 	/*
 	 * 0: the header's, or as many blocks as the file or device holds. A
 	 * regular file smaller than num_blocks is extended (sparse); a larger
 	 * one is never shrunk. A block device must hold num_blocks.
 	 */
 	uint64_t num_blocks;
-	const char *uuid;	/* canonical string, or NULL (the header's, or a new one) */
-	bool create;		/* create a missing regular file (not under /dev/ but /dev/shm/) */
+	const char *uuid; /* canonical string, or NULL (the header's, or a new one) */
+	bool create;      /* create a missing regular file (not under /dev/ but /dev/shm/) */
 };
 
 /* Register the module and its RPCs (once, before bdev_subsystem_init). */

@@ -36,9 +36,9 @@
 
 /* The header at offset 0 of a file with metadata; every field little-endian. */
 struct file_header {
-	char magic[8];		/* FILE_HDR_MAGIC, not NUL-terminated */
+	char magic[8]; /* FILE_HDR_MAGIC, not NUL-terminated */
 	uint32_t version;
-	uint32_t header_size;	/* sizeof(struct file_header) */
+	uint32_t header_size; /* sizeof(struct file_header) */
 	uint32_t block_size;
 	uint32_t md_size;
 	uint64_t num_blocks;
@@ -46,27 +46,27 @@ struct file_header {
 	uint64_t md_offset;
 	uint8_t uuid[16];
 	uint32_t reserved;
-	uint32_t crc;		/* crc32c of this struct with crc = 0 */
+	uint32_t crc; /* crc32c of this struct with crc = 0 */
 };
 _Static_assert(sizeof(struct file_header) == 72, "the on-disk header is 72 bytes");
 
 enum header_state {
-	HDR_BLANK,		/* empty, or the header region is all zeros */
-	HDR_FOREIGN,		/* data, but not a header */
+	HDR_BLANK,   /* empty, or the header region is all zeros */
+	HDR_FOREIGN, /* data, but not a header */
 	HDR_VALID,
-	HDR_DAMAGED,		/* magic, but a bad checksum or size */
-	HDR_NEWER,		/* magic, but a version this code does not know */
+	HDR_DAMAGED, /* magic, but a bad checksum or size */
+	HDR_NEWER,   /* magic, but a version this code does not know */
 };
 
 /* What create has learnt and what it changed (to undo on failure). */
 struct file_create {
-	uint64_t size;		/* bytes in the file or device */
-	uint32_t lbs;		/* block device's logical block size, 0 for a file */
+	uint64_t size; /* bytes in the file or device */
+	uint32_t lbs;  /* block device's logical block size, 0 for a file */
 	enum header_state hstate;
-	struct file_header hdr;	/* decoded, host order (HDR_VALID) */
+	struct file_header hdr; /* decoded, host order (HDR_VALID) */
 	uint8_t uuid[16];
-	bool format;		/* write a header */
-	uint64_t end;		/* bytes the layout needs */
+	bool format;  /* write a header */
+	uint64_t end; /* bytes the layout needs */
 	bool created;
 	bool extended;
 	bool header_written;
@@ -106,8 +106,8 @@ static int
 uring_check(char *msg, size_t msg_len)
 {
 	static const int ops[] = {
-		IORING_OP_READV, IORING_OP_WRITEV, IORING_OP_READ, IORING_OP_WRITE,
-		IORING_OP_FSYNC, IORING_OP_FALLOCATE,
+		IORING_OP_READV, IORING_OP_WRITEV, IORING_OP_READ,
+		IORING_OP_WRITE, IORING_OP_FSYNC,  IORING_OP_FALLOCATE,
 	};
 	struct io_uring_probe *probe;
 	size_t i;
@@ -125,7 +125,8 @@ uring_check(char *msg, size_t msg_len)
 		}
 	}
 	if (g_uring_state < 0) {
-		set_msg(msg, msg_len, "io_uring is unavailable (kernel.io_uring_disabled, or a "
+		set_msg(msg, msg_len,
+			"io_uring is unavailable (kernel.io_uring_disabled, or a "
 			"kernel before 5.6): file bdevs need it");
 		return g_uring_state;
 	}
@@ -143,8 +144,8 @@ check_opts(const struct bdev_file_opts *opts, uint8_t uuid[16], char *msg, size_
 		set_msg(msg, msg_len, "filename: must not be empty");
 		return -EINVAL;
 	}
-	if (opts->block_size != 0 && (!is_pow2(opts->block_size) || opts->block_size < 512 ||
-				      opts->block_size > 65536)) {
+	if (opts->block_size != 0 &&
+	    (!is_pow2(opts->block_size) || opts->block_size < 512 || opts->block_size > 65536)) {
 		set_msg(msg, msg_len, "block_size: must be a power of two from 512 to 65536");
 		return -EINVAL;
 	}
@@ -265,8 +266,8 @@ header_read(int fd, uint64_t size, struct file_header *out)
 	/* A header that passes its checksum but describes another layout is not ours. */
 	if (module_geometry_check(out->num_blocks, out->block_size, out->md_size) != NULL ||
 	    out->md_size == 0 || out->data_offset != FILE_HDR_REGION ||
-	    out->num_blocks > (INT64_MAX - 2 * FILE_HDR_REGION) /
-	    (out->block_size + out->md_size) ||
+	    out->num_blocks >
+		    (INT64_MAX - 2 * FILE_HDR_REGION) / (out->block_size + out->md_size) ||
 	    out->md_offset != layout_md_offset(out->num_blocks, out->block_size)) {
 		return HDR_DAMAGED;
 	}
@@ -343,8 +344,10 @@ open_target(struct file_disk *disk, const struct bdev_file_opts *opts, struct fi
 		if (disk->fd < 0) {
 			rc = -errno;
 			if (errno == EBUSY) {
-				set_msg(msg, msg_len, "filename: block device '%s' is in use "
-					"(mounted, or open by another bdev or process)", path);
+				set_msg(msg, msg_len,
+					"filename: block device '%s' is in use "
+					"(mounted, or open by another bdev or process)",
+					path);
 			} else {
 				set_msg(msg, msg_len, "filename: cannot open '%s': %s", path,
 					strerror(errno));
@@ -405,8 +408,10 @@ default_block_size(const struct bdev_file_opts *opts, const struct file_create *
 	} else if (st->lbs != 0) {
 		*block_size = st->lbs;
 	} else {
-		set_msg(msg, msg_len, "block_size: required for '%s' (a regular file without a "
-			"header to take it from)", opts->filename);
+		set_msg(msg, msg_len,
+			"block_size: required for '%s' (a regular file without a "
+			"header to take it from)",
+			opts->filename);
 		return -EINVAL;
 	}
 	return 0;
@@ -421,18 +426,21 @@ geometry_from_header(struct file_disk *disk, const struct bdev_file_opts *opts,
 	char have[UUID_STR_LEN], want[UUID_STR_LEN];
 
 	if (opts->block_size != 0 && opts->block_size != h->block_size) {
-		set_msg(msg, msg_len, "block_size: '%s' was formatted with block_size %" PRIu32
-			", not %" PRIu32, opts->filename, h->block_size, opts->block_size);
+		set_msg(msg, msg_len,
+			"block_size: '%s' was formatted with block_size %" PRIu32 ", not %" PRIu32,
+			opts->filename, h->block_size, opts->block_size);
 		return -EINVAL;
 	}
 	if (opts->md_size != h->md_size) {
-		set_msg(msg, msg_len, "md_size: '%s' was formatted with md_size %" PRIu32
-			", not %" PRIu32, opts->filename, h->md_size, opts->md_size);
+		set_msg(msg, msg_len,
+			"md_size: '%s' was formatted with md_size %" PRIu32 ", not %" PRIu32,
+			opts->filename, h->md_size, opts->md_size);
 		return -EINVAL;
 	}
 	if (opts->num_blocks != 0 && opts->num_blocks != h->num_blocks) {
-		set_msg(msg, msg_len, "num_blocks: '%s' was formatted with %" PRIu64
-			" blocks, not %" PRIu64, opts->filename, h->num_blocks, opts->num_blocks);
+		set_msg(msg, msg_len,
+			"num_blocks: '%s' was formatted with %" PRIu64 " blocks, not %" PRIu64,
+			opts->filename, h->num_blocks, opts->num_blocks);
 		return -EINVAL;
 	}
 	if (!uuid_is_null(uuid) && memcmp(uuid, h->uuid, 16) != 0) {
@@ -451,9 +459,10 @@ geometry_from_header(struct file_disk *disk, const struct bdev_file_opts *opts,
 	memcpy(st->uuid, h->uuid, 16);
 	st->end = layout_end(disk->num_blocks, disk->block_size, disk->md_size);
 	if (st->size < st->end) {
-		set_msg(msg, msg_len, "filename: '%s' is %" PRIu64 " bytes, shorter than the %"
-			PRIu64 " its header describes (truncated?)", opts->filename, st->size,
-			st->end);
+		set_msg(msg, msg_len,
+			"filename: '%s' is %" PRIu64 " bytes, shorter than the %" PRIu64
+			" its header describes (truncated?)",
+			opts->filename, st->size, st->end);
 		return -EINVAL;
 	}
 	return 0;
@@ -478,8 +487,9 @@ set_geometry(struct file_disk *disk, const struct bdev_file_opts *opts, struct f
 	st->hstate = (enum header_state)rc;
 
 	if (md == 0 && st->hstate == HDR_VALID) {
-		set_msg(msg, msg_len, "md_size: '%s' is a file bdev with md_size %" PRIu32
-			" (block_size %" PRIu32 ", %" PRIu64 " blocks): give that md_size",
+		set_msg(msg, msg_len,
+			"md_size: '%s' is a file bdev with md_size %" PRIu32 " (block_size %" PRIu32
+			", %" PRIu64 " blocks): give that md_size",
 			opts->filename, st->hdr.md_size, st->hdr.block_size, st->hdr.num_blocks);
 		return -EINVAL;
 	}
@@ -488,16 +498,20 @@ set_geometry(struct file_disk *disk, const struct bdev_file_opts *opts, struct f
 		case HDR_VALID:
 			return geometry_from_header(disk, opts, st, uuid, msg, msg_len);
 		case HDR_DAMAGED:
-			set_msg(msg, msg_len, "filename: '%s' has a damaged file bdev header (bad "
-				"checksum or layout); refusing to use it", opts->filename);
+			set_msg(msg, msg_len,
+				"filename: '%s' has a damaged file bdev header (bad "
+				"checksum or layout); refusing to use it",
+				opts->filename);
 			return -EINVAL;
 		case HDR_NEWER:
-			set_msg(msg, msg_len, "filename: '%s' has a file bdev header of version %"
-				PRIu32 ", newer than this gga supports (%u)", opts->filename,
-				st->hdr.version, FILE_HDR_VERSION);
+			set_msg(msg, msg_len,
+				"filename: '%s' has a file bdev header of version %" PRIu32
+				", newer than this gga supports (%u)",
+				opts->filename, st->hdr.version, FILE_HDR_VERSION);
 			return -EINVAL;
 		case HDR_FOREIGN:
-			set_msg(msg, msg_len, "md_size: '%s' holds data but no file bdev header; "
+			set_msg(msg, msg_len,
+				"md_size: '%s' holds data but no file bdev header; "
 				"refusing to format it (zero its first 4 KiB to allow that)",
 				opts->filename);
 			return -EINVAL;
@@ -514,7 +528,8 @@ set_geometry(struct file_disk *disk, const struct bdev_file_opts *opts, struct f
 	fit = blocks_fitting(st->size, bs, md);
 	n = opts->num_blocks != 0 ? opts->num_blocks : fit;
 	if (n == 0) {
-		set_msg(msg, msg_len, "num_blocks: '%s' (%" PRIu64 " bytes) is too small for one "
+		set_msg(msg, msg_len,
+			"num_blocks: '%s' (%" PRIu64 " bytes) is too small for one "
 			"block of %" PRIu32 " + %" PRIu32 " bytes; give num_blocks to size it",
 			opts->filename, st->size, bs, md);
 		return -EINVAL;
@@ -528,8 +543,9 @@ set_geometry(struct file_disk *disk, const struct bdev_file_opts *opts, struct f
 		return -EINVAL;
 	}
 	if (disk->blockdev && n > fit) {
-		set_msg(msg, msg_len, "num_blocks: block device '%s' (%" PRIu64 " bytes) holds %"
-			PRIu64 " blocks of %" PRIu32 " + %" PRIu32 " bytes, not %" PRIu64,
+		set_msg(msg, msg_len,
+			"num_blocks: block device '%s' (%" PRIu64 " bytes) holds %" PRIu64
+			" blocks of %" PRIu32 " + %" PRIu32 " bytes, not %" PRIu64,
 			opts->filename, st->size, fit, bs, md, n);
 		return -EINVAL;
 	}
@@ -569,7 +585,8 @@ open_data_fd(struct file_disk *disk, const struct file_create *st)
 	    (stx.stx_mask & STATX_DIOALIGN) != 0) {
 		if (stx.stx_dio_offset_align == 0) {
 			NOTICELOG("file bdev '%s': '%s' does not support direct I/O, using "
-				  "buffered I/O\n", disk->bdev.name, disk->filename);
+				  "buffered I/O\n",
+				  disk->bdev.name, disk->filename);
 			return;
 		}
 		mem_align = GGA_MAX(stx.stx_dio_mem_align, 1u);
@@ -578,8 +595,8 @@ open_data_fd(struct file_disk *disk, const struct file_create *st)
 	if (!is_pow2(mem_align) || !is_pow2(len_align) || disk->block_size % len_align != 0 ||
 	    disk->data_offset % len_align != 0) {
 		NOTICELOG("file bdev '%s': block_size %" PRIu32 " does not meet the direct-I/O "
-			  "granularity %" PRIu32 " of '%s', using buffered I/O\n", disk->bdev.name,
-			  disk->block_size, len_align, disk->filename);
+			  "granularity %" PRIu32 " of '%s', using buffered I/O\n",
+			  disk->bdev.name, disk->block_size, len_align, disk->filename);
 		return;
 	}
 	/* Reopen the very file we hold, whatever has happened to its path since. */
@@ -587,7 +604,8 @@ open_data_fd(struct file_disk *disk, const struct file_create *st)
 	disk->dfd = open(proc, O_RDWR | O_DIRECT | O_CLOEXEC);
 	if (disk->dfd < 0) {
 		NOTICELOG("file bdev '%s': '%s' cannot be opened with O_DIRECT (%s), using "
-			  "buffered I/O\n", disk->bdev.name, disk->filename, strerror(errno));
+			  "buffered I/O\n",
+			  disk->bdev.name, disk->filename, strerror(errno));
 		disk->dfd = disk->fd;
 		return;
 	}
@@ -629,8 +647,9 @@ prepare_file(struct file_disk *disk, struct file_create *st, char *msg, size_t m
 		/* Sparse: the new blocks read as zeros and cost nothing until written. */
 		if (ftruncate(disk->fd, (off_t)st->end) != 0) {
 			rc = -errno;
-			set_msg(msg, msg_len, "filename: cannot extend '%s' to %" PRIu64
-				" bytes: %s", disk->filename, st->end, strerror(errno));
+			set_msg(msg, msg_len,
+				"filename: cannot extend '%s' to %" PRIu64 " bytes: %s",
+				disk->filename, st->end, strerror(errno));
 			return rc;
 		}
 		st->extended = true;
@@ -664,7 +683,7 @@ restore_file(struct file_disk *disk, const struct file_create *st)
 	static const uint8_t zero[FILE_HDR_REGION];
 
 	if (st->created) {
-		return;		/* unlinked by the caller */
+		return; /* unlinked by the caller */
 	}
 	if (st->header_written) {
 		/* It was blank: all zeros. */
@@ -708,7 +727,7 @@ set_io_params(struct file_disk *disk)
 	 * block device is rarely sector-aligned, so it is zeroed by writing.
 	 */
 	disk->data_zero_mode = disk->blockdev ? FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE :
-			       FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE;
+						FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE;
 	disk->data_falloc = true;
 	disk->md_falloc = !disk->blockdev;
 }
@@ -790,8 +809,8 @@ bdev_file_create(const struct bdev_file_opts *opts, struct bdev **bdev_out, char
 	disk->bdev.fn_table = &file_fn_table;
 	disk->bdev.module = &file_module;
 
-	io_device_register(disk, file_channel_create, file_channel_destroy,
-			   file_channel_ctx_size(), disk->bdev.name);
+	io_device_register(disk, file_channel_create, file_channel_destroy, file_channel_ctx_size(),
+			   disk->bdev.name);
 	rc = bdev_register(&disk->bdev);
 	if (rc != 0) {
 		set_msg(msg, msg_len, "register failed: %s", strerror(-rc));
@@ -799,9 +818,12 @@ bdev_file_create(const struct bdev_file_opts *opts, struct bdev **bdev_out, char
 		goto restore_file;
 	}
 	NOTICELOG("file bdev '%s': '%s', %" PRIu64 " blocks of %" PRIu32 " + %" PRIu32
-		  " bytes, %s I/O%s\n", disk->bdev.name, disk->filename, disk->num_blocks,
-		  disk->block_size, disk->md_size, disk->direct ? "direct" : "buffered",
-		  st.created ? ", new file" : st.format ? ", formatted" : "");
+		  " bytes, %s I/O%s\n",
+		  disk->bdev.name, disk->filename, disk->num_blocks, disk->block_size,
+		  disk->md_size, disk->direct ? "direct" : "buffered",
+		  st.created ? ", new file" :
+		  st.format  ? ", formatted" :
+			       "");
 	if (bdev_out != NULL) {
 		*bdev_out = &disk->bdev;
 	}
@@ -812,8 +834,8 @@ restore_file:
 free_disk:
 	file_disk_free(disk);
 	if (st.created && unlink(opts->filename) != 0) {
-		ERRLOG("file bdev '%s': cannot remove '%s' again: %s\n", opts->name,
-		       opts->filename, strerror(errno));
+		ERRLOG("file bdev '%s': cannot remove '%s' again: %s\n", opts->name, opts->filename,
+		       strerror(errno));
 	}
 log:
 	ERRLOG("file bdev '%s': %s\n", opts->name != NULL ? opts->name : "(unnamed)", msg);

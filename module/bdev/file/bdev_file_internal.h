@@ -12,10 +12,10 @@
 #include "gga/bdev_module.h"
 
 /* Layout of a file with metadata (see bdev_file.h). */
-#define FILE_HDR_MAGIC		"GGAFBDEV"
-#define FILE_HDR_VERSION	1u
-#define FILE_HDR_REGION		4096u
-#define FILE_MD_ALIGN		4096u
+#define FILE_HDR_MAGIC   "GGAFBDEV"
+#define FILE_HDR_VERSION 1u
+#define FILE_HDR_REGION  4096u
+#define FILE_MD_ALIGN    4096u
 
 /*
  * Bounce buffers come in two classes per channel: many small ones for the
@@ -23,14 +23,14 @@
  * much data plus its metadata; larger I/O that needs one runs as a sequence
  * of chunks. A block larger than the small size makes both classes one block.
  */
-#define FILE_BOUNCE_SMALL	(8u * 1024)
-#define FILE_BOUNCE_LARGE	(64u * 1024)
+#define FILE_BOUNCE_SMALL     (8u * 1024)
+#define FILE_BOUNCE_LARGE     (64u * 1024)
 /* Bounce buffers per channel and class: with metadata every I/O bounces. */
-#define FILE_BOUNCE_SMALL_MD	64u
-#define FILE_BOUNCE_LARGE_MD	8u
+#define FILE_BOUNCE_SMALL_MD  64u
+#define FILE_BOUNCE_LARGE_MD  8u
 /* Without metadata only callers that miss the O_DIRECT alignment do. */
-#define FILE_BOUNCE_SMALL_RAW	16u
-#define FILE_BOUNCE_LARGE_RAW	4u
+#define FILE_BOUNCE_SMALL_RAW 16u
+#define FILE_BOUNCE_LARGE_RAW 4u
 
 enum file_bounce_class {
 	FILE_BOUNCE_CLASS_SMALL,
@@ -39,21 +39,21 @@ enum file_bounce_class {
 };
 
 struct file_bounce_class_params {
-	uint32_t blocks;	/* data blocks (and their metadata) an element holds */
-	uint32_t count;		/* elements per channel; 0 when nothing ever bounces */
-	size_t size;		/* bytes per element: data, then metadata, 4 KiB-aligned */
+	uint32_t blocks; /* data blocks (and their metadata) an element holds */
+	uint32_t count;  /* elements per channel; 0 when nothing ever bounces */
+	size_t size;     /* bytes per element: data, then metadata, 4 KiB-aligned */
 };
 /* The shared zero buffer that backs write_zeroes where fallocate cannot. */
-#define FILE_ZERO_BUF_SIZE	(1024u * 1024)
+#define FILE_ZERO_BUF_SIZE (1024u * 1024)
 
 struct file_disk {
-	char *filename;		/* canonical path, for messages and the saved config */
-	int fd;			/* buffered: header, metadata; holds the lock */
-	int dfd;		/* data: O_DIRECT, or == fd when buffered */
+	char *filename; /* canonical path, for messages and the saved config */
+	int fd;         /* buffered: header, metadata; holds the lock */
+	int dfd;        /* data: O_DIRECT, or == fd when buffered */
 	bool direct;
 	bool blockdev;
-	bool formatted;		/* has a header (md_size > 0) */
-	uint32_t dio_mem_align;	/* caller buffers need this alignment to skip the bounce */
+	bool formatted;         /* has a header (md_size > 0) */
+	uint32_t dio_mem_align; /* caller buffers need this alignment to skip the bounce */
 	uint32_t dio_len_align;
 	uint32_t block_size;
 	uint32_t md_size;
@@ -61,7 +61,7 @@ struct file_disk {
 	uint64_t data_offset;
 	uint64_t md_offset;
 	struct file_bounce_class_params bounce[FILE_BOUNCE_CLASSES];
-	int data_zero_mode;	/* fallocate mode that zeroes the data range */
+	int data_zero_mode; /* fallocate mode that zeroes the data range */
 	/* Cleared (for good) when fallocate turns out unsupported; then zeros are written. */
 	bool data_falloc;
 	bool md_falloc;

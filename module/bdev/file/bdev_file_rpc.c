@@ -23,33 +23,48 @@ struct rpc_file_create {
 
 static const struct rpc_param file_create_params[] = {
 	{
-		.name = "name", .type = RPC_PARAM_STRING,
+		.name = "name",
+		.type = RPC_PARAM_STRING,
 		.offset = offsetof(struct rpc_file_create, name),
 	},
 	{
-		.name = "filename", .type = RPC_PARAM_STRING,
+		.name = "filename",
+		.type = RPC_PARAM_STRING,
 		.offset = offsetof(struct rpc_file_create, filename),
 	},
 	{
-		.name = "block_size", .type = RPC_PARAM_UINT32, .optional = true, .pow2 = true,
-		.min = 512, .max = 65536,
+		.name = "block_size",
+		.type = RPC_PARAM_UINT32,
+		.optional = true,
+		.pow2 = true,
+		.min = 512,
+		.max = 65536,
 		.offset = offsetof(struct rpc_file_create, block_size),
 	},
 	{
-		.name = "md_size", .type = RPC_PARAM_UINT32, .optional = true,
+		.name = "md_size",
+		.type = RPC_PARAM_UINT32,
+		.optional = true,
 		.offset = offsetof(struct rpc_file_create, md_size),
 	},
 	{
-		.name = "num_blocks", .type = RPC_PARAM_UINT64, .optional = true,
-		.min = 1, .max = UINT64_MAX,
+		.name = "num_blocks",
+		.type = RPC_PARAM_UINT64,
+		.optional = true,
+		.min = 1,
+		.max = UINT64_MAX,
 		.offset = offsetof(struct rpc_file_create, num_blocks),
 	},
 	{
-		.name = "uuid", .type = RPC_PARAM_STRING, .optional = true,
+		.name = "uuid",
+		.type = RPC_PARAM_STRING,
+		.optional = true,
 		.offset = offsetof(struct rpc_file_create, uuid),
 	},
 	{
-		.name = "create", .type = RPC_PARAM_BOOL, .optional = true,
+		.name = "create",
+		.type = RPC_PARAM_BOOL,
+		.optional = true,
 		.offset = offsetof(struct rpc_file_create, create),
 	},
 };
@@ -67,7 +82,7 @@ file_rpc_create(struct rpc_request *req, json_t *params)
 			      &args) != 0) {
 		goto cleanup;
 	}
-	opts = (struct bdev_file_opts) {
+	opts = (struct bdev_file_opts){
 		.name = args.name,
 		.filename = args.filename,
 		.block_size = args.block_size,

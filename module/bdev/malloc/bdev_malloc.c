@@ -165,12 +165,12 @@ malloc_write_config_json(struct bdev *bdev, json_t *config)
 }
 
 static const struct bdev_fn_table malloc_fn_table = {
-	.destruct		= malloc_destruct,
-	.submit_request		= malloc_submit_request,
-	.io_type_supported	= malloc_io_type_supported,
-	.get_io_channel		= malloc_get_io_channel,
-	.dump_info_json		= malloc_dump_info_json,
-	.write_config_json	= malloc_write_config_json,
+	.destruct = malloc_destruct,
+	.submit_request = malloc_submit_request,
+	.io_type_supported = malloc_io_type_supported,
+	.get_io_channel = malloc_get_io_channel,
+	.dump_info_json = malloc_dump_info_json,
+	.write_config_json = malloc_write_config_json,
 };
 
 /* "Malloc<N>" with the lowest N not in use, as a malloc'd string. */
@@ -215,8 +215,8 @@ bdev_malloc_create(const struct bdev_malloc_opts *opts, struct bdev **bdev_out)
 	buf_block_size = opts->block_size + opts->md_size;
 	if (opts->num_blocks > BDEV_MALLOC_MAX_BYTES / buf_block_size) {
 		ERRLOG("malloc bdev '%s': %" PRIu64 " blocks of %" PRIu32 " bytes exceed the "
-		       "%llu-byte limit\n", label, opts->num_blocks, buf_block_size,
-		       BDEV_MALLOC_MAX_BYTES);
+		       "%llu-byte limit\n",
+		       label, opts->num_blocks, buf_block_size, BDEV_MALLOC_MAX_BYTES);
 		return -ENOMEM;
 	}
 	if (opts->name != NULL && bdev_get_by_name(opts->name) != NULL) {
@@ -318,9 +318,9 @@ malloc_module_fini(void)
 }
 
 static struct bdev_module malloc_module = {
-	.name		= "malloc",
-	.module_init	= malloc_module_init,
-	.module_fini	= malloc_module_fini,
+	.name = "malloc",
+	.module_init = malloc_module_init,
+	.module_fini = malloc_module_fini,
 };
 
 void

@@ -20,11 +20,11 @@ struct bdev;
 #define BDEV_MALLOC_MAX_BYTES (1ull << 40)
 
 struct bdev_malloc_opts {
-	const char *name;	/* NULL: "Malloc<N>" with the lowest free N */
-	uint64_t num_blocks;	/* at least 1 */
-	uint32_t block_size;	/* power of two, 512 .. 65536 */
-	uint32_t md_size;	/* 0, 8, 16, 32, 64 or 128 */
-	const char *uuid;	/* canonical string, or NULL to generate one */
+	const char *name;    /* NULL: "Malloc<N>" with the lowest free N */
+	uint64_t num_blocks; /* at least 1 */
+	uint32_t block_size; /* power of two, 512 .. 65536 */
+	uint32_t md_size;    /* 0, 8, 16, 32, 64 or 128 */
+	const char *uuid;    /* canonical string, or NULL to generate one */
 };
 
 /* Register the module and its RPCs (once, before bdev_subsystem_init). */

@@ -36,7 +36,7 @@ malloc_rpc_create(struct rpc_request *req, json_t *params)
 	if (module_geometry_rpc_decode(req, params, &malloc_create_rpc, &args) != 0) {
 		return;
 	}
-	opts = (struct bdev_malloc_opts) {
+	opts = (struct bdev_malloc_opts){
 		.name = args.name,
 		.num_blocks = args.num_blocks,
 		.block_size = args.block_size,

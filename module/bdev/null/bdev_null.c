@@ -89,12 +89,12 @@ null_write_config_json(struct bdev *bdev, json_t *config)
 }
 
 static const struct bdev_fn_table null_fn_table = {
-	.destruct		= null_destruct,
-	.submit_request		= null_submit_request,
-	.io_type_supported	= null_io_type_supported,
-	.get_io_channel		= null_get_io_channel,
-	.dump_info_json		= null_dump_info_json,
-	.write_config_json	= null_write_config_json,
+	.destruct = null_destruct,
+	.submit_request = null_submit_request,
+	.io_type_supported = null_io_type_supported,
+	.get_io_channel = null_get_io_channel,
+	.dump_info_json = null_dump_info_json,
+	.write_config_json = null_write_config_json,
 };
 
 int
@@ -193,9 +193,9 @@ null_module_fini(void)
 }
 
 static struct bdev_module null_module = {
-	.name		= "null",
-	.module_init	= null_module_init,
-	.module_fini	= null_module_fini,
+	.name = "null",
+	.module_init = null_module_init,
+	.module_fini = null_module_fini,
 };
 
 void

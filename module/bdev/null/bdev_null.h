@@ -17,11 +17,11 @@
 struct bdev;
 
 struct bdev_null_opts {
-	const char *name;	/* required */
-	uint64_t num_blocks;	/* at least 1 */
-	uint32_t block_size;	/* power of two, 512 .. 65536 */
-	uint32_t md_size;	/* 0, 8, 16, 32, 64 or 128 */
-	const char *uuid;	/* canonical string, or NULL to generate one */
+	const char *name;    /* required */
+	uint64_t num_blocks; /* at least 1 */
+	uint32_t block_size; /* power of two, 512 .. 65536 */
+	uint32_t md_size;    /* 0, 8, 16, 32, 64 or 128 */
+	const char *uuid;    /* canonical string, or NULL to generate one */
 };
 
 /* Register the module and its RPCs (once, before bdev_subsystem_init). */

@@ -37,7 +37,7 @@ null_rpc_create(struct rpc_request *req, json_t *params)
 	if (module_geometry_rpc_decode(req, params, &null_create_rpc, &args) != 0) {
 		return;
 	}
-	opts = (struct bdev_null_opts) {
+	opts = (struct bdev_null_opts){
 		.name = args.name,
 		.num_blocks = args.num_blocks,
 		.block_size = args.block_size,

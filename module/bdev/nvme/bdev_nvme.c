@@ -26,7 +26,7 @@
 
 #include "bdev_nvme.h"
 
-#define NVME_BDEV_NAME_MAX	64
+#define NVME_BDEV_NAME_MAX 64
 
 enum nvme_bdev_ctrlr_state {
 	NBC_ATTACHING,
@@ -39,19 +39,19 @@ struct nvme_bdev;
 struct nvme_bdev_ctrlr {
 	char *name;
 	struct nvme_transport_id trid;
-	char *hostnqn;			/* as given, NULL for the default */
+	char *hostnqn; /* as given, NULL for the default */
 	bool hdgst;
 	bool ddgst;
-	uint32_t timeout_ms;		/* as given, 0 for the default */
+	uint32_t timeout_ms; /* as given, 0 for the default */
 	uint32_t keep_alive_timeout_ms;
 	enum nvme_bdev_ctrlr_state state;
 	struct nvme_ctrlr *ctrlr;
 	bool io_device_registered;
 
-	struct nvme_bdev **bdevs;	/* one per namespace, NULL once destructed */
+	struct nvme_bdev **bdevs; /* one per namespace, NULL once destructed */
 	uint32_t num_bdevs;
-	uint32_t live_bdevs;		/* registered and not destructed yet */
-	struct nvme_bdev *last_bdev;	/* its destruct waits for the controller */
+	uint32_t live_bdevs;         /* registered and not destructed yet */
+	struct nvme_bdev *last_bdev; /* its destruct waits for the controller */
 
 	bdev_nvme_attach_cb attach_cb;
 	void *attach_cb_arg;
@@ -69,7 +69,7 @@ struct nvme_bdev {
 	struct nvme_bdev_ctrlr *nctrlr;
 	struct nvme_ns *ns;
 	uint32_t index;
-	uint32_t max_rw_blocks;		/* per command */
+	uint32_t max_rw_blocks; /* per command */
 };
 
 struct nvme_bdev_channel {
@@ -79,10 +79,10 @@ struct nvme_bdev_channel {
 /* Per-I/O context in bdev_io->driver_ctx. */
 struct nvme_bdev_io {
 	struct nvme_qpair *qpair;
-	uint64_t lba;			/* next block to send */
-	uint64_t left;			/* blocks not sent yet */
-	size_t iov_offset;		/* buffer offset of the next block */
-	uint32_t chunk;			/* blocks of the command in flight */
+	uint64_t lba;      /* next block to send */
+	uint64_t left;     /* blocks not sent yet */
+	size_t iov_offset; /* buffer offset of the next block */
+	uint32_t chunk;    /* blocks of the command in flight */
 };
 
 static TAILQ_HEAD(, nvme_bdev_ctrlr) g_ctrlrs = TAILQ_HEAD_INITIALIZER(g_ctrlrs);
@@ -262,10 +262,10 @@ nvme_channel_destroy(void *io_device, void *ctx_buf)
 static json_t *
 trid_json(const struct nvme_transport_id *trid)
 {
-	return json_pack("{s:s, s:s, s:s, s:s, s:s}",
-			 "trtype", nvme_transport_type_name(trid->trtype),
-			 "adrfam", nvme_adrfam_name(trid->adrfam),
-			 "traddr", trid->traddr, "trsvcid", trid->trsvcid, "subnqn", trid->subnqn);
+	return json_pack("{s:s, s:s, s:s, s:s, s:s}", "trtype",
+			 nvme_transport_type_name(trid->trtype), "adrfam",
+			 nvme_adrfam_name(trid->adrfam), "traddr", trid->traddr, "trsvcid",
+			 trid->trsvcid, "subnqn", trid->subnqn);
 }
 
 static void
@@ -275,11 +275,12 @@ nvme_bdev_dump_info_json(void *ctxt, json_t *info)
 	struct nvme_bdev_ctrlr *nctrlr = nbdev->nctrlr;
 	const struct nvme_ns_info *ns = nvme_ns_get_info(nbdev->ns);
 
-	json_object_set_new(info, "nvme", json_pack("{s:s, s:o, s:I, s:s, s:b}",
-			    "controller", nctrlr->name, "trid", trid_json(&nctrlr->trid),
-			    "nsid", (json_int_t)ns->nsid,
-			    "state", nvme_ctrlr_state_name(nvme_ctrlr_get_state(nctrlr->ctrlr)),
-			    "extended_lba", ns->extended_lba));
+	json_object_set_new(info, "nvme",
+			    json_pack("{s:s, s:o, s:I, s:s, s:b}", "controller", nctrlr->name,
+				      "trid", trid_json(&nctrlr->trid), "nsid",
+				      (json_int_t)ns->nsid, "state",
+				      nvme_ctrlr_state_name(nvme_ctrlr_get_state(nctrlr->ctrlr)),
+				      "extended_lba", ns->extended_lba));
 }
 
 static const char *
@@ -311,27 +312,31 @@ nctrlr_json(const struct nvme_bdev_ctrlr *nctrlr)
 		}
 		info = nvme_ns_get_info(nbdev->ns);
 		ns_obj = json_pack("{s:I, s:s, s:I, s:I, s:I}", "nsid", (json_int_t)info->nsid,
-				   "bdev_name", nbdev->bdev.name,
-				   "block_size", (json_int_t)info->block_size,
-				   "md_size", (json_int_t)(info->extended_lba ? info->md_size : 0),
+				   "bdev_name", nbdev->bdev.name, "block_size",
+				   (json_int_t)info->block_size, "md_size",
+				   (json_int_t)(info->extended_lba ? info->md_size : 0),
 				   "num_blocks", (json_int_t)info->num_blocks);
 		json_array_append_new(namespaces, ns_obj);
 	}
-	obj = json_pack("{s:s, s:o, s:s, s:b, s:b, s:s}", "name", nctrlr->name,
-			"trid", trid_json(&nctrlr->trid),
-			"hostnqn", nctrlr->ctrlr != NULL ?
-			nvme_ctrlr_get_opts(nctrlr->ctrlr)->hostnqn :
-			(nctrlr->hostnqn != NULL ? nctrlr->hostnqn : ""),
-			"hdgst", nctrlr->hdgst, "ddgst", nctrlr->ddgst,
-			"state", nctrlr_state_name(nctrlr));
+	obj = json_pack("{s:s, s:o, s:s, s:b, s:b, s:s}", "name", nctrlr->name, "trid",
+			trid_json(&nctrlr->trid), "hostnqn",
+			nctrlr->ctrlr != NULL ? nvme_ctrlr_get_opts(nctrlr->ctrlr)->hostnqn :
+						(nctrlr->hostnqn != NULL ? nctrlr->hostnqn : ""),
+			"hdgst", nctrlr->hdgst, "ddgst", nctrlr->ddgst, "state",
+			nctrlr_state_name(nctrlr));
 	if (obj == NULL) {
 		json_decref(namespaces);
 		return NULL;
 	}
-	json_object_set_new(obj, "cntlid", json_integer(nctrlr->ctrlr != NULL ?
-							nvme_ctrlr_get_cntlid(nctrlr->ctrlr) : 0));
-	json_object_set_new(obj, "reconnects", json_integer(nctrlr->ctrlr != NULL ?
-			    (json_int_t)nvme_ctrlr_get_reconnect_count(nctrlr->ctrlr) : 0));
+	json_object_set_new(obj, "cntlid",
+			    json_integer(nctrlr->ctrlr != NULL ?
+						 nvme_ctrlr_get_cntlid(nctrlr->ctrlr) :
+						 0));
+	json_object_set_new(obj, "reconnects",
+			    json_integer(nctrlr->ctrlr != NULL ?
+						 (json_int_t)nvme_ctrlr_get_reconnect_count(
+							 nctrlr->ctrlr) :
+						 0));
 	json_object_set_new(obj, "namespaces", namespaces);
 	return obj;
 }
@@ -371,9 +376,9 @@ nvme_module_config_json(json_t *config)
 		params = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:b}", "name", nctrlr->name,
 				   "trtype",
 				   nctrlr->trid.trtype == NVME_TRANSPORT_TCP ? "tcp" : "rdma",
-				   "adrfam", "ipv4", "traddr", nctrlr->trid.traddr,
-				   "trsvcid", nctrlr->trid.trsvcid, "subnqn", nctrlr->trid.subnqn,
-				   "hdgst", nctrlr->hdgst, "ddgst", nctrlr->ddgst);
+				   "adrfam", "ipv4", "traddr", nctrlr->trid.traddr, "trsvcid",
+				   nctrlr->trid.trsvcid, "subnqn", nctrlr->trid.subnqn, "hdgst",
+				   nctrlr->hdgst, "ddgst", nctrlr->ddgst);
 		if (params == NULL) {
 			ERRLOG("nvme controller '%s': out of memory writing its configuration\n",
 			       nctrlr->name);
@@ -389,9 +394,9 @@ nvme_module_config_json(json_t *config)
 			json_object_set_new(params, "keep_alive_timeout_ms",
 					    json_integer(nctrlr->keep_alive_timeout_ms));
 		}
-		json_array_append_new(config, json_pack("{s:s, s:o}", "method",
-							"bdev_nvme_attach_controller",
-							"params", params));
+		json_array_append_new(config,
+				      json_pack("{s:s, s:o}", "method",
+						"bdev_nvme_attach_controller", "params", params));
 	}
 }
 
@@ -520,11 +525,11 @@ bdev_nvme_detach_controller(const char *name, bdev_nvme_detach_cb cb, void *cb_a
 /* ------------------------------------------------------------------------ */
 
 static const struct bdev_fn_table nvme_fn_table = {
-	.destruct		= nvme_bdev_destruct,
-	.submit_request		= nvme_bdev_submit_request,
-	.io_type_supported	= nvme_bdev_io_type_supported,
-	.get_io_channel		= nvme_bdev_get_io_channel,
-	.dump_info_json		= nvme_bdev_dump_info_json,
+	.destruct = nvme_bdev_destruct,
+	.submit_request = nvme_bdev_submit_request,
+	.io_type_supported = nvme_bdev_io_type_supported,
+	.get_io_channel = nvme_bdev_get_io_channel,
+	.dump_info_json = nvme_bdev_dump_info_json,
 };
 
 static int
@@ -724,9 +729,9 @@ nvme_get_ctx_size(void)
 }
 
 static struct bdev_module nvme_module = {
-	.name		= "nvme",
-	.get_ctx_size	= nvme_get_ctx_size,
-	.config_json	= nvme_module_config_json,
+	.name = "nvme",
+	.get_ctx_size = nvme_get_ctx_size,
+	.config_json = nvme_module_config_json,
 };
 
 void

@@ -33,13 +33,13 @@
 #include "gga/nvme_host.h"
 
 struct bdev_nvme_attach_opts {
-	const char *name;		/* controller name, the prefix of its bdev names */
+	const char *name; /* controller name, the prefix of its bdev names */
 	struct nvme_transport_id trid;
-	const char *hostnqn;		/* NULL: the library's default */
+	const char *hostnqn; /* NULL: the library's default */
 	bool hdgst;
 	bool ddgst;
-	uint32_t timeout_ms;		/* per-command timeout; 0: the library default (30 s) */
-	uint32_t keep_alive_timeout_ms;	/* 0: the library default (10 s) */
+	uint32_t timeout_ms;            /* per-command timeout; 0: the library default (30 s) */
+	uint32_t keep_alive_timeout_ms; /* 0: the library default (10 s) */
 };
 
 /* Register the module and its RPCs (once, before bdev_subsystem_init). */
@@ -59,8 +59,8 @@ typedef void (*bdev_nvme_attach_cb)(void *cb_arg, int rc, const char *errmsg,
  * -EPROTONOSUPPORT (rdma), -ENOMEM; then nothing is created. A connect or
  * bdev registration failure reaches cb with nothing left behind.
  */
-int bdev_nvme_attach_controller(const struct bdev_nvme_attach_opts *opts,
-				bdev_nvme_attach_cb cb, void *cb_arg);
+int bdev_nvme_attach_controller(const struct bdev_nvme_attach_opts *opts, bdev_nvme_attach_cb cb,
+				void *cb_arg);
 
 typedef void (*bdev_nvme_detach_cb)(void *cb_arg, int rc);
 

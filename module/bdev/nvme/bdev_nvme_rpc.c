@@ -30,50 +30,78 @@ struct rpc_nvme_attach {
 
 static const struct rpc_param nvme_attach_params[] = {
 	{
-		.name = "name", .type = RPC_PARAM_STRING, .min = 1, .max = 64,
+		.name = "name",
+		.type = RPC_PARAM_STRING,
+		.min = 1,
+		.max = 64,
 		.offset = offsetof(struct rpc_nvme_attach, name),
 	},
 	{
-		.name = "trtype", .type = RPC_PARAM_STRING,
+		.name = "trtype",
+		.type = RPC_PARAM_STRING,
 		.offset = offsetof(struct rpc_nvme_attach, trtype),
 	},
 	{
-		.name = "adrfam", .type = RPC_PARAM_STRING, .optional = true,
+		.name = "adrfam",
+		.type = RPC_PARAM_STRING,
+		.optional = true,
 		.offset = offsetof(struct rpc_nvme_attach, adrfam),
 	},
 	{
-		.name = "traddr", .type = RPC_PARAM_STRING, .min = 1, .max = NVME_TRADDR_MAX_LEN,
+		.name = "traddr",
+		.type = RPC_PARAM_STRING,
+		.min = 1,
+		.max = NVME_TRADDR_MAX_LEN,
 		.offset = offsetof(struct rpc_nvme_attach, traddr),
 	},
 	{
-		.name = "trsvcid", .type = RPC_PARAM_STRING, .min = 1, .max = NVME_TRSVCID_MAX_LEN,
+		.name = "trsvcid",
+		.type = RPC_PARAM_STRING,
+		.min = 1,
+		.max = NVME_TRSVCID_MAX_LEN,
 		.offset = offsetof(struct rpc_nvme_attach, trsvcid),
 	},
 	{
-		.name = "subnqn", .type = RPC_PARAM_STRING, .min = 1, .max = NVME_NQN_MAX_LEN,
+		.name = "subnqn",
+		.type = RPC_PARAM_STRING,
+		.min = 1,
+		.max = NVME_NQN_MAX_LEN,
 		.offset = offsetof(struct rpc_nvme_attach, subnqn),
 	},
 	{
-		.name = "hostnqn", .type = RPC_PARAM_STRING, .optional = true, .min = 1,
+		.name = "hostnqn",
+		.type = RPC_PARAM_STRING,
+		.optional = true,
+		.min = 1,
 		.max = NVME_NQN_MAX_LEN,
 		.offset = offsetof(struct rpc_nvme_attach, hostnqn),
 	},
 	{
-		.name = "hdgst", .type = RPC_PARAM_BOOL, .optional = true,
+		.name = "hdgst",
+		.type = RPC_PARAM_BOOL,
+		.optional = true,
 		.offset = offsetof(struct rpc_nvme_attach, hdgst),
 	},
 	{
-		.name = "ddgst", .type = RPC_PARAM_BOOL, .optional = true,
+		.name = "ddgst",
+		.type = RPC_PARAM_BOOL,
+		.optional = true,
 		.offset = offsetof(struct rpc_nvme_attach, ddgst),
 	},
 	{
-		.name = "timeout_ms", .type = RPC_PARAM_UINT32, .optional = true,
-		.min = 1, .max = 3600 * 1000,
+		.name = "timeout_ms",
+		.type = RPC_PARAM_UINT32,
+		.optional = true,
+		.min = 1,
+		.max = 3600 * 1000,
 		.offset = offsetof(struct rpc_nvme_attach, timeout_ms),
 	},
 	{
-		.name = "keep_alive_timeout_ms", .type = RPC_PARAM_UINT32, .optional = true,
-		.min = 1000, .max = 3600 * 1000,
+		.name = "keep_alive_timeout_ms",
+		.type = RPC_PARAM_UINT32,
+		.optional = true,
+		.min = 1000,
+		.max = 3600 * 1000,
 		.offset = offsetof(struct rpc_nvme_attach, keep_alive_timeout_ms),
 	},
 	/* SPDK's parameters for what gga's NVMe bdev lacks, at their defaults (docs/RPC.md). */
@@ -142,9 +170,8 @@ nvme_rpc_attach(struct rpc_request *req, json_t *params)
 	}
 #endif
 	opts.trid.adrfam = NVME_ADRFAM_IPV4;
-	if (args.adrfam != NULL &&
-	    (nvme_adrfam_parse(args.adrfam, &opts.trid.adrfam) != 0 ||
-	     opts.trid.adrfam != NVME_ADRFAM_IPV4)) {
+	if (args.adrfam != NULL && (nvme_adrfam_parse(args.adrfam, &opts.trid.adrfam) != 0 ||
+				    opts.trid.adrfam != NVME_ADRFAM_IPV4)) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
 			       "adrfam: '%s' is not supported (ipv4)", args.adrfam);
 		goto cleanup;
@@ -185,7 +212,8 @@ struct rpc_nvme_name {
 
 static const struct rpc_param nvme_detach_params[] = {
 	{
-		.name = "name", .type = RPC_PARAM_STRING,
+		.name = "name",
+		.type = RPC_PARAM_STRING,
 		.offset = offsetof(struct rpc_nvme_name, name),
 	},
 	/* SPDK's path selectors: a gga controller has one path, detached by name. */
@@ -236,7 +264,9 @@ cleanup:
 
 static const struct rpc_param nvme_get_params[] = {
 	{
-		.name = "name", .type = RPC_PARAM_STRING, .optional = true,
+		.name = "name",
+		.type = RPC_PARAM_STRING,
+		.optional = true,
 		.offset = offsetof(struct rpc_nvme_name, name),
 	},
 };
@@ -247,8 +277,8 @@ nvme_rpc_get_controllers(struct rpc_request *req, json_t *params)
 	struct rpc_nvme_name args = { 0 };
 	json_t *result;
 
-	if (rpc_decode_params(req, params, nvme_get_params, ARRAY_SIZE(nvme_get_params),
-			      &args) != 0) {
+	if (rpc_decode_params(req, params, nvme_get_params, ARRAY_SIZE(nvme_get_params), &args) !=
+	    0) {
 		goto cleanup;
 	}
 	result = bdev_nvme_get_controllers_json(args.name);
@@ -272,6 +302,5 @@ bdev_nvme_rpc_register(void)
 {
 	rpc_register_method("bdev_nvme_attach_controller", nvme_rpc_attach, RPC_STATE_ANY);
 	rpc_register_method("bdev_nvme_detach_controller", nvme_rpc_detach, RPC_STATE_ANY);
-	rpc_register_method("bdev_nvme_get_controllers", nvme_rpc_get_controllers,
-			    RPC_STATE_ANY);
+	rpc_register_method("bdev_nvme_get_controllers", nvme_rpc_get_controllers, RPC_STATE_ANY);
 }

@@ -17,13 +17,13 @@
 #include "test/unit/module/bdev/bdev_ut_common.h"
 
 /* Members of 512 + 64 bytes: logical blocks of 1024 bytes. */
-#define MBS		512
-#define MD		64
-#define SB_BLOCKS	(GGA_SB_REGION_BYTES / MBS)
-#define NBLK		256
-#define MEMBER_BLOCKS	(SB_BLOCKS + NBLK)
-#define LBS		(2 * MBS)
-#define MEMBER_BYTES	((size_t)MEMBER_BLOCKS * (MBS + MD))
+#define MBS           512
+#define MD            64
+#define SB_BLOCKS     (GGA_SB_REGION_BYTES / MBS)
+#define NBLK          256
+#define MEMBER_BLOCKS (SB_BLOCKS + NBLK)
+#define LBS           (2 * MBS)
+#define MEMBER_BYTES  ((size_t)MEMBER_BLOCKS * (MBS + MD))
 
 void
 register_modules(void)
@@ -82,7 +82,10 @@ void
 make_malloc(const char *name, uint32_t bs, uint32_t md, uint64_t blocks)
 {
 	struct bdev_malloc_opts opts = {
-		.name = name, .num_blocks = blocks, .block_size = bs, .md_size = md,
+		.name = name,
+		.num_blocks = blocks,
+		.block_size = bs,
+		.md_size = md,
 	};
 
 	UT_ASSERT_EQ_FATAL(bdev_malloc_create(&opts, NULL), 0);
@@ -276,8 +279,7 @@ snapshot(const char *name)
 	buf = malloc(len);
 	CU_ASSERT_FATAL(buf != NULL);
 	UT_ASSERT_EQ_FATAL(ut_dev_open_mode(&dev, name, false, g_ut_app), 0);
-	UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_READ, buf, 0, bdev_get_num_blocks(bdev), &r),
-		     0);
+	UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_READ, buf, 0, bdev_get_num_blocks(bdev), &r), 0);
 	CU_ASSERT(r.success);
 	ut_dev_close(&dev);
 	return buf;
@@ -355,8 +357,7 @@ dev_write(uint64_t lba, uint64_t n, void *buf)
 {
 	struct ut_io r;
 
-	return ut_io_sync(&g_dev, BDEV_IO_TYPE_WRITE, buf, lba, n, &r) == 0 && r.done &&
-	       r.success;
+	return ut_io_sync(&g_dev, BDEV_IO_TYPE_WRITE, buf, lba, n, &r) == 0 && r.done && r.success;
 }
 
 bool
@@ -364,10 +365,8 @@ dev_read(uint64_t lba, uint64_t n, void *buf)
 {
 	struct ut_io r;
 
-	return ut_io_sync(&g_dev, BDEV_IO_TYPE_READ, buf, lba, n, &r) == 0 && r.done &&
-	       r.success;
+	return ut_io_sync(&g_dev, BDEV_IO_TYPE_READ, buf, lba, n, &r) == 0 && r.done && r.success;
 }
-
 
 bool
 dev_iov(bool write, uint64_t lba, uint64_t n, uint8_t *buf, const size_t *cuts, int ncuts)

@@ -217,7 +217,7 @@ env_encode(struct env *e, struct fset *f, uint64_t lba, uint64_t gen, struct gga
 /* Decode fragments of f present in mask; on success compare with expect. */
 static int
 env_decode(struct env *e, struct fset *f, uint32_t mask, uint64_t lba, const uint8_t *expect,
-           struct gga_decode_info *info)
+	   struct gga_decode_info *info)
 {
 	int rc;
 
@@ -300,18 +300,18 @@ test_create_validation(void)
 		uint32_t bs, k, m, md;
 		int matrix;
 	} bad[] = {
-	        {256, 2, 1, 32, 1},
-	        {131072, 2, 1, 32, 1},
-	        {3072, 2, 1, 32, 1},
-	        {4096, 0, 1, 32, 1},
-	        {4096, 2, 0, 32, 1},
-	        {4096, 8, 9, 32, 2},
-	        {4096, 3, 1, 32, 1},
-	        {4096, 2, 1, 31, 1},
-	        {4096, 2, 1, 32, 0},
-	        {4096, 2, 1, 32, 3},
-	        /* Vandermonde is not MDS for 8 + 5: some patterns are singular. */
-	        {4096, 8, 5, 32, 1},
+		{ 256, 2, 1, 32, 1 },
+		{ 131072, 2, 1, 32, 1 },
+		{ 3072, 2, 1, 32, 1 },
+		{ 4096, 0, 1, 32, 1 },
+		{ 4096, 2, 0, 32, 1 },
+		{ 4096, 8, 9, 32, 2 },
+		{ 4096, 3, 1, 32, 1 },
+		{ 4096, 2, 1, 31, 1 },
+		{ 4096, 2, 1, 32, 0 },
+		{ 4096, 2, 1, 32, 3 },
+		/* Vandermonde is not MDS for 8 + 5: some patterns are singular. */
+		{ 4096, 8, 5, 32, 1 },
 	};
 	size_t i;
 
@@ -372,8 +372,8 @@ test_bad_args(void)
 	struct env e;
 	struct gga_codec *other;
 	struct gga_codec_scratch *other_s;
-	const void *nulls[GGA_CODEC_MAX_FRAGS] = {NULL};
-	void *wnulls[GGA_CODEC_MAX_FRAGS] = {NULL};
+	const void *nulls[GGA_CODEC_MAX_FRAGS] = { NULL };
+	void *wnulls[GGA_CODEC_MAX_FRAGS] = { NULL };
 
 	env_init(&e, 4096, 2, 1, GGA_MATRIX_VANDERMONDE);
 	fill_kind(e.block, e.B, KIND_MILD);
@@ -396,21 +396,21 @@ test_bad_args(void)
 	other = codec_new(8192, 2, 1, GGA_MATRIX_VANDERMONDE);
 	UT_ASSERT_EQ_FATAL(gga_codec_scratch_alloc(other, &other_s), 0);
 	UT_ASSERT_EQ(gga_codec_encode(e.c, other_s, e.block, 0, 1, e.f.data, e.f.md, NULL),
-	             -EINVAL);
+		     -EINVAL);
 	UT_ASSERT_EQ(gga_codec_decode(e.c, other_s, e.f.cdata, e.f.cmd, 0x7, 0, e.out, NULL),
-	             -EINVAL);
+		     -EINVAL);
 	gga_codec_scratch_free(other_s);
 	gga_codec_destroy(other);
 
-	UT_ASSERT_EQ(
-	        gga_codec_rebuild(e.c, e.s, e.f.cdata, e.f.cmd, 0x3, 0, 0, e.f.data, e.f.md, NULL),
-	        -EINVAL);
+	UT_ASSERT_EQ(gga_codec_rebuild(e.c, e.s, e.f.cdata, e.f.cmd, 0x3, 0, 0, e.f.data, e.f.md,
+				       NULL),
+		     -EINVAL);
 	UT_ASSERT_EQ(gga_codec_rebuild(e.c, e.s, e.f.cdata, e.f.cmd, 0x3, 0, 0x8, e.f.data, e.f.md,
-	                               NULL),
-	             -EINVAL);
-	UT_ASSERT_EQ(
-	        gga_codec_rebuild(e.c, e.s, e.f.cdata, e.f.cmd, 0x3, 0, 0x4, wnulls, e.f.md, NULL),
-	        -EINVAL);
+				       NULL),
+		     -EINVAL);
+	UT_ASSERT_EQ(gga_codec_rebuild(e.c, e.s, e.f.cdata, e.f.cmd, 0x3, 0, 0x4, wnulls, e.f.md,
+				       NULL),
+		     -EINVAL);
 	env_fini(&e);
 }
 
@@ -461,7 +461,7 @@ roundtrip_one(struct env *e, enum kind kind, uint64_t lba)
 	for (i = 0; i < e->n; i++) {
 		/* Metadata bytes beyond the format's are written as zero. */
 		CU_ASSERT(mem_is_zero((uint8_t *)e->f.md[i] + GGA_FRAG_MD_SIZE,
-		                      TEST_MD_SIZE - GGA_FRAG_MD_SIZE));
+				      TEST_MD_SIZE - GGA_FRAG_MD_SIZE));
 	}
 	/* Regular read: the data fragments only. */
 	UT_ASSERT_EQ(env_decode(e, &e->f, (1u << e->k) - 1, lba, e->block, &info), 0);
@@ -554,8 +554,8 @@ test_single_erasure(void)
 				UT_ASSERT_EQ(info.missing_mask, 1u << i);
 				/* A lost data fragment is rebuilt only if it carries payload. */
 				needed = i < e.k && (einfo.encoding == GGA_ENC_RAW ||
-				                     (einfo.encoding == GGA_ENC_LZ4 &&
-				                      einfo.payload_len > i * F));
+						     (einfo.encoding == GGA_ENC_LZ4 &&
+						      einfo.payload_len > i * F));
 				UT_ASSERT_EQ(info.rebuilt_mask, needed ? 1u << i : 0);
 				if (needed) {
 					UT_ASSERT_EQ(info.used_mask, mask);
@@ -649,8 +649,9 @@ test_decode_in_place(void)
 				} else if (variant > (int)e.k) {
 					out[(size_t)j * F + 7] ^= 0x40;
 				}
-				UT_ASSERT_EQ(gga_codec_decode(e.c, e.s, cdata, e.f.cmd, mask, 9, out,
-				                              &info), 0);
+				UT_ASSERT_EQ(gga_codec_decode(e.c, e.s, cdata, e.f.cmd, mask, 9,
+							      out, &info),
+					     0);
 				CU_ASSERT(memcmp(out, e.block, e.B) == 0);
 				UT_ASSERT_EQ(info.encoding, einfo.encoding);
 				if (variant > (int)e.k) {
@@ -667,7 +668,7 @@ test_decode_in_place(void)
 static void
 test_k4m2_erasures(void)
 {
-	static const enum kind kinds[] = {KIND_RANDOM, KIND_MILD, KIND_HIGH};
+	static const enum kind kinds[] = { KIND_RANDOM, KIND_MILD, KIND_HIGH };
 	struct gga_decode_info info;
 	struct env e;
 	uint32_t a, b, bs;
@@ -684,12 +685,12 @@ test_k4m2_erasures(void)
 					uint32_t mask = e.all & ~(1u << a);
 
 					UT_ASSERT_EQ(env_decode(&e, &e.f, mask, 42, e.block, &info),
-					             0);
+						     0);
 					for (b = a + 1; b < e.n; b++) {
 						mask = e.all & ~(1u << a) & ~(1u << b);
 						UT_ASSERT_EQ(env_decode(&e, &e.f, mask, 42, e.block,
-						                        &info),
-						             0);
+									&info),
+							     0);
 						UT_ASSERT_EQ(info.valid_mask, mask);
 					}
 				}
@@ -708,7 +709,7 @@ test_other_geometries(void)
 {
 	static const struct {
 		uint32_t bs, k, m;
-	} geo[] = {{4096, 8, 2}, {512, 8, 2}, {4096, 1, 2}, {65536, 4, 4}};
+	} geo[] = { { 4096, 8, 2 }, { 512, 8, 2 }, { 4096, 1, 2 }, { 65536, 4, 4 } };
 	struct gga_decode_info info;
 	struct gga_encode_info einfo;
 	struct env e;
@@ -727,7 +728,7 @@ test_other_geometries(void)
 				b = (a + 1) % e.n;
 				lost = (1u << a) | (e.m > 1 ? 1u << b : 0);
 				UT_ASSERT_EQ(env_decode(&e, &e.f, e.all & ~lost, 5, e.block, &info),
-				             0);
+					     0);
 			}
 		}
 		env_fini(&e);
@@ -865,18 +866,18 @@ test_corrupt_md_fields(void)
 		void (*change)(struct gga_frag_md *md);
 		enum gga_frag_status status;
 	} cases[] = {
-	        {set_k_4, GGA_FRAG_BAD_GEOMETRY},
-	        {set_m_2, GGA_FRAG_BAD_GEOMETRY},
-	        {set_encoding_9, GGA_FRAG_BAD_FIELD},
-	        {set_encoding_0, GGA_FRAG_BAD_FIELD},
-	        {set_payload_block, GGA_FRAG_BAD_FIELD}, /* lz4 may not be block-sized */
-	        {set_payload_0, GGA_FRAG_BAD_FIELD},
-	        {set_generation_0, GGA_FRAG_BAD_FIELD},
-	        {set_encoding_raw, GGA_FRAG_BAD_FIELD}, /* raw needs payload == block */
-	        {set_data_crc, GGA_FRAG_BAD_DATA_CRC},
-	        /* Intact on its own but not the same write as the other two. */
-	        {set_block_crc, GGA_FRAG_CONFLICT},
-	        {set_generation_up, GGA_FRAG_ORPHAN},
+		{ set_k_4, GGA_FRAG_BAD_GEOMETRY },
+		{ set_m_2, GGA_FRAG_BAD_GEOMETRY },
+		{ set_encoding_9, GGA_FRAG_BAD_FIELD },
+		{ set_encoding_0, GGA_FRAG_BAD_FIELD },
+		{ set_payload_block, GGA_FRAG_BAD_FIELD }, /* lz4 may not be block-sized */
+		{ set_payload_0, GGA_FRAG_BAD_FIELD },
+		{ set_generation_0, GGA_FRAG_BAD_FIELD },
+		{ set_encoding_raw, GGA_FRAG_BAD_FIELD }, /* raw needs payload == block */
+		{ set_data_crc, GGA_FRAG_BAD_DATA_CRC },
+		/* Intact on its own but not the same write as the other two. */
+		{ set_block_crc, GGA_FRAG_CONFLICT },
+		{ set_generation_up, GGA_FRAG_ORPHAN },
 	};
 	struct gga_decode_info info;
 	struct env e;
@@ -945,15 +946,15 @@ test_corrupt_payload(void)
 					fset_copy(&g, &e.f);
 					((uint8_t *)g.data[i])[pos[p]] ^= 0x10;
 					UT_ASSERT_EQ(env_decode(&e, &g, e.all, 9, e.block, &info),
-					             0);
+						     0);
 					UT_ASSERT_EQ(info.status[i], GGA_FRAG_BAD_DATA_CRC);
 					UT_ASSERT_EQ(info.corrupt_mask, 1u << i);
 					CU_ASSERT((info.used_mask & (1u << i)) == 0);
 					/* Only d1 + d2 read: the bad one is lost, p is needed. */
 					if (i < e.k) {
-						UT_ASSERT_EQ(
-						        env_decode(&e, &g, 0x3, 9, NULL, &info),
-						        -EIO);
+						UT_ASSERT_EQ(env_decode(&e, &g, 0x3, 9, NULL,
+									&info),
+							     -EIO);
 					}
 				}
 			}
@@ -1192,8 +1193,8 @@ rebuild_check(struct env *e, struct fset *good, uint64_t lba)
 		memset(in.data[t], 0x33, in.frag_size);
 		memset(out.buf, 0x77, (size_t)e->n * (out.frag_size + out.md_size));
 		UT_ASSERT_EQ(gga_codec_rebuild(e->c, e->s, in.cdata, in.cmd, e->all, lba, 1u << t,
-		                               out.data, out.md, &info),
-		             0);
+					       out.data, out.md, &info),
+			     0);
 		UT_ASSERT_EQ(info.corrupt_mask, 1u << t);
 		CU_ASSERT(memcmp(out.data[t], good->data[t], out.frag_size) == 0);
 		CU_ASSERT(memcmp(out.md[t], good->md[t], out.md_size) == 0);
@@ -1204,8 +1205,8 @@ rebuild_check(struct env *e, struct fset *good, uint64_t lba)
 
 		memset(out.buf, 0x77, (size_t)e->n * (out.frag_size + out.md_size));
 		UT_ASSERT_EQ(gga_codec_rebuild(e->c, e->s, good->cdata, good->cmd, mask, lba,
-		                               e->all, out.data, out.md, &info),
-		             0);
+					       e->all, out.data, out.md, &info),
+			     0);
 		for (i = 0; i < e->n; i++) {
 			CU_ASSERT(memcmp(out.data[i], good->data[i], out.frag_size) == 0);
 			CU_ASSERT(memcmp(out.md[i], good->md[i], out.md_size) == 0);
@@ -1213,8 +1214,8 @@ rebuild_check(struct env *e, struct fset *good, uint64_t lba)
 	}
 	/* Not enough left. */
 	UT_ASSERT_EQ(gga_codec_rebuild(e->c, e->s, good->cdata, good->cmd, 0x1, lba, 0x2, out.data,
-	                               out.md, &info),
-	             -EIO);
+				       out.md, &info),
+		     -EIO);
 	fset_free(&out);
 	fset_free(&in);
 }
@@ -1268,8 +1269,8 @@ test_rebuild_verifies(void)
 		gga_frag_md_encode(&md, 2, e.f.md[i]);
 	}
 	UT_ASSERT_EQ(gga_codec_rebuild(e.c, e.s, e.f.cdata, e.f.cmd, e.all, 2, 0x4, out.data,
-	                               out.md, &info),
-	             -EIO);
+				       out.md, &info),
+		     -EIO);
 	CU_ASSERT(info.payload_corrupt);
 	UT_ASSERT_EQ(env_decode(&e, &e.f, e.all, 2, NULL, &info), -EIO);
 	CU_ASSERT(info.payload_corrupt);
@@ -1285,16 +1286,16 @@ int
 main(void)
 {
 	static const struct ut_test codec_tests[] = {
-	        UT_TEST(test_parity_matrix),     UT_TEST(test_create_validation),
-	        UT_TEST(test_bad_args),          UT_TEST(test_roundtrip_all_sizes),
-	        UT_TEST(test_encode_zero),       UT_TEST(test_single_erasure),
-	        UT_TEST(test_forced_recovery),   UT_TEST(test_decode_in_place),
-	        UT_TEST(test_k4m2_erasures),
-	        UT_TEST(test_other_geometries),  UT_TEST(test_corrupt_md_bits),
-	        UT_TEST(test_corrupt_md_fields), UT_TEST(test_corrupt_payload),
-	        UT_TEST(test_wrong_lba),         UT_TEST(test_torn_writes),
-	        UT_TEST(test_torn_k2m2),         UT_TEST(test_never_written),
-	        UT_TEST(test_rebuild),           UT_TEST(test_rebuild_verifies),
+		UT_TEST(test_parity_matrix),    UT_TEST(test_create_validation),
+		UT_TEST(test_bad_args),         UT_TEST(test_roundtrip_all_sizes),
+		UT_TEST(test_encode_zero),      UT_TEST(test_single_erasure),
+		UT_TEST(test_forced_recovery),  UT_TEST(test_decode_in_place),
+		UT_TEST(test_k4m2_erasures),    UT_TEST(test_other_geometries),
+		UT_TEST(test_corrupt_md_bits),  UT_TEST(test_corrupt_md_fields),
+		UT_TEST(test_corrupt_payload),  UT_TEST(test_wrong_lba),
+		UT_TEST(test_torn_writes),      UT_TEST(test_torn_k2m2),
+		UT_TEST(test_never_written),    UT_TEST(test_rebuild),
+		UT_TEST(test_rebuild_verifies),
 	};
 	struct ut_test tests[ARRAY_SIZE(codec_tests) + 16];
 	size_t i, n = 0;

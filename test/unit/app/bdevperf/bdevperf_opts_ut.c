@@ -40,10 +40,22 @@ parse_one(int ch, const char *arg)
 static void
 test_valid_full(void)
 {
-	static const int chs[] = { 'q', 'o', 'w', 't', 'S', 'b', 'b', 'C', OPT_OUTPUT, OPT_PATTERN,
-				   OPT_IO_TIMEOUT, OPT_SEED, 0 };
-	static const char *const args[] = { "128", "64k", "randrw", "10", "2", "Malloc0", "Null0",
-					    NULL, "json", "compress:40", "500", "0x10" };
+	static const int chs[] = { 'q',
+				   'o',
+				   'w',
+				   't',
+				   'S',
+				   'b',
+				   'b',
+				   'C',
+				   OPT_OUTPUT,
+				   OPT_PATTERN,
+				   OPT_IO_TIMEOUT,
+				   OPT_SEED,
+				   0 };
+	static const char *const args[] = { "128",  "64k",         "randrw", "10",
+					    "2",    "Malloc0",     "Null0",  NULL,
+					    "json", "compress:40", "500",    "0x10" };
 	struct bdevperf_opts opts;
 
 	UT_ASSERT_EQ(parse_list(&opts, chs, args), 0);
@@ -148,9 +160,9 @@ test_io_size(void)
 static void
 test_workloads(void)
 {
-	static const char *const names[] = { "read", "write", "randread", "randwrite", "rw",
-					     "randrw", "verify", "flush", "unmap",
-					     "write_zeroes" };
+	static const char *const names[] = { "read",  "write",       "randread", "randwrite",
+					     "rw",    "randrw",      "verify",   "flush",
+					     "unmap", "write_zeroes" };
 	struct bdevperf_opts opts;
 	size_t i;
 
@@ -268,14 +280,10 @@ int
 main(void)
 {
 	static const struct ut_test tests[] = {
-		UT_TEST(test_valid_full),
-		UT_TEST(test_defaults_and_required),
-		UT_TEST(test_queue_depth),
-		UT_TEST(test_io_size),
-		UT_TEST(test_workloads),
-		UT_TEST(test_mix_and_times),
-		UT_TEST(test_misc_options),
-		UT_TEST(test_usage),
+		UT_TEST(test_valid_full),   UT_TEST(test_defaults_and_required),
+		UT_TEST(test_queue_depth),  UT_TEST(test_io_size),
+		UT_TEST(test_workloads),    UT_TEST(test_mix_and_times),
+		UT_TEST(test_misc_options), UT_TEST(test_usage),
 	};
 
 	return ut_run("bdevperf_opts", tests, ARRAY_SIZE(tests), NULL, NULL);

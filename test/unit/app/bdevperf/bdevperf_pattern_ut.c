@@ -230,7 +230,8 @@ test_verify_fill_unique(void)
 		/* Another write of the same range differs in every block, data and metadata. */
 		bdevperf_verify_fill(b, 100, 4, 2, e.bs, e.md, e.src);
 		UT_ASSERT_EQ(bdevperf_verify_compare(a, b, 4, (uint32_t)bbs, &(uint64_t){ 0 },
-						     &(uint32_t){ 0 }), 4);
+						     &(uint32_t){ 0 }),
+			     4);
 		CU_ASSERT(memcmp(a + e.bs, b + e.bs, e.md) != 0);
 
 		/* The same write seq one block further differs too (misdirected I/O). */

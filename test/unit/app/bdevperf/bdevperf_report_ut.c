@@ -119,21 +119,23 @@ test_text_table(void)
 	CU_ASSERT(strstr(text, "Job: Malloc0 (Core Mask 0x1)\n") != NULL);
 	CU_ASSERT(strstr(text, "Job: Malloc0 (Core Mask 0x2)\n") != NULL);
 	CU_ASSERT(strstr(text, "verify: 4000 blocks compared, 3 mismatches") != NULL);
-	header = strstr(text, "Device Information     : runtime(s)       IOPS      MiB/s     "
+	header = strstr(text,
+			"Device Information     : runtime(s)       IOPS      MiB/s     "
 			"Fail/s     TO/s    Average        min        max        p50        p99"
 			"      p99.9\n");
 	CU_ASSERT(header != NULL);
 	/* Rows line up with the header; the total sums the rates (1000 + 2000 IOPS). */
-	CU_ASSERT(strstr(text, "         Malloc0       :       2.00    1000.00       3.91       "
+	CU_ASSERT(strstr(text,
+			 "         Malloc0       :       2.00    1000.00       3.91       "
 			 "0.00     0.00     100.45     100.00    1000.00     100.00     100.00"
 			 "     100.00\n") != NULL);
 	CU_ASSERT(strstr(text, "Total                  :               3000.00      11.72       "
-			 "0.00     0.00      66.89      50.00    1000.00\n") != NULL);
+			       "0.00     0.00      66.89      50.00    1000.00\n") != NULL);
 	/* The separator is as wide as the header. */
 	for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
 		if (line[0] == '=') {
-			UT_ASSERT_EQ(strlen(line), strlen("Device Information     : runtime(s)") +
-				     11 * 9 + 9);
+			UT_ASSERT_EQ(strlen(line),
+				     strlen("Device Information     : runtime(s)") + 11 * 9 + 9);
 			CU_ASSERT(strspn(line, "=") == strlen(line));
 		}
 	}

@@ -78,10 +78,14 @@ test_create_format_assemble(void)
 
 	dump = json_object();
 	bdev->fn_table->dump_info_json(bdev->ctxt, dump);
-	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_object_get(dump, "gga"),
-							  "state")), "online");
-	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(json_object_get(
-		json_object_get(dump, "gga"), "members"), 1), "role")), "data_2");
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_object_get(dump, "gga"), "state")),
+			 "online");
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(
+				 json_array_get(json_object_get(json_object_get(dump, "gga"),
+								"members"),
+						1),
+				 "role")),
+			 "data_2");
 	json_decref(dump);
 
 	/* A second gga bdev on the same bases, or with the same name, is refused. */
@@ -218,8 +222,8 @@ test_create_refusals_geometry(void)
 	make_malloc("H2", 65536, MD, 4);
 	make_malloc("H3", 65536, MD, 4);
 	make_malloc("EC", MBS, MD, MEMBER_BLOCKS);
-	CU_ASSERT_FATAL(bdev_error_create(&(struct bdev_error_opts){ .base_name = "EC" },
-					  NULL) == 0);
+	CU_ASSERT_FATAL(bdev_error_create(&(struct bdev_error_opts){ .base_name = "EC" }, NULL) ==
+			0);
 
 	opts3(&opts, "A1", "BS", "A3");
 	expect_refusal(&opts, -EINVAL, "data_2 'BS' has block_size 1024, data_1 'A1' has 512");
@@ -236,7 +240,9 @@ test_create_refusals_geometry(void)
 	opts3(&opts, "A1", "nope", "A3");
 	expect_refusal(&opts, -ENODEV, "data_2 'nope': base bdev does not exist");
 	opts3(&opts, "A1", "A2", "EC");
-	expect_refusal(&opts, -EPERM, "parity 'EC': base bdev is a base of another bdev (claimed by the error module)");
+	expect_refusal(
+		&opts, -EPERM,
+		"parity 'EC': base bdev is a base of another bdev (claimed by the error module)");
 	opts3(&opts, "A1", "A2", "A1");
 	expect_refusal(&opts, -EEXIST, "data_1 and parity are the same bdev 'A1'");
 	opts3(&opts, "A1", "A2", "A3");
@@ -322,7 +328,8 @@ test_create_refusals_superblock(void)
 	expect_refusal(&opts, -EEXIST, "not of the requested array");
 	/* One formatted member beside blank ones is not an array that can be assembled. */
 	opts3(&opts, "X1", "B2", "B3");
-	expect_refusal(&opts, -EEXIST, "data_1 'X1' is formatted but data_2 'B2' and others are "
+	expect_refusal(&opts, -EEXIST,
+		       "data_1 'X1' is formatted but data_2 'B2' and others are "
 		       "blank");
 	opts3(&opts, "B1", "B2", "B3");
 	opts.mode = BDEV_GGA_MODE_ASSEMBLE;
@@ -336,14 +343,16 @@ test_create_refusals_superblock(void)
 		char n[8];
 
 		UT_ASSERT_EQ(gga_sb_init(&sb, uuid, (uint32_t)i, 2, 1, GGA_MATRIX_VANDERMONDE, 2048,
-					 MD, MEMBER_BLOCKS), 0);
+					 MD, MEMBER_BLOCKS),
+			     0);
 		UT_ASSERT_EQ(gga_sb_encode(&sb, rec), 0);
 		snprintf(n, sizeof(n), "Z%d", i + 1);
 		write_block0(n, rec, sizeof(rec));
 	}
 	opts3(&opts, "Z1", "Z2", "Z3");
 	opts.mode = BDEV_GGA_MODE_ASSEMBLE;
-	expect_refusal(&opts, -EEXIST, "data_1 'Z1' was formatted with another geometry: "
+	expect_refusal(&opts, -EEXIST,
+		       "data_1 'Z1' was formatted with another geometry: "
 		       "block size is 2048, expected 1024");
 	/* Something else's data, and a damaged superblock. */
 	write_block0("W", "not a gga member", 16);
@@ -411,7 +420,6 @@ test_create_refusals_superblock(void)
 /* ---------------------------------------------------------------------- */
 /* I/O                                                                     */
 /* ---------------------------------------------------------------------- */
-
 
 static void
 roundtrip(uint64_t lba, uint64_t n, int kind)
@@ -850,18 +858,30 @@ test_buffer_pressure(void)
 	/* 64 writes of 4 blocks (large buffers: there are 32) all at once. */
 	for (i = 0; i < NW; i++) {
 		UT_ASSERT_EQ(ut_submit(&g_dev, BDEV_IO_TYPE_WRITE, w + (size_t)i * 4 * 4096,
-				       (uint64_t)i * 4, 4, &r[i]), 0);
+				       (uint64_t)i * 4, 4, &r[i]),
+			     0);
 	}
-	UT_POLL_UNTIL(({ done = 0; for (i = 0; i < NW; i++) done += r[i].done; done == NW; }));
+	UT_POLL_UNTIL(({
+		done = 0;
+		for (i = 0; i < NW; i++)
+			done += r[i].done;
+		done == NW;
+	}));
 	for (i = 0; i < NW; i++) {
 		CU_ASSERT(r[i].done && r[i].success);
 	}
 	/* More single-block reads at once than there are small buffers. */
 	for (i = 0; i < NR; i++) {
 		UT_ASSERT_EQ(ut_submit(&g_dev, BDEV_IO_TYPE_READ, rd + (size_t)i * 4096,
-				       (uint64_t)(i % 256), 1, &r[i]), 0);
+				       (uint64_t)(i % 256), 1, &r[i]),
+			     0);
 	}
-	UT_POLL_UNTIL(({ done = 0; for (i = 0; i < NR; i++) done += r[i].done; done == NR; }));
+	UT_POLL_UNTIL(({
+		done = 0;
+		for (i = 0; i < NR; i++)
+			done += r[i].done;
+		done == NR;
+	}));
 	for (i = 0; i < NR; i++) {
 		CU_ASSERT(r[i].done && r[i].success);
 		CU_ASSERT(memcmp(rd + (size_t)i * 4096, w + (size_t)(i % 256) * 4096, 4096) == 0);
@@ -984,7 +1004,8 @@ test_rpc(void)
 	char uuid[40];
 
 	make_members("Q");
-	resp = ut_rpc_call("bdev_gga_create", "{\"name\": \"Q\", \"data_1\": \"Q1\", "
+	resp = ut_rpc_call("bdev_gga_create",
+			   "{\"name\": \"Q\", \"data_1\": \"Q1\", "
 			   "\"data_2\": \"Q2\", \"parity\": \"Q3\", \"matrix_type\": \"cauchy\", "
 			   "\"recovery_read_every_n\": 4}");
 	CU_ASSERT_FATAL(resp != NULL);
@@ -999,31 +1020,33 @@ test_rpc(void)
 	UT_ASSERT_EQ(json_integer_value(json_object_get(g, "recovery_read_every_n")), 4);
 	UT_ASSERT_EQ(json_integer_value(json_object_get(g, "block_size")), LBS);
 	UT_ASSERT_STR_EQ(json_string_value(json_object_get(g, "state")), "online");
-	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(
-		json_object_get(g, "members"), 2), "role")), "parity");
+	UT_ASSERT_STR_EQ(json_string_value(
+				 json_object_get(json_array_get(json_object_get(g, "members"), 2),
+						 "role")),
+			 "parity");
 	CU_ASSERT(json_object_get(json_object_get(g, "counters"), "repairs_written") != NULL);
-	CU_ASSERT(json_integer_value(json_object_get(json_object_get(g, "counters"),
-						     "generation")) > 0);
+	CU_ASSERT(json_integer_value(
+			  json_object_get(json_object_get(g, "counters"), "generation")) > 0);
 	json_decref(resp);
 	resp = ut_rpc_call("bdev_gga_get_info", NULL);
 	UT_ASSERT_EQ(json_array_size(json_object_get(resp, "result")), 1);
 	json_decref(resp);
 
 	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_get_info", "{\"name\": \"Q1\"}"), -ENODEV);
-	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_create", "{\"name\": \"Q\"}"),
-		     RPC_ERROR_INVALID_PARAMS);
-	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_create", "{\"name\": \"x\", \"data_1\": \"Q1\", "
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_create", "{\"name\": \"Q\"}"), RPC_ERROR_INVALID_PARAMS);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_create",
+				 "{\"name\": \"x\", \"data_1\": \"Q1\", "
 				 "\"data_2\": \"Q2\", \"parity\": \"Q3\", \"mode\": \"maybe\"}"),
 		     RPC_ERROR_INVALID_PARAMS);
 	/* With fewer than k bases that exist there is nothing to assemble. */
 	resp = ut_rpc_call("bdev_gga_create", "{\"name\": \"x\", \"data_1\": \"nope\", "
-			   "\"data_2\": \"nope2\", \"parity\": \"nope3\"}");
+					      "\"data_2\": \"nope2\", \"parity\": \"nope3\"}");
 	UT_ASSERT_EQ(ut_rpc_error_code(resp), -ENODEV);
 	CU_ASSERT(strstr(ut_rpc_error_message(resp), "data_1 'nope': base bdev does not exist") !=
 		  NULL);
 	json_decref(resp);
 	resp = ut_rpc_call("bdev_gga_create", "{\"name\": \"x\", \"data_1\": \"Q1\", "
-			   "\"data_2\": \"Q2\", \"parity\": \"Q3\"}");
+					      "\"data_2\": \"Q2\", \"parity\": \"Q3\"}");
 	UT_ASSERT_EQ(ut_rpc_error_code(resp), -EPERM);
 	CU_ASSERT(strstr(ut_rpc_error_message(resp), "claimed") != NULL);
 	json_decref(resp);
@@ -1038,12 +1061,14 @@ test_rpc(void)
 	ut_dev_close(&g_dev);
 	/* An unsigned 32-bit option past 2^31 is written as it is (found by the RPC fuzzer). */
 	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_set_options", "{\"name\": \"Q\", "
-				 "\"rebuild_rate_mib_s\": 4294967295}"), 0);
+							 "\"rebuild_rate_mib_s\": 4294967295}"),
+		     0);
 	entry = ut_bdev_config(bdev);
 	CU_ASSERT_FATAL(entry != NULL);
 	UT_ASSERT_STR_EQ(json_string_value(json_object_get(entry, "method")), "bdev_gga_create");
 	UT_ASSERT_EQ(json_integer_value(json_object_get(json_object_get(entry, "params"),
-							"rebuild_rate_mib_s")), 4294967295LL);
+							"rebuild_rate_mib_s")),
+		     4294967295LL);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_delete", "{\"name\": \"Q\"}"), 0);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_delete", "{\"name\": \"Q\"}"), -ENODEV);
 	UT_ASSERT_EQ(ut_rpc_replay(entry), 0);

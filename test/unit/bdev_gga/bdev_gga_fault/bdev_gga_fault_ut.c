@@ -136,12 +136,16 @@ test_torn_writes(void)
 static void
 test_bit_flips(void)
 {
-	struct { uint32_t member; uint32_t offset; bool parity_read; } cases[] = {
-		{ 0, 100, false },		/* d1 data */
-		{ 1, MBS + 17, false },		/* d2 metadata (the generation) */
-		{ 1, MBS + 2, false },		/* d2 metadata (encoding byte) */
-		{ 2, 5, true },			/* parity data */
-		{ 0, MBS + 40, false },		/* padding after the format's 32 bytes */
+	struct {
+		uint32_t member;
+		uint32_t offset;
+		bool parity_read;
+	} cases[] = {
+		{ 0, 100, false },      /* d1 data */
+		{ 1, MBS + 17, false }, /* d2 metadata (the generation) */
+		{ 1, MBS + 2, false },  /* d2 metadata (encoding byte) */
+		{ 2, 5, true },         /* parity data */
+		{ 0, MBS + 40, false }, /* padding after the format's 32 bytes */
 	};
 	struct bdev_gga_counters c0, c1;
 	uint8_t w[4 * LBS], rd[4 * LBS], chk[LBS];
@@ -255,7 +259,9 @@ static int
 inject(const char *name, enum bdev_error_type type, uint32_t num)
 {
 	struct bdev_error_inject_opts opts = {
-		.io_type = BDEV_ERROR_IO_TYPE_ALL, .error_type = type, .num = num,
+		.io_type = BDEV_ERROR_IO_TYPE_ALL,
+		.error_type = type,
+		.num = num,
 	};
 
 	return bdev_error_inject_error(name, &opts);
@@ -426,10 +432,8 @@ int
 main(void)
 {
 	static const struct ut_test tests[] = {
-		UT_TEST(test_torn_writes),
-		UT_TEST(test_bit_flips),
-		UT_TEST(test_direct_read_recovery),
-		UT_TEST(test_member_failure),
+		UT_TEST(test_torn_writes),          UT_TEST(test_bit_flips),
+		UT_TEST(test_direct_read_recovery), UT_TEST(test_member_failure),
 		UT_TEST(test_hot_remove),
 	};
 

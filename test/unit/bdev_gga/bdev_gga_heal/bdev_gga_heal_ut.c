@@ -17,7 +17,9 @@ static int
 inject(const char *name, enum bdev_error_type type)
 {
 	struct bdev_error_inject_opts opts = {
-		.io_type = BDEV_ERROR_IO_TYPE_ALL, .error_type = type, .num = 0,
+		.io_type = BDEV_ERROR_IO_TYPE_ALL,
+		.error_type = type,
+		.num = 0,
 	};
 
 	return bdev_error_inject_error(name, &opts);
@@ -285,25 +287,31 @@ test_replace_member(void)
 
 	/* An online member is not replaced; neither is one by a base of another size. */
 	UT_ASSERT_EQ(bdev_gga_replace_member("R", "parity", "RNEW", replace_done, &r, msg,
-					     sizeof(msg)), -EBUSY);
+					     sizeof(msg)),
+		     -EBUSY);
 	CU_ASSERT(strstr(msg, "is online") != NULL);
 	UT_ASSERT_EQ(inject("EE_R3", BDEV_ERROR_FAILURE), 0);
 	CU_ASSERT(dev_write(0, 16, w));
 	UT_ASSERT_EQ(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_FAILED);
 	UT_ASSERT_EQ(bdev_gga_replace_member("R", "parity", "RSMALL", replace_done, &r, msg,
-					     sizeof(msg)), -EINVAL);
+					     sizeof(msg)),
+		     -EINVAL);
 	UT_ASSERT_EQ(bdev_gga_replace_member("R", "parity", "NOPE", replace_done, &r, msg,
-					     sizeof(msg)), -ENODEV);
+					     sizeof(msg)),
+		     -ENODEV);
 	UT_ASSERT_EQ(bdev_gga_replace_member("R", "parity_9", "RNEW", replace_done, &r, msg,
-					     sizeof(msg)), -ENOENT);
+					     sizeof(msg)),
+		     -ENOENT);
 	UT_ASSERT_EQ(bdev_gga_replace_member("R", "parity", "EE_R1", replace_done, &r, msg,
-					     sizeof(msg)), -EEXIST);
+					     sizeof(msg)),
+		     -EEXIST);
 	CU_ASSERT(!r.done);
 	CU_ASSERT(strcmp(disk->members[2].name, "EE_R3") == 0);
 
 	/* The failed parity is replaced by a blank base: formatted, rebuilt, online. */
 	UT_ASSERT_EQ(bdev_gga_replace_member("R", "parity", "RNEW", replace_done, &r, msg,
-					     sizeof(msg)), 0);
+					     sizeof(msg)),
+		     0);
 	CU_ASSERT(!r.done);
 	UT_POLL_UNTIL(r.done);
 	UT_ASSERT_EQ(r.rc, 0);
@@ -374,8 +382,9 @@ test_scrub(void)
 static void
 test_four_plus_two(void)
 {
-	static const char *const names[6] = { "EE_K1", "EE_K2", "EE_K3", "EE_K4", "EE_K5",
-					       "EE_K6" };
+	static const char *const names[6] = {
+		"EE_K1", "EE_K2", "EE_K3", "EE_K4", "EE_K5", "EE_K6"
+	};
 	uint8_t a[16 * LBS], b[16 * LBS], rd[16 * LBS];
 	struct bdev_gga_opts opts;
 	struct bdev_gga_info info;
@@ -640,65 +649,84 @@ test_rpc(void)
 		make_malloc(n, MBS, MD, MEMBER_BLOCKS);
 	}
 	/* Not both forms; both lists; strings only; not more than 16 members. */
-	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_create", "{\"name\": \"KR\", \"data_1\": \"KR1\", "
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_create",
+				 "{\"name\": \"KR\", \"data_1\": \"KR1\", "
 				 "\"data_members\": [\"KR1\"], \"parity_members\": [\"KR2\"]}"),
 		     RPC_ERROR_INVALID_PARAMS);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_create", "{\"name\": \"KR\", "
-				 "\"data_members\": [\"KR1\", \"KR2\"]}"), RPC_ERROR_INVALID_PARAMS);
-	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_create", "{\"name\": \"KR\", "
+						    "\"data_members\": [\"KR1\", \"KR2\"]}"),
+		     RPC_ERROR_INVALID_PARAMS);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_create",
+				 "{\"name\": \"KR\", "
 				 "\"data_members\": [\"KR1\", 7], \"parity_members\": [\"KR2\"]}"),
 		     RPC_ERROR_INVALID_PARAMS);
-	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_create", "{\"name\": \"KR\", "
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_create",
+				 "{\"name\": \"KR\", "
 				 "\"data_members\": [\"KR1\"], \"parity_members\": []}"),
 		     RPC_ERROR_INVALID_PARAMS);
-	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_create", "{\"name\": \"KR\", \"data_1\": \"KR1\", "
-				 "\"data_2\": \"KR2\", \"parity\": \"KR3\", \"bitmap_region_kib\": 3}"),
-		     RPC_ERROR_INVALID_PARAMS);
+	UT_ASSERT_EQ(
+		ut_rpc_code("bdev_gga_create",
+			    "{\"name\": \"KR\", \"data_1\": \"KR1\", "
+			    "\"data_2\": \"KR2\", \"parity\": \"KR3\", \"bitmap_region_kib\": 3}"),
+		RPC_ERROR_INVALID_PARAMS);
 	CU_ASSERT(!bdev_is_claimed(bdev_get_by_name("KR1")));
 
-	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_create", "{\"name\": \"KR\", \"data_members\": "
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_create",
+				 "{\"name\": \"KR\", \"data_members\": "
 				 "[\"KR1\", \"KR2\", \"KR3\", \"KR4\"], \"parity_members\": "
 				 "[\"KR5\", \"KR6\"], \"matrix_type\": \"cauchy\", "
 				 "\"rebuild_rate_mib_s\": 7, \"auto_readd\": false, "
-				 "\"bitmap_region_kib\": 64}"), 0);
+				 "\"bitmap_region_kib\": 64}"),
+		     0);
 	resp = ut_rpc_call("bdev_gga_get_info", "{\"name\": \"KR\"}");
 	g = json_array_get(json_object_get(resp, "result"), 0);
 	CU_ASSERT_FATAL(g != NULL);
 	UT_ASSERT_EQ(json_integer_value(json_object_get(g, "k")), 4);
 	UT_ASSERT_EQ(json_integer_value(json_object_get(g, "m")), 2);
 	UT_ASSERT_EQ(json_integer_value(json_object_get(g, "block_size")), 4 * MBS);
-	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(
-		json_object_get(g, "members"), 5), "role")), "parity_2");
+	UT_ASSERT_STR_EQ(json_string_value(
+				 json_object_get(json_array_get(json_object_get(g, "members"), 5),
+						 "role")),
+			 "parity_2");
 	UT_ASSERT_EQ(json_integer_value(json_object_get(g, "rebuild_rate_mib_s")), 7);
 	CU_ASSERT(json_is_false(json_object_get(g, "auto_readd")));
-	UT_ASSERT_EQ(json_integer_value(json_object_get(json_object_get(g, "bitmap"),
-							"region_kib")), 64);
+	UT_ASSERT_EQ(json_integer_value(
+			     json_object_get(json_object_get(g, "bitmap"), "region_kib")),
+		     64);
 	CU_ASSERT(json_is_null(json_object_get(g, "recovery")));
 	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_object_get(g, "scrub"), "state")),
 			 "idle");
 	json_decref(resp);
 
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_set_options",
+				 "{\"name\": \"KR\", "
+				 "\"rebuild_rate_mib_s\": 0, \"auto_readd\": true}"),
+		     0);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_set_options", "{\"name\": \"KR\", "
-				 "\"rebuild_rate_mib_s\": 0, \"auto_readd\": true}"), 0);
+							 "\"rebuild_rate_mib_s\": -1}"),
+		     RPC_ERROR_INVALID_PARAMS);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_set_options", "{\"name\": \"KR\", "
-				 "\"rebuild_rate_mib_s\": -1}"), RPC_ERROR_INVALID_PARAMS);
-	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_set_options", "{\"name\": \"KR\", "
-				 "\"auto_readd\": 1}"), RPC_ERROR_INVALID_PARAMS);
+							 "\"auto_readd\": 1}"),
+		     RPC_ERROR_INVALID_PARAMS);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_set_options", "{\"name\": \"nope\"}"), -ENODEV);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_scrub", "{\"name\": \"KR\", \"action\": \"sideways\"}"),
 		     RPC_ERROR_INVALID_PARAMS);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_scrub", "{\"name\": \"KR\", \"action\": \"stop\"}"),
 		     -EALREADY);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_scrub", "{\"name\": \"KR\", \"action\": \"start\", "
-				 "\"rate_mib_s\": 0}"), 0);
+						   "\"rate_mib_s\": 0}"),
+		     0);
 	WAIT_FOR(((struct gga_disk *)bdev_get_by_name("KR")->ctxt)->scrub.state ==
 		 BDEV_GGA_SCRUB_DONE);
 	resp = ut_rpc_call("bdev_gga_scrub", "{\"name\": \"KR\"}");
-	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_object_get(resp, "result"),
-							   "state")), "done");
+	UT_ASSERT_STR_EQ(json_string_value(
+				 json_object_get(json_object_get(resp, "result"), "state")),
+			 "done");
 	json_decref(resp);
-	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_replace_member", "{\"name\": \"KR\", "
-				 "\"member\": \"parity_2\", \"new_base\": \"KR1\"}"), -EBUSY);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_replace_member",
+				 "{\"name\": \"KR\", "
+				 "\"member\": \"parity_2\", \"new_base\": \"KR1\"}"),
+		     -EBUSY);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_replace_member", "{\"name\": \"KR\"}"),
 		     RPC_ERROR_INVALID_PARAMS);
 

@@ -298,39 +298,28 @@ test_connect_args(void)
 	UT_ASSERT_EQ(nvme_ctrlr_connect(&trid, &opts, dummy_connect_cb, NULL), -EAFNOSUPPORT);
 	trid.adrfam = NVME_ADRFAM_IPV4;
 #else
-	UT_ASSERT_EQ(nvme_ctrlr_connect(&trid, &opts, dummy_connect_cb, NULL),
-		     -EPROTONOSUPPORT);
+	UT_ASSERT_EQ(nvme_ctrlr_connect(&trid, &opts, dummy_connect_cb, NULL), -EPROTONOSUPPORT);
 #endif
 	trid.trtype = NVME_TRANSPORT_TCP;
 	snprintf(trid.traddr, sizeof(trid.traddr), "localhost");
-	UT_ASSERT_EQ(nvme_ctrlr_connect(&trid, &opts, dummy_connect_cb, NULL),
-		     -EINVAL);
+	UT_ASSERT_EQ(nvme_ctrlr_connect(&trid, &opts, dummy_connect_cb, NULL), -EINVAL);
 	snprintf(trid.traddr, sizeof(trid.traddr), "127.0.0.1");
 	snprintf(trid.trsvcid, sizeof(trid.trsvcid), "44x");
-	UT_ASSERT_EQ(nvme_ctrlr_connect(&trid, &opts, dummy_connect_cb, NULL),
-		     -EINVAL);
+	UT_ASSERT_EQ(nvme_ctrlr_connect(&trid, &opts, dummy_connect_cb, NULL), -EINVAL);
 	snprintf(trid.trsvcid, sizeof(trid.trsvcid), "70000");
-	UT_ASSERT_EQ(nvme_ctrlr_connect(&trid, &opts, dummy_connect_cb, NULL),
-		     -EINVAL);
+	UT_ASSERT_EQ(nvme_ctrlr_connect(&trid, &opts, dummy_connect_cb, NULL), -EINVAL);
 	snprintf(trid.trsvcid, sizeof(trid.trsvcid), "4420");
 	trid.subnqn[0] = '\0';
-	UT_ASSERT_EQ(nvme_ctrlr_connect(&trid, &opts, dummy_connect_cb, NULL),
-		     -EINVAL);
+	UT_ASSERT_EQ(nvme_ctrlr_connect(&trid, &opts, dummy_connect_cb, NULL), -EINVAL);
 }
 
 int
 main(void)
 {
 	static const struct ut_test cmd_tests[] = {
-		UT_TEST(test_rw),
-		UT_TEST(test_sgl),
-		UT_TEST(test_connect),
-		UT_TEST(test_properties),
-		UT_TEST(test_admin),
-		UT_TEST(test_ns_info),
-		UT_TEST(test_mdts),
-		UT_TEST(test_status),
-		UT_TEST(test_names),
+		UT_TEST(test_rw),           UT_TEST(test_sgl),    UT_TEST(test_connect),
+		UT_TEST(test_properties),   UT_TEST(test_admin),  UT_TEST(test_ns_info),
+		UT_TEST(test_mdts),         UT_TEST(test_status), UT_TEST(test_names),
 		UT_TEST(test_connect_args),
 	};
 	struct ut_test all[64];

@@ -46,10 +46,10 @@ test_icreq(void)
 	UT_ASSERT_EQ(raw[2], 128);
 	UT_ASSERT_EQ(raw[3], 0);
 	UT_ASSERT_EQ(le32_at(raw + 4), 128);
-	UT_ASSERT_EQ(raw[8] | raw[9] << 8, 0);	/* PFV */
-	UT_ASSERT_EQ(raw[10], 0);		/* HPDA */
+	UT_ASSERT_EQ(raw[8] | raw[9] << 8, 0); /* PFV */
+	UT_ASSERT_EQ(raw[10], 0);              /* HPDA */
 	UT_ASSERT_EQ(raw[11], NVME_TCP_DGST_HDR_ENABLE);
-	UT_ASSERT_EQ(le32_at(raw + 12), 0);	/* MAXR2T, 0-based: one */
+	UT_ASSERT_EQ(le32_at(raw + 12), 0); /* MAXR2T, 0-based: one */
 	UT_ASSERT_EQ(raw[127], 0);
 	nvme_tcp_build_icreq(&icreq, true, true);
 	UT_ASSERT_EQ(raw[11], 3);
@@ -206,15 +206,13 @@ test_check_ch(void)
 	uint32_t total = 0, fei = 0;
 
 	/* CapsuleResp without and with header digest. */
-	ch = (struct nvme_tcp_common_hdr) { NVME_TCP_PDU_CAPSULE_RESP, 0, 24, 0, 24 };
+	ch = (struct nvme_tcp_common_hdr){ NVME_TCP_PDU_CAPSULE_RESP, 0, 24, 0, 24 };
 	UT_ASSERT_EQ(nvme_tcp_check_ch(&ch, false, false, false, &total, &fei), 0);
 	UT_ASSERT_EQ(total, 24);
 	UT_ASSERT_EQ(nvme_tcp_check_ch(&ch, false, true, false, &total, &fei),
 		     NVME_TCP_FES_INVALID_PDU_HDR_FIELD);
 	UT_ASSERT_EQ(fei, 1);
-	ch = (struct nvme_tcp_common_hdr) {
-		NVME_TCP_PDU_CAPSULE_RESP, NVME_TCP_F_HDGST, 24, 0, 28
-	};
+	ch = (struct nvme_tcp_common_hdr){ NVME_TCP_PDU_CAPSULE_RESP, NVME_TCP_F_HDGST, 24, 0, 28 };
 	UT_ASSERT_EQ(nvme_tcp_check_ch(&ch, false, true, true, &total, &fei), 0);
 	UT_ASSERT_EQ(total, 28);
 	/* A response never carries a data digest. */
@@ -222,19 +220,19 @@ test_check_ch(void)
 	UT_ASSERT_EQ(nvme_tcp_check_ch(&ch, false, true, true, &total, &fei),
 		     NVME_TCP_FES_INVALID_PDU_HDR_FIELD);
 	/* Wrong hlen, wrong plen. */
-	ch = (struct nvme_tcp_common_hdr) { NVME_TCP_PDU_CAPSULE_RESP, 0, 32, 0, 32 };
+	ch = (struct nvme_tcp_common_hdr){ NVME_TCP_PDU_CAPSULE_RESP, 0, 32, 0, 32 };
 	UT_ASSERT_EQ(nvme_tcp_check_ch(&ch, false, false, false, &total, &fei),
 		     NVME_TCP_FES_INVALID_PDU_HDR_FIELD);
 	UT_ASSERT_EQ(fei, 2);
-	ch = (struct nvme_tcp_common_hdr) { NVME_TCP_PDU_CAPSULE_RESP, 0, 24, 0, 30 };
+	ch = (struct nvme_tcp_common_hdr){ NVME_TCP_PDU_CAPSULE_RESP, 0, 24, 0, 30 };
 	UT_ASSERT_EQ(nvme_tcp_check_ch(&ch, false, false, false, &total, &fei),
 		     NVME_TCP_FES_INVALID_PDU_HDR_FIELD);
 	UT_ASSERT_EQ(fei, 4);
 
 	/* C2HData: PDO must leave room for the header digest; data digest as negotiated. */
-	ch = (struct nvme_tcp_common_hdr) {
-		NVME_TCP_PDU_C2H_DATA, NVME_TCP_F_HDGST | NVME_TCP_F_DDGST, 24, 28, 28 + 512 + 4
-	};
+	ch = (struct nvme_tcp_common_hdr){ NVME_TCP_PDU_C2H_DATA,
+					   NVME_TCP_F_HDGST | NVME_TCP_F_DDGST, 24, 28,
+					   28 + 512 + 4 };
 	UT_ASSERT_EQ(nvme_tcp_check_ch(&ch, false, true, true, &total, &fei), 0);
 	UT_ASSERT_EQ(total, 28);
 	ch.pdo = 24;
@@ -245,28 +243,28 @@ test_check_ch(void)
 	UT_ASSERT_EQ(nvme_tcp_check_ch(&ch, false, true, false, &total, &fei),
 		     NVME_TCP_FES_INVALID_PDU_HDR_FIELD);
 	/* C2HData with no data at all. */
-	ch = (struct nvme_tcp_common_hdr) { NVME_TCP_PDU_C2H_DATA, 0, 24, 24, 24 };
+	ch = (struct nvme_tcp_common_hdr){ NVME_TCP_PDU_C2H_DATA, 0, 24, 24, 24 };
 	UT_ASSERT_EQ(nvme_tcp_check_ch(&ch, false, false, false, &total, &fei),
 		     NVME_TCP_FES_INVALID_PDU_HDR_FIELD);
 
 	/* Host-to-controller types are never valid on the host. */
-	ch = (struct nvme_tcp_common_hdr) { NVME_TCP_PDU_CAPSULE_CMD, 0, 72, 0, 72 };
+	ch = (struct nvme_tcp_common_hdr){ NVME_TCP_PDU_CAPSULE_CMD, 0, 72, 0, 72 };
 	UT_ASSERT_EQ(nvme_tcp_check_ch(&ch, false, false, false, &total, &fei),
 		     NVME_TCP_FES_INVALID_PDU_HDR_FIELD);
 	UT_ASSERT_EQ(fei, 0);
 
 	/* ICResp only when expected, and nothing else while it is. */
-	ch = (struct nvme_tcp_common_hdr) { NVME_TCP_PDU_ICRESP, 0, 128, 0, 128 };
+	ch = (struct nvme_tcp_common_hdr){ NVME_TCP_PDU_ICRESP, 0, 128, 0, 128 };
 	UT_ASSERT_EQ(nvme_tcp_check_ch(&ch, true, false, false, &total, &fei), 0);
 	UT_ASSERT_EQ(total, 128);
 	UT_ASSERT_EQ(nvme_tcp_check_ch(&ch, false, false, false, &total, &fei),
 		     NVME_TCP_FES_PDU_SEQUENCE_ERROR);
-	ch = (struct nvme_tcp_common_hdr) { NVME_TCP_PDU_CAPSULE_RESP, 0, 24, 0, 24 };
+	ch = (struct nvme_tcp_common_hdr){ NVME_TCP_PDU_CAPSULE_RESP, 0, 24, 0, 24 };
 	UT_ASSERT_EQ(nvme_tcp_check_ch(&ch, true, false, false, &total, &fei),
 		     NVME_TCP_FES_PDU_SEQUENCE_ERROR);
 
 	/* A TermReq: any time, no digests, 24..152 bytes. */
-	ch = (struct nvme_tcp_common_hdr) { NVME_TCP_PDU_C2H_TERM_REQ, 0, 24, 0, 24 + 72 };
+	ch = (struct nvme_tcp_common_hdr){ NVME_TCP_PDU_C2H_TERM_REQ, 0, 24, 0, 24 + 72 };
 	UT_ASSERT_EQ(nvme_tcp_check_ch(&ch, true, true, true, &total, &fei), 0);
 	UT_ASSERT_EQ(total, 24);
 	ch.plen = 153;
@@ -274,7 +272,7 @@ test_check_ch(void)
 		     NVME_TCP_FES_INVALID_PDU_HDR_FIELD);
 
 	/* R2T. */
-	ch = (struct nvme_tcp_common_hdr) { NVME_TCP_PDU_R2T, 0, 24, 0, 24 };
+	ch = (struct nvme_tcp_common_hdr){ NVME_TCP_PDU_R2T, 0, 24, 0, 24 };
 	UT_ASSERT_EQ(nvme_tcp_check_ch(&ch, false, false, true, &total, &fei), 0);
 }
 
@@ -315,14 +313,9 @@ test_iov_range(void)
 }
 
 static const struct ut_test g_pdu_tests[] = {
-	UT_TEST(test_crc32c),
-	UT_TEST(test_icreq),
-	UT_TEST(test_icresp),
-	UT_TEST(test_cmd_hdr),
-	UT_TEST(test_h2c_hdr),
-	UT_TEST(test_term_req),
-	UT_TEST(test_check_ch),
-	UT_TEST(test_iov_range),
+	UT_TEST(test_crc32c),   UT_TEST(test_icreq),     UT_TEST(test_icresp),
+	UT_TEST(test_cmd_hdr),  UT_TEST(test_h2c_hdr),   UT_TEST(test_term_req),
+	UT_TEST(test_check_ch), UT_TEST(test_iov_range),
 };
 
 void

@@ -25,13 +25,13 @@
 #include "initiator/nvme_qpair.c"
 #include "initiator/nvme_ctrlr.c"
 
-#define UT_CNTLID		5
-#define UT_NN			2
-#define UT_NUM_QUEUES		4	/* what Set Features Number of Queues grants */
-#define UT_MAXCMD		32
-#define UT_NQN			"nqn.2016-06.io.gga:ut"
-#define UT_WHERE		"cannot connect to " UT_NQN " (TCP) at 127.0.0.1:4420: "
-#define UT_INVALID_FIELD	"Invalid Field in Command (sct 0x0, sc 0x2)"
+#define UT_CNTLID        5
+#define UT_NN            2
+#define UT_NUM_QUEUES    4 /* what Set Features Number of Queues grants */
+#define UT_MAXCMD        32
+#define UT_NQN           "nqn.2016-06.io.gga:ut"
+#define UT_WHERE         "cannot connect to " UT_NQN " (TCP) at 127.0.0.1:4420: "
+#define UT_INVALID_FIELD "Invalid Field in Command (sct 0x0, sc 0x2)"
 
 /* ---- captured log ---- */
 
@@ -39,8 +39,8 @@ static char g_log[256 * 1024];
 static size_t g_log_len;
 
 void
-ut_log_print(enum log_level level, const char *file, int line, const char *func,
-	     const char *fmt, ...)
+ut_log_print(enum log_level level, const char *file, int line, const char *func, const char *fmt,
+	     ...)
 {
 	static const char *names[] = { "ERROR", "WARN", "NOTICE", "INFO", "DEBUG" };
 	char msg[1024];
@@ -78,24 +78,24 @@ log_count(const char *needle)
 	return n;
 }
 
-#define UT_ASSERT_LOG(needle, count)							\
-	do {										\
-		if (log_count(needle) != (count)) {					\
-			fprintf(stderr, "%s:%d: want %d log line(s) with \"%s\"\n",	\
-				__FILE__, __LINE__, (count), (needle));			\
-		}									\
-		CU_ASSERT(log_count(needle) == (count));				\
+#define UT_ASSERT_LOG(needle, count)                                                               \
+	do {                                                                                       \
+		if (log_count(needle) != (count)) {                                                \
+			fprintf(stderr, "%s:%d: want %d log line(s) with \"%s\"\n", __FILE__,      \
+				__LINE__, (count), (needle));                                      \
+		}                                                                                  \
+		CU_ASSERT(log_count(needle) == (count));                                           \
 	} while (0)
 
 /* ---- the fake transport: nothing goes on a wire ---- */
 
 static struct {
-	struct nvme_qpair *connecting;	/* the queue pair of the last transport connect */
+	struct nvme_qpair *connecting; /* the queue pair of the last transport connect */
 	int connects;
 	int disconnects;
 	int submits;
-	int connect_rc;			/* what every transport connect returns */
-	int submit_rc;			/* what the next submit returns (then 0 again) */
+	int connect_rc; /* what every transport connect returns */
+	int submit_rc;  /* what the next submit returns (then 0 again) */
 } g_fake;
 
 static int
@@ -129,13 +129,11 @@ fake_max_in_capsule(const struct nvme_qpair *qp)
 }
 
 /* The controller picks its transport by name: both are the fake. */
-#define FAKE_OPS {				\
-	.name = "fake",				\
-	.connect = fake_connect,		\
-	.disconnect = fake_disconnect,		\
-	.submit = fake_submit,			\
-	.max_in_capsule = fake_max_in_capsule,	\
-}
+#define FAKE_OPS                                                                                   \
+	{                                                                                          \
+		.name = "fake", .connect = fake_connect, .disconnect = fake_disconnect,            \
+		.submit = fake_submit, .max_in_capsule = fake_max_in_capsule,                      \
+	}
 const struct nvme_transport_ops nvme_tcp_ops = FAKE_OPS;
 const struct nvme_transport_ops nvme_rdma_ops = FAKE_OPS;
 
@@ -143,13 +141,13 @@ const struct nvme_transport_ops nvme_rdma_ops = FAKE_OPS;
 
 static struct {
 	uint64_t cap;
-	uint32_t cc;			/* the last Property Set CC */
-	uint64_t nsze;			/* blocks of every namespace */
-	uint32_t lbads[UT_NN + 1];	/* LBA data size of each nsid (0: inactive) */
+	uint32_t cc;               /* the last Property Set CC */
+	uint64_t nsze;             /* blocks of every namespace */
+	uint32_t lbads[UT_NN + 1]; /* LBA data size of each nsid (0: inactive) */
 } g_ctl;
 
 static struct thread *g_thread;
-static struct nvme_ctrlr *g_ctrlr;	/* the controller under test */
+static struct nvme_ctrlr *g_ctrlr; /* the controller under test */
 static struct {
 	int calls;
 	int rc;
@@ -548,7 +546,8 @@ test_init(void)
 		  info->volatile_write_cache);
 	UT_ASSERT_EQ(nvme_ns_get_info(nvme_ctrlr_get_ns_by_index(g_ctrlr, 0))->block_size, 512);
 	UT_ASSERT_LOG("NOTICE: nvme 127.0.0.1:4420: connected to " UT_NQN ", cntlid 5, "
-		      "2 namespace(s), 4 I/O queues", 1);
+		      "2 namespace(s), 4 I/O queues",
+		      1);
 	UT_ASSERT_LOG("WARN", 0);
 	UT_ASSERT_LOG("ERROR", 0);
 	detach_ok();
@@ -597,7 +596,7 @@ test_init_queue_failures(void)
 	answer(oldest(), NVME_STATUS(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_CONNECT_INVALID_HOST), 0,
 	       0);
 	expect_connect_failed(-EACCES, "Fabrics Connect failed: Connect Invalid Host "
-			      "(sct 0x1, sc 0x84)");
+				       "(sct 0x1, sc 0x84)");
 
 	/* The connection breaks while Property Get VS is outstanding. */
 	start_connect(&opts);
@@ -698,7 +697,8 @@ test_init_optional_steps(void)
 	answer(oldest(), NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD), 0, 0);
 	UT_ASSERT_EQ(g_ctrlr->num_io_queues, 8);
 	UT_ASSERT_LOG("WARN: nvme 127.0.0.1:4420: Set Features Number of Queues failed "
-		      "(Invalid Field in Command); assuming 8\n", 1);
+		      "(Invalid Field in Command); assuming 8\n",
+		      1);
 
 	/* No list (NVMe 1.0): every nsid up to NN is identified; nsid 1 is inactive. */
 	g_ctl.lbads[1] = 0;
@@ -722,7 +722,8 @@ test_init_optional_steps(void)
 	UT_ASSERT_EQ(g_conn.rc, 0);
 	UT_ASSERT_EQ(nvme_ctrlr_get_num_ns(g_ctrlr), 0);
 	UT_ASSERT_LOG("WARN: nvme 127.0.0.1:4420: namespace 1: unusable LBA format or size; "
-		      "skipped\n", 1);
+		      "skipped\n",
+		      1);
 	UT_ASSERT_LOG("0 namespace(s), 4 I/O queues", 1);
 	detach_ok();
 
@@ -753,7 +754,8 @@ test_reconnect(void)
 
 	nvme_qpair_fail(g_ctrlr->admin, -ECONNRESET, "connection reset by peer");
 	UT_ASSERT_LOG("WARN: nvme 127.0.0.1:4420: controller lost (connection reset by peer); "
-		      "reconnecting\n", 1);
+		      "reconnecting\n",
+		      1);
 	UT_ASSERT_EQ(nvme_ctrlr_get_state(g_ctrlr), NVME_CTRLR_RECONNECTING);
 	UT_ASSERT_EQ(nvme_ctrlr_get_cntlid(g_ctrlr), 0);
 	CU_ASSERT(g_ctrlr->gen != gen);
@@ -767,7 +769,8 @@ test_reconnect(void)
 	UT_ASSERT_EQ(g_ctrlr->step, INIT_CONNECT_ADMIN);
 	nvme_qpair_fail(g_ctrlr->admin, -ECONNREFUSED, "connection refused");
 	UT_ASSERT_LOG("WARN: nvme 127.0.0.1:4420: reconnect attempt 1 failed: connection "
-		      "refused; retrying in 200 ms\n", 1);
+		      "refused; retrying in 200 ms\n",
+		      1);
 	UT_ASSERT_EQ(g_ctrlr->last_error, -ECONNREFUSED);
 	UT_ASSERT_EQ(nvme_ctrlr_get_state(g_ctrlr), NVME_CTRLR_RECONNECTING);
 	UT_ASSERT_EQ(g_ctrlr->step, INIT_IDLE);
@@ -781,7 +784,8 @@ test_reconnect(void)
 	run_until(INIT_GET_VS);
 	answer(oldest(), NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD), 0, 0);
 	UT_ASSERT_LOG("WARN: nvme 127.0.0.1:4420: reconnect attempt 2 failed: Property Get VS "
-		      "failed: " UT_INVALID_FIELD "; retrying in 400 ms\n", 1);
+		      "failed: " UT_INVALID_FIELD "; retrying in 400 ms\n",
+		      1);
 	UT_ASSERT_EQ(g_ctrlr->last_error, -EIO);
 
 	/* Attempts 3 to 50 fail in the transport connect; the delay stays at the 400 ms cap. */
@@ -791,7 +795,8 @@ test_reconnect(void)
 		UT_ASSERT_EQ_FATAL(g_fake.connects, i + 1);
 	}
 	UT_ASSERT_LOG("reconnect attempt 3 failed: Connection refused; retrying in 400 ms "
-		      "(further failures logged every 50 attempts)\n", 1);
+		      "(further failures logged every 50 attempts)\n",
+		      1);
 	UT_ASSERT_LOG("reconnect attempt 50 failed: Connection refused; retrying in 400 ms\n", 1);
 	UT_ASSERT_LOG("reconnect attempt", 4);
 	UT_ASSERT_EQ(g_ctrlr->reconnect_delay_ms, 400);
@@ -832,7 +837,8 @@ test_reconnect_namespaces(void)
 	nvme_qpair_transport_ready(g_ctrlr->admin);
 	run_until(INIT_IDLE);
 	UT_ASSERT_LOG("reconnect attempt 1 failed: a namespace changed its format or shrank; "
-		      "retrying in 200 ms\n", 1);
+		      "retrying in 200 ms\n",
+		      1);
 	UT_ASSERT_EQ(g_ctrlr->last_error, -ESTALE);
 	UT_ASSERT_EQ(g_reconnects, 0);
 
@@ -943,7 +949,8 @@ test_shutdown_cut_short(void)
 	UT_ASSERT_EQ(g_ctrlr->step, SHUTDOWN_SET_CC);
 	advance_ms(opts.shutdown_timeout_ms);
 	UT_ASSERT_LOG("WARN: nvme 127.0.0.1:4420: Property Set CC.SHN not answered in 2000 ms; "
-		      "closing anyway\n", 1);
+		      "closing anyway\n",
+		      1);
 	expect_detached();
 
 	/* CSTS never answered. */
@@ -953,7 +960,8 @@ test_shutdown_cut_short(void)
 	UT_ASSERT_EQ(g_ctrlr->step, SHUTDOWN_WAIT);
 	advance_ms(opts.shutdown_timeout_ms);
 	UT_ASSERT_LOG("WARN: nvme 127.0.0.1:4420: Property Get CSTS not answered in 2000 ms; "
-		      "closing anyway\n", 1);
+		      "closing anyway\n",
+		      1);
 	expect_detached();
 
 	/* CSTS.SHST still not complete at the deadline. */
@@ -963,7 +971,8 @@ test_shutdown_cut_short(void)
 	g_ctrlr->init_deadline = ticks_get();
 	answer(oldest(), 0, NVME_CSTS_SHST_OCCURRING, 0);
 	UT_ASSERT_LOG("WARN: nvme 127.0.0.1:4420: shutdown not complete after 2000 ms; "
-		      "closing anyway\n", 1);
+		      "closing anyway\n",
+		      1);
 	expect_detached();
 
 	/* CSTS read fails. */

@@ -71,7 +71,7 @@ struct cpl_rec {
 	int calls;
 	uint16_t status;
 	uint32_t cdw0;
-	struct nvme_qpair *free_qp;	/* destroy this queue pair from the callback */
+	struct nvme_qpair *free_qp; /* destroy this queue pair from the callback */
 };
 
 static void
@@ -177,7 +177,7 @@ peer_read(struct nvme_qpair *qp, void *buf, size_t n)
 		if (r > 0) {
 			got += (size_t)r;
 		} else {
-			poll(&(struct pollfd) { .fd = g_peer, .events = POLLIN }, 1, 1);
+			poll(&(struct pollfd){ .fd = g_peer, .events = POLLIN }, 1, 1);
 		}
 	}
 	UT_ASSERT_EQ_FATAL(got, n);
@@ -207,8 +207,8 @@ peer_send(struct nvme_qpair *qp, const void *buf, size_t n, size_t step)
 
 /* Build a controller-to-host PDU: header (+digest), padding to pdo, data (+digest). */
 static size_t
-build_pdu(uint8_t *out, const void *hdr, uint32_t hlen, bool hdgst, uint32_t pdo,
-	  const void *data, uint32_t dlen, bool ddgst)
+build_pdu(uint8_t *out, const void *hdr, uint32_t hlen, bool hdgst, uint32_t pdo, const void *data,
+	  uint32_t dlen, bool ddgst)
 {
 	struct nvme_tcp_common_hdr *ch = (struct nvme_tcp_common_hdr *)out;
 	size_t len = hlen;
@@ -423,7 +423,7 @@ test_read_ddgst_error(void)
 	h.cccid = cmd.cid;
 	h.datal = 520;
 	n = build_pdu(pdus, &h, sizeof(h), false, 24, src, 520, true);
-	pdus[n - 1] ^= 1;	/* corrupt the data digest */
+	pdus[n - 1] ^= 1; /* corrupt the data digest */
 	n += build_resp(pdus + n, cmd.cid, 0, false);
 	peer_send(qp, pdus, n, n);
 	/* The command fails; the connection stays. */
@@ -528,7 +528,7 @@ test_write_r2t(void)
 			pdus++;
 		}
 	}
-	UT_ASSERT_EQ(pdus, 4);	/* 4096 + 1904, then 4096 + 304 */
+	UT_ASSERT_EQ(pdus, 4); /* 4096 + 1904, then 4096 + 304 */
 	CU_ASSERT(memcmp(got, buf, sizeof(buf)) == 0);
 	UT_ASSERT_EQ(rec.calls, 0);
 	n = build_resp(pdu, cmd.cid, 0, true);
@@ -599,8 +599,8 @@ test_timeout(void)
  * cntlid 5, submit a read (it waits for the queue) and read the Connect.
  */
 static void
-start_io_connect(struct nvme_qpair *qp, struct cpl_rec *rec, struct nvme_cmd *cmd,
-		 uint8_t *data, uint32_t *dlen)
+start_io_connect(struct nvme_qpair *qp, struct cpl_rec *rec, struct nvme_cmd *cmd, uint8_t *data,
+		 uint32_t *dlen)
 {
 	static uint8_t buf[520];
 	static struct iovec iov = { buf, sizeof(buf) };

@@ -253,12 +253,8 @@ int
 main(void)
 {
 	static const struct ut_test tests[] = {
-		UT_TEST(test_cm_req),
-		UT_TEST(test_reject),
-		UT_TEST(test_data_mode),
-		UT_TEST(test_sgl),
-		UT_TEST(test_rsp),
-		UT_TEST(test_completion_order),
+		UT_TEST(test_cm_req), UT_TEST(test_reject), UT_TEST(test_data_mode),
+		UT_TEST(test_sgl),    UT_TEST(test_rsp),    UT_TEST(test_completion_order),
 		UT_TEST(test_copy),
 	};
 

@@ -99,7 +99,8 @@ test_parse_args(void)
 	UT_ASSERT_EQ(opts.idle_spell_us, 1000000);
 
 	UT_ASSERT_EQ(parse(&opts, "-m 0x3 -r /tmp/s.sock --json c.json --poll-mode busy "
-			   "--mem-size 64m --no-huge"), 0);
+				  "--mem-size 64m --no-huge"),
+		     0);
 	UT_ASSERT_EQ(opts.core_mask, 0x3);
 	UT_ASSERT_STR_EQ(opts.rpc_addr, "/tmp/s.sock");
 	UT_ASSERT_STR_EQ(opts.json_config_file, "c.json");
@@ -210,14 +211,13 @@ test_load_config(void)
 	const char *path;
 
 	g_calls[0] = '\0';
-	path = write_file("ok.json",
-			  "{\"subsystems\":[{\"subsystem\":\"bdev\",\"config\":["
-			  "{\"method\":\"test_record\",\"params\":{\"tag\":\"a\"}},"
-			  "{\"method\":\"test_record\",\"params\":{\"tag\":\"hold\"}},"
-			  "{\"method\":\"test_record\"}]},"
-			  "{\"subsystem\":\"other\",\"config\":null},"
-			  "{\"subsystem\":\"x\",\"config\":[{\"method\":\"test_record\","
-			  "\"params\":{\"tag\":\"b\"}}]}]}");
+	path = write_file("ok.json", "{\"subsystems\":[{\"subsystem\":\"bdev\",\"config\":["
+				     "{\"method\":\"test_record\",\"params\":{\"tag\":\"a\"}},"
+				     "{\"method\":\"test_record\",\"params\":{\"tag\":\"hold\"}},"
+				     "{\"method\":\"test_record\"}]},"
+				     "{\"subsystem\":\"other\",\"config\":null},"
+				     "{\"subsystem\":\"x\",\"config\":[{\"method\":\"test_record\","
+				     "\"params\":{\"tag\":\"b\"}}]}]}");
 	UT_ASSERT_EQ_FATAL(app_load_config_file(path, load_done, &r), 0);
 	poll_thread(10);
 	/* The replay waits for the held (asynchronous) answer before going on. */
@@ -254,7 +254,7 @@ test_load_config_errors(void)
 	/* An unknown method fails too. */
 	r.calls = 0;
 	path = write_file("unknown.json", "{\"subsystems\":[{\"subsystem\":\"bdev\",\"config\":["
-			  "{\"method\":\"no_such_method\"}]}]}");
+					  "{\"method\":\"no_such_method\"}]}]}");
 	UT_ASSERT_EQ_FATAL(app_load_config_file(path, load_done, &r), 0);
 	poll_thread(10);
 	UT_ASSERT_EQ(r.calls, 1);
@@ -264,23 +264,28 @@ test_load_config_errors(void)
 	g_calls[0] = '\0';
 	r.calls = 0;
 	UT_ASSERT_EQ(app_load_config_file(write_file("b1.json", "{\"subsystems\": ["), load_done,
-					  &r), -EINVAL);
+					  &r),
+		     -EINVAL);
 	UT_ASSERT_EQ(app_load_config_file(write_file("b2.json", "{\"subsystems\": {}}"), load_done,
-					  &r), -EINVAL);
+					  &r),
+		     -EINVAL);
 	UT_ASSERT_EQ(app_load_config_file(write_file("b3.json", "[1]"), load_done, &r), -EINVAL);
 	UT_ASSERT_EQ(app_load_config_file(write_file("b4.json",
 						     "{\"subsystems\":[{\"subsystem\":\"bdev\","
 						     "\"config\":[{\"method\":\"test_record\"},"
 						     "{\"params\":{}}]}]}"),
-					  load_done, &r), -EINVAL);
+					  load_done, &r),
+		     -EINVAL);
 	UT_ASSERT_EQ(app_load_config_file(write_file("b5.json",
 						     "{\"subsystems\":[{\"config\":[]}]}"),
-					  load_done, &r), -EINVAL);
+					  load_done, &r),
+		     -EINVAL);
 	UT_ASSERT_EQ(app_load_config_file(write_file("b6.json",
 						     "{\"subsystems\":[{\"subsystem\":\"bdev\","
 						     "\"config\":[{\"method\":\"test_record\","
 						     "\"params\":7}]}]}"),
-					  load_done, &r), -EINVAL);
+					  load_done, &r),
+		     -EINVAL);
 	UT_ASSERT_EQ(app_load_config_file("/nonexistent/gga.json", load_done, &r), -ENOENT);
 	poll_thread(10);
 	UT_ASSERT_EQ(r.calls, 0);
@@ -339,8 +344,8 @@ static int
 suite_fini(void)
 {
 	static const char *const files[] = {
-		"ok.json", "fail.json", "unknown.json", "b1.json", "b2.json", "b3.json", "b4.json",
-		"b5.json", "b6.json",
+		"ok.json", "fail.json", "unknown.json", "b1.json", "b2.json",
+		"b3.json", "b4.json",   "b5.json",      "b6.json",
 	};
 	char path[64];
 	size_t i;
@@ -362,10 +367,8 @@ int
 main(void)
 {
 	static const struct ut_test tests[] = {
-		UT_TEST(test_parse_args),
-		UT_TEST(test_signal_action),
-		UT_TEST(test_load_config),
-		UT_TEST(test_load_config_errors),
+		UT_TEST(test_parse_args),  UT_TEST(test_signal_action),
+		UT_TEST(test_load_config), UT_TEST(test_load_config_errors),
 		UT_TEST(test_save_config),
 	};
 

@@ -57,13 +57,13 @@ ut_stop(void)
 }
 
 /* Submit through the public API, recording whether a callback runs inside the call. */
-#define SUBMIT(call)						\
-	({							\
-		int _rc;					\
-		g_in_submit_call = true;			\
-		_rc = (call);					\
-		g_in_submit_call = false;			\
-		_rc;						\
+#define SUBMIT(call)                                                                               \
+	({                                                                                         \
+		int _rc;                                                                           \
+		g_in_submit_call = true;                                                           \
+		_rc = (call);                                                                      \
+		g_in_submit_call = false;                                                          \
+		_rc;                                                                               \
 	})
 
 /*
@@ -77,10 +77,8 @@ test_register_validation(void)
 	struct bdev *b;
 	const char *uuid;
 	static const uint32_t bad_sizes[] = { 0, 256, 511, 1000, 4097, 131072 };
-	static const uint8_t fixed[16] = {
-		0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0x4d, 0xef,
-		0x81, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef
-	};
+	static const uint8_t fixed[16] = { 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0x4d, 0xef,
+					   0x81, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef };
 	struct bdev_fn_table partial = g_ut_fn_table;
 	size_t i;
 
@@ -294,8 +292,7 @@ test_hot_remove(void)
 
 	/* I/O on a bdev being removed fails synchronously. */
 	set_thread(1);
-	UT_ASSERT_EQ(SUBMIT(bdev_write_blocks(c1.desc, c1.ch, buf, 0, 1, ut_io_done, &r)),
-		     -ENODEV);
+	UT_ASSERT_EQ(SUBMIT(bdev_write_blocks(c1.desc, c1.ch, buf, 0, 1, ut_io_done, &r)), -ENODEV);
 	UT_ASSERT_EQ(SUBMIT(bdev_reset(c1.desc, c1.ch, ut_io_done, &r)), -ENODEV);
 
 	/* Closing one is not enough. */
@@ -443,13 +440,15 @@ submit_one(struct ut_io_env *e, struct bdev_desc *desc, enum bdev_io_type type, 
 	iov[1].iov_len = len - len / 2;
 	switch (type) {
 	case BDEV_IO_TYPE_READ:
-		return vectored ?
-		       SUBMIT(bdev_readv_blocks(desc, ch, iov, 2, offset, num, ut_io_done, r)) :
-		       SUBMIT(bdev_read_blocks(desc, ch, e->buf, offset, num, ut_io_done, r));
+		return vectored ? SUBMIT(bdev_readv_blocks(desc, ch, iov, 2, offset, num,
+							   ut_io_done, r)) :
+				  SUBMIT(bdev_read_blocks(desc, ch, e->buf, offset, num, ut_io_done,
+							  r));
 	case BDEV_IO_TYPE_WRITE:
-		return vectored ?
-		       SUBMIT(bdev_writev_blocks(desc, ch, iov, 2, offset, num, ut_io_done, r)) :
-		       SUBMIT(bdev_write_blocks(desc, ch, e->buf, offset, num, ut_io_done, r));
+		return vectored ? SUBMIT(bdev_writev_blocks(desc, ch, iov, 2, offset, num,
+							    ut_io_done, r)) :
+				  SUBMIT(bdev_write_blocks(desc, ch, e->buf, offset, num,
+							   ut_io_done, r));
 	case BDEV_IO_TYPE_WRITE_ZEROES:
 		return SUBMIT(bdev_write_zeroes_blocks(desc, ch, offset, num, ut_io_done, r));
 	case BDEV_IO_TYPE_UNMAP:
@@ -467,14 +466,10 @@ static const struct {
 	enum bdev_io_type type;
 	bool vectored;
 } g_io_kinds[] = {
-	{ BDEV_IO_TYPE_READ, false },
-	{ BDEV_IO_TYPE_READ, true },
-	{ BDEV_IO_TYPE_WRITE, false },
-	{ BDEV_IO_TYPE_WRITE, true },
-	{ BDEV_IO_TYPE_WRITE_ZEROES, false },
-	{ BDEV_IO_TYPE_UNMAP, false },
-	{ BDEV_IO_TYPE_FLUSH, false },
-	{ BDEV_IO_TYPE_RESET, false },
+	{ BDEV_IO_TYPE_READ, false },         { BDEV_IO_TYPE_READ, true },
+	{ BDEV_IO_TYPE_WRITE, false },        { BDEV_IO_TYPE_WRITE, true },
+	{ BDEV_IO_TYPE_WRITE_ZEROES, false }, { BDEV_IO_TYPE_UNMAP, false },
+	{ BDEV_IO_TYPE_FLUSH, false },        { BDEV_IO_TYPE_RESET, false },
 };
 
 static void
@@ -550,8 +545,8 @@ test_io_async_contract(void)
 }
 
 static void
-check_rejected(struct ut_io_env *e, struct bdev_desc *desc, enum bdev_io_type type,
-	       bool vectored, uint64_t offset, uint64_t num, int expected)
+check_rejected(struct ut_io_env *e, struct bdev_desc *desc, enum bdev_io_type type, bool vectored,
+	       uint64_t offset, uint64_t num, int expected)
 {
 	struct ut_io_result r = { 0 };
 	uint32_t before = e->disk.submitted[type];
@@ -609,19 +604,24 @@ test_io_errors(void)
 		iov[1].iov_base = e.buf + 512;
 		iov[1].iov_len = 512;
 		UT_ASSERT_EQ(SUBMIT(bdev_readv_blocks(e.desc, e.ch[0], iov, 2, 0, 2, ut_io_done,
-						      &r)), md == 0 ? 0 : -EINVAL);
+						      &r)),
+			     md == 0 ? 0 : -EINVAL);
 		iov[1].iov_len = 512 + 2 * md;
 		UT_ASSERT_EQ(SUBMIT(bdev_writev_blocks(e.desc, e.ch[0], iov, 2, 0, 2, ut_io_done,
-						       &r)), 0);
+						       &r)),
+			     0);
 		iov[1].iov_len = 511 + 2 * md;
 		UT_ASSERT_EQ(SUBMIT(bdev_writev_blocks(e.desc, e.ch[0], iov, 2, 0, 2, ut_io_done,
-						       &r)), -EINVAL);
+						       &r)),
+			     -EINVAL);
 		UT_ASSERT_EQ(SUBMIT(bdev_writev_blocks(e.desc, e.ch[0], iov, 0, 0, 2, ut_io_done,
-						       &r)), -EINVAL);
+						       &r)),
+			     -EINVAL);
 		UT_ASSERT_EQ(SUBMIT(bdev_writev_blocks(e.desc, e.ch[0], NULL, 2, 0, 2, ut_io_done,
-						       &r)), -EINVAL);
-		UT_ASSERT_EQ(SUBMIT(bdev_read_blocks(e.desc, e.ch[0], NULL, 0, 1, ut_io_done,
-						     &r)), -EINVAL);
+						       &r)),
+			     -EINVAL);
+		UT_ASSERT_EQ(SUBMIT(bdev_read_blocks(e.desc, e.ch[0], NULL, 0, 1, ut_io_done, &r)),
+			     -EINVAL);
 		poll_threads();
 		UT_ASSERT_EQ(r.count, md == 0 ? 2 : 1);
 		CU_ASSERT(r.success);
@@ -629,7 +629,8 @@ test_io_errors(void)
 		/* Whole-device I/O is in range. */
 		memset(&r, 0, sizeof(r));
 		UT_ASSERT_EQ(SUBMIT(bdev_unmap_blocks(e.desc, e.ch[0], 0, UT_NUM_BLOCKS, ut_io_done,
-						      &r)), 0);
+						      &r)),
+			     0);
 		poll_threads();
 		UT_ASSERT_EQ(r.count, 1);
 		UT_ASSERT_EQ(g_callbacks_inside_submit, 0);
@@ -808,7 +809,8 @@ test_reset_aborts(void)
 
 		set_thread(t);
 		UT_ASSERT_EQ(SUBMIT(bdev_write_blocks(e.desc, e.ch[t], e.buf, i, 1, ut_io_done,
-						      &q[i])), 0);
+						      &q[i])),
+			     0);
 	}
 	set_thread(0);
 	poll_threads();
@@ -852,8 +854,7 @@ test_reset_aborts(void)
 	CU_ASSERT(rst.thread == g_thread[0]);
 
 	set_thread(2);
-	UT_ASSERT_EQ(SUBMIT(bdev_read_blocks(e.desc, e.ch[2], e.buf, 0, 1, ut_io_done, &after)),
-		     0);
+	UT_ASSERT_EQ(SUBMIT(bdev_read_blocks(e.desc, e.ch[2], e.buf, 0, 1, ut_io_done, &after)), 0);
 	UT_ASSERT_EQ(ut_complete(2, BDEV_IO_STATUS_SUCCESS, 1), 1);
 	UT_ASSERT_EQ(after.count, 1);
 	CU_ASSERT(after.success);
@@ -946,8 +947,8 @@ test_iostat(void)
 	/* The read that waited 50 us on thread 2 is the slowest; inline ones are fast. */
 	CU_ASSERT(s.stat.max_read_latency_ticks >= us_to_ticks(50));
 	CU_ASSERT(s.stat.min_read_latency_ticks < s.stat.max_read_latency_ticks);
-	CU_ASSERT(s.stat.read_latency_ticks >= s.stat.max_read_latency_ticks +
-		  3 * s.stat.min_read_latency_ticks);
+	CU_ASSERT(s.stat.read_latency_ticks >=
+		  s.stat.max_read_latency_ticks + 3 * s.stat.min_read_latency_ticks);
 	CU_ASSERT(s.stat.min_write_latency_ticks <= s.stat.max_write_latency_ticks);
 	CU_ASSERT(s.stat.write_latency_ticks >= s.stat.max_write_latency_ticks);
 	CU_ASSERT(s.stat.unmap_latency_ticks >= us_to_ticks(50));
@@ -981,11 +982,8 @@ test_nvme_status(void)
 	static const struct {
 		int sct, sc, err;
 	} cases[] = {
-		{ 0, 0x80, -ERANGE },
-		{ 0, 0x02, -EINVAL },
-		{ 0, 0x07, -ECANCELED },
-		{ 0, 0x06, -EIO },
-		{ 2, 0x81, -EIO },
+		{ 0, 0x80, -ERANGE }, { 0, 0x02, -EINVAL }, { 0, 0x07, -ECANCELED },
+		{ 0, 0x06, -EIO },    { 2, 0x81, -EIO },
 	};
 	size_t i;
 
@@ -1046,9 +1044,11 @@ ut_virt_create(struct ut_disk *v, const char *name, const char *base0, const cha
 	v->bdev.module = &g_ut_virt_module;
 	for (i = 0; i < 2; i++) {
 		UT_ASSERT_EQ_FATAL(bdev_open(bases[i], false, ut_event_cb, &g_virt_ev,
-					     &v->base_desc[i]), 0);
+					     &v->base_desc[i]),
+				   0);
 		UT_ASSERT_EQ_FATAL(bdev_module_claim_bdev(bdev_desc_get_bdev(v->base_desc[i]),
-							  v->base_desc[i], &g_ut_virt_module), 0);
+							  v->base_desc[i], &g_ut_virt_module),
+				   0);
 		v->nbases++;
 	}
 	UT_ASSERT_EQ_FATAL(bdev_register(&v->bdev), 0);
@@ -1086,8 +1086,9 @@ test_fini_stacked(void)
 
 		bdev_subsystem_config_json(config);
 		UT_ASSERT_EQ(json_array_size(config), 8);
-		UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(config, 0),
-								   "method")), "ut_set_options");
+		UT_ASSERT_STR_EQ(json_string_value(
+					 json_object_get(json_array_get(config, 0), "method")),
+				 "ut_set_options");
 		for (i = 0; i < ARRAY_SIZE(names); i++) {
 			json_t *params = json_object_get(json_array_get(config, i + 1), "params");
 
@@ -1104,7 +1105,7 @@ test_fini_stacked(void)
 	UT_ASSERT_EQ(g_fini_done, 1);
 	/* Newest unclaimed first; the stale claim only when nothing else is left. */
 	UT_ASSERT_STR_EQ(g_events, "destruct:b4 destruct:v2 destruct:v1 destruct:b3 "
-			 "destruct:b2 destruct:b1 destruct:b5 fini:ut_virt fini:ut ");
+				   "destruct:b2 destruct:b1 destruct:b5 fini:ut_virt fini:ut ");
 	CU_ASSERT(bdev_first() == NULL);
 }
 
@@ -1199,8 +1200,9 @@ test_rpc(void)
 	UT_ASSERT_STR_EQ(json_string_value(json_object_get(b, "uuid")),
 			 bdev_get_uuid_str(&e.disk.bdev));
 	CU_ASSERT(json_is_false(json_object_get(b, "claimed")));
-	CU_ASSERT(json_is_true(json_object_get(json_object_get(json_object_get(b,
-			       "driver_specific"), "ut"), "fake")));
+	CU_ASSERT(json_is_true(
+		json_object_get(json_object_get(json_object_get(b, "driver_specific"), "ut"),
+				"fake")));
 	b = json_array_get(result, 1);
 	UT_ASSERT_STR_EQ(json_string_value(json_object_get(b, "name")), "r2");
 	CU_ASSERT(json_is_true(json_object_get(b, "claimed")));
@@ -1223,8 +1225,9 @@ test_rpc(void)
 	resp = rpc_sync("bdev_get_bdevs", params, &rr);
 	UT_ASSERT_EQ(json_integer_value(json_object_get(json_object_get(resp, "error"), "code")),
 		     -ENODEV);
-	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_object_get(resp, "error"),
-							   "message")), "bdev 'zz' not found");
+	UT_ASSERT_STR_EQ(json_string_value(
+				 json_object_get(json_object_get(resp, "error"), "message")),
+			 "bdev 'zz' not found");
 	json_decref(resp);
 	json_decref(params);
 
@@ -1264,8 +1267,7 @@ test_rpc(void)
 
 	params = json_pack("{s:s}", "name", "r2");
 	resp = rpc_sync("bdev_get_iostat", params, &rr);
-	UT_ASSERT_EQ(json_array_size(json_object_get(json_object_get(resp, "result"), "bdevs")),
-		     1);
+	UT_ASSERT_EQ(json_array_size(json_object_get(json_object_get(resp, "result"), "bdevs")), 1);
 	json_decref(resp);
 	json_decref(params);
 	params = json_pack("{s:s}", "name", "zz");
@@ -1280,8 +1282,10 @@ test_rpc(void)
 	resp = rpc_sync("bdev_get_iostat", params, &rr);
 	result = json_object_get(json_object_get(resp, "result"), "bdevs");
 	UT_ASSERT_EQ_FATAL(json_array_size(result), 2);
-	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(result, 0), "name")), "r2");
-	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(result, 1), "name")), "r1");
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(result, 0), "name")),
+			 "r2");
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(result, 1), "name")),
+			 "r1");
 	json_decref(resp);
 	json_decref(params);
 	params = json_pack("{s:[s, s]}", "names", "r1", "zz");
@@ -1304,8 +1308,8 @@ test_rpc(void)
 	json_decref(params);
 	params = json_pack("{s:b}", "per_channel", 1);
 	resp = rpc_sync("bdev_get_iostat", params, &rr);
-	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_object_get(resp, "error"),
-							   "message")),
+	UT_ASSERT_STR_EQ(json_string_value(
+				 json_object_get(json_object_get(resp, "error"), "message")),
 			 "per_channel true: not supported by gga");
 	json_decref(resp);
 	json_decref(params);

@@ -14,13 +14,13 @@
 #include "gga/bdev.h"
 #include "gga/bdev_module.h"
 
-#define UT_NUM_THREADS	3
-#define UT_BLOCK_SIZE	512u
-#define UT_NUM_BLOCKS	1024u
+#define UT_NUM_THREADS 3
+#define UT_BLOCK_SIZE  512u
+#define UT_NUM_BLOCKS  1024u
 
 enum ut_mode {
-	UT_COMPLETE_INLINE,	/* inside submit_request */
-	UT_COMPLETE_LATER,	/* when the test calls ut_complete() */
+	UT_COMPLETE_INLINE, /* inside submit_request */
+	UT_COMPLETE_LATER,  /* when the test calls ut_complete() */
 };
 
 struct ut_disk {

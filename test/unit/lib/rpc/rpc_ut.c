@@ -41,47 +41,75 @@ static const char *const g_matrix_choices[] = { "vandermonde", "cauchy", NULL };
 static const struct rpc_param g_decl[] = {
 	{ .name = "name", .type = RPC_PARAM_STRING, .offset = offsetof(struct decoded, name) },
 	{
-		.name = "count", .type = RPC_PARAM_UINT32,
+		.name = "count",
+		.type = RPC_PARAM_UINT32,
 		.offset = offsetof(struct decoded, count),
-		.optional = true, .min = 1, .max = 1000,
+		.optional = true,
+		.min = 1,
+		.max = 1000,
 	},
 	{
-		.name = "u32", .type = RPC_PARAM_UINT32, .offset = offsetof(struct decoded, u32),
+		.name = "u32",
+		.type = RPC_PARAM_UINT32,
+		.offset = offsetof(struct decoded, u32),
 		.optional = true,
 	},
 	{
-		.name = "big", .type = RPC_PARAM_UINT64, .offset = offsetof(struct decoded, big),
+		.name = "big",
+		.type = RPC_PARAM_UINT64,
+		.offset = offsetof(struct decoded, big),
 		.optional = true,
 	},
 	{
-		.name = "blocks", .type = RPC_PARAM_UINT64,
-		.offset = offsetof(struct decoded, blocks), .optional = true,
-		.min = 1, .max = UINT64_MAX,
+		.name = "blocks",
+		.type = RPC_PARAM_UINT64,
+		.offset = offsetof(struct decoded, blocks),
+		.optional = true,
+		.min = 1,
+		.max = UINT64_MAX,
 	},
 	{
-		.name = "sint", .type = RPC_PARAM_INT32, .offset = offsetof(struct decoded, sint),
-		.optional = true, .min = (uint64_t)-5, .max = 5,
+		.name = "sint",
+		.type = RPC_PARAM_INT32,
+		.offset = offsetof(struct decoded, sint),
+		.optional = true,
+		.min = (uint64_t)-5,
+		.max = 5,
 	},
 	{
-		.name = "flag", .type = RPC_PARAM_BOOL, .offset = offsetof(struct decoded, flag),
+		.name = "flag",
+		.type = RPC_PARAM_BOOL,
+		.offset = offsetof(struct decoded, flag),
 		.optional = true,
 	},
 	{
-		.name = "bs", .type = RPC_PARAM_UINT32, .offset = offsetof(struct decoded, bs),
-		.optional = true, .min = 512, .max = 65536, .pow2 = true,
+		.name = "bs",
+		.type = RPC_PARAM_UINT32,
+		.offset = offsetof(struct decoded, bs),
+		.optional = true,
+		.min = 512,
+		.max = 65536,
+		.pow2 = true,
 	},
 	{
-		.name = "matrix", .type = RPC_PARAM_STRING,
-		.offset = offsetof(struct decoded, matrix), .optional = true,
+		.name = "matrix",
+		.type = RPC_PARAM_STRING,
+		.offset = offsetof(struct decoded, matrix),
+		.optional = true,
 		.choices = g_matrix_choices,
 	},
 	{
-		.name = "label", .type = RPC_PARAM_STRING,
+		.name = "label",
+		.type = RPC_PARAM_STRING,
 		.offset = offsetof(struct decoded, label),
-		.optional = true, .min = 2, .max = 4,
+		.optional = true,
+		.min = 2,
+		.max = 4,
 	},
 	{
-		.name = "raw", .type = RPC_PARAM_JSON, .offset = offsetof(struct decoded, raw),
+		.name = "raw",
+		.type = RPC_PARAM_JSON,
+		.offset = offsetof(struct decoded, raw),
 		.optional = true,
 	},
 	RPC_PARAM_SPDK_NOOP("ana_reporting", "false"),
@@ -101,11 +129,11 @@ method_decode(struct rpc_request *req, json_t *params)
 		rpc_free_params(g_decl, ARRAY_SIZE(g_decl), &d);
 		return;
 	}
-	result = json_pack("{s:s, s:I, s:I, s:I, s:I, s:i, s:b, s:I, s:s?, s:s?, s:O?}",
-			   "name", d.name, "count", (json_int_t)d.count, "u32", (json_int_t)d.u32,
-			   "big", (json_int_t)d.big, "blocks", (json_int_t)d.blocks,
-			   "sint", (int)d.sint, "flag", (int)d.flag, "bs", (json_int_t)d.bs,
-			   "matrix", d.matrix, "label", d.label, "raw", d.raw);
+	result = json_pack("{s:s, s:I, s:I, s:I, s:I, s:i, s:b, s:I, s:s?, s:s?, s:O?}", "name",
+			   d.name, "count", (json_int_t)d.count, "u32", (json_int_t)d.u32, "big",
+			   (json_int_t)d.big, "blocks", (json_int_t)d.blocks, "sint", (int)d.sint,
+			   "flag", (int)d.flag, "bs", (json_int_t)d.bs, "matrix", d.matrix, "label",
+			   d.label, "raw", d.raw);
 	rpc_free_params(g_decl, ARRAY_SIZE(g_decl), &d);
 	rpc_send_result(req, result);
 }
@@ -234,7 +262,8 @@ test_decode_all_types(void)
 {
 	json_t *resp, *r;
 
-	resp = call("test_decode", "{\"name\":\"n1\",\"count\":1000,\"u32\":4294967295,"
+	resp = call("test_decode",
+		    "{\"name\":\"n1\",\"count\":1000,\"u32\":4294967295,"
 		    "\"big\":1099511627776,\"blocks\":1,\"sint\":-5,\"flag\":true,\"bs\":4096,"
 		    "\"matrix\":\"cauchy\",\"label\":\"abcd\",\"raw\":[1,{\"x\":2}]}");
 	r = json_object_get(resp, "result");
@@ -320,8 +349,8 @@ test_decode_spdk_params(void)
 
 	/* SPDK's defaults are accepted and change nothing; null is absent as usual. */
 	resp = call("test_decode", "{\"name\":\"n\",\"ana_reporting\":false,"
-		    "\"c2h_success\":true,\"tgt_name\":\"nvmf_tgt\",\"numa_id\":-1,"
-		    "\"psk\":null}");
+				   "\"c2h_success\":true,\"tgt_name\":\"nvmf_tgt\",\"numa_id\":-1,"
+				   "\"psk\":null}");
 	CU_ASSERT(json_is_object(json_object_get(resp, "result")));
 	json_decref(resp);
 	resp = call("test_decode", "{\"name\":\"n\",\"c2h_success\":false}");
@@ -401,9 +430,11 @@ test_invalid_requests(void)
 	expect_invalid_request("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":7}", false);
 	expect_invalid_request("{\"jsonrpc\":\"2.0\",\"id\":5}", false);
 	expect_invalid_request("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"test_echo\","
-			       "\"params\":5}", false);
+			       "\"params\":5}",
+			       false);
 	expect_invalid_request("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"test_echo\","
-			       "\"params\":\"s\"}", false);
+			       "\"params\":\"s\"}",
+			       false);
 	/* An id of the wrong type cannot be echoed: answered with null. */
 	expect_invalid_request("{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"test_echo\"}", true);
 	expect_invalid_request("{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"test_echo\"}", true);
@@ -419,7 +450,8 @@ test_ids_and_not_found(void)
 	int calls;
 
 	resp = process("{\"jsonrpc\":\"2.0\",\"id\":\"abc\",\"method\":\"test_echo\","
-		       "\"params\":[1,2]}", NULL);
+		       "\"params\":[1,2]}",
+		       NULL);
 	UT_ASSERT_STR_EQ(json_string_value(json_object_get(resp, "id")), "abc");
 	UT_ASSERT_EQ(json_array_size(json_object_get(resp, "result")), 2);
 	json_decref(resp);
@@ -460,7 +492,8 @@ test_batch(void)
 	resp = process("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"test_echo\"},"
 		       "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"nope\"},"
 		       "{\"jsonrpc\":\"2.0\",\"method\":\"test_echo\"},"
-		       "5]", NULL);
+		       "5]",
+		       NULL);
 	CU_ASSERT_FATAL(json_is_array(resp));
 	UT_ASSERT_EQ_FATAL(json_array_size(resp), 3);
 	UT_ASSERT_EQ(json_integer_value(json_object_get(json_array_get(resp, 0), "id")), 1);
@@ -482,7 +515,8 @@ test_batch(void)
 
 	/* All notifications: no answer at all, but exactly one completion. */
 	resp = process("[{\"jsonrpc\":\"2.0\",\"method\":\"test_echo\"},"
-		       "{\"jsonrpc\":\"2.0\",\"method\":\"test_echo\"}]", &calls);
+		       "{\"jsonrpc\":\"2.0\",\"method\":\"test_echo\"}]",
+		       &calls);
 	UT_ASSERT_EQ(calls, 1);
 	CU_ASSERT(resp == NULL);
 }
@@ -497,7 +531,8 @@ test_batch_async(void)
 	g_async_count = 0;
 	v = json_loads("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"test_async\"},"
 		       "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"test_echo\"},"
-		       "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"test_async\"}]", 0, NULL);
+		       "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"test_async\"}]",
+		       0, NULL);
 	UT_ASSERT_EQ_FATAL(rpc_process_value(v, capture_cb, &c), 0);
 	json_decref(v);
 	UT_ASSERT_EQ(c.calls, 0);
@@ -763,7 +798,7 @@ test_server_basic(void)
 
 	fd = client_connect();
 	client_send_str(fd, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"test_echo\","
-			"\"params\":{\"a\":1}}");
+			    "\"params\":{\"a\":1}}");
 	client_read(fd, &r, 1);
 	UT_ASSERT_EQ_FATAL(reply_count(&r, v, 4), 1);
 	UT_ASSERT_EQ(json_integer_value(json_object_get(v[0], "id")), 7);
@@ -773,7 +808,7 @@ test_server_basic(void)
 	/* Whitespace of every kind between the tokens. */
 	r.len = 0;
 	client_send_str(fd, "{ \"jsonrpc\" :\t\"2.0\",\r\n \"id\": 8 , \"method\":\"test_echo\","
-			"\"params\": [ 1 , { } ] }");
+			    "\"params\": [ 1 , { } ] }");
 	client_read(fd, &r, 1);
 	UT_ASSERT_EQ_FATAL(reply_count(&r, v, 4), 1);
 	UT_ASSERT_EQ(json_integer_value(json_object_get(v[0], "id")), 8);
@@ -791,8 +826,8 @@ test_server_basic(void)
 	/* Two values in one write, and a batch. */
 	r.len = 0;
 	client_send_str(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"test_echo\"}\n"
-			"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"test_echo\"}"
-			"[{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"test_echo\"}]");
+			    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"test_echo\"}"
+			    "[{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"test_echo\"}]");
 	client_read(fd, &r, 3);
 	UT_ASSERT_EQ_FATAL(reply_count(&r, v, 4), 3);
 	UT_ASSERT_EQ(json_integer_value(json_object_get(v[0], "id")), 1);
@@ -906,7 +941,7 @@ test_server_oversized(void)
 	memset(chunk, 'a', sizeof(chunk));
 	fd = client_connect();
 	client_send_str(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"test_echo\","
-			"\"params\":{\"s\":\"");
+			    "\"params\":{\"s\":\"");
 	/* An unterminated string twice the size limit. */
 	while (sent < 8u * 1024 * 1024 && spins < 100000) {
 		n = send(fd, chunk, sizeof(chunk), MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -1054,24 +1089,15 @@ int
 main(void)
 {
 	static const struct ut_test tests[] = {
-		UT_TEST(test_decode_all_types),
-		UT_TEST(test_decode_optional_defaults),
-		UT_TEST(test_decode_errors),
-		UT_TEST(test_decode_spdk_params),
-		UT_TEST(test_send_errno),
-		UT_TEST(test_invalid_requests),
-		UT_TEST(test_ids_and_not_found),
-		UT_TEST(test_batch),
-		UT_TEST(test_batch_async),
-		UT_TEST(test_states),
-		UT_TEST(test_register_twice),
-		UT_TEST(test_server_basic),
-		UT_TEST(test_server_split),
-		UT_TEST(test_server_parse_errors),
-		UT_TEST(test_server_oversized),
-		UT_TEST(test_server_disconnects),
-		UT_TEST(test_server_many_clients),
-		UT_TEST(test_server_close_and_reuse),
+		UT_TEST(test_decode_all_types),    UT_TEST(test_decode_optional_defaults),
+		UT_TEST(test_decode_errors),       UT_TEST(test_decode_spdk_params),
+		UT_TEST(test_send_errno),          UT_TEST(test_invalid_requests),
+		UT_TEST(test_ids_and_not_found),   UT_TEST(test_batch),
+		UT_TEST(test_batch_async),         UT_TEST(test_states),
+		UT_TEST(test_register_twice),      UT_TEST(test_server_basic),
+		UT_TEST(test_server_split),        UT_TEST(test_server_parse_errors),
+		UT_TEST(test_server_oversized),    UT_TEST(test_server_disconnects),
+		UT_TEST(test_server_many_clients), UT_TEST(test_server_close_and_reuse),
 	};
 
 	return ut_run("rpc", tests, ARRAY_SIZE(tests), server_init, server_fini);

@@ -267,7 +267,7 @@ test_msg_queue_full(void)
 	teardown();
 }
 
-#define PRODUCERS 3
+#define PRODUCERS    3
 #define PER_PRODUCER 20000
 
 struct producer {
@@ -328,8 +328,8 @@ test_msg_from_pthreads(void)
 		memset(&producers[i], 0, sizeof(producers[i]));
 		producers[i].target = t;
 		producers[i].index = (uint32_t)i;
-		CU_ASSERT_FATAL(pthread_create(&producers[i].tid, NULL, producer_main,
-					       &producers[i]) == 0);
+		CU_ASSERT_FATAL(
+			pthread_create(&producers[i].tid, NULL, producer_main, &producers[i]) == 0);
 	}
 	deadline = now_ms() + 20000;
 	while (g_received < PRODUCERS * PER_PRODUCER && now_ms() < deadline) {
@@ -985,11 +985,11 @@ struct walk {
 	uint32_t nvisited;
 	bool wrong_thread;
 	bool wrong_ctx;
-	int stop_at;		/* thread id whose visit stops the walk, -1: none */
+	int stop_at; /* thread id whose visit stops the walk, -1: none */
 	int cpl_status;
 	uint32_t cpl_calls;
 	struct thread *cpl_thread;
-	struct thread *defer_thread;	/* thread whose visit continues later */
+	struct thread *defer_thread; /* thread whose visit continues later */
 	struct io_channel_iter *deferred;
 };
 
@@ -1216,7 +1216,7 @@ test_destroy_releases(void)
  * pay two wake-ups a round, which on a loaded 2-core machine came to 4 ms
  * (20000 rounds overran the 20 s watchdog). Delivery, not speed, is tested.
  */
-#define PINGPONG_ROUNDS_BUSY 20000
+#define PINGPONG_ROUNDS_BUSY  20000
 #define PINGPONG_ROUNDS_EVENT 2000
 
 struct pingpong {
@@ -1464,22 +1464,22 @@ test_reactors_event_sleep(void)
 static void
 test_reactor_beat_stalled(void)
 {
-	CU_ASSERT(!reactor_beat_stalled(0, false, 1000, 10));	/* never ran */
+	CU_ASSERT(!reactor_beat_stalled(0, false, 1000, 10)); /* never ran */
 	CU_ASSERT(!reactor_beat_stalled(995, false, 1000, 10));
 	CU_ASSERT(!reactor_beat_stalled(990, false, 1000, 10));
 	CU_ASSERT(reactor_beat_stalled(989, false, 1000, 10));
-	CU_ASSERT(!reactor_beat_stalled(1, true, 1000, 10));	/* asleep: idle, not stuck */
-	CU_ASSERT(!reactor_beat_stalled(1005, false, 1000, 10));	/* beat read after now */
+	CU_ASSERT(!reactor_beat_stalled(1, true, 1000, 10));     /* asleep: idle, not stuck */
+	CU_ASSERT(!reactor_beat_stalled(1005, false, 1000, 10)); /* beat read after now */
 }
 
 struct stall_check {
 	struct thread *t1;
 	struct poller *poller;
-	bool release;			/* the checker saw the stall: the poller may return */
-	uint32_t seen;			/* reactors stalled while the poller spun */
+	bool release;  /* the checker saw the stall: the poller may return */
+	uint32_t seen; /* reactors stalled while the poller spun */
 	struct reactor_stall stall;
-	uint32_t after;			/* reactors stalled once it returned */
-	uint32_t reported_idle;		/* checks that flagged a reactor before the stall */
+	uint32_t after;         /* reactors stalled once it returned */
+	uint32_t reported_idle; /* checks that flagged a reactor before the stall */
 };
 
 /* A misbehaving poller: spins until the checker has seen it (at most 5 s). */

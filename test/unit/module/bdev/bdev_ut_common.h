@@ -42,12 +42,12 @@ ut_poll_once(void)
 }
 
 /* Poll until `cond` holds or the timeout passes. */
-#define UT_POLL_UNTIL(cond)								\
-	do {										\
-		uint64_t _ut_deadline = time_now_ns() + UT_TIMEOUT_NS;			\
-		while (!(cond) && time_now_ns() < _ut_deadline) {			\
-			ut_poll_once();							\
-		}									\
+#define UT_POLL_UNTIL(cond)                                                                        \
+	do {                                                                                       \
+		uint64_t _ut_deadline = time_now_ns() + UT_TIMEOUT_NS;                             \
+		while (!(cond) && time_now_ns() < _ut_deadline) {                                  \
+			ut_poll_once();                                                            \
+		}                                                                                  \
 	} while (0)
 
 /* Poll until a few consecutive rounds find nothing to do (bounded). */
@@ -206,8 +206,8 @@ ut_dev_close(struct ut_dev *dev)
 
 /* Submit one I/O on the device's thread without waiting; returns the submit rc. */
 static inline int
-ut_submit(struct ut_dev *dev, enum bdev_io_type type, void *buf, uint64_t offset,
-	  uint64_t num, struct ut_io *r)
+ut_submit(struct ut_dev *dev, enum bdev_io_type type, void *buf, uint64_t offset, uint64_t num,
+	  struct ut_io *r)
 {
 	int rc;
 
@@ -242,8 +242,8 @@ ut_submit(struct ut_dev *dev, enum bdev_io_type type, void *buf, uint64_t offset
 
 /* Submit and wait; returns the submit rc, the outcome is in *r. */
 static inline int
-ut_io_sync(struct ut_dev *dev, enum bdev_io_type type, void *buf, uint64_t offset,
-	   uint64_t num, struct ut_io *r)
+ut_io_sync(struct ut_dev *dev, enum bdev_io_type type, void *buf, uint64_t offset, uint64_t num,
+	   struct ut_io *r)
 {
 	int rc = ut_submit(dev, type, buf, offset, num, r);
 
@@ -320,8 +320,8 @@ ut_rpc_error_code(const json_t *resp)
 static inline const char *
 ut_rpc_error_message(const json_t *resp)
 {
-	const char *msg = json_string_value(json_object_get(json_object_get(resp, "error"),
-							    "message"));
+	const char *msg = json_string_value(
+		json_object_get(json_object_get(resp, "error"), "message"));
 
 	return msg != NULL ? msg : "";
 }

@@ -22,10 +22,10 @@
 #include "target/nvmf_internal.h"
 #include "test/common/nvmf_fake_transport.h"
 
-#define SUBNQN		"nqn.2016-06.io.gga:ut1"
-#define SUBNQN2		"nqn.2016-06.io.gga:ut2"
-#define HOSTNQN		"nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555"
-#define HOSTNQN2	"nqn.2014-08.io.example:host2"
+#define SUBNQN   "nqn.2016-06.io.gga:ut1"
+#define SUBNQN2  "nqn.2016-06.io.gga:ut2"
+#define HOSTNQN  "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555"
+#define HOSTNQN2 "nqn.2014-08.io.example:host2"
 
 static struct thread *g_thread;
 
@@ -38,11 +38,15 @@ struct ut_req {
 };
 
 static struct nvmf_listen_addr g_addr = {
-	.trtype = NVME_TRTYPE_LOOP, .adrfam = NVME_ADRFAM_IPV4, .traddr = "127.0.0.1",
+	.trtype = NVME_TRTYPE_LOOP,
+	.adrfam = NVME_ADRFAM_IPV4,
+	.traddr = "127.0.0.1",
 	.trsvcid = "4420",
 };
 static struct nvmf_listen_addr g_other_addr = {
-	.trtype = NVME_TRTYPE_LOOP, .adrfam = NVME_ADRFAM_IPV4, .traddr = "127.0.0.1",
+	.trtype = NVME_TRTYPE_LOOP,
+	.adrfam = NVME_ADRFAM_IPV4,
+	.traddr = "127.0.0.1",
 	.trsvcid = "4421",
 };
 
@@ -108,8 +112,10 @@ static struct nvme_cpl
 connect(struct fake_qpair *fq, const char *subnqn, const char *hostnqn, uint16_t qid,
 	uint16_t sqsize, uint16_t cntlid)
 {
-	struct nvme_connect_cmd cmd = { .opc = NVME_OPC_FABRICS, .flags = NVME_CMD_FLAGS_SGL,
-					.fctype = NVME_FCTYPE_CONNECT, .qid = qid,
+	struct nvme_connect_cmd cmd = { .opc = NVME_OPC_FABRICS,
+					.flags = NVME_CMD_FLAGS_SGL,
+					.fctype = NVME_FCTYPE_CONNECT,
+					.qid = qid,
 					.sqsize = sqsize };
 	struct nvme_connect_data data = { .cntlid = cntlid };
 	static struct ut_req r;
@@ -125,15 +131,17 @@ prop(struct fake_qpair *fq, bool set, uint32_t ofst, uint8_t size8, uint64_t val
 {
 	struct nvme_prop_set_cmd cmd = { .opc = NVME_OPC_FABRICS,
 					 .fctype = set ? NVME_FCTYPE_PROPERTY_SET :
-					 NVME_FCTYPE_PROPERTY_GET,
-					 .attrib = size8, .ofst = ofst, .value = value };
+							 NVME_FCTYPE_PROPERTY_GET,
+					 .attrib = size8,
+					 .ofst = ofst,
+					 .value = value };
 	static struct ut_req r;
 
 	return exec(fq, &r, (struct nvme_cmd *)&cmd, NULL, 0);
 }
 
-#define SC(cpl)		NVME_STATUS_GET_SC((cpl).status)
-#define SCT(cpl)	NVME_STATUS_GET_SCT((cpl).status)
+#define SC(cpl)  NVME_STATUS_GET_SC((cpl).status)
+#define SCT(cpl) NVME_STATUS_GET_SCT((cpl).status)
 
 static struct nvmf_subsystem *g_subsys;
 
@@ -332,12 +340,12 @@ test_rw_check(void)
 	struct nvme_cmd cmd = { .opc = NVME_OPC_READ };
 
 	cmd.cdw10 = 96;
-	cmd.cdw12 = 3;	/* 4 blocks */
+	cmd.cdw12 = 3; /* 4 blocks */
 	UT_ASSERT_EQ(nvmf_io_rw_check(&cmd, 100, 520, 4 * 520, true), 0);
 	UT_ASSERT_EQ(NVME_STATUS_GET_SC(nvmf_io_rw_check(&cmd, 100, 520, 4 * 512, true)),
 		     NVME_SC_DATA_SGL_LENGTH_INVALID);
 	UT_ASSERT_EQ(nvmf_io_rw_check(&cmd, 100, 520, 0, false), 0);
-	cmd.cdw12 = 4;	/* 5 blocks: one past the end */
+	cmd.cdw12 = 4; /* 5 blocks: one past the end */
 	UT_ASSERT_EQ(NVME_STATUS_GET_SC(nvmf_io_rw_check(&cmd, 100, 520, 5 * 520, true)),
 		     NVME_SC_LBA_OUT_OF_RANGE);
 	CU_ASSERT(nvmf_io_rw_check(&cmd, 100, 520, 5 * 520, true) & NVME_STATUS_DNR);
@@ -367,13 +375,13 @@ test_identify_ns_layout(void)
 	nvmf_identify_ns_fill(&ns, &id);
 	memcpy(&nsze, raw, 8);
 	UT_ASSERT_EQ(nsze, 1000);
-	UT_ASSERT_EQ(raw[25], 0);		/* NLBAF: one format */
-	UT_ASSERT_EQ(raw[26], 0x10);		/* FLBAS: format 0, extended LBA */
-	UT_ASSERT_EQ(raw[27], 0x01);		/* MC: metadata in the data buffer */
+	UT_ASSERT_EQ(raw[25], 0);    /* NLBAF: one format */
+	UT_ASSERT_EQ(raw[26], 0x10); /* FLBAS: format 0, extended LBA */
+	UT_ASSERT_EQ(raw[27], 0x01); /* MC: metadata in the data buffer */
 	memcpy(&lbaf, raw + 128, 4);
-	UT_ASSERT_EQ(lbaf & 0xffff, 8);		/* MS */
-	UT_ASSERT_EQ((lbaf >> 16) & 0xff, 12);	/* LBADS */
-	UT_ASSERT_EQ(raw[104], 0x5a);		/* NGUID */
+	UT_ASSERT_EQ(lbaf & 0xffff, 8);        /* MS */
+	UT_ASSERT_EQ((lbaf >> 16) & 0xff, 12); /* LBADS */
+	UT_ASSERT_EQ(raw[104], 0x5a);          /* NGUID */
 	ns.md_size = 0;
 	ns.block_size = 512;
 	nvmf_identify_ns_fill(&ns, &id);
@@ -512,7 +520,7 @@ test_controller_lifecycle(void)
 	UT_ASSERT_EQ(cpl.cdw0, NVME_CSTS_RDY);
 	cpl = prop(admin, false, NVME_REG_CAP, 1, 0);
 	UT_ASSERT_EQ(cpl.cdw0 & 0xffff, 127);
-	UT_ASSERT_EQ(cpl.cdw1 >> 5, 1);		/* CSS NVM at bit 37 */
+	UT_ASSERT_EQ(cpl.cdw1 >> 5, 1); /* CSS NVM at bit 37 */
 
 	/* Identify Controller, checked at the raw offsets. */
 	cpl = cmd0(admin, &r, NVME_OPC_IDENTIFY, 0, NVME_CNS_CTRLR, 0, 4096);
@@ -522,16 +530,16 @@ test_controller_lifecycle(void)
 	UT_ASSERT_EQ(*(uint32_t *)(r.buf + 80), NVME_VS_1_3);
 	UT_ASSERT_STR_EQ((char *)r.buf + 768, SUBNQN);
 	UT_ASSERT_EQ(memcmp(r.buf + 4, NVMF_DEFAULT_SN, 20), 0);
-	UT_ASSERT_EQ(r.buf[24 + 14], ' ');	/* MN is space padded */
+	UT_ASSERT_EQ(r.buf[24 + 14], ' '); /* MN is space padded */
 	UT_ASSERT_EQ(r.buf[111], NVME_CNTRLTYPE_IO);
 	UT_ASSERT_EQ(r.buf[259], NVMF_MAX_AER - 1);
 	UT_ASSERT_EQ(r.buf[512], 0x66);
 	UT_ASSERT_EQ(r.buf[513], 0x44);
-	UT_ASSERT_EQ(*(uint32_t *)(r.buf + 516), 8);		/* NN = max_namespaces */
-	UT_ASSERT_EQ(*(uint32_t *)(r.buf + 1792), (64 + 8192) / 16);	/* IOCCSZ */
-	UT_ASSERT_EQ(*(uint32_t *)(r.buf + 1796), 1);		/* IORCSZ */
-	UT_ASSERT_EQ(r.buf[1803], 1);				/* MSDBD */
-	UT_ASSERT_EQ(r.buf[77], 5);	/* MDTS: 128 KiB in 4 KiB pages */
+	UT_ASSERT_EQ(*(uint32_t *)(r.buf + 516), 8);                 /* NN = max_namespaces */
+	UT_ASSERT_EQ(*(uint32_t *)(r.buf + 1792), (64 + 8192) / 16); /* IOCCSZ */
+	UT_ASSERT_EQ(*(uint32_t *)(r.buf + 1796), 1);                /* IORCSZ */
+	UT_ASSERT_EQ(r.buf[1803], 1);                                /* MSDBD */
+	UT_ASSERT_EQ(r.buf[77], 5); /* MDTS: 128 KiB in 4 KiB pages */
 	UT_ASSERT_EQ(id->kas, NVMF_KAS);
 	/* No namespaces: active list empty, nsid 1 inactive (zeros), nsid 9 invalid. */
 	cpl = cmd0(admin, &r, NVME_OPC_IDENTIFY, 0, NVME_CNS_ACTIVE_NS_LIST, 0, 4096);
@@ -548,7 +556,7 @@ test_controller_lifecycle(void)
 	cpl = cmd0(admin, &r, NVME_OPC_SET_FEATURES, 0, NVME_FEAT_KEEP_ALIVE_TIMER, 1500, 0);
 	CU_ASSERT(NVME_STATUS_IS_SUCCESS(cpl.status));
 	cpl = cmd0(admin, &r, NVME_OPC_GET_FEATURES, 0, NVME_FEAT_KEEP_ALIVE_TIMER, 0, 0);
-	UT_ASSERT_EQ(cpl.cdw0, 2000);	/* rounded up to KAS */
+	UT_ASSERT_EQ(cpl.cdw0, 2000); /* rounded up to KAS */
 	CU_ASSERT(ctrlr->ka_poller != NULL);
 	cpl = cmd0(admin, &r, NVME_OPC_SET_FEATURES, 0, NVME_FEAT_NUMBER_OF_QUEUES, 0xffff, 0);
 	UT_ASSERT_EQ(SC(cpl), NVME_SC_INVALID_FIELD);
@@ -584,7 +592,7 @@ test_controller_lifecycle(void)
 		cmd0(admin, &aer2, NVME_OPC_ASYNC_EVENT_REQUEST, 0, 0, 0, 0);
 		nvmf_ctrlr_ns_changed(ctrlr, 6);
 		poll_all();
-		CU_ASSERT(!aer2.f.done);	/* masked: the log was not read yet */
+		CU_ASSERT(!aer2.f.done); /* masked: the log was not read yet */
 		cpl = cmd0(admin, &r, NVME_OPC_GET_LOG_PAGE, 0,
 			   NVME_LOG_CHANGED_NS_LIST | (1023u << 16), 0, 4096);
 		CU_ASSERT(NVME_STATUS_IS_SUCCESS(cpl.status));
@@ -684,7 +692,7 @@ test_discovery_controller(void)
 	cpl = cmd0(fq, &r, NVME_OPC_GET_LOG_PAGE, 0, NVME_LOG_DISCOVERY | (1023u << 16), 0, 4096);
 	CU_ASSERT(NVME_STATUS_IS_SUCCESS(cpl.status));
 	UT_ASSERT_STR_EQ((char *)r.buf + 1024 + 256, SUBNQN2);
-	UT_ASSERT_EQ(r.buf[3 * 1024], 0);	/* past the log: zeros */
+	UT_ASSERT_EQ(r.buf[3 * 1024], 0); /* past the log: zeros */
 	{
 		struct nvme_cmd cmd = { .opc = NVME_OPC_GET_LOG_PAGE,
 					.cdw10 = NVME_LOG_DISCOVERY | (255u << 16),
@@ -745,8 +753,8 @@ test_shutdown_waits_for_drain(void)
 	CU_ASSERT_FATAL(NVME_STATUS_IS_SUCCESS(cpl.status));
 
 	io->hold_release = true;
-	cpl = prop(admin, true, NVME_REG_CC, 0, NVME_CC_EN | NVME_CC_IOSQES_64 |
-		   NVME_CC_IOCQES_16 | NVME_CC_SHN_NORMAL);
+	cpl = prop(admin, true, NVME_REG_CC, 0,
+		   NVME_CC_EN | NVME_CC_IOSQES_64 | NVME_CC_IOCQES_16 | NVME_CC_SHN_NORMAL);
 	CU_ASSERT(NVME_STATUS_IS_SUCCESS(cpl.status));
 	poll_all();
 	CU_ASSERT(io->disconnected && io->fini_done);
@@ -811,18 +819,12 @@ int
 main(void)
 {
 	static const struct ut_test tests[] = {
-		UT_TEST(test_errno_to_status),
-		UT_TEST(test_nqn_rules),
-		UT_TEST(test_properties_and_cc),
-		UT_TEST(test_rw_check),
-		UT_TEST(test_identify_ns_layout),
-		UT_TEST(test_discovery_log),
-		UT_TEST(test_connect_validation),
-		UT_TEST(test_controller_lifecycle),
-		UT_TEST(test_discovery_controller),
-		UT_TEST(test_host_removal_disconnects),
-		UT_TEST(test_conn_admission),
-		UT_TEST(test_shutdown_waits_for_drain),
+		UT_TEST(test_errno_to_status),      UT_TEST(test_nqn_rules),
+		UT_TEST(test_properties_and_cc),    UT_TEST(test_rw_check),
+		UT_TEST(test_identify_ns_layout),   UT_TEST(test_discovery_log),
+		UT_TEST(test_connect_validation),   UT_TEST(test_controller_lifecycle),
+		UT_TEST(test_discovery_controller), UT_TEST(test_host_removal_disconnects),
+		UT_TEST(test_conn_admission),       UT_TEST(test_shutdown_waits_for_drain),
 	};
 
 	return ut_run("nvmf", tests, ARRAY_SIZE(tests), suite_init, suite_fini);

@@ -267,7 +267,9 @@ static void
 test_addresses(void)
 {
 	struct nvmf_listen_addr a = {
-		.trtype = NVME_TRTYPE_TCP, .adrfam = NVME_ADRFAM_IPV4, .traddr = "127.0.0.1",
+		.trtype = NVME_TRTYPE_TCP,
+		.adrfam = NVME_ADRFAM_IPV4,
+		.traddr = "127.0.0.1",
 		.trsvcid = "4420",
 	};
 	struct sockaddr_storage ss;
@@ -358,10 +360,8 @@ int
 main(void)
 {
 	static const struct ut_test tests[] = {
-		UT_TEST(test_tgroup_lifecycle),
-		UT_TEST(test_buf_pool_create),
-		UT_TEST(test_bufs_wait_in_order),
-		UT_TEST(test_addresses),
+		UT_TEST(test_tgroup_lifecycle),   UT_TEST(test_buf_pool_create),
+		UT_TEST(test_bufs_wait_in_order), UT_TEST(test_addresses),
 		UT_TEST(test_send_msg),
 	};
 

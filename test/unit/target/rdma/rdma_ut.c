@@ -27,7 +27,9 @@ nvmf_cmd_xfer(const struct nvme_cmd *cmd)
 }
 
 static const struct nvmf_rdma_cm_limits g_lim = {
-	.max_aq_depth = 32, .max_queue_depth = 128, .max_io_qpairs = 127,
+	.max_aq_depth = 32,
+	.max_queue_depth = 128,
+	.max_io_qpairs = 127,
 };
 
 /* Private data as Linux's host sends it: hrqsize = entries, hsqsize = entries - 1. */
@@ -35,8 +37,11 @@ static struct nvme_rdma_cm_req
 cm_req(uint16_t qid, uint16_t entries)
 {
 	struct nvme_rdma_cm_req req = {
-		.recfmt = NVME_RDMA_CM_RECFMT_1_0, .qid = qid, .hrqsize = entries,
-		.hsqsize = (uint16_t)(entries - 1), .cntlid = 0xffff,
+		.recfmt = NVME_RDMA_CM_RECFMT_1_0,
+		.qid = qid,
+		.hrqsize = entries,
+		.hsqsize = (uint16_t)(entries - 1),
+		.cntlid = 0xffff,
 	};
 
 	return req;
@@ -258,8 +263,7 @@ test_sgl_keyed(void)
 
 	/* Capsule data that no descriptor describes. */
 	cmd = keyed_cmd(NVME_OPC_WRITE, NVME_SGL_ID_KEYED, 0, 512, 1);
-	UT_ASSERT_EQ(nvmf_rdma_sgl_parse(&cmd, 512, 4096, 131072, &s),
-		     DNR(NVME_SC_INVALID_FIELD));
+	UT_ASSERT_EQ(nvmf_rdma_sgl_parse(&cmd, 512, 4096, 131072, &s), DNR(NVME_SC_INVALID_FIELD));
 }
 
 static void
@@ -290,8 +294,7 @@ test_sgl_bad(void)
 			1);
 	UT_ASSERT_EQ(nvmf_rdma_sgl_parse(&cmd, 0, 4096, 131072, &s),
 		     DNR(NVME_SC_SGL_DESCRIPTOR_TYPE_INVALID));
-	cmd = unkeyed_cmd(NVME_OPC_READ,
-			  NVME_SGL_ID(NVME_SGL_TYPE_VENDOR_SPECIFIC, 0), 0, 32);
+	cmd = unkeyed_cmd(NVME_OPC_READ, NVME_SGL_ID(NVME_SGL_TYPE_VENDOR_SPECIFIC, 0), 0, 32);
 	UT_ASSERT_EQ(nvmf_rdma_sgl_parse(&cmd, 0, 4096, 131072, &s),
 		     DNR(NVME_SC_SGL_DESCRIPTOR_TYPE_INVALID));
 
@@ -302,8 +305,7 @@ test_sgl_bad(void)
 
 	/* A bidirectional opcode has no single direction to move data in. */
 	cmd = keyed_cmd(0x03, NVME_SGL_ID_KEYED, 0, 4096, 1);
-	UT_ASSERT_EQ(nvmf_rdma_sgl_parse(&cmd, 0, 4096, 131072, &s),
-		     DNR(NVME_SC_INVALID_OPCODE));
+	UT_ASSERT_EQ(nvmf_rdma_sgl_parse(&cmd, 0, 4096, 131072, &s), DNR(NVME_SC_INVALID_OPCODE));
 }
 
 static void
@@ -322,8 +324,7 @@ test_sgl_no_data(void)
 	UT_ASSERT_EQ(nvmf_rdma_sgl_parse(&cmd, 0, 4096, 131072, &s), 0);
 	UT_ASSERT_EQ(s.length, 0);
 	/* But no data may come with it. */
-	UT_ASSERT_EQ(nvmf_rdma_sgl_parse(&cmd, 16, 4096, 131072, &s),
-		     DNR(NVME_SC_INVALID_FIELD));
+	UT_ASSERT_EQ(nvmf_rdma_sgl_parse(&cmd, 16, 4096, 131072, &s), DNR(NVME_SC_INVALID_FIELD));
 }
 
 static void
@@ -378,14 +379,9 @@ test_xfer_plan(void)
 }
 
 static const struct ut_test g_tests[] = {
-	UT_TEST(test_cm_req_valid),
-	UT_TEST(test_cm_req_reject),
-	UT_TEST(test_sgl_incapsule),
-	UT_TEST(test_sgl_keyed),
-	UT_TEST(test_sgl_bad),
-	UT_TEST(test_sgl_no_data),
-	UT_TEST(test_capsule_sizes),
-	UT_TEST(test_xfer_plan),
+	UT_TEST(test_cm_req_valid),  UT_TEST(test_cm_req_reject), UT_TEST(test_sgl_incapsule),
+	UT_TEST(test_sgl_keyed),     UT_TEST(test_sgl_bad),       UT_TEST(test_sgl_no_data),
+	UT_TEST(test_capsule_sizes), UT_TEST(test_xfer_plan),
 };
 
 int

@@ -26,25 +26,35 @@ nvmf_cmd_xfer(const struct nvme_cmd *cmd)
 }
 
 static const struct nvmf_tcp_rx_ctx g_ctx_plain = {
-	.ic_done = true, .max_icd = 8192, .maxh2cdata = 131072,
+	.ic_done = true,
+	.max_icd = 8192,
+	.maxh2cdata = 131072,
 };
 static const struct nvmf_tcp_rx_ctx g_ctx_dgst = {
-	.ic_done = true, .hdgst = true, .ddgst = true, .max_icd = 8192, .maxh2cdata = 131072,
+	.ic_done = true,
+	.hdgst = true,
+	.ddgst = true,
+	.max_icd = 8192,
+	.maxh2cdata = 131072,
 };
 
 static struct nvme_tcp_common_hdr
 ch(uint8_t type, uint8_t flags, uint8_t hlen, uint8_t pdo, uint32_t plen)
 {
 	struct nvme_tcp_common_hdr h = {
-		.pdu_type = type, .flags = flags, .hlen = hlen, .pdo = pdo, .plen = plen,
+		.pdu_type = type,
+		.flags = flags,
+		.hlen = hlen,
+		.pdo = pdo,
+		.plen = plen,
 	};
 
 	return h;
 }
 
 static int
-check(struct nvme_tcp_common_hdr h, const struct nvmf_tcp_rx_ctx *ctx,
-      struct nvmf_tcp_layout *l, struct nvmf_tcp_fatal *err)
+check(struct nvme_tcp_common_hdr h, const struct nvmf_tcp_rx_ctx *ctx, struct nvmf_tcp_layout *l,
+      struct nvmf_tcp_fatal *err)
 {
 	memset(err, 0xff, sizeof(*err));
 	return nvmf_tcp_ch_check(&h, ctx, l, err);
@@ -114,7 +124,8 @@ test_ch_types_and_sequence(void)
 	/* A host may terminate at any time. */
 	UT_ASSERT_EQ(check(ch(NVME_TCP_PDU_H2C_TERM_REQ, 0, 24, 0, 24), &before, &l, &err), 0);
 	UT_ASSERT_EQ(check(ch(NVME_TCP_PDU_H2C_TERM_REQ, 0, 24, 0, 24 + 128), &g_ctx_plain, &l,
-			   &err), 0);
+			   &err),
+		     0);
 	UT_ASSERT_EQ(l.data_len, 128);
 	UT_ASSERT_EQ(check(ch(NVME_TCP_PDU_H2C_TERM_REQ, 0, 24, 0, 153), &g_ctx_plain, &l, &err),
 		     -EPROTO);
@@ -145,37 +156,45 @@ test_ch_lengths(void)
 	UT_ASSERT_EQ(l.data_len, 0);
 	/* With 4 KiB of data right after the header. */
 	UT_ASSERT_EQ(check(ch(NVME_TCP_PDU_CAPSULE_CMD, 0, 72, 72, 72 + 4096), &g_ctx_plain, &l,
-			   &err), 0);
+			   &err),
+		     0);
 	UT_ASSERT_EQ(l.data_len, 4096);
 	UT_ASSERT_EQ(l.pad_len, 0);
 	/* Padding before the data is allowed (dword aligned). */
 	UT_ASSERT_EQ(check(ch(NVME_TCP_PDU_CAPSULE_CMD, 0, 72, 128, 128 + 512), &g_ctx_plain, &l,
-			   &err), 0);
+			   &err),
+		     0);
 	UT_ASSERT_EQ(l.pad_len, 56);
 	UT_ASSERT_EQ(l.data_len, 512);
 	/* pdo inside the header, unaligned, or past the end. */
 	UT_ASSERT_EQ(check(ch(NVME_TCP_PDU_CAPSULE_CMD, 0, 72, 16, 72 + 512), &g_ctx_plain, &l,
-			   &err), -EPROTO);
+			   &err),
+		     -EPROTO);
 	UT_ASSERT_EQ(err.fei, 3);
 	UT_ASSERT_EQ(check(ch(NVME_TCP_PDU_CAPSULE_CMD, 0, 72, 74, 74 + 512), &g_ctx_plain, &l,
-			   &err), -EPROTO);
+			   &err),
+		     -EPROTO);
 	UT_ASSERT_EQ(err.fei, 3);
 	UT_ASSERT_EQ(check(ch(NVME_TCP_PDU_CAPSULE_CMD, 0, 72, 200, 100), &g_ctx_plain, &l, &err),
 		     -EPROTO);
 	/* More in-capsule data than the queue takes. */
 	UT_ASSERT_EQ(check(ch(NVME_TCP_PDU_CAPSULE_CMD, 0, 72, 72, 72 + 8192), &g_ctx_plain, &l,
-			   &err), 0);
+			   &err),
+		     0);
 	UT_ASSERT_EQ(check(ch(NVME_TCP_PDU_CAPSULE_CMD, 0, 72, 72, 72 + 8196), &g_ctx_plain, &l,
-			   &err), -EPROTO);
+			   &err),
+		     -EPROTO);
 	UT_ASSERT_EQ(err.fes, NVME_TCP_FES_DATA_LIMIT_EXCEEDED);
 	/* H2CData: data required, at most MAXH2CDATA. */
 	UT_ASSERT_EQ(check(ch(NVME_TCP_PDU_H2C_DATA, 0, 24, 0, 24), &g_ctx_plain, &l, &err),
 		     -EPROTO);
 	UT_ASSERT_EQ(err.fei, 4);
 	UT_ASSERT_EQ(check(ch(NVME_TCP_PDU_H2C_DATA, 0, 24, 24, 24 + 131072), &g_ctx_plain, &l,
-			   &err), 0);
+			   &err),
+		     0);
 	UT_ASSERT_EQ(check(ch(NVME_TCP_PDU_H2C_DATA, 0, 24, 24, 24 + 131076), &g_ctx_plain, &l,
-			   &err), -EPROTO);
+			   &err),
+		     -EPROTO);
 	UT_ASSERT_EQ(err.fes, NVME_TCP_FES_DATA_LIMIT_EXCEEDED);
 }
 
@@ -190,31 +209,37 @@ test_ch_digests(void)
 	before.ic_done = false;
 	/* Flags must match what was negotiated. */
 	UT_ASSERT_EQ(check(ch(NVME_TCP_PDU_CAPSULE_CMD, NVME_TCP_F_HDGST, 72, 0, 76), &g_ctx_plain,
-			   &l, &err), -EPROTO);
+			   &l, &err),
+		     -EPROTO);
 	UT_ASSERT_EQ(err.fei, 1);
 	UT_ASSERT_EQ(check(ch(NVME_TCP_PDU_CAPSULE_CMD, 0, 72, 0, 72), &g_ctx_dgst, &l, &err),
 		     -EPROTO);
 	UT_ASSERT_EQ(err.fei, 1);
 	/* No data digest flag without data; both with data. */
-	UT_ASSERT_EQ(check(ch(NVME_TCP_PDU_CAPSULE_CMD, NVME_TCP_F_HDGST, 72, 0, 76),
-			   &g_ctx_dgst, &l, &err), 0);
+	UT_ASSERT_EQ(check(ch(NVME_TCP_PDU_CAPSULE_CMD, NVME_TCP_F_HDGST, 72, 0, 76), &g_ctx_dgst,
+			   &l, &err),
+		     0);
 	UT_ASSERT_EQ(l.hdgst_len, 4);
 	UT_ASSERT_EQ(check(ch(NVME_TCP_PDU_CAPSULE_CMD, f, 72, 0, 76), &g_ctx_dgst, &l, &err),
 		     -EPROTO);
 	UT_ASSERT_EQ(check(ch(NVME_TCP_PDU_CAPSULE_CMD, f, 72, 76, 76 + 512 + 4), &g_ctx_dgst, &l,
-			   &err), 0);
+			   &err),
+		     0);
 	UT_ASSERT_EQ(l.data_len, 512);
 	UT_ASSERT_EQ(l.ddgst_len, 4);
 	UT_ASSERT_EQ(check(ch(NVME_TCP_PDU_CAPSULE_CMD, NVME_TCP_F_HDGST, 72, 76, 76 + 512),
-			   &g_ctx_dgst, &l, &err), -EPROTO);
+			   &g_ctx_dgst, &l, &err),
+		     -EPROTO);
 	UT_ASSERT_EQ(err.fei, 1);
 	/* The data must not start inside the header digest. */
 	UT_ASSERT_EQ(check(ch(NVME_TCP_PDU_CAPSULE_CMD, f, 72, 72, 72 + 512 + 8), &g_ctx_dgst, &l,
-			   &err), -EPROTO);
+			   &err),
+		     -EPROTO);
 	UT_ASSERT_EQ(err.fei, 3);
 	/* ICReq and TermReq never carry digests. */
 	UT_ASSERT_EQ(check(ch(NVME_TCP_PDU_ICREQ, NVME_TCP_F_HDGST, 128, 0, 128), &before, &l,
-			   &err), -EPROTO);
+			   &err),
+		     -EPROTO);
 	UT_ASSERT_EQ(err.fei, 1);
 
 	/* Header digest verification. */
@@ -295,18 +320,21 @@ test_sgl_parse(void)
 	UT_ASSERT_EQ(off, 512);
 	/* Longer than the data carried, past it, or beyond the queue's limit. */
 	cmd = rw_cmd(NVME_OPC_WRITE, NVME_SGL_ID_INCAPSULE, 0, 8192);
-	UT_ASSERT_EQ(NVME_STATUS_GET_SC(nvmf_tcp_sgl_parse(&cmd, 4096, 8192, 131072, &len, &icd,
-							   &off)), NVME_SC_DATA_SGL_LENGTH_INVALID);
+	UT_ASSERT_EQ(NVME_STATUS_GET_SC(
+			     nvmf_tcp_sgl_parse(&cmd, 4096, 8192, 131072, &len, &icd, &off)),
+		     NVME_SC_DATA_SGL_LENGTH_INVALID);
 	cmd = rw_cmd(NVME_OPC_WRITE, NVME_SGL_ID_INCAPSULE, 8192, 0);
-	UT_ASSERT_EQ(NVME_STATUS_GET_SC(nvmf_tcp_sgl_parse(&cmd, 4096, 8192, 131072, &len, &icd,
-							   &off)), NVME_SC_INVALID_SGL_OFFSET);
+	UT_ASSERT_EQ(NVME_STATUS_GET_SC(
+			     nvmf_tcp_sgl_parse(&cmd, 4096, 8192, 131072, &len, &icd, &off)),
+		     NVME_SC_INVALID_SGL_OFFSET);
 	cmd = rw_cmd(NVME_OPC_WRITE, NVME_SGL_ID_INCAPSULE, 0, 4096);
-	UT_ASSERT_EQ(NVME_STATUS_GET_SC(nvmf_tcp_sgl_parse(&cmd, 4096, 2048, 131072, &len, &icd,
-							   &off)), NVME_SC_DATA_SGL_LENGTH_INVALID);
+	UT_ASSERT_EQ(NVME_STATUS_GET_SC(
+			     nvmf_tcp_sgl_parse(&cmd, 4096, 2048, 131072, &len, &icd, &off)),
+		     NVME_SC_DATA_SGL_LENGTH_INVALID);
 	/* In-capsule data for a read makes no sense. */
 	cmd = rw_cmd(NVME_OPC_READ, NVME_SGL_ID_INCAPSULE, 0, 512);
-	UT_ASSERT_EQ(NVME_STATUS_GET_SC(nvmf_tcp_sgl_parse(&cmd, 512, 8192, 131072, &len, &icd,
-							   &off)),
+	UT_ASSERT_EQ(NVME_STATUS_GET_SC(
+			     nvmf_tcp_sgl_parse(&cmd, 512, 8192, 131072, &len, &icd, &off)),
 		     NVME_SC_SGL_DESCRIPTOR_TYPE_INVALID);
 	/* Transport data block: R2T/C2H, bounded by max_io_size. */
 	cmd = rw_cmd(NVME_OPC_READ, NVME_SGL_ID_TRANSPORT, 0, 131072);
@@ -314,26 +342,30 @@ test_sgl_parse(void)
 	CU_ASSERT(!icd);
 	UT_ASSERT_EQ(len, 131072);
 	cmd = rw_cmd(NVME_OPC_READ, NVME_SGL_ID_TRANSPORT, 0, 131073);
-	UT_ASSERT_EQ(NVME_STATUS_GET_SC(nvmf_tcp_sgl_parse(&cmd, 0, 8192, 131072, &len, &icd,
-							   &off)), NVME_SC_DATA_SGL_LENGTH_INVALID);
+	UT_ASSERT_EQ(NVME_STATUS_GET_SC(
+			     nvmf_tcp_sgl_parse(&cmd, 0, 8192, 131072, &len, &icd, &off)),
+		     NVME_SC_DATA_SGL_LENGTH_INVALID);
 	cmd = rw_cmd(NVME_OPC_WRITE, NVME_SGL_ID_TRANSPORT, 0, 512);
-	UT_ASSERT_EQ(NVME_STATUS_GET_SC(nvmf_tcp_sgl_parse(&cmd, 512, 8192, 131072, &len, &icd,
-							   &off)), NVME_SC_INVALID_FIELD);
+	UT_ASSERT_EQ(NVME_STATUS_GET_SC(
+			     nvmf_tcp_sgl_parse(&cmd, 512, 8192, 131072, &len, &icd, &off)),
+		     NVME_SC_INVALID_FIELD);
 	/* Keyed (RDMA) descriptors are not for this transport; PRPs never over fabrics. */
 	cmd = rw_cmd(NVME_OPC_READ, NVME_SGL_ID_KEYED, 0, 512);
-	UT_ASSERT_EQ(NVME_STATUS_GET_SC(nvmf_tcp_sgl_parse(&cmd, 0, 8192, 131072, &len, &icd,
-							   &off)),
+	UT_ASSERT_EQ(NVME_STATUS_GET_SC(
+			     nvmf_tcp_sgl_parse(&cmd, 0, 8192, 131072, &len, &icd, &off)),
 		     NVME_SC_SGL_DESCRIPTOR_TYPE_INVALID);
 	cmd = rw_cmd(NVME_OPC_READ, NVME_SGL_ID_TRANSPORT, 0, 512);
 	cmd.flags = 0;
-	UT_ASSERT_EQ(NVME_STATUS_GET_SC(nvmf_tcp_sgl_parse(&cmd, 0, 8192, 131072, &len, &icd,
-							   &off)), NVME_SC_INVALID_FIELD);
+	UT_ASSERT_EQ(NVME_STATUS_GET_SC(
+			     nvmf_tcp_sgl_parse(&cmd, 0, 8192, 131072, &len, &icd, &off)),
+		     NVME_SC_INVALID_FIELD);
 	/* No data: the descriptor does not matter, data in the capsule does. */
 	cmd = rw_cmd(NVME_OPC_FLUSH, 0xff, 0, 0);
 	UT_ASSERT_EQ(nvmf_tcp_sgl_parse(&cmd, 0, 8192, 131072, &len, &icd, &off), 0);
 	UT_ASSERT_EQ(len, 0);
-	UT_ASSERT_EQ(NVME_STATUS_GET_SC(nvmf_tcp_sgl_parse(&cmd, 16, 8192, 131072, &len, &icd,
-							   &off)), NVME_SC_INVALID_FIELD);
+	UT_ASSERT_EQ(NVME_STATUS_GET_SC(
+			     nvmf_tcp_sgl_parse(&cmd, 16, 8192, 131072, &len, &icd, &off)),
+		     NVME_SC_INVALID_FIELD);
 	/* Fabrics Connect: direction from fctype (host to controller). */
 	cmd = rw_cmd(NVME_OPC_FABRICS, NVME_SGL_ID_INCAPSULE, 0, 1024);
 	((struct nvme_fabrics_cmd *)&cmd)->fctype = NVME_FCTYPE_CONNECT;
@@ -341,20 +373,18 @@ test_sgl_parse(void)
 	CU_ASSERT(icd);
 	/* Bidirectional opcodes are refused. */
 	cmd = rw_cmd(0x03, NVME_SGL_ID_TRANSPORT, 0, 512);
-	UT_ASSERT_EQ(NVME_STATUS_GET_SC(nvmf_tcp_sgl_parse(&cmd, 0, 8192, 131072, &len, &icd,
-							   &off)), NVME_SC_INVALID_OPCODE);
+	UT_ASSERT_EQ(NVME_STATUS_GET_SC(
+			     nvmf_tcp_sgl_parse(&cmd, 0, 8192, 131072, &len, &icd, &off)),
+		     NVME_SC_INVALID_OPCODE);
 }
 
 int
 main(void)
 {
 	static const struct ut_test tests[] = {
-		UT_TEST(test_wire_layouts),
-		UT_TEST(test_ch_types_and_sequence),
-		UT_TEST(test_ch_lengths),
-		UT_TEST(test_ch_digests),
-		UT_TEST(test_icreq_and_h2c),
-		UT_TEST(test_sgl_parse),
+		UT_TEST(test_wire_layouts),  UT_TEST(test_ch_types_and_sequence),
+		UT_TEST(test_ch_lengths),    UT_TEST(test_ch_digests),
+		UT_TEST(test_icreq_and_h2c), UT_TEST(test_sgl_parse),
 	};
 
 	return ut_run("tcp_pdu", tests, ARRAY_SIZE(tests), NULL, NULL);

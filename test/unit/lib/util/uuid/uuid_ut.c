@@ -46,16 +46,16 @@ test_parse_errors(void)
 {
 	static const char *const bad[] = {
 		"",
-		"01234567-89ab-cdef-fedc-ba987654321",		/* one digit short */
-		"01234567-89ab-cdef-fedc-ba98765432100",	/* one digit long */
-		"0123456789abcdeffedcba9876543210",		/* no dashes */
-		"01234567-89ab-cdef-fedc-ba987654321g",		/* not hex, at the end */
-		"g1234567-89ab-cdef-fedc-ba9876543210",		/* not hex, at the start */
-		"01234567-89ab-cdef-fedc_ba9876543210",		/* wrong separator */
-		"0123456-789ab-cdef-fedc-ba9876543210",		/* dash one early */
-		"01234567-89ab-cdef-fedc-ba98765432-0",		/* dash among the digits */
-		" 1234567-89ab-cdef-fedc-ba9876543210",		/* space */
-		"{01234567-89ab-cdef-fedc-ba98765432}",		/* braces */
+		"01234567-89ab-cdef-fedc-ba987654321",   /* one digit short */
+		"01234567-89ab-cdef-fedc-ba98765432100", /* one digit long */
+		"0123456789abcdeffedcba9876543210",      /* no dashes */
+		"01234567-89ab-cdef-fedc-ba987654321g",  /* not hex, at the end */
+		"g1234567-89ab-cdef-fedc-ba9876543210",  /* not hex, at the start */
+		"01234567-89ab-cdef-fedc_ba9876543210",  /* wrong separator */
+		"0123456-789ab-cdef-fedc-ba9876543210",  /* dash one early */
+		"01234567-89ab-cdef-fedc-ba98765432-0",  /* dash among the digits */
+		" 1234567-89ab-cdef-fedc-ba9876543210",  /* space */
+		"{01234567-89ab-cdef-fedc-ba98765432}",  /* braces */
 	};
 	uint8_t u[UUID_LEN];
 	size_t i;
@@ -105,10 +105,8 @@ int
 main(void)
 {
 	static const struct ut_test tests[] = {
-		UT_TEST(test_format),
-		UT_TEST(test_parse),
-		UT_TEST(test_parse_errors),
-		UT_TEST(test_round_trip_generate),
+		UT_TEST(test_format),       UT_TEST(test_parse),
+		UT_TEST(test_parse_errors), UT_TEST(test_round_trip_generate),
 		UT_TEST(test_is_null),
 	};
 

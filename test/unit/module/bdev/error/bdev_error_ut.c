@@ -11,10 +11,10 @@
 #include "module/bdev/malloc/bdev_malloc.h"
 #include "test/unit/module/bdev/bdev_ut_common.h"
 
-#define BS		512
-#define NBLOCKS		64
-#define NVME_SC_INTERNAL	0x06
-#define NVME_SC_ABORTED		0x07
+#define BS               512
+#define NBLOCKS          64
+#define NVME_SC_INTERNAL 0x06
+#define NVME_SC_ABORTED  0x07
 
 static void
 register_modules(void)
@@ -27,7 +27,10 @@ static struct bdev *
 make_base(const char *name, uint32_t md_size)
 {
 	struct bdev_malloc_opts opts = {
-		.name = name, .num_blocks = NBLOCKS, .block_size = BS, .md_size = md_size,
+		.name = name,
+		.num_blocks = NBLOCKS,
+		.block_size = BS,
+		.md_size = md_size,
 	};
 	struct bdev *bdev = NULL;
 
@@ -50,11 +53,12 @@ make_ee(const char *base_name, const char *uuid, int *rc_out)
 }
 
 static int
-inject(const char *name, enum bdev_io_type io_type, enum bdev_error_type error_type,
-       uint32_t num)
+inject(const char *name, enum bdev_io_type io_type, enum bdev_error_type error_type, uint32_t num)
 {
 	struct bdev_error_inject_opts opts = {
-		.io_type = io_type, .error_type = error_type, .num = num,
+		.io_type = io_type,
+		.error_type = error_type,
+		.num = num,
 	};
 
 	return bdev_error_inject_error(name, &opts);
@@ -184,10 +188,12 @@ test_rpc(void)
 		     RPC_ERROR_INVALID_PARAMS);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_error_inject_error",
 				 "{\"name\": \"EE_R0\", \"io_type\": \"read\", "
-				 "\"error_type\": \"explode\"}"), RPC_ERROR_INVALID_PARAMS);
+				 "\"error_type\": \"explode\"}"),
+		     RPC_ERROR_INVALID_PARAMS);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_error_inject_error",
 				 "{\"name\": \"EE_R0\", \"io_type\": \"flush\", "
-				 "\"error_type\": \"corrupt_data\"}"), RPC_ERROR_INVALID_PARAMS);
+				 "\"error_type\": \"corrupt_data\"}"),
+		     RPC_ERROR_INVALID_PARAMS);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_error_inject_error",
 				 "{\"name\": \"EE_R0\", \"io_type\": \"read\", "
 				 "\"error_type\": \"corrupt_data\", \"corrupt_value\": 0}"),
@@ -202,15 +208,18 @@ test_rpc(void)
 	UT_ASSERT_EQ(ut_rpc_code("bdev_error_inject_error", "{\"name\": \"EE_R0\"}"),
 		     RPC_ERROR_INVALID_PARAMS);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_error_inject_error",
-				 "{\"name\": \"R0\", \"io_type\": \"read\"}"), -ENODEV);
+				 "{\"name\": \"R0\", \"io_type\": \"read\"}"),
+		     -ENODEV);
 
 	/* Defaults: failure, once. */
 	UT_ASSERT_EQ(ut_rpc_code("bdev_error_inject_error",
-				 "{\"name\": \"EE_R0\", \"io_type\": \"read\"}"), 0);
+				 "{\"name\": \"EE_R0\", \"io_type\": \"read\"}"),
+		     0);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_error_inject_error",
 				 "{\"name\": \"EE_R0\", \"io_type\": \"write\", "
 				 "\"error_type\": \"corrupt_data\", \"num\": 0, "
-				 "\"corrupt_offset\": 9}"), 0);
+				 "\"corrupt_offset\": 9}"),
+		     0);
 	injections = dump_injections("EE_R0");
 	UT_ASSERT_EQ_FATAL(json_array_size(injections), 2);
 	inj = json_array_get(injections, 0);
@@ -226,7 +235,8 @@ test_rpc(void)
 	json_decref(injections);
 
 	UT_ASSERT_EQ(ut_rpc_code("bdev_error_inject_error",
-				 "{\"name\": \"EE_R0\", \"io_type\": \"clear\"}"), 0);
+				 "{\"name\": \"EE_R0\", \"io_type\": \"clear\"}"),
+		     0);
 	injections = dump_injections("EE_R0");
 	UT_ASSERT_EQ(json_array_size(injections), 0);
 	json_decref(injections);
@@ -238,12 +248,12 @@ test_rpc(void)
 }
 
 struct fixture {
-	struct ut_dev ee;	/* read-write, on the app thread */
-	struct ut_dev ee_w;	/* read-write, on the worker thread */
-	struct ut_dev base;	/* read-only view of the base */
+	struct ut_dev ee;   /* read-write, on the app thread */
+	struct ut_dev ee_w; /* read-write, on the worker thread */
+	struct ut_dev base; /* read-only view of the base */
 	uint8_t *buf;
 	uint8_t *buf2;
-	size_t len;		/* 8 blocks */
+	size_t len; /* 8 blocks */
 	uint32_t bbs;
 };
 
@@ -333,7 +343,8 @@ test_failure(void)
 	/* The count is shared by the threads. */
 	for (i = 0; i < 3; i++) {
 		UT_ASSERT_EQ(ut_io_sync(i == 1 ? &f.ee_w : &f.ee, BDEV_IO_TYPE_READ, f.buf, 0, 8,
-					&r), 0);
+					&r),
+			     0);
 		CU_ASSERT(r.done && !r.success);
 		UT_ASSERT_EQ(r.sct, 0);
 		UT_ASSERT_EQ(r.sc, NVME_SC_INTERNAL);
@@ -342,8 +353,9 @@ test_failure(void)
 		CU_ASSERT(r.done && r.success);
 		if (i == 0) {
 			injections = dump_injections("EE_F0");
-			UT_ASSERT_EQ(json_integer_value(json_object_get(
-					json_array_get(injections, 0), "num")), 2);
+			UT_ASSERT_EQ(json_integer_value(
+					     json_object_get(json_array_get(injections, 0), "num")),
+				     2);
 			json_decref(injections);
 		}
 	}
@@ -400,8 +412,11 @@ static void
 test_corrupt_data(void)
 {
 	struct bdev_error_inject_opts opts = {
-		.io_type = BDEV_IO_TYPE_WRITE, .error_type = BDEV_ERROR_CORRUPT_DATA, .num = 1,
-		.corrupt_offset = 700, .corrupt_value = 0x0f,
+		.io_type = BDEV_IO_TYPE_WRITE,
+		.error_type = BDEV_ERROR_CORRUPT_DATA,
+		.num = 1,
+		.corrupt_offset = 700,
+		.corrupt_value = 0x0f,
 	};
 	uint8_t *expect;
 	struct fixture f;
@@ -433,7 +448,8 @@ test_corrupt_data(void)
 	UT_ASSERT_EQ(ut_rpc_code("bdev_error_inject_error",
 				 "{\"name\": \"EE_C0\", \"io_type\": \"read\", "
 				 "\"error_type\": \"corrupt_data\", \"num\": 2, "
-				 "\"corrupt_offset\": 2000}"), 0);
+				 "\"corrupt_offset\": 2000}"),
+		     0);
 	memcpy(expect, f.buf, f.len);
 	expect[2000] ^= 0xff;
 	UT_ASSERT_EQ(ut_io_sync(&f.ee_w, BDEV_IO_TYPE_READ, f.buf2, 0, 8, &r), 0);
@@ -479,13 +495,15 @@ test_nomem_and_clear(void)
 	}
 	CU_ASSERT(!r.done);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_error_inject_error",
-				 "{\"name\": \"EE_N0\", \"io_type\": \"clear\"}"), 0);
+				 "{\"name\": \"EE_N0\", \"io_type\": \"clear\"}"),
+		     0);
 	UT_POLL_UNTIL(r.done);
 	CU_ASSERT(r.done && r.success);
 
 	/* "all" until cleared fails every type; clear lifts it. */
 	UT_ASSERT_EQ(ut_rpc_code("bdev_error_inject_error",
-				 "{\"name\": \"EE_N0\", \"io_type\": \"all\", \"num\": 0}"), 0);
+				 "{\"name\": \"EE_N0\", \"io_type\": \"all\", \"num\": 0}"),
+		     0);
 	for (i = 0; i < 5; i++) {
 		UT_ASSERT_EQ(ut_io_sync(&f.ee, BDEV_IO_TYPE_READ, f.buf2, 0, 8, &r), 0);
 		CU_ASSERT(r.done && !r.success);
@@ -674,7 +692,8 @@ test_config_replay(void)
 	UT_ASSERT_EQ(malloc_delete_sync("K0"), 0);
 	ut_poll_idle();
 	CU_ASSERT(bdev_first() == NULL);
-	json_array_foreach(config, i, entry) {
+	json_array_foreach(config, i, entry)
+	{
 		UT_ASSERT_EQ(ut_rpc_replay(entry), 0);
 	}
 	json_decref(config);
@@ -704,16 +723,11 @@ int
 main(void)
 {
 	static const struct ut_test tests[] = {
-		UT_TEST(test_create_delete),
-		UT_TEST(test_rpc),
-		UT_TEST(test_passthrough),
-		UT_TEST(test_failure),
-		UT_TEST(test_pending_reset),
-		UT_TEST(test_corrupt_data),
-		UT_TEST(test_nomem_and_clear),
-		UT_TEST(test_stacked_status),
-		UT_TEST(test_delete_with_pending),
-		UT_TEST(test_hot_remove),
+		UT_TEST(test_create_delete),       UT_TEST(test_rpc),
+		UT_TEST(test_passthrough),         UT_TEST(test_failure),
+		UT_TEST(test_pending_reset),       UT_TEST(test_corrupt_data),
+		UT_TEST(test_nomem_and_clear),     UT_TEST(test_stacked_status),
+		UT_TEST(test_delete_with_pending), UT_TEST(test_hot_remove),
 		UT_TEST(test_config_replay),
 	};
 

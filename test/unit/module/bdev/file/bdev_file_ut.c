@@ -150,16 +150,16 @@ create_bdev(const char *name, const char *path, uint32_t bs, uint32_t md, uint64
 }
 
 /* Create, expecting failure `rc` with a message that mentions `word`. */
-#define EXPECT_CREATE_FAIL(rc_want, word, ...)						\
-	do {										\
-		char _msg[256] = "";							\
-		int _rc = create_bdev(__VA_ARGS__, NULL, _msg, sizeof(_msg));		\
-		UT_ASSERT_EQ(_rc, rc_want);						\
-		if (strstr(_msg, word) == NULL) {					\
-			fprintf(stderr, "%s:%d: message '%s' lacks '%s'\n", __FILE__,	\
-				__LINE__, _msg, word);					\
-		}									\
-		CU_ASSERT(strstr(_msg, word) != NULL);					\
+#define EXPECT_CREATE_FAIL(rc_want, word, ...)                                                     \
+	do {                                                                                       \
+		char _msg[256] = "";                                                               \
+		int _rc = create_bdev(__VA_ARGS__, NULL, _msg, sizeof(_msg));                      \
+		UT_ASSERT_EQ(_rc, rc_want);                                                        \
+		if (strstr(_msg, word) == NULL) {                                                  \
+			fprintf(stderr, "%s:%d: message '%s' lacks '%s'\n", __FILE__, __LINE__,    \
+				_msg, word);                                                       \
+		}                                                                                  \
+		CU_ASSERT(strstr(_msg, word) != NULL);                                             \
 	} while (0)
 
 static int
@@ -393,8 +393,8 @@ test_create_errors(void)
 	EXPECT_CREATE_FAIL(-EINVAL, "block_size", "e", f, 0, 0, 8, NULL, true);
 	EXPECT_CREATE_FAIL(-EINVAL, "num_blocks", "e", f, 512, 0, 0, NULL, true);
 	EXPECT_CREATE_FAIL(-ENOENT, "does not exist", "e", f, 512, 0, 8, NULL, false);
-	EXPECT_CREATE_FAIL(-ENOENT, "no such device", "e", "/dev/gga_no_such_disk", 512, 0, 8,
-			   NULL, true);
+	EXPECT_CREATE_FAIL(-ENOENT, "no such device", "e", "/dev/gga_no_such_disk", 512, 0, 8, NULL,
+			   true);
 	EXPECT_CREATE_FAIL(-EINVAL, "neither", "e", g_dir, 512, 0, 8, NULL, true);
 	CU_ASSERT(!file_exists(f));
 
@@ -410,7 +410,8 @@ test_create_errors(void)
 		EXPECT_CREATE_FAIL(-EFBIG, "extend", "e", f, 4096, 0, 1ull << 40, NULL, true);
 	} else {
 		printf("\n  skip: the filesystem of %s allows a 4 PiB file; "
-		       "extension failures not checked\n", f);
+		       "extension failures not checked\n",
+		       f);
 	}
 	CU_ASSERT(!file_exists(f));
 	CU_ASSERT(bdev_get_by_name("e") == NULL);
@@ -431,8 +432,8 @@ test_create_errors(void)
 	CU_ASSERT(unlink(f) == 0);
 
 	/* Name taken; file already used by another bdev (flock). */
-	UT_ASSERT_EQ_FATAL(create_bdev("busy", f, 512, 0, 64, NULL, true, &bdev, msg,
-				       sizeof(msg)), 0);
+	UT_ASSERT_EQ_FATAL(create_bdev("busy", f, 512, 0, 64, NULL, true, &bdev, msg, sizeof(msg)),
+			   0);
 	EXPECT_CREATE_FAIL(-EEXIST, "already exists", "busy", g, 512, 0, 64, NULL, true);
 	CU_ASSERT(!file_exists(g));
 	EXPECT_CREATE_FAIL(-EBUSY, "in use", "busy2", f, 512, 0, 64, NULL, true);
@@ -456,8 +457,8 @@ test_create_delete(void)
 	char msg[256], cwd[512];
 
 	/* A new file is created sparse at the size asked for. */
-	UT_ASSERT_EQ_FATAL(create_bdev("cd", f, 4096, 0, 256, NULL, true, &bdev, msg,
-				       sizeof(msg)), 0);
+	UT_ASSERT_EQ_FATAL(create_bdev("cd", f, 4096, 0, 256, NULL, true, &bdev, msg, sizeof(msg)),
+			   0);
 	UT_ASSERT_STR_EQ(bdev_get_name(bdev), "cd");
 	UT_ASSERT_STR_EQ(bdev_get_module_name(bdev), "file");
 	UT_ASSERT_EQ(bdev_get_block_size(bdev), 4096);
@@ -480,22 +481,22 @@ test_create_delete(void)
 	UT_ASSERT_EQ(file_size(f), 256 * 4096);
 
 	/* Reopened without num_blocks: derived from the size. */
-	UT_ASSERT_EQ_FATAL(create_bdev("cd", f, 4096, 0, 0, NULL, false, &bdev, msg,
-				       sizeof(msg)), 0);
+	UT_ASSERT_EQ_FATAL(create_bdev("cd", f, 4096, 0, 0, NULL, false, &bdev, msg, sizeof(msg)),
+			   0);
 	UT_ASSERT_EQ(bdev_get_num_blocks(bdev), 256);
 	UT_ASSERT_EQ(delete_sync("cd"), 0);
 	/* With 512-byte blocks the same file holds 8x as many. */
-	UT_ASSERT_EQ_FATAL(create_bdev("cd", f, 512, 0, 0, NULL, false, &bdev, msg,
-				       sizeof(msg)), 0);
+	UT_ASSERT_EQ_FATAL(create_bdev("cd", f, 512, 0, 0, NULL, false, &bdev, msg, sizeof(msg)),
+			   0);
 	UT_ASSERT_EQ(bdev_get_num_blocks(bdev), 2048);
 	UT_ASSERT_EQ(delete_sync("cd"), 0);
 	/* More blocks than the file has: extended; fewer: the file is not shrunk. */
-	UT_ASSERT_EQ_FATAL(create_bdev("cd", f, 4096, 0, 300, NULL, true, &bdev, msg,
-				       sizeof(msg)), 0);
+	UT_ASSERT_EQ_FATAL(create_bdev("cd", f, 4096, 0, 300, NULL, true, &bdev, msg, sizeof(msg)),
+			   0);
 	UT_ASSERT_EQ(file_size(f), 300 * 4096);
 	UT_ASSERT_EQ(delete_sync("cd"), 0);
-	UT_ASSERT_EQ_FATAL(create_bdev("cd", f, 4096, 0, 10, NULL, true, &bdev, msg,
-				       sizeof(msg)), 0);
+	UT_ASSERT_EQ_FATAL(create_bdev("cd", f, 4096, 0, 10, NULL, true, &bdev, msg, sizeof(msg)),
+			   0);
 	UT_ASSERT_EQ(bdev_get_num_blocks(bdev), 10);
 	UT_ASSERT_EQ(file_size(f), 300 * 4096);
 	UT_ASSERT_EQ(delete_sync("cd"), 0);
@@ -506,7 +507,8 @@ test_create_delete(void)
 	CU_ASSERT_FATAL(getcwd(cwd, sizeof(cwd)) != NULL);
 	CU_ASSERT_FATAL(chdir(g_dir) == 0);
 	UT_ASSERT_EQ_FATAL(create_bdev("rel", "rel.img", 512, 0, 8, NULL, true, &bdev, msg,
-				       sizeof(msg)), 0);
+				       sizeof(msg)),
+			   0);
 	CU_ASSERT(chdir(cwd) == 0);
 	UT_ASSERT_STR_EQ(((struct file_disk *)bdev->ctxt)->filename, tmp_path("rel.img"));
 	UT_ASSERT_EQ(delete_sync("rel"), 0);
@@ -514,8 +516,8 @@ test_create_delete(void)
 
 	/* With metadata: header, data, metadata; uuid generated and stored. */
 	CU_ASSERT(unlink(f) == 0);
-	UT_ASSERT_EQ_FATAL(create_bdev("cd", f, 512, 64, 1000, NULL, true, &bdev, msg,
-				       sizeof(msg)), 0);
+	UT_ASSERT_EQ_FATAL(create_bdev("cd", f, 512, 64, 1000, NULL, true, &bdev, msg, sizeof(msg)),
+			   0);
 	disk = bdev->ctxt;
 	UT_ASSERT_EQ(disk->data_offset, 4096);
 	UT_ASSERT_EQ(disk->md_offset, align_up(4096 + 1000 * 512, 4096));
@@ -526,8 +528,8 @@ test_create_delete(void)
 
 	/* A pre-sized blank file is formatted to the blocks that fit. */
 	UT_ASSERT_EQ(file_fill(f, 0, 1 << 20, 0), 0);
-	UT_ASSERT_EQ_FATAL(create_bdev("cd", f, 4096, 128, 0, NULL, false, &bdev, msg,
-				       sizeof(msg)), 0);
+	UT_ASSERT_EQ_FATAL(create_bdev("cd", f, 4096, 128, 0, NULL, false, &bdev, msg, sizeof(msg)),
+			   0);
 	disk = bdev->ctxt;
 	CU_ASSERT(disk->md_offset + disk->num_blocks * 128 <= 1 << 20);
 	CU_ASSERT(layout_end(disk->num_blocks + 1, 4096, 128) > 1 << 20);
@@ -548,7 +550,8 @@ test_rpc(void)
 	snprintf(params, sizeof(params),
 		 "{\"name\": \"r0\", \"filename\": \"%s\", \"block_size\": 512, "
 		 "\"md_size\": 16, \"num_blocks\": 64, "
-		 "\"uuid\": \"11111111-2222-4333-8444-555555555555\"}", f);
+		 "\"uuid\": \"11111111-2222-4333-8444-555555555555\"}",
+		 f);
 	resp = ut_rpc_call("bdev_file_create", params);
 	CU_ASSERT_FATAL(resp != NULL);
 	UT_ASSERT_STR_EQ(json_string_value(json_object_get(resp, "result")), "r0");
@@ -563,43 +566,58 @@ test_rpc(void)
 	CU_ASSERT_FATAL(entry != NULL);
 	UT_ASSERT_STR_EQ(json_string_value(json_object_get(entry, "method")), "bdev_file_create");
 	CU_ASSERT(json_is_false(json_object_get(json_object_get(entry, "params"), "create")));
-	UT_ASSERT_EQ(json_integer_value(json_object_get(json_object_get(entry, "params"),
-							"num_blocks")), 64);
+	UT_ASSERT_EQ(json_integer_value(
+			     json_object_get(json_object_get(entry, "params"), "num_blocks")),
+		     64);
 
 	/* Errors name the parameter. */
 	resp = ut_rpc_call("bdev_file_create", "{\"name\": \"x\"}");
 	UT_ASSERT_EQ(ut_rpc_error_code(resp), RPC_ERROR_INVALID_PARAMS);
 	CU_ASSERT(strstr(ut_rpc_error_message(resp), "filename") != NULL);
 	json_decref(resp);
-	snprintf(params, sizeof(params), "{\"name\": \"x\", \"filename\": \"%s/x.img\", "
-		 "\"block_size\": 1000, \"num_blocks\": 8}", g_dir);
+	snprintf(params, sizeof(params),
+		 "{\"name\": \"x\", \"filename\": \"%s/x.img\", "
+		 "\"block_size\": 1000, \"num_blocks\": 8}",
+		 g_dir);
 	resp = ut_rpc_call("bdev_file_create", params);
 	UT_ASSERT_EQ(ut_rpc_error_code(resp), RPC_ERROR_INVALID_PARAMS);
 	CU_ASSERT(strstr(ut_rpc_error_message(resp), "block_size") != NULL);
 	json_decref(resp);
-	snprintf(params, sizeof(params), "{\"name\": \"x\", \"filename\": \"%s/x.img\", "
-		 "\"block_size\": 512, \"md_size\": 12, \"num_blocks\": 8}", g_dir);
+	snprintf(params, sizeof(params),
+		 "{\"name\": \"x\", \"filename\": \"%s/x.img\", "
+		 "\"block_size\": 512, \"md_size\": 12, \"num_blocks\": 8}",
+		 g_dir);
 	resp = ut_rpc_call("bdev_file_create", params);
 	UT_ASSERT_EQ(ut_rpc_error_code(resp), RPC_ERROR_INVALID_PARAMS);
 	CU_ASSERT(strstr(ut_rpc_error_message(resp), "md_size") != NULL);
 	json_decref(resp);
-	snprintf(params, sizeof(params), "{\"name\": \"x\", \"filename\": \"%s/x.img\", "
-		 "\"block_size\": 512, \"num_blocks\": 0}", g_dir);
+	snprintf(params, sizeof(params),
+		 "{\"name\": \"x\", \"filename\": \"%s/x.img\", "
+		 "\"block_size\": 512, \"num_blocks\": 0}",
+		 g_dir);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_file_create", params), RPC_ERROR_INVALID_PARAMS);
-	snprintf(params, sizeof(params), "{\"name\": \"x\", \"filename\": \"%s/x.img\", "
-		 "\"block_size\": 512, \"num_blocks\": 8, \"colour\": 1}", g_dir);
+	snprintf(params, sizeof(params),
+		 "{\"name\": \"x\", \"filename\": \"%s/x.img\", "
+		 "\"block_size\": 512, \"num_blocks\": 8, \"colour\": 1}",
+		 g_dir);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_file_create", params), RPC_ERROR_INVALID_PARAMS);
-	snprintf(params, sizeof(params), "{\"name\": \"x\", \"filename\": \"%s/x.img\", "
-		 "\"block_size\": 512, \"num_blocks\": 8, \"create\": \"yes\"}", g_dir);
+	snprintf(params, sizeof(params),
+		 "{\"name\": \"x\", \"filename\": \"%s/x.img\", "
+		 "\"block_size\": 512, \"num_blocks\": 8, \"create\": \"yes\"}",
+		 g_dir);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_file_create", params), RPC_ERROR_INVALID_PARAMS);
-	snprintf(params, sizeof(params), "{\"name\": \"x\", \"filename\": \"%s/x.img\", "
-		 "\"block_size\": 512, \"num_blocks\": 8, \"create\": false}", g_dir);
+	snprintf(params, sizeof(params),
+		 "{\"name\": \"x\", \"filename\": \"%s/x.img\", "
+		 "\"block_size\": 512, \"num_blocks\": 8, \"create\": false}",
+		 g_dir);
 	resp = ut_rpc_call("bdev_file_create", params);
 	UT_ASSERT_EQ(ut_rpc_error_code(resp), -ENOENT);
 	CU_ASSERT(strstr(ut_rpc_error_message(resp), "does not exist") != NULL);
 	json_decref(resp);
-	snprintf(params, sizeof(params), "{\"name\": \"r0\", \"filename\": \"%s/x.img\", "
-		 "\"block_size\": 512, \"num_blocks\": 8}", g_dir);
+	snprintf(params, sizeof(params),
+		 "{\"name\": \"r0\", \"filename\": \"%s/x.img\", "
+		 "\"block_size\": 512, \"num_blocks\": 8}",
+		 g_dir);
 	resp = ut_rpc_call("bdev_file_create", params);
 	UT_ASSERT_EQ(ut_rpc_error_code(resp), -EEXIST);
 	UT_ASSERT_STR_EQ(ut_rpc_error_message(resp), "bdev 'r0' already exists");
@@ -635,7 +653,8 @@ io_test(uint32_t bs, uint32_t md, uint64_t nblocks, struct thread *thread)
 	char msg[256];
 
 	UT_ASSERT_EQ_FATAL(create_bdev("io", f, bs, md, nblocks, NULL, true, &bdev, msg,
-				       sizeof(msg)), 0);
+				       sizeof(msg)),
+			   0);
 	round_trip("io", f, thread, &model);
 	free(model);
 	/* ext4 and tmpfs punch holes: zeroing never had to fall back to writing. */
@@ -668,8 +687,8 @@ test_io_buffered(void)
 	char msg[256];
 
 	g_file_force_buffered = true;
-	UT_ASSERT_EQ_FATAL(create_bdev("buf", f, 512, 0, 2048, NULL, true, &bdev, msg,
-				       sizeof(msg)), 0);
+	UT_ASSERT_EQ_FATAL(create_bdev("buf", f, 512, 0, 2048, NULL, true, &bdev, msg, sizeof(msg)),
+			   0);
 	disk = bdev->ctxt;
 	CU_ASSERT(!disk->direct);
 	UT_ASSERT_EQ(disk->bounce[FILE_BOUNCE_CLASS_SMALL].count, 0);
@@ -681,7 +700,8 @@ test_io_buffered(void)
 	CU_ASSERT(unlink(f) == 0);
 
 	UT_ASSERT_EQ_FATAL(create_bdev("buf", f, 512, 32, 2048, NULL, true, &bdev, msg,
-				       sizeof(msg)), 0);
+				       sizeof(msg)),
+			   0);
 	CU_ASSERT(!((struct file_disk *)bdev->ctxt)->direct);
 	round_trip("buf", f, g_ut_worker, &model);
 	free(model);
@@ -705,7 +725,8 @@ test_tmpfs(void)
 	}
 	snprintf(path, sizeof(path), "/dev/shm/bdev_file_ut.%d.img", (int)getpid());
 	UT_ASSERT_EQ_FATAL(create_bdev("shm", path, 512, 64, 1024, NULL, true, &bdev, msg,
-				       sizeof(msg)), 0);
+				       sizeof(msg)),
+			   0);
 	disk = bdev->ctxt;
 	printf("(tmpfs: %s I/O) ", disk->direct ? "direct" : "buffered");
 	round_trip("shm", path, g_ut_worker, &model);
@@ -729,7 +750,8 @@ test_zero_fallback(void)
 	char msg[256];
 
 	UT_ASSERT_EQ_FATAL(create_bdev("zero", f, bs, md, nblocks, NULL, true, &bdev, msg,
-				       sizeof(msg)), 0);
+				       sizeof(msg)),
+			   0);
 	disk = bdev->ctxt;
 	disk->data_falloc = false;
 	disk->md_falloc = false;
@@ -783,8 +805,8 @@ queue_test(uint32_t md, uint32_t count)
 	for (i = 0; i < count; i++) {
 		total += i % 7 == 0 ? 40 : 2;
 	}
-	UT_ASSERT_EQ_FATAL(create_bdev("q", f, bs, md, total, NULL, true, &bdev, msg,
-				       sizeof(msg)), 0);
+	UT_ASSERT_EQ_FATAL(create_bdev("q", f, bs, md, total, NULL, true, &bdev, msg, sizeof(msg)),
+			   0);
 	UT_ASSERT_EQ_FATAL(ut_dev_open(&dev, "q", g_ut_worker), 0);
 	r = calloc(count, sizeof(*r));
 	buf = env_dma_malloc(total * bbs, 4096);
@@ -837,8 +859,8 @@ test_event_wakeup(void)
 	char msg[256];
 	int i;
 
-	UT_ASSERT_EQ_FATAL(create_bdev("ev", f, 4096, 0, 64, NULL, true, &bdev, msg,
-				       sizeof(msg)), 0);
+	UT_ASSERT_EQ_FATAL(create_bdev("ev", f, 4096, 0, 64, NULL, true, &bdev, msg, sizeof(msg)),
+			   0);
 	UT_ASSERT_EQ_FATAL(ut_dev_open(&dev, "ev", g_ut_worker), 0);
 	buf = env_dma_malloc(16 * 4096, 4096);
 	CU_ASSERT_FATAL(buf != NULL);
@@ -862,7 +884,8 @@ test_event_wakeup(void)
 
 	for (i = 0; i < 3; i++) {
 		UT_ASSERT_EQ(ut_submit(&dev, i == 1 ? BDEV_IO_TYPE_WRITE : BDEV_IO_TYPE_READ, buf,
-				       0, 16, &r), 0);
+				       0, 16, &r),
+			     0);
 		/*
 		 * One iteration submits the SQE; from then on the thread only
 		 * sleeps (3 s a time) and handles what woke it: the completion
@@ -901,14 +924,16 @@ test_reset_drains(void)
 	int i;
 
 	UT_ASSERT_EQ_FATAL(create_bdev("rst", f, 512, 64, 1024, NULL, true, &bdev, msg,
-				       sizeof(msg)), 0);
+				       sizeof(msg)),
+			   0);
 	UT_ASSERT_EQ_FATAL(ut_dev_open(&dev, "rst", g_ut_worker), 0);
 	buf = env_dma_malloc(8 * 64 * 576, 4096);
 	CU_ASSERT_FATAL(buf != NULL);
 	ut_pattern(buf, 8 * 64 * 576, 5);
 	for (i = 0; i < 8; i++) {
 		UT_ASSERT_EQ(ut_submit(&dev, BDEV_IO_TYPE_WRITE, buf + i * 64 * 576, i * 64, 64,
-				       &w[i]), 0);
+				       &w[i]),
+			     0);
 	}
 	UT_ASSERT_EQ(ut_submit(&dev, BDEV_IO_TYPE_RESET, NULL, 0, 0, &rr), 0);
 	UT_POLL_UNTIL(rr.done);
@@ -939,13 +964,12 @@ test_persistence(void)
 	json_t *entry;
 
 	/* With metadata: everything from the header, even without the geometry. */
-	UT_ASSERT_EQ_FATAL(create_bdev("p", f, 512, 64, 2048, NULL, true, &bdev, msg,
-				       sizeof(msg)), 0);
+	UT_ASSERT_EQ_FATAL(create_bdev("p", f, 512, 64, 2048, NULL, true, &bdev, msg, sizeof(msg)),
+			   0);
 	snprintf(uuid, sizeof(uuid), "%s", bdev_get_uuid_str(bdev));
 	round_trip("p", f, g_ut_worker, &model);
 	UT_ASSERT_EQ(delete_sync("p"), 0);
-	UT_ASSERT_EQ_FATAL(create_bdev("p", f, 0, 64, 0, NULL, false, &bdev, msg, sizeof(msg)),
-			   0);
+	UT_ASSERT_EQ_FATAL(create_bdev("p", f, 0, 64, 0, NULL, false, &bdev, msg, sizeof(msg)), 0);
 	UT_ASSERT_EQ(bdev_get_block_size(bdev), 512);
 	UT_ASSERT_EQ(bdev_get_num_blocks(bdev), 2048);
 	UT_ASSERT_STR_EQ(bdev_get_uuid_str(bdev), uuid);
@@ -973,8 +997,8 @@ test_persistence(void)
 	CU_ASSERT(unlink(f) == 0);
 
 	/* Without metadata the uuid lives in the saved configuration. */
-	UT_ASSERT_EQ_FATAL(create_bdev("p", f, 4096, 0, 256, NULL, true, &bdev, msg,
-				       sizeof(msg)), 0);
+	UT_ASSERT_EQ_FATAL(create_bdev("p", f, 4096, 0, 256, NULL, true, &bdev, msg, sizeof(msg)),
+			   0);
 	snprintf(uuid, sizeof(uuid), "%s", bdev_get_uuid_str(bdev));
 	round_trip("p", f, g_ut_worker, &model);
 	entry = ut_bdev_config(bdev);
@@ -1008,8 +1032,8 @@ test_wrong_geometry(void)
 	int fd;
 	uint8_t byte;
 
-	UT_ASSERT_EQ_FATAL(create_bdev("geo", f, 512, 64, 100, uuid, true, &bdev, msg,
-				       sizeof(msg)), 0);
+	UT_ASSERT_EQ_FATAL(create_bdev("geo", f, 512, 64, 100, uuid, true, &bdev, msg, sizeof(msg)),
+			   0);
 	UT_ASSERT_STR_EQ(bdev_get_uuid_str(bdev), uuid);
 	UT_ASSERT_EQ(delete_sync("geo"), 0);
 	h = file_hash(f);
@@ -1024,7 +1048,8 @@ test_wrong_geometry(void)
 	CU_ASSERT(bdev_first() == NULL);
 	/* The right geometry, given in full, opens it. */
 	UT_ASSERT_EQ_FATAL(create_bdev("geo", f, 512, 64, 100, uuid, false, &bdev, msg,
-				       sizeof(msg)), 0);
+				       sizeof(msg)),
+			   0);
 	UT_ASSERT_EQ(delete_sync("geo"), 0);
 
 	/* A damaged header is refused. */
@@ -1122,7 +1147,8 @@ test_block_device(void)
 
 	/* Raw: the geometry is the device's. */
 	UT_ASSERT_EQ_FATAL(create_bdev("blk", dev_path, 0, 0, 0, NULL, false, &bdev, msg,
-				       sizeof(msg)), 0);
+				       sizeof(msg)),
+			   0);
 	disk = bdev->ctxt;
 	CU_ASSERT(disk->blockdev);
 	UT_ASSERT_EQ(bdev_get_block_size(bdev), 512);
@@ -1140,12 +1166,14 @@ test_block_device(void)
 	/* ...until the first 4 KiB are zeroed (all of it here: the round trip expects zeros). */
 	UT_ASSERT_EQ(file_fill(dev_path, 0, 8u << 20, 0), 0);
 	UT_ASSERT_EQ_FATAL(create_bdev("blk", dev_path, 4096, 64, 1000, NULL, false, &bdev, msg,
-				       sizeof(msg)), 0);
+				       sizeof(msg)),
+			   0);
 	snprintf(uuid, sizeof(uuid), "%s", bdev_get_uuid_str(bdev));
 	round_trip("blk", dev_path, g_ut_worker, &model);
 	UT_ASSERT_EQ(delete_sync("blk"), 0);
 	UT_ASSERT_EQ_FATAL(create_bdev("blk", dev_path, 0, 64, 0, NULL, false, &bdev, msg,
-				       sizeof(msg)), 0);
+				       sizeof(msg)),
+			   0);
 	UT_ASSERT_STR_EQ(bdev_get_uuid_str(bdev), uuid);
 	UT_ASSERT_EQ(bdev_get_num_blocks(bdev), 1000);
 	UT_ASSERT_EQ(bdev_get_block_size(bdev), 4096);

@@ -78,8 +78,9 @@ test_create_delete(void)
 
 	info = json_object();
 	b1->fn_table->dump_info_json(b1->ctxt, info);
-	UT_ASSERT_EQ(json_integer_value(json_object_get(json_object_get(info, "malloc"),
-							"md_size")), 8);
+	UT_ASSERT_EQ(json_integer_value(
+			     json_object_get(json_object_get(info, "malloc"), "md_size")),
+		     8);
 	json_decref(info);
 
 	/* Parameter errors create nothing. */
@@ -168,13 +169,16 @@ test_rpc(void)
 		     RPC_ERROR_INVALID_PARAMS);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_malloc_create",
 				 "{\"name\": \"x\", \"num_blocks\": 8, \"block_size\": 512, "
-				 "\"uuid\": \"zz\"}"), RPC_ERROR_INVALID_PARAMS);
+				 "\"uuid\": \"zz\"}"),
+		     RPC_ERROR_INVALID_PARAMS);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_malloc_create",
 				 "{\"name\": \"x\", \"num_blocks\": 8, \"block_size\": 512, "
-				 "\"colour\": 1}"), RPC_ERROR_INVALID_PARAMS);
+				 "\"colour\": 1}"),
+		     RPC_ERROR_INVALID_PARAMS);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_malloc_create",
 				 "{\"name\": \"x\", \"num_blocks\": 1099511627776, "
-				 "\"block_size\": 4096}"), -ENOMEM);
+				 "\"block_size\": 4096}"),
+		     -ENOMEM);
 	/* md_interleave false is refused with metadata only (gga's is interleaved). */
 	resp = ut_rpc_call("bdev_malloc_create",
 			   "{\"name\": \"x\", \"num_blocks\": 8, \"block_size\": 512, "
@@ -185,14 +189,17 @@ test_rpc(void)
 	/* null's SPDK parameters are not malloc's. */
 	UT_ASSERT_EQ(ut_rpc_code("bdev_malloc_create",
 				 "{\"name\": \"x\", \"num_blocks\": 8, \"block_size\": 512, "
-				 "\"preferred_write_granularity\": 0}"), RPC_ERROR_INVALID_PARAMS);
+				 "\"preferred_write_granularity\": 0}"),
+		     RPC_ERROR_INVALID_PARAMS);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_malloc_create",
 				 "{\"name\": \"x\", \"num_blocks\": 8, \"block_size\": 512, "
-				 "\"numa_id\": 0}"), RPC_ERROR_INVALID_PARAMS);
+				 "\"numa_id\": 0}"),
+		     RPC_ERROR_INVALID_PARAMS);
 	CU_ASSERT(bdev_get_by_name("x") == NULL);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_malloc_create",
 				 "{\"name\": \"x\", \"num_blocks\": 8, \"block_size\": 512, "
-				 "\"md_interleave\": false, \"numa_id\": -1, \"dif_type\": 0}"), 0);
+				 "\"md_interleave\": false, \"numa_id\": -1, \"dif_type\": 0}"),
+		     0);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_malloc_delete", "{\"name\": \"x\"}"), 0);
 
 	resp = ut_rpc_call("bdev_malloc_create",
@@ -250,9 +257,9 @@ io_round_trip(uint32_t md_size, struct thread *thread)
 
 	/* A vectored read whose elements split blocks at odd places. */
 	memset(buf, 0, 8 * bbs);
-	iov[0] = (struct iovec) { .iov_base = buf, .iov_len = 100 };
-	iov[1] = (struct iovec) { .iov_base = buf + 100, .iov_len = 3 * bbs };
-	iov[2] = (struct iovec) { .iov_base = buf + 100 + 3 * bbs, .iov_len = 5 * bbs - 100 };
+	iov[0] = (struct iovec){ .iov_base = buf, .iov_len = 100 };
+	iov[1] = (struct iovec){ .iov_base = buf + 100, .iov_len = 3 * bbs };
+	iov[2] = (struct iovec){ .iov_base = buf + 100 + 3 * bbs, .iov_len = 5 * bbs - 100 };
 	memset(&r, 0, sizeof(r));
 	thread_set_current(thread);
 	rc = bdev_readv_blocks(dev.desc, dev.ch, iov, 3, 10, 8, ut_io_done, &r);
@@ -339,8 +346,7 @@ test_config_replay(void)
 
 	entry = ut_bdev_config(bdev);
 	CU_ASSERT_FATAL(entry != NULL);
-	UT_ASSERT_STR_EQ(json_string_value(json_object_get(entry, "method")),
-			 "bdev_malloc_create");
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(entry, "method")), "bdev_malloc_create");
 	params = json_object_get(entry, "params");
 	UT_ASSERT_STR_EQ(json_string_value(json_object_get(params, "name")), name);
 	UT_ASSERT_STR_EQ(json_string_value(json_object_get(params, "uuid")), uuid);
@@ -375,12 +381,9 @@ int
 main(void)
 {
 	static const struct ut_test tests[] = {
-		UT_TEST(test_create_delete),
-		UT_TEST(test_rpc),
-		UT_TEST(test_io_md0),
-		UT_TEST(test_io_md64),
-		UT_TEST(test_io_md64_worker),
-		UT_TEST(test_config_replay),
+		UT_TEST(test_create_delete),  UT_TEST(test_rpc),
+		UT_TEST(test_io_md0),         UT_TEST(test_io_md64),
+		UT_TEST(test_io_md64_worker), UT_TEST(test_config_replay),
 	};
 
 	return ut_run("bdev_malloc", tests, ARRAY_SIZE(tests), suite_init, suite_fini);

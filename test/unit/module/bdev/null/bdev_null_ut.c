@@ -118,17 +118,21 @@ test_rpc(void)
 	/* Its SPDK parameters (shared decoder, null's own table): at their defaults only. */
 	UT_ASSERT_EQ(ut_rpc_code("bdev_null_create",
 				 "{\"name\": \"x\", \"num_blocks\": 8, \"block_size\": 512, "
-				 "\"preferred_write_granularity\": 4}"), RPC_ERROR_INVALID_PARAMS);
+				 "\"preferred_write_granularity\": 4}"),
+		     RPC_ERROR_INVALID_PARAMS);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_null_create",
 				 "{\"name\": \"x\", \"num_blocks\": 8, \"block_size\": 512, "
-				 "\"dif_type\": 1}"), RPC_ERROR_INVALID_PARAMS);
+				 "\"dif_type\": 1}"),
+		     RPC_ERROR_INVALID_PARAMS);
 	/* malloc's parameters are not null's. */
 	UT_ASSERT_EQ(ut_rpc_code("bdev_null_create",
 				 "{\"name\": \"x\", \"num_blocks\": 8, \"block_size\": 512, "
-				 "\"md_interleave\": true}"), RPC_ERROR_INVALID_PARAMS);
+				 "\"md_interleave\": true}"),
+		     RPC_ERROR_INVALID_PARAMS);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_null_create",
 				 "{\"name\": \"x\", \"num_blocks\": 8, \"block_size\": 512, "
-				 "\"numa_id\": -1}"), RPC_ERROR_INVALID_PARAMS);
+				 "\"numa_id\": -1}"),
+		     RPC_ERROR_INVALID_PARAMS);
 	resp = ut_rpc_call("bdev_null_create",
 			   "{\"name\": \"x\", \"num_blocks\": 8, \"block_size\": 512, "
 			   "\"uuid\": \"0123456789ab-cdef-4123-8456-789abcdef012\"}");
@@ -138,7 +142,8 @@ test_rpc(void)
 	CU_ASSERT(bdev_get_by_name("x") == NULL);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_null_create",
 				 "{\"name\": \"x\", \"num_blocks\": 8, \"block_size\": 512, "
-				 "\"dif_type\": 0, \"preferred_unmap_alignment\": 0}"), 0);
+				 "\"dif_type\": 0, \"preferred_unmap_alignment\": 0}"),
+		     0);
 	UT_ASSERT_EQ(ut_rpc_code("bdev_null_delete", "{\"name\": \"x\"}"), 0);
 
 	resp = ut_rpc_call("bdev_null_create",
@@ -218,8 +223,8 @@ test_config_replay(void)
 
 	info = json_object();
 	bdev->fn_table->dump_info_json(bdev->ctxt, info);
-	UT_ASSERT_EQ(json_integer_value(json_object_get(json_object_get(info, "null"),
-							"md_size")), 16);
+	UT_ASSERT_EQ(json_integer_value(json_object_get(json_object_get(info, "null"), "md_size")),
+		     16);
 	json_decref(info);
 
 	entry = ut_bdev_config(bdev);
@@ -257,11 +262,8 @@ int
 main(void)
 {
 	static const struct ut_test tests[] = {
-		UT_TEST(test_create_delete),
-		UT_TEST(test_rpc),
-		UT_TEST(test_io_md0),
-		UT_TEST(test_io_md64),
-		UT_TEST(test_config_replay),
+		UT_TEST(test_create_delete), UT_TEST(test_rpc),           UT_TEST(test_io_md0),
+		UT_TEST(test_io_md64),       UT_TEST(test_config_replay),
 	};
 
 	return ut_run("bdev_null", tests, ARRAY_SIZE(tests), suite_init, suite_fini);

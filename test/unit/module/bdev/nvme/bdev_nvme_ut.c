@@ -180,8 +180,8 @@ nvme_ctrlr_free_io_qpair(struct nvme_qpair *qp)
 }
 
 static int
-record(enum sub_op op, struct nvme_ns *ns, uint64_t lba, uint32_t nlb, size_t off,
-       nvme_cmd_cb cb, void *cb_arg)
+record(enum sub_op op, struct nvme_ns *ns, uint64_t lba, uint32_t nlb, size_t off, nvme_cmd_cb cb,
+       void *cb_arg)
 {
 	struct sub *s;
 
@@ -190,7 +190,7 @@ record(enum sub_op op, struct nvme_ns *ns, uint64_t lba, uint32_t nlb, size_t of
 	}
 	CU_ASSERT_FATAL(g_nsubs < (int)ARRAY_SIZE(g_subs));
 	s = &g_subs[g_nsubs++];
-	*s = (struct sub) { op, ns, lba, nlb, off, cb, cb_arg };
+	*s = (struct sub){ op, ns, lba, nlb, off, cb, cb_arg };
 	return 0;
 }
 
@@ -323,13 +323,21 @@ fake_ctrlr_init(void)
 	memset(&g_ctrlr, 0, sizeof(g_ctrlr));
 	g_ctrlr.num_ns = 2;
 	g_ctrlr.max_xfer = 128 * 520;
-	g_ctrlr.ns[0] = (struct nvme_ns) { &g_ctrlr, { .nsid = 1, .num_blocks = 8192,
-			.block_size = 512, .xfer_block_size = 512, .dsm_supported = true,
-			.write_zeroes_supported = true } };
+	g_ctrlr.ns[0] = (struct nvme_ns){ &g_ctrlr,
+					  { .nsid = 1,
+					    .num_blocks = 8192,
+					    .block_size = 512,
+					    .xfer_block_size = 512,
+					    .dsm_supported = true,
+					    .write_zeroes_supported = true } };
 	g_ctrlr.ns[0].info.nguid[0] = 0x11;
-	g_ctrlr.ns[1] = (struct nvme_ns) { &g_ctrlr, { .nsid = 2, .num_blocks = 4096,
-			.block_size = 512, .md_size = 8, .extended_lba = true,
-			.xfer_block_size = 520 } };
+	g_ctrlr.ns[1] = (struct nvme_ns){ &g_ctrlr,
+					  { .nsid = 2,
+					    .num_blocks = 4096,
+					    .block_size = 512,
+					    .md_size = 8,
+					    .extended_lba = true,
+					    .xfer_block_size = 520 } };
 	g_nsubs = 0;
 	g_submit_rc = 0;
 }
@@ -570,7 +578,8 @@ test_config_and_rpc_json(void)
 	config = json_array();
 	bdev_subsystem_config_json(config);
 	/* One attach for the controller, nothing per namespace bdev. */
-	json_array_foreach(config, i, call) {
+	json_array_foreach(config, i, call)
+	{
 		const char *method = json_string_value(json_object_get(call, "method"));
 
 		if (strcmp(method, "bdev_nvme_attach_controller") == 0) {
@@ -596,10 +605,15 @@ test_config_and_rpc_json(void)
 	UT_ASSERT_STR_EQ(json_string_value(json_object_get(call, "state")), "connected");
 	UT_ASSERT_EQ(json_integer_value(json_object_get(call, "cntlid")), 7);
 	UT_ASSERT_EQ(json_array_size(json_object_get(call, "namespaces")), 2);
-	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(
-		json_object_get(call, "namespaces"), 1), "bdev_name")), "N0n2");
-	UT_ASSERT_EQ(json_integer_value(json_object_get(json_array_get(
-		json_object_get(call, "namespaces"), 1), "md_size")), 8);
+	UT_ASSERT_STR_EQ(json_string_value(
+				 json_object_get(json_array_get(json_object_get(call, "namespaces"),
+								1),
+						 "bdev_name")),
+			 "N0n2");
+	UT_ASSERT_EQ(json_integer_value(
+			     json_object_get(json_array_get(json_object_get(call, "namespaces"), 1),
+					     "md_size")),
+		     8);
 	json_decref(ctrlrs);
 	CU_ASSERT(bdev_nvme_get_controllers_json("nope") == NULL);
 	detach("N0");
@@ -674,7 +688,8 @@ test_rpc_errors(void)
 		struct rpc_rec r = { 0 };
 		json_t *params = json_loads("{\"name\":\"R0\",\"trtype\":\"RDMA\","
 					    "\"traddr\":\"127.0.0.1\",\"trsvcid\":\"4420\","
-					    "\"subnqn\":\"nqn.x\"}", 0, NULL);
+					    "\"subnqn\":\"nqn.x\"}",
+					    0, NULL);
 
 		UT_ASSERT_EQ_FATAL(rpc_call("bdev_nvme_attach_controller", params, rpc_cb, &r), 0);
 		json_decref(params);
@@ -726,7 +741,8 @@ test_rpc_errors(void)
 		struct rpc_rec r = { 0 };
 		json_t *params = json_loads("{\"name\":\"R1\",\"trtype\":\"Tcp\","
 					    "\"traddr\":\"127.0.0.1\",\"trsvcid\":\"4420\","
-					    "\"subnqn\":\"nqn.x\",\"ddgst\":true}", 0, NULL);
+					    "\"subnqn\":\"nqn.x\",\"ddgst\":true}",
+					    0, NULL);
 
 		UT_ASSERT_EQ_FATAL(rpc_call("bdev_nvme_attach_controller", params, rpc_cb, &r), 0);
 		json_decref(params);
@@ -736,8 +752,9 @@ test_rpc_errors(void)
 		g_connect_cb(g_connect_arg, &g_ctrlr, 0, NULL);
 		UT_POLL_UNTIL(r.done);
 		UT_ASSERT_EQ(json_array_size(json_object_get(r.resp, "result")), 2);
-		UT_ASSERT_STR_EQ(json_string_value(json_array_get(json_object_get(r.resp, "result"),
-								  0)), "R1n1");
+		UT_ASSERT_STR_EQ(json_string_value(
+					 json_array_get(json_object_get(r.resp, "result"), 0)),
+				 "R1n1");
 		json_decref(r.resp);
 	}
 	resp = call_rpc("bdev_nvme_detach_controller", "{\"name\":\"R1\"}");
