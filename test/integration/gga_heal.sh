@@ -40,6 +40,17 @@ scrub_counts() {
 	return 1
 }
 
+# wait_front_log LINE PATTERN SECONDS: the front's log, from line LINE on, has PATTERN.
+wait_front_log() {
+	local i
+	for i in $(seq 1 $(($3 * 5))); do
+		tail -n +"$1" "$D/front.log" | grep -q "$2" && return 0
+		sleep 0.2
+	done
+	echo "no '$2' in the front's log after $3 s"
+	return 1
+}
+
 all_data_right() {
 	blocks check 1 "$A" && blocks check 2 "$B"
 }
@@ -148,11 +159,16 @@ check "(c) after the front's restart the rebuild resumes from its checkpoint" \
 	grep -Eq "rebuilding data_2 'hb1n1' from block [1-9][0-9]*" "$D/front.log"
 frpc bdev_gga_set_options '{"name":"gga0","rebuild_rate_mib_s":0}' >/dev/null
 check "(c) the rebuild ends, array online" wait_info 60 'd[0]["state"] == "online"'
+mark=$(($(wc -l <"$D/front.log") + 1))
 topo kill-target 2 >/dev/null 2>&1
 check "(c) target 2 killed: every block of C right, from data_1 and the rebuilt data_2" \
 	blocks check 3 "$C"
 topo start-target 2 >/dev/null 2>&1
-check "(c) target 2 back, online" wait_info 60 'd[0]["state"] == "online"'
+# Reads do not touch the parity: the member is still "online" until the front
+# reconnects to its target (after a backoff) and checks it again.
+check "(c) target 2 back: the front reconnects and checks it" \
+	wait_front_log "$mark" "base 'hb2n1' was reconnected" 20
+check "(c) target 2 online" wait_info 60 'd[0]["state"] == "online"'
 
 # --- (d) scrub ---
 # With marks left in the bitmap the assembly would check those regions itself
