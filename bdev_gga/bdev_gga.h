@@ -94,6 +94,7 @@ struct bdev_gga_recovery_info {
 	uint64_t blocks_copied; /* logical blocks whose fragments were written */
 	uint64_t regions_done;  /* marked regions copied */
 	uint64_t regions_total;
+	uint64_t fragments_repaired; /* corrupt fragments of the other members mended */
 	uint32_t rate_mib_s;
 	double seconds;
 	int result; /* 0 done, -ECANCELED stopped, other: failed */

@@ -353,6 +353,8 @@ recovery_json(const struct bdev_gga_info *info, const struct bdev_gga_recovery_i
 	if (last) {
 		json_object_set_new(o, "regions", json_integer((json_int_t)r->regions_done));
 		json_object_set_new(o, "blocks", json_integer((json_int_t)r->blocks_copied));
+		json_object_set_new(o, "fragments_repaired",
+				    json_integer((json_int_t)r->fragments_repaired));
 		json_object_set_new(o, "result",
 				    json_string(r->result == 0          ? "done" :
 						r->result == -ECANCELED ? "stopped" :

@@ -54,6 +54,7 @@ struct gga_walk {
 	bool rebuild;     /* every block (else marked regions only) */
 	bool marked_only; /* scrub: the regions marked in the bitmap only */
 	uint32_t targets; /* members being recovered */
+	uint32_t checked; /* scrub: the members it started with, all read for every block */
 	uint64_t cursor;  /* next block to issue */
 	uint64_t end;
 	uint64_t blocks_done;
@@ -317,7 +318,8 @@ op_rebuild(struct walk_op *op)
 			continue;
 		}
 		op_take_rebuilt(op, b, targets);
-		bad = present & ~info.valid_mask;
+		/* The targets are rewritten anyway (a resync reads them too: see op_start). */
+		bad = present & ~info.valid_mask & ~targets;
 		if (bad == 0 || (!disk->repair && !walk->scrub)) {
 			continue;
 		}
@@ -331,6 +333,28 @@ op_rebuild(struct walk_op *op)
 		walk->repaired += (uint64_t)__builtin_popcount(bad);
 		op->write_mask |= bad;
 	}
+}
+
+/*
+ * A member the scrub started with was not read (it failed, or is going):
+ * the blocks can no longer be checked against all their fragments, and a
+ * corrupt fragment among the rest would be counted unrecoverable although
+ * the member's return (and its recovery) may mend it. The scrub fails
+ * instead, once; a new one can be started when the array is whole again.
+ */
+static void
+scrub_member_lost(struct gga_walk *walk, uint32_t lost)
+{
+	char label[160];
+
+	if (walk->stopping) {
+		return;
+	}
+	NOTICELOG("gga bdev '%s': scrub failed: member %s left it\n", walk->disk->bdev.name,
+		  gga_member_label(walk->disk, (uint32_t)__builtin_ctz(lost), label,
+				   sizeof(label)));
+	walk->result = -EIO;
+	walk->stopping = true;
 }
 
 static void
@@ -348,7 +372,12 @@ op_phase_done(struct walk_op *op)
 		op_end(op);
 		return;
 	}
-	if ((uint32_t)__builtin_popcount(op->ok_mask) < disk->k) {
+	if (walk->scrub && (op->ok_mask & walk->checked) != walk->checked) {
+		scrub_member_lost(walk, walk->checked & ~op->ok_mask);
+		op_end(op);
+		return;
+	}
+	if ((uint32_t)__builtin_popcount(op->ok_mask & ~walk->targets) < disk->k) {
 		if ((uint32_t)__builtin_popcount(live) >= disk->k && !walk->stopping) {
 			/* A member failed under the read: read the chunk again from the rest. */
 			op_submit(op, live, false);
@@ -369,6 +398,25 @@ op_phase_done(struct walk_op *op)
 	op_submit(op, op->write_mask, true);
 }
 
+/*
+ * The members a chunk is read from: the live ones and, in a resync, the
+ * members being resynced too. Their fragments of blocks not written while
+ * they were away are still good and take part in resolving the block (the
+ * generations leave out those that missed a write), so a fragment found
+ * corrupt on a live member is mended from them instead of condemning the
+ * block. A rebuild's targets are blank or foreign: nothing to gain there.
+ */
+static uint32_t
+op_read_mask(const struct gga_walk *walk)
+{
+	uint32_t mask = gga_live_mask(walk->disk);
+
+	if (!walk->scrub && !walk->rebuild) {
+		mask |= walk->targets & gga_write_mask(walk->disk);
+	}
+	return mask;
+}
+
 static void
 op_start(struct gga_walk *walk, struct walk_op *op, uint64_t lba, uint32_t blocks)
 {
@@ -376,7 +424,7 @@ op_start(struct gga_walk *walk, struct walk_op *op, uint64_t lba, uint32_t block
 	op->blocks = blocks;
 	op->active = true;
 	walk->inflight++;
-	op_submit(op, gga_live_mask(walk->disk), false);
+	op_submit(op, op_read_mask(walk), false);
 }
 
 /* Persist where a recovery stands: everything below the oldest chunk in flight is done. */
@@ -585,16 +633,19 @@ recovery_finish(struct gga_walk *walk)
 	last->blocks_copied = walk->blocks_copied;
 	last->regions_done = walk->regions_done;
 	last->regions_total = walk->regions_total;
+	last->fragments_repaired = walk->repaired;
 	last->rate_mib_s = walk->rate;
 	last->seconds = ticks_to_sec(ticks_get() - walk->start_ticks);
 	last->result = walk->result;
 	NOTICELOG("gga bdev '%s': %s of members 0x%x %s: %" PRIu64 " regions, %" PRIu64
-		  " blocks copied in %.1f s; %" PRIu64 " unrecoverable blocks\n",
+		  " blocks copied in %.1f s; %" PRIu64 " unrecoverable blocks, %" PRIu64
+		  " corrupt fragments of other members repaired\n",
 		  disk->bdev.name, walk->rebuild ? "rebuild" : "resync", walk->targets,
 		  walk->result == 0          ? "done" :
 		  walk->result == -ECANCELED ? "stopped" :
 					       "failed",
-		  walk->regions_done, walk->blocks_copied, last->seconds, walk->unrecoverable);
+		  walk->regions_done, walk->blocks_copied, last->seconds, walk->unrecoverable,
+		  walk->repaired);
 	gga_sb_kick(disk);
 	(void)done;
 }
@@ -788,6 +839,7 @@ scrub_start(struct gga_disk *disk, uint32_t rate_mib_s, bool marked_only)
 		return -ENOMEM;
 	}
 	walk->scrub = true;
+	walk->checked = gga_live_mask(disk);
 	walk->marked_only = marked_only;
 	walk->rate = rate_mib_s;
 	walk->regions_total = marked_only ? gga_bitmap_dirty(disk) : 0;

@@ -15,6 +15,9 @@ N_FAIL=0
 
 cleanup() {
 	local pid i
+	# A second signal must not cut the clean-up short (timeout and a shell
+	# may both pass one on).
+	trap '' INT TERM
 	for pid in "${PIDS[@]}"; do
 		kill -TERM "$pid" 2>/dev/null
 	done

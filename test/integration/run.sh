@@ -12,6 +12,21 @@ skipped=0
 log=$(mktemp /tmp/gga-it.XXXXXX)
 trap 'rm -f "$log"' EXIT
 
+# sweep_tagged TAG: SIGKILL the processes whose environment has
+# GGA_TEST_TAG=TAG; prints how many there were.
+sweep_tagged() {
+	local env pid n=0
+	for env in /proc/[0-9]*/environ; do
+		pid=${env#/proc/}
+		pid=${pid%/environ}
+		[ "$pid" != $$ ] || continue
+		if grep -qxzF "GGA_TEST_TAG=$1" "$env" 2>/dev/null; then
+			kill -KILL "$pid" 2>/dev/null && n=$((n + 1))
+		fi
+	done
+	echo "$n"
+}
+
 for t in "$here"/*.sh; do
 	name=$(basename "$t")
 	case "$name" in run.sh | common.sh | *_lib.sh) continue ;; esac
@@ -24,8 +39,14 @@ for t in "$here"/*.sh; do
 		[ $want -eq 1 ] || continue
 	fi
 	start=$(date +%s)
-	GGA_BUILD=$out timeout -k 10 900 bash "$t" >"$log" 2>&1
+	# Every process the test starts inherits the tag: whatever is left of them
+	# once it is over (a test killed by the timeout cannot clean up) is
+	# killed here, so one test's daemons never load the next ones.
+	tag="$name.$$.$start"
+	GGA_TEST_TAG=$tag GGA_BUILD=$out timeout -k 10 900 bash "$t" >"$log" 2>&1
 	rc=$?
+	left=$(sweep_tagged "$tag")
+	[ "$left" -eq 0 ] || echo "  note: $name left $left process(es) running; killed"
 	secs=$(($(date +%s) - start))
 	ok=$(grep -c '^ok - ' "$log")
 	nok=$(grep -c '^not ok - ' "$log")

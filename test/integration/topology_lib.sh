@@ -19,7 +19,7 @@ track() {
 		[ -s "$D/$n.pid" ] && PIDS+=("$(cat "$D/$n.pid")")
 	done
 }
-trap 'topo down >/dev/null 2>&1; cleanup' EXIT
+trap 'trap "" INT TERM; topo down >/dev/null 2>&1; cleanup' EXIT
 
 # no_mismatch FILE: bdevperf's output shows verified blocks and no mismatch.
 no_mismatch() {

@@ -378,6 +378,58 @@ test_scrub(void)
 	delete_error_members("C", 3);
 }
 
+/*
+ * A member fails under a scrub: the scrub fails instead of counting blocks
+ * unrecoverable from the two members left (each of which has a flipped
+ * fragment). The member comes back and is resynced over the region still
+ * marked: the resync reads its fragments too, so the two blocks are resolved
+ * with them and the flipped fragments mended (it used to rebuild the parity
+ * from the two corrupt-in-turn members and poison it: both blocks lost).
+ */
+static void
+test_scrub_member_lost(void)
+{
+	uint8_t w[32 * LBS];
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+
+	make_error_members("L", 3, MBS);
+	disk = make_heal_gga("L", 0, true);
+	open_dev("L");
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(0, 32, w));
+	flip(disk, 0, 3, 100, 0x10);
+	flip(disk, 1, 17, 5, 0x01);
+
+	UT_ASSERT_EQ(inject("EE_L3", BDEV_ERROR_FAILURE), 0);
+	UT_ASSERT_EQ(bdev_gga_scrub_start("L", 0), 0);
+	WAIT_FOR(disk->scrub.state != BDEV_GGA_SCRUB_RUNNING);
+	get_info("L", &info);
+	UT_ASSERT_EQ(info.scrub.state, BDEV_GGA_SCRUB_FAILED);
+	UT_ASSERT_EQ(info.scrub.unrecoverable_blocks, 0);
+	UT_ASSERT_EQ(info.scrub.fragments_repaired, 0);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_FAILED);
+	bdev_gga_info_clear(&info);
+
+	/* Back (the probe finds it, nothing was written: an empty resync), then checked. */
+	UT_ASSERT_EQ(inject("EE_L3", BDEV_ERROR_NONE), 0);
+	WAIT_FOR(gga_live_mask(disk) == 0x7 && disk->walk == NULL);
+	UT_ASSERT_EQ(gga_live_mask(disk), 0x7);
+	get_info("L", &info);
+	CU_ASSERT(info.last_recovery.valid && !info.last_recovery.rebuild);
+	UT_ASSERT_EQ(info.last_recovery.result, 0);
+	UT_ASSERT_EQ(info.last_recovery.fragments_repaired, 2);
+	bdev_gga_info_clear(&info);
+	UT_ASSERT_EQ(bdev_gga_scrub_start("L", 0), 0);
+	WAIT_FOR(disk->scrub.state == BDEV_GGA_SCRUB_DONE);
+	UT_ASSERT_EQ(disk->scrub.fragments_repaired, 0);
+	UT_ASSERT_EQ(disk->scrub.unrecoverable_blocks, 0);
+	check_all_paths(disk, 0, 32, w);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("L");
+	delete_error_members("L", 3);
+}
+
 /* 4 + 2 over six members of 512-byte fragments (2 KiB blocks): two lost, both resynced. */
 static void
 test_four_plus_two(void)
@@ -809,6 +861,7 @@ main(void)
 		UT_TEST(test_stale_member_restart),
 		UT_TEST(test_replace_member),
 		UT_TEST(test_scrub),
+		UT_TEST(test_scrub_member_lost),
 		UT_TEST(test_four_plus_two),
 		UT_TEST(test_absent_at_assembly),
 		UT_TEST(test_check_marked_after_unclean_stop),
