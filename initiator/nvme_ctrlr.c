@@ -805,14 +805,12 @@ check_trid(const struct nvme_transport_id *trid, const struct nvme_ctrlr_opts *o
 	unsigned long port;
 	char *end;
 
-#ifndef GGA_CONFIG_RDMA
-	if (trid->trtype == NVME_TRANSPORT_RDMA) {
-		/* Built without rdma-core (./configure --without-rdma). */
-		return -EPROTONOSUPPORT;
-	}
-#endif
 	if (trid->trtype != NVME_TRANSPORT_TCP && trid->trtype != NVME_TRANSPORT_RDMA) {
 		return -EINVAL;
+	}
+	if (nvme_transport_find(trid->trtype) == NULL) {
+		/* Built without it (./configure --without-rdma). */
+		return -EPROTONOSUPPORT;
 	}
 	if (trid->adrfam != NVME_ADRFAM_IPV4) {
 		return -EAFNOSUPPORT;
@@ -859,11 +857,7 @@ nvme_ctrlr_connect(const struct nvme_transport_id *trid, const struct nvme_ctrlr
 	}
 	ctrlr->trid = *trid;
 	ctrlr->opts = *opts;
-#ifdef GGA_CONFIG_RDMA
-	ctrlr->ops = trid->trtype == NVME_TRANSPORT_RDMA ? &nvme_rdma_ops : &nvme_tcp_ops;
-#else
-	ctrlr->ops = &nvme_tcp_ops;
-#endif
+	ctrlr->ops = nvme_transport_find(trid->trtype);
 	ctrlr->thread = thread_get_current();
 	ctrlr->refs = 1;
 	ctrlr->state = NVME_CTRLR_CONNECTING;

@@ -12,6 +12,7 @@
  *                  SEND/RECV, keyed SGLs, memory registration (CONFIG_RDMA)
  *   nvme_rdma_util.c NVMe/RDMA private data, SGL and completion-state helpers
  *                  (pure functions)
+ *   nvme_transport.c the transports built in, by type
  *
  * The split follows the Linux nvmet idea: the generic code owns the command
  * lifecycle; the transport only moves bytes and reports what arrived.
@@ -262,6 +263,7 @@ struct nvme_rdma_conn {
 /* Transport operations: the only transport-specific entry points. */
 struct nvme_transport_ops {
 	const char *name;
+	enum nvme_transport_type trtype;
 	/* Start connecting; nvme_qpair_transport_ready() or nvme_qpair_fail() follows. */
 	int (*connect)(struct nvme_qpair *qpair);
 	/* Close the connection at once; no request is touched. */
@@ -533,6 +535,9 @@ uint32_t nvme_tcp_iov_crc(const struct iovec *iov, int iovcnt, size_t offset, si
  */
 int nvme_iov_range(const struct iovec *iov, int iovcnt, size_t offset, size_t len,
 		   struct iovec *out, int max);
+
+/* nvme_transport.c: the transports built in; NULL for a type left out of the build. */
+const struct nvme_transport_ops *nvme_transport_find(enum nvme_transport_type trtype);
 
 /* nvme_tcp.c */
 extern const struct nvme_transport_ops nvme_tcp_ops;

@@ -892,6 +892,7 @@ rdma_submit(struct nvme_qpair *qp, struct nvme_request *req)
 
 const struct nvme_transport_ops nvme_rdma_ops = {
 	.name = "RDMA",
+	.trtype = NVME_TRANSPORT_RDMA,
 	.connect = rdma_connect_start,
 	.disconnect = rdma_disconnect_op,
 	.submit = rdma_submit,

@@ -912,6 +912,7 @@ tcp_flush_poll(void *ctx)
 
 const struct nvme_transport_ops nvme_tcp_ops = {
 	.name = "TCP",
+	.trtype = NVME_TRANSPORT_TCP,
 	.connect = tcp_connect,
 	.disconnect = tcp_disconnect,
 	.submit = tcp_submit,
