@@ -27,16 +27,58 @@
 
 static int qpair_poll(void *ctx);
 
-struct nvme_qpair *
-nvme_qpair_create(struct nvme_ctrlr *ctrlr, uint16_t qid, uint16_t num_entries, bool is_admin)
+static void
+qpair_transport_fini(struct nvme_qpair *qp)
 {
-	struct nvme_qpair *qp;
+	if (qp->ops->qpair_fini != NULL) {
+		qp->ops->qpair_fini(qp);
+	}
+}
+
+/* The transport allocates the queue pair: its struct embeds ours (ops->qpair_offset). */
+static struct nvme_qpair *
+qpair_alloc(const struct nvme_transport_ops *ops)
+{
+	uint8_t *mem = calloc(1, ops->qpair_size);
+
+	return mem == NULL ? NULL : (struct nvme_qpair *)(mem + ops->qpair_offset);
+}
+
+static void
+qpair_free(struct nvme_qpair *qp)
+{
+	free((uint8_t *)qp - qp->ops->qpair_offset);
+}
+
+/* The request pool plus the Connect's slot, each request followed by the transport's state. */
+static int
+qpair_alloc_reqs(struct nvme_qpair *qp)
+{
+	struct nvme_request *req;
 	uint32_t i;
 
-	qp = calloc(1, sizeof(*qp));
-	if (qp == NULL) {
-		return NULL;
+	/* Requests stay 16-byte aligned, as transport_ctx is. */
+	qp->req_stride = sizeof(struct nvme_request) + ((qp->ops->req_ctx_size + 15) & ~(size_t)15);
+	qp->reqs = calloc(qp->num_reqs + 1, qp->req_stride);
+	if (qp->reqs == NULL) {
+		return -ENOMEM;
 	}
+	for (i = 0; i <= qp->num_reqs; i++) {
+		req = nvme_qpair_req(qp, i);
+		req->qpair = qp;
+		req->cid = (uint16_t)i;
+		if (i < qp->num_reqs) {
+			TAILQ_INSERT_TAIL(&qp->free_reqs, req, link);
+		}
+	}
+	qp->connect_req = nvme_qpair_req(qp, qp->num_reqs);
+	return 0;
+}
+
+static void
+qpair_init_fields(struct nvme_qpair *qp, struct nvme_ctrlr *ctrlr, uint16_t qid,
+		  uint16_t num_entries, bool is_admin)
+{
 	qp->ctrlr = ctrlr;
 	qp->ops = ctrlr->ops;
 	qp->thread = thread_get_current();
@@ -53,35 +95,42 @@ nvme_qpair_create(struct nvme_ctrlr *ctrlr, uint16_t qid, uint16_t num_entries, 
 	TAILQ_INIT(&qp->outstanding);
 	TAILQ_INIT(&qp->queued);
 	qp->cmd_timeout_ticks = us_to_ticks((uint64_t)ctrlr->opts.command_timeout_ms * 1000);
+}
 
-	qp->reqs = calloc(qp->num_reqs + 1, sizeof(*qp->reqs));
+struct nvme_qpair *
+nvme_qpair_create(struct nvme_ctrlr *ctrlr, uint16_t qid, uint16_t num_entries, bool is_admin)
+{
+	struct nvme_qpair *qp;
+
+	qp = qpair_alloc(ctrlr->ops);
+	if (qp == NULL) {
+		return NULL;
+	}
+	qpair_init_fields(qp, ctrlr, qid, num_entries, is_admin);
+	if (qpair_alloc_reqs(qp) != 0) {
+		goto out_qpair;
+	}
 	qp->connect_data = calloc(1, sizeof(*qp->connect_data));
-	qp->tcp.rbuf = malloc(NVME_TCP_RBUF_SIZE);
-	if (qp->reqs == NULL || qp->connect_data == NULL || qp->tcp.rbuf == NULL) {
-		goto free_bufs;
+	if (qp->connect_data == NULL) {
+		goto out_reqs;
 	}
-	for (i = 0; i <= qp->num_reqs; i++) {
-		qp->reqs[i].qpair = qp;
-		qp->reqs[i].cid = (uint16_t)i;
-		if (i < qp->num_reqs) {
-			TAILQ_INSERT_TAIL(&qp->free_reqs, &qp->reqs[i], link);
-		}
+	if (qp->ops->qpair_init != NULL && qp->ops->qpair_init(qp) != 0) {
+		goto out_connect_data;
 	}
-	qp->connect_req = &qp->reqs[qp->num_reqs];
-	qp->tcp.fd = -1;
-	TAILQ_INIT(&qp->tcp.txq);
-
 	qp->poller = poller_register(qpair_poll, qp, NVME_QPAIR_POLL_US, "nvme_qpair");
 	if (qp->poller == NULL) {
-		goto free_bufs;
+		goto out_transport;
 	}
 	return qp;
 
-free_bufs:
-	free(qp->tcp.rbuf);
+out_transport:
+	qpair_transport_fini(qp);
+out_connect_data:
 	free(qp->connect_data);
+out_reqs:
 	free(qp->reqs);
-	free(qp);
+out_qpair:
+	qpair_free(qp);
 	errno = ENOMEM;
 	return NULL;
 }
@@ -118,10 +167,10 @@ nvme_qpair_destroy(struct nvme_qpair *qp)
 	if (qp->destroyed != NULL) {
 		qp->destroyed(qp);
 	}
-	free(qp->tcp.rbuf);
+	qpair_transport_fini(qp);
 	free(qp->connect_data);
 	free(qp->reqs);
-	free(qp);
+	qpair_free(qp);
 }
 
 static void
@@ -348,7 +397,7 @@ nvme_qpair_find_req(struct nvme_qpair *qp, uint16_t cid)
 	if (unlikely(slot > qp->num_reqs)) {
 		return NULL;
 	}
-	req = &qp->reqs[slot];
+	req = nvme_qpair_req(qp, slot);
 	return req->state == REQ_OUTSTANDING && req->cid == cid ? req : NULL;
 }
 

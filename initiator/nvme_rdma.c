@@ -45,7 +45,7 @@
 #include "gga/nvme_rdma.h"
 #include "gga/util.h"
 
-#include "nvme_internal.h"
+#include "nvme_rdma_internal.h"
 
 /* Work completions reaped per ibv_poll_cq call. */
 #define CQ_BATCH          32
@@ -208,7 +208,7 @@ conn_reset_fields(struct nvme_rdma_conn *conn)
 static void
 rdma_disconnect_qp(struct nvme_qpair *qp)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 
 	if (conn->state == RDMA_CONN_CLOSED && conn->cm_channel == NULL) {
 		return;
@@ -261,7 +261,7 @@ rdma_disconnect_qp(struct nvme_qpair *qp)
 static int
 rdma_connect_start(struct nvme_qpair *qp)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 	struct nvme_ctrlr *ctrlr = qp->ctrlr;
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	int rc;
@@ -324,7 +324,7 @@ bounce_put(struct nvme_rdma_conn *conn, struct nvme_rdma_req *rr)
 static int
 post_recv(struct nvme_qpair *qp, uint32_t slot)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)(conn->rsps + (size_t)slot * NVME_RDMA_RSP_CAPSULE_SIZE),
 		.length = NVME_RDMA_RSP_CAPSULE_SIZE,
@@ -348,7 +348,7 @@ post_recv(struct nvme_qpair *qp, uint32_t slot)
 static int
 alloc_buffers(struct nvme_qpair *qp)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 	struct nvme_rdma_device *dev = conn->dev;
 	uint32_t max_xfer, slots = qp->num_reqs + 1;
 	size_t caps_len, rsps_len, total;
@@ -416,7 +416,7 @@ alloc_buffers(struct nvme_qpair *qp)
 static int
 route_resolved(struct nvme_qpair *qp)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 	struct ibv_context *verbs = conn->cm_id->verbs;
 	struct ibv_qp_init_attr attr;
 	struct rdma_conn_param param;
@@ -502,7 +502,7 @@ route_resolved(struct nvme_qpair *qp)
 static int
 established(struct nvme_qpair *qp)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 
 	conn->cq_poller = poller_register(rdma_cq_poll, qp, 0, "nvme_rdma_cq");
 	if (conn->cq_poller == NULL) {
@@ -520,7 +520,7 @@ static int
 handle_cm_event(struct nvme_qpair *qp, enum rdma_cm_event_type type, int status, const void *pdata,
 		uint32_t pdata_len)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 	const char *addr = qp->ctrlr->trid.traddr;
 	char why[160];
 	int rc;
@@ -578,7 +578,7 @@ static int
 rdma_cm_on_event(void *ctx, uint32_t events)
 {
 	struct nvme_qpair *qp = ctx;
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 	uint32_t epoch = conn->epoch;
 	struct rdma_cm_event *ev;
 	uint8_t pdata[256];
@@ -620,8 +620,8 @@ rdma_cm_on_event(void *ctx, uint32_t events)
 static void
 finish_req(struct nvme_qpair *qp, struct nvme_request *req)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
-	struct nvme_rdma_req *rr = &req->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
+	struct nvme_rdma_req *rr = nvme_rdma_req(req);
 	struct nvme_cpl cpl = rr->cpl;
 
 	if (rr->bounce >= 0) {
@@ -640,7 +640,7 @@ finish_req(struct nvme_qpair *qp, struct nvme_request *req)
 static int
 handle_wc(struct nvme_qpair *qp, const struct ibv_wc *wc)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 	uint32_t idx = WRID_IDX(wc->wr_id);
 	struct nvme_request *req;
 	struct nvme_cpl cpl;
@@ -660,8 +660,9 @@ handle_wc(struct nvme_qpair *qp, const struct ibv_wc *wc)
 		if (unlikely(idx > qp->num_reqs)) {
 			return rdma_error(qp, -EPROTO, "SEND completion for an unknown slot");
 		}
-		req = &qp->reqs[idx];
-		if (req->state == REQ_OUTSTANDING && nvme_rdma_req_send_done(&req->rdma) == 1) {
+		req = nvme_qpair_req(qp, idx);
+		if (req->state == REQ_OUTSTANDING &&
+		    nvme_rdma_req_send_done(nvme_rdma_req(req)) == 1) {
 			finish_req(qp, req);
 		}
 		return 0;
@@ -684,7 +685,7 @@ handle_wc(struct nvme_qpair *qp, const struct ibv_wc *wc)
 				  "command id %u",
 				  cpl.cid);
 	}
-	rc = nvme_rdma_req_rsp_received(&req->rdma, &cpl);
+	rc = nvme_rdma_req_rsp_received(nvme_rdma_req(req), &cpl);
 	if (unlikely(rc < 0)) {
 		return rdma_error(qp, -EPROTO,
 				  "NVMe/RDMA protocol error: second response for "
@@ -701,7 +702,7 @@ handle_wc(struct nvme_qpair *qp, const struct ibv_wc *wc)
 static int
 drain_cq(struct nvme_qpair *qp)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 	uint32_t epoch = conn->epoch;
 	struct ibv_wc wc[CQ_BATCH];
 	int n, i, rc, total = 0;
@@ -736,7 +737,7 @@ drain_cq(struct nvme_qpair *qp)
 static int
 poll_and_arm(struct nvme_qpair *qp)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 	uint32_t epoch = conn->epoch;
 	int n;
 
@@ -758,7 +759,7 @@ rdma_cq_poll(void *ctx)
 	struct nvme_qpair *qp = ctx;
 	int n;
 
-	if (qp->rdma.state != RDMA_CONN_READY) {
+	if (nvme_rdma_conn(qp)->state != RDMA_CONN_READY) {
 		return POLLER_IDLE;
 	}
 	nvme_qpair_hold(qp);
@@ -771,7 +772,7 @@ static int
 rdma_comp_on_event(void *ctx, uint32_t events)
 {
 	struct nvme_qpair *qp = ctx;
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 	struct ibv_cq *cq;
 	void *cq_ctx;
 
@@ -800,14 +801,14 @@ rdma_disconnect_op(struct nvme_qpair *qp)
 static uint32_t
 rdma_max_in_capsule(const struct nvme_qpair *qp)
 {
-	return qp->rdma.max_icd;
+	return nvme_rdma_conn(qp)->max_icd;
 }
 
 static int
 rdma_submit(struct nvme_qpair *qp, struct nvme_request *req)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
-	struct nvme_rdma_req *rr = &req->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
+	struct nvme_rdma_req *rr = nvme_rdma_req(req);
 	uint32_t len = req->data_len;
 	uint8_t *capsule, *bounce;
 	struct iovec piece[2];
@@ -893,6 +894,9 @@ rdma_submit(struct nvme_qpair *qp, struct nvme_request *req)
 const struct nvme_transport_ops nvme_rdma_ops = {
 	.name = "RDMA",
 	.trtype = NVME_TRANSPORT_RDMA,
+	.qpair_size = sizeof(struct nvme_rdma_qpair),
+	.qpair_offset = offsetof(struct nvme_rdma_qpair, qpair),
+	.req_ctx_size = sizeof(struct nvme_rdma_req),
 	.connect = rdma_connect_start,
 	.disconnect = rdma_disconnect_op,
 	.submit = rdma_submit,

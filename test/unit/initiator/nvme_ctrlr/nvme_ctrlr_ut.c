@@ -132,8 +132,8 @@ fake_max_in_capsule(const struct nvme_qpair *qp)
 /* The controller looks its transport up by type (nvme_transport.c): both are the fake. */
 #define FAKE_OPS(type)                                                                             \
 	{                                                                                          \
-		.name = "fake", .trtype = (type), .connect = fake_connect,                         \
-		.disconnect = fake_disconnect, .submit = fake_submit,                              \
+		.name = "fake", .trtype = (type), .qpair_size = sizeof(struct nvme_qpair),         \
+		.connect = fake_connect, .disconnect = fake_disconnect, .submit = fake_submit,     \
 		.max_in_capsule = fake_max_in_capsule,                                             \
 	}
 const struct nvme_transport_ops nvme_tcp_ops = FAKE_OPS(NVME_TRANSPORT_TCP);

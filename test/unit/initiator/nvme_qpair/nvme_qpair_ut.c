@@ -134,14 +134,14 @@ make_qpair(uint16_t entries, bool hdgst, bool ddgst, uint32_t max_icd, uint32_t 
 	qp = nvme_qpair_create(&g_ctrlr, 1, entries, false);
 	CU_ASSERT_FATAL(qp != NULL);
 	CU_ASSERT_FATAL(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) == 0);
-	qp->tcp.fd = sv[0];
-	qp->tcp.state = TCP_CONN_READY;
-	qp->tcp.hdgst = hdgst;
-	qp->tcp.ddgst = ddgst;
-	qp->tcp.max_icd = max_icd;
-	qp->tcp.maxh2cdata = maxh2c;
-	TAILQ_INIT(&qp->tcp.txq);
-	rx_reset(&qp->tcp);
+	nvme_tcp_conn(qp)->fd = sv[0];
+	nvme_tcp_conn(qp)->state = TCP_CONN_READY;
+	nvme_tcp_conn(qp)->hdgst = hdgst;
+	nvme_tcp_conn(qp)->ddgst = ddgst;
+	nvme_tcp_conn(qp)->max_icd = max_icd;
+	nvme_tcp_conn(qp)->maxh2cdata = maxh2c;
+	TAILQ_INIT(&nvme_tcp_conn(qp)->txq);
+	rx_reset(nvme_tcp_conn(qp));
 	qp->state = QPAIR_LIVE;
 	qp->connect_done = test_connect_done;
 	qp->lost = test_lost;
@@ -813,7 +813,7 @@ test_c2h_success_before_cmd_sent(void)
 	/* The submit takes the head of the free list. */
 	req = TAILQ_FIRST(&qp->free_reqs);
 	UT_ASSERT_EQ(nvme_ns_cmd_readv(qp, &g_ns, 0, 1, &iov, 1, 0, rec_cb, &rec), 0);
-	CU_ASSERT_FATAL(req->state == REQ_OUTSTANDING && req->tcp.tx.queued);
+	CU_ASSERT_FATAL(req->state == REQ_OUTSTANDING && nvme_tcp_req(req)->tx.queued);
 	memset(&h, 0, sizeof(h));
 	h.ch.pdu_type = NVME_TCP_PDU_C2H_DATA;
 	h.ch.flags = NVME_TCP_F_DATA_LAST | NVME_TCP_F_DATA_SUCCESS;
