@@ -49,6 +49,7 @@
 
 struct nvme_qpair;
 struct nvme_request;
+struct sockaddr_in;
 
 enum nvme_qpair_state {
 	QPAIR_DISCONNECTED = 0,
@@ -286,6 +287,11 @@ void nvme_qpair_disconnect(struct nvme_qpair *qpair, uint16_t status);
 void nvme_qpair_transport_ready(struct nvme_qpair *qpair);
 /* Transport or timer: the connection failed; rc is a negative errno. */
 void nvme_qpair_fail(struct nvme_qpair *qpair, int rc, const char *reason);
+/* Transport: say why the connection fails (its fail_reason, for the log). Returns rc. */
+int nvme_qpair_error(struct nvme_qpair *qpair, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Transport: the controller's IPv4 address and port; -EINVAL (with the reason) if none. */
+int nvme_qpair_sockaddr(struct nvme_qpair *qpair, struct sockaddr_in *sin);
 /* Transport: the completion of a request arrived. */
 void nvme_qpair_complete(struct nvme_qpair *qpair, struct nvme_request *req,
 			 const struct nvme_cpl *cpl);

@@ -13,6 +13,7 @@
  * or twice (a broken or hostile controller) names a cid that is no longer
  * outstanding, instead of completing the command that reused the slot.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -133,6 +134,32 @@ out_qpair:
 	qpair_free(qp);
 	errno = ENOMEM;
 	return NULL;
+}
+
+int
+nvme_qpair_error(struct nvme_qpair *qp, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(qp->fail_reason, sizeof(qp->fail_reason), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int
+nvme_qpair_sockaddr(struct nvme_qpair *qp, struct sockaddr_in *sin)
+{
+	const struct nvme_transport_id *trid = &qp->ctrlr->trid;
+
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	if (inet_pton(AF_INET, trid->traddr, &sin->sin_addr) != 1) {
+		return nvme_qpair_error(qp, -EINVAL, "traddr '%s' is not an IPv4 address",
+					trid->traddr);
+	}
+	sin->sin_port = htons((uint16_t)strtoul(trid->trsvcid, NULL, 10));
+	return 0;
 }
 
 void

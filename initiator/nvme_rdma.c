@@ -32,7 +32,6 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,20 +92,6 @@ static struct nvme_rdma_device *g_devs;
 static int rdma_cm_on_event(void *ctx, uint32_t events);
 static int rdma_comp_on_event(void *ctx, uint32_t events);
 static int rdma_cq_poll(void *ctx);
-
-static int rdma_error(struct nvme_qpair *qp, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int
-rdma_error(struct nvme_qpair *qp, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(qp->fail_reason, sizeof(qp->fail_reason), fmt, ap);
-	va_end(ap);
-	return rc;
-}
 
 /* The arena, found through a probe allocation (the region never moves while initialised). */
 static int
@@ -263,46 +248,47 @@ rdma_connect_start(struct nvme_qpair *qp)
 {
 	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 	struct nvme_ctrlr *ctrlr = qp->ctrlr;
-	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct sockaddr_in sin;
 	int rc;
 
-	if (inet_pton(AF_INET, ctrlr->trid.traddr, &sin.sin_addr) != 1) {
-		return rdma_error(qp, -EINVAL, "traddr '%s' is not an IPv4 address",
-				  ctrlr->trid.traddr);
+	rc = nvme_qpair_sockaddr(qp, &sin);
+	if (rc != 0) {
+		return rc;
 	}
-	sin.sin_port = htons((uint16_t)strtoul(ctrlr->trid.trsvcid, NULL, 10));
 	conn_reset_fields(conn);
 
 	conn->cm_channel = rdma_create_event_channel();
 	if (conn->cm_channel == NULL) {
 		rc = errno == ENODEV ? -ENODEV : -errno;
-		rdma_error(qp, rc, "rdma_create_event_channel: %s (is rdma_ucm loaded?)",
-			   strerror(-rc));
+		nvme_qpair_error(qp, rc, "rdma_create_event_channel: %s (is rdma_ucm loaded?)",
+				 strerror(-rc));
 		goto close;
 	}
 	rc = set_nonblock(conn->cm_channel->fd);
 	if (rc != 0) {
-		rdma_error(qp, rc, "cannot make the CM channel non-blocking: %s", strerror(-rc));
+		nvme_qpair_error(qp, rc, "cannot make the CM channel non-blocking: %s",
+				 strerror(-rc));
 		goto close;
 	}
 	if (rdma_create_id(conn->cm_channel, &conn->cm_id, qp, RDMA_PS_TCP) != 0) {
 		rc = -errno;
 		conn->cm_id = NULL;
-		rdma_error(qp, rc, "rdma_create_id: %s", strerror(-rc));
+		nvme_qpair_error(qp, rc, "rdma_create_id: %s", strerror(-rc));
 		goto close;
 	}
 	conn->cm_ev = thread_fd_register(conn->cm_channel->fd, THREAD_FD_IN, rdma_cm_on_event, qp,
 					 qp->name);
 	if (conn->cm_ev == NULL) {
 		rc = -ENOMEM;
-		rdma_error(qp, rc, "cannot watch the CM channel");
+		nvme_qpair_error(qp, rc, "cannot watch the CM channel");
 		goto close;
 	}
 	conn->state = RDMA_CONN_ADDR;
 	if (rdma_resolve_addr(conn->cm_id, NULL, (struct sockaddr *)&sin,
 			      (int)ctrlr->opts.connect_timeout_ms) != 0) {
 		rc = -errno;
-		rdma_error(qp, rc, "rdma_resolve_addr %s: %s", ctrlr->trid.traddr, strerror(-rc));
+		nvme_qpair_error(qp, rc, "rdma_resolve_addr %s: %s", ctrlr->trid.traddr,
+				 strerror(-rc));
 		goto close;
 	}
 	return 0;
@@ -339,7 +325,7 @@ post_recv(struct nvme_qpair *qp, uint32_t slot)
 
 	rc = ibv_post_recv(conn->cm_id->qp, &wr, &bad);
 	if (rc != 0) {
-		return rdma_error(qp, -rc, "ibv_post_recv: %s", strerror(rc));
+		return nvme_qpair_error(qp, -rc, "ibv_post_recv: %s", strerror(rc));
 	}
 	return 0;
 }
@@ -375,7 +361,7 @@ alloc_buffers(struct nvme_qpair *qp)
 
 	conn->bounce_free = calloc(conn->num_bounce, sizeof(*conn->bounce_free));
 	if (conn->bounce_free == NULL) {
-		return rdma_error(qp, -ENOMEM, "out of memory");
+		return nvme_qpair_error(qp, -ENOMEM, "out of memory");
 	}
 	conn->buf = dev->arena_mr != NULL ? env_dma_malloc(total, 4096) : NULL;
 	if (conn->buf != NULL) {
@@ -385,15 +371,15 @@ alloc_buffers(struct nvme_qpair *qp)
 		/* No registered arena (or it is full): a block of our own, registered once. */
 		conn->buf = aligned_alloc(4096, total);
 		if (conn->buf == NULL) {
-			return rdma_error(qp, -ENOMEM, "out of memory for %zu bytes of buffers",
-					  total);
+			return nvme_qpair_error(qp, -ENOMEM,
+						"out of memory for %zu bytes of buffers", total);
 		}
 		conn->buf_mr = ibv_reg_mr(dev->pd, conn->buf, total,
 					  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
 						  IBV_ACCESS_REMOTE_WRITE);
 		if (conn->buf_mr == NULL) {
-			rc = rdma_error(qp, -errno, "ibv_reg_mr of %zu bytes: %s", total,
-					strerror(errno));
+			rc = nvme_qpair_error(qp, -errno, "ibv_reg_mr of %zu bytes: %s", total,
+					      strerror(errno));
 			free(conn->buf);
 			conn->buf = NULL;
 			return rc;
@@ -427,7 +413,7 @@ route_resolved(struct nvme_qpair *qp)
 
 	conn->dev = device_get(verbs, qp->name);
 	if (conn->dev == NULL) {
-		return rdma_error(qp, -ENOMEM, "cannot set up the RDMA device");
+		return nvme_qpair_error(qp, -ENOMEM, "cannot set up the RDMA device");
 	}
 	if (conn->dev->arena_mr != NULL && arena_region(&region) == 0) {
 		conn->arena_base = (uintptr_t)region.addr;
@@ -436,21 +422,22 @@ route_resolved(struct nvme_qpair *qp)
 		conn->arena_rkey = conn->dev->arena_mr->rkey;
 	}
 	if (conn->dev->max_sge < 2) {
-		return rdma_error(qp, -ENOTSUP, "the RDMA device has fewer than 2 SGEs per WR");
+		return nvme_qpair_error(qp, -ENOTSUP,
+					"the RDMA device has fewer than 2 SGEs per WR");
 	}
 	conn->max_send_sge = 2;
 
 	conn->comp_channel = ibv_create_comp_channel(verbs);
 	if (conn->comp_channel == NULL) {
-		return rdma_error(qp, -errno, "ibv_create_comp_channel: %s", strerror(errno));
+		return nvme_qpair_error(qp, -errno, "ibv_create_comp_channel: %s", strerror(errno));
 	}
 	rc = set_nonblock(conn->comp_channel->fd);
 	if (rc != 0) {
-		return rdma_error(qp, rc, "cannot make the completion channel non-blocking");
+		return nvme_qpair_error(qp, rc, "cannot make the completion channel non-blocking");
 	}
 	conn->cq = ibv_create_cq(verbs, 2 * qp->num_entries, qp, conn->comp_channel, 0);
 	if (conn->cq == NULL) {
-		return rdma_error(qp, -errno, "ibv_create_cq: %s", strerror(errno));
+		return nvme_qpair_error(qp, -errno, "ibv_create_cq: %s", strerror(errno));
 	}
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_context = qp;
@@ -463,7 +450,7 @@ route_resolved(struct nvme_qpair *qp)
 	attr.cap.max_send_sge = conn->max_send_sge;
 	attr.cap.max_recv_sge = 1;
 	if (rdma_create_qp(conn->cm_id, conn->dev->pd, &attr) != 0) {
-		return rdma_error(qp, -errno, "rdma_create_qp: %s", strerror(errno));
+		return nvme_qpair_error(qp, -errno, "rdma_create_qp: %s", strerror(errno));
 	}
 	rc = alloc_buffers(qp);
 	if (rc != 0) {
@@ -479,7 +466,7 @@ route_resolved(struct nvme_qpair *qp)
 	conn->comp_ev = thread_fd_register(conn->comp_channel->fd, THREAD_FD_IN, rdma_comp_on_event,
 					   qp, qp->name);
 	if (conn->comp_ev == NULL) {
-		return rdma_error(qp, -ENOMEM, "cannot watch the completion channel");
+		return nvme_qpair_error(qp, -ENOMEM, "cannot watch the completion channel");
 	}
 
 	nvme_rdma_build_cm_req(&req, qp->qid, qp->num_entries, qp->cntlid);
@@ -493,7 +480,7 @@ route_resolved(struct nvme_qpair *qp)
 	param.retry_count = 7;
 	param.rnr_retry_count = 7;
 	if (rdma_connect(conn->cm_id, &param) != 0) {
-		return rdma_error(qp, -errno, "rdma_connect: %s", strerror(errno));
+		return nvme_qpair_error(qp, -errno, "rdma_connect: %s", strerror(errno));
 	}
 	conn->state = RDMA_CONN_CONNECTING;
 	return 0;
@@ -506,7 +493,7 @@ established(struct nvme_qpair *qp)
 
 	conn->cq_poller = poller_register(rdma_cq_poll, qp, 0, "nvme_rdma_cq");
 	if (conn->cq_poller == NULL) {
-		return rdma_error(qp, -ENOMEM, "cannot register the completion poller");
+		return nvme_qpair_error(qp, -ENOMEM, "cannot register the completion poller");
 	}
 	conn->state = RDMA_CONN_READY;
 	DEBUGLOG(nvme, "%s: RDMA connection established (in-capsule data %u bytes)\n", qp->name,
@@ -532,8 +519,8 @@ handle_cm_event(struct nvme_qpair *qp, enum rdma_cm_event_type type, int status,
 		}
 		conn->state = RDMA_CONN_ROUTE;
 		if (rdma_resolve_route(conn->cm_id, (int)qp->ctrlr->opts.connect_timeout_ms) != 0) {
-			return rdma_error(qp, -errno, "rdma_resolve_route %s: %s", addr,
-					  strerror(errno));
+			return nvme_qpair_error(qp, -errno, "rdma_resolve_route %s: %s", addr,
+						strerror(errno));
 		}
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
@@ -548,25 +535,26 @@ handle_cm_event(struct nvme_qpair *qp, enum rdma_cm_event_type type, int status,
 		return established(qp);
 	case RDMA_CM_EVENT_REJECTED:
 		rc = nvme_rdma_describe_reject(status, pdata, pdata_len, why, sizeof(why));
-		return rdma_error(qp, rc, "%s", why);
+		return nvme_qpair_error(qp, rc, "%s", why);
 	case RDMA_CM_EVENT_ADDR_ERROR:
-		return rdma_error(qp, -EHOSTUNREACH,
-				  "cannot resolve %s to an RDMA device "
-				  "(status %d: %s)",
-				  addr, status, strerror(-status));
+		return nvme_qpair_error(qp, -EHOSTUNREACH,
+					"cannot resolve %s to an RDMA device "
+					"(status %d: %s)",
+					addr, status, strerror(-status));
 	case RDMA_CM_EVENT_ROUTE_ERROR:
-		return rdma_error(qp, -EHOSTUNREACH, "no RDMA route to %s (status %d: %s)", addr,
-				  status, strerror(-status));
+		return nvme_qpair_error(qp, -EHOSTUNREACH, "no RDMA route to %s (status %d: %s)",
+					addr, status, strerror(-status));
 	case RDMA_CM_EVENT_UNREACHABLE:
-		return rdma_error(qp, -EHOSTUNREACH, "controller unreachable (status %d)", status);
+		return nvme_qpair_error(qp, -EHOSTUNREACH, "controller unreachable (status %d)",
+					status);
 	case RDMA_CM_EVENT_CONNECT_ERROR:
-		return rdma_error(qp, -ECONNRESET, "RDMA connect error (status %d)", status);
+		return nvme_qpair_error(qp, -ECONNRESET, "RDMA connect error (status %d)", status);
 	case RDMA_CM_EVENT_DISCONNECTED:
-		return rdma_error(qp, -ECONNRESET, "disconnected by the controller");
+		return nvme_qpair_error(qp, -ECONNRESET, "disconnected by the controller");
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		return rdma_error(qp, -ENODEV, "the RDMA device was removed");
+		return nvme_qpair_error(qp, -ENODEV, "the RDMA device was removed");
 	case RDMA_CM_EVENT_ADDR_CHANGE:
-		return rdma_error(qp, -ENETRESET, "the local address changed");
+		return nvme_qpair_error(qp, -ENETRESET, "the local address changed");
 	default:
 		/* TIMEWAIT_EXIT and others: nothing to do. */
 		break;
@@ -591,8 +579,8 @@ rdma_cm_on_event(void *ctx, uint32_t events)
 	while (rc == 0 && conn->epoch == epoch && conn->cm_channel != NULL) {
 		if (rdma_get_cm_event(conn->cm_channel, &ev) != 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-				rc = rdma_error(qp, -errno, "rdma_get_cm_event: %s",
-						strerror(errno));
+				rc = nvme_qpair_error(qp, -errno, "rdma_get_cm_event: %s",
+						      strerror(errno));
 			}
 			break;
 		}
@@ -649,16 +637,17 @@ handle_wc(struct nvme_qpair *qp, const struct ibv_wc *wc)
 	if (unlikely(wc->status != IBV_WC_SUCCESS)) {
 		if (wc->status == IBV_WC_WR_FLUSH_ERR) {
 			/* The QP went to the error state: an ordinary end, not a loud error. */
-			return rdma_error(qp, -ECONNRESET,
-					  "RDMA queue pair flushed (connection lost)");
+			return nvme_qpair_error(qp, -ECONNRESET,
+						"RDMA queue pair flushed (connection lost)");
 		}
-		return rdma_error(qp, -EIO, "RDMA %s completion failed: %s (vendor error 0x%x)",
-				  WRID_KIND(wc->wr_id) == WRID_SEND ? "SEND" : "RECV",
-				  ibv_wc_status_str(wc->status), wc->vendor_err);
+		return nvme_qpair_error(qp, -EIO,
+					"RDMA %s completion failed: %s (vendor error 0x%x)",
+					WRID_KIND(wc->wr_id) == WRID_SEND ? "SEND" : "RECV",
+					ibv_wc_status_str(wc->status), wc->vendor_err);
 	}
 	if (WRID_KIND(wc->wr_id) == WRID_SEND) {
 		if (unlikely(idx > qp->num_reqs)) {
-			return rdma_error(qp, -EPROTO, "SEND completion for an unknown slot");
+			return nvme_qpair_error(qp, -EPROTO, "SEND completion for an unknown slot");
 		}
 		req = nvme_qpair_req(qp, idx);
 		if (req->state == REQ_OUTSTANDING &&
@@ -670,8 +659,9 @@ handle_wc(struct nvme_qpair *qp, const struct ibv_wc *wc)
 	if (unlikely(idx >= conn->num_rsps ||
 		     nvme_rdma_parse_rsp(conn->rsps + (size_t)idx * NVME_RDMA_RSP_CAPSULE_SIZE,
 					 wc->byte_len, &cpl) != 0)) {
-		return rdma_error(qp, -EPROTO, "NVMe/RDMA protocol error: response of %u bytes",
-				  wc->byte_len);
+		return nvme_qpair_error(qp, -EPROTO,
+					"NVMe/RDMA protocol error: response of %u bytes",
+					wc->byte_len);
 	}
 	/* The CQE is copied out: the buffer can take the next response. */
 	rc = post_recv(qp, idx);
@@ -680,17 +670,17 @@ handle_wc(struct nvme_qpair *qp, const struct ibv_wc *wc)
 	}
 	req = nvme_qpair_find_req(qp, cpl.cid);
 	if (unlikely(req == NULL)) {
-		return rdma_error(qp, -EPROTO,
-				  "NVMe/RDMA protocol error: response for unknown "
-				  "command id %u",
-				  cpl.cid);
+		return nvme_qpair_error(qp, -EPROTO,
+					"NVMe/RDMA protocol error: response for unknown "
+					"command id %u",
+					cpl.cid);
 	}
 	rc = nvme_rdma_req_rsp_received(nvme_rdma_req(req), &cpl);
 	if (unlikely(rc < 0)) {
-		return rdma_error(qp, -EPROTO,
-				  "NVMe/RDMA protocol error: second response for "
-				  "command id %u",
-				  cpl.cid);
+		return nvme_qpair_error(qp, -EPROTO,
+					"NVMe/RDMA protocol error: second response for "
+					"command id %u",
+					cpl.cid);
 	}
 	if (rc == 1) {
 		finish_req(qp, req);
@@ -710,7 +700,7 @@ drain_cq(struct nvme_qpair *qp)
 	do {
 		n = ibv_poll_cq(conn->cq, CQ_BATCH, wc);
 		if (unlikely(n < 0)) {
-			rc = rdma_error(qp, -EIO, "ibv_poll_cq failed");
+			rc = nvme_qpair_error(qp, -EIO, "ibv_poll_cq failed");
 			nvme_qpair_fail(qp, rc, NULL);
 			return rc;
 		}
@@ -886,7 +876,7 @@ rdma_submit(struct nvme_qpair *qp, struct nvme_request *req)
 	rc = ibv_post_send(conn->cm_id->qp, &wr, &bad);
 	if (unlikely(rc != 0)) {
 		bounce_put(conn, rr);
-		return rdma_error(qp, -EIO, "ibv_post_send: %s", strerror(rc));
+		return nvme_qpair_error(qp, -EIO, "ibv_post_send: %s", strerror(rc));
 	}
 	return 0;
 }

@@ -19,7 +19,6 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,20 +35,6 @@
 
 static int tcp_on_event(void *ctx, uint32_t events);
 static int tcp_flush_poll(void *ctx);
-
-static int tcp_error(struct nvme_qpair *qp, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int
-tcp_error(struct nvme_qpair *qp, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(qp->fail_reason, sizeof(qp->fail_reason), fmt, ap);
-	va_end(ap);
-	return rc;
-}
 
 static void
 set_events(struct nvme_tcp_conn *conn, uint32_t mask)
@@ -81,20 +66,18 @@ static int
 tcp_connect(struct nvme_qpair *qp)
 {
 	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
-	struct nvme_ctrlr *ctrlr = qp->ctrlr;
-	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct sockaddr_in sin;
 	int one = 1;
 	int fd, rc;
 
-	if (inet_pton(AF_INET, ctrlr->trid.traddr, &sin.sin_addr) != 1) {
-		return tcp_error(qp, -EINVAL, "traddr '%s' is not an IPv4 address",
-				 ctrlr->trid.traddr);
+	rc = nvme_qpair_sockaddr(qp, &sin);
+	if (rc != 0) {
+		return rc;
 	}
-	sin.sin_port = htons((uint16_t)strtoul(ctrlr->trid.trsvcid, NULL, 10));
 
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		return tcp_error(qp, -errno, "socket: %s", strerror(errno));
+		return nvme_qpair_error(qp, -errno, "socket: %s", strerror(errno));
 	}
 	/* Capsules are small and latency bound: never wait to coalesce them. */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -112,20 +95,20 @@ tcp_connect(struct nvme_qpair *qp)
 	rc = connect(fd, (struct sockaddr *)&sin, sizeof(sin));
 	if (rc != 0 && errno != EINPROGRESS) {
 		rc = -errno;
-		tcp_error(qp, rc, "connect: %s", strerror(-rc));
+		nvme_qpair_error(qp, rc, "connect: %s", strerror(-rc));
 		goto close_fd;
 	}
 	conn->ev_mask = THREAD_FD_OUT;
 	conn->ev = thread_fd_register(fd, conn->ev_mask, tcp_on_event, qp, qp->name);
 	if (conn->ev == NULL) {
 		rc = -ENOMEM;
-		tcp_error(qp, rc, "cannot watch the socket");
+		nvme_qpair_error(qp, rc, "cannot watch the socket");
 		goto close_fd;
 	}
 	conn->flush_poller = poller_register(tcp_flush_poll, qp, 0, "nvme_tcp_tx");
 	if (conn->flush_poller == NULL) {
 		rc = -ENOMEM;
-		tcp_error(qp, rc, "cannot register the send poller");
+		nvme_qpair_error(qp, rc, "cannot register the send poller");
 		goto unregister_fd;
 	}
 	/* Even a connect that finished at once is reported by EPOLLOUT. */
@@ -380,7 +363,8 @@ nvme_tcp_flush(struct nvme_qpair *qp)
 		}
 		if (cnt == 0) {
 			/* Queued PDUs with no bytes left to send: retrying would spin. */
-			return tcp_error(qp, -EIO, "send: the transmit queue holds no bytes");
+			return nvme_qpair_error(qp, -EIO,
+						"send: the transmit queue holds no bytes");
 		}
 		msg.msg_iovlen = (size_t)cnt;
 		n = sendmsg(conn->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -392,10 +376,10 @@ nvme_tcp_flush(struct nvme_qpair *qp)
 				set_events(conn, THREAD_FD_IN | THREAD_FD_OUT);
 				return 0;
 			}
-			return tcp_error(qp, -errno, "send: %s", strerror(errno));
+			return nvme_qpair_error(qp, -errno, "send: %s", strerror(errno));
 		}
 		if (n == 0) {
-			return tcp_error(qp, -EIO, "send: no progress");
+			return nvme_qpair_error(qp, -EIO, "send: no progress");
 		}
 		while (n > 0 && (tx = TAILQ_FIRST(&conn->txq)) != NULL) {
 			take = GGA_MIN((size_t)n, (size_t)(tx->len - tx->sent));
@@ -438,8 +422,8 @@ static int
 protocol_error(struct nvme_qpair *qp, uint16_t fes, uint32_t fei, const char *what)
 {
 	send_term_req(qp, fes, fei);
-	return tcp_error(qp, -EPROTO, "NVMe/TCP protocol error: %s (FES 0x%x, FEI %u)", what, fes,
-			 fei);
+	return nvme_qpair_error(qp, -EPROTO, "NVMe/TCP protocol error: %s (FES 0x%x, FEI %u)", what,
+				fes, fei);
 }
 
 static void
@@ -582,9 +566,10 @@ handle_term_req(struct nvme_qpair *qp)
 	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
 	const struct nvme_tcp_term_req_hdr *t = &conn->rx_hdr.term;
 
-	return tcp_error(qp, -ECONNRESET,
-			 "controller terminated the connection (C2HTermReq FES 0x%x, FEI %u)",
-			 t->fes, nvme_tcp_term_req_fei(t));
+	return nvme_qpair_error(
+		qp, -ECONNRESET,
+		"controller terminated the connection (C2HTermReq FES 0x%x, FEI %u)", t->fes,
+		nvme_tcp_term_req_fei(t));
 }
 
 /* A whole header (and its digest) is in rx_hdr. */
@@ -777,7 +762,7 @@ rx_direct(struct nvme_qpair *qp)
 		return rx_data_advance(qp, (uint32_t)n);
 	}
 	if (n == 0) {
-		return tcp_error(qp, -ECONNRESET, "connection closed by the controller");
+		return nvme_qpair_error(qp, -ECONNRESET, "connection closed by the controller");
 	}
 	if (errno == EAGAIN || errno == EWOULDBLOCK) {
 		return -EAGAIN;
@@ -785,7 +770,7 @@ rx_direct(struct nvme_qpair *qp)
 	if (errno == EINTR) {
 		return 0;
 	}
-	return tcp_error(qp, -errno, "receive: %s", strerror(errno));
+	return nvme_qpair_error(qp, -errno, "receive: %s", strerror(errno));
 }
 
 static int
@@ -801,7 +786,7 @@ rx_fill(struct nvme_qpair *qp)
 		return 0;
 	}
 	if (n == 0) {
-		return tcp_error(qp, -ECONNRESET, "connection closed by the controller");
+		return nvme_qpair_error(qp, -ECONNRESET, "connection closed by the controller");
 	}
 	if (errno == EAGAIN || errno == EWOULDBLOCK) {
 		return -EAGAIN;
@@ -809,7 +794,7 @@ rx_fill(struct nvme_qpair *qp)
 	if (errno == EINTR) {
 		return 0;
 	}
-	return tcp_error(qp, -errno, "receive: %s", strerror(errno));
+	return nvme_qpair_error(qp, -errno, "receive: %s", strerror(errno));
 }
 
 /*
@@ -867,7 +852,7 @@ tcp_on_event(void *ctx, uint32_t events)
 			err = errno;
 		}
 		if (err != 0) {
-			rc = tcp_error(qp, -err, "connect: %s", strerror(err));
+			rc = nvme_qpair_error(qp, -err, "connect: %s", strerror(err));
 		} else {
 			tcp_connected(qp);
 			rc = nvme_tcp_flush(qp);
