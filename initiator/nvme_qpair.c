@@ -109,28 +109,28 @@ nvme_qpair_create(struct nvme_ctrlr *ctrlr, uint16_t qid, uint16_t num_entries, 
 	}
 	qpair_init_fields(qp, ctrlr, qid, num_entries, is_admin);
 	if (qpair_alloc_reqs(qp) != 0) {
-		goto out_qpair;
+		goto out_free_qpair;
 	}
 	qp->connect_data = calloc(1, sizeof(*qp->connect_data));
 	if (qp->connect_data == NULL) {
-		goto out_reqs;
+		goto out_free_reqs;
 	}
 	if (qp->ops->qpair_init != NULL && qp->ops->qpair_init(qp) != 0) {
-		goto out_connect_data;
+		goto out_free_connect_data;
 	}
 	qp->poller = poller_register(qpair_poll, qp, NVME_QPAIR_POLL_US, "nvme_qpair");
 	if (qp->poller == NULL) {
-		goto out_transport;
+		goto out_fini_transport;
 	}
 	return qp;
 
-out_transport:
+out_fini_transport:
 	qpair_transport_fini(qp);
-out_connect_data:
+out_free_connect_data:
 	free(qp->connect_data);
-out_reqs:
+out_free_reqs:
 	free(qp->reqs);
-out_qpair:
+out_free_qpair:
 	qpair_free(qp);
 	errno = ENOMEM;
 	return NULL;
@@ -200,40 +200,63 @@ nvme_qpair_destroy(struct nvme_qpair *qp)
 	qpair_free(qp);
 }
 
+/* The Fabrics Connect failed with status: fail the queue pair, saying what the target refused. */
+static void
+qpair_connect_failed(struct nvme_qpair *qp, const struct nvme_cpl *cpl, uint16_t status)
+{
+	char reason[sizeof(qp->fail_reason)];
+
+	if (NVME_STATUS_GET_SCT(status) == NVME_SCT_COMMAND_SPECIFIC &&
+	    NVME_STATUS_GET_SC(status) == NVME_SC_CONNECT_INVALID_PARAMETERS) {
+		snprintf(reason, sizeof(reason),
+			 "Fabrics Connect failed: %s (sct 0x%x, sc 0x%x, %s byte %u)%s",
+			 nvme_status_string(status), NVME_STATUS_GET_SCT(status),
+			 NVME_STATUS_GET_SC(status), (cpl->cdw0 & 1) ? "connect data" : "command",
+			 cpl->cdw0 >> 16,
+			 (cpl->cdw0 & 1) && (cpl->cdw0 >> 16) ==
+						    offsetof(struct nvme_connect_data, subnqn) ?
+				 ": unknown subsystem NQN" :
+				 "");
+	} else {
+		snprintf(reason, sizeof(reason), "Fabrics Connect failed: %s (sct 0x%x, sc 0x%x)",
+			 nvme_status_string(status), NVME_STATUS_GET_SCT(status),
+			 NVME_STATUS_GET_SC(status));
+	}
+	nvme_qpair_fail(qp, nvme_connect_status_errno(status), reason);
+}
+
+/* I/O that waited for the queue goes out now, oldest first. */
+static void
+qpair_submit_queued(struct nvme_qpair *qp)
+{
+	struct nvme_request *req;
+	int rc;
+
+	while (qp->state == QPAIR_LIVE && (req = TAILQ_FIRST(&qp->queued)) != NULL) {
+		TAILQ_REMOVE(&qp->queued, req, link);
+		req->state = REQ_OUTSTANDING;
+		TAILQ_INSERT_TAIL(&qp->outstanding, req, link);
+		qp->num_outstanding++;
+		rc = qp->ops->submit(qp, req);
+		if (rc != 0) {
+			nvme_qpair_fail(qp, rc, "cannot send a queued command");
+		}
+	}
+}
+
 static void
 qpair_connect_cpl(void *cb_arg, const struct nvme_cpl *cpl)
 {
 	struct nvme_qpair *qp = cb_arg;
-	struct nvme_request *req;
 	char reason[sizeof(qp->fail_reason)];
 	uint16_t status = cpl->status & ~NVME_STATUS_P;
-	int rc;
 
 	/* A failing queue completes the Connect too; that failure is reported already. */
 	if (qp->state != QPAIR_CONNECTING) {
 		return;
 	}
 	if (!NVME_STATUS_IS_SUCCESS(status)) {
-		rc = nvme_connect_status_errno(status);
-		if (NVME_STATUS_GET_SCT(status) == NVME_SCT_COMMAND_SPECIFIC &&
-		    NVME_STATUS_GET_SC(status) == NVME_SC_CONNECT_INVALID_PARAMETERS) {
-			snprintf(reason, sizeof(reason),
-				 "Fabrics Connect failed: %s (sct 0x%x, sc 0x%x, %s byte %u)%s",
-				 nvme_status_string(status), NVME_STATUS_GET_SCT(status),
-				 NVME_STATUS_GET_SC(status),
-				 (cpl->cdw0 & 1) ? "connect data" : "command", cpl->cdw0 >> 16,
-				 (cpl->cdw0 & 1) && (cpl->cdw0 >> 16) ==
-							    offsetof(struct nvme_connect_data,
-								     subnqn) ?
-					 ": unknown subsystem NQN" :
-					 "");
-		} else {
-			snprintf(reason, sizeof(reason),
-				 "Fabrics Connect failed: %s (sct 0x%x, sc 0x%x)",
-				 nvme_status_string(status), NVME_STATUS_GET_SCT(status),
-				 NVME_STATUS_GET_SC(status));
-		}
-		nvme_qpair_fail(qp, rc, reason);
+		qpair_connect_failed(qp, cpl, status);
 		return;
 	}
 	if (qp->is_admin) {
@@ -249,18 +272,8 @@ qpair_connect_cpl(void *cb_arg, const struct nvme_cpl *cpl)
 	qp->state = QPAIR_LIVE;
 	DEBUGLOG(nvme, "%s: connected, cntlid %u\n", qp->name, qp->cntlid);
 
-	/* I/O that waited for the queue goes out now, oldest first. */
 	nvme_qpair_hold(qp);
-	while (qp->state == QPAIR_LIVE && (req = TAILQ_FIRST(&qp->queued)) != NULL) {
-		TAILQ_REMOVE(&qp->queued, req, link);
-		req->state = REQ_OUTSTANDING;
-		TAILQ_INSERT_TAIL(&qp->outstanding, req, link);
-		qp->num_outstanding++;
-		rc = qp->ops->submit(qp, req);
-		if (rc != 0) {
-			nvme_qpair_fail(qp, rc, "cannot send a queued command");
-		}
-	}
+	qpair_submit_queued(qp);
 	if (qp->state == QPAIR_LIVE) {
 		qp->connect_done(qp, 0);
 	}

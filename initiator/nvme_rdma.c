@@ -118,12 +118,12 @@ device_get(struct ibv_context *verbs, const char *name)
 	pthread_mutex_lock(&g_dev_lock);
 	for (dev = g_devs; dev != NULL; dev = dev->next) {
 		if (dev->verbs == verbs) {
-			goto out;
+			goto out_unlock;
 		}
 	}
 	dev = calloc(1, sizeof(*dev));
 	if (dev == NULL) {
-		goto out;
+		goto out_unlock;
 	}
 	dev->verbs = verbs;
 	dev->max_qp_rd_atom = 4;
@@ -140,7 +140,7 @@ device_get(struct ibv_context *verbs, const char *name)
 		       ibv_get_device_name(verbs->device), strerror(errno));
 		free(dev);
 		dev = NULL;
-		goto out;
+		goto out_unlock;
 	}
 	if (arena_region(&region) == 0) {
 		dev->arena_mr = ibv_reg_mr(dev->pd, region.addr, region.len,
@@ -156,7 +156,7 @@ device_get(struct ibv_context *verbs, const char *name)
 	}
 	dev->next = g_devs;
 	g_devs = dev;
-out:
+out_unlock:
 	pthread_mutex_unlock(&g_dev_lock);
 	return dev;
 }
@@ -262,26 +262,26 @@ rdma_connect_start(struct nvme_qpair *qp)
 		rc = errno == ENODEV ? -ENODEV : -errno;
 		nvme_qpair_error(qp, rc, "rdma_create_event_channel: %s (is rdma_ucm loaded?)",
 				 strerror(-rc));
-		goto close;
+		goto out_disconnect;
 	}
 	rc = set_nonblock(conn->cm_channel->fd);
 	if (rc != 0) {
 		nvme_qpair_error(qp, rc, "cannot make the CM channel non-blocking: %s",
 				 strerror(-rc));
-		goto close;
+		goto out_disconnect;
 	}
 	if (rdma_create_id(conn->cm_channel, &conn->cm_id, qp, RDMA_PS_TCP) != 0) {
 		rc = -errno;
 		conn->cm_id = NULL;
 		nvme_qpair_error(qp, rc, "rdma_create_id: %s", strerror(-rc));
-		goto close;
+		goto out_disconnect;
 	}
 	conn->cm_ev = thread_fd_register(conn->cm_channel->fd, THREAD_FD_IN, rdma_cm_on_event, qp,
 					 qp->name);
 	if (conn->cm_ev == NULL) {
 		rc = -ENOMEM;
 		nvme_qpair_error(qp, rc, "cannot watch the CM channel");
-		goto close;
+		goto out_disconnect;
 	}
 	conn->state = RDMA_CONN_ADDR;
 	if (rdma_resolve_addr(conn->cm_id, NULL, (struct sockaddr *)&sin,
@@ -289,11 +289,11 @@ rdma_connect_start(struct nvme_qpair *qp)
 		rc = -errno;
 		nvme_qpair_error(qp, rc, "rdma_resolve_addr %s: %s", ctrlr->trid.traddr,
 				 strerror(-rc));
-		goto close;
+		goto out_disconnect;
 	}
 	return 0;
 
-close:
+out_disconnect:
 	rdma_disconnect_qp(qp);
 	return rc;
 }

@@ -62,6 +62,21 @@ tx_queue(struct nvme_tcp_conn *conn, struct nvme_tcp_tx *tx)
 	TAILQ_INSERT_TAIL(&conn->txq, tx, link);
 }
 
+/* A fresh connection on socket fd: nothing negotiated, nothing buffered. */
+static void
+conn_start(struct nvme_tcp_conn *conn, int fd)
+{
+	conn->fd = fd;
+	conn->state = TCP_CONN_CONNECTING;
+	conn->hdgst = false;
+	conn->ddgst = false;
+	conn->cpda = 0;
+	conn->rbuf_len = 0;
+	conn->rbuf_off = 0;
+	rx_reset(conn);
+	TAILQ_INIT(&conn->txq);
+}
+
 static int
 tcp_connect(struct nvme_qpair *qp)
 {
@@ -81,42 +96,33 @@ tcp_connect(struct nvme_qpair *qp)
 	}
 	/* Capsules are small and latency bound: never wait to coalesce them. */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-
-	conn->fd = fd;
-	conn->state = TCP_CONN_CONNECTING;
-	conn->hdgst = false;
-	conn->ddgst = false;
-	conn->cpda = 0;
-	conn->rbuf_len = 0;
-	conn->rbuf_off = 0;
-	rx_reset(conn);
-	TAILQ_INIT(&conn->txq);
+	conn_start(conn, fd);
 
 	rc = connect(fd, (struct sockaddr *)&sin, sizeof(sin));
 	if (rc != 0 && errno != EINPROGRESS) {
 		rc = -errno;
 		nvme_qpair_error(qp, rc, "connect: %s", strerror(-rc));
-		goto close_fd;
+		goto out_close_fd;
 	}
 	conn->ev_mask = THREAD_FD_OUT;
 	conn->ev = thread_fd_register(fd, conn->ev_mask, tcp_on_event, qp, qp->name);
 	if (conn->ev == NULL) {
 		rc = -ENOMEM;
 		nvme_qpair_error(qp, rc, "cannot watch the socket");
-		goto close_fd;
+		goto out_close_fd;
 	}
 	conn->flush_poller = poller_register(tcp_flush_poll, qp, 0, "nvme_tcp_tx");
 	if (conn->flush_poller == NULL) {
 		rc = -ENOMEM;
 		nvme_qpair_error(qp, rc, "cannot register the send poller");
-		goto unregister_fd;
+		goto out_unregister_fd;
 	}
 	/* Even a connect that finished at once is reported by EPOLLOUT. */
 	return 0;
 
-unregister_fd:
+out_unregister_fd:
 	thread_fd_unregister(&conn->ev);
-close_fd:
+out_close_fd:
 	close(fd);
 	conn->fd = -1;
 	conn->state = TCP_CONN_CLOSED;
@@ -857,7 +863,7 @@ tcp_on_event(void *ctx, uint32_t events)
 			tcp_connected(qp);
 			rc = nvme_tcp_flush(qp);
 		}
-		goto out;
+		goto out_release_qpair;
 	}
 	if ((events & THREAD_FD_OUT) != 0) {
 		rc = nvme_tcp_flush(qp);
@@ -866,7 +872,7 @@ tcp_on_event(void *ctx, uint32_t events)
 	    (events & (THREAD_FD_IN | THREAD_FD_ERR | THREAD_FD_HUP)) != 0) {
 		rc = tcp_rx(qp);
 	}
-out:
+out_release_qpair:
 	if (rc != 0 && conn->epoch == epoch) {
 		nvme_qpair_fail(qp, rc, NULL);
 	}
