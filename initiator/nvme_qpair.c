@@ -36,7 +36,7 @@ qpair_transport_fini(struct nvme_qpair *qp)
 	}
 }
 
-/* The transport allocates the queue pair: its struct embeds ours (ops->qpair_offset). */
+/* A queue pair is its transport's struct (qpair_size bytes), with ours at qpair_offset. */
 static struct nvme_qpair *
 qpair_alloc(const struct nvme_transport_ops *ops)
 {
