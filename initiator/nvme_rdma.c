@@ -307,6 +307,31 @@ bounce_put(struct nvme_rdma_conn *conn, struct nvme_rdma_req *rr)
 	}
 }
 
+/* Take a bounce buffer for the data of req (filled for a write): its index and address. */
+static int
+bounce_take(struct nvme_qpair *qp, struct nvme_request *req, int32_t *bidx, uint8_t **bounce)
+{
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
+	uint32_t len = req->data_len;
+
+	if (unlikely(len > conn->bounce_size)) {
+		ERRLOG("nvme %s: a %u-byte transfer outside the registered arena exceeds "
+		       "the %u-byte bounce buffers\n",
+		       qp->name, len, conn->bounce_size);
+		return -EINVAL;
+	}
+	if (unlikely(conn->bounce_free_cnt == 0)) {
+		/* The bdev layer retries -ENOMEM after a completion. */
+		return -ENOMEM;
+	}
+	*bidx = conn->bounce_free[--conn->bounce_free_cnt];
+	*bounce = conn->bounce + (size_t)*bidx * conn->bounce_size;
+	if (req->xfer == NVME_XFER_HOST_TO_CTRLR) {
+		nvme_rdma_copy_from_iov(*bounce, req->iov, req->iovcnt, req->iov_offset, len);
+	}
+	return 0;
+}
+
 static int
 post_recv(struct nvme_qpair *qp, uint32_t slot)
 {
@@ -846,21 +871,9 @@ rdma_submit(struct nvme_qpair *qp, struct nvme_request *req)
 		break;
 	case RDMA_DATA_INCAPSULE_COPY:
 	case RDMA_DATA_BOUNCE:
-		if (unlikely(len > conn->bounce_size)) {
-			ERRLOG("nvme %s: a %u-byte transfer outside the registered arena exceeds "
-			       "the %u-byte bounce buffers\n",
-			       qp->name, len, conn->bounce_size);
-			return -EINVAL;
-		}
-		if (unlikely(conn->bounce_free_cnt == 0)) {
-			/* The bdev layer retries -ENOMEM after a completion. */
-			return -ENOMEM;
-		}
-		bidx = conn->bounce_free[--conn->bounce_free_cnt];
-		bounce = conn->bounce + (size_t)bidx * conn->bounce_size;
-		if (req->xfer == NVME_XFER_HOST_TO_CTRLR) {
-			nvme_rdma_copy_from_iov(bounce, req->iov, req->iovcnt, req->iov_offset,
-						len);
+		rc = bounce_take(qp, req, &bidx, &bounce);
+		if (unlikely(rc != 0)) {
+			return rc;
 		}
 		nvme_rdma_cmd_set_sgl(&req->cmd, mode, (uintptr_t)bounce, len, conn->buf_rkey);
 		if (mode == RDMA_DATA_INCAPSULE_COPY) {
