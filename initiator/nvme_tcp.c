@@ -751,6 +751,22 @@ rx_step(struct nvme_qpair *qp)
 	return 0;
 }
 
+/* A read returned n <= 0: closed by the peer, nothing now (-EAGAIN), EINTR (0) or an error. */
+static int
+rx_failed(struct nvme_qpair *qp, ssize_t n)
+{
+	if (n == 0) {
+		return nvme_qpair_error(qp, -ECONNRESET, "connection closed by the controller");
+	}
+	if (errno == EAGAIN || errno == EWOULDBLOCK) {
+		return -EAGAIN;
+	}
+	if (errno == EINTR) {
+		return 0;
+	}
+	return nvme_qpair_error(qp, -errno, "receive: %s", strerror(errno));
+}
+
 /* Read a large payload straight into the caller's buffer. */
 static int
 rx_direct(struct nvme_qpair *qp)
@@ -767,16 +783,7 @@ rx_direct(struct nvme_qpair *qp)
 	if (n > 0) {
 		return rx_data_advance(qp, (uint32_t)n);
 	}
-	if (n == 0) {
-		return nvme_qpair_error(qp, -ECONNRESET, "connection closed by the controller");
-	}
-	if (errno == EAGAIN || errno == EWOULDBLOCK) {
-		return -EAGAIN;
-	}
-	if (errno == EINTR) {
-		return 0;
-	}
-	return nvme_qpair_error(qp, -errno, "receive: %s", strerror(errno));
+	return rx_failed(qp, n);
 }
 
 static int
@@ -791,16 +798,7 @@ rx_fill(struct nvme_qpair *qp)
 		conn->rbuf_len = (uint32_t)n;
 		return 0;
 	}
-	if (n == 0) {
-		return nvme_qpair_error(qp, -ECONNRESET, "connection closed by the controller");
-	}
-	if (errno == EAGAIN || errno == EWOULDBLOCK) {
-		return -EAGAIN;
-	}
-	if (errno == EINTR) {
-		return 0;
-	}
-	return nvme_qpair_error(qp, -errno, "receive: %s", strerror(errno));
+	return rx_failed(qp, n);
 }
 
 /*
