@@ -805,14 +805,12 @@ check_trid(const struct nvme_transport_id *trid, const struct nvme_ctrlr_opts *o
 	unsigned long port;
 	char *end;
 
-#ifndef GGA_CONFIG_RDMA
-	if (trid->trtype == NVME_TRANSPORT_RDMA) {
-		/* Built without rdma-core (./configure --without-rdma). */
-		return -EPROTONOSUPPORT;
-	}
-#endif
 	if (trid->trtype != NVME_TRANSPORT_TCP && trid->trtype != NVME_TRANSPORT_RDMA) {
 		return -EINVAL;
+	}
+	if (nvme_transport_find(trid->trtype) == NULL) {
+		/* Built without it (./configure --without-rdma). */
+		return -EPROTONOSUPPORT;
 	}
 	if (trid->adrfam != NVME_ADRFAM_IPV4) {
 		return -EAFNOSUPPORT;
@@ -838,12 +836,69 @@ check_trid(const struct nvme_transport_id *trid, const struct nvme_ctrlr_opts *o
 	return 0;
 }
 
+static struct nvme_ctrlr *
+ctrlr_alloc(const struct nvme_transport_id *trid, const struct nvme_ctrlr_opts *opts,
+	    nvme_ctrlr_connect_cb cb, void *cb_arg)
+{
+	struct nvme_ctrlr *ctrlr;
+
+	ctrlr = calloc(1, sizeof(*ctrlr));
+	if (ctrlr == NULL) {
+		return NULL;
+	}
+	ctrlr->trid = *trid;
+	ctrlr->opts = *opts;
+	ctrlr->ops = nvme_transport_find(trid->trtype);
+	ctrlr->thread = thread_get_current();
+	ctrlr->refs = 1;
+	ctrlr->state = NVME_CTRLR_CONNECTING;
+	ctrlr->connect_cb = cb;
+	ctrlr->connect_cb_arg = cb_arg;
+	ctrlr->reconnect_delay_ms = opts->reconnect_delay_min_ms;
+	pthread_mutex_init(&ctrlr->lock, NULL);
+	snprintf(ctrlr->name, sizeof(ctrlr->name), "%s:%s", trid->traddr, trid->trsvcid);
+	return ctrlr;
+}
+
+/* A host ID and NQN of our own where the options give none. */
+static int
+ctrlr_set_host_ids(struct nvme_ctrlr *ctrlr)
+{
+	char hostid_str[UUID_STR_LEN];
+
+	if (mem_is_zero(ctrlr->opts.hostid, sizeof(ctrlr->opts.hostid)) &&
+	    getrandom(ctrlr->opts.hostid, sizeof(ctrlr->opts.hostid), 0) !=
+		    (ssize_t)sizeof(ctrlr->opts.hostid)) {
+		return -EIO;
+	}
+	if (ctrlr->opts.hostnqn[0] == '\0') {
+		uuid_format(ctrlr->opts.hostid, hostid_str);
+		snprintf(ctrlr->opts.hostnqn, sizeof(ctrlr->opts.hostnqn),
+			 "nqn.2014-08.org.nvmexpress:uuid:%s", hostid_str);
+	}
+	return 0;
+}
+
+/* The identify buffer and the namespace lists (ctrlr_free releases them). */
+static int
+ctrlr_alloc_bufs(struct nvme_ctrlr *ctrlr)
+{
+	ctrlr->id_buf = aligned_alloc(4096, NVME_IDENTIFY_DATA_SIZE);
+	ctrlr->cdata = calloc(1, sizeof(*ctrlr->cdata));
+	ctrlr->ns_list = calloc(NVME_IDENTIFY_DATA_SIZE / 4, sizeof(uint32_t));
+	ctrlr->ns_found = calloc(NVME_IDENTIFY_DATA_SIZE / 4, sizeof(*ctrlr->ns_found));
+	if (ctrlr->id_buf == NULL || ctrlr->cdata == NULL || ctrlr->ns_list == NULL ||
+	    ctrlr->ns_found == NULL) {
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 int
 nvme_ctrlr_connect(const struct nvme_transport_id *trid, const struct nvme_ctrlr_opts *opts,
 		   nvme_ctrlr_connect_cb cb, void *cb_arg)
 {
 	struct nvme_ctrlr *ctrlr;
-	char hostid_str[UUID_STR_LEN];
 	int rc;
 
 	if (trid == NULL || opts == NULL || cb == NULL) {
@@ -853,51 +908,22 @@ nvme_ctrlr_connect(const struct nvme_transport_id *trid, const struct nvme_ctrlr
 	if (rc != 0) {
 		return rc;
 	}
-	ctrlr = calloc(1, sizeof(*ctrlr));
+	ctrlr = ctrlr_alloc(trid, opts, cb, cb_arg);
 	if (ctrlr == NULL) {
 		return -ENOMEM;
 	}
-	ctrlr->trid = *trid;
-	ctrlr->opts = *opts;
-#ifdef GGA_CONFIG_RDMA
-	ctrlr->ops = trid->trtype == NVME_TRANSPORT_RDMA ? &nvme_rdma_ops : &nvme_tcp_ops;
-#else
-	ctrlr->ops = &nvme_tcp_ops;
-#endif
-	ctrlr->thread = thread_get_current();
-	ctrlr->refs = 1;
-	ctrlr->state = NVME_CTRLR_CONNECTING;
-	ctrlr->connect_cb = cb;
-	ctrlr->connect_cb_arg = cb_arg;
-	ctrlr->reconnect_delay_ms = opts->reconnect_delay_min_ms;
-	pthread_mutex_init(&ctrlr->lock, NULL);
-	snprintf(ctrlr->name, sizeof(ctrlr->name), "%s:%s", trid->traddr, trid->trsvcid);
-
-	if (mem_is_zero(ctrlr->opts.hostid, sizeof(ctrlr->opts.hostid)) &&
-	    getrandom(ctrlr->opts.hostid, sizeof(ctrlr->opts.hostid), 0) !=
-		    (ssize_t)sizeof(ctrlr->opts.hostid)) {
-		rc = -EIO;
-		goto free_ctrlr;
+	rc = ctrlr_set_host_ids(ctrlr);
+	if (rc != 0) {
+		goto out_free_ctrlr;
 	}
-	if (ctrlr->opts.hostnqn[0] == '\0') {
-		uuid_format(ctrlr->opts.hostid, hostid_str);
-		snprintf(ctrlr->opts.hostnqn, sizeof(ctrlr->opts.hostnqn),
-			 "nqn.2014-08.org.nvmexpress:uuid:%s", hostid_str);
-	}
-
-	ctrlr->id_buf = aligned_alloc(4096, NVME_IDENTIFY_DATA_SIZE);
-	ctrlr->cdata = calloc(1, sizeof(*ctrlr->cdata));
-	ctrlr->ns_list = calloc(NVME_IDENTIFY_DATA_SIZE / 4, sizeof(uint32_t));
-	ctrlr->ns_found = calloc(NVME_IDENTIFY_DATA_SIZE / 4, sizeof(*ctrlr->ns_found));
-	if (ctrlr->id_buf == NULL || ctrlr->cdata == NULL || ctrlr->ns_list == NULL ||
-	    ctrlr->ns_found == NULL) {
-		rc = -ENOMEM;
-		goto free_ctrlr;
+	rc = ctrlr_alloc_bufs(ctrlr);
+	if (rc != 0) {
+		goto out_free_ctrlr;
 	}
 	ctrlr->admin = nvme_qpair_create(ctrlr, 0, NVME_ADMIN_QUEUE_SIZE, true);
 	if (ctrlr->admin == NULL) {
 		rc = -ENOMEM;
-		goto free_ctrlr;
+		goto out_free_ctrlr;
 	}
 	ctrlr->admin->connect_done = admin_connect_done;
 	ctrlr->admin->lost = admin_lost;
@@ -905,13 +931,13 @@ nvme_ctrlr_connect(const struct nvme_transport_id *trid, const struct nvme_ctrlr
 	/* The callback must not run inside this call: start from a message. */
 	rc = thread_send_msg(ctrlr->thread, start_msg, ctrlr);
 	if (rc != 0) {
-		goto destroy_admin;
+		goto out_destroy_admin;
 	}
 	return 0;
 
-destroy_admin:
+out_destroy_admin:
 	nvme_qpair_destroy(ctrlr->admin);
-free_ctrlr:
+out_free_ctrlr:
 	ctrlr_free(ctrlr);
 	return rc;
 }

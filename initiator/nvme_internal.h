@@ -12,9 +12,13 @@
  *                  SEND/RECV, keyed SGLs, memory registration (CONFIG_RDMA)
  *   nvme_rdma_util.c NVMe/RDMA private data, SGL and completion-state helpers
  *                  (pure functions)
+ *   nvme_transport.c the transports built in, by type
  *
  * The split follows the Linux nvmet idea: the generic code owns the command
- * lifecycle; the transport only moves bytes and reports what arrived.
+ * lifecycle; the transport only moves bytes and reports what arrived. The
+ * boundary is struct nvme_transport_ops, as on the target: the generic code
+ * does not see a transport's own types (nvme_tcp_internal.h,
+ * nvme_rdma_internal.h).
  */
 #ifndef GGA_NVME_INTERNAL_H
 #define GGA_NVME_INTERNAL_H
@@ -35,12 +39,6 @@
 #define NVME_TCP_ADMIN_ICD_SIZE 8192
 /* How often each queue pair checks timeouts and whether to (re)connect. */
 #define NVME_QPAIR_POLL_US      (20 * 1000)
-/* Bytes of socket input buffered at once for headers and small data. */
-#define NVME_TCP_RBUF_SIZE      (64u * 1024)
-/* Data this large (and not yet buffered) is read straight into the caller's buffer. */
-#define NVME_TCP_RX_DIRECT_MIN  2048u
-/* iovecs gathered into one sendmsg()/readv(). */
-#define NVME_TCP_MAX_IOVS       64
 /* Header buffer of an outgoing PDU: header, header digest and padding up to PDO. */
 #define NVME_TCP_TX_HDR_SIZE    256
 
@@ -51,6 +49,7 @@
 
 struct nvme_qpair;
 struct nvme_request;
+struct sockaddr_in;
 
 enum nvme_qpair_state {
 	QPAIR_DISCONNECTED = 0,
@@ -62,69 +61,6 @@ enum nvme_req_state {
 	REQ_FREE = 0,
 	REQ_QUEUED,      /* waiting for the queue pair to connect */
 	REQ_OUTSTANDING, /* handed to the transport */
-};
-
-enum nvme_tcp_tx_kind {
-	TCP_TX_CMD,
-	TCP_TX_H2C,
-	TCP_TX_ICREQ,
-	TCP_TX_TERM,
-};
-
-/* One outgoing PDU: header (+digest, +pad), then an optional data range, then its digest. */
-struct nvme_tcp_tx {
-	TAILQ_ENTRY(nvme_tcp_tx) link;
-	enum nvme_tcp_tx_kind kind;
-	bool queued;
-	uint8_t *hdr;
-	uint32_t hdr_len;
-	const struct iovec *iov;
-	int iovcnt;
-	size_t iov_offset;
-	uint32_t data_len;
-	uint8_t ddgst[NVME_TCP_DIGEST_LEN];
-	uint32_t ddgst_len;
-	uint32_t len; /* hdr_len + data_len + ddgst_len */
-	uint32_t sent;
-	struct nvme_request *req;
-};
-
-/* Per-request NVMe/TCP state. */
-struct nvme_tcp_req {
-	uint8_t hdr[NVME_TCP_TX_HDR_SIZE] __attribute__((aligned(8)));
-	struct nvme_tcp_tx tx;
-	bool in_capsule;
-	/* C2HData: next expected data offset. */
-	uint32_t c2h_next;
-	/* R2T being served: transfer tag and the end of the requested range. */
-	bool r2t_active;
-	uint16_t ttag;
-	uint32_t h2c_next;
-	uint32_t r2t_end;
-	/* A data digest mismatch: complete with Transient Transport Error. */
-	bool ddgst_error;
-	/* The response came while our PDU was still being sent: complete when it is. */
-	bool cpl_deferred;
-	struct nvme_cpl cpl;
-};
-
-/* Where the data of an NVMe/RDMA command travels. */
-enum nvme_rdma_data_mode {
-	RDMA_DATA_NONE = 0,
-	RDMA_DATA_INCAPSULE,      /* in the capsule: the caller's buffer as a second SGE */
-	RDMA_DATA_INCAPSULE_COPY, /* in the capsule: a bounce buffer copy as second SGE */
-	RDMA_DATA_KEYED,          /* keyed SGL on the caller's buffer (registered arena) */
-	RDMA_DATA_BOUNCE,         /* keyed SGL on a registered bounce buffer, copied */
-};
-
-/* Per-request NVMe/RDMA state. */
-struct nvme_rdma_req {
-	enum nvme_rdma_data_mode mode;
-	/* A request completes when both happened, in either order. */
-	bool send_done;
-	bool rsp_received;
-	int32_t bounce; /* bounce buffer index, -1 for none */
-	struct nvme_cpl cpl;
 };
 
 struct nvme_request {
@@ -146,122 +82,30 @@ struct nvme_request {
 	/* Storage for a single-buffer payload (internal commands, DSM range). */
 	struct iovec local_iov;
 	struct nvme_dsm_range dsm;
-	/* A queue pair uses one transport: its requests carry that transport's state. */
-	union {
-		struct nvme_tcp_req tcp;
-		struct nvme_rdma_req rdma;
-	};
+	/*
+	 * The transport's per-request state (ops->req_ctx_size bytes) follows:
+	 * a queue pair's requests lie req_stride bytes apart.
+	 */
+	uint8_t transport_ctx[] __attribute__((aligned(16)));
 };
-
-enum nvme_tcp_conn_state {
-	TCP_CONN_CLOSED = 0,
-	TCP_CONN_CONNECTING, /* non-blocking connect() in progress */
-	TCP_CONN_WAIT_ICRESP,
-	TCP_CONN_READY,
-};
-
-enum nvme_tcp_rx_state {
-	TCP_RX_HDR = 0, /* common header, then the rest of the header and digest */
-	TCP_RX_PAD,     /* padding between header and data */
-	TCP_RX_DATA,    /* C2HData payload into the request's buffer */
-	TCP_RX_DDGST,   /* data digest */
-	TCP_RX_DISCARD, /* TermReq payload: read and dropped */
-};
-
-struct nvme_tcp_conn {
-	int fd;
-	struct fd_event *ev;
-	uint32_t ev_mask;
-	enum nvme_tcp_conn_state state;
-	/* Negotiated in ICReq/ICResp. */
-	bool hdgst;
-	bool ddgst;
-	uint32_t cpda;
-	uint32_t maxh2cdata;
-	uint32_t max_icd;
-	/* Sending. */
-	TAILQ_HEAD(, nvme_tcp_tx) txq;
-	struct nvme_tcp_tx ctrl_tx; /* ICReq or H2CTermReq */
-	uint8_t ctrl_buf[NVME_TCP_ICREQ_HLEN + NVME_TCP_TERM_REQ_MAX_DATA];
-	struct poller *flush_poller;
-	/* Receiving. */
-	uint8_t *rbuf;
-	uint32_t rbuf_len;
-	uint32_t rbuf_off;
-	enum nvme_tcp_rx_state rx_state;
-	union nvme_tcp_pdu_hdr rx_hdr;
-	uint32_t rx_got;
-	uint32_t rx_need;
-	struct nvme_request *rx_req;
-	uint32_t rx_data_off; /* data offset of the next byte, in the command's data */
-	uint32_t rx_datal;    /* data bytes of the current C2HData PDU */
-	uint32_t rx_left;     /* bytes left in the current state */
-	uint32_t rx_crc;
-	uint8_t rx_ddgst[NVME_TCP_DIGEST_LEN];
-	/* Bumped at every close so a callback can tell that the connection changed under it. */
-	uint32_t epoch;
-};
-
-enum nvme_rdma_conn_state {
-	RDMA_CONN_CLOSED = 0,
-	RDMA_CONN_ADDR,       /* rdma_resolve_addr in progress */
-	RDMA_CONN_ROUTE,      /* rdma_resolve_route in progress */
-	RDMA_CONN_CONNECTING, /* rdma_connect sent, waiting for ESTABLISHED */
-	RDMA_CONN_READY,
-};
-
-struct nvme_rdma_device;
-struct rdma_event_channel;
-struct rdma_cm_id;
-struct ibv_comp_channel;
-struct ibv_cq;
-struct ibv_mr;
 
 /*
- * One NVMe/RDMA connection (nvme_rdma.c). The verbs objects and the buffer
- * block exist from connect to disconnect; the struct itself lives as long as
- * the queue pair.
+ * Transport operations: the only transport-specific entry points. A
+ * transport's queue pair embeds struct nvme_qpair (container_of back), and
+ * each request carries req_ctx_size bytes of its state (nvme_request_ctx()).
  */
-struct nvme_rdma_conn {
-	enum nvme_rdma_conn_state state;
-	struct rdma_event_channel *cm_channel;
-	struct fd_event *cm_ev;
-	struct rdma_cm_id *cm_id;
-	struct nvme_rdma_device *dev;
-	struct ibv_comp_channel *comp_channel;
-	struct fd_event *comp_ev;
-	struct ibv_cq *cq;
-	struct poller *cq_poller;
-	bool cq_armed;
-	uint32_t cq_events_unacked;
-	/* The arena as registered with this device (len 0: none). */
-	uintptr_t arena_base;
-	size_t arena_len;
-	uint32_t arena_lkey;
-	uint32_t arena_rkey;
-	/* One block: command capsules, response buffers, bounce buffers. */
-	uint8_t *buf;
-	struct ibv_mr *buf_mr; /* NULL when the block lies in the registered arena */
-	uint32_t buf_lkey;
-	uint32_t buf_rkey;
-	uint8_t *capsules; /* one per request slot (cid), capsule_size each */
-	uint32_t capsule_size;
-	uint8_t *rsps; /* num_rsps response capsules, one RECV each */
-	uint32_t num_rsps;
-	uint8_t *bounce;
-	uint32_t bounce_size;
-	uint32_t num_bounce;
-	uint16_t *bounce_free; /* stack of free bounce indexes */
-	uint32_t bounce_free_cnt;
-	uint32_t max_icd;
-	uint32_t max_send_sge;
-	/* Bumped at every close so a callback can tell that the connection changed under it. */
-	uint32_t epoch;
-};
-
-/* Transport operations: the only transport-specific entry points. */
 struct nvme_transport_ops {
 	const char *name;
+	enum nvme_transport_type trtype;
+	/* Size of the transport's queue pair, which embeds struct nvme_qpair. */
+	size_t qpair_size;
+	/* The struct nvme_qpair's offset in it. */
+	size_t qpair_offset;
+	/* Bytes of transport state per request. */
+	size_t req_ctx_size;
+	/* Set up (zeroed) / release the transport's part of a queue pair; init may fail. */
+	int (*qpair_init)(struct nvme_qpair *qpair);
+	void (*qpair_fini)(struct nvme_qpair *qpair);
 	/* Start connecting; nvme_qpair_transport_ready() or nvme_qpair_fail() follows. */
 	int (*connect)(struct nvme_qpair *qpair);
 	/* Close the connection at once; no request is touched. */
@@ -284,7 +128,9 @@ struct nvme_qpair {
 	enum nvme_qpair_state state;
 	bool is_admin;
 
+	/* num_reqs + 1 requests (the last is connect_req), req_stride bytes apart. */
 	struct nvme_request *reqs;
+	size_t req_stride;
 	uint32_t num_reqs;
 	uint16_t cid_slot_mask; /* the cid bits that index reqs[] */
 	TAILQ_HEAD(, nvme_request) free_reqs;
@@ -319,9 +165,6 @@ struct nvme_qpair {
 	bool destroying;
 	bool timed_out_seen; /* the last failure was a command timeout */
 	char fail_reason[256];
-
-	struct nvme_tcp_conn tcp;
-	struct nvme_rdma_conn rdma;
 };
 
 /*
@@ -444,6 +287,11 @@ void nvme_qpair_disconnect(struct nvme_qpair *qpair, uint16_t status);
 void nvme_qpair_transport_ready(struct nvme_qpair *qpair);
 /* Transport or timer: the connection failed; rc is a negative errno. */
 void nvme_qpair_fail(struct nvme_qpair *qpair, int rc, const char *reason);
+/* Transport: say why the connection fails (its fail_reason, for the log). Returns rc. */
+int nvme_qpair_error(struct nvme_qpair *qpair, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Transport: the controller's IPv4 address and port; -EINVAL (with the reason) if none. */
+int nvme_qpair_sockaddr(struct nvme_qpair *qpair, struct sockaddr_in *sin);
 /* Transport: the completion of a request arrived. */
 void nvme_qpair_complete(struct nvme_qpair *qpair, struct nvme_request *req,
 			 const struct nvme_cpl *cpl);
@@ -457,11 +305,28 @@ bool nvme_qpair_release(struct nvme_qpair *qpair);
 /* Transport: look up an outstanding request by cid (NULL if none). */
 struct nvme_request *nvme_qpair_find_req(struct nvme_qpair *qpair, uint16_t cid);
 
+/* The request in a slot of a queue pair (slot <= num_reqs). */
+static inline struct nvme_request *
+nvme_qpair_req(const struct nvme_qpair *qpair, uint32_t slot)
+{
+	return (struct nvme_request *)((uint8_t *)qpair->reqs + (size_t)slot * qpair->req_stride);
+}
+
 /* The request's slot in its queue pair (its cid without the use count). */
 static inline uint32_t
 nvme_request_slot(const struct nvme_request *req)
 {
-	return (uint32_t)(req - req->qpair->reqs);
+	const struct nvme_qpair *qpair = req->qpair;
+
+	return (uint32_t)(((const uint8_t *)req - (const uint8_t *)qpair->reqs) /
+			  qpair->req_stride);
+}
+
+/* The transport's state of a request. */
+static inline void *
+nvme_request_ctx(const struct nvme_request *req)
+{
+	return (void *)req->transport_ctx;
 }
 /*
  * Submit a command. data: iov range of data_len bytes (NULL/0 for none);
@@ -534,49 +399,9 @@ uint32_t nvme_tcp_iov_crc(const struct iovec *iov, int iovcnt, size_t offset, si
 int nvme_iov_range(const struct iovec *iov, int iovcnt, size_t offset, size_t len,
 		   struct iovec *out, int max);
 
-/* nvme_tcp.c */
-extern const struct nvme_transport_ops nvme_tcp_ops;
-/* Poll the transport of an admin queue (flush); used while waiting synchronously in tests. */
-int nvme_tcp_flush(struct nvme_qpair *qpair);
-
-/* nvme_rdma_util.c: pure NVMe/RDMA helpers (built with CONFIG_RDMA; no verbs calls). */
-struct nvme_rdma_cm_req;
-/* RDMA CM connect private data: hrqsize = entries, hsqsize = entries - 1. */
-void nvme_rdma_build_cm_req(struct nvme_rdma_cm_req *req, uint16_t qid, uint16_t entries,
-			    uint16_t cntlid);
-/*
- * Describe a connect reject into buf: cm_status is the RDMA CM reject reason,
- * pdata/pdata_len the reject's private data (NULL/0 if none). Returns the
- * errno to fail with (-ECONNREFUSED; -EINVAL for the queue size rejects).
- */
-int nvme_rdma_describe_reject(int cm_status, const void *pdata, uint32_t pdata_len, char *buf,
-			      size_t len);
-/*
- * How a command's data travels: contiguous tells whether the data is one
- * virtually contiguous range, in_arena whether that range lies in the
- * registered arena, max_icd the in-capsule data limit of the queue.
- */
-enum nvme_rdma_data_mode nvme_rdma_choose_data_mode(enum nvme_data_xfer xfer, uint32_t len,
-						    bool contiguous, bool in_arena,
-						    uint32_t max_icd);
-/* Fill the SGL of a command for a mode: in-capsule at offset 0, or keyed (addr, len, key). */
-void nvme_rdma_cmd_set_sgl(struct nvme_cmd *cmd, enum nvme_rdma_data_mode mode, uint64_t addr,
-			   uint32_t len, uint32_t rkey);
-/* Check a received response capsule: 0 and *cpl, or -EPROTO if it is too short. */
-int nvme_rdma_parse_rsp(const void *buf, uint32_t byte_len, struct nvme_cpl *cpl);
-/* Reset the completion state of a request being sent. */
-void nvme_rdma_req_start(struct nvme_rdma_req *rr, enum nvme_rdma_data_mode mode, int32_t bounce);
-/* The SEND of the command completed. Returns 1 if the request completes now, else 0. */
-int nvme_rdma_req_send_done(struct nvme_rdma_req *rr);
-/* The response arrived. Returns 1 if it completes now, 0 if not, -EPROTO for a duplicate. */
-int nvme_rdma_req_rsp_received(struct nvme_rdma_req *rr, const struct nvme_cpl *cpl);
-/* Copy between a byte range of an iovec array and a flat buffer. Returns bytes copied. */
-size_t nvme_rdma_copy_from_iov(void *dst, const struct iovec *iov, int iovcnt, size_t offset,
-			       size_t len);
-size_t nvme_rdma_copy_to_iov(const struct iovec *iov, int iovcnt, size_t offset, const void *src,
-			     size_t len);
-
-/* nvme_rdma.c */
-extern const struct nvme_transport_ops nvme_rdma_ops;
+/* nvme_transport.c: the transports built in; NULL for a type left out of the build. */
+const struct nvme_transport_ops *nvme_transport_find(enum nvme_transport_type trtype);
+extern const struct nvme_transport_ops nvme_tcp_ops;  /* nvme_tcp.c */
+extern const struct nvme_transport_ops nvme_rdma_ops; /* nvme_rdma.c */
 
 #endif /* GGA_NVME_INTERNAL_H */

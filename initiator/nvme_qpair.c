@@ -13,6 +13,7 @@
  * or twice (a broken or hostile controller) names a cid that is no longer
  * outstanding, instead of completing the command that reused the slot.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -27,16 +28,58 @@
 
 static int qpair_poll(void *ctx);
 
-struct nvme_qpair *
-nvme_qpair_create(struct nvme_ctrlr *ctrlr, uint16_t qid, uint16_t num_entries, bool is_admin)
+static void
+qpair_transport_fini(struct nvme_qpair *qp)
 {
-	struct nvme_qpair *qp;
+	if (qp->ops->qpair_fini != NULL) {
+		qp->ops->qpair_fini(qp);
+	}
+}
+
+/* A queue pair is its transport's struct (qpair_size bytes), with ours at qpair_offset. */
+static struct nvme_qpair *
+qpair_alloc(const struct nvme_transport_ops *ops)
+{
+	uint8_t *mem = calloc(1, ops->qpair_size);
+
+	return mem == NULL ? NULL : (struct nvme_qpair *)(mem + ops->qpair_offset);
+}
+
+static void
+qpair_free(struct nvme_qpair *qp)
+{
+	free((uint8_t *)qp - qp->ops->qpair_offset);
+}
+
+/* The request pool plus the Connect's slot, each request followed by the transport's state. */
+static int
+qpair_alloc_reqs(struct nvme_qpair *qp)
+{
+	struct nvme_request *req;
 	uint32_t i;
 
-	qp = calloc(1, sizeof(*qp));
-	if (qp == NULL) {
-		return NULL;
+	/* Requests stay 16-byte aligned, as transport_ctx is. */
+	qp->req_stride = sizeof(struct nvme_request) + ((qp->ops->req_ctx_size + 15) & ~(size_t)15);
+	qp->reqs = calloc(qp->num_reqs + 1, qp->req_stride);
+	if (qp->reqs == NULL) {
+		return -ENOMEM;
 	}
+	for (i = 0; i <= qp->num_reqs; i++) {
+		req = nvme_qpair_req(qp, i);
+		req->qpair = qp;
+		req->cid = (uint16_t)i;
+		if (i < qp->num_reqs) {
+			TAILQ_INSERT_TAIL(&qp->free_reqs, req, link);
+		}
+	}
+	qp->connect_req = nvme_qpair_req(qp, qp->num_reqs);
+	return 0;
+}
+
+static void
+qpair_init_fields(struct nvme_qpair *qp, struct nvme_ctrlr *ctrlr, uint16_t qid,
+		  uint16_t num_entries, bool is_admin)
+{
 	qp->ctrlr = ctrlr;
 	qp->ops = ctrlr->ops;
 	qp->thread = thread_get_current();
@@ -53,37 +96,70 @@ nvme_qpair_create(struct nvme_ctrlr *ctrlr, uint16_t qid, uint16_t num_entries, 
 	TAILQ_INIT(&qp->outstanding);
 	TAILQ_INIT(&qp->queued);
 	qp->cmd_timeout_ticks = us_to_ticks((uint64_t)ctrlr->opts.command_timeout_ms * 1000);
+}
 
-	qp->reqs = calloc(qp->num_reqs + 1, sizeof(*qp->reqs));
+struct nvme_qpair *
+nvme_qpair_create(struct nvme_ctrlr *ctrlr, uint16_t qid, uint16_t num_entries, bool is_admin)
+{
+	struct nvme_qpair *qp;
+
+	qp = qpair_alloc(ctrlr->ops);
+	if (qp == NULL) {
+		return NULL;
+	}
+	qpair_init_fields(qp, ctrlr, qid, num_entries, is_admin);
+	if (qpair_alloc_reqs(qp) != 0) {
+		goto out_free_qpair;
+	}
 	qp->connect_data = calloc(1, sizeof(*qp->connect_data));
-	qp->tcp.rbuf = malloc(NVME_TCP_RBUF_SIZE);
-	if (qp->reqs == NULL || qp->connect_data == NULL || qp->tcp.rbuf == NULL) {
-		goto free_bufs;
+	if (qp->connect_data == NULL) {
+		goto out_free_reqs;
 	}
-	for (i = 0; i <= qp->num_reqs; i++) {
-		qp->reqs[i].qpair = qp;
-		qp->reqs[i].cid = (uint16_t)i;
-		if (i < qp->num_reqs) {
-			TAILQ_INSERT_TAIL(&qp->free_reqs, &qp->reqs[i], link);
-		}
+	if (qp->ops->qpair_init != NULL && qp->ops->qpair_init(qp) != 0) {
+		goto out_free_connect_data;
 	}
-	qp->connect_req = &qp->reqs[qp->num_reqs];
-	qp->tcp.fd = -1;
-	TAILQ_INIT(&qp->tcp.txq);
-
 	qp->poller = poller_register(qpair_poll, qp, NVME_QPAIR_POLL_US, "nvme_qpair");
 	if (qp->poller == NULL) {
-		goto free_bufs;
+		goto out_fini_transport;
 	}
 	return qp;
 
-free_bufs:
-	free(qp->tcp.rbuf);
+out_fini_transport:
+	qpair_transport_fini(qp);
+out_free_connect_data:
 	free(qp->connect_data);
+out_free_reqs:
 	free(qp->reqs);
-	free(qp);
+out_free_qpair:
+	qpair_free(qp);
 	errno = ENOMEM;
 	return NULL;
+}
+
+int
+nvme_qpair_error(struct nvme_qpair *qp, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(qp->fail_reason, sizeof(qp->fail_reason), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int
+nvme_qpair_sockaddr(struct nvme_qpair *qp, struct sockaddr_in *sin)
+{
+	const struct nvme_transport_id *trid = &qp->ctrlr->trid;
+
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	if (inet_pton(AF_INET, trid->traddr, &sin->sin_addr) != 1) {
+		return nvme_qpair_error(qp, -EINVAL, "traddr '%s' is not an IPv4 address",
+					trid->traddr);
+	}
+	sin->sin_port = htons((uint16_t)strtoul(trid->trsvcid, NULL, 10));
+	return 0;
 }
 
 void
@@ -118,46 +194,69 @@ nvme_qpair_destroy(struct nvme_qpair *qp)
 	if (qp->destroyed != NULL) {
 		qp->destroyed(qp);
 	}
-	free(qp->tcp.rbuf);
+	qpair_transport_fini(qp);
 	free(qp->connect_data);
 	free(qp->reqs);
-	free(qp);
+	qpair_free(qp);
+}
+
+/* The Fabrics Connect failed with status: fail the queue pair, saying what the target refused. */
+static void
+qpair_connect_failed(struct nvme_qpair *qp, const struct nvme_cpl *cpl, uint16_t status)
+{
+	char reason[sizeof(qp->fail_reason)];
+
+	if (NVME_STATUS_GET_SCT(status) == NVME_SCT_COMMAND_SPECIFIC &&
+	    NVME_STATUS_GET_SC(status) == NVME_SC_CONNECT_INVALID_PARAMETERS) {
+		snprintf(reason, sizeof(reason),
+			 "Fabrics Connect failed: %s (sct 0x%x, sc 0x%x, %s byte %u)%s",
+			 nvme_status_string(status), NVME_STATUS_GET_SCT(status),
+			 NVME_STATUS_GET_SC(status), (cpl->cdw0 & 1) ? "connect data" : "command",
+			 cpl->cdw0 >> 16,
+			 (cpl->cdw0 & 1) && (cpl->cdw0 >> 16) ==
+						    offsetof(struct nvme_connect_data, subnqn) ?
+				 ": unknown subsystem NQN" :
+				 "");
+	} else {
+		snprintf(reason, sizeof(reason), "Fabrics Connect failed: %s (sct 0x%x, sc 0x%x)",
+			 nvme_status_string(status), NVME_STATUS_GET_SCT(status),
+			 NVME_STATUS_GET_SC(status));
+	}
+	nvme_qpair_fail(qp, nvme_connect_status_errno(status), reason);
+}
+
+/* I/O that waited for the queue goes out now, oldest first. */
+static void
+qpair_submit_queued(struct nvme_qpair *qp)
+{
+	struct nvme_request *req;
+	int rc;
+
+	while (qp->state == QPAIR_LIVE && (req = TAILQ_FIRST(&qp->queued)) != NULL) {
+		TAILQ_REMOVE(&qp->queued, req, link);
+		req->state = REQ_OUTSTANDING;
+		TAILQ_INSERT_TAIL(&qp->outstanding, req, link);
+		qp->num_outstanding++;
+		rc = qp->ops->submit(qp, req);
+		if (rc != 0) {
+			nvme_qpair_fail(qp, rc, "cannot send a queued command");
+		}
+	}
 }
 
 static void
 qpair_connect_cpl(void *cb_arg, const struct nvme_cpl *cpl)
 {
 	struct nvme_qpair *qp = cb_arg;
-	struct nvme_request *req;
 	char reason[sizeof(qp->fail_reason)];
 	uint16_t status = cpl->status & ~NVME_STATUS_P;
-	int rc;
 
 	/* A failing queue completes the Connect too; that failure is reported already. */
 	if (qp->state != QPAIR_CONNECTING) {
 		return;
 	}
 	if (!NVME_STATUS_IS_SUCCESS(status)) {
-		rc = nvme_connect_status_errno(status);
-		if (NVME_STATUS_GET_SCT(status) == NVME_SCT_COMMAND_SPECIFIC &&
-		    NVME_STATUS_GET_SC(status) == NVME_SC_CONNECT_INVALID_PARAMETERS) {
-			snprintf(reason, sizeof(reason),
-				 "Fabrics Connect failed: %s (sct 0x%x, sc 0x%x, %s byte %u)%s",
-				 nvme_status_string(status), NVME_STATUS_GET_SCT(status),
-				 NVME_STATUS_GET_SC(status),
-				 (cpl->cdw0 & 1) ? "connect data" : "command", cpl->cdw0 >> 16,
-				 (cpl->cdw0 & 1) && (cpl->cdw0 >> 16) ==
-							    offsetof(struct nvme_connect_data,
-								     subnqn) ?
-					 ": unknown subsystem NQN" :
-					 "");
-		} else {
-			snprintf(reason, sizeof(reason),
-				 "Fabrics Connect failed: %s (sct 0x%x, sc 0x%x)",
-				 nvme_status_string(status), NVME_STATUS_GET_SCT(status),
-				 NVME_STATUS_GET_SC(status));
-		}
-		nvme_qpair_fail(qp, rc, reason);
+		qpair_connect_failed(qp, cpl, status);
 		return;
 	}
 	if (qp->is_admin) {
@@ -173,18 +272,8 @@ qpair_connect_cpl(void *cb_arg, const struct nvme_cpl *cpl)
 	qp->state = QPAIR_LIVE;
 	DEBUGLOG(nvme, "%s: connected, cntlid %u\n", qp->name, qp->cntlid);
 
-	/* I/O that waited for the queue goes out now, oldest first. */
 	nvme_qpair_hold(qp);
-	while (qp->state == QPAIR_LIVE && (req = TAILQ_FIRST(&qp->queued)) != NULL) {
-		TAILQ_REMOVE(&qp->queued, req, link);
-		req->state = REQ_OUTSTANDING;
-		TAILQ_INSERT_TAIL(&qp->outstanding, req, link);
-		qp->num_outstanding++;
-		rc = qp->ops->submit(qp, req);
-		if (rc != 0) {
-			nvme_qpair_fail(qp, rc, "cannot send a queued command");
-		}
-	}
+	qpair_submit_queued(qp);
 	if (qp->state == QPAIR_LIVE) {
 		qp->connect_done(qp, 0);
 	}
@@ -348,7 +437,7 @@ nvme_qpair_find_req(struct nvme_qpair *qp, uint16_t cid)
 	if (unlikely(slot > qp->num_reqs)) {
 		return NULL;
 	}
-	req = &qp->reqs[slot];
+	req = nvme_qpair_req(qp, slot);
 	return req->state == REQ_OUTSTANDING && req->cid == cid ? req : NULL;
 }
 

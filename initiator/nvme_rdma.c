@@ -32,7 +32,6 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +44,7 @@
 #include "gga/nvme_rdma.h"
 #include "gga/util.h"
 
-#include "nvme_internal.h"
+#include "nvme_rdma_internal.h"
 
 /* Work completions reaped per ibv_poll_cq call. */
 #define CQ_BATCH          32
@@ -94,20 +93,6 @@ static int rdma_cm_on_event(void *ctx, uint32_t events);
 static int rdma_comp_on_event(void *ctx, uint32_t events);
 static int rdma_cq_poll(void *ctx);
 
-static int rdma_error(struct nvme_qpair *qp, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int
-rdma_error(struct nvme_qpair *qp, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(qp->fail_reason, sizeof(qp->fail_reason), fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
 /* The arena, found through a probe allocation (the region never moves while initialised). */
 static int
 arena_region(struct env_mem_region *region)
@@ -133,12 +118,12 @@ device_get(struct ibv_context *verbs, const char *name)
 	pthread_mutex_lock(&g_dev_lock);
 	for (dev = g_devs; dev != NULL; dev = dev->next) {
 		if (dev->verbs == verbs) {
-			goto out;
+			goto out_unlock;
 		}
 	}
 	dev = calloc(1, sizeof(*dev));
 	if (dev == NULL) {
-		goto out;
+		goto out_unlock;
 	}
 	dev->verbs = verbs;
 	dev->max_qp_rd_atom = 4;
@@ -155,7 +140,7 @@ device_get(struct ibv_context *verbs, const char *name)
 		       ibv_get_device_name(verbs->device), strerror(errno));
 		free(dev);
 		dev = NULL;
-		goto out;
+		goto out_unlock;
 	}
 	if (arena_region(&region) == 0) {
 		dev->arena_mr = ibv_reg_mr(dev->pd, region.addr, region.len,
@@ -171,7 +156,7 @@ device_get(struct ibv_context *verbs, const char *name)
 	}
 	dev->next = g_devs;
 	g_devs = dev;
-out:
+out_unlock:
 	pthread_mutex_unlock(&g_dev_lock);
 	return dev;
 }
@@ -208,7 +193,7 @@ conn_reset_fields(struct nvme_rdma_conn *conn)
 static void
 rdma_disconnect_qp(struct nvme_qpair *qp)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 
 	if (conn->state == RDMA_CONN_CLOSED && conn->cm_channel == NULL) {
 		return;
@@ -261,53 +246,54 @@ rdma_disconnect_qp(struct nvme_qpair *qp)
 static int
 rdma_connect_start(struct nvme_qpair *qp)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 	struct nvme_ctrlr *ctrlr = qp->ctrlr;
-	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct sockaddr_in sin;
 	int rc;
 
-	if (inet_pton(AF_INET, ctrlr->trid.traddr, &sin.sin_addr) != 1) {
-		return rdma_error(qp, -EINVAL, "traddr '%s' is not an IPv4 address",
-				  ctrlr->trid.traddr);
+	rc = nvme_qpair_sockaddr(qp, &sin);
+	if (rc != 0) {
+		return rc;
 	}
-	sin.sin_port = htons((uint16_t)strtoul(ctrlr->trid.trsvcid, NULL, 10));
 	conn_reset_fields(conn);
 
 	conn->cm_channel = rdma_create_event_channel();
 	if (conn->cm_channel == NULL) {
 		rc = errno == ENODEV ? -ENODEV : -errno;
-		rdma_error(qp, rc, "rdma_create_event_channel: %s (is rdma_ucm loaded?)",
-			   strerror(-rc));
-		goto close;
+		nvme_qpair_error(qp, rc, "rdma_create_event_channel: %s (is rdma_ucm loaded?)",
+				 strerror(-rc));
+		goto out_disconnect;
 	}
 	rc = set_nonblock(conn->cm_channel->fd);
 	if (rc != 0) {
-		rdma_error(qp, rc, "cannot make the CM channel non-blocking: %s", strerror(-rc));
-		goto close;
+		nvme_qpair_error(qp, rc, "cannot make the CM channel non-blocking: %s",
+				 strerror(-rc));
+		goto out_disconnect;
 	}
 	if (rdma_create_id(conn->cm_channel, &conn->cm_id, qp, RDMA_PS_TCP) != 0) {
 		rc = -errno;
 		conn->cm_id = NULL;
-		rdma_error(qp, rc, "rdma_create_id: %s", strerror(-rc));
-		goto close;
+		nvme_qpair_error(qp, rc, "rdma_create_id: %s", strerror(-rc));
+		goto out_disconnect;
 	}
 	conn->cm_ev = thread_fd_register(conn->cm_channel->fd, THREAD_FD_IN, rdma_cm_on_event, qp,
 					 qp->name);
 	if (conn->cm_ev == NULL) {
 		rc = -ENOMEM;
-		rdma_error(qp, rc, "cannot watch the CM channel");
-		goto close;
+		nvme_qpair_error(qp, rc, "cannot watch the CM channel");
+		goto out_disconnect;
 	}
 	conn->state = RDMA_CONN_ADDR;
 	if (rdma_resolve_addr(conn->cm_id, NULL, (struct sockaddr *)&sin,
 			      (int)ctrlr->opts.connect_timeout_ms) != 0) {
 		rc = -errno;
-		rdma_error(qp, rc, "rdma_resolve_addr %s: %s", ctrlr->trid.traddr, strerror(-rc));
-		goto close;
+		nvme_qpair_error(qp, rc, "rdma_resolve_addr %s: %s", ctrlr->trid.traddr,
+				 strerror(-rc));
+		goto out_disconnect;
 	}
 	return 0;
 
-close:
+out_disconnect:
 	rdma_disconnect_qp(qp);
 	return rc;
 }
@@ -321,10 +307,35 @@ bounce_put(struct nvme_rdma_conn *conn, struct nvme_rdma_req *rr)
 	}
 }
 
+/* Take a bounce buffer for the data of req (filled for a write): its index and address. */
+static int
+bounce_take(struct nvme_qpair *qp, struct nvme_request *req, int32_t *bidx, uint8_t **bounce)
+{
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
+	uint32_t len = req->data_len;
+
+	if (unlikely(len > conn->bounce_size)) {
+		ERRLOG("nvme %s: a %u-byte transfer outside the registered arena exceeds "
+		       "the %u-byte bounce buffers\n",
+		       qp->name, len, conn->bounce_size);
+		return -EINVAL;
+	}
+	if (unlikely(conn->bounce_free_cnt == 0)) {
+		/* The bdev layer retries -ENOMEM after a completion. */
+		return -ENOMEM;
+	}
+	*bidx = conn->bounce_free[--conn->bounce_free_cnt];
+	*bounce = conn->bounce + (size_t)*bidx * conn->bounce_size;
+	if (req->xfer == NVME_XFER_HOST_TO_CTRLR) {
+		nvme_rdma_copy_from_iov(*bounce, req->iov, req->iovcnt, req->iov_offset, len);
+	}
+	return 0;
+}
+
 static int
 post_recv(struct nvme_qpair *qp, uint32_t slot)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)(conn->rsps + (size_t)slot * NVME_RDMA_RSP_CAPSULE_SIZE),
 		.length = NVME_RDMA_RSP_CAPSULE_SIZE,
@@ -339,7 +350,7 @@ post_recv(struct nvme_qpair *qp, uint32_t slot)
 
 	rc = ibv_post_recv(conn->cm_id->qp, &wr, &bad);
 	if (rc != 0) {
-		return rdma_error(qp, -rc, "ibv_post_recv: %s", strerror(rc));
+		return nvme_qpair_error(qp, -rc, "ibv_post_recv: %s", strerror(rc));
 	}
 	return 0;
 }
@@ -348,7 +359,7 @@ post_recv(struct nvme_qpair *qp, uint32_t slot)
 static int
 alloc_buffers(struct nvme_qpair *qp)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 	struct nvme_rdma_device *dev = conn->dev;
 	uint32_t max_xfer, slots = qp->num_reqs + 1;
 	size_t caps_len, rsps_len, total;
@@ -375,7 +386,7 @@ alloc_buffers(struct nvme_qpair *qp)
 
 	conn->bounce_free = calloc(conn->num_bounce, sizeof(*conn->bounce_free));
 	if (conn->bounce_free == NULL) {
-		return rdma_error(qp, -ENOMEM, "out of memory");
+		return nvme_qpair_error(qp, -ENOMEM, "out of memory");
 	}
 	conn->buf = dev->arena_mr != NULL ? env_dma_malloc(total, 4096) : NULL;
 	if (conn->buf != NULL) {
@@ -385,15 +396,15 @@ alloc_buffers(struct nvme_qpair *qp)
 		/* No registered arena (or it is full): a block of our own, registered once. */
 		conn->buf = aligned_alloc(4096, total);
 		if (conn->buf == NULL) {
-			return rdma_error(qp, -ENOMEM, "out of memory for %zu bytes of buffers",
-					  total);
+			return nvme_qpair_error(qp, -ENOMEM,
+						"out of memory for %zu bytes of buffers", total);
 		}
 		conn->buf_mr = ibv_reg_mr(dev->pd, conn->buf, total,
 					  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
 						  IBV_ACCESS_REMOTE_WRITE);
 		if (conn->buf_mr == NULL) {
-			rc = rdma_error(qp, -errno, "ibv_reg_mr of %zu bytes: %s", total,
-					strerror(errno));
+			rc = nvme_qpair_error(qp, -errno, "ibv_reg_mr of %zu bytes: %s", total,
+					      strerror(errno));
 			free(conn->buf);
 			conn->buf = NULL;
 			return rc;
@@ -416,7 +427,7 @@ alloc_buffers(struct nvme_qpair *qp)
 static int
 route_resolved(struct nvme_qpair *qp)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 	struct ibv_context *verbs = conn->cm_id->verbs;
 	struct ibv_qp_init_attr attr;
 	struct rdma_conn_param param;
@@ -427,7 +438,7 @@ route_resolved(struct nvme_qpair *qp)
 
 	conn->dev = device_get(verbs, qp->name);
 	if (conn->dev == NULL) {
-		return rdma_error(qp, -ENOMEM, "cannot set up the RDMA device");
+		return nvme_qpair_error(qp, -ENOMEM, "cannot set up the RDMA device");
 	}
 	if (conn->dev->arena_mr != NULL && arena_region(&region) == 0) {
 		conn->arena_base = (uintptr_t)region.addr;
@@ -436,21 +447,22 @@ route_resolved(struct nvme_qpair *qp)
 		conn->arena_rkey = conn->dev->arena_mr->rkey;
 	}
 	if (conn->dev->max_sge < 2) {
-		return rdma_error(qp, -ENOTSUP, "the RDMA device has fewer than 2 SGEs per WR");
+		return nvme_qpair_error(qp, -ENOTSUP,
+					"the RDMA device has fewer than 2 SGEs per WR");
 	}
 	conn->max_send_sge = 2;
 
 	conn->comp_channel = ibv_create_comp_channel(verbs);
 	if (conn->comp_channel == NULL) {
-		return rdma_error(qp, -errno, "ibv_create_comp_channel: %s", strerror(errno));
+		return nvme_qpair_error(qp, -errno, "ibv_create_comp_channel: %s", strerror(errno));
 	}
 	rc = set_nonblock(conn->comp_channel->fd);
 	if (rc != 0) {
-		return rdma_error(qp, rc, "cannot make the completion channel non-blocking");
+		return nvme_qpair_error(qp, rc, "cannot make the completion channel non-blocking");
 	}
 	conn->cq = ibv_create_cq(verbs, 2 * qp->num_entries, qp, conn->comp_channel, 0);
 	if (conn->cq == NULL) {
-		return rdma_error(qp, -errno, "ibv_create_cq: %s", strerror(errno));
+		return nvme_qpair_error(qp, -errno, "ibv_create_cq: %s", strerror(errno));
 	}
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_context = qp;
@@ -463,7 +475,7 @@ route_resolved(struct nvme_qpair *qp)
 	attr.cap.max_send_sge = conn->max_send_sge;
 	attr.cap.max_recv_sge = 1;
 	if (rdma_create_qp(conn->cm_id, conn->dev->pd, &attr) != 0) {
-		return rdma_error(qp, -errno, "rdma_create_qp: %s", strerror(errno));
+		return nvme_qpair_error(qp, -errno, "rdma_create_qp: %s", strerror(errno));
 	}
 	rc = alloc_buffers(qp);
 	if (rc != 0) {
@@ -479,7 +491,7 @@ route_resolved(struct nvme_qpair *qp)
 	conn->comp_ev = thread_fd_register(conn->comp_channel->fd, THREAD_FD_IN, rdma_comp_on_event,
 					   qp, qp->name);
 	if (conn->comp_ev == NULL) {
-		return rdma_error(qp, -ENOMEM, "cannot watch the completion channel");
+		return nvme_qpair_error(qp, -ENOMEM, "cannot watch the completion channel");
 	}
 
 	nvme_rdma_build_cm_req(&req, qp->qid, qp->num_entries, qp->cntlid);
@@ -493,7 +505,7 @@ route_resolved(struct nvme_qpair *qp)
 	param.retry_count = 7;
 	param.rnr_retry_count = 7;
 	if (rdma_connect(conn->cm_id, &param) != 0) {
-		return rdma_error(qp, -errno, "rdma_connect: %s", strerror(errno));
+		return nvme_qpair_error(qp, -errno, "rdma_connect: %s", strerror(errno));
 	}
 	conn->state = RDMA_CONN_CONNECTING;
 	return 0;
@@ -502,11 +514,11 @@ route_resolved(struct nvme_qpair *qp)
 static int
 established(struct nvme_qpair *qp)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 
 	conn->cq_poller = poller_register(rdma_cq_poll, qp, 0, "nvme_rdma_cq");
 	if (conn->cq_poller == NULL) {
-		return rdma_error(qp, -ENOMEM, "cannot register the completion poller");
+		return nvme_qpair_error(qp, -ENOMEM, "cannot register the completion poller");
 	}
 	conn->state = RDMA_CONN_READY;
 	DEBUGLOG(nvme, "%s: RDMA connection established (in-capsule data %u bytes)\n", qp->name,
@@ -520,7 +532,7 @@ static int
 handle_cm_event(struct nvme_qpair *qp, enum rdma_cm_event_type type, int status, const void *pdata,
 		uint32_t pdata_len)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 	const char *addr = qp->ctrlr->trid.traddr;
 	char why[160];
 	int rc;
@@ -532,8 +544,8 @@ handle_cm_event(struct nvme_qpair *qp, enum rdma_cm_event_type type, int status,
 		}
 		conn->state = RDMA_CONN_ROUTE;
 		if (rdma_resolve_route(conn->cm_id, (int)qp->ctrlr->opts.connect_timeout_ms) != 0) {
-			return rdma_error(qp, -errno, "rdma_resolve_route %s: %s", addr,
-					  strerror(errno));
+			return nvme_qpair_error(qp, -errno, "rdma_resolve_route %s: %s", addr,
+						strerror(errno));
 		}
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
@@ -548,25 +560,26 @@ handle_cm_event(struct nvme_qpair *qp, enum rdma_cm_event_type type, int status,
 		return established(qp);
 	case RDMA_CM_EVENT_REJECTED:
 		rc = nvme_rdma_describe_reject(status, pdata, pdata_len, why, sizeof(why));
-		return rdma_error(qp, rc, "%s", why);
+		return nvme_qpair_error(qp, rc, "%s", why);
 	case RDMA_CM_EVENT_ADDR_ERROR:
-		return rdma_error(qp, -EHOSTUNREACH,
-				  "cannot resolve %s to an RDMA device "
-				  "(status %d: %s)",
-				  addr, status, strerror(-status));
+		return nvme_qpair_error(qp, -EHOSTUNREACH,
+					"cannot resolve %s to an RDMA device "
+					"(status %d: %s)",
+					addr, status, strerror(-status));
 	case RDMA_CM_EVENT_ROUTE_ERROR:
-		return rdma_error(qp, -EHOSTUNREACH, "no RDMA route to %s (status %d: %s)", addr,
-				  status, strerror(-status));
+		return nvme_qpair_error(qp, -EHOSTUNREACH, "no RDMA route to %s (status %d: %s)",
+					addr, status, strerror(-status));
 	case RDMA_CM_EVENT_UNREACHABLE:
-		return rdma_error(qp, -EHOSTUNREACH, "controller unreachable (status %d)", status);
+		return nvme_qpair_error(qp, -EHOSTUNREACH, "controller unreachable (status %d)",
+					status);
 	case RDMA_CM_EVENT_CONNECT_ERROR:
-		return rdma_error(qp, -ECONNRESET, "RDMA connect error (status %d)", status);
+		return nvme_qpair_error(qp, -ECONNRESET, "RDMA connect error (status %d)", status);
 	case RDMA_CM_EVENT_DISCONNECTED:
-		return rdma_error(qp, -ECONNRESET, "disconnected by the controller");
+		return nvme_qpair_error(qp, -ECONNRESET, "disconnected by the controller");
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		return rdma_error(qp, -ENODEV, "the RDMA device was removed");
+		return nvme_qpair_error(qp, -ENODEV, "the RDMA device was removed");
 	case RDMA_CM_EVENT_ADDR_CHANGE:
-		return rdma_error(qp, -ENETRESET, "the local address changed");
+		return nvme_qpair_error(qp, -ENETRESET, "the local address changed");
 	default:
 		/* TIMEWAIT_EXIT and others: nothing to do. */
 		break;
@@ -578,7 +591,7 @@ static int
 rdma_cm_on_event(void *ctx, uint32_t events)
 {
 	struct nvme_qpair *qp = ctx;
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 	uint32_t epoch = conn->epoch;
 	struct rdma_cm_event *ev;
 	uint8_t pdata[256];
@@ -591,8 +604,8 @@ rdma_cm_on_event(void *ctx, uint32_t events)
 	while (rc == 0 && conn->epoch == epoch && conn->cm_channel != NULL) {
 		if (rdma_get_cm_event(conn->cm_channel, &ev) != 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-				rc = rdma_error(qp, -errno, "rdma_get_cm_event: %s",
-						strerror(errno));
+				rc = nvme_qpair_error(qp, -errno, "rdma_get_cm_event: %s",
+						      strerror(errno));
 			}
 			break;
 		}
@@ -620,8 +633,8 @@ rdma_cm_on_event(void *ctx, uint32_t events)
 static void
 finish_req(struct nvme_qpair *qp, struct nvme_request *req)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
-	struct nvme_rdma_req *rr = &req->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
+	struct nvme_rdma_req *rr = nvme_rdma_req(req);
 	struct nvme_cpl cpl = rr->cpl;
 
 	if (rr->bounce >= 0) {
@@ -640,7 +653,7 @@ finish_req(struct nvme_qpair *qp, struct nvme_request *req)
 static int
 handle_wc(struct nvme_qpair *qp, const struct ibv_wc *wc)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 	uint32_t idx = WRID_IDX(wc->wr_id);
 	struct nvme_request *req;
 	struct nvme_cpl cpl;
@@ -649,19 +662,21 @@ handle_wc(struct nvme_qpair *qp, const struct ibv_wc *wc)
 	if (unlikely(wc->status != IBV_WC_SUCCESS)) {
 		if (wc->status == IBV_WC_WR_FLUSH_ERR) {
 			/* The QP went to the error state: an ordinary end, not a loud error. */
-			return rdma_error(qp, -ECONNRESET,
-					  "RDMA queue pair flushed (connection lost)");
+			return nvme_qpair_error(qp, -ECONNRESET,
+						"RDMA queue pair flushed (connection lost)");
 		}
-		return rdma_error(qp, -EIO, "RDMA %s completion failed: %s (vendor error 0x%x)",
-				  WRID_KIND(wc->wr_id) == WRID_SEND ? "SEND" : "RECV",
-				  ibv_wc_status_str(wc->status), wc->vendor_err);
+		return nvme_qpair_error(qp, -EIO,
+					"RDMA %s completion failed: %s (vendor error 0x%x)",
+					WRID_KIND(wc->wr_id) == WRID_SEND ? "SEND" : "RECV",
+					ibv_wc_status_str(wc->status), wc->vendor_err);
 	}
 	if (WRID_KIND(wc->wr_id) == WRID_SEND) {
 		if (unlikely(idx > qp->num_reqs)) {
-			return rdma_error(qp, -EPROTO, "SEND completion for an unknown slot");
+			return nvme_qpair_error(qp, -EPROTO, "SEND completion for an unknown slot");
 		}
-		req = &qp->reqs[idx];
-		if (req->state == REQ_OUTSTANDING && nvme_rdma_req_send_done(&req->rdma) == 1) {
+		req = nvme_qpair_req(qp, idx);
+		if (req->state == REQ_OUTSTANDING &&
+		    nvme_rdma_req_send_done(nvme_rdma_req(req)) == 1) {
 			finish_req(qp, req);
 		}
 		return 0;
@@ -669,8 +684,9 @@ handle_wc(struct nvme_qpair *qp, const struct ibv_wc *wc)
 	if (unlikely(idx >= conn->num_rsps ||
 		     nvme_rdma_parse_rsp(conn->rsps + (size_t)idx * NVME_RDMA_RSP_CAPSULE_SIZE,
 					 wc->byte_len, &cpl) != 0)) {
-		return rdma_error(qp, -EPROTO, "NVMe/RDMA protocol error: response of %u bytes",
-				  wc->byte_len);
+		return nvme_qpair_error(qp, -EPROTO,
+					"NVMe/RDMA protocol error: response of %u bytes",
+					wc->byte_len);
 	}
 	/* The CQE is copied out: the buffer can take the next response. */
 	rc = post_recv(qp, idx);
@@ -679,17 +695,17 @@ handle_wc(struct nvme_qpair *qp, const struct ibv_wc *wc)
 	}
 	req = nvme_qpair_find_req(qp, cpl.cid);
 	if (unlikely(req == NULL)) {
-		return rdma_error(qp, -EPROTO,
-				  "NVMe/RDMA protocol error: response for unknown "
-				  "command id %u",
-				  cpl.cid);
+		return nvme_qpair_error(qp, -EPROTO,
+					"NVMe/RDMA protocol error: response for unknown "
+					"command id %u",
+					cpl.cid);
 	}
-	rc = nvme_rdma_req_rsp_received(&req->rdma, &cpl);
+	rc = nvme_rdma_req_rsp_received(nvme_rdma_req(req), &cpl);
 	if (unlikely(rc < 0)) {
-		return rdma_error(qp, -EPROTO,
-				  "NVMe/RDMA protocol error: second response for "
-				  "command id %u",
-				  cpl.cid);
+		return nvme_qpair_error(qp, -EPROTO,
+					"NVMe/RDMA protocol error: second response for "
+					"command id %u",
+					cpl.cid);
 	}
 	if (rc == 1) {
 		finish_req(qp, req);
@@ -701,7 +717,7 @@ handle_wc(struct nvme_qpair *qp, const struct ibv_wc *wc)
 static int
 drain_cq(struct nvme_qpair *qp)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 	uint32_t epoch = conn->epoch;
 	struct ibv_wc wc[CQ_BATCH];
 	int n, i, rc, total = 0;
@@ -709,7 +725,7 @@ drain_cq(struct nvme_qpair *qp)
 	do {
 		n = ibv_poll_cq(conn->cq, CQ_BATCH, wc);
 		if (unlikely(n < 0)) {
-			rc = rdma_error(qp, -EIO, "ibv_poll_cq failed");
+			rc = nvme_qpair_error(qp, -EIO, "ibv_poll_cq failed");
 			nvme_qpair_fail(qp, rc, NULL);
 			return rc;
 		}
@@ -736,7 +752,7 @@ drain_cq(struct nvme_qpair *qp)
 static int
 poll_and_arm(struct nvme_qpair *qp)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 	uint32_t epoch = conn->epoch;
 	int n;
 
@@ -758,7 +774,7 @@ rdma_cq_poll(void *ctx)
 	struct nvme_qpair *qp = ctx;
 	int n;
 
-	if (qp->rdma.state != RDMA_CONN_READY) {
+	if (nvme_rdma_conn(qp)->state != RDMA_CONN_READY) {
 		return POLLER_IDLE;
 	}
 	nvme_qpair_hold(qp);
@@ -771,7 +787,7 @@ static int
 rdma_comp_on_event(void *ctx, uint32_t events)
 {
 	struct nvme_qpair *qp = ctx;
-	struct nvme_rdma_conn *conn = &qp->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
 	struct ibv_cq *cq;
 	void *cq_ctx;
 
@@ -800,14 +816,14 @@ rdma_disconnect_op(struct nvme_qpair *qp)
 static uint32_t
 rdma_max_in_capsule(const struct nvme_qpair *qp)
 {
-	return qp->rdma.max_icd;
+	return nvme_rdma_conn(qp)->max_icd;
 }
 
 static int
 rdma_submit(struct nvme_qpair *qp, struct nvme_request *req)
 {
-	struct nvme_rdma_conn *conn = &qp->rdma;
-	struct nvme_rdma_req *rr = &req->rdma;
+	struct nvme_rdma_conn *conn = nvme_rdma_conn(qp);
+	struct nvme_rdma_req *rr = nvme_rdma_req(req);
 	uint32_t len = req->data_len;
 	uint8_t *capsule, *bounce;
 	struct iovec piece[2];
@@ -855,21 +871,9 @@ rdma_submit(struct nvme_qpair *qp, struct nvme_request *req)
 		break;
 	case RDMA_DATA_INCAPSULE_COPY:
 	case RDMA_DATA_BOUNCE:
-		if (unlikely(len > conn->bounce_size)) {
-			ERRLOG("nvme %s: a %u-byte transfer outside the registered arena exceeds "
-			       "the %u-byte bounce buffers\n",
-			       qp->name, len, conn->bounce_size);
-			return -EINVAL;
-		}
-		if (unlikely(conn->bounce_free_cnt == 0)) {
-			/* The bdev layer retries -ENOMEM after a completion. */
-			return -ENOMEM;
-		}
-		bidx = conn->bounce_free[--conn->bounce_free_cnt];
-		bounce = conn->bounce + (size_t)bidx * conn->bounce_size;
-		if (req->xfer == NVME_XFER_HOST_TO_CTRLR) {
-			nvme_rdma_copy_from_iov(bounce, req->iov, req->iovcnt, req->iov_offset,
-						len);
+		rc = bounce_take(qp, req, &bidx, &bounce);
+		if (unlikely(rc != 0)) {
+			return rc;
 		}
 		nvme_rdma_cmd_set_sgl(&req->cmd, mode, (uintptr_t)bounce, len, conn->buf_rkey);
 		if (mode == RDMA_DATA_INCAPSULE_COPY) {
@@ -885,13 +889,17 @@ rdma_submit(struct nvme_qpair *qp, struct nvme_request *req)
 	rc = ibv_post_send(conn->cm_id->qp, &wr, &bad);
 	if (unlikely(rc != 0)) {
 		bounce_put(conn, rr);
-		return rdma_error(qp, -EIO, "ibv_post_send: %s", strerror(rc));
+		return nvme_qpair_error(qp, -EIO, "ibv_post_send: %s", strerror(rc));
 	}
 	return 0;
 }
 
 const struct nvme_transport_ops nvme_rdma_ops = {
 	.name = "RDMA",
+	.trtype = NVME_TRANSPORT_RDMA,
+	.qpair_size = sizeof(struct nvme_rdma_qpair),
+	.qpair_offset = offsetof(struct nvme_rdma_qpair, qpair),
+	.req_ctx_size = sizeof(struct nvme_rdma_req),
 	.connect = rdma_connect_start,
 	.disconnect = rdma_disconnect_op,
 	.submit = rdma_submit,

@@ -12,7 +12,7 @@
 #include "gga/nvme_rdma.h"
 #include "gga/util.h"
 
-#include "nvme_internal.h"
+#include "nvme_rdma_internal.h"
 
 /* IB CM reject reasons the host tells apart (IBTA CM REJ reason codes). */
 #define CM_REJ_INVALID_SERVICE_ID 8

@@ -19,7 +19,6 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,27 +28,13 @@
 #include "gga/log.h"
 #include "gga/util.h"
 
-#include "nvme_internal.h"
+#include "nvme_tcp_internal.h"
 
 /* Socket reads per readiness event before letting the thread do other work. */
 #define RX_READS_PER_EVENT 32
 
 static int tcp_on_event(void *ctx, uint32_t events);
 static int tcp_flush_poll(void *ctx);
-
-static int tcp_error(struct nvme_qpair *qp, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int
-tcp_error(struct nvme_qpair *qp, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(qp->fail_reason, sizeof(qp->fail_reason), fmt, ap);
-	va_end(ap);
-	return rc;
-}
 
 static void
 set_events(struct nvme_tcp_conn *conn, uint32_t mask)
@@ -77,28 +62,10 @@ tx_queue(struct nvme_tcp_conn *conn, struct nvme_tcp_tx *tx)
 	TAILQ_INSERT_TAIL(&conn->txq, tx, link);
 }
 
-static int
-tcp_connect(struct nvme_qpair *qp)
+/* A fresh connection on socket fd: nothing negotiated, nothing buffered. */
+static void
+conn_start(struct nvme_tcp_conn *conn, int fd)
 {
-	struct nvme_tcp_conn *conn = &qp->tcp;
-	struct nvme_ctrlr *ctrlr = qp->ctrlr;
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	int one = 1;
-	int fd, rc;
-
-	if (inet_pton(AF_INET, ctrlr->trid.traddr, &sin.sin_addr) != 1) {
-		return tcp_error(qp, -EINVAL, "traddr '%s' is not an IPv4 address",
-				 ctrlr->trid.traddr);
-	}
-	sin.sin_port = htons((uint16_t)strtoul(ctrlr->trid.trsvcid, NULL, 10));
-
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		return tcp_error(qp, -errno, "socket: %s", strerror(errno));
-	}
-	/* Capsules are small and latency bound: never wait to coalesce them. */
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-
 	conn->fd = fd;
 	conn->state = TCP_CONN_CONNECTING;
 	conn->hdgst = false;
@@ -108,32 +75,54 @@ tcp_connect(struct nvme_qpair *qp)
 	conn->rbuf_off = 0;
 	rx_reset(conn);
 	TAILQ_INIT(&conn->txq);
+}
+
+static int
+tcp_connect(struct nvme_qpair *qp)
+{
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
+	struct sockaddr_in sin;
+	int one = 1;
+	int fd, rc;
+
+	rc = nvme_qpair_sockaddr(qp, &sin);
+	if (rc != 0) {
+		return rc;
+	}
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		return nvme_qpair_error(qp, -errno, "socket: %s", strerror(errno));
+	}
+	/* Capsules are small and latency bound: never wait to coalesce them. */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	conn_start(conn, fd);
 
 	rc = connect(fd, (struct sockaddr *)&sin, sizeof(sin));
 	if (rc != 0 && errno != EINPROGRESS) {
 		rc = -errno;
-		tcp_error(qp, rc, "connect: %s", strerror(-rc));
-		goto close_fd;
+		nvme_qpair_error(qp, rc, "connect: %s", strerror(-rc));
+		goto out_close_fd;
 	}
 	conn->ev_mask = THREAD_FD_OUT;
 	conn->ev = thread_fd_register(fd, conn->ev_mask, tcp_on_event, qp, qp->name);
 	if (conn->ev == NULL) {
 		rc = -ENOMEM;
-		tcp_error(qp, rc, "cannot watch the socket");
-		goto close_fd;
+		nvme_qpair_error(qp, rc, "cannot watch the socket");
+		goto out_close_fd;
 	}
 	conn->flush_poller = poller_register(tcp_flush_poll, qp, 0, "nvme_tcp_tx");
 	if (conn->flush_poller == NULL) {
 		rc = -ENOMEM;
-		tcp_error(qp, rc, "cannot register the send poller");
-		goto unregister_fd;
+		nvme_qpair_error(qp, rc, "cannot register the send poller");
+		goto out_unregister_fd;
 	}
 	/* Even a connect that finished at once is reported by EPOLLOUT. */
 	return 0;
 
-unregister_fd:
+out_unregister_fd:
 	thread_fd_unregister(&conn->ev);
-close_fd:
+out_close_fd:
 	close(fd);
 	conn->fd = -1;
 	conn->state = TCP_CONN_CLOSED;
@@ -143,7 +132,7 @@ close_fd:
 static void
 tcp_disconnect(struct nvme_qpair *qp)
 {
-	struct nvme_tcp_conn *conn = &qp->tcp;
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
 	struct nvme_tcp_tx *tx;
 
 	if (conn->fd < 0) {
@@ -167,7 +156,7 @@ tcp_disconnect(struct nvme_qpair *qp)
 static uint32_t
 tcp_max_in_capsule(const struct nvme_qpair *qp)
 {
-	return qp->tcp.max_icd;
+	return nvme_tcp_conn(qp)->max_icd;
 }
 
 /* Set up the data part of a PDU and its digest. */
@@ -192,8 +181,8 @@ tx_set_data(struct nvme_tcp_conn *conn, struct nvme_tcp_tx *tx, struct nvme_requ
 static int
 tcp_submit(struct nvme_qpair *qp, struct nvme_request *req)
 {
-	struct nvme_tcp_conn *conn = &qp->tcp;
-	struct nvme_tcp_req *tr = &req->tcp;
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
+	struct nvme_tcp_req *tr = nvme_tcp_req(req);
 	struct nvme_tcp_tx *tx = &tr->tx;
 	uint32_t len = req->data_len;
 
@@ -228,8 +217,8 @@ tcp_submit(struct nvme_qpair *qp, struct nvme_request *req)
 static void
 queue_h2c(struct nvme_qpair *qp, struct nvme_request *req)
 {
-	struct nvme_tcp_conn *conn = &qp->tcp;
-	struct nvme_tcp_req *tr = &req->tcp;
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
+	struct nvme_tcp_req *tr = nvme_tcp_req(req);
 	struct nvme_tcp_tx *tx = &tr->tx;
 	uint32_t datao = tr->h2c_next;
 	uint32_t datal = GGA_MIN(conn->maxh2cdata, tr->r2t_end - datao);
@@ -253,7 +242,7 @@ queue_h2c(struct nvme_qpair *qp, struct nvme_request *req)
 static bool
 data_all_moved(const struct nvme_request *req)
 {
-	const struct nvme_tcp_req *tr = &req->tcp;
+	const struct nvme_tcp_req *tr = nvme_tcp_req(req);
 
 	switch (req->xfer) {
 	case NVME_XFER_CTRLR_TO_HOST:
@@ -270,14 +259,14 @@ complete_req(struct nvme_qpair *qp, struct nvme_request *req, struct nvme_cpl *c
 {
 	uint16_t status = cpl->status & ~NVME_STATUS_P;
 
-	if (req->tcp.tx.queued) {
+	if (nvme_tcp_req(req)->tx.queued) {
 		/* Our PDU still references the request: finish sending first (tx_done). */
-		req->tcp.cpl = *cpl;
-		req->tcp.cpl_deferred = true;
+		nvme_tcp_req(req)->cpl = *cpl;
+		nvme_tcp_req(req)->cpl_deferred = true;
 		return;
 	}
 	if (NVME_STATUS_IS_SUCCESS(status)) {
-		if (req->tcp.ddgst_error) {
+		if (nvme_tcp_req(req)->ddgst_error) {
 			status = NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_TRANSIENT_TRANSPORT_ERROR);
 		} else if (!data_all_moved(req)) {
 			status = NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_DATA_TRANSFER_ERROR);
@@ -297,7 +286,7 @@ tx_done(struct nvme_qpair *qp, struct nvme_tcp_tx *tx)
 	if (tx->kind != TCP_TX_CMD && tx->kind != TCP_TX_H2C) {
 		return;
 	}
-	tr = &req->tcp;
+	tr = nvme_tcp_req(req);
 	if (tx->kind == TCP_TX_H2C) {
 		if (tr->h2c_next < tr->r2t_end) {
 			queue_h2c(qp, req);
@@ -360,7 +349,7 @@ tx_iovs(const struct nvme_tcp_tx *tx, struct iovec *out, int max, bool *whole)
 int
 nvme_tcp_flush(struct nvme_qpair *qp)
 {
-	struct nvme_tcp_conn *conn = &qp->tcp;
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
 	struct iovec iov[NVME_TCP_MAX_IOVS];
 	struct msghdr msg = { .msg_iov = iov };
 	struct nvme_tcp_tx *tx;
@@ -380,7 +369,8 @@ nvme_tcp_flush(struct nvme_qpair *qp)
 		}
 		if (cnt == 0) {
 			/* Queued PDUs with no bytes left to send: retrying would spin. */
-			return tcp_error(qp, -EIO, "send: the transmit queue holds no bytes");
+			return nvme_qpair_error(qp, -EIO,
+						"send: the transmit queue holds no bytes");
 		}
 		msg.msg_iovlen = (size_t)cnt;
 		n = sendmsg(conn->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -392,10 +382,10 @@ nvme_tcp_flush(struct nvme_qpair *qp)
 				set_events(conn, THREAD_FD_IN | THREAD_FD_OUT);
 				return 0;
 			}
-			return tcp_error(qp, -errno, "send: %s", strerror(errno));
+			return nvme_qpair_error(qp, -errno, "send: %s", strerror(errno));
 		}
 		if (n == 0) {
-			return tcp_error(qp, -EIO, "send: no progress");
+			return nvme_qpair_error(qp, -EIO, "send: no progress");
 		}
 		while (n > 0 && (tx = TAILQ_FIRST(&conn->txq)) != NULL) {
 			take = GGA_MIN((size_t)n, (size_t)(tx->len - tx->sent));
@@ -422,7 +412,7 @@ nvme_tcp_flush(struct nvme_qpair *qp)
 static void
 send_term_req(struct nvme_qpair *qp, uint16_t fes, uint32_t fei)
 {
-	struct nvme_tcp_conn *conn = &qp->tcp;
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
 	struct nvme_tcp_tx *head = TAILQ_FIRST(&conn->txq);
 	uint32_t len;
 
@@ -438,14 +428,14 @@ static int
 protocol_error(struct nvme_qpair *qp, uint16_t fes, uint32_t fei, const char *what)
 {
 	send_term_req(qp, fes, fei);
-	return tcp_error(qp, -EPROTO, "NVMe/TCP protocol error: %s (FES 0x%x, FEI %u)", what, fes,
-			 fei);
+	return nvme_qpair_error(qp, -EPROTO, "NVMe/TCP protocol error: %s (FES 0x%x, FEI %u)", what,
+				fes, fei);
 }
 
 static void
 tcp_connected(struct nvme_qpair *qp)
 {
-	struct nvme_tcp_conn *conn = &qp->tcp;
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
 	struct nvme_tcp_tx *tx = &conn->ctrl_tx;
 
 	conn->state = TCP_CONN_WAIT_ICRESP;
@@ -462,7 +452,7 @@ tcp_connected(struct nvme_qpair *qp)
 static int
 handle_icresp(struct nvme_qpair *qp)
 {
-	struct nvme_tcp_conn *conn = &qp->tcp;
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
 	const char *why = NULL;
 	int rc;
 
@@ -484,7 +474,7 @@ handle_icresp(struct nvme_qpair *qp)
 static int
 handle_capsule_resp(struct nvme_qpair *qp)
 {
-	struct nvme_tcp_conn *conn = &qp->tcp;
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
 	struct nvme_cpl cpl = conn->rx_hdr.rsp.rccqe;
 	struct nvme_request *req;
 
@@ -501,7 +491,7 @@ handle_capsule_resp(struct nvme_qpair *qp)
 static int
 handle_c2h_data_hdr(struct nvme_qpair *qp)
 {
-	struct nvme_tcp_conn *conn = &qp->tcp;
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
 	const struct nvme_tcp_data_hdr *h = &conn->rx_hdr.data;
 	uint32_t hdr_total = h->ch.hlen + (conn->hdgst ? NVME_TCP_DIGEST_LEN : 0);
 	struct nvme_request *req;
@@ -512,7 +502,7 @@ handle_c2h_data_hdr(struct nvme_qpair *qp)
 				      offsetof(struct nvme_tcp_data_hdr, cccid),
 				      "C2HData for an unknown command or one without read data");
 	}
-	if (h->datao != req->tcp.c2h_next) {
+	if (h->datao != nvme_tcp_req(req)->c2h_next) {
 		return protocol_error(qp, NVME_TCP_FES_PDU_SEQUENCE_ERROR, 0,
 				      "C2HData out of order");
 	}
@@ -548,18 +538,18 @@ handle_c2h_data_hdr(struct nvme_qpair *qp)
 static int
 handle_r2t(struct nvme_qpair *qp)
 {
-	struct nvme_tcp_conn *conn = &qp->tcp;
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
 	const struct nvme_tcp_r2t_hdr *h = &conn->rx_hdr.r2t;
 	struct nvme_request *req;
 	struct nvme_tcp_req *tr;
 
 	req = nvme_qpair_find_req(qp, h->cccid);
-	if (req == NULL || req->xfer != NVME_XFER_HOST_TO_CTRLR || req->tcp.in_capsule) {
+	if (req == NULL || req->xfer != NVME_XFER_HOST_TO_CTRLR || nvme_tcp_req(req)->in_capsule) {
 		return protocol_error(qp, NVME_TCP_FES_INVALID_PDU_HDR_FIELD,
 				      offsetof(struct nvme_tcp_r2t_hdr, cccid),
 				      "R2T for an unknown command or one without data to send");
 	}
-	tr = &req->tcp;
+	tr = nvme_tcp_req(req);
 	if (tr->r2t_active || tr->tx.queued || h->r2to != tr->h2c_next) {
 		return protocol_error(qp, NVME_TCP_FES_PDU_SEQUENCE_ERROR, 0,
 				      "R2T while another is served, or out of order");
@@ -579,19 +569,20 @@ handle_r2t(struct nvme_qpair *qp)
 static int
 handle_term_req(struct nvme_qpair *qp)
 {
-	struct nvme_tcp_conn *conn = &qp->tcp;
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
 	const struct nvme_tcp_term_req_hdr *t = &conn->rx_hdr.term;
 
-	return tcp_error(qp, -ECONNRESET,
-			 "controller terminated the connection (C2HTermReq FES 0x%x, FEI %u)",
-			 t->fes, nvme_tcp_term_req_fei(t));
+	return nvme_qpair_error(
+		qp, -ECONNRESET,
+		"controller terminated the connection (C2HTermReq FES 0x%x, FEI %u)", t->fes,
+		nvme_tcp_term_req_fei(t));
 }
 
 /* A whole header (and its digest) is in rx_hdr. */
 static int
 handle_hdr(struct nvme_qpair *qp)
 {
-	struct nvme_tcp_conn *conn = &qp->tcp;
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
 	const struct nvme_tcp_common_hdr *ch = &conn->rx_hdr.ch;
 	uint32_t digest;
 
@@ -628,7 +619,7 @@ handle_hdr(struct nvme_qpair *qp)
 static int
 c2h_data_done(struct nvme_qpair *qp)
 {
-	struct nvme_tcp_conn *conn = &qp->tcp;
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
 	struct nvme_request *req = conn->rx_req;
 	uint8_t flags = conn->rx_hdr.ch.flags;
 	struct nvme_cpl cpl;
@@ -639,10 +630,10 @@ c2h_data_done(struct nvme_qpair *qp)
 		if (digest != conn->rx_crc) {
 			WARNLOG("nvme %s: cid %u: data digest mismatch, the command will fail\n",
 				qp->name, req->cid);
-			req->tcp.ddgst_error = true;
+			nvme_tcp_req(req)->ddgst_error = true;
 		}
 	}
-	req->tcp.c2h_next += conn->rx_datal;
+	nvme_tcp_req(req)->c2h_next += conn->rx_datal;
 	rx_reset(conn);
 	if ((flags & NVME_TCP_F_DATA_SUCCESS) != 0) {
 		/* No CapsuleResp follows: the controller reported success with the data. */
@@ -658,7 +649,7 @@ c2h_data_done(struct nvme_qpair *qp)
 static int
 rx_data_advance(struct nvme_qpair *qp, uint32_t n)
 {
-	struct nvme_tcp_conn *conn = &qp->tcp;
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
 	struct nvme_request *req = conn->rx_req;
 
 	if (conn->ddgst) {
@@ -705,7 +696,7 @@ copy_to_req(struct nvme_request *req, uint32_t data_off, const uint8_t *src, uin
 static int
 rx_step(struct nvme_qpair *qp)
 {
-	struct nvme_tcp_conn *conn = &qp->tcp;
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
 	uint8_t *src = conn->rbuf + conn->rbuf_off;
 	uint32_t avail = conn->rbuf_len - conn->rbuf_off;
 	uint32_t take, hdr_total, fei;
@@ -760,11 +751,27 @@ rx_step(struct nvme_qpair *qp)
 	return 0;
 }
 
+/* A read returned n <= 0: closed by the peer, nothing now (-EAGAIN), EINTR (0) or an error. */
+static int
+rx_failed(struct nvme_qpair *qp, ssize_t n)
+{
+	if (n == 0) {
+		return nvme_qpair_error(qp, -ECONNRESET, "connection closed by the controller");
+	}
+	if (errno == EAGAIN || errno == EWOULDBLOCK) {
+		return -EAGAIN;
+	}
+	if (errno == EINTR) {
+		return 0;
+	}
+	return nvme_qpair_error(qp, -errno, "receive: %s", strerror(errno));
+}
+
 /* Read a large payload straight into the caller's buffer. */
 static int
 rx_direct(struct nvme_qpair *qp)
 {
-	struct nvme_tcp_conn *conn = &qp->tcp;
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
 	struct nvme_request *req = conn->rx_req;
 	struct iovec iov[NVME_TCP_MAX_IOVS];
 	ssize_t n;
@@ -776,22 +783,13 @@ rx_direct(struct nvme_qpair *qp)
 	if (n > 0) {
 		return rx_data_advance(qp, (uint32_t)n);
 	}
-	if (n == 0) {
-		return tcp_error(qp, -ECONNRESET, "connection closed by the controller");
-	}
-	if (errno == EAGAIN || errno == EWOULDBLOCK) {
-		return -EAGAIN;
-	}
-	if (errno == EINTR) {
-		return 0;
-	}
-	return tcp_error(qp, -errno, "receive: %s", strerror(errno));
+	return rx_failed(qp, n);
 }
 
 static int
 rx_fill(struct nvme_qpair *qp)
 {
-	struct nvme_tcp_conn *conn = &qp->tcp;
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
 	ssize_t n;
 
 	n = recv(conn->fd, conn->rbuf, NVME_TCP_RBUF_SIZE, MSG_DONTWAIT);
@@ -800,16 +798,7 @@ rx_fill(struct nvme_qpair *qp)
 		conn->rbuf_len = (uint32_t)n;
 		return 0;
 	}
-	if (n == 0) {
-		return tcp_error(qp, -ECONNRESET, "connection closed by the controller");
-	}
-	if (errno == EAGAIN || errno == EWOULDBLOCK) {
-		return -EAGAIN;
-	}
-	if (errno == EINTR) {
-		return 0;
-	}
-	return tcp_error(qp, -errno, "receive: %s", strerror(errno));
+	return rx_failed(qp, n);
 }
 
 /*
@@ -820,7 +809,7 @@ rx_fill(struct nvme_qpair *qp)
 static int
 tcp_rx(struct nvme_qpair *qp)
 {
-	struct nvme_tcp_conn *conn = &qp->tcp;
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
 	uint32_t epoch = conn->epoch;
 	int reads = 0;
 	int rc;
@@ -856,7 +845,7 @@ static int
 tcp_on_event(void *ctx, uint32_t events)
 {
 	struct nvme_qpair *qp = ctx;
-	struct nvme_tcp_conn *conn = &qp->tcp;
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
 	uint32_t epoch = conn->epoch;
 	socklen_t len = sizeof(int);
 	int err = 0, rc = 0;
@@ -867,12 +856,12 @@ tcp_on_event(void *ctx, uint32_t events)
 			err = errno;
 		}
 		if (err != 0) {
-			rc = tcp_error(qp, -err, "connect: %s", strerror(err));
+			rc = nvme_qpair_error(qp, -err, "connect: %s", strerror(err));
 		} else {
 			tcp_connected(qp);
 			rc = nvme_tcp_flush(qp);
 		}
-		goto out;
+		goto out_release_qpair;
 	}
 	if ((events & THREAD_FD_OUT) != 0) {
 		rc = nvme_tcp_flush(qp);
@@ -881,7 +870,7 @@ tcp_on_event(void *ctx, uint32_t events)
 	    (events & (THREAD_FD_IN | THREAD_FD_ERR | THREAD_FD_HUP)) != 0) {
 		rc = tcp_rx(qp);
 	}
-out:
+out_release_qpair:
 	if (rc != 0 && conn->epoch == epoch) {
 		nvme_qpair_fail(qp, rc, NULL);
 	}
@@ -893,7 +882,7 @@ static int
 tcp_flush_poll(void *ctx)
 {
 	struct nvme_qpair *qp = ctx;
-	struct nvme_tcp_conn *conn = &qp->tcp;
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
 	uint32_t epoch = conn->epoch;
 	int rc;
 
@@ -910,8 +899,34 @@ tcp_flush_poll(void *ctx)
 	return POLLER_BUSY;
 }
 
+static int
+tcp_qpair_init(struct nvme_qpair *qp)
+{
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
+
+	conn->rbuf = malloc(NVME_TCP_RBUF_SIZE);
+	if (conn->rbuf == NULL) {
+		return -ENOMEM;
+	}
+	conn->fd = -1;
+	TAILQ_INIT(&conn->txq);
+	return 0;
+}
+
+static void
+tcp_qpair_fini(struct nvme_qpair *qp)
+{
+	free(nvme_tcp_conn(qp)->rbuf);
+}
+
 const struct nvme_transport_ops nvme_tcp_ops = {
 	.name = "TCP",
+	.trtype = NVME_TRANSPORT_TCP,
+	.qpair_size = sizeof(struct nvme_tcp_qpair),
+	.qpair_offset = offsetof(struct nvme_tcp_qpair, qpair),
+	.req_ctx_size = sizeof(struct nvme_tcp_req),
+	.qpair_init = tcp_qpair_init,
+	.qpair_fini = tcp_qpair_fini,
 	.connect = tcp_connect,
 	.disconnect = tcp_disconnect,
 	.submit = tcp_submit,

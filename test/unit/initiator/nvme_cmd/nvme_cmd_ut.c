@@ -313,14 +313,44 @@ test_connect_args(void)
 	UT_ASSERT_EQ(nvme_ctrlr_connect(&trid, &opts, dummy_connect_cb, NULL), -EINVAL);
 }
 
+/* The transports built in, by type: RDMA only in a build with rdma-core. */
+static void
+test_transport_find(void)
+{
+	const struct nvme_transport_ops *ops;
+
+	ops = nvme_transport_find(NVME_TRANSPORT_TCP);
+	CU_ASSERT_FATAL(ops == &nvme_tcp_ops);
+	UT_ASSERT_EQ(ops->trtype, NVME_TRANSPORT_TCP);
+	CU_ASSERT(ops->qpair_size >= ops->qpair_offset + sizeof(struct nvme_qpair));
+	CU_ASSERT(ops->req_ctx_size > 0);
+	ops = nvme_transport_find(NVME_TRANSPORT_RDMA);
+#ifdef GGA_CONFIG_RDMA
+	CU_ASSERT_FATAL(ops == &nvme_rdma_ops);
+	UT_ASSERT_EQ(ops->trtype, NVME_TRANSPORT_RDMA);
+	CU_ASSERT(ops->qpair_size >= ops->qpair_offset + sizeof(struct nvme_qpair));
+	CU_ASSERT(ops->req_ctx_size > 0);
+#else
+	CU_ASSERT(ops == NULL);
+#endif
+	CU_ASSERT(nvme_transport_find((enum nvme_transport_type)0x7f) == NULL);
+}
+
 int
 main(void)
 {
 	static const struct ut_test cmd_tests[] = {
-		UT_TEST(test_rw),           UT_TEST(test_sgl),    UT_TEST(test_connect),
-		UT_TEST(test_properties),   UT_TEST(test_admin),  UT_TEST(test_ns_info),
-		UT_TEST(test_mdts),         UT_TEST(test_status), UT_TEST(test_names),
+		UT_TEST(test_rw),
+		UT_TEST(test_sgl),
+		UT_TEST(test_connect),
+		UT_TEST(test_properties),
+		UT_TEST(test_admin),
+		UT_TEST(test_ns_info),
+		UT_TEST(test_mdts),
+		UT_TEST(test_status),
+		UT_TEST(test_names),
 		UT_TEST(test_connect_args),
+		UT_TEST(test_transport_find),
 	};
 	struct ut_test all[64];
 	const struct ut_test *pdu_tests;

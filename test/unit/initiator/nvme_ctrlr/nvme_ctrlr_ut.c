@@ -24,6 +24,7 @@
 #include "initiator/nvme_cmd.c"
 #include "initiator/nvme_qpair.c"
 #include "initiator/nvme_ctrlr.c"
+#include "initiator/nvme_transport.c"
 
 #define UT_CNTLID        5
 #define UT_NN            2
@@ -128,14 +129,15 @@ fake_max_in_capsule(const struct nvme_qpair *qp)
 	return NVME_TCP_ADMIN_ICD_SIZE;
 }
 
-/* The controller picks its transport by name: both are the fake. */
-#define FAKE_OPS                                                                                   \
+/* The controller looks its transport up by type (nvme_transport.c): both are the fake. */
+#define FAKE_OPS(type)                                                                             \
 	{                                                                                          \
-		.name = "fake", .connect = fake_connect, .disconnect = fake_disconnect,            \
-		.submit = fake_submit, .max_in_capsule = fake_max_in_capsule,                      \
+		.name = "fake", .trtype = (type), .qpair_size = sizeof(struct nvme_qpair),         \
+		.connect = fake_connect, .disconnect = fake_disconnect, .submit = fake_submit,     \
+		.max_in_capsule = fake_max_in_capsule,                                             \
 	}
-const struct nvme_transport_ops nvme_tcp_ops = FAKE_OPS;
-const struct nvme_transport_ops nvme_rdma_ops = FAKE_OPS;
+const struct nvme_transport_ops nvme_tcp_ops = FAKE_OPS(NVME_TRANSPORT_TCP);
+const struct nvme_transport_ops nvme_rdma_ops = FAKE_OPS(NVME_TRANSPORT_RDMA);
 
 /* ---- the fake controller ---- */
 

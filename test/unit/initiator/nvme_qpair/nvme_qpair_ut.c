@@ -134,14 +134,14 @@ make_qpair(uint16_t entries, bool hdgst, bool ddgst, uint32_t max_icd, uint32_t 
 	qp = nvme_qpair_create(&g_ctrlr, 1, entries, false);
 	CU_ASSERT_FATAL(qp != NULL);
 	CU_ASSERT_FATAL(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) == 0);
-	qp->tcp.fd = sv[0];
-	qp->tcp.state = TCP_CONN_READY;
-	qp->tcp.hdgst = hdgst;
-	qp->tcp.ddgst = ddgst;
-	qp->tcp.max_icd = max_icd;
-	qp->tcp.maxh2cdata = maxh2c;
-	TAILQ_INIT(&qp->tcp.txq);
-	rx_reset(&qp->tcp);
+	nvme_tcp_conn(qp)->fd = sv[0];
+	nvme_tcp_conn(qp)->state = TCP_CONN_READY;
+	nvme_tcp_conn(qp)->hdgst = hdgst;
+	nvme_tcp_conn(qp)->ddgst = ddgst;
+	nvme_tcp_conn(qp)->max_icd = max_icd;
+	nvme_tcp_conn(qp)->maxh2cdata = maxh2c;
+	TAILQ_INIT(&nvme_tcp_conn(qp)->txq);
+	rx_reset(nvme_tcp_conn(qp));
 	qp->state = QPAIR_LIVE;
 	qp->connect_done = test_connect_done;
 	qp->lost = test_lost;
@@ -813,7 +813,7 @@ test_c2h_success_before_cmd_sent(void)
 	/* The submit takes the head of the free list. */
 	req = TAILQ_FIRST(&qp->free_reqs);
 	UT_ASSERT_EQ(nvme_ns_cmd_readv(qp, &g_ns, 0, 1, &iov, 1, 0, rec_cb, &rec), 0);
-	CU_ASSERT_FATAL(req->state == REQ_OUTSTANDING && req->tcp.tx.queued);
+	CU_ASSERT_FATAL(req->state == REQ_OUTSTANDING && nvme_tcp_req(req)->tx.queued);
 	memset(&h, 0, sizeof(h));
 	h.ch.pdu_type = NVME_TCP_PDU_C2H_DATA;
 	h.ch.flags = NVME_TCP_F_DATA_LAST | NVME_TCP_F_DATA_SUCCESS;
@@ -916,6 +916,42 @@ test_deallocate(void)
 	close_peer();
 }
 
+/*
+ * The TCP queue pair embeds the generic one, set up by the transport's
+ * qpair_init; each request is followed by its TCP state, within its stride:
+ * filling one request's state leaves the next request intact.
+ */
+static void
+test_transport_layout(void)
+{
+	struct nvme_qpair *qp;
+	struct nvme_request *req;
+	uint32_t i;
+
+	qp = nvme_qpair_create(&g_ctrlr, 1, 8, false);
+	CU_ASSERT_FATAL(qp != NULL);
+	UT_ASSERT_EQ(qp->num_reqs, 7);
+	UT_ASSERT_EQ(nvme_tcp_conn(qp)->fd, -1);
+	CU_ASSERT(nvme_tcp_conn(qp)->rbuf != NULL);
+	CU_ASSERT(qp->req_stride >= sizeof(struct nvme_request) + sizeof(struct nvme_tcp_req));
+	CU_ASSERT(qp->connect_req == nvme_qpair_req(qp, qp->num_reqs));
+	for (i = 0; i <= qp->num_reqs; i++) {
+		req = nvme_qpair_req(qp, i);
+		memset(nvme_tcp_req(req), 0xa5, sizeof(struct nvme_tcp_req));
+	}
+	for (i = 0; i <= qp->num_reqs; i++) {
+		req = nvme_qpair_req(qp, i);
+		CU_ASSERT(req->qpair == qp);
+		UT_ASSERT_EQ(req->cid, i);
+		UT_ASSERT_EQ(nvme_request_slot(req), i);
+		UT_ASSERT_EQ((uintptr_t)nvme_request_ctx(req) % 16, 0);
+		CU_ASSERT((uint8_t *)nvme_tcp_req(req) + sizeof(struct nvme_tcp_req) <=
+			  (uint8_t *)req + qp->req_stride);
+		memset(nvme_tcp_req(req), 0, sizeof(struct nvme_tcp_req));
+	}
+	nvme_qpair_destroy(qp);
+}
+
 int
 main(void)
 {
@@ -936,6 +972,7 @@ main(void)
 		UT_TEST(test_free_in_callback),
 		UT_TEST(test_protocol_errors),
 		UT_TEST(test_deallocate),
+		UT_TEST(test_transport_layout),
 	};
 
 	return ut_run("nvme_qpair", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
