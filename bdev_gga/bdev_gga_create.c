@@ -607,7 +607,7 @@ create_decide(struct gga_create_ctx *ctx)
 				gga_member_label(disk, i, label, sizeof(label)),
 				ctx->sb_rc[i] == 0 ? "it holds a gga superblock" :
 						     "it holds other data");
-			goto refuse;
+			goto out_fail_create;
 		}
 		ctx->format = true;
 		break;
@@ -615,7 +615,7 @@ create_decide(struct gga_create_ctx *ctx)
 	case BDEV_GGA_MODE_AUTO:
 		if (other != 0) {
 			sb_problem(ctx, (uint32_t)__builtin_ctz(other));
-			goto refuse;
+			goto out_fail_create;
 		}
 		if (ctx->absent != 0 && formatted == 0) {
 			i = (uint32_t)__builtin_ctz(ctx->absent);
@@ -623,13 +623,13 @@ create_decide(struct gga_create_ctx *ctx)
 				"%s: base bdev does not exist; formatting a new "
 				"array needs all its members",
 				gga_member_label(disk, i, label, sizeof(label)));
-			goto refuse;
+			goto out_fail_create;
 		}
 		if (ctx->mode == BDEV_GGA_MODE_ASSEMBLE && formatted == 0) {
 			set_msg(ctx, -ENOENT, "%s is blank: there is no array to assemble",
 				gga_member_label(disk, (uint32_t)__builtin_ctz(blank), label,
 						 sizeof(label)));
-			goto refuse;
+			goto out_fail_create;
 		}
 		/*
 		 * Blank members beside formatted ones are the array's members
@@ -647,7 +647,7 @@ create_decide(struct gga_create_ctx *ctx)
 				"than %u formatted members cannot be assembled (mode create with "
 				"force reformats all members)",
 				label, label2, disk->k);
-			goto refuse;
+			goto out_fail_create;
 		}
 		ctx->format = blank == disk->all_mask;
 		break;
@@ -679,7 +679,7 @@ create_decide(struct gga_create_ctx *ctx)
 				(unsigned long long)((1ull << disk->region_shift) / 1024),
 				tmp.data_blocks, gga_bitmap_bytes(disk->frag_size) * 8,
 				(unsigned long long)((1ull << tmp.region_shift) / 1024));
-			goto refuse;
+			goto out_fail_create;
 		}
 		if ((1ull << disk->region_shift) < disk->block_size) {
 			set_msg(ctx, -EINVAL,
@@ -687,7 +687,7 @@ create_decide(struct gga_create_ctx *ctx)
 				"bytes",
 				(unsigned long long)((1ull << disk->region_shift) / 1024),
 				disk->block_size);
-			goto refuse;
+			goto out_fail_create;
 		}
 	} else {
 		rc = create_validate(ctx, formatted, blank);
@@ -695,7 +695,7 @@ create_decide(struct gga_create_ctx *ctx)
 			rc = create_merge_bitmaps(ctx, formatted);
 		}
 		if (rc != 0) {
-			goto refuse;
+			goto out_fail_create;
 		}
 		ctx->epoch = GGA_MAX(ctx->epoch, 1);
 	}
@@ -713,7 +713,7 @@ create_decide(struct gga_create_ctx *ctx)
 		if (rc != 0) {
 			set_msg(ctx, -EINVAL, "cannot encode the superblock of %s",
 				gga_member_label(disk, i, label, sizeof(label)));
-			goto refuse;
+			goto out_fail_create;
 		}
 		if (ctx->bitmap != NULL) {
 			gga_area_scatter(disk, ctx->bitmap,
@@ -728,7 +728,7 @@ create_decide(struct gga_create_ctx *ctx)
 	}
 	return;
 
-refuse:
+out_fail_create:
 	/* Nothing has been written. */
 	create_fail(ctx);
 }

@@ -289,7 +289,7 @@ gga_codec_create(const struct gga_codec_opts *opts, struct gga_codec **codec_out
 	zeros = calloc(1, c->block_size);
 	if (zeros == NULL) {
 		rc = -ENOMEM;
-		goto err_free_codec;
+		goto out_destroy_codec;
 	}
 	c->zero_frag_crc = gga_crc32c(zeros, c->frag_size, 0);
 	c->zero_block_crc = gga_crc32c(zeros, c->block_size, 0);
@@ -298,12 +298,12 @@ gga_codec_create(const struct gga_codec_opts *opts, struct gga_codec **codec_out
 
 	rc = build_tables(c);
 	if (rc != 0) {
-		goto err_free_codec;
+		goto out_destroy_codec;
 	}
 	*codec_out = c;
 	return 0;
 
-err_free_codec:
+out_destroy_codec:
 	gga_codec_destroy(c);
 	return rc;
 }

@@ -792,13 +792,13 @@ start_msg(void *arg)
 	/* A connection that arrives while the target stops is not taken. */
 	if (tg == NULL ||
 	    __atomic_load_n(&g_nvmf_tgt.state, __ATOMIC_SEQ_CST) != NVMF_TGT_RUNNING) {
-		goto err;
+		goto out_disconnect;
 	}
 	rq->group = container_of(tg, struct rdma_group, base);
 	rq->ev = thread_fd_register(rq->channel->fd, THREAD_FD_IN, cq_event, rq, "nvmf_rdma_cq");
 	if (rq->ev == NULL) {
 		ERRLOG("nvmf rdma: cannot watch the completion channel of %s\n", rq->peer);
-		goto err;
+		goto out_disconnect;
 	}
 	nvmf_qpair_init(&rq->qpair, &rq->rt->base, rq->pg, &rq->listen, rq->peer);
 	rq->state = RQ_RUNNING;
@@ -811,7 +811,7 @@ start_msg(void *arg)
 	rq_activate(rq);
 	return;
 
-err:
+out_disconnect:
 	rdma_disconnect(rq->id);
 	rq->state = RQ_DONE;
 	nvmf_send_msg_or_spin(thread_get_app(), pg_done_msg, rq);
@@ -988,24 +988,24 @@ nvmf_rdma_conn_accept(struct rdma_transport *rt, struct rdma_listener *l, struct
 	cq_size = GGA_MIN(sq_size + rq->num_recvs, (uint32_t)dev->attr.max_cqe);
 	if (sq_size < max_wrs + 1 || rq->num_recvs > (uint32_t)dev->attr.max_qp_wr) {
 		ERRLOG("nvmf rdma: device queues too small for a connection from %s\n", rq->peer);
-		goto err_free;
+		goto out_free_conn;
 	}
 	if (conn_alloc(rq, max_wrs) != 0) {
 		ERRLOG("nvmf rdma: no memory for a connection from %s\n", rq->peer);
-		goto err_free;
+		goto out_free_conn;
 	}
 	rq->channel = ibv_create_comp_channel(id->verbs);
 	if (rq->channel == NULL) {
-		goto err_free;
+		goto out_free_conn;
 	}
 	flags = fcntl(rq->channel->fd, F_GETFL);
 	if (flags < 0 || fcntl(rq->channel->fd, F_SETFL, flags | O_NONBLOCK) != 0) {
-		goto err_free;
+		goto out_free_conn;
 	}
 	rq->cq = ibv_create_cq(id->verbs, (int)cq_size, rq, rq->channel, 0);
 	if (rq->cq == NULL) {
 		ERRLOG("nvmf rdma: cannot create a %u-entry CQ for %s\n", cq_size, rq->peer);
-		goto err_free;
+		goto out_free_conn;
 	}
 	qp_attr.qp_context = rq;
 	qp_attr.send_cq = rq->cq;
@@ -1017,7 +1017,7 @@ nvmf_rdma_conn_accept(struct rdma_transport *rt, struct rdma_listener *l, struct
 	qp_attr.cap.max_recv_sge = 1;
 	if (rdma_create_qp(id, dev->pd, &qp_attr) != 0) {
 		ERRLOG("nvmf rdma: cannot create a QP for %s: %s\n", rq->peer, strerror(errno));
-		goto err_free;
+		goto out_free_conn;
 	}
 	rq->qp = id->qp;
 	rq->sq_free = GGA_MIN(sq_size, qp_attr.cap.max_send_wr);
@@ -1027,7 +1027,7 @@ nvmf_rdma_conn_accept(struct rdma_transport *rt, struct rdma_listener *l, struct
 	for (i = 0; i < rq->num_recvs; i++) {
 		if (recv_post(rq, &rq->recvs[i]) != 0) {
 			ERRLOG("nvmf rdma: cannot post receives for %s\n", rq->peer);
-			goto err_free;
+			goto out_free_conn;
 		}
 	}
 	rep.crqsize = (uint16_t)rq->num_recvs;
@@ -1043,14 +1043,14 @@ nvmf_rdma_conn_accept(struct rdma_transport *rt, struct rdma_listener *l, struct
 		ERRLOG("nvmf rdma: cannot accept the connection from %s: %s\n", rq->peer,
 		       strerror(errno));
 		id->context = NULL;
-		goto err_free;
+		goto out_free_conn;
 	}
 	rq->qpair.admit_portid = admit_portid;
 	TAILQ_INSERT_TAIL(&rt->conns, rq, conn_link);
 	nvmf_send_msg_or_spin(nvmf_poll_group_get_thread(pg), start_msg, rq);
 	return 0;
 
-err_free:
+out_free_conn:
 	conn_free(rq);
 	return NVME_RDMA_CM_NO_RSC;
 }

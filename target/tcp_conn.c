@@ -1095,14 +1095,14 @@ nvmf_tcp_conn_create(struct tcp_transport *tt, struct tcp_group *group, struct n
 	TAILQ_INIT(&tq->tx_queue);
 	if (tq_alloc_reqs(tq) != 0) {
 		ERRLOG("nvmf tcp: no memory for a connection from %s\n", peer);
-		goto err_free;
+		goto out_free_qpair;
 	}
 	rx_reset(tq);
 	tq->since_tick = ticks_get();
 	tq->ev = thread_fd_register(fd, THREAD_FD_IN, tq_event, tq, "nvmf_tcp_qpair");
 	if (tq->ev == NULL) {
 		ERRLOG("nvmf tcp: cannot watch the connection from %s\n", peer);
-		goto err_free;
+		goto out_free_qpair;
 	}
 	tq->ev_mask = THREAD_FD_IN;
 	tq->qpair.admit_portid = admit_portid;
@@ -1113,7 +1113,7 @@ nvmf_tcp_conn_create(struct tcp_transport *tt, struct tcp_group *group, struct n
 		 addr->traddr, addr->trsvcid);
 	return 0;
 
-err_free:
+out_free_qpair:
 	env_dma_free(tq->icd_area);
 	free(tq->iov_area);
 	free(tq->buf_area);

@@ -749,23 +749,23 @@ bdev_file_create(const struct bdev_file_opts *opts, struct bdev **bdev_out, char
 	msg[0] = '\0';
 	rc = check_opts(opts, uuid, msg, msg_len);
 	if (rc != 0) {
-		goto log;
+		goto out_log;
 	}
 	if (bdev_get_by_name(opts->name) != NULL) {
 		set_msg(msg, msg_len, "bdev '%s' already exists", opts->name);
 		rc = -EEXIST;
-		goto log;
+		goto out_log;
 	}
 	rc = uring_check(msg, msg_len);
 	if (rc != 0) {
-		goto log;
+		goto out_log;
 	}
 	if (g_file_zero_buf == NULL) {
 		g_file_zero_buf = env_dma_zmalloc(FILE_ZERO_BUF_SIZE, 4096);
 		if (g_file_zero_buf == NULL) {
 			set_msg(msg, msg_len, "cannot allocate the zero buffer");
 			rc = -ENOMEM;
-			goto log;
+			goto out_log;
 		}
 	}
 
@@ -773,7 +773,7 @@ bdev_file_create(const struct bdev_file_opts *opts, struct bdev **bdev_out, char
 	if (disk == NULL) {
 		set_msg(msg, msg_len, "out of memory");
 		rc = -ENOMEM;
-		goto log;
+		goto out_log;
 	}
 	disk->fd = -1;
 	disk->dfd = -1;
@@ -781,21 +781,21 @@ bdev_file_create(const struct bdev_file_opts *opts, struct bdev **bdev_out, char
 	if (disk->bdev.name == NULL) {
 		set_msg(msg, msg_len, "out of memory");
 		rc = -ENOMEM;
-		goto free_disk;
+		goto out_free_disk;
 	}
 	rc = open_target(disk, opts, &st, msg, msg_len);
 	if (rc != 0) {
-		goto free_disk;
+		goto out_free_disk;
 	}
 	rc = set_geometry(disk, opts, &st, uuid, msg, msg_len);
 	if (rc != 0) {
-		goto free_disk;
+		goto out_free_disk;
 	}
 	open_data_fd(disk, &st);
 	set_io_params(disk);
 	rc = prepare_file(disk, &st, msg, msg_len);
 	if (rc != 0) {
-		goto restore_file;
+		goto out_restore_file;
 	}
 
 	disk->bdev.product_name = disk->blockdev ? "File bdev (block device)" : "File bdev";
@@ -815,7 +815,7 @@ bdev_file_create(const struct bdev_file_opts *opts, struct bdev **bdev_out, char
 	if (rc != 0) {
 		set_msg(msg, msg_len, "register failed: %s", strerror(-rc));
 		io_device_unregister(disk, NULL);
-		goto restore_file;
+		goto out_restore_file;
 	}
 	NOTICELOG("file bdev '%s': '%s', %" PRIu64 " blocks of %" PRIu32 " + %" PRIu32
 		  " bytes, %s I/O%s\n",
@@ -829,15 +829,15 @@ bdev_file_create(const struct bdev_file_opts *opts, struct bdev **bdev_out, char
 	}
 	return 0;
 
-restore_file:
+out_restore_file:
 	restore_file(disk, &st);
-free_disk:
+out_free_disk:
 	file_disk_free(disk);
 	if (st.created && unlink(opts->filename) != 0) {
 		ERRLOG("file bdev '%s': cannot remove '%s' again: %s\n", opts->name, opts->filename,
 		       strerror(errno));
 	}
-log:
+out_log:
 	ERRLOG("file bdev '%s': %s\n", opts->name != NULL ? opts->name : "(unnamed)", msg);
 	return rc;
 }

@@ -155,18 +155,18 @@ nvme_rpc_attach(struct rpc_request *req, json_t *params)
 
 	if (rpc_decode_params(req, params, nvme_attach_params, ARRAY_SIZE(nvme_attach_params),
 			      &args) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	if (nvme_transport_type_parse(args.trtype, &opts.trid.trtype) != 0) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
 			       "trtype: '%s' is not a transport (tcp or rdma)", args.trtype);
-		goto cleanup;
+		goto out_free_params;
 	}
 #ifndef GGA_CONFIG_RDMA
 	if (opts.trid.trtype == NVME_TRANSPORT_RDMA) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
 			       "trtype: gga was built without RDMA support; use tcp");
-		goto cleanup;
+		goto out_free_params;
 	}
 #endif
 	opts.trid.adrfam = NVME_ADRFAM_IPV4;
@@ -174,7 +174,7 @@ nvme_rpc_attach(struct rpc_request *req, json_t *params)
 				    opts.trid.adrfam != NVME_ADRFAM_IPV4)) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
 			       "adrfam: '%s' is not supported (ipv4)", args.adrfam);
-		goto cleanup;
+		goto out_free_params;
 	}
 	snprintf(opts.trid.traddr, sizeof(opts.trid.traddr), "%s", args.traddr);
 	snprintf(opts.trid.trsvcid, sizeof(opts.trid.trsvcid), "%s", args.trsvcid);
@@ -202,7 +202,7 @@ nvme_rpc_attach(struct rpc_request *req, json_t *params)
 		break;
 	}
 
-cleanup:
+out_free_params:
 	rpc_free_params(nvme_attach_params, ARRAY_SIZE(nvme_attach_params), &args);
 }
 
@@ -246,7 +246,7 @@ nvme_rpc_detach(struct rpc_request *req, json_t *params)
 
 	if (rpc_decode_params(req, params, nvme_detach_params, ARRAY_SIZE(nvme_detach_params),
 			      &args) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	rc = bdev_nvme_detach_controller(args.name, detach_done, req);
 	if (rc == -ENODEV) {
@@ -258,7 +258,7 @@ nvme_rpc_detach(struct rpc_request *req, json_t *params)
 		rpc_send_errno(req, rc, NULL);
 	}
 
-cleanup:
+out_free_params:
 	rpc_free_params(nvme_detach_params, ARRAY_SIZE(nvme_detach_params), &args);
 }
 
@@ -279,7 +279,7 @@ nvme_rpc_get_controllers(struct rpc_request *req, json_t *params)
 
 	if (rpc_decode_params(req, params, nvme_get_params, ARRAY_SIZE(nvme_get_params), &args) !=
 	    0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	result = bdev_nvme_get_controllers_json(args.name);
 	if (result == NULL) {
@@ -289,11 +289,11 @@ nvme_rpc_get_controllers(struct rpc_request *req, json_t *params)
 		} else {
 			rpc_send_errno(req, -ENOMEM, NULL);
 		}
-		goto cleanup;
+		goto out_free_params;
 	}
 	rpc_send_result(req, result);
 
-cleanup:
+out_free_params:
 	rpc_free_params(nvme_get_params, ARRAY_SIZE(nvme_get_params), &args);
 }
 
