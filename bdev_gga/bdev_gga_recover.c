@@ -76,7 +76,7 @@ attach_channel(struct io_channel_iter *i)
 }
 
 static void
-attach_done(struct io_channel_iter *i, int status)
+attach_channels_done(struct io_channel_iter *i, int status)
 {
 	struct member_op *op = io_channel_iter_get_ctx(i);
 
@@ -140,7 +140,7 @@ member_attach(struct member_op *op, const char *name)
 	member->removing = false;
 	member->close_deferred = false;
 	disk->pending_ops++;
-	io_device_for_each_channel(disk, attach_channel, op, attach_done);
+	io_device_for_each_channel(disk, attach_channel, op, attach_channels_done);
 	return 0;
 
 out_release_claim:

@@ -151,7 +151,7 @@ connect_request(struct rdma_listener *l, struct rdma_cm_id *id, const uint8_t *p
 }
 
 static void
-listener_event(struct rdma_listener *l, enum rdma_cm_event_type type)
+rdma_listener_event(struct rdma_listener *l, enum rdma_cm_event_type type)
 {
 	switch (type) {
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
@@ -283,7 +283,7 @@ cm_event_ready(void *ctx, uint32_t events)
 			continue;
 		}
 		if (*(enum rdma_id_kind *)id->context == RDMA_ID_LISTENER) {
-			listener_event(id->context, type);
+			rdma_listener_event(id->context, type);
 		} else {
 			conn_event(container_of((enum rdma_id_kind *)id->context, struct rdma_qpair,
 						kind),

@@ -59,7 +59,7 @@ to_rq(struct nvmf_qpair *qpair)
 }
 
 static struct rdma_req *
-to_req(struct nvmf_request *req)
+to_rdma_req(struct nvmf_request *req)
 {
 	return container_of(req, struct rdma_req, req);
 }
@@ -137,7 +137,7 @@ recv_repost(struct rdma_qpair *rq, struct rdma_recv *rv)
  */
 
 static void
-req_release(struct rdma_req *req)
+rdma_req_release(struct rdma_req *req)
 {
 	struct rdma_qpair *rq = req->rq;
 
@@ -162,7 +162,7 @@ req_release(struct rdma_req *req)
 
 /* Lay out the READ/WRITE work requests of the data buffers the request holds. */
 static void
-req_map_bufs(struct rdma_req *req)
+rdma_req_map_bufs(struct rdma_req *req)
 {
 	struct rdma_qpair *rq = req->rq;
 	uint32_t unit = rq->rt->base.opts.io_unit_size, len = req->req.length;
@@ -198,14 +198,14 @@ req_map_bufs(struct rdma_req *req)
 }
 
 static void
-req_exec(struct rdma_req *req)
+rdma_req_exec(struct rdma_req *req)
 {
 	req->state = RREQ_EXEC;
 	nvmf_request_exec(&req->req);
 }
 
 static void
-req_fail(struct rdma_req *req, uint16_t status)
+rdma_req_fail(struct rdma_req *req, uint16_t status)
 {
 	req->state = RREQ_EXEC;
 	nvmf_request_fail(&req->req, status);
@@ -213,7 +213,7 @@ req_fail(struct rdma_req *req, uint16_t status)
 
 /* Buffers in hand: pull the host's data, or run a read. */
 static void
-req_have_bufs(struct rdma_req *req)
+rdma_req_have_bufs(struct rdma_req *req)
 {
 	struct rdma_qpair *rq = req->rq;
 
@@ -222,20 +222,20 @@ req_have_bufs(struct rdma_req *req)
 		TAILQ_INSERT_TAIL(&rq->sq_wait, req, link);
 		sq_drain(rq);
 	} else {
-		req_exec(req);
+		rdma_req_exec(req);
 	}
 }
 
 void
 nvmf_rdma_req_bufs_ready(struct nvmf_request *nreq)
 {
-	struct rdma_req *req = to_req(nreq);
+	struct rdma_req *req = to_rdma_req(nreq);
 	struct rdma_qpair *rq = req->rq;
 
 	/* From the group's poller too: the connection stays while the request moves on. */
 	rq_hold(rq);
-	req_map_bufs(req);
-	req_have_bufs(req);
+	rdma_req_map_bufs(req);
+	rdma_req_have_bufs(req);
 	rq_unhold(rq);
 }
 
@@ -367,7 +367,7 @@ sq_drain(struct rdma_qpair *rq)
  */
 
 static void
-handle_capsule(struct rdma_qpair *rq, struct rdma_recv *rv)
+rdma_handle_capsule(struct rdma_qpair *rq, struct rdma_recv *rv)
 {
 	struct rdma_req *req = TAILQ_FIRST(&rq->free_reqs);
 	uint32_t icd_len;
@@ -403,7 +403,7 @@ handle_capsule(struct rdma_qpair *rq, struct rdma_recv *rv)
 			 req->req.cmd.cid, status);
 		req->state = RREQ_EXEC;
 		recv_repost(rq, rv);
-		req_fail(req, status);
+		rdma_req_fail(req, status);
 		return;
 	}
 	req->req.length = req->sgl.length;
@@ -415,17 +415,17 @@ handle_capsule(struct rdma_qpair *rq, struct rdma_recv *rv)
 		req->icd_iov.iov_len = req->sgl.length;
 		req->req.iov = &req->icd_iov;
 		req->req.iovcnt = 1;
-		req_exec(req);
+		rdma_req_exec(req);
 		return;
 	}
 	req->state = RREQ_EXEC;
 	recv_repost(rq, rv);
 	if (rq->state != RQ_RUNNING) {
-		req_release(req);
+		rdma_req_release(req);
 		return;
 	}
 	if (req->sgl.length == 0) {
-		req_exec(req);
+		rdma_req_exec(req);
 		return;
 	}
 	req->state = RREQ_NEED_BUF;
@@ -441,7 +441,7 @@ pending_drain(struct rdma_qpair *rq)
 	while (rq->state == RQ_RUNNING && !TAILQ_EMPTY(&rq->free_reqs) &&
 	       (rv = STAILQ_FIRST(&rq->pending)) != NULL) {
 		STAILQ_REMOVE_HEAD(&rq->pending, link);
-		handle_capsule(rq, rv);
+		rdma_handle_capsule(rq, rv);
 	}
 }
 
@@ -479,7 +479,7 @@ handle_wc(struct rdma_qpair *rq, const struct ibv_wc *wc)
 			STAILQ_INSERT_TAIL(&rq->pending, rv, link);
 			return;
 		}
-		handle_capsule(rq, rv);
+		rdma_handle_capsule(rq, rv);
 		return;
 	}
 	ref = container_of(kind, struct rdma_wr_ref, kind);
@@ -496,7 +496,7 @@ handle_wc(struct rdma_qpair *rq, const struct ibv_wc *wc)
 	}
 	if (rq->state != RQ_RUNNING) {
 		if (req->wrs_out == 0 && req->state != RREQ_EXEC) {
-			req_release(req);
+			rdma_req_release(req);
 		}
 		return;
 	}
@@ -504,9 +504,9 @@ handle_wc(struct rdma_qpair *rq, const struct ibv_wc *wc)
 		return;
 	}
 	if (req->state == RREQ_READING) {
-		req_exec(req);
+		rdma_req_exec(req);
 	} else if (req->state == RREQ_SENDING) {
-		req_release(req);
+		rdma_req_release(req);
 	}
 }
 
@@ -634,7 +634,7 @@ close_timeout(void *arg)
 
 		req->wrs_out = 0;
 		if (req->state != RREQ_FREE && req->state != RREQ_EXEC) {
-			req_release(req);
+			rdma_req_release(req);
 		}
 	}
 	rq_unhold(rq);
@@ -664,7 +664,7 @@ rq_close(struct rdma_qpair *rq)
 			continue;
 		}
 		if (req->wrs_out == 0) {
-			req_release(req);
+			rdma_req_release(req);
 		} else if (req->state == RREQ_NEED_READ || req->state == RREQ_NEED_SEND) {
 			/* Some of its work requests are out: wait for them, off the queue. */
 			TAILQ_REMOVE(&rq->sq_wait, req, link);
@@ -707,7 +707,7 @@ rq_try_finish(struct rdma_qpair *rq)
 void
 nvmf_rdma_req_complete(struct nvmf_request *nreq)
 {
-	struct rdma_req *req = to_req(nreq);
+	struct rdma_req *req = to_rdma_req(nreq);
 	struct rdma_qpair *rq = req->rq;
 	struct rdma_recv *rv = req->recv;
 
@@ -718,7 +718,7 @@ nvmf_rdma_req_complete(struct nvmf_request *nreq)
 		recv_repost(rq, rv);
 	}
 	if (rq->state != RQ_RUNNING) {
-		req_release(req);
+		rdma_req_release(req);
 	} else {
 		req->state = RREQ_NEED_SEND;
 		TAILQ_INSERT_TAIL(&rq->sq_wait, req, link);

@@ -97,7 +97,7 @@ uint8_t *g_file_zero_buf;
 bool g_file_force_buffered;
 
 static inline struct file_io *
-io_ctx(struct bdev_io *io)
+file_io_ctx(struct bdev_io *io)
 {
 	return (struct file_io *)io->driver_ctx;
 }
@@ -631,7 +631,7 @@ reset_drain_channel(struct io_channel_iter *i)
 {
 	struct file_channel *ch = io_channel_get_ctx(io_channel_iter_get_channel(i));
 	struct bdev_io *io = io_channel_iter_get_ctx(i);
-	struct file_io *fio = io_ctx(io);
+	struct file_io *fio = file_io_ctx(io);
 
 	if (ch->outstanding == 0) {
 		io_channel_iter_continue(i, 0);
@@ -652,7 +652,7 @@ file_submit_request(struct io_channel *_ch, struct bdev_io *io)
 {
 	struct file_channel *ch = io_channel_get_ctx(_ch);
 	struct file_disk *disk = ch->disk;
-	struct file_io *fio = io_ctx(io);
+	struct file_io *fio = file_io_ctx(io);
 	uint8_t falloc_parts;
 
 	fio->bounce = NULL;

@@ -127,7 +127,8 @@ static const struct rpc_param nvme_attach_params[] = {
 };
 
 static void
-attach_done(void *cb_arg, int rc, const char *errmsg, const char *const *names, size_t count)
+nvme_rpc_attach_done(void *cb_arg, int rc, const char *errmsg, const char *const *names,
+		     size_t count)
 {
 	struct rpc_request *req = cb_arg;
 	json_t *result;
@@ -186,7 +187,7 @@ nvme_rpc_attach(struct rpc_request *req, json_t *params)
 	opts.timeout_ms = args.timeout_ms;
 	opts.keep_alive_timeout_ms = args.keep_alive_timeout_ms;
 
-	rc = bdev_nvme_attach_controller(&opts, attach_done, req);
+	rc = bdev_nvme_attach_controller(&opts, nvme_rpc_attach_done, req);
 	switch (rc) {
 	case 0:
 		break;
@@ -227,7 +228,7 @@ static const struct rpc_param nvme_detach_params[] = {
 };
 
 static void
-detach_done(void *cb_arg, int rc)
+nvme_rpc_detach_done(void *cb_arg, int rc)
 {
 	struct rpc_request *req = cb_arg;
 
@@ -248,7 +249,7 @@ nvme_rpc_detach(struct rpc_request *req, json_t *params)
 			      &args) != 0) {
 		goto out_free_params;
 	}
-	rc = bdev_nvme_detach_controller(args.name, detach_done, req);
+	rc = bdev_nvme_detach_controller(args.name, nvme_rpc_detach_done, req);
 	if (rc == -ENODEV) {
 		rpc_send_errno(req, rc, "nvme controller '%s' does not exist", args.name);
 	} else if (rc == -EBUSY) {
