@@ -499,26 +499,26 @@ gga_channel_create(void *io_device, void *ctx_buf)
 			ERRLOG("gga bdev '%s': no channel to member '%s'\n", disk->bdev.name,
 			       member->name);
 			rc = -ENOMEM;
-			goto put_members;
+			goto out_put_members;
 		}
 	}
 	rc = gga_codec_scratch_alloc(disk->codec, &ch->scratch);
 	if (rc != 0) {
-		goto put_members;
+		goto out_put_members;
 	}
 	ch->bounce = malloc(disk->block_size);
 	ch->heal = malloc((size_t)disk->n * disk->mbs);
 	if (ch->bounce == NULL || ch->heal == NULL) {
 		rc = -ENOMEM;
-		goto free_buffers;
+		goto out_free_buffers;
 	}
 	return 0;
 
-free_buffers:
+out_free_buffers:
 	free(ch->bounce);
 	free(ch->heal);
 	gga_codec_scratch_free(ch->scratch);
-put_members:
+out_put_members:
 	channel_put_members(ch);
 	return rc;
 }

@@ -58,11 +58,11 @@ struct gga_create_ctx {
 	char msg[512];
 };
 
-static void set_msg(struct gga_create_ctx *ctx, int rc, const char *fmt, ...)
+static void create_set_msg(struct gga_create_ctx *ctx, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 static void
-set_msg(struct gga_create_ctx *ctx, int rc, const char *fmt, ...)
+create_set_msg(struct gga_create_ctx *ctx, int rc, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -140,8 +140,8 @@ create_check_removed(struct gga_create_ctx *ctx)
 
 	for (i = 0; i < disk->n; i++) {
 		if (disk->members[i].removing) {
-			set_msg(ctx, -ENODEV, "%s was removed during creation",
-				gga_member_label(disk, i, label, sizeof(label)));
+			create_set_msg(ctx, -ENODEV, "%s was removed during creation",
+				       gga_member_label(disk, i, label, sizeof(label)));
 			return true;
 		}
 	}
@@ -165,7 +165,7 @@ create_finish(struct gga_create_ctx *ctx)
 	}
 	rc = gga_bitmap_create(disk, disk->region_shift, ctx->bitmap);
 	if (rc != 0) {
-		set_msg(ctx, rc, "out of memory for the write-intent bitmap");
+		create_set_msg(ctx, rc, "out of memory for the write-intent bitmap");
 		create_fail(ctx);
 		return;
 	}
@@ -177,12 +177,12 @@ create_finish(struct gga_create_ctx *ctx)
 	ctx->creating_listed = false;
 	rc = gga_disk_register(disk);
 	if (rc == -ENOMEM) {
-		set_msg(ctx, rc,
-			"cannot allocate I/O buffers (%u + %u elements); "
-			"is the memory arena large enough?",
-			GGA_SMALL_POOL_COUNT, GGA_LARGE_POOL_COUNT);
+		create_set_msg(ctx, rc,
+			       "cannot allocate I/O buffers (%u + %u elements); "
+			       "is the memory arena large enough?",
+			       GGA_SMALL_POOL_COUNT, GGA_LARGE_POOL_COUNT);
 	} else if (rc != 0) {
-		set_msg(ctx, rc, "registering the bdev failed: %s", strerror(-rc));
+		create_set_msg(ctx, rc, "registering the bdev failed: %s", strerror(-rc));
 	}
 	if (rc != 0) {
 		create_fail(ctx);
@@ -233,8 +233,8 @@ create_write_done(struct bdev_io *io, bool success, void *cb_arg)
 	}
 	if (ctx->failed_mask != 0) {
 		i = (uint32_t)__builtin_ctz(ctx->failed_mask);
-		set_msg(ctx, -EIO, "writing the superblock region of %s failed",
-			gga_member_label(disk, i, label, sizeof(label)));
+		create_set_msg(ctx, -EIO, "writing the superblock region of %s failed",
+			       gga_member_label(disk, i, label, sizeof(label)));
 		create_fail(ctx);
 		return;
 	}
@@ -307,8 +307,8 @@ create_zero_done(struct bdev_io *io, bool success, void *cb_arg)
 	}
 	if (ctx->failed_mask != 0) {
 		i = (uint32_t)__builtin_ctz(ctx->failed_mask);
-		set_msg(ctx, -EIO, "zeroing the data area of %s failed",
-			gga_member_label(disk, i, label, sizeof(label)));
+		create_set_msg(ctx, -EIO, "zeroing the data area of %s failed",
+			       gga_member_label(disk, i, label, sizeof(label)));
 		create_fail(ctx);
 		return;
 	}
@@ -395,17 +395,19 @@ sb_problem(struct gga_create_ctx *ctx, uint32_t i)
 	gga_member_label(disk, i, label, sizeof(label));
 	switch (rc) {
 	case -EMEDIUMTYPE:
-		set_msg(ctx, rc, "%s holds data that is not a gga member (no gga superblock)",
-			label);
+		create_set_msg(ctx, rc,
+			       "%s holds data that is not a gga member (no gga superblock)", label);
 		break;
 	case -EPROTONOSUPPORT:
-		set_msg(ctx, rc, "%s has a gga superblock of an unsupported format version", label);
+		create_set_msg(ctx, rc, "%s has a gga superblock of an unsupported format version",
+			       label);
 		break;
 	case -EBADMSG:
-		set_msg(ctx, rc, "%s has a damaged gga superblock (checksum mismatch)", label);
+		create_set_msg(ctx, rc, "%s has a damaged gga superblock (checksum mismatch)",
+			       label);
 		break;
 	default:
-		set_msg(ctx, -EUCLEAN, "%s has an inconsistent gga superblock", label);
+		create_set_msg(ctx, -EUCLEAN, "%s has an inconsistent gga superblock", label);
 		break;
 	}
 	return ctx->rc;
@@ -432,10 +434,11 @@ create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 	if (ctx->uuid_set && memcmp(ref->array_uuid, ctx->uuid, 16) != 0) {
 		uuid_format(ref->array_uuid, uuid);
 		uuid_format(ctx->uuid, want_uuid);
-		set_msg(ctx, -EEXIST, "%s is a member of array %s, not of the requested array %s",
-			gga_member_label(disk, (uint32_t)__builtin_ctz(formatted), label,
-					 sizeof(label)),
-			uuid, want_uuid);
+		create_set_msg(ctx, -EEXIST,
+			       "%s is a member of array %s, not of the requested array %s",
+			       gga_member_label(disk, (uint32_t)__builtin_ctz(formatted), label,
+						sizeof(label)),
+			       uuid, want_uuid);
 		return ctx->rc;
 	}
 	memcpy(disk->array_uuid, ref->array_uuid, 16);
@@ -451,7 +454,8 @@ create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 		rc = gga_sb_init(&want, disk->array_uuid, i, disk->k, disk->m, disk->matrix,
 				 disk->block_size, disk->md_size, disk->member_blocks);
 		if (rc != 0) {
-			set_msg(ctx, -EINVAL, "%s: this geometry cannot be formatted", label);
+			create_set_msg(ctx, -EINVAL, "%s: this geometry cannot be formatted",
+				       label);
 			return ctx->rc;
 		}
 		mm = gga_sb_compare(&ctx->sb[i], &want, why, sizeof(why));
@@ -462,25 +466,26 @@ create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 		case GGA_SB_WRONG_ROLE:
 			bdev_gga_role_name(ctx->sb[i].member_index, ctx->sb[i].k, ctx->sb[i].m,
 					   role, sizeof(role));
-			set_msg(ctx, -EEXIST, "%s is the %s member of array %s (roles swapped?)",
-				label, role, uuid);
+			create_set_msg(ctx, -EEXIST,
+				       "%s is the %s member of array %s (roles swapped?)", label,
+				       role, uuid);
 			return ctx->rc;
 		case GGA_SB_OTHER_ARRAY:
-			set_msg(ctx, -EEXIST, "%s belongs to another array: %s", label, why);
+			create_set_msg(ctx, -EEXIST, "%s belongs to another array: %s", label, why);
 			return ctx->rc;
 		default:
 			if (ctx->sb[i].matrix != want.matrix) {
-				set_msg(ctx, -EEXIST,
-					"%s was formatted with the %s matrix, not %s "
-					"(array %s)",
-					label, gga_matrix_name(ctx->sb[i].matrix),
-					gga_matrix_name(want.matrix), uuid);
+				create_set_msg(ctx, -EEXIST,
+					       "%s was formatted with the %s matrix, not %s "
+					       "(array %s)",
+					       label, gga_matrix_name(ctx->sb[i].matrix),
+					       gga_matrix_name(want.matrix), uuid);
 				return ctx->rc;
 			}
-			set_msg(ctx, -EEXIST,
-				"%s was formatted with another geometry: %s "
-				"(array %s)",
-				label, why, uuid);
+			create_set_msg(ctx, -EEXIST,
+				       "%s was formatted with another geometry: %s "
+				       "(array %s)",
+				       label, why, uuid);
 			return ctx->rc;
 		}
 		epoch = GGA_MAX(epoch, ctx->sb[i].generation_epoch);
@@ -531,11 +536,11 @@ create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 	disk->live_mask = in_sync;
 	disk->write_mask = in_sync;
 	if ((uint32_t)__builtin_popcount(in_sync) < disk->k) {
-		set_msg(ctx, -EIO,
-			"only %d of %u members are in sync (members 0x%x); at least %u "
-			"are needed to assemble array %s",
-			__builtin_popcount(in_sync), disk->n, in_sync, disk->k,
-			(uuid_format(disk->array_uuid, uuid), uuid));
+		create_set_msg(ctx, -EIO,
+			       "only %d of %u members are in sync (members 0x%x); at least %u "
+			       "are needed to assemble array %s",
+			       __builtin_popcount(in_sync), disk->n, in_sync, disk->k,
+			       (uuid_format(disk->array_uuid, uuid), uuid));
 		return ctx->rc;
 	}
 	return 0;
@@ -555,7 +560,7 @@ create_merge_bitmaps(struct gga_create_ctx *ctx, uint32_t formatted)
 	area = malloc(GGA_SB_REGION_BYTES);
 	if (ctx->bitmap == NULL || area == NULL) {
 		free(area);
-		set_msg(ctx, -ENOMEM, "out of memory");
+		create_set_msg(ctx, -ENOMEM, "out of memory");
 		return ctx->rc;
 	}
 	for (i = 0; i < disk->n; i++) {
@@ -601,13 +606,13 @@ create_decide(struct gga_create_ctx *ctx)
 	case BDEV_GGA_MODE_CREATE:
 		if (!ctx->force && (formatted | other) != 0) {
 			i = (uint32_t)__builtin_ctz(formatted | other);
-			set_msg(ctx, -EEXIST,
-				"%s is not blank (%s); mode create needs blank "
-				"members, or force to overwrite them",
-				gga_member_label(disk, i, label, sizeof(label)),
-				ctx->sb_rc[i] == 0 ? "it holds a gga superblock" :
-						     "it holds other data");
-			goto refuse;
+			create_set_msg(ctx, -EEXIST,
+				       "%s is not blank (%s); mode create needs blank "
+				       "members, or force to overwrite them",
+				       gga_member_label(disk, i, label, sizeof(label)),
+				       ctx->sb_rc[i] == 0 ? "it holds a gga superblock" :
+							    "it holds other data");
+			goto out_fail_create;
 		}
 		ctx->format = true;
 		break;
@@ -615,21 +620,21 @@ create_decide(struct gga_create_ctx *ctx)
 	case BDEV_GGA_MODE_AUTO:
 		if (other != 0) {
 			sb_problem(ctx, (uint32_t)__builtin_ctz(other));
-			goto refuse;
+			goto out_fail_create;
 		}
 		if (ctx->absent != 0 && formatted == 0) {
 			i = (uint32_t)__builtin_ctz(ctx->absent);
-			set_msg(ctx, -ENODEV,
-				"%s: base bdev does not exist; formatting a new "
-				"array needs all its members",
-				gga_member_label(disk, i, label, sizeof(label)));
-			goto refuse;
+			create_set_msg(ctx, -ENODEV,
+				       "%s: base bdev does not exist; formatting a new "
+				       "array needs all its members",
+				       gga_member_label(disk, i, label, sizeof(label)));
+			goto out_fail_create;
 		}
 		if (ctx->mode == BDEV_GGA_MODE_ASSEMBLE && formatted == 0) {
-			set_msg(ctx, -ENOENT, "%s is blank: there is no array to assemble",
-				gga_member_label(disk, (uint32_t)__builtin_ctz(blank), label,
-						 sizeof(label)));
-			goto refuse;
+			create_set_msg(ctx, -ENOENT, "%s is blank: there is no array to assemble",
+				       gga_member_label(disk, (uint32_t)__builtin_ctz(blank), label,
+							sizeof(label)));
+			goto out_fail_create;
 		}
 		/*
 		 * Blank members beside formatted ones are the array's members
@@ -642,12 +647,13 @@ create_decide(struct gga_create_ctx *ctx)
 					 sizeof(label));
 			gga_member_label(disk, (uint32_t)__builtin_ctz(blank), label2,
 					 sizeof(label2));
-			set_msg(ctx, -EEXIST,
+			create_set_msg(
+				ctx, -EEXIST,
 				"%s is formatted but %s and others are blank: fewer "
 				"than %u formatted members cannot be assembled (mode create with "
 				"force reformats all members)",
 				label, label2, disk->k);
-			goto refuse;
+			goto out_fail_create;
 		}
 		ctx->format = blank == disk->all_mask;
 		break;
@@ -673,21 +679,21 @@ create_decide(struct gga_create_ctx *ctx)
 		if (rc == 0 &&
 		    gga_bitmap_regions(tmp.data_blocks, disk->block_size, disk->region_shift) >
 			    (uint64_t)gga_bitmap_bytes(disk->frag_size) * 8) {
-			set_msg(ctx, -EINVAL,
-				"bitmap_region_kib %llu is too small for %" PRIu64
-				" blocks: the bitmap holds %u regions; use at least %llu",
-				(unsigned long long)((1ull << disk->region_shift) / 1024),
-				tmp.data_blocks, gga_bitmap_bytes(disk->frag_size) * 8,
-				(unsigned long long)((1ull << tmp.region_shift) / 1024));
-			goto refuse;
+			create_set_msg(ctx, -EINVAL,
+				       "bitmap_region_kib %llu is too small for %" PRIu64
+				       " blocks: the bitmap holds %u regions; use at least %llu",
+				       (unsigned long long)((1ull << disk->region_shift) / 1024),
+				       tmp.data_blocks, gga_bitmap_bytes(disk->frag_size) * 8,
+				       (unsigned long long)((1ull << tmp.region_shift) / 1024));
+			goto out_fail_create;
 		}
 		if ((1ull << disk->region_shift) < disk->block_size) {
-			set_msg(ctx, -EINVAL,
-				"bitmap_region_kib %llu is smaller than a block of %u "
-				"bytes",
-				(unsigned long long)((1ull << disk->region_shift) / 1024),
-				disk->block_size);
-			goto refuse;
+			create_set_msg(ctx, -EINVAL,
+				       "bitmap_region_kib %llu is smaller than a block of %u "
+				       "bytes",
+				       (unsigned long long)((1ull << disk->region_shift) / 1024),
+				       disk->block_size);
+			goto out_fail_create;
 		}
 	} else {
 		rc = create_validate(ctx, formatted, blank);
@@ -695,7 +701,7 @@ create_decide(struct gga_create_ctx *ctx)
 			rc = create_merge_bitmaps(ctx, formatted);
 		}
 		if (rc != 0) {
-			goto refuse;
+			goto out_fail_create;
 		}
 		ctx->epoch = GGA_MAX(ctx->epoch, 1);
 	}
@@ -711,9 +717,9 @@ create_decide(struct gga_create_ctx *ctx)
 		rc = gga_sb_area_encode(disk, i, disk->gen_limit, ctx->epoch_events,
 					disk->live_mask, region);
 		if (rc != 0) {
-			set_msg(ctx, -EINVAL, "cannot encode the superblock of %s",
-				gga_member_label(disk, i, label, sizeof(label)));
-			goto refuse;
+			create_set_msg(ctx, -EINVAL, "cannot encode the superblock of %s",
+				       gga_member_label(disk, i, label, sizeof(label)));
+			goto out_fail_create;
 		}
 		if (ctx->bitmap != NULL) {
 			gga_area_scatter(disk, ctx->bitmap,
@@ -728,7 +734,7 @@ create_decide(struct gga_create_ctx *ctx)
 	}
 	return;
 
-refuse:
+out_fail_create:
 	/* Nothing has been written. */
 	create_fail(ctx);
 }
@@ -766,8 +772,8 @@ create_read_done(struct bdev_io *io, bool success, void *cb_arg)
 	}
 	if (ctx->failed_mask != 0) {
 		i = (uint32_t)__builtin_ctz(ctx->failed_mask);
-		set_msg(ctx, -EIO, "reading the superblock of %s failed",
-			gga_member_label(disk, i, label, sizeof(label)));
+		create_set_msg(ctx, -EIO, "reading the superblock of %s failed",
+			       gga_member_label(disk, i, label, sizeof(label)));
 		create_fail(ctx);
 		return;
 	}
@@ -792,21 +798,24 @@ create_check_geometry(struct gga_create_ctx *ctx)
 		b = disk->members[i].bdev;
 		gga_member_label(disk, i, l, sizeof(l));
 		if (bdev_get_block_size(b) != bdev_get_block_size(b0)) {
-			set_msg(ctx, -EINVAL,
+			create_set_msg(
+				ctx, -EINVAL,
 				"%s has block_size %u, %s has %u: every member must have the "
 				"same geometry (half-block targets made alike)",
 				l, bdev_get_block_size(b), l0, bdev_get_block_size(b0));
 			return ctx->rc;
 		}
 		if (bdev_get_md_size(b) != bdev_get_md_size(b0)) {
-			set_msg(ctx, -EINVAL,
+			create_set_msg(
+				ctx, -EINVAL,
 				"%s has md_size %u, %s has %u: every member must have the same "
 				"geometry (half-block targets made alike)",
 				l, bdev_get_md_size(b), l0, bdev_get_md_size(b0));
 			return ctx->rc;
 		}
 		if (bdev_get_num_blocks(b) != bdev_get_num_blocks(b0)) {
-			set_msg(ctx, -EINVAL,
+			create_set_msg(
+				ctx, -EINVAL,
 				"%s has num_blocks %" PRIu64 ", %s has %" PRIu64 ": every member "
 				"must have the same size (a larger one: recreate it at the others' size)",
 				l, bdev_get_num_blocks(b), l0, bdev_get_num_blocks(b0));
@@ -818,7 +827,8 @@ create_check_geometry(struct gga_create_ctx *ctx)
 	disk->member_blocks = bdev_get_num_blocks(b0);
 	disk->mbs = disk->frag_size + disk->md_size;
 	if (disk->md_size < GGA_FRAG_MD_SIZE) {
-		set_msg(ctx, -EINVAL,
+		create_set_msg(
+			ctx, -EINVAL,
 			"the members have md_size %u; the gga format needs at least "
 			"%u metadata bytes per block (create the members with --md_size 64, as "
 			"scripts/gga_topology.sh does)",
@@ -826,26 +836,26 @@ create_check_geometry(struct gga_create_ctx *ctx)
 		return ctx->rc;
 	}
 	if ((uint64_t)disk->frag_size * disk->k > 65536) {
-		set_msg(ctx, -EINVAL,
-			"the members' block_size %u makes a logical block of %" PRIu64
-			" bytes; at most 65536 is supported",
-			disk->frag_size, (uint64_t)disk->frag_size * disk->k);
+		create_set_msg(ctx, -EINVAL,
+			       "the members' block_size %u makes a logical block of %" PRIu64
+			       " bytes; at most 65536 is supported",
+			       disk->frag_size, (uint64_t)disk->frag_size * disk->k);
 		return ctx->rc;
 	}
 	disk->block_size = disk->frag_size * disk->k;
 	if (gga_geometry_check(disk->block_size, disk->k, disk->m, disk->md_size) != 0) {
-		set_msg(ctx, -EINVAL,
-			"a logical block of %u bytes in %u + %u fragments with "
-			"md_size %u is not a valid gga geometry",
-			disk->block_size, disk->k, disk->m, disk->md_size);
+		create_set_msg(ctx, -EINVAL,
+			       "a logical block of %u bytes in %u + %u fragments with "
+			       "md_size %u is not a valid gga geometry",
+			       disk->block_size, disk->k, disk->m, disk->md_size);
 		return ctx->rc;
 	}
 	offset = gga_sb_data_offset(disk->frag_size);
 	if (disk->member_blocks <= offset) {
-		set_msg(ctx, -EINVAL,
-			"the members have %" PRIu64 " blocks; the superblock region "
-			"takes %" PRIu64 ", so at least %" PRIu64 " are needed",
-			disk->member_blocks, offset, offset + 1);
+		create_set_msg(ctx, -EINVAL,
+			       "the members have %" PRIu64 " blocks; the superblock region "
+			       "takes %" PRIu64 ", so at least %" PRIu64 " are needed",
+			       disk->member_blocks, offset, offset + 1);
 		return ctx->rc;
 	}
 	disk->data_offset = offset;
@@ -878,27 +888,28 @@ create_open_members(struct gga_create_ctx *ctx)
 			continue;
 		}
 		if (rc == -ENODEV) {
-			set_msg(ctx, rc, "%s: base bdev does not exist", label);
+			create_set_msg(ctx, rc, "%s: base bdev does not exist", label);
 			return rc;
 		}
 		if (rc == -EPERM) {
-			set_msg(ctx, rc,
-				"%s: base bdev %s: delete or remove that first, or choose "
-				"another base",
-				label, bdev_busy_reason(member->name));
+			create_set_msg(ctx, rc,
+				       "%s: base bdev %s: delete or remove that first, or choose "
+				       "another base",
+				       label, bdev_busy_reason(member->name));
 			return rc;
 		}
 		if (rc != 0) {
-			set_msg(ctx, rc, "%s: cannot open the base bdev: %s", label, strerror(-rc));
+			create_set_msg(ctx, rc, "%s: cannot open the base bdev: %s", label,
+				       strerror(-rc));
 			return rc;
 		}
 		member->bdev = bdev_desc_get_bdev(member->desc);
 		rc = bdev_module_claim_bdev(member->bdev, member->desc, &gga_bdev_module);
 		if (rc != 0) {
-			set_msg(ctx, rc,
-				"%s: base bdev %s: delete or remove that first, or choose "
-				"another base",
-				label, bdev_busy_reason(bdev_get_name(member->bdev)));
+			create_set_msg(ctx, rc,
+				       "%s: base bdev %s: delete or remove that first, or choose "
+				       "another base",
+				       label, bdev_busy_reason(bdev_get_name(member->bdev)));
 			return rc;
 		}
 		member->claimed = true;
@@ -907,10 +918,10 @@ create_open_members(struct gga_create_ctx *ctx)
 	}
 	if ((uint32_t)__builtin_popcount(disk->all_mask & ~ctx->absent) < disk->k) {
 		i = (uint32_t)__builtin_ctz(ctx->absent);
-		set_msg(ctx, -ENODEV,
-			"%s: base bdev does not exist (and fewer than %u members "
-			"do)",
-			gga_member_label(disk, i, label, sizeof(label)), disk->k);
+		create_set_msg(ctx, -ENODEV,
+			       "%s: base bdev does not exist (and fewer than %u members "
+			       "do)",
+			       gga_member_label(disk, i, label, sizeof(label)), disk->k);
 		return ctx->rc;
 	}
 	return 0;
@@ -940,41 +951,41 @@ create_check_opts(struct gga_create_ctx *ctx, const struct bdev_gga_opts *opts)
 	uint32_t i, j, n = opts->k + opts->m;
 
 	if (opts->name == NULL || opts->name[0] == '\0') {
-		set_msg(ctx, -EINVAL, "name: required");
+		create_set_msg(ctx, -EINVAL, "name: required");
 		return ctx->rc;
 	}
 	if (opts->k < 1 || opts->m < 1 || n > BDEV_GGA_MAX_MEMBERS) {
-		set_msg(ctx, -EINVAL, "%u + %u members: need k >= 1, m >= 1, k + m <= %u", opts->k,
-			opts->m, BDEV_GGA_MAX_MEMBERS);
+		create_set_msg(ctx, -EINVAL, "%u + %u members: need k >= 1, m >= 1, k + m <= %u",
+			       opts->k, opts->m, BDEV_GGA_MAX_MEMBERS);
 		return ctx->rc;
 	}
 	if (gga_matrix_name(opts->matrix) == NULL) {
-		set_msg(ctx, -EINVAL, "matrix_type: unknown matrix %d", (int)opts->matrix);
+		create_set_msg(ctx, -EINVAL, "matrix_type: unknown matrix %d", (int)opts->matrix);
 		return ctx->rc;
 	}
 	for (i = 0; i < n; i++) {
 		bdev_gga_role_name(i, opts->k, opts->m, role, sizeof(role));
 		if (opts->members[i] == NULL || opts->members[i][0] == '\0') {
-			set_msg(ctx, -EINVAL, "%s: base bdev name required", role);
+			create_set_msg(ctx, -EINVAL, "%s: base bdev name required", role);
 			return ctx->rc;
 		}
 		for (j = 0; j < i; j++) {
 			if (strcmp(opts->members[i], opts->members[j]) == 0) {
 				bdev_gga_role_name(j, opts->k, opts->m, role2, sizeof(role2));
-				set_msg(ctx, -EEXIST, "%s and %s are the same bdev '%s'", role2,
-					role, opts->members[i]);
+				create_set_msg(ctx, -EEXIST, "%s and %s are the same bdev '%s'",
+					       role2, role, opts->members[i]);
 				return ctx->rc;
 			}
 		}
 		if (strcmp(opts->members[i], opts->name) == 0) {
-			set_msg(ctx, -EINVAL, "%s: '%s' is the gga bdev's own name", role,
-				opts->name);
+			create_set_msg(ctx, -EINVAL, "%s: '%s' is the gga bdev's own name", role,
+				       opts->name);
 			return ctx->rc;
 		}
 	}
 	if (opts->uuid != NULL) {
 		if (uuid_parse(opts->uuid, ctx->uuid) != 0 || uuid_is_null(ctx->uuid)) {
-			set_msg(ctx, -EINVAL, "uuid: '%s' is not a valid UUID", opts->uuid);
+			create_set_msg(ctx, -EINVAL, "uuid: '%s' is not a valid UUID", opts->uuid);
 			return ctx->rc;
 		}
 		ctx->uuid_set = true;
@@ -982,16 +993,17 @@ create_check_opts(struct gga_create_ctx *ctx, const struct bdev_gga_opts *opts)
 	if (opts->bitmap_region_kib != 0 &&
 	    (!is_pow2(opts->bitmap_region_kib) || opts->bitmap_region_kib < 4 ||
 	     opts->bitmap_region_kib > (1u << (GGA_REGION_SHIFT_MAX - 10)))) {
-		set_msg(ctx, -EINVAL, "bitmap_region_kib: %u is not a power of two from 4 to %u",
-			opts->bitmap_region_kib, 1u << (GGA_REGION_SHIFT_MAX - 10));
+		create_set_msg(ctx, -EINVAL,
+			       "bitmap_region_kib: %u is not a power of two from 4 to %u",
+			       opts->bitmap_region_kib, 1u << (GGA_REGION_SHIFT_MAX - 10));
 		return ctx->rc;
 	}
 	if (opts->force && opts->mode != BDEV_GGA_MODE_CREATE) {
-		set_msg(ctx, -EINVAL, "force: only valid with mode create");
+		create_set_msg(ctx, -EINVAL, "force: only valid with mode create");
 		return ctx->rc;
 	}
 	if (name_in_use(opts->name)) {
-		set_msg(ctx, -EEXIST, "bdev '%s' already exists", opts->name);
+		create_set_msg(ctx, -EEXIST, "bdev '%s' already exists", opts->name);
 		return ctx->rc;
 	}
 	return 0;
@@ -1077,7 +1089,7 @@ bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *c
 		member->state = BDEV_GGA_MEMBER_ONLINE;
 		member->name = strdup(opts->members[i]);
 		if (member->name == NULL) {
-			set_msg(ctx, -ENOMEM, "out of memory");
+			create_set_msg(ctx, -ENOMEM, "out of memory");
 			return create_fail_async(ctx);
 		}
 	}
@@ -1092,16 +1104,16 @@ bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *c
 	copts.md_size = disk->md_size;
 	rc = gga_codec_create(&copts, &disk->codec);
 	if (rc != 0) {
-		set_msg(ctx, rc, "cannot create the codec for %u + %u with the %s matrix%s",
-			disk->k, disk->m, gga_matrix_name(disk->matrix),
-			rc == -EINVAL ? " (not recoverable; try cauchy)" : "");
+		create_set_msg(ctx, rc, "cannot create the codec for %u + %u with the %s matrix%s",
+			       disk->k, disk->m, gga_matrix_name(disk->matrix),
+			       rc == -EINVAL ? " (not recoverable; try cauchy)" : "");
 		return create_fail_async(ctx);
 	}
 
 	ctx->region_len = disk->data_offset * disk->mbs;
 	ctx->region = env_dma_zmalloc(disk->n * ctx->region_len, 0);
 	if (ctx->region == NULL) {
-		set_msg(ctx, -ENOMEM, "out of DMA memory for the superblock region");
+		create_set_msg(ctx, -ENOMEM, "out of DMA memory for the superblock region");
 		return create_fail_async(ctx);
 	}
 	for (i = 0; i < disk->n; i++) {
@@ -1111,8 +1123,8 @@ bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *c
 		}
 		member->app_ch = bdev_get_io_channel(member->desc);
 		if (member->app_ch == NULL) {
-			set_msg(ctx, -ENOMEM, "%s: no I/O channel",
-				gga_member_label(disk, i, label, sizeof(label)));
+			create_set_msg(ctx, -ENOMEM, "%s: no I/O channel",
+				       gga_member_label(disk, i, label, sizeof(label)));
 			return create_fail_async(ctx);
 		}
 	}
@@ -1135,7 +1147,7 @@ bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *c
 	}
 	if (--ctx->pending == 0) {
 		/* Nothing was submitted, so nothing calls back: fail from a message. */
-		set_msg(ctx, -EIO, "cannot read the superblocks");
+		create_set_msg(ctx, -EIO, "cannot read the superblocks");
 		return create_fail_async(ctx);
 	}
 	return 0;

@@ -49,7 +49,7 @@ static void write_chunk_go(struct bdev_io *io);
 static void heal_start(struct bdev_io *io);
 
 static inline struct gga_io *
-io_ctx(struct bdev_io *io)
+gga_io_ctx(struct bdev_io *io)
 {
 	return (struct gga_io *)io->driver_ctx;
 }
@@ -58,16 +58,6 @@ static inline struct gga_disk *
 io_disk(struct bdev_io *io)
 {
 	return io->bdev->ctxt;
-}
-
-/* Masks have at most 16 bits; without -mpopcnt __builtin_popcount is a libgcc call. */
-static inline uint32_t
-popcount(uint32_t v)
-{
-	v = v - ((v >> 1) & 0x55555555u);
-	v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);
-	v = (v + (v >> 4)) & 0x0f0f0f0fu;
-	return (v * 0x01010101u) >> 24;
 }
 
 /* Member `m`'s buffer for block `b` of the chunk. */
@@ -144,7 +134,7 @@ gga_lock_release(struct gga_disk *disk, uint64_t lba, uint32_t count)
 static void
 chunk_unlock(struct bdev_io *io)
 {
-	struct gga_io *gio = io_ctx(io);
+	struct gga_io *gio = gga_io_ctx(io);
 
 	if (gio->bm_held) {
 		gga_bitmap_release(io_disk(io), gio->chunk_lba, gio->chunk_blocks);
@@ -163,7 +153,7 @@ chunk_unlock(struct bdev_io *io)
 static void
 retry_enqueue(struct bdev_io *io)
 {
-	struct gga_io *gio = io_ctx(io);
+	struct gga_io *gio = gga_io_ctx(io);
 	struct gga_channel *ch = gio->ch;
 
 	TAILQ_INSERT_TAIL(&ch->retry, gio, link);
@@ -180,7 +170,7 @@ static void write_phase_done(struct bdev_io *io);
 static void
 retry_resume(struct bdev_io *io)
 {
-	switch (io_ctx(io)->phase) {
+	switch (gga_io_ctx(io)->phase) {
 	case GGA_PHASE_WRITE_LOCK:
 		write_chunk_go(io);
 		break;
@@ -192,7 +182,7 @@ retry_resume(struct bdev_io *io)
 		break;
 	default:
 		ERRLOG("gga bdev '%s': request in phase %u on the retry list\n", io->bdev->name,
-		       io_ctx(io)->phase);
+		       gga_io_ctx(io)->phase);
 		bdev_io_complete(io, BDEV_IO_STATUS_FAILED);
 		break;
 	}
@@ -299,7 +289,7 @@ iov_copy_in(const struct bdev_io *io, struct iov_cursor c, uint8_t *dst, size_t 
 static void
 request_done(struct bdev_io *io, enum bdev_io_status status)
 {
-	struct gga_io *gio = io_ctx(io);
+	struct gga_io *gio = gga_io_ctx(io);
 	struct bdev_gga_counters *st = &gio->ch->stats;
 
 	chunk_unlock(io);
@@ -336,7 +326,7 @@ request_done(struct bdev_io *io, enum bdev_io_status status)
 static void
 request_fail(struct bdev_io *io)
 {
-	request_done(io, io_ctx(io)->aborted ? BDEV_IO_STATUS_ABORTED : BDEV_IO_STATUS_FAILED);
+	request_done(io, gga_io_ctx(io)->aborted ? BDEV_IO_STATUS_ABORTED : BDEV_IO_STATUS_FAILED);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -435,7 +425,7 @@ member_submit_retry(void *arg)
 static void
 member_submit(struct bdev_io *io)
 {
-	struct gga_io *gio = io_ctx(io);
+	struct gga_io *gio = gga_io_ctx(io);
 	struct gga_channel *ch = gio->ch;
 	struct gga_disk *disk = io_disk(io);
 	uint32_t i;
@@ -476,7 +466,7 @@ member_submit(struct bdev_io *io)
 static void
 member_phase_start(struct bdev_io *io, uint8_t phase, enum bdev_io_type op, uint32_t mask)
 {
-	struct gga_io *gio = io_ctx(io);
+	struct gga_io *gio = gga_io_ctx(io);
 
 	gio->phase = phase;
 	gio->member_op = (uint8_t)op;
@@ -492,7 +482,7 @@ member_phase_start(struct bdev_io *io, uint8_t phase, enum bdev_io_type op, uint
 static void
 chunk_done(struct bdev_io *io)
 {
-	struct gga_io *gio = io_ctx(io);
+	struct gga_io *gio = gga_io_ctx(io);
 	struct iov_cursor c = { gio->iov_idx, gio->iov_off };
 
 	chunk_unlock(io);
@@ -508,7 +498,7 @@ chunk_done(struct bdev_io *io)
 static void
 chunk_next(struct bdev_io *io)
 {
-	struct gga_io *gio = io_ctx(io);
+	struct gga_io *gio = gga_io_ctx(io);
 	uint64_t end = io->u.offset_blocks + io->u.num_blocks;
 
 	if (gio->next_lba == end) {
@@ -536,7 +526,7 @@ add_parity(const struct gga_disk *disk, uint32_t want, uint32_t live)
 {
 	uint32_t i;
 
-	for (i = disk->k; i < disk->n && popcount(want) < disk->k; i++) {
+	for (i = disk->k; i < disk->n && popcount32(want) < disk->k; i++) {
 		if (live & (1u << i)) {
 			want |= 1u << i;
 		}
@@ -573,7 +563,7 @@ iov_append(struct iovec *iov, uint32_t *cnt, uint8_t *base, size_t len, bool mer
 static void
 direct_plan(struct bdev_io *io, uint32_t want)
 {
-	struct gga_io *gio = io_ctx(io);
+	struct gga_io *gio = gga_io_ctx(io);
 	struct gga_disk *disk = io_disk(io);
 	struct iov_cursor c = { gio->iov_idx, gio->iov_off };
 	uint32_t mask = want & disk->data_mask, cnt = 0, n = 0, F = disk->frag_size, b, i, m;
@@ -617,7 +607,7 @@ direct_plan(struct bdev_io *io, uint32_t want)
 static void
 read_chunk_start(struct bdev_io *io)
 {
-	struct gga_io *gio = io_ctx(io);
+	struct gga_io *gio = gga_io_ctx(io);
 	struct gga_disk *disk = io_disk(io);
 	uint32_t live = gga_live_mask(disk);
 	uint32_t data = disk->data_mask, want, i;
@@ -633,11 +623,11 @@ read_chunk_start(struct bdev_io *io)
 	if (want != disk->data_mask) {
 		want = add_parity(disk, want, live);
 		/* Parity alone may not make up for a member down and one skipped on purpose. */
-		for (i = 0; i < disk->n && popcount(want) < disk->k; i++) {
+		for (i = 0; i < disk->n && popcount32(want) < disk->k; i++) {
 			want |= live & (1u << i);
 		}
 	}
-	if (unlikely(popcount(want) < disk->k)) {
+	if (unlikely(popcount32(want) < disk->k)) {
 		request_fail(io);
 		return;
 	}
@@ -657,7 +647,7 @@ read_chunk_start(struct bdev_io *io)
 static int
 decode_chunk(struct bdev_io *io, bool final)
 {
-	struct gga_io *gio = io_ctx(io);
+	struct gga_io *gio = gga_io_ctx(io);
 	struct gga_disk *disk = io_disk(io);
 	struct gga_channel *ch = gio->ch;
 	/*
@@ -698,7 +688,7 @@ decode_chunk(struct bdev_io *io, bool final)
 			result = -EIO;
 		}
 		if (final && unlikely(rc != 0 || (info.valid_mask & present) != present)) {
-			ch->stats.checksum_failures += popcount(info.corrupt_mask & present);
+			ch->stats.checksum_failures += popcount32(info.corrupt_mask & present);
 			if ((info.stale_mask | info.orphan_mask) != 0 ||
 			    (rc != 0 && info.corrupt_mask == 0)) {
 				ch->stats.torn_writes_detected++;
@@ -718,7 +708,7 @@ decode_chunk(struct bdev_io *io, bool final)
 static void
 read_phase_done(struct bdev_io *io)
 {
-	struct gga_io *gio = io_ctx(io);
+	struct gga_io *gio = gga_io_ctx(io);
 	struct gga_disk *disk = io_disk(io);
 	uint32_t more;
 	bool final;
@@ -727,7 +717,7 @@ read_phase_done(struct bdev_io *io)
 	gio->present_mask |= gio->ok_mask;
 	more = gga_live_mask(disk) & ~gio->read_mask;
 	final = more == 0;
-	if (popcount(gio->present_mask) >= disk->k) {
+	if (popcount32(gio->present_mask) >= disk->k) {
 		rc = decode_chunk(io, final);
 		if (likely(rc == 0)) {
 			chunk_done(io);
@@ -770,7 +760,7 @@ read_phase_done(struct bdev_io *io)
 static void
 heal_start(struct bdev_io *io)
 {
-	struct gga_io *gio = io_ctx(io);
+	struct gga_io *gio = gga_io_ctx(io);
 	struct gga_disk *disk = io_disk(io);
 
 	gio->phase = GGA_PHASE_HEAL_LOCK;
@@ -789,7 +779,7 @@ heal_start(struct bdev_io *io)
 static void
 heal_read_done(struct bdev_io *io)
 {
-	struct gga_io *gio = io_ctx(io);
+	struct gga_io *gio = gga_io_ctx(io);
 	struct gga_disk *disk = io_disk(io);
 	struct gga_channel *ch = gio->ch;
 	const void *fd[GGA_CODEC_MAX_FRAGS] = { NULL }, *fm[GGA_CODEC_MAX_FRAGS] = { NULL };
@@ -802,7 +792,7 @@ heal_read_done(struct bdev_io *io)
 	gio->present_mask = present;
 	gio->dirty_mask = 0;
 	gio->repairs = 0;
-	if (popcount(present) < disk->k) {
+	if (popcount32(present) < disk->k) {
 		/* The data returned was verified; only the repair is given up. */
 		chunk_done(io);
 		return;
@@ -836,7 +826,7 @@ heal_read_done(struct bdev_io *io)
 			}
 		}
 		gio->dirty_mask |= target;
-		gio->repairs += popcount(target);
+		gio->repairs += popcount32(target);
 	}
 	if (gio->dirty_mask == 0) {
 		chunk_done(io);
@@ -849,7 +839,7 @@ heal_read_done(struct bdev_io *io)
 static void
 heal_write_done(struct bdev_io *io)
 {
-	struct gga_io *gio = io_ctx(io);
+	struct gga_io *gio = gga_io_ctx(io);
 
 	if ((gio->ok_mask & gio->dirty_mask) == gio->dirty_mask) {
 		gio->ch->stats.repairs_written += gio->repairs;
@@ -895,7 +885,7 @@ encode_block(struct gga_disk *disk, struct gga_channel *ch, const void *src, uin
 static int
 encode_chunk(struct bdev_io *io)
 {
-	struct gga_io *gio = io_ctx(io);
+	struct gga_io *gio = gga_io_ctx(io);
 	struct gga_disk *disk = io_disk(io);
 	struct gga_channel *ch = gio->ch;
 	struct bdev_gga_counters *st = &ch->stats;
@@ -955,7 +945,7 @@ encode_chunk(struct bdev_io *io)
 static void
 write_chunk_go(struct bdev_io *io)
 {
-	struct gga_io *gio = io_ctx(io);
+	struct gga_io *gio = gga_io_ctx(io);
 	struct gga_disk *disk = io_disk(io);
 	uint32_t live;
 
@@ -967,7 +957,7 @@ write_chunk_go(struct bdev_io *io)
 		gio->locked = true;
 	}
 	live = gga_live_mask(disk);
-	if (unlikely(popcount(live) < disk->k)) {
+	if (unlikely(popcount32(live) < disk->k)) {
 		request_fail(io);
 		return;
 	}
@@ -1001,11 +991,11 @@ write_chunk_go(struct bdev_io *io)
 static void
 write_phase_done(struct bdev_io *io)
 {
-	struct gga_io *gio = io_ctx(io);
+	struct gga_io *gio = gga_io_ctx(io);
 	struct gga_disk *disk = io_disk(io);
 	uint32_t missed;
 
-	if (unlikely(popcount(gio->ok_mask & gga_live_mask(disk)) < disk->k)) {
+	if (unlikely(popcount32(gio->ok_mask & gga_live_mask(disk)) < disk->k)) {
 		request_fail(io);
 		return;
 	}
@@ -1029,7 +1019,7 @@ passthru_start(struct bdev_io *io, enum bdev_io_type op)
 	struct gga_disk *disk = io_disk(io);
 	uint32_t live = gga_write_mask(disk), mask = 0, i;
 
-	if (popcount(gga_live_mask(disk)) < disk->k) {
+	if (popcount32(gga_live_mask(disk)) < disk->k) {
 		request_fail(io);
 		return;
 	}
@@ -1046,9 +1036,9 @@ passthru_start(struct bdev_io *io, enum bdev_io_type op)
 static void
 passthru_done(struct bdev_io *io)
 {
-	struct gga_io *gio = io_ctx(io);
+	struct gga_io *gio = gga_io_ctx(io);
 
-	if (popcount(gga_live_mask(io_disk(io))) < io_disk(io)->k || gio->aborted) {
+	if (popcount32(gga_live_mask(io_disk(io))) < io_disk(io)->k || gio->aborted) {
 		request_fail(io);
 		return;
 	}
@@ -1062,7 +1052,7 @@ passthru_done(struct bdev_io *io)
 static void
 phase_done(struct bdev_io *io)
 {
-	switch (io_ctx(io)->phase) {
+	switch (gga_io_ctx(io)->phase) {
 	case GGA_PHASE_READ:
 		read_phase_done(io);
 		break;
@@ -1089,7 +1079,7 @@ gga_submit_request(struct io_channel *_ch, struct bdev_io *io)
 {
 	struct gga_channel *ch = io_channel_get_ctx(_ch);
 	struct gga_disk *disk = io_disk(io);
-	struct gga_io *gio = io_ctx(io);
+	struct gga_io *gio = gga_io_ctx(io);
 	uint64_t seq;
 
 	__atomic_fetch_add(&disk->front_ios, 1, __ATOMIC_RELAXED);

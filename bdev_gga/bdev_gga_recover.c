@@ -76,7 +76,7 @@ attach_channel(struct io_channel_iter *i)
 }
 
 static void
-attach_done(struct io_channel_iter *i, int status)
+attach_channels_done(struct io_channel_iter *i, int status)
 {
 	struct member_op *op = io_channel_iter_get_ctx(i);
 
@@ -111,7 +111,7 @@ member_attach(struct member_op *op, const char *name)
 			 name, bdev_get_block_size(b), bdev_get_md_size(b), bdev_get_num_blocks(b),
 			 disk->frag_size, disk->md_size, disk->member_blocks);
 		rc = -EINVAL;
-		goto out_close;
+		goto out_close_desc;
 	}
 	if (disk->direct_reads && bdev_get_buf_align(b) > 1) {
 		/* Reads go straight into callers' buffers, which have no alignment. */
@@ -120,12 +120,12 @@ member_attach(struct member_op *op, const char *name)
 			 "array was assembled with members that take any buffer",
 			 name, bdev_get_buf_align(b));
 		rc = -EINVAL;
-		goto out_close;
+		goto out_close_desc;
 	}
 	rc = bdev_module_claim_bdev(b, member->desc, &gga_bdev_module);
 	if (rc != 0) {
 		snprintf(op->msg, sizeof(op->msg), "'%s' is claimed by another bdev", name);
-		goto out_close;
+		goto out_close_desc;
 	}
 	member->bdev = b;
 	member->claimed = true;
@@ -133,20 +133,20 @@ member_attach(struct member_op *op, const char *name)
 	if (member->app_ch == NULL) {
 		snprintf(op->msg, sizeof(op->msg), "no I/O channel to '%s'", name);
 		rc = -ENOMEM;
-		goto out_release;
+		goto out_release_claim;
 	}
 	member->flush_supported = bdev_io_type_supported(b, BDEV_IO_TYPE_FLUSH);
 	member->reset_supported = bdev_io_type_supported(b, BDEV_IO_TYPE_RESET);
 	member->removing = false;
 	member->close_deferred = false;
 	disk->pending_ops++;
-	io_device_for_each_channel(disk, attach_channel, op, attach_done);
+	io_device_for_each_channel(disk, attach_channel, op, attach_channels_done);
 	return 0;
 
-out_release:
+out_release_claim:
 	bdev_module_release_bdev(b);
 	member->claimed = false;
-out_close:
+out_close_desc:
 	bdev_close(member->desc);
 	member->desc = NULL;
 	return rc;

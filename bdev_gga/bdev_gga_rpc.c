@@ -228,12 +228,12 @@ gga_rpc_create(struct rpc_request *req, json_t *params)
 
 	if (rpc_decode_params(req, params, gga_create_params, ARRAY_SIZE(gga_create_params),
 			      &args) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	bdev_gga_opts_init(&opts);
 	opts.name = args.name;
 	if (create_members(req, &args, &opts) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	opts.bitmap_region_kib = args.bitmap_region_kib;
 	opts.auto_readd = args.auto_readd;
@@ -260,7 +260,7 @@ gga_rpc_create(struct rpc_request *req, json_t *params)
 		rpc_send_errno(req, rc, NULL);
 	}
 
-cleanup:
+out_free_params:
 	rpc_free_params(gga_create_params, ARRAY_SIZE(gga_create_params), &args);
 }
 
@@ -483,12 +483,12 @@ gga_rpc_get_info(struct rpc_request *req, json_t *params)
 
 	if (rpc_decode_params(req, params, gga_info_params, ARRAY_SIZE(gga_info_params), &args) !=
 	    0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	walk = calloc(1, sizeof(*walk));
 	if (walk == NULL) {
 		rpc_send_errno(req, -ENOMEM, NULL);
-		goto cleanup;
+		goto out_free_params;
 	}
 	walk->req = req;
 	walk->result = json_array();
@@ -497,7 +497,7 @@ gga_rpc_get_info(struct rpc_request *req, json_t *params)
 		if (bdev == NULL || strcmp(bdev_get_module_name(bdev), "gga") != 0) {
 			rpc_send_errno(req, -ENODEV, "gga bdev '%s' does not exist", args.name);
 			info_walk_free(walk);
-			goto cleanup;
+			goto out_free_params;
 		}
 		n = 1;
 	} else {
@@ -509,7 +509,7 @@ gga_rpc_get_info(struct rpc_request *req, json_t *params)
 	if (walk->names == NULL || walk->result == NULL) {
 		rpc_send_errno(req, -ENOMEM, NULL);
 		info_walk_free(walk);
-		goto cleanup;
+		goto out_free_params;
 	}
 	if (args.name != NULL) {
 		walk->names[walk->count++] = strdup(args.name);
@@ -520,7 +520,7 @@ gga_rpc_get_info(struct rpc_request *req, json_t *params)
 	}
 	info_walk_next(walk);
 
-cleanup:
+out_free_params:
 	rpc_free_params(gga_info_params, ARRAY_SIZE(gga_info_params), &args);
 }
 
@@ -567,14 +567,14 @@ gga_rpc_replace_member(struct rpc_request *req, json_t *params)
 
 	if (rpc_decode_params(req, params, gga_replace_params, ARRAY_SIZE(gga_replace_params),
 			      &args) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	rc = bdev_gga_replace_member(args.name, args.member, args.new_base, gga_rpc_replace_done,
 				     req, msg, sizeof(msg));
 	if (rc != 0) {
 		rpc_send_errno(req, rc, "%s", msg);
 	}
-cleanup:
+out_free_params:
 	rpc_free_params(gga_replace_params, ARRAY_SIZE(gga_replace_params), &args);
 }
 
@@ -629,7 +629,7 @@ gga_rpc_scrub(struct rpc_request *req, json_t *params)
 
 	if (rpc_decode_params(req, params, gga_scrub_params, ARRAY_SIZE(gga_scrub_params), &args) !=
 	    0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	action = args.action != NULL ? args.action : "status";
 	if (strcmp(action, "start") == 0) {
@@ -644,13 +644,13 @@ gga_rpc_scrub(struct rpc_request *req, json_t *params)
 			       rc == -EALREADY ? "no scrub is running" :
 			       rc == -EIO      ? "fewer than k members are online" :
 						 strerror(-rc));
-		goto cleanup;
+		goto out_free_params;
 	}
 	/* Every action answers with the scrub's status. */
 	walk = calloc(1, sizeof(*walk));
 	if (walk == NULL) {
 		rpc_send_errno(req, -ENOMEM, NULL);
-		goto cleanup;
+		goto out_free_params;
 	}
 	walk->req = req;
 	rc = bdev_gga_get_info(args.name, &walk->info, scrub_status_done, walk);
@@ -658,7 +658,7 @@ gga_rpc_scrub(struct rpc_request *req, json_t *params)
 		rpc_send_errno(req, rc, "%s", rc == -ENODEV ? "no such gga bdev" : strerror(-rc));
 		info_walk_free(walk);
 	}
-cleanup:
+out_free_params:
 	rpc_free_params(gga_scrub_params, ARRAY_SIZE(gga_scrub_params), &args);
 }
 
@@ -696,7 +696,7 @@ gga_rpc_set_options(struct rpc_request *req, json_t *params)
 
 	if (rpc_decode_params(req, params, gga_set_options_params,
 			      ARRAY_SIZE(gga_set_options_params), &args) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	if (args.rebuild_rate_mib_s != NULL &&
 	    (!json_is_integer(args.rebuild_rate_mib_s) ||
@@ -704,11 +704,11 @@ gga_rpc_set_options(struct rpc_request *req, json_t *params)
 	     json_integer_value(args.rebuild_rate_mib_s) > UINT32_MAX)) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
 			       "rebuild_rate_mib_s: expected an integer from 0 to %u", UINT32_MAX);
-		goto cleanup;
+		goto out_free_params;
 	}
 	if (args.auto_readd != NULL && !json_is_boolean(args.auto_readd)) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "auto_readd: expected a boolean");
-		goto cleanup;
+		goto out_free_params;
 	}
 	rate = args.rebuild_rate_mib_s != NULL ?
 		       (uint32_t)json_integer_value(args.rebuild_rate_mib_s) :
@@ -718,10 +718,10 @@ gga_rpc_set_options(struct rpc_request *req, json_t *params)
 				  args.auto_readd != NULL ? &readd : NULL);
 	if (rc != 0) {
 		rpc_send_errno(req, rc, "gga bdev '%s' does not exist", args.name);
-		goto cleanup;
+		goto out_free_params;
 	}
 	rpc_send_result(req, json_true());
-cleanup:
+out_free_params:
 	rpc_free_params(gga_set_options_params, ARRAY_SIZE(gga_set_options_params), &args);
 }
 

@@ -86,18 +86,6 @@ gga_codec_opts_init(struct gga_codec_opts *opts)
 	opts->md_size = GGA_FRAG_MD_SIZE;
 }
 
-/* Masks have at most 16 bits; this avoids a libgcc call without -mpopcnt. */
-static uint32_t
-popcount(uint32_t v)
-{
-	uint32_t n = 0;
-
-	for (; v != 0; v &= v - 1) {
-		n++;
-	}
-	return n;
-}
-
 /* CRC-32C's polynomial, bit-reflected. */
 #define CRC32C_POLY_REFLECTED 0x82f63b78u
 
@@ -172,9 +160,9 @@ crc_of_fragments(const struct gga_codec *c, const uint32_t *frag_crc)
 static bool
 recovery_pattern(const struct gga_codec *c, uint32_t mask)
 {
-	uint32_t lost = popcount(mask & c->data_mask);
+	uint32_t lost = popcount32(mask & c->data_mask);
 
-	return lost > 0 && lost == popcount(mask & c->parity_mask);
+	return lost > 0 && lost == popcount32(mask & c->parity_mask);
 }
 
 /*
@@ -233,7 +221,7 @@ build_tables(struct gga_codec *c)
 		c->rec_index[mask] = NO_PATTERN;
 		if (recovery_pattern(c, mask)) {
 			c->rec_index[mask] = (uint32_t)total;
-			total += (size_t)EC_TBL_BYTES * c->k * popcount(mask & c->data_mask);
+			total += (size_t)EC_TBL_BYTES * c->k * popcount32(mask & c->data_mask);
 		}
 	}
 	c->rec_tbls = malloc(total);
@@ -289,7 +277,7 @@ gga_codec_create(const struct gga_codec_opts *opts, struct gga_codec **codec_out
 	zeros = calloc(1, c->block_size);
 	if (zeros == NULL) {
 		rc = -ENOMEM;
-		goto err_free_codec;
+		goto out_destroy_codec;
 	}
 	c->zero_frag_crc = gga_crc32c(zeros, c->frag_size, 0);
 	c->zero_block_crc = gga_crc32c(zeros, c->block_size, 0);
@@ -298,12 +286,12 @@ gga_codec_create(const struct gga_codec_opts *opts, struct gga_codec **codec_out
 
 	rc = build_tables(c);
 	if (rc != 0) {
-		goto err_free_codec;
+		goto out_destroy_codec;
 	}
 	*codec_out = c;
 	return 0;
 
-err_free_codec:
+out_destroy_codec:
 	gga_codec_destroy(c);
 	return rc;
 }
@@ -730,7 +718,7 @@ resolve(const struct gga_codec *c, const void *const frag_data[], const void *co
 	for (g = 0; g < ngroups; g++) {
 		uint64_t gen = md[group_first[g]].generation;
 
-		if (popcount(group_mask[g]) < c->k) {
+		if (popcount32(group_mask[g]) < c->k) {
 			continue;
 		}
 		if (best < 0 || gen > md[group_first[best]].generation) {
@@ -791,16 +779,16 @@ recover_data(const struct gga_codec *c, const void *const frag_data[], uint32_t 
 {
 	uint8_t *src[GGA_MAX_FRAGS], *dst[GGA_MAX_FRAGS];
 	uint32_t lost = c->data_mask & ~valid;
-	uint32_t nlost = popcount(lost), pmask = 0, used, i, s = 0, r = 0;
+	uint32_t nlost = popcount32(lost), pmask = 0, used, i, s = 0, r = 0;
 	const uint8_t *tbl;
 
-	for (i = c->k; i < c->n && popcount(pmask) < nlost; i++) {
+	for (i = c->k; i < c->n && popcount32(pmask) < nlost; i++) {
 		if (valid & (1u << i)) {
 			pmask |= 1u << i;
 		}
 	}
 	/* resolve() guarantees k valid fragments, hence enough parity. */
-	assert(popcount(pmask) == nlost);
+	assert(popcount32(pmask) == nlost);
 	used = (c->data_mask & valid) | pmask;
 	for (i = 0; i < c->n; i++) {
 		if (used & (1u << i)) {

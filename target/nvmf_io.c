@@ -187,7 +187,7 @@ nvmf_io_rw_check(const struct nvme_cmd *cmd, uint64_t num_blocks, uint32_t buf_b
  */
 
 static void
-io_finish(struct nvmf_request *req, uint16_t status)
+nvmf_io_finish(struct nvmf_request *req, uint16_t status)
 {
 	struct nvmf_ns_channel *nsch = req->nsch;
 
@@ -201,7 +201,7 @@ io_finish(struct nvmf_request *req, uint16_t status)
 }
 
 static void
-io_done(struct bdev_io *io, bool success, void *arg)
+nvmf_io_done(struct bdev_io *io, bool success, void *arg)
 {
 	struct nvmf_request *req = arg;
 	int sct = 0, sc = 0;
@@ -213,10 +213,10 @@ io_done(struct bdev_io *io, bool success, void *arg)
 		}
 	}
 	bdev_free_io(io);
-	io_finish(req, NVME_STATUS(sct, sc));
+	nvmf_io_finish(req, NVME_STATUS(sct, sc));
 }
 
-static void io_submit(void *arg);
+static void nvmf_io_submit(void *arg);
 static void dsm_next(void *arg);
 
 /*
@@ -224,7 +224,7 @@ static void dsm_next(void *arg);
  * `fn` then), fail the command otherwise.
  */
 static void
-io_submit_failed(struct nvmf_request *req, int rc, msg_fn fn)
+nvmf_io_submit_failed(struct nvmf_request *req, int rc, msg_fn fn)
 {
 	struct nvmf_ns_channel *nsch = req->nsch;
 
@@ -240,11 +240,11 @@ io_submit_failed(struct nvmf_request *req, int rc, msg_fn fn)
 		fn(req);
 		return;
 	}
-	io_finish(req, nvmf_errno_to_status(rc));
+	nvmf_io_finish(req, nvmf_errno_to_status(rc));
 }
 
 static void
-io_submit(void *arg)
+nvmf_io_submit(void *arg)
 {
 	struct nvmf_request *req = arg;
 	struct nvmf_ns_channel *nsch = req->nsch;
@@ -256,24 +256,26 @@ io_submit(void *arg)
 	switch (req->cmd.opc) {
 	case NVME_OPC_READ:
 		rc = bdev_readv_blocks(ns->desc, nsch->bdev_ch, req->iov, req->iovcnt, slba, nlb,
-				       io_done, req);
+				       nvmf_io_done, req);
 		break;
 	case NVME_OPC_WRITE:
 		rc = bdev_writev_blocks(ns->desc, nsch->bdev_ch, req->iov, req->iovcnt, slba, nlb,
-					io_done, req);
+					nvmf_io_done, req);
 		break;
 	case NVME_OPC_WRITE_ZEROES:
-		rc = bdev_write_zeroes_blocks(ns->desc, nsch->bdev_ch, slba, nlb, io_done, req);
+		rc = bdev_write_zeroes_blocks(ns->desc, nsch->bdev_ch, slba, nlb, nvmf_io_done,
+					      req);
 		break;
 	case NVME_OPC_FLUSH:
-		rc = bdev_flush_blocks(ns->desc, nsch->bdev_ch, 0, ns->num_blocks, io_done, req);
+		rc = bdev_flush_blocks(ns->desc, nsch->bdev_ch, 0, ns->num_blocks, nvmf_io_done,
+				       req);
 		break;
 	default:
 		rc = -ENOTSUP;
 		break;
 	}
 	if (rc != 0) {
-		io_submit_failed(req, rc, io_submit);
+		nvmf_io_submit_failed(req, rc, nvmf_io_submit);
 	}
 }
 
@@ -305,7 +307,7 @@ dsm_done(struct bdev_io *io, bool success, void *arg)
 	struct nvmf_request *req = arg;
 
 	if (!success) {
-		io_done(io, success, arg);
+		nvmf_io_done(io, success, arg);
 		return;
 	}
 	bdev_free_io(io);
@@ -330,11 +332,11 @@ dsm_next(void *arg)
 		rc = bdev_unmap_blocks(nsch->ns->desc, nsch->bdev_ch, range.starting_lba,
 				       range.length, dsm_done, req);
 		if (rc != 0) {
-			io_submit_failed(req, rc, dsm_next);
+			nvmf_io_submit_failed(req, rc, dsm_next);
 		}
 		return;
 	}
-	io_finish(req, 0);
+	nvmf_io_finish(req, 0);
 }
 
 static uint16_t
@@ -357,7 +359,7 @@ dsm_start(struct nvmf_request *req)
 	}
 	/* Deallocation is advisory: without unmap support there is nothing to do. */
 	if (!(req->cmd.cdw11 & NVME_DSM_ATTR_DEALLOCATE) || !ns->has_unmap) {
-		io_finish(req, 0);
+		nvmf_io_finish(req, 0);
 		return 0;
 	}
 	req->dsm_next = 0;
@@ -402,7 +404,7 @@ nvmf_io_exec(struct nvmf_request *req)
 	case NVME_OPC_FLUSH:
 		if (!ns->has_flush) {
 			/* Nothing is cached below us: the data is already durable. */
-			io_finish(req, 0);
+			nvmf_io_finish(req, 0);
 			return;
 		}
 		break;
@@ -417,8 +419,8 @@ nvmf_io_exec(struct nvmf_request *req)
 		break;
 	}
 	if (status != 0) {
-		io_finish(req, status);
+		nvmf_io_finish(req, status);
 		return;
 	}
-	io_submit(req);
+	nvmf_io_submit(req);
 }

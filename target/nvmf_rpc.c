@@ -143,34 +143,34 @@ rpc_nvmf_create_transport(struct rpc_request *req, json_t *params)
 	}
 	if (rpc_decode_params(req, params, create_transport_params,
 			      ARRAY_SIZE(create_transport_params), &args) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	if (ops == NULL) {
 		send_unknown_trtype(req, args.trtype);
-		goto cleanup;
+		goto out_free_params;
 	}
 	if (args.opts.in_capsule_data_size % 16 != 0) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
 			       "in_capsule_data_size: must be a multiple of 16");
-		goto cleanup;
+		goto out_free_params;
 	}
 	if (args.opts.io_unit_size > args.opts.max_io_size) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
 			       "io_unit_size: must not exceed max_io_size (%u)",
 			       args.opts.max_io_size);
-		goto cleanup;
+		goto out_free_params;
 	}
 	if (args.opts.in_capsule_data_size > args.opts.io_unit_size) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
 			       "in_capsule_data_size: must not exceed io_unit_size (%u)",
 			       args.opts.io_unit_size);
-		goto cleanup;
+		goto out_free_params;
 	}
 	if (args.opts.max_aq_depth > args.opts.max_queue_depth) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
 			       "max_aq_depth: must not exceed max_queue_depth (%u)",
 			       args.opts.max_queue_depth);
-		goto cleanup;
+		goto out_free_params;
 	}
 	rc = nvmf_tgt_create_transport(ops, &args.opts, create_transport_done, req);
 	if (rc == -EEXIST) {
@@ -187,7 +187,7 @@ rpc_nvmf_create_transport(struct rpc_request *req, json_t *params)
 		rpc_send_errno(req, rc, "cannot create transport %s", ops->name);
 	}
 
-cleanup:
+out_free_params:
 	rpc_free_params(create_transport_params, ARRAY_SIZE(create_transport_params), &args);
 }
 
@@ -212,7 +212,7 @@ rpc_nvmf_get_transports(struct rpc_request *req, json_t *params)
 
 	if (rpc_decode_params(req, params, get_transports_params, ARRAY_SIZE(get_transports_params),
 			      &args) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	result = json_array();
 	TAILQ_FOREACH(t, &g_nvmf_tgt.transports, link) {
@@ -223,11 +223,11 @@ rpc_nvmf_get_transports(struct rpc_request *req, json_t *params)
 	if (args.trtype != NULL && json_array_size(result) == 0) {
 		json_decref(result);
 		rpc_send_errno(req, -ENODEV, "transport %s does not exist", args.trtype);
-		goto cleanup;
+		goto out_free_params;
 	}
 	rpc_send_result(req, result);
 
-cleanup:
+out_free_params:
 	rpc_free_params(get_transports_params, ARRAY_SIZE(get_transports_params), &args);
 }
 
@@ -286,37 +286,37 @@ rpc_nvmf_create_subsystem(struct rpc_request *req, json_t *params)
 
 	if (rpc_decode_params(req, params, create_subsystem_params,
 			      ARRAY_SIZE(create_subsystem_params), &args) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	if (strcmp(args.nqn, NVME_DISCOVERY_NQN) == 0 || !nvmf_nqn_is_valid(args.nqn)) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "nqn: '%s' is not a valid NQN",
 			       args.nqn);
-		goto cleanup;
+		goto out_free_params;
 	}
 	/* Check the strings before creating anything. */
 	if (args.serial_number != NULL && !nvmf_sn_is_valid(args.serial_number)) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
 			       "serial_number: must be 1 to %d printable ASCII characters",
 			       NVME_SN_LEN);
-		goto cleanup;
+		goto out_free_params;
 	}
 	if (args.model_number != NULL && !nvmf_mn_is_valid(args.model_number)) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
 			       "model_number: must be 1 to %d printable ASCII characters",
 			       NVME_MN_LEN);
-		goto cleanup;
+		goto out_free_params;
 	}
 	if (g_nvmf_tgt.state != NVMF_TGT_RUNNING) {
 		rpc_send_errno(req, -ESHUTDOWN, "the target is shutting down");
-		goto cleanup;
+		goto out_free_params;
 	}
 	rc = nvmf_subsystem_create(args.nqn, NVMF_SUBTYPE_NVME, args.max_namespaces, &subsys);
 	if (rc == -EEXIST) {
 		rpc_send_errno(req, rc, "subsystem %s already exists", args.nqn);
-		goto cleanup;
+		goto out_free_params;
 	} else if (rc != 0) {
 		rpc_send_errno(req, rc, "cannot create subsystem %s", args.nqn);
-		goto cleanup;
+		goto out_free_params;
 	}
 	if (args.serial_number != NULL) {
 		nvmf_subsystem_set_sn(subsys, args.serial_number);
@@ -327,7 +327,7 @@ rpc_nvmf_create_subsystem(struct rpc_request *req, json_t *params)
 	subsys->allow_any_host = args.allow_any_host;
 	rpc_send_bool(req, true);
 
-cleanup:
+out_free_params:
 	rpc_free_params(create_subsystem_params, ARRAY_SIZE(create_subsystem_params), &args);
 }
 
@@ -362,18 +362,18 @@ rpc_nvmf_delete_subsystem(struct rpc_request *req, json_t *params)
 	int rc;
 
 	if (rpc_decode_params(req, params, nqn_params, ARRAY_SIZE(nqn_params), &args) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	subsys = rpc_find_subsystem(req, args.nqn, false);
 	if (subsys == NULL) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	rc = nvmf_subsystem_delete(subsys, delete_subsystem_done, req);
 	if (rc != 0) {
 		rpc_send_errno(req, rc, "cannot delete subsystem %s", args.nqn);
 	}
 
-cleanup:
+out_free_params:
 	rpc_free_params(nqn_params, ARRAY_SIZE(nqn_params), &args);
 }
 
@@ -386,7 +386,7 @@ rpc_nvmf_get_subsystems(struct rpc_request *req, json_t *params)
 
 	if (rpc_decode_params(req, params, get_subsystems_params, ARRAY_SIZE(get_subsystems_params),
 			      &args) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	result = json_array();
 	TAILQ_FOREACH(subsys, &g_nvmf_tgt.subsystems, link) {
@@ -399,11 +399,11 @@ rpc_nvmf_get_subsystems(struct rpc_request *req, json_t *params)
 	if (args.nqn != NULL && json_array_size(result) == 0) {
 		json_decref(result);
 		rpc_send_errno(req, -ENODEV, "subsystem %s does not exist", args.nqn);
-		goto cleanup;
+		goto out_free_params;
 	}
 	rpc_send_result(req, result);
 
-cleanup:
+out_free_params:
 	rpc_free_params(get_subsystems_params, ARRAY_SIZE(get_subsystems_params), &args);
 }
 
@@ -459,18 +459,18 @@ rpc_nvmf_subsystem_add_ns(struct rpc_request *req, json_t *params)
 	int rc;
 
 	if (rpc_decode_params(req, params, add_ns_params, ARRAY_SIZE(add_ns_params), &args) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	if (!json_is_object(args.namespace)) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "namespace: expected an object");
-		goto cleanup;
+		goto out_free_params;
 	}
 	if (rpc_decode_params(req, args.namespace, ns_params, ARRAY_SIZE(ns_params), &ns) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	subsys = rpc_find_subsystem(req, args.nqn, false);
 	if (subsys == NULL) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	rc = nvmf_subsystem_add_ns(subsys, ns.bdev_name, ns.nsid, &nsid);
 	switch (rc) {
@@ -510,7 +510,7 @@ rpc_nvmf_subsystem_add_ns(struct rpc_request *req, json_t *params)
 		break;
 	}
 
-cleanup:
+out_free_params:
 	rpc_free_params(ns_params, ARRAY_SIZE(ns_params), &ns);
 	rpc_free_params(add_ns_params, ARRAY_SIZE(add_ns_params), &args);
 }
@@ -551,11 +551,11 @@ rpc_nvmf_subsystem_remove_ns(struct rpc_request *req, json_t *params)
 
 	if (rpc_decode_params(req, params, remove_ns_params, ARRAY_SIZE(remove_ns_params), &args) !=
 	    0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	subsys = rpc_find_subsystem(req, args.nqn, false);
 	if (subsys == NULL) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	rc = nvmf_subsystem_remove_ns(subsys, args.nsid, remove_ns_done, req);
 	if (rc == -ENOENT) {
@@ -567,7 +567,7 @@ rpc_nvmf_subsystem_remove_ns(struct rpc_request *req, json_t *params)
 		rpc_send_errno(req, rc, NULL);
 	}
 
-cleanup:
+out_free_params:
 	rpc_free_params(remove_ns_params, ARRAY_SIZE(remove_ns_params), &args);
 }
 
@@ -635,38 +635,38 @@ decode_listener(struct rpc_request *req, json_t *params, const struct rpc_param 
 	int rc;
 
 	if (rpc_decode_params(req, params, decl, count, &args) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	if (!json_is_object(args.listen_address)) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "listen_address: expected an object");
-		goto cleanup;
+		goto out_free_params;
 	}
 	if (rpc_decode_params(req, args.listen_address, listen_address_params,
 			      ARRAY_SIZE(listen_address_params), &la) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	ops = nvmf_transport_ops_find(la.trtype);
 	if (ops == NULL) {
 		send_unknown_trtype(req, la.trtype);
-		goto cleanup;
+		goto out_free_params;
 	}
 	rc = nvmf_listen_addr_parse(ops->trtype, la.adrfam, la.traddr, la.trsvcid, addr);
 	if (rc == -EAFNOSUPPORT) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
 			       "adrfam: '%s' is not supported (IPv4 or IPv6)", la.adrfam);
-		goto cleanup;
+		goto out_free_params;
 	} else if (rc == -EADDRNOTAVAIL) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "traddr: '%s' is not an %s address",
 			       la.traddr, la.adrfam ? la.adrfam : "IPv4");
-		goto cleanup;
+		goto out_free_params;
 	} else if (rc != 0) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
 			       "trsvcid: '%s' is not a port number (1-65535)", la.trsvcid);
-		goto cleanup;
+		goto out_free_params;
 	}
 	subsys = rpc_find_subsystem(req, args.nqn, true);
 
-cleanup:
+out_free_params:
 	rpc_free_params(listen_address_params, ARRAY_SIZE(listen_address_params), &la);
 	rpc_free_params(decl, count, &args);
 	return subsys;
@@ -777,11 +777,11 @@ rpc_host_change(struct rpc_request *req, json_t *params, bool add)
 	int rc;
 
 	if (rpc_decode_params(req, params, decl, count, &args) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	subsys = rpc_find_subsystem(req, args.nqn, false);
 	if (subsys == NULL) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	rc = add ? nvmf_subsystem_add_host(subsys, args.host) :
 		   nvmf_subsystem_remove_host(subsys, args.host);
@@ -798,7 +798,7 @@ rpc_host_change(struct rpc_request *req, json_t *params, bool add)
 		rpc_send_bool(req, true);
 	}
 
-cleanup:
+out_free_params:
 	rpc_free_params(decl, count, &args);
 }
 
@@ -837,7 +837,7 @@ rpc_nvmf_subsystem_allow_any_host(struct rpc_request *req, json_t *params)
 
 	if (rpc_decode_params(req, params, allow_any_host_params, ARRAY_SIZE(allow_any_host_params),
 			      &args) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	subsys = rpc_find_subsystem(req, args.nqn, false);
 	if (subsys != NULL) {
@@ -845,7 +845,7 @@ rpc_nvmf_subsystem_allow_any_host(struct rpc_request *req, json_t *params)
 		rpc_send_bool(req, true);
 	}
 
-cleanup:
+out_free_params:
 	rpc_free_params(allow_any_host_params, ARRAY_SIZE(allow_any_host_params), &args);
 }
 

@@ -219,18 +219,18 @@ nvmf_tgroup_create(struct nvmf_transport *t, struct nvmf_poll_group *pg,
 	tg->poller = poller_register(tgroup_poll, tg, 0, ops->name);
 	if (tg->poller == NULL) {
 		rc = -ENOMEM;
-		goto out_free;
+		goto out_free_group;
 	}
 	rc = ops->init != NULL ? ops->init(tg) : 0;
 	if (rc != 0) {
-		goto out_unregister;
+		goto out_unregister_poller;
 	}
 	*out = tg;
 	return 0;
 
-out_unregister:
+out_unregister_poller:
 	poller_unregister(&tg->poller);
-out_free:
+out_free_group:
 	free(tg);
 	return rc;
 }

@@ -49,13 +49,13 @@ nvmf_rdma_device_get(struct rdma_transport *rt, struct ibv_context *verbs)
 	dev->verbs = verbs;
 	if (ibv_query_device(verbs, &dev->attr) != 0) {
 		ERRLOG("nvmf rdma: cannot query device %s\n", ibv_get_device_name(verbs->device));
-		goto err_free;
+		goto out_free_dev;
 	}
 	dev->pd = ibv_alloc_pd(verbs);
 	if (dev->pd == NULL) {
 		ERRLOG("nvmf rdma: cannot allocate a protection domain on %s\n",
 		       ibv_get_device_name(verbs->device));
-		goto err_free;
+		goto out_free_dev;
 	}
 	/*
 	 * All I/O memory (capsules, responses, data buffers) lies in the one
@@ -67,7 +67,7 @@ nvmf_rdma_device_get(struct rdma_transport *rt, struct ibv_context *verbs)
 	if (dev->mr == NULL) {
 		ERRLOG("nvmf rdma: cannot register the %zu-byte buffer arena on %s: %s\n",
 		       rt->arena.len, ibv_get_device_name(verbs->device), strerror(errno));
-		goto err_pd;
+		goto out_dealloc_pd;
 	}
 	sge = (uint32_t)dev->attr.max_sge;
 	if (dev->attr.max_sge_rd > 0) {
@@ -79,9 +79,9 @@ nvmf_rdma_device_get(struct rdma_transport *rt, struct ibv_context *verbs)
 		  ibv_get_device_name(verbs->device), dev->max_sge, dev->attr.max_qp_wr);
 	return dev;
 
-err_pd:
+out_dealloc_pd:
 	ibv_dealloc_pd(dev->pd);
-err_free:
+out_free_dev:
 	free(dev);
 	return NULL;
 }
@@ -151,7 +151,7 @@ connect_request(struct rdma_listener *l, struct rdma_cm_id *id, const uint8_t *p
 }
 
 static void
-listener_event(struct rdma_listener *l, enum rdma_cm_event_type type)
+rdma_listener_event(struct rdma_listener *l, enum rdma_cm_event_type type)
 {
 	switch (type) {
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
@@ -283,7 +283,7 @@ cm_event_ready(void *ctx, uint32_t events)
 			continue;
 		}
 		if (*(enum rdma_id_kind *)id->context == RDMA_ID_LISTENER) {
-			listener_event(id->context, type);
+			rdma_listener_event(id->context, type);
 		} else {
 			conn_event(container_of((enum rdma_id_kind *)id->context, struct rdma_qpair,
 						kind),
@@ -321,32 +321,32 @@ rdma_transport_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *a
 		rc = -errno;
 		ERRLOG("nvmf rdma: cannot create a CM id for %s:%s: %s\n", addr->traddr,
 		       addr->trsvcid, strerror(errno));
-		goto err_free;
+		goto out_free_listener;
 	}
 	if (rdma_bind_addr(l->id, (struct sockaddr *)&ss) != 0) {
 		rc = -errno;
 		ERRLOG("nvmf rdma: cannot bind to %s:%s: %s (no RDMA device on that address?)\n",
 		       addr->traddr, addr->trsvcid, strerror(errno));
-		goto err_id;
+		goto out_destroy_id;
 	}
 	if (rdma_listen(l->id, RDMA_LISTEN_BACKLOG) != 0) {
 		rc = -errno;
 		ERRLOG("nvmf rdma: cannot listen on %s:%s: %s\n", addr->traddr, addr->trsvcid,
 		       strerror(errno));
-		goto err_id;
+		goto out_destroy_id;
 	}
 	/* Set the device up now, so the first connection does not pay for the registration. */
 	if (l->id->verbs != NULL && nvmf_rdma_device_get(rt, l->id->verbs) == NULL) {
 		rc = -ENOMEM;
-		goto err_id;
+		goto out_destroy_id;
 	}
 	TAILQ_INSERT_TAIL(&rt->listeners, l, link);
 	NOTICELOG("nvmf rdma: listening on %s:%s\n", addr->traddr, addr->trsvcid);
 	return 0;
 
-err_id:
+out_destroy_id:
 	rdma_destroy_id(l->id);
-err_free:
+out_free_listener:
 	free(l);
 	return rc;
 }
@@ -448,7 +448,7 @@ rdma_transport_create(const struct nvmf_transport_opts *opts, struct nvmf_transp
 	rt->max_bufs = (opts->max_io_size + opts->io_unit_size - 1) / opts->io_unit_size;
 	rc = nvmf_transport_buf_pool_create(&rt->base, opts, "nvmf_rdma_data");
 	if (rc != 0) {
-		goto err_free;
+		goto out_free_transport;
 	}
 	/* The arena the pool lies in is what every device registers. */
 	probe = mempool_get(rt->base.buf_pool);
@@ -458,7 +458,7 @@ rdma_transport_create(const struct nvmf_transport_opts *opts, struct nvmf_transp
 	}
 	if (rc != 0) {
 		ERRLOG("nvmf rdma: data buffers are not in the I/O arena\n");
-		goto err_pool;
+		goto out_free_pool;
 	}
 	rt->ec = rdma_create_event_channel();
 	if (rt->ec == NULL) {
@@ -466,27 +466,27 @@ rdma_transport_create(const struct nvmf_transport_opts *opts, struct nvmf_transp
 		ERRLOG("nvmf rdma: cannot open the RDMA connection manager: %s "
 		       "(no RDMA support in this kernel? load rdma_ucm)\n",
 		       strerror(errno));
-		goto err_pool;
+		goto out_free_pool;
 	}
 	flags = fcntl(rt->ec->fd, F_GETFL);
 	if (flags < 0 || fcntl(rt->ec->fd, F_SETFL, flags | O_NONBLOCK) != 0) {
 		rc = -errno;
-		goto err_ec;
+		goto out_destroy_channel;
 	}
 	rt->ec_ev = thread_fd_register(rt->ec->fd, THREAD_FD_IN, cm_event_ready, rt,
 				       "nvmf_rdma_cm");
 	if (rt->ec_ev == NULL) {
 		rc = -ENOMEM;
-		goto err_ec;
+		goto out_destroy_channel;
 	}
 	*out = &rt->base;
 	return 0;
 
-err_ec:
+out_destroy_channel:
 	rdma_destroy_event_channel(rt->ec);
-err_pool:
+out_free_pool:
 	mempool_free(rt->base.buf_pool);
-err_free:
+out_free_transport:
 	free(rt);
 	return rc;
 }

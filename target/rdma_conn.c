@@ -59,7 +59,7 @@ to_rq(struct nvmf_qpair *qpair)
 }
 
 static struct rdma_req *
-to_req(struct nvmf_request *req)
+to_rdma_req(struct nvmf_request *req)
 {
 	return container_of(req, struct rdma_req, req);
 }
@@ -137,7 +137,7 @@ recv_repost(struct rdma_qpair *rq, struct rdma_recv *rv)
  */
 
 static void
-req_release(struct rdma_req *req)
+rdma_req_release(struct rdma_req *req)
 {
 	struct rdma_qpair *rq = req->rq;
 
@@ -162,7 +162,7 @@ req_release(struct rdma_req *req)
 
 /* Lay out the READ/WRITE work requests of the data buffers the request holds. */
 static void
-req_map_bufs(struct rdma_req *req)
+rdma_req_map_bufs(struct rdma_req *req)
 {
 	struct rdma_qpair *rq = req->rq;
 	uint32_t unit = rq->rt->base.opts.io_unit_size, len = req->req.length;
@@ -198,14 +198,14 @@ req_map_bufs(struct rdma_req *req)
 }
 
 static void
-req_exec(struct rdma_req *req)
+rdma_req_exec(struct rdma_req *req)
 {
 	req->state = RREQ_EXEC;
 	nvmf_request_exec(&req->req);
 }
 
 static void
-req_fail(struct rdma_req *req, uint16_t status)
+rdma_req_fail(struct rdma_req *req, uint16_t status)
 {
 	req->state = RREQ_EXEC;
 	nvmf_request_fail(&req->req, status);
@@ -213,7 +213,7 @@ req_fail(struct rdma_req *req, uint16_t status)
 
 /* Buffers in hand: pull the host's data, or run a read. */
 static void
-req_have_bufs(struct rdma_req *req)
+rdma_req_have_bufs(struct rdma_req *req)
 {
 	struct rdma_qpair *rq = req->rq;
 
@@ -222,20 +222,20 @@ req_have_bufs(struct rdma_req *req)
 		TAILQ_INSERT_TAIL(&rq->sq_wait, req, link);
 		sq_drain(rq);
 	} else {
-		req_exec(req);
+		rdma_req_exec(req);
 	}
 }
 
 void
 nvmf_rdma_req_bufs_ready(struct nvmf_request *nreq)
 {
-	struct rdma_req *req = to_req(nreq);
+	struct rdma_req *req = to_rdma_req(nreq);
 	struct rdma_qpair *rq = req->rq;
 
 	/* From the group's poller too: the connection stays while the request moves on. */
 	rq_hold(rq);
-	req_map_bufs(req);
-	req_have_bufs(req);
+	rdma_req_map_bufs(req);
+	rdma_req_have_bufs(req);
 	rq_unhold(rq);
 }
 
@@ -367,7 +367,7 @@ sq_drain(struct rdma_qpair *rq)
  */
 
 static void
-handle_capsule(struct rdma_qpair *rq, struct rdma_recv *rv)
+rdma_handle_capsule(struct rdma_qpair *rq, struct rdma_recv *rv)
 {
 	struct rdma_req *req = TAILQ_FIRST(&rq->free_reqs);
 	uint32_t icd_len;
@@ -403,7 +403,7 @@ handle_capsule(struct rdma_qpair *rq, struct rdma_recv *rv)
 			 req->req.cmd.cid, status);
 		req->state = RREQ_EXEC;
 		recv_repost(rq, rv);
-		req_fail(req, status);
+		rdma_req_fail(req, status);
 		return;
 	}
 	req->req.length = req->sgl.length;
@@ -415,17 +415,17 @@ handle_capsule(struct rdma_qpair *rq, struct rdma_recv *rv)
 		req->icd_iov.iov_len = req->sgl.length;
 		req->req.iov = &req->icd_iov;
 		req->req.iovcnt = 1;
-		req_exec(req);
+		rdma_req_exec(req);
 		return;
 	}
 	req->state = RREQ_EXEC;
 	recv_repost(rq, rv);
 	if (rq->state != RQ_RUNNING) {
-		req_release(req);
+		rdma_req_release(req);
 		return;
 	}
 	if (req->sgl.length == 0) {
-		req_exec(req);
+		rdma_req_exec(req);
 		return;
 	}
 	req->state = RREQ_NEED_BUF;
@@ -441,7 +441,7 @@ pending_drain(struct rdma_qpair *rq)
 	while (rq->state == RQ_RUNNING && !TAILQ_EMPTY(&rq->free_reqs) &&
 	       (rv = STAILQ_FIRST(&rq->pending)) != NULL) {
 		STAILQ_REMOVE_HEAD(&rq->pending, link);
-		handle_capsule(rq, rv);
+		rdma_handle_capsule(rq, rv);
 	}
 }
 
@@ -479,7 +479,7 @@ handle_wc(struct rdma_qpair *rq, const struct ibv_wc *wc)
 			STAILQ_INSERT_TAIL(&rq->pending, rv, link);
 			return;
 		}
-		handle_capsule(rq, rv);
+		rdma_handle_capsule(rq, rv);
 		return;
 	}
 	ref = container_of(kind, struct rdma_wr_ref, kind);
@@ -496,7 +496,7 @@ handle_wc(struct rdma_qpair *rq, const struct ibv_wc *wc)
 	}
 	if (rq->state != RQ_RUNNING) {
 		if (req->wrs_out == 0 && req->state != RREQ_EXEC) {
-			req_release(req);
+			rdma_req_release(req);
 		}
 		return;
 	}
@@ -504,9 +504,9 @@ handle_wc(struct rdma_qpair *rq, const struct ibv_wc *wc)
 		return;
 	}
 	if (req->state == RREQ_READING) {
-		req_exec(req);
+		rdma_req_exec(req);
 	} else if (req->state == RREQ_SENDING) {
-		req_release(req);
+		rdma_req_release(req);
 	}
 }
 
@@ -634,7 +634,7 @@ close_timeout(void *arg)
 
 		req->wrs_out = 0;
 		if (req->state != RREQ_FREE && req->state != RREQ_EXEC) {
-			req_release(req);
+			rdma_req_release(req);
 		}
 	}
 	rq_unhold(rq);
@@ -664,7 +664,7 @@ rq_close(struct rdma_qpair *rq)
 			continue;
 		}
 		if (req->wrs_out == 0) {
-			req_release(req);
+			rdma_req_release(req);
 		} else if (req->state == RREQ_NEED_READ || req->state == RREQ_NEED_SEND) {
 			/* Some of its work requests are out: wait for them, off the queue. */
 			TAILQ_REMOVE(&rq->sq_wait, req, link);
@@ -707,7 +707,7 @@ rq_try_finish(struct rdma_qpair *rq)
 void
 nvmf_rdma_req_complete(struct nvmf_request *nreq)
 {
-	struct rdma_req *req = to_req(nreq);
+	struct rdma_req *req = to_rdma_req(nreq);
 	struct rdma_qpair *rq = req->rq;
 	struct rdma_recv *rv = req->recv;
 
@@ -718,7 +718,7 @@ nvmf_rdma_req_complete(struct nvmf_request *nreq)
 		recv_repost(rq, rv);
 	}
 	if (rq->state != RQ_RUNNING) {
-		req_release(req);
+		rdma_req_release(req);
 	} else {
 		req->state = RREQ_NEED_SEND;
 		TAILQ_INSERT_TAIL(&rq->sq_wait, req, link);
@@ -792,13 +792,13 @@ start_msg(void *arg)
 	/* A connection that arrives while the target stops is not taken. */
 	if (tg == NULL ||
 	    __atomic_load_n(&g_nvmf_tgt.state, __ATOMIC_SEQ_CST) != NVMF_TGT_RUNNING) {
-		goto err;
+		goto out_disconnect;
 	}
 	rq->group = container_of(tg, struct rdma_group, base);
 	rq->ev = thread_fd_register(rq->channel->fd, THREAD_FD_IN, cq_event, rq, "nvmf_rdma_cq");
 	if (rq->ev == NULL) {
 		ERRLOG("nvmf rdma: cannot watch the completion channel of %s\n", rq->peer);
-		goto err;
+		goto out_disconnect;
 	}
 	nvmf_qpair_init(&rq->qpair, &rq->rt->base, rq->pg, &rq->listen, rq->peer);
 	rq->state = RQ_RUNNING;
@@ -811,7 +811,7 @@ start_msg(void *arg)
 	rq_activate(rq);
 	return;
 
-err:
+out_disconnect:
 	rdma_disconnect(rq->id);
 	rq->state = RQ_DONE;
 	nvmf_send_msg_or_spin(thread_get_app(), pg_done_msg, rq);
@@ -988,24 +988,24 @@ nvmf_rdma_conn_accept(struct rdma_transport *rt, struct rdma_listener *l, struct
 	cq_size = GGA_MIN(sq_size + rq->num_recvs, (uint32_t)dev->attr.max_cqe);
 	if (sq_size < max_wrs + 1 || rq->num_recvs > (uint32_t)dev->attr.max_qp_wr) {
 		ERRLOG("nvmf rdma: device queues too small for a connection from %s\n", rq->peer);
-		goto err_free;
+		goto out_free_conn;
 	}
 	if (conn_alloc(rq, max_wrs) != 0) {
 		ERRLOG("nvmf rdma: no memory for a connection from %s\n", rq->peer);
-		goto err_free;
+		goto out_free_conn;
 	}
 	rq->channel = ibv_create_comp_channel(id->verbs);
 	if (rq->channel == NULL) {
-		goto err_free;
+		goto out_free_conn;
 	}
 	flags = fcntl(rq->channel->fd, F_GETFL);
 	if (flags < 0 || fcntl(rq->channel->fd, F_SETFL, flags | O_NONBLOCK) != 0) {
-		goto err_free;
+		goto out_free_conn;
 	}
 	rq->cq = ibv_create_cq(id->verbs, (int)cq_size, rq, rq->channel, 0);
 	if (rq->cq == NULL) {
 		ERRLOG("nvmf rdma: cannot create a %u-entry CQ for %s\n", cq_size, rq->peer);
-		goto err_free;
+		goto out_free_conn;
 	}
 	qp_attr.qp_context = rq;
 	qp_attr.send_cq = rq->cq;
@@ -1017,7 +1017,7 @@ nvmf_rdma_conn_accept(struct rdma_transport *rt, struct rdma_listener *l, struct
 	qp_attr.cap.max_recv_sge = 1;
 	if (rdma_create_qp(id, dev->pd, &qp_attr) != 0) {
 		ERRLOG("nvmf rdma: cannot create a QP for %s: %s\n", rq->peer, strerror(errno));
-		goto err_free;
+		goto out_free_conn;
 	}
 	rq->qp = id->qp;
 	rq->sq_free = GGA_MIN(sq_size, qp_attr.cap.max_send_wr);
@@ -1027,7 +1027,7 @@ nvmf_rdma_conn_accept(struct rdma_transport *rt, struct rdma_listener *l, struct
 	for (i = 0; i < rq->num_recvs; i++) {
 		if (recv_post(rq, &rq->recvs[i]) != 0) {
 			ERRLOG("nvmf rdma: cannot post receives for %s\n", rq->peer);
-			goto err_free;
+			goto out_free_conn;
 		}
 	}
 	rep.crqsize = (uint16_t)rq->num_recvs;
@@ -1043,14 +1043,14 @@ nvmf_rdma_conn_accept(struct rdma_transport *rt, struct rdma_listener *l, struct
 		ERRLOG("nvmf rdma: cannot accept the connection from %s: %s\n", rq->peer,
 		       strerror(errno));
 		id->context = NULL;
-		goto err_free;
+		goto out_free_conn;
 	}
 	rq->qpair.admit_portid = admit_portid;
 	TAILQ_INSERT_TAIL(&rt->conns, rq, conn_link);
 	nvmf_send_msg_or_spin(nvmf_poll_group_get_thread(pg), start_msg, rq);
 	return 0;
 
-err_free:
+out_free_conn:
 	conn_free(rq);
 	return NVME_RDMA_CM_NO_RSC;
 }

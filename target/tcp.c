@@ -69,7 +69,7 @@ peer_name(int fd, char *buf, size_t len)
 			  buf, len);
 }
 
-static int listener_event(void *ctx, uint32_t events);
+static int tcp_listener_event(void *ctx, uint32_t events);
 
 static int
 listener_accept_retry(void *arg)
@@ -78,7 +78,7 @@ listener_accept_retry(void *arg)
 
 	poller_unregister(&l->accept_retry);
 	if (l->ev == NULL) {
-		l->ev = thread_fd_register(l->fd, THREAD_FD_IN, listener_event, l,
+		l->ev = thread_fd_register(l->fd, THREAD_FD_IN, tcp_listener_event, l,
 					   "nvmf_tcp_listen");
 		if (l->ev == NULL) {
 			ERRLOG("nvmf tcp: cannot watch %s:%s again: %s\n", l->addr.traddr,
@@ -111,7 +111,7 @@ listener_accept_pause(struct tcp_listener *l, int err)
 }
 
 static int
-listener_event(void *ctx, uint32_t events)
+tcp_listener_event(void *ctx, uint32_t events)
 {
 	struct tcp_listener *l = ctx;
 	struct nvmf_poll_group *pg;
@@ -186,7 +186,7 @@ tcp_transport_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *ad
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		rc = -errno;
-		goto err_free;
+		goto out_free_listener;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&ss, (socklen_t)sl) != 0 ||
@@ -194,12 +194,12 @@ tcp_transport_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *ad
 		rc = -errno;
 		ERRLOG("nvmf tcp: cannot listen on %s:%s: %s\n", addr->traddr, addr->trsvcid,
 		       strerror(errno));
-		goto err_close;
+		goto out_close_fd;
 	}
-	l->ev = thread_fd_register(fd, THREAD_FD_IN, listener_event, l, "nvmf_tcp_listen");
+	l->ev = thread_fd_register(fd, THREAD_FD_IN, tcp_listener_event, l, "nvmf_tcp_listen");
 	if (l->ev == NULL) {
 		rc = -ENOMEM;
-		goto err_close;
+		goto out_close_fd;
 	}
 	l->tt = tt;
 	l->addr = *addr;
@@ -208,9 +208,9 @@ tcp_transport_listen(struct nvmf_transport *t, const struct nvmf_listen_addr *ad
 	NOTICELOG("nvmf tcp: listening on %s:%s\n", addr->traddr, addr->trsvcid);
 	return 0;
 
-err_close:
+out_close_fd:
 	close(fd);
-err_free:
+out_free_listener:
 	free(l);
 	return rc;
 }

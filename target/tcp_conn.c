@@ -50,7 +50,7 @@ to_tq(struct nvmf_qpair *qpair)
 }
 
 static struct tcp_req *
-to_req(struct nvmf_request *req)
+to_tcp_req(struct nvmf_request *req)
 {
 	return container_of(req, struct tcp_req, req);
 }
@@ -101,7 +101,7 @@ tq_update_events(struct tcp_qpair *tq)
  */
 
 static void
-req_release(struct tcp_req *req)
+tcp_req_release(struct tcp_req *req)
 {
 	struct tcp_qpair *tq = req->tq;
 
@@ -116,14 +116,14 @@ req_release(struct tcp_req *req)
 }
 
 static void
-req_exec(struct tcp_req *req)
+tcp_req_exec(struct tcp_req *req)
 {
 	req->state = TREQ_EXEC;
 	nvmf_request_exec(&req->req);
 }
 
 static void
-req_fail(struct tcp_req *req, uint16_t status)
+tcp_req_fail(struct tcp_req *req, uint16_t status)
 {
 	req->state = TREQ_EXEC;
 	nvmf_request_fail(&req->req, status);
@@ -189,7 +189,7 @@ hdr_only_finish(struct tcp_qpair *tq, struct tcp_pdu *pdu)
 static void
 rsp_sent(struct tcp_qpair *tq, struct tcp_pdu *pdu)
 {
-	req_release(pdu->req);
+	tcp_req_release(pdu->req);
 }
 
 static void
@@ -318,12 +318,12 @@ queue_r2t(struct tcp_req *req)
 void
 nvmf_tcp_req_bufs_ready(struct nvmf_request *nreq)
 {
-	struct tcp_req *req = to_req(nreq);
+	struct tcp_req *req = to_tcp_req(nreq);
 
 	if (req->req.xfer == NVME_XFER_HOST_TO_CTRLR) {
 		queue_r2t(req);
 	} else {
-		req_exec(req);
+		tcp_req_exec(req);
 	}
 }
 
@@ -457,7 +457,7 @@ tq_close(struct tcp_qpair *tq)
 	/* Requests the core does not hold are done; the core hands the rest back later. */
 	for (i = 0; i < tq->num_reqs; i++) {
 		if (tq->reqs[i].state != TREQ_FREE && tq->reqs[i].state != TREQ_EXEC) {
-			req_release(&tq->reqs[i]);
+			tcp_req_release(&tq->reqs[i]);
 		}
 	}
 	tq_begin_fini(tq);
@@ -600,12 +600,12 @@ static void
 capsule_ready(struct tcp_req *req)
 {
 	if (req->status != 0) {
-		req_fail(req, req->status);
+		tcp_req_fail(req, req->status);
 	} else if (!req->icd && req->req.length > 0) {
 		req->state = TREQ_NEED_BUF;
 		nvmf_tgroup_req_get_bufs(&req->tq->group->base, &req->req);
 	} else {
-		req_exec(req);
+		tcp_req_exec(req);
 	}
 }
 
@@ -649,7 +649,7 @@ handle_icreq(struct tcp_qpair *tq)
 }
 
 static void
-handle_capsule(struct tcp_qpair *tq)
+tcp_handle_capsule(struct tcp_qpair *tq)
 {
 	struct tcp_req *req = TAILQ_FIRST(&tq->free_reqs);
 	struct nvmf_tcp_rx_ctx ctx;
@@ -739,7 +739,7 @@ rx_header_done(struct tcp_qpair *tq)
 		tq_close(tq);
 		break;
 	case NVME_TCP_PDU_CAPSULE_CMD:
-		handle_capsule(tq);
+		tcp_handle_capsule(tq);
 		break;
 	case NVME_TCP_PDU_H2C_DATA:
 		handle_h2c(tq);
@@ -776,9 +776,9 @@ rx_data_done(struct tcp_qpair *tq)
 	rx_reset(tq);
 	if (req->h2c_off == req->req.length) {
 		if (req->status != 0) {
-			req_fail(req, req->status);
+			tcp_req_fail(req, req->status);
 		} else {
-			req_exec(req);
+			tcp_req_exec(req);
 		}
 	}
 }
@@ -1015,11 +1015,11 @@ tq_event(void *ctx, uint32_t events)
 void
 nvmf_tcp_req_complete(struct nvmf_request *nreq)
 {
-	struct tcp_req *req = to_req(nreq);
+	struct tcp_req *req = to_tcp_req(nreq);
 	struct tcp_qpair *tq = req->tq;
 
 	if (tq->state >= TQ_TERMINATING) {
-		req_release(req);
+		tcp_req_release(req);
 		return;
 	}
 	req->state = TREQ_SEND;
@@ -1095,14 +1095,14 @@ nvmf_tcp_conn_create(struct tcp_transport *tt, struct tcp_group *group, struct n
 	TAILQ_INIT(&tq->tx_queue);
 	if (tq_alloc_reqs(tq) != 0) {
 		ERRLOG("nvmf tcp: no memory for a connection from %s\n", peer);
-		goto err_free;
+		goto out_free_qpair;
 	}
 	rx_reset(tq);
 	tq->since_tick = ticks_get();
 	tq->ev = thread_fd_register(fd, THREAD_FD_IN, tq_event, tq, "nvmf_tcp_qpair");
 	if (tq->ev == NULL) {
 		ERRLOG("nvmf tcp: cannot watch the connection from %s\n", peer);
-		goto err_free;
+		goto out_free_qpair;
 	}
 	tq->ev_mask = THREAD_FD_IN;
 	tq->qpair.admit_portid = admit_portid;
@@ -1113,7 +1113,7 @@ nvmf_tcp_conn_create(struct tcp_transport *tt, struct tcp_group *group, struct n
 		 addr->traddr, addr->trsvcid);
 	return 0;
 
-err_free:
+out_free_qpair:
 	env_dma_free(tq->icd_area);
 	free(tq->iov_area);
 	free(tq->buf_area);

@@ -614,7 +614,7 @@ job_create(struct bdev *bdev, uint32_t index, const struct reactor_slot *slot, u
 	job->stats.hist = calloc(1, sizeof(*job->stats.hist));
 	job->name = strdup(bdev_get_name(bdev));
 	if (job->stats.hist == NULL || job->name == NULL) {
-		goto free_job;
+		goto out_free_job;
 	}
 	job->index = index;
 	job->bdev = bdev;
@@ -674,11 +674,11 @@ job_create(struct bdev *bdev, uint32_t index, const struct reactor_slot *slot, u
 		fprintf(stderr, "bdevperf: cannot open bdev %s%s: %s\n", job->name,
 			writes ? " for writing" : "",
 			rc == -EPERM ? "it is claimed by another module" : strerror(-rc));
-		goto free_job;
+		goto out_free_job;
 	}
 	return job;
 
-free_job:
+out_free_job:
 	free(job->stats.hist);
 	free(job->name);
 	free(job);
@@ -700,19 +700,19 @@ build_jobs(void)
 	}
 	rc = collect_reactors(&slots, &num_slots);
 	if (rc != 0) {
-		goto out;
+		goto out_free_arrays;
 	}
 	per_bdev = g_opts.every_core ? num_slots : 1;
 	for (b = 0; b < num_bdevs; b++) {
 		rc = check_bdev(bdevs[b], per_bdev);
 		if (rc != 0) {
-			goto out;
+			goto out_free_arrays;
 		}
 	}
 	g_perf.jobs = calloc((size_t)num_bdevs * per_bdev, sizeof(*g_perf.jobs));
 	if (g_perf.jobs == NULL) {
 		rc = -ENOMEM;
-		goto out;
+		goto out_free_arrays;
 	}
 	for (b = 0; b < num_bdevs; b++) {
 		for (j = 0; j < per_bdev; j++) {
@@ -721,12 +721,12 @@ build_jobs(void)
 			job = job_create(bdevs[b], g_perf.num_jobs, slot, j, per_bdev);
 			if (job == NULL) {
 				rc = -ENOMEM;
-				goto out;
+				goto out_free_arrays;
 			}
 			g_perf.jobs[g_perf.num_jobs++] = job;
 		}
 	}
-out:
+out_free_arrays:
 	free(slots);
 	free(bdevs);
 	return rc;

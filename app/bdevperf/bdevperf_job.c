@@ -172,12 +172,12 @@ job_alloc(struct bdevperf_job *job)
 	job->tasks = calloc(job->queue_depth, sizeof(*job->tasks));
 	if (job->tasks == NULL) {
 		ERRLOG("job %u (%s): out of memory\n", job->index, job->name);
-		goto free_resources;
+		goto out_free_resources;
 	}
 	if (workload_has_data(job->workload) || job->prefill) {
 		job->buf_slab = dma_slab(job, stride, "I/O");
 		if (job->buf_slab == NULL) {
-			goto free_resources;
+			goto out_free_resources;
 		}
 		/*
 		 * Fill (and so fault in) every buffer now rather than during the
@@ -194,7 +194,7 @@ job_alloc(struct bdevperf_job *job)
 		 */
 		job->rbuf_slab = dma_slab(job, stride, "read");
 		if (job->rbuf_slab == NULL) {
-			goto free_resources;
+			goto out_free_resources;
 		}
 		memset(job->rbuf_slab, 0, stride * job->queue_depth);
 	}
@@ -204,7 +204,7 @@ job_alloc(struct bdevperf_job *job)
 		job->busy = calloc((job->region_ranges + 63) / 64, sizeof(uint64_t));
 		if (job->pattern_buf == NULL || job->busy == NULL) {
 			ERRLOG("job %u (%s): out of memory\n", job->index, job->name);
-			goto free_resources;
+			goto out_free_resources;
 		}
 		bdevperf_pattern_fill_source(&job->pattern, &fill_rng, job->pattern_buf,
 					     bdevperf_pattern_alloc_len(job->block_size,
@@ -225,7 +225,7 @@ job_alloc(struct bdevperf_job *job)
 	}
 	return 0;
 
-free_resources:
+out_free_resources:
 	job_free_resources(job);
 	return -ENOMEM;
 }

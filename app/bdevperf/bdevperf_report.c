@@ -217,7 +217,7 @@ bdevperf_report_json(FILE *f, const struct bdevperf_report_row *rows, uint32_t n
 	results = json_array();
 	if (hist == NULL || root == NULL || results == NULL ||
 	    json_object_set(root, "results", results) != 0) {
-		goto out;
+		goto out_free_report;
 	}
 	for (i = 0; i < n; i++) {
 		bdevperf_result_compute(&rows[i].stats, rows[i].io_size, ticks_per_s, &r);
@@ -228,23 +228,23 @@ bdevperf_report_json(FILE *f, const struct bdevperf_report_row *rows, uint32_t n
 				(json_int_t)rows[i].io_size);
 		if (obj == NULL || json_array_append_new(results, obj) != 0 ||
 		    add_result(obj, &rows[i].stats, &r) != 0) {
-			goto out;
+			goto out_free_report;
 		}
 	}
 	total_result(rows, n, ticks_per_s, &total, hist, &r);
 	obj = json_object();
 	if (obj == NULL || json_object_set_new(root, "total", obj) != 0 ||
 	    add_result(obj, &total, &r) != 0) {
-		goto out;
+		goto out_free_report;
 	}
 	if (json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) !=
 	    0) {
 		rc = -EIO;
-		goto out;
+		goto out_free_report;
 	}
 	fputc('\n', f);
 	rc = 0;
-out:
+out_free_report:
 	json_decref(results);
 	json_decref(root);
 	free(hist);

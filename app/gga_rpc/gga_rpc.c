@@ -173,7 +173,7 @@ build_params(int argc, char **argv, json_t **params)
 		if (!is_key_arg(argv[i])) {
 			if (raw != NULL) {
 				fprintf(stderr, "gga_rpc: unexpected argument '%s'\n", argv[i]);
-				goto err;
+				goto out_free_json;
 			}
 			raw = json_loads(argv[i], 0, NULL);
 			if (!json_is_object(raw) && !json_is_array(raw)) {
@@ -181,7 +181,7 @@ build_params(int argc, char **argv, json_t **params)
 					"gga_rpc: '%s' is neither --key nor a JSON "
 					"object or array\n",
 					argv[i]);
-				goto err;
+				goto out_free_json;
 			}
 			continue;
 		}
@@ -196,7 +196,7 @@ build_params(int argc, char **argv, json_t **params)
 		if (key == NULL || *key == '\0') {
 			fprintf(stderr, "gga_rpc: empty parameter name in '%s'\n", argv[i]);
 			free(key);
-			goto err;
+			goto out_free_json;
 		}
 		for (c = key; *c != '\0'; c++) {
 			if (*c == '-') {
@@ -210,17 +210,17 @@ build_params(int argc, char **argv, json_t **params)
 		if (p == NULL || value == NULL || json_object_set_new(p, key, value) != 0) {
 			fprintf(stderr, "gga_rpc: out of memory\n");
 			free(key);
-			goto err;
+			goto out_free_json;
 		}
 		free(key);
 	}
 	if (raw != NULL && p != NULL) {
 		fprintf(stderr, "gga_rpc: give either --key value pairs or one JSON argument\n");
-		goto err;
+		goto out_free_json;
 	}
 	*params = raw != NULL ? raw : p;
 	return 0;
-err:
+out_free_json:
 	json_decref(p);
 	json_decref(raw);
 	return -EINVAL;

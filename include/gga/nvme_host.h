@@ -87,7 +87,10 @@ struct nvme_ctrlr_opts {
 	uint32_t io_queue_size;
 	/* I/O queues requested with Set Features Number of Queues. */
 	uint32_t num_io_queues;
-	/* Bound of one queue connect: TCP connect, ICReq/ICResp and Fabrics Connect. */
+	/*
+	 * Bound of one queue connect: TCP connect and ICReq/ICResp (RDMA: address and
+	 * route resolution, CM connect), then Fabrics Connect.
+	 */
 	uint32_t connect_timeout_ms;
 	/* Per-command timeout (admin and I/O). 0 = none. */
 	uint32_t command_timeout_ms;
@@ -107,8 +110,8 @@ void nvme_ctrlr_opts_init(struct nvme_ctrlr_opts *opts);
  * controller (namespaces known) and reason is NULL. On failure ctrlr is NULL,
  * rc a negative errno, and reason a message naming the address and the cause
  * (valid during the call only). Nothing is left behind on failure.
- *   -ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH, -ECONNRESET ... from TCP
- *   -EPROTO     the controller broke the NVMe/TCP protocol (ICResp, digests)
+ *   -ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH, -ECONNRESET ... from TCP or the RDMA CM
+ *   -EPROTO     the controller broke the NVMe/TCP or NVMe/RDMA protocol (ICResp, digests)
  *   -ENODEV     Connect refused with Connect Invalid Parameters (e.g. unknown subnqn)
  *   -EACCES     Connect refused with Connect Invalid Host
  *   -EIO        another Connect/initialisation command status
@@ -118,10 +121,10 @@ typedef void (*nvme_ctrlr_connect_cb)(void *cb_arg, struct nvme_ctrlr *ctrlr, in
 				      const char *reason);
 
 /*
- * Connect to a controller: TCP connect, ICReq/ICResp, Fabrics Connect of the
- * admin queue, Property Get CAP/VS, Property Set CC.EN=1, wait for CSTS.RDY,
- * Identify Controller, Set Features Number of Queues, Identify the active
- * namespaces. Returns 0 (cb will be called), -EINVAL (bad trid or opts: empty
+ * Connect to a controller: TCP connect and ICReq/ICResp (or RDMA CM connect),
+ * Fabrics Connect of the admin queue, Property Get CAP/VS, Property Set
+ * CC.EN=1, wait for CSTS.RDY, Identify Controller, Set Features Number of
+ * Queues, Identify the active namespaces. Returns 0 (cb will be called), -EINVAL (bad trid or opts: empty
  * traddr, non-numeric trsvcid, traddr not an IPv4 address, NQN too long),
  * -EPROTONOSUPPORT (rdma in a build without RDMA), -ENOMEM.
  */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The NVMe over Fabrics target (target/, libgga_nvmf.a): subsystems,
- * namespaces backed by bdevs, controllers, and the NVMe/TCP transport, all
- * configured over JSON-RPC with SPDK's method names (nvmf_create_transport,
- * nvmf_create_subsystem, nvmf_subsystem_add_ns, nvmf_subsystem_add_listener,
- * ...; see docs/RPC.md).
+ * namespaces backed by bdevs, controllers, and the NVMe/TCP and NVMe/RDMA
+ * transports, all configured over JSON-RPC with SPDK's method names
+ * (nvmf_create_transport, nvmf_create_subsystem, nvmf_subsystem_add_ns,
+ * nvmf_subsystem_add_listener, ...; see docs/RPC.md).
  *
  * An application that exports bdevs registers the target as an app
  * subsystem before app_start():

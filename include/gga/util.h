@@ -44,6 +44,16 @@ u64log2(uint64_t v)
 	return 63 - (uint32_t)__builtin_clzll(v);
 }
 
+/* Bits set in v; without -mpopcnt __builtin_popcount would be a libgcc call. */
+static inline uint32_t
+popcount32(uint32_t v)
+{
+	v = v - ((v >> 1) & 0x55555555u);
+	v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);
+	v = (v + (v >> 4)) & 0x0f0f0f0fu;
+	return (v * 0x01010101u) >> 24;
+}
+
 /*
  * Ticks: a cheap monotonic clock for the I/O path (the TSC on x86-64).
  * ticks_hz() is calibrated once against CLOCK_MONOTONIC on first use.

@@ -699,18 +699,18 @@ app_start(struct app_opts *opts)
 		ERRLOG("%s: cannot create reactors for core mask 0x%llx: %s\n", opts->name,
 		       (unsigned long long)opts->core_mask, strerror(-rc));
 		rc = 1;
-		goto fini_env;
+		goto out_fini_env;
 	}
 	if (thread_send_msg(thread_get_app(), app_start_msg, NULL) != 0) {
 		ERRLOG("%s: cannot start the app thread\n", opts->name);
 		rc = 1;
-		goto fini_reactors;
+		goto out_fini_reactors;
 	}
 	rc = pthread_create(&g_watchdog, NULL, watchdog_main, NULL);
 	if (rc != 0) {
 		ERRLOG("%s: cannot start the watchdog thread: %s\n", opts->name, strerror(rc));
 		rc = 1;
-		goto fini_reactors;
+		goto out_fini_reactors;
 	}
 	pthread_setname_np(g_watchdog, "app_watchdog");
 	rc = reactors_start();
@@ -723,9 +723,9 @@ app_start(struct app_opts *opts)
 	pthread_kill(g_watchdog, WATCHDOG_WAKE_SIGNAL);
 	pthread_join(g_watchdog, NULL);
 
-fini_reactors:
+out_fini_reactors:
 	reactors_fini();
-fini_env:
+out_fini_env:
 	env_fini();
 out_drain_signals:
 	drain_signals();
@@ -905,19 +905,19 @@ app_load_config_file(const char *path, void (*done)(void *ctx, int rc), void *ct
 	load->ignore_errors = g_config_ignore_errors;
 	if (load->path == NULL || load->calls == NULL) {
 		rc = -ENOMEM;
-		goto free_load;
+		goto out_free_load;
 	}
 	rc = config_collect_calls(path, root, load->calls);
 	json_decref(root);
 	root = NULL;
 	if (rc != 0) {
-		goto free_load;
+		goto out_free_load;
 	}
 	NOTICELOG("%s: replaying %zu calls\n", path, json_array_size(load->calls));
 	config_load_next(load);
 	return 0;
 
-free_load:
+out_free_load:
 	json_decref(root);
 	json_decref(load->calls);
 	free(load->path);

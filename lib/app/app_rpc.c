@@ -97,12 +97,12 @@ rpc_framework_get_config(struct rpc_request *req, json_t *params)
 
 	if (rpc_decode_params(req, params, get_config_params, ARRAY_SIZE(get_config_params), &p) !=
 	    0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	config = app_save_config();
 	if (config == NULL) {
 		rpc_send_errno(req, -ENOMEM, NULL);
-		goto cleanup;
+		goto out_free_params;
 	}
 	json_array_foreach(json_object_get(config, "subsystems"), i, s)
 	{
@@ -116,7 +116,7 @@ rpc_framework_get_config(struct rpc_request *req, json_t *params)
 	}
 	json_decref(config);
 
-cleanup:
+out_free_params:
 	rpc_free_params(get_config_params, ARRAY_SIZE(get_config_params), &p);
 }
 

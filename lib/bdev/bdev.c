@@ -721,7 +721,7 @@ bdev_subsystem_init(void)
 		rc = module->module_init();
 		if (rc != 0) {
 			ERRLOG("bdev module %s: init failed (%d)\n", module->name, rc);
-			goto err_modules_fini;
+			goto out_fini_modules;
 		}
 	}
 
@@ -729,7 +729,7 @@ bdev_subsystem_init(void)
 	g_subsystem_state = SUBSYSTEM_RUNNING;
 	return 0;
 
-err_modules_fini:
+out_fini_modules:
 	/* Only the modules before the failed one were initialised. */
 	modules_fini_reverse(TAILQ_PREV(module, bdev_module_tailq, link));
 	io_device_unregister(&g_bdev_mgmt_device, NULL);

@@ -69,7 +69,7 @@ bdev_io_stat_add(struct bdev_io_stat *sum, const struct bdev_io_stat *add)
 }
 
 static inline void
-io_account(struct bdev_channel *ch, const struct bdev_io *io, uint64_t now)
+bdev_io_account(struct bdev_channel *ch, const struct bdev_io *io, uint64_t now)
 {
 	struct bdev_io_stat *stat = &ch->stat;
 	const struct bdev *bdev = io->bdev;
@@ -255,9 +255,9 @@ submit_to_module(struct bdev_channel *ch, struct bdev_io *io)
 
 /* Account a finished I/O and run its callback now, or defer it if we are inside its submit. */
 static inline void
-io_finish(struct bdev_channel *ch, struct bdev_io *io, uint64_t now)
+bdev_io_finish(struct bdev_channel *ch, struct bdev_io *io, uint64_t now)
 {
-	io_account(ch, io, now);
+	bdev_io_account(ch, io, now);
 	if (unlikely(io->internal.in_submit)) {
 		TAILQ_INSERT_TAIL(&ch->mgmt->deferred, io, internal.link);
 		return;
@@ -321,12 +321,12 @@ retry_nomem(struct bdev_channel *ch)
 
 /* A new I/O on a channel that is resetting or has NOMEM-queued I/O. */
 static void
-io_submit_slow(struct bdev_channel *ch, struct bdev_io *io)
+bdev_io_submit_slow(struct bdev_channel *ch, struct bdev_io *io)
 {
 	if (ch->resets > 0) {
 		io->internal.status = BDEV_IO_STATUS_ABORTED;
 		io->internal.in_submit = true;
-		io_finish(ch, io, ticks_get());
+		bdev_io_finish(ch, io, ticks_get());
 		return;
 	}
 	/* Queue behind the bounced ones so they are not starved by new arrivals. */
@@ -335,18 +335,18 @@ io_submit_slow(struct bdev_channel *ch, struct bdev_io *io)
 }
 
 static inline void
-io_submit(struct bdev_channel *ch, struct bdev_io *io)
+bdev_io_submit(struct bdev_channel *ch, struct bdev_io *io)
 {
 	if (likely(TAILQ_EMPTY(&ch->nomem_ios) && ch->resets == 0)) {
 		submit_to_module(ch, io);
 		return;
 	}
-	io_submit_slow(ch, io);
+	bdev_io_submit_slow(ch, io);
 }
 
 static inline int
-io_check(const struct bdev_desc *desc, struct bdev *bdev, enum bdev_io_type type,
-	 uint64_t offset_blocks, uint64_t num_blocks)
+bdev_io_check(const struct bdev_desc *desc, struct bdev *bdev, enum bdev_io_type type,
+	      uint64_t offset_blocks, uint64_t num_blocks)
 {
 	if (unlikely(__atomic_load_n(&bdev->internal->state, __ATOMIC_RELAXED) !=
 		     BDEV_STATE_READY)) {
@@ -366,8 +366,8 @@ io_check(const struct bdev_desc *desc, struct bdev *bdev, enum bdev_io_type type
 }
 
 static inline struct bdev_io *
-io_get(struct bdev_desc *desc, struct bdev_channel *ch, enum bdev_io_type type,
-       uint64_t offset_blocks, uint64_t num_blocks, bdev_io_completion_cb cb, void *cb_arg)
+bdev_io_get(struct bdev_desc *desc, struct bdev_channel *ch, enum bdev_io_type type,
+	    uint64_t offset_blocks, uint64_t num_blocks, bdev_io_completion_cb cb, void *cb_arg)
 {
 	struct bdev_io *io = mempool_get(g_bdev_io_pool);
 
@@ -394,9 +394,9 @@ io_get(struct bdev_desc *desc, struct bdev_channel *ch, enum bdev_io_type type,
  * length is implied); otherwise `iov` (NULL for the types without data).
  */
 static inline int
-io_submit_blocks(struct bdev_desc *desc, struct io_channel *_ch, enum bdev_io_type type, void *buf,
-		 struct iovec *iov, int iovcnt, uint64_t offset_blocks, uint64_t num_blocks,
-		 bdev_io_completion_cb cb, void *cb_arg)
+bdev_io_submit_blocks(struct bdev_desc *desc, struct io_channel *_ch, enum bdev_io_type type,
+		      void *buf, struct iovec *iov, int iovcnt, uint64_t offset_blocks,
+		      uint64_t num_blocks, bdev_io_completion_cb cb, void *cb_arg)
 {
 	struct bdev *bdev = desc->bdev;
 	struct bdev_channel *ch = io_channel_get_ctx(_ch);
@@ -405,7 +405,7 @@ io_submit_blocks(struct bdev_desc *desc, struct io_channel *_ch, enum bdev_io_ty
 	bool has_data = type == BDEV_IO_TYPE_READ || type == BDEV_IO_TYPE_WRITE;
 	int rc, i;
 
-	rc = io_check(desc, bdev, type, offset_blocks, num_blocks);
+	rc = bdev_io_check(desc, bdev, type, offset_blocks, num_blocks);
 	if (unlikely(rc != 0)) {
 		return rc;
 	}
@@ -424,7 +424,7 @@ io_submit_blocks(struct bdev_desc *desc, struct io_channel *_ch, enum bdev_io_ty
 		}
 	}
 
-	io = io_get(desc, ch, type, offset_blocks, num_blocks, cb, cb_arg);
+	io = bdev_io_get(desc, ch, type, offset_blocks, num_blocks, cb, cb_arg);
 	if (unlikely(io == NULL)) {
 		return -ENOMEM;
 	}
@@ -438,7 +438,7 @@ io_submit_blocks(struct bdev_desc *desc, struct io_channel *_ch, enum bdev_io_ty
 		io->u.iovcnt = iovcnt;
 	}
 	io->internal.submit_ticks = ticks_get();
-	io_submit(ch, io);
+	bdev_io_submit(ch, io);
 	return 0;
 }
 
@@ -449,8 +449,8 @@ bdev_read_blocks(struct bdev_desc *desc, struct io_channel *ch, void *buf, uint6
 	if (unlikely(buf == NULL)) {
 		return -EINVAL;
 	}
-	return io_submit_blocks(desc, ch, BDEV_IO_TYPE_READ, buf, NULL, 0, offset_blocks,
-				num_blocks, cb, cb_arg);
+	return bdev_io_submit_blocks(desc, ch, BDEV_IO_TYPE_READ, buf, NULL, 0, offset_blocks,
+				     num_blocks, cb, cb_arg);
 }
 
 int
@@ -458,8 +458,8 @@ bdev_readv_blocks(struct bdev_desc *desc, struct io_channel *ch, struct iovec *i
 		  uint64_t offset_blocks, uint64_t num_blocks, bdev_io_completion_cb cb,
 		  void *cb_arg)
 {
-	return io_submit_blocks(desc, ch, BDEV_IO_TYPE_READ, NULL, iov, iovcnt, offset_blocks,
-				num_blocks, cb, cb_arg);
+	return bdev_io_submit_blocks(desc, ch, BDEV_IO_TYPE_READ, NULL, iov, iovcnt, offset_blocks,
+				     num_blocks, cb, cb_arg);
 }
 
 int
@@ -469,8 +469,8 @@ bdev_write_blocks(struct bdev_desc *desc, struct io_channel *ch, void *buf, uint
 	if (unlikely(buf == NULL)) {
 		return -EINVAL;
 	}
-	return io_submit_blocks(desc, ch, BDEV_IO_TYPE_WRITE, buf, NULL, 0, offset_blocks,
-				num_blocks, cb, cb_arg);
+	return bdev_io_submit_blocks(desc, ch, BDEV_IO_TYPE_WRITE, buf, NULL, 0, offset_blocks,
+				     num_blocks, cb, cb_arg);
 }
 
 int
@@ -478,38 +478,38 @@ bdev_writev_blocks(struct bdev_desc *desc, struct io_channel *ch, struct iovec *
 		   uint64_t offset_blocks, uint64_t num_blocks, bdev_io_completion_cb cb,
 		   void *cb_arg)
 {
-	return io_submit_blocks(desc, ch, BDEV_IO_TYPE_WRITE, NULL, iov, iovcnt, offset_blocks,
-				num_blocks, cb, cb_arg);
+	return bdev_io_submit_blocks(desc, ch, BDEV_IO_TYPE_WRITE, NULL, iov, iovcnt, offset_blocks,
+				     num_blocks, cb, cb_arg);
 }
 
 int
 bdev_write_zeroes_blocks(struct bdev_desc *desc, struct io_channel *ch, uint64_t offset_blocks,
 			 uint64_t num_blocks, bdev_io_completion_cb cb, void *cb_arg)
 {
-	return io_submit_blocks(desc, ch, BDEV_IO_TYPE_WRITE_ZEROES, NULL, NULL, 0, offset_blocks,
-				num_blocks, cb, cb_arg);
+	return bdev_io_submit_blocks(desc, ch, BDEV_IO_TYPE_WRITE_ZEROES, NULL, NULL, 0,
+				     offset_blocks, num_blocks, cb, cb_arg);
 }
 
 int
 bdev_unmap_blocks(struct bdev_desc *desc, struct io_channel *ch, uint64_t offset_blocks,
 		  uint64_t num_blocks, bdev_io_completion_cb cb, void *cb_arg)
 {
-	return io_submit_blocks(desc, ch, BDEV_IO_TYPE_UNMAP, NULL, NULL, 0, offset_blocks,
-				num_blocks, cb, cb_arg);
+	return bdev_io_submit_blocks(desc, ch, BDEV_IO_TYPE_UNMAP, NULL, NULL, 0, offset_blocks,
+				     num_blocks, cb, cb_arg);
 }
 
 int
 bdev_flush_blocks(struct bdev_desc *desc, struct io_channel *ch, uint64_t offset_blocks,
 		  uint64_t num_blocks, bdev_io_completion_cb cb, void *cb_arg)
 {
-	return io_submit_blocks(desc, ch, BDEV_IO_TYPE_FLUSH, NULL, NULL, 0, offset_blocks,
-				num_blocks, cb, cb_arg);
+	return bdev_io_submit_blocks(desc, ch, BDEV_IO_TYPE_FLUSH, NULL, NULL, 0, offset_blocks,
+				     num_blocks, cb, cb_arg);
 }
 
 static void reset_unfreeze(struct bdev_io *io);
 
 static void
-io_complete_slow(struct bdev_channel *ch, struct bdev_io *io, enum bdev_io_status status)
+bdev_io_complete_slow(struct bdev_channel *ch, struct bdev_io *io, enum bdev_io_status status)
 {
 	if (io->type == BDEV_IO_TYPE_RESET) {
 		/* A reset is not requeued: the module could not do it. */
@@ -521,7 +521,7 @@ io_complete_slow(struct bdev_channel *ch, struct bdev_io *io, enum bdev_io_statu
 	if (ch->resets > 0) {
 		/* Requeueing would outlive the reset that is aborting everything. */
 		io->internal.status = BDEV_IO_STATUS_ABORTED;
-		io_finish(ch, io, ticks_get());
+		bdev_io_finish(ch, io, ticks_get());
 		return;
 	}
 	io->internal.status = BDEV_IO_STATUS_NOMEM;
@@ -541,7 +541,7 @@ bdev_io_complete(struct bdev_io *io, enum bdev_io_status status)
 
 	ch->outstanding--;
 	if (unlikely(status == BDEV_IO_STATUS_NOMEM || io->type == BDEV_IO_TYPE_RESET)) {
-		io_complete_slow(ch, io, status);
+		bdev_io_complete_slow(ch, io, status);
 		return;
 	}
 	io->internal.status = status;
@@ -549,7 +549,7 @@ bdev_io_complete(struct bdev_io *io, enum bdev_io_status status)
 	if (unlikely(!TAILQ_EMPTY(&ch->nomem_ios))) {
 		retry_nomem(ch);
 	}
-	io_finish(ch, io, ticks_get());
+	bdev_io_finish(ch, io, ticks_get());
 }
 
 void
@@ -627,7 +627,7 @@ reset_freeze_channel(struct io_channel_iter *i)
 	while ((io = TAILQ_FIRST(&aborted)) != NULL) {
 		TAILQ_REMOVE(&aborted, io, internal.link);
 		io->internal.status = BDEV_IO_STATUS_ABORTED;
-		io_finish(ch, io, now);
+		bdev_io_finish(ch, io, now);
 	}
 	io_channel_iter_continue(i, 0);
 }
@@ -660,7 +660,7 @@ reset_unfreeze_done(struct io_channel_iter *i, int status)
 {
 	struct bdev_io *io = io_channel_iter_get_ctx(i);
 
-	io_finish(io->internal.ch, io, ticks_get());
+	bdev_io_finish(io->internal.ch, io, ticks_get());
 }
 
 static void
@@ -682,7 +682,7 @@ bdev_reset(struct bdev_desc *desc, struct io_channel *_ch, bdev_io_completion_cb
 	if (!bdev->fn_table->io_type_supported(bdev->ctxt, BDEV_IO_TYPE_RESET)) {
 		return -ENOTSUP;
 	}
-	io = io_get(desc, ch, BDEV_IO_TYPE_RESET, 0, 0, cb, cb_arg);
+	io = bdev_io_get(desc, ch, BDEV_IO_TYPE_RESET, 0, 0, cb, cb_arg);
 	if (io == NULL) {
 		return -ENOMEM;
 	}

@@ -71,7 +71,7 @@ bdev_info_json(struct bdev *bdev)
 	types = json_object();
 	driver = json_object();
 	if (info == NULL || types == NULL || driver == NULL) {
-		goto err_free;
+		goto out_free_json;
 	}
 	for (i = 0; i < ARRAY_SIZE(g_rpc_io_types); i++) {
 		supported = bdev_io_type_supported(bdev, g_rpc_io_types[i].type);
@@ -91,7 +91,7 @@ bdev_info_json(struct bdev *bdev)
 	json_object_set_new(info, "driver_specific", driver);
 	return info;
 
-err_free:
+out_free_json:
 	json_decref(driver);
 	json_decref(types);
 	json_decref(info);
@@ -107,37 +107,37 @@ rpc_bdev_get_bdevs(struct rpc_request *req, json_t *params)
 
 	if (rpc_decode_params(req, params, rpc_bdev_name_decl, ARRAY_SIZE(rpc_bdev_name_decl),
 			      &p) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	result = json_array();
 	if (result == NULL) {
 		rpc_send_errno(req, -ENOMEM, NULL);
-		goto cleanup;
+		goto out_free_params;
 	}
 	if (p.name != NULL) {
 		bdev = bdev_get_by_name(p.name);
 		if (bdev == NULL) {
 			rpc_send_errno(req, -ENODEV, "bdev '%s' not found", p.name);
-			goto cleanup;
+			goto out_free_params;
 		}
 		info = bdev_info_json(bdev);
 		if (info == NULL || json_array_append_new(result, info) != 0) {
 			rpc_send_errno(req, -ENOMEM, NULL);
-			goto cleanup;
+			goto out_free_params;
 		}
 	} else {
 		for (bdev = bdev_first(); bdev != NULL; bdev = bdev_next(bdev)) {
 			info = bdev_info_json(bdev);
 			if (info == NULL || json_array_append_new(result, info) != 0) {
 				rpc_send_errno(req, -ENOMEM, NULL);
-				goto cleanup;
+				goto out_free_params;
 			}
 		}
 	}
 	rpc_send_result(req, result);
 	result = NULL;
 
-cleanup:
+out_free_params:
 	json_decref(result);
 	rpc_free_params(rpc_bdev_name_decl, ARRAY_SIZE(rpc_bdev_name_decl), &p);
 }
@@ -329,12 +329,12 @@ rpc_bdev_get_iostat(struct rpc_request *req, json_t *params)
 
 	if (rpc_decode_params(req, params, rpc_iostat_decl, ARRAY_SIZE(rpc_iostat_decl), &p) != 0 ||
 	    iostat_rpc_count(req, &p, &count) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	ctx = calloc(1, sizeof(*ctx) + count * sizeof(ctx->entries[0]));
 	if (ctx == NULL) {
 		rpc_send_errno(req, -ENOMEM, NULL);
-		goto cleanup;
+		goto out_free_params;
 	}
 	ctx->req = req;
 	ctx->count = count;
@@ -356,7 +356,7 @@ rpc_bdev_get_iostat(struct rpc_request *req, json_t *params)
 	if (p.name != NULL && ctx->entries[0].desc == NULL) {
 		free(ctx);
 		rpc_send_errno(req, -ENODEV, "bdev '%s' not found", p.name);
-		goto cleanup;
+		goto out_free_params;
 	}
 	ctx->pending = 1;
 	for (i = 0; i < count; i++) {
@@ -368,7 +368,7 @@ rpc_bdev_get_iostat(struct rpc_request *req, json_t *params)
 	}
 	iostat_rpc_put(ctx);
 
-cleanup:
+out_free_params:
 	rpc_free_params(rpc_iostat_decl, ARRAY_SIZE(rpc_iostat_decl), &p);
 }
 
@@ -418,7 +418,7 @@ bdev_rpc_delete(struct rpc_request *req, json_t *params, bdev_delete_fn delete_f
 
 	if (rpc_decode_params(req, params, bdev_delete_params, ARRAY_SIZE(bdev_delete_params),
 			      &args) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	rc = delete_fn(args.name, bdev_rpc_delete_done, req);
 	if (rc == -ENODEV) {
@@ -429,6 +429,6 @@ bdev_rpc_delete(struct rpc_request *req, json_t *params, bdev_delete_fn delete_f
 		rpc_send_errno(req, rc, NULL);
 	}
 
-cleanup:
+out_free_params:
 	rpc_free_params(bdev_delete_params, ARRAY_SIZE(bdev_delete_params), &args);
 }

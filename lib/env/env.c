@@ -160,7 +160,7 @@ env_init(const struct env_opts *user_opts)
 	whole = calloc(1, sizeof(*whole));
 	if (whole == NULL) {
 		rc = -ENOMEM;
-		goto err_unlock;
+		goto out_unlock;
 	}
 	if (!opts.no_huge) {
 		/*
@@ -188,7 +188,7 @@ env_init(const struct env_opts *user_opts)
 		       "memory)\n",
 		       opts.name ? opts.name : "env", size, strerror(errno));
 		rc = -ENOMEM;
-		goto err_free_whole;
+		goto out_free_whole;
 	}
 	if (node >= 0) {
 		unsigned long mask[(1024 + 63) / 64] = { 0 };
@@ -218,9 +218,9 @@ env_init(const struct env_opts *user_opts)
 		  base, huge ? "huge" : "normal", node);
 	return 0;
 
-err_free_whole:
+out_free_whole:
 	free(whole);
-err_unlock:
+out_unlock:
 	pthread_mutex_unlock(&g_env_lock);
 	return rc;
 }
@@ -276,13 +276,13 @@ env_dma_malloc(size_t size, size_t align)
 	rec = malloc(sizeof(*rec));
 	tail_ext = malloc(sizeof(*tail_ext));
 	if (rec == NULL || tail_ext == NULL) {
-		goto out_free;
+		goto out_free_extents;
 	}
 
 	pthread_mutex_lock(&g_env_lock);
 	if (!g_env.initialized) {
 		pthread_mutex_unlock(&g_env_lock);
-		goto out_free;
+		goto out_free_extents;
 	}
 	for (link = &g_env.free_list; (e = *link) != NULL; link = &e->next) {
 		uintptr_t addr = (uintptr_t)g_env.base + e->off;
@@ -294,7 +294,7 @@ env_dma_malloc(size_t size, size_t align)
 	}
 	if (e == NULL) {
 		pthread_mutex_unlock(&g_env_lock);
-		goto out_free;
+		goto out_free_extents;
 	}
 
 	rec->off = start;
@@ -302,7 +302,7 @@ env_dma_malloc(size_t size, size_t align)
 	rec->next = NULL;
 	if (tsearch(rec, &g_env.allocs, extent_cmp) == NULL) {
 		pthread_mutex_unlock(&g_env_lock);
-		goto out_free;
+		goto out_free_extents;
 	}
 	{
 		size_t end = e->off + e->len;
@@ -333,7 +333,7 @@ env_dma_malloc(size_t size, size_t align)
 	rec = NULL;
 	pthread_mutex_unlock(&g_env_lock);
 
-out_free:
+out_free_extents:
 	free(rec);
 	free(tail_ext);
 	return buf;

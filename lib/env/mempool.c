@@ -236,11 +236,11 @@ mempool_create(const char *name, size_t count, size_t elt_size, size_t cache_siz
 	if (mp->mem == NULL) {
 		ERRLOG("mempool %s: no room in the arena for %zu x %zu bytes\n", name, count,
 		       elt_size);
-		goto err_free_mp;
+		goto out_free_pool;
 	}
 	mp->stack = malloc(count * sizeof(void *));
 	if (mp->stack == NULL) {
-		goto err_free_mem;
+		goto out_free_mem;
 	}
 	/* Reversed, so the first get returns the first element. */
 	for (i = 0; i < count; i++) {
@@ -257,7 +257,7 @@ mempool_create(const char *name, size_t count, size_t elt_size, size_t cache_siz
 
 		if (pools == NULL) {
 			pthread_mutex_unlock(&g_mempool_lock);
-			goto err_free_stack;
+			goto out_free_stack;
 		}
 		memset(pools + g_pools_cap, 0, (cap - g_pools_cap) * sizeof(*pools));
 		g_pools = pools;
@@ -270,11 +270,11 @@ mempool_create(const char *name, size_t count, size_t elt_size, size_t cache_siz
 		 cache_size, id);
 	return mp;
 
-err_free_stack:
+out_free_stack:
 	free(mp->stack);
-err_free_mem:
+out_free_mem:
 	env_dma_free(mp->mem);
-err_free_mp:
+out_free_pool:
 	pthread_mutex_destroy(&mp->lock);
 	free(mp);
 	errno = ENOMEM;

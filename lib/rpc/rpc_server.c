@@ -762,7 +762,7 @@ rpc_server_listen(const char *path)
 		if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
 			ERRLOG("rpc: %s exists and is not a socket\n", path);
 			rc = -EEXIST;
-			goto close_fd;
+			goto out_close_fd;
 		}
 		rc = probe_live(&addr);
 		if (rc != 0) {
@@ -770,7 +770,7 @@ rpc_server_listen(const char *path)
 				rc = -EADDRINUSE;
 			}
 			ERRLOG("rpc: %s is in use by another server: %s\n", path, strerror(-rc));
-			goto close_fd;
+			goto out_close_fd;
 		}
 		NOTICELOG("rpc: replacing stale socket file %s\n", path);
 		unlink(path);
@@ -779,25 +779,25 @@ rpc_server_listen(const char *path)
 	if (rc != 0) {
 		rc = -errno;
 		ERRLOG("rpc: cannot bind %s: %s\n", path, strerror(errno));
-		goto close_fd;
+		goto out_close_fd;
 	}
 	/* Only the owner may configure the daemon. */
 	chmod(path, 0600);
 	if (listen(fd, LISTEN_BACKLOG) != 0) {
 		rc = -errno;
 		ERRLOG("rpc: cannot listen on %s: %s\n", path, strerror(errno));
-		goto unlink_path;
+		goto out_unlink_path;
 	}
 	if (stat(path, &st) != 0) {
 		rc = -errno;
 		ERRLOG("rpc: %s vanished after bind: %s\n", path, strerror(errno));
-		goto unlink_path;
+		goto out_unlink_path;
 	}
 	g_server.ev = thread_fd_register(fd, THREAD_FD_IN, accept_event, NULL, "rpc_listen");
 	if (g_server.ev == NULL) {
 		rc = errno ? -errno : -ENOMEM;
 		ERRLOG("rpc: cannot watch the listening socket %s: %s\n", path, strerror(-rc));
-		goto unlink_path;
+		goto out_unlink_path;
 	}
 	g_server.fd = fd;
 	g_server.dev = st.st_dev;
@@ -806,9 +806,9 @@ rpc_server_listen(const char *path)
 	NOTICELOG("rpc: listening on %s\n", path);
 	return 0;
 
-unlink_path:
+out_unlink_path:
 	unlink(path);
-close_fd:
+out_close_fd:
 	close(fd);
 	return rc;
 }

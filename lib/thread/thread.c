@@ -98,22 +98,22 @@ thread_create(const char *name)
 	/* Large enough for glibc to mmap it: pages stay untouched until used. */
 	thread->ring = calloc(THREAD_RING_SIZE, sizeof(struct msg_slot));
 	if (thread->ring == NULL) {
-		goto err_free_thread;
+		goto out_free_thread;
 	}
 	thread->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (thread->epoll_fd < 0) {
 		ERRLOG("thread %s: epoll_create1 failed: %s\n", thread->name, strerror(errno));
-		goto err_free_ring;
+		goto out_free_ring;
 	}
 	thread->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (thread->wake_fd < 0) {
 		ERRLOG("thread %s: eventfd failed: %s\n", thread->name, strerror(errno));
-		goto err_close_epoll;
+		goto out_close_epoll;
 	}
 	/* data.ptr == NULL marks the wake-up eventfd among the ready events. */
 	if (epoll_ctl(thread->epoll_fd, EPOLL_CTL_ADD, thread->wake_fd, &ev) != 0) {
 		ERRLOG("thread %s: epoll_ctl failed: %s\n", thread->name, strerror(errno));
-		goto err_close_wake;
+		goto out_close_wake;
 	}
 
 	pthread_mutex_lock(&g_threads_lock);
@@ -127,19 +127,19 @@ thread_create(const char *name)
 	DEBUGLOG(thread, "thread %s created with id %u\n", thread->name, thread->id);
 	return thread;
 
-err_close_wake:
+out_close_wake:
 	rc = errno;
 	close(thread->wake_fd);
 	errno = rc;
-err_close_epoll:
+out_close_epoll:
 	rc = errno;
 	close(thread->epoll_fd);
 	errno = rc;
-err_free_ring:
+out_free_ring:
 	rc = errno;
 	free(thread->ring);
 	errno = rc;
-err_free_thread:
+out_free_thread:
 	rc = errno;
 	free(thread);
 	errno = rc;

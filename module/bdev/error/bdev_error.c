@@ -509,26 +509,26 @@ bdev_error_create(const struct bdev_error_opts *opts, struct bdev **bdev_out)
 	if (bdev_get_by_name(name) != NULL) {
 		ERRLOG("bdev '%s' already exists\n", name);
 		rc = -EEXIST;
-		goto free_name;
+		goto out_free_name;
 	}
 
 	disk = calloc(1, sizeof(*disk));
 	if (disk == NULL) {
 		rc = -ENOMEM;
-		goto free_name;
+		goto out_free_name;
 	}
 	rc = bdev_open(opts->base_name, true, base_event_cb, disk, &disk->base_desc);
 	if (rc != 0) {
 		ERRLOG("error bdev '%s': cannot open base '%s': %s\n", name, opts->base_name,
 		       strerror(-rc));
-		goto free_disk;
+		goto out_free_disk;
 	}
 	disk->base = bdev_desc_get_bdev(disk->base_desc);
 	rc = bdev_module_claim_bdev(disk->base, disk->base_desc, &error_module);
 	if (rc != 0) {
 		ERRLOG("error bdev '%s': cannot claim base '%s': %s\n", name, opts->base_name,
 		       strerror(-rc));
-		goto close_base;
+		goto out_close_base;
 	}
 
 	disk->bdev.name = name;
@@ -547,22 +547,22 @@ bdev_error_create(const struct bdev_error_opts *opts, struct bdev **bdev_out)
 	rc = bdev_register(&disk->bdev);
 	if (rc != 0) {
 		ERRLOG("error bdev '%s': register failed: %s\n", name, strerror(-rc));
-		goto unregister_device;
+		goto out_unregister_device;
 	}
 	if (bdev_out != NULL) {
 		*bdev_out = &disk->bdev;
 	}
 	return 0;
 
-unregister_device:
+out_unregister_device:
 	/* No channel can exist yet, so nothing refers to the disk after this. */
 	io_device_unregister(disk, NULL);
 	bdev_module_release_bdev(disk->base);
-close_base:
+out_close_base:
 	bdev_close(disk->base_desc);
-free_disk:
+out_free_disk:
 	free(disk);
-free_name:
+out_free_name:
 	free(name);
 	return rc;
 }

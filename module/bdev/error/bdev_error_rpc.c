@@ -45,12 +45,12 @@ error_rpc_create(struct rpc_request *req, json_t *params)
 
 	if (rpc_decode_params(req, params, error_create_params, ARRAY_SIZE(error_create_params),
 			      &args) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	if (args.uuid != NULL && uuid_parse(args.uuid, uuid) != 0) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "uuid: '%s' is not a valid UUID",
 			       args.uuid);
-		goto cleanup;
+		goto out_free_params;
 	}
 
 	opts = (struct bdev_error_opts){
@@ -83,7 +83,7 @@ error_rpc_create(struct rpc_request *req, json_t *params)
 		break;
 	}
 
-cleanup:
+out_free_params:
 	rpc_free_params(error_create_params, ARRAY_SIZE(error_create_params), &args);
 }
 
@@ -190,7 +190,7 @@ error_rpc_inject(struct rpc_request *req, json_t *params)
 
 	if (rpc_decode_params(req, params, error_inject_params, ARRAY_SIZE(error_inject_params),
 			      &args) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 
 	opts.io_type = inject_io_type_values[choice_index(inject_io_types, args.io_type)];
@@ -211,7 +211,7 @@ error_rpc_inject(struct rpc_request *req, json_t *params)
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
 			       "io_type: corrupt_data applies to read, write or all, not %s",
 			       args.io_type);
-		goto cleanup;
+		goto out_free_params;
 	}
 	rc = bdev_error_inject_error(args.name, &opts);
 	if (rc == -ENODEV) {
@@ -222,7 +222,7 @@ error_rpc_inject(struct rpc_request *req, json_t *params)
 		rpc_send_bool(req, true);
 	}
 
-cleanup:
+out_free_params:
 	rpc_free_params(error_inject_params, ARRAY_SIZE(error_inject_params), &args);
 }
 

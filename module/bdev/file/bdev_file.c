@@ -97,7 +97,7 @@ uint8_t *g_file_zero_buf;
 bool g_file_force_buffered;
 
 static inline struct file_io *
-io_ctx(struct bdev_io *io)
+file_io_ctx(struct bdev_io *io)
 {
 	return (struct file_io *)io->driver_ctx;
 }
@@ -631,7 +631,7 @@ reset_drain_channel(struct io_channel_iter *i)
 {
 	struct file_channel *ch = io_channel_get_ctx(io_channel_iter_get_channel(i));
 	struct bdev_io *io = io_channel_iter_get_ctx(i);
-	struct file_io *fio = io_ctx(io);
+	struct file_io *fio = file_io_ctx(io);
 
 	if (ch->outstanding == 0) {
 		io_channel_iter_continue(i, 0);
@@ -652,7 +652,7 @@ file_submit_request(struct io_channel *_ch, struct bdev_io *io)
 {
 	struct file_channel *ch = io_channel_get_ctx(_ch);
 	struct file_disk *disk = ch->disk;
-	struct file_io *fio = io_ctx(io);
+	struct file_io *fio = file_io_ctx(io);
 	uint8_t falloc_parts;
 
 	fio->bounce = NULL;
@@ -862,40 +862,40 @@ file_channel_create(void *io_device, void *ctx_buf)
 	if (ch->efd < 0) {
 		rc = -errno;
 		ERRLOG("file bdev '%s': eventfd failed: %s\n", disk->bdev.name, strerror(errno));
-		goto exit_ring;
+		goto out_exit_ring;
 	}
 	rc = io_uring_register_eventfd(&ch->ring, ch->efd);
 	if (rc < 0) {
 		ERRLOG("file bdev '%s': io_uring_register_eventfd failed: %s\n", disk->bdev.name,
 		       strerror(-rc));
-		goto close_efd;
+		goto out_close_efd;
 	}
 	ch->efd_event = thread_fd_register(ch->efd, THREAD_FD_IN, file_channel_event, ch,
 					   "bdev_file");
 	if (ch->efd_event == NULL) {
 		rc = errno != 0 ? -errno : -ENOMEM;
 		ERRLOG("file bdev '%s': cannot watch the completion eventfd\n", disk->bdev.name);
-		goto close_efd;
+		goto out_close_efd;
 	}
 	ch->poller = poller_register(file_channel_poll, ch, 0, "bdev_file");
 	if (ch->poller == NULL) {
 		rc = -ENOMEM;
 		ERRLOG("file bdev '%s': cannot register the channel poller\n", disk->bdev.name);
-		goto unregister_fd;
+		goto out_unregister_fd;
 	}
 	rc = bounce_alloc(ch);
 	if (rc != 0) {
-		goto unregister_poller;
+		goto out_unregister_poller;
 	}
 	return 0;
 
-unregister_poller:
+out_unregister_poller:
 	poller_unregister(&ch->poller);
-unregister_fd:
+out_unregister_fd:
 	thread_fd_unregister(&ch->efd_event);
-close_efd:
+out_close_efd:
 	close(ch->efd);
-exit_ring:
+out_exit_ring:
 	io_uring_queue_exit(&ch->ring);
 	return rc;
 }

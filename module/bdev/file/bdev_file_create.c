@@ -75,11 +75,11 @@ struct file_create {
 /* 0: not probed yet, 1: usable, negative errno: not usable. */
 static int g_uring_state;
 
-static void set_msg(char *msg, size_t len, const char *fmt, ...)
+static void file_set_msg(char *msg, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 static void
-set_msg(char *msg, size_t len, const char *fmt, ...)
+file_set_msg(char *msg, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -125,9 +125,9 @@ uring_check(char *msg, size_t msg_len)
 		}
 	}
 	if (g_uring_state < 0) {
-		set_msg(msg, msg_len,
-			"io_uring is unavailable (kernel.io_uring_disabled, or a "
-			"kernel before 5.6): file bdevs need it");
+		file_set_msg(msg, msg_len,
+			     "io_uring is unavailable (kernel.io_uring_disabled, or a "
+			     "kernel before 5.6): file bdevs need it");
 		return g_uring_state;
 	}
 	return 0;
@@ -137,26 +137,26 @@ static int
 check_opts(const struct bdev_file_opts *opts, uint8_t uuid[16], char *msg, size_t msg_len)
 {
 	if (opts->name == NULL || opts->name[0] == '\0') {
-		set_msg(msg, msg_len, "name: must not be empty");
+		file_set_msg(msg, msg_len, "name: must not be empty");
 		return -EINVAL;
 	}
 	if (opts->filename == NULL || opts->filename[0] == '\0') {
-		set_msg(msg, msg_len, "filename: must not be empty");
+		file_set_msg(msg, msg_len, "filename: must not be empty");
 		return -EINVAL;
 	}
 	if (opts->block_size != 0 &&
 	    (!is_pow2(opts->block_size) || opts->block_size < 512 || opts->block_size > 65536)) {
-		set_msg(msg, msg_len, "block_size: must be a power of two from 512 to 65536");
+		file_set_msg(msg, msg_len, "block_size: must be a power of two from 512 to 65536");
 		return -EINVAL;
 	}
 	/* Any valid num_blocks and block_size: only md_size is left to judge. */
 	if (module_geometry_check(1, 512, opts->md_size) != NULL) {
-		set_msg(msg, msg_len, "md_size: must be 0, 8, 16, 32, 64 or 128");
+		file_set_msg(msg, msg_len, "md_size: must be 0, 8, 16, 32, 64 or 128");
 		return -EINVAL;
 	}
 	memset(uuid, 0, 16);
 	if (opts->uuid != NULL && uuid_parse(opts->uuid, uuid) != 0) {
-		set_msg(msg, msg_len, "uuid: '%s' is not a valid UUID", opts->uuid);
+		file_set_msg(msg, msg_len, "uuid: '%s' is not a valid UUID", opts->uuid);
 		return -EINVAL;
 	}
 	return 0;
@@ -308,33 +308,33 @@ open_target(struct file_disk *disk, const struct bdev_file_opts *opts, struct fi
 	if (stat(path, &sb) != 0) {
 		if (errno != ENOENT) {
 			rc = -errno;
-			set_msg(msg, msg_len, "filename: cannot access '%s': %s", path,
-				strerror(errno));
+			file_set_msg(msg, msg_len, "filename: cannot access '%s': %s", path,
+				     strerror(errno));
 			return rc;
 		}
 		if (!opts->create) {
-			set_msg(msg, msg_len, "filename: '%s' does not exist (and create is false)",
-				path);
+			file_set_msg(msg, msg_len,
+				     "filename: '%s' does not exist (and create is false)", path);
 			return -ENOENT;
 		}
 		/* A mistyped device name must not turn into a regular file in /dev. */
 		if (strncmp(path, "/dev/", 5) == 0 && strncmp(path, "/dev/shm/", 9) != 0) {
-			set_msg(msg, msg_len, "filename: no such device '%s'", path);
+			file_set_msg(msg, msg_len, "filename: no such device '%s'", path);
 			return -ENOENT;
 		}
 		if (opts->block_size == 0) {
-			set_msg(msg, msg_len, "block_size: required to create '%s'", path);
+			file_set_msg(msg, msg_len, "block_size: required to create '%s'", path);
 			return -EINVAL;
 		}
 		if (opts->num_blocks == 0) {
-			set_msg(msg, msg_len, "num_blocks: required to create '%s'", path);
+			file_set_msg(msg, msg_len, "num_blocks: required to create '%s'", path);
 			return -EINVAL;
 		}
 		disk->fd = open(path, flags | O_CREAT | O_EXCL, 0644);
 		if (disk->fd < 0) {
 			rc = -errno;
-			set_msg(msg, msg_len, "filename: cannot create '%s': %s", path,
-				strerror(errno));
+			file_set_msg(msg, msg_len, "filename: cannot create '%s': %s", path,
+				     strerror(errno));
 			return rc;
 		}
 		st->created = true;
@@ -344,26 +344,26 @@ open_target(struct file_disk *disk, const struct bdev_file_opts *opts, struct fi
 		if (disk->fd < 0) {
 			rc = -errno;
 			if (errno == EBUSY) {
-				set_msg(msg, msg_len,
-					"filename: block device '%s' is in use "
-					"(mounted, or open by another bdev or process)",
-					path);
+				file_set_msg(msg, msg_len,
+					     "filename: block device '%s' is in use "
+					     "(mounted, or open by another bdev or process)",
+					     path);
 			} else {
-				set_msg(msg, msg_len, "filename: cannot open '%s': %s", path,
-					strerror(errno));
+				file_set_msg(msg, msg_len, "filename: cannot open '%s': %s", path,
+					     strerror(errno));
 			}
 			return rc;
 		}
 	} else {
-		set_msg(msg, msg_len, "filename: '%s' is neither a regular file nor a block device",
-			path);
+		file_set_msg(msg, msg_len,
+			     "filename: '%s' is neither a regular file nor a block device", path);
 		return -EINVAL;
 	}
 
 	/* The descriptor is what counts: the path may have changed since stat(). */
 	if (fstat(disk->fd, &sb) != 0) {
 		rc = -errno;
-		set_msg(msg, msg_len, "filename: cannot stat '%s': %s", path, strerror(errno));
+		file_set_msg(msg, msg_len, "filename: cannot stat '%s': %s", path, strerror(errno));
 		return rc;
 	}
 	if (S_ISBLK(sb.st_mode)) {
@@ -371,8 +371,8 @@ open_target(struct file_disk *disk, const struct bdev_file_opts *opts, struct fi
 		if (ioctl(disk->fd, BLKGETSIZE64, &st->size) != 0 ||
 		    ioctl(disk->fd, BLKSSZGET, &lbs) != 0) {
 			rc = -errno;
-			set_msg(msg, msg_len, "filename: cannot get the geometry of '%s': %s", path,
-				strerror(errno));
+			file_set_msg(msg, msg_len, "filename: cannot get the geometry of '%s': %s",
+				     path, strerror(errno));
 			return rc;
 		}
 		st->lbs = (uint32_t)lbs;
@@ -380,20 +380,20 @@ open_target(struct file_disk *disk, const struct bdev_file_opts *opts, struct fi
 		/* One bdev per file, across processes too: a second one would corrupt it. */
 		if (flock(disk->fd, LOCK_EX | LOCK_NB) != 0) {
 			rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
-			set_msg(msg, msg_len, "filename: '%s' is in use by another bdev or process",
-				path);
+			file_set_msg(msg, msg_len,
+				     "filename: '%s' is in use by another bdev or process", path);
 			return rc;
 		}
 		st->size = (uint64_t)sb.st_size;
 	} else {
-		set_msg(msg, msg_len, "filename: '%s' is neither a regular file nor a block device",
-			path);
+		file_set_msg(msg, msg_len,
+			     "filename: '%s' is neither a regular file nor a block device", path);
 		return -EINVAL;
 	}
 
 	disk->filename = absolute_path(path);
 	if (disk->filename == NULL) {
-		set_msg(msg, msg_len, "out of memory");
+		file_set_msg(msg, msg_len, "out of memory");
 		return -ENOMEM;
 	}
 	return 0;
@@ -408,10 +408,10 @@ default_block_size(const struct bdev_file_opts *opts, const struct file_create *
 	} else if (st->lbs != 0) {
 		*block_size = st->lbs;
 	} else {
-		set_msg(msg, msg_len,
-			"block_size: required for '%s' (a regular file without a "
-			"header to take it from)",
-			opts->filename);
+		file_set_msg(msg, msg_len,
+			     "block_size: required for '%s' (a regular file without a "
+			     "header to take it from)",
+			     opts->filename);
 		return -EINVAL;
 	}
 	return 0;
@@ -426,28 +426,29 @@ geometry_from_header(struct file_disk *disk, const struct bdev_file_opts *opts,
 	char have[UUID_STR_LEN], want[UUID_STR_LEN];
 
 	if (opts->block_size != 0 && opts->block_size != h->block_size) {
-		set_msg(msg, msg_len,
-			"block_size: '%s' was formatted with block_size %" PRIu32 ", not %" PRIu32,
-			opts->filename, h->block_size, opts->block_size);
+		file_set_msg(msg, msg_len,
+			     "block_size: '%s' was formatted with block_size %" PRIu32
+			     ", not %" PRIu32,
+			     opts->filename, h->block_size, opts->block_size);
 		return -EINVAL;
 	}
 	if (opts->md_size != h->md_size) {
-		set_msg(msg, msg_len,
-			"md_size: '%s' was formatted with md_size %" PRIu32 ", not %" PRIu32,
-			opts->filename, h->md_size, opts->md_size);
+		file_set_msg(msg, msg_len,
+			     "md_size: '%s' was formatted with md_size %" PRIu32 ", not %" PRIu32,
+			     opts->filename, h->md_size, opts->md_size);
 		return -EINVAL;
 	}
 	if (opts->num_blocks != 0 && opts->num_blocks != h->num_blocks) {
-		set_msg(msg, msg_len,
-			"num_blocks: '%s' was formatted with %" PRIu64 " blocks, not %" PRIu64,
-			opts->filename, h->num_blocks, opts->num_blocks);
+		file_set_msg(msg, msg_len,
+			     "num_blocks: '%s' was formatted with %" PRIu64 " blocks, not %" PRIu64,
+			     opts->filename, h->num_blocks, opts->num_blocks);
 		return -EINVAL;
 	}
 	if (!uuid_is_null(uuid) && memcmp(uuid, h->uuid, 16) != 0) {
 		uuid_format(h->uuid, have);
 		uuid_format(uuid, want);
-		set_msg(msg, msg_len, "uuid: '%s' holds the bdev with uuid %s, not %s",
-			opts->filename, have, want);
+		file_set_msg(msg, msg_len, "uuid: '%s' holds the bdev with uuid %s, not %s",
+			     opts->filename, have, want);
 		return -EINVAL;
 	}
 	disk->block_size = h->block_size;
@@ -459,10 +460,10 @@ geometry_from_header(struct file_disk *disk, const struct bdev_file_opts *opts,
 	memcpy(st->uuid, h->uuid, 16);
 	st->end = layout_end(disk->num_blocks, disk->block_size, disk->md_size);
 	if (st->size < st->end) {
-		set_msg(msg, msg_len,
-			"filename: '%s' is %" PRIu64 " bytes, shorter than the %" PRIu64
-			" its header describes (truncated?)",
-			opts->filename, st->size, st->end);
+		file_set_msg(msg, msg_len,
+			     "filename: '%s' is %" PRIu64 " bytes, shorter than the %" PRIu64
+			     " its header describes (truncated?)",
+			     opts->filename, st->size, st->end);
 		return -EINVAL;
 	}
 	return 0;
@@ -480,17 +481,18 @@ set_geometry(struct file_disk *disk, const struct bdev_file_opts *opts, struct f
 
 	rc = header_read(disk->fd, st->size, &st->hdr);
 	if (rc < 0) {
-		set_msg(msg, msg_len, "filename: cannot read '%s': %s", opts->filename,
-			strerror(-rc));
+		file_set_msg(msg, msg_len, "filename: cannot read '%s': %s", opts->filename,
+			     strerror(-rc));
 		return rc;
 	}
 	st->hstate = (enum header_state)rc;
 
 	if (md == 0 && st->hstate == HDR_VALID) {
-		set_msg(msg, msg_len,
-			"md_size: '%s' is a file bdev with md_size %" PRIu32 " (block_size %" PRIu32
-			", %" PRIu64 " blocks): give that md_size",
-			opts->filename, st->hdr.md_size, st->hdr.block_size, st->hdr.num_blocks);
+		file_set_msg(msg, msg_len,
+			     "md_size: '%s' is a file bdev with md_size %" PRIu32
+			     " (block_size %" PRIu32 ", %" PRIu64 " blocks): give that md_size",
+			     opts->filename, st->hdr.md_size, st->hdr.block_size,
+			     st->hdr.num_blocks);
 		return -EINVAL;
 	}
 	if (md != 0) {
@@ -498,22 +500,22 @@ set_geometry(struct file_disk *disk, const struct bdev_file_opts *opts, struct f
 		case HDR_VALID:
 			return geometry_from_header(disk, opts, st, uuid, msg, msg_len);
 		case HDR_DAMAGED:
-			set_msg(msg, msg_len,
-				"filename: '%s' has a damaged file bdev header (bad "
-				"checksum or layout); refusing to use it",
-				opts->filename);
+			file_set_msg(msg, msg_len,
+				     "filename: '%s' has a damaged file bdev header (bad "
+				     "checksum or layout); refusing to use it",
+				     opts->filename);
 			return -EINVAL;
 		case HDR_NEWER:
-			set_msg(msg, msg_len,
-				"filename: '%s' has a file bdev header of version %" PRIu32
-				", newer than this gga supports (%u)",
-				opts->filename, st->hdr.version, FILE_HDR_VERSION);
+			file_set_msg(msg, msg_len,
+				     "filename: '%s' has a file bdev header of version %" PRIu32
+				     ", newer than this gga supports (%u)",
+				     opts->filename, st->hdr.version, FILE_HDR_VERSION);
 			return -EINVAL;
 		case HDR_FOREIGN:
-			set_msg(msg, msg_len,
-				"md_size: '%s' holds data but no file bdev header; "
-				"refusing to format it (zero its first 4 KiB to allow that)",
-				opts->filename);
+			file_set_msg(msg, msg_len,
+				     "md_size: '%s' holds data but no file bdev header; "
+				     "refusing to format it (zero its first 4 KiB to allow that)",
+				     opts->filename);
 			return -EINVAL;
 		case HDR_BLANK:
 			st->format = true;
@@ -528,10 +530,10 @@ set_geometry(struct file_disk *disk, const struct bdev_file_opts *opts, struct f
 	fit = blocks_fitting(st->size, bs, md);
 	n = opts->num_blocks != 0 ? opts->num_blocks : fit;
 	if (n == 0) {
-		set_msg(msg, msg_len,
-			"num_blocks: '%s' (%" PRIu64 " bytes) is too small for one "
-			"block of %" PRIu32 " + %" PRIu32 " bytes; give num_blocks to size it",
-			opts->filename, st->size, bs, md);
+		file_set_msg(msg, msg_len,
+			     "num_blocks: '%s' (%" PRIu64 " bytes) is too small for one "
+			     "block of %" PRIu32 " + %" PRIu32 " bytes; give num_blocks to size it",
+			     opts->filename, st->size, bs, md);
 		return -EINVAL;
 	}
 	what = module_geometry_check(n, bs, md);
@@ -539,14 +541,14 @@ set_geometry(struct file_disk *disk, const struct bdev_file_opts *opts, struct f
 		what = "num_blocks: the file would exceed the largest file size";
 	}
 	if (what != NULL) {
-		set_msg(msg, msg_len, "%s", what);
+		file_set_msg(msg, msg_len, "%s", what);
 		return -EINVAL;
 	}
 	if (disk->blockdev && n > fit) {
-		set_msg(msg, msg_len,
-			"num_blocks: block device '%s' (%" PRIu64 " bytes) holds %" PRIu64
-			" blocks of %" PRIu32 " + %" PRIu32 " bytes, not %" PRIu64,
-			opts->filename, st->size, fit, bs, md, n);
+		file_set_msg(msg, msg_len,
+			     "num_blocks: block device '%s' (%" PRIu64 " bytes) holds %" PRIu64
+			     " blocks of %" PRIu32 " + %" PRIu32 " bytes, not %" PRIu64,
+			     opts->filename, st->size, fit, bs, md, n);
 		return -EINVAL;
 	}
 	disk->block_size = bs;
@@ -647,9 +649,9 @@ prepare_file(struct file_disk *disk, struct file_create *st, char *msg, size_t m
 		/* Sparse: the new blocks read as zeros and cost nothing until written. */
 		if (ftruncate(disk->fd, (off_t)st->end) != 0) {
 			rc = -errno;
-			set_msg(msg, msg_len,
-				"filename: cannot extend '%s' to %" PRIu64 " bytes: %s",
-				disk->filename, st->end, strerror(errno));
+			file_set_msg(msg, msg_len,
+				     "filename: cannot extend '%s' to %" PRIu64 " bytes: %s",
+				     disk->filename, st->end, strerror(errno));
 			return rc;
 		}
 		st->extended = true;
@@ -668,8 +670,8 @@ prepare_file(struct file_disk *disk, struct file_create *st, char *msg, size_t m
 			rc = -errno;
 		}
 		if (rc != 0) {
-			set_msg(msg, msg_len, "filename: cannot write the header of '%s': %s",
-				disk->filename, strerror(-rc));
+			file_set_msg(msg, msg_len, "filename: cannot write the header of '%s': %s",
+				     disk->filename, strerror(-rc));
 			return rc;
 		}
 	}
@@ -749,53 +751,53 @@ bdev_file_create(const struct bdev_file_opts *opts, struct bdev **bdev_out, char
 	msg[0] = '\0';
 	rc = check_opts(opts, uuid, msg, msg_len);
 	if (rc != 0) {
-		goto log;
+		goto out_log;
 	}
 	if (bdev_get_by_name(opts->name) != NULL) {
-		set_msg(msg, msg_len, "bdev '%s' already exists", opts->name);
+		file_set_msg(msg, msg_len, "bdev '%s' already exists", opts->name);
 		rc = -EEXIST;
-		goto log;
+		goto out_log;
 	}
 	rc = uring_check(msg, msg_len);
 	if (rc != 0) {
-		goto log;
+		goto out_log;
 	}
 	if (g_file_zero_buf == NULL) {
 		g_file_zero_buf = env_dma_zmalloc(FILE_ZERO_BUF_SIZE, 4096);
 		if (g_file_zero_buf == NULL) {
-			set_msg(msg, msg_len, "cannot allocate the zero buffer");
+			file_set_msg(msg, msg_len, "cannot allocate the zero buffer");
 			rc = -ENOMEM;
-			goto log;
+			goto out_log;
 		}
 	}
 
 	disk = calloc(1, sizeof(*disk));
 	if (disk == NULL) {
-		set_msg(msg, msg_len, "out of memory");
+		file_set_msg(msg, msg_len, "out of memory");
 		rc = -ENOMEM;
-		goto log;
+		goto out_log;
 	}
 	disk->fd = -1;
 	disk->dfd = -1;
 	disk->bdev.name = strdup(opts->name);
 	if (disk->bdev.name == NULL) {
-		set_msg(msg, msg_len, "out of memory");
+		file_set_msg(msg, msg_len, "out of memory");
 		rc = -ENOMEM;
-		goto free_disk;
+		goto out_free_disk;
 	}
 	rc = open_target(disk, opts, &st, msg, msg_len);
 	if (rc != 0) {
-		goto free_disk;
+		goto out_free_disk;
 	}
 	rc = set_geometry(disk, opts, &st, uuid, msg, msg_len);
 	if (rc != 0) {
-		goto free_disk;
+		goto out_free_disk;
 	}
 	open_data_fd(disk, &st);
 	set_io_params(disk);
 	rc = prepare_file(disk, &st, msg, msg_len);
 	if (rc != 0) {
-		goto restore_file;
+		goto out_restore_file;
 	}
 
 	disk->bdev.product_name = disk->blockdev ? "File bdev (block device)" : "File bdev";
@@ -813,9 +815,9 @@ bdev_file_create(const struct bdev_file_opts *opts, struct bdev **bdev_out, char
 			   disk->bdev.name);
 	rc = bdev_register(&disk->bdev);
 	if (rc != 0) {
-		set_msg(msg, msg_len, "register failed: %s", strerror(-rc));
+		file_set_msg(msg, msg_len, "register failed: %s", strerror(-rc));
 		io_device_unregister(disk, NULL);
-		goto restore_file;
+		goto out_restore_file;
 	}
 	NOTICELOG("file bdev '%s': '%s', %" PRIu64 " blocks of %" PRIu32 " + %" PRIu32
 		  " bytes, %s I/O%s\n",
@@ -829,15 +831,15 @@ bdev_file_create(const struct bdev_file_opts *opts, struct bdev **bdev_out, char
 	}
 	return 0;
 
-restore_file:
+out_restore_file:
 	restore_file(disk, &st);
-free_disk:
+out_free_disk:
 	file_disk_free(disk);
 	if (st.created && unlink(opts->filename) != 0) {
 		ERRLOG("file bdev '%s': cannot remove '%s' again: %s\n", opts->name, opts->filename,
 		       strerror(errno));
 	}
-log:
+out_log:
 	ERRLOG("file bdev '%s': %s\n", opts->name != NULL ? opts->name : "(unnamed)", msg);
 	return rc;
 }

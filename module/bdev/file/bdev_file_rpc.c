@@ -80,7 +80,7 @@ file_rpc_create(struct rpc_request *req, json_t *params)
 
 	if (rpc_decode_params(req, params, file_create_params, ARRAY_SIZE(file_create_params),
 			      &args) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	opts = (struct bdev_file_opts){
 		.name = args.name,
@@ -99,7 +99,7 @@ file_rpc_create(struct rpc_request *req, json_t *params)
 		rpc_send_result(req, json_string(bdev_get_name(bdev)));
 	}
 
-cleanup:
+out_free_params:
 	rpc_free_params(file_create_params, ARRAY_SIZE(file_create_params), &args);
 }
 

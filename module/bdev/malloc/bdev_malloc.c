@@ -231,7 +231,7 @@ bdev_malloc_create(const struct bdev_malloc_opts *opts, struct bdev **bdev_out)
 	disk->bdev.name = opts->name != NULL ? strdup(opts->name) : default_name();
 	if (disk->bdev.name == NULL) {
 		rc = -ENOMEM;
-		goto free_disk;
+		goto out_free_disk;
 	}
 	disk->buf_block_size = buf_block_size;
 	disk->buf_len = opts->num_blocks * buf_block_size;
@@ -242,7 +242,7 @@ bdev_malloc_create(const struct bdev_malloc_opts *opts, struct bdev **bdev_out)
 		ERRLOG("malloc bdev '%s': cannot map %zu bytes: %s\n", disk->bdev.name,
 		       disk->buf_len, strerror(errno));
 		rc = -ENOMEM;
-		goto free_name;
+		goto out_free_name;
 	}
 	/*
 	 * Transparent huge pages cut the TLB misses of the copy that is the
@@ -262,18 +262,18 @@ bdev_malloc_create(const struct bdev_malloc_opts *opts, struct bdev **bdev_out)
 	rc = bdev_register(&disk->bdev);
 	if (rc != 0) {
 		ERRLOG("malloc bdev '%s': register failed: %s\n", disk->bdev.name, strerror(-rc));
-		goto unmap_buf;
+		goto out_unmap_buf;
 	}
 	if (bdev_out != NULL) {
 		*bdev_out = &disk->bdev;
 	}
 	return 0;
 
-unmap_buf:
+out_unmap_buf:
 	munmap(disk->buf, disk->buf_len);
-free_name:
+out_free_name:
 	free(disk->bdev.name);
-free_disk:
+out_free_disk:
 	free(disk);
 	return rc;
 }

@@ -130,7 +130,7 @@ bdev_null_create(const struct bdev_null_opts *opts, struct bdev **bdev_out)
 	disk->bdev.name = strdup(opts->name);
 	if (disk->bdev.name == NULL) {
 		rc = -ENOMEM;
-		goto free_disk;
+		goto out_free_disk;
 	}
 	disk->bdev.product_name = "Null disk";
 	disk->bdev.block_size = opts->block_size;
@@ -144,16 +144,16 @@ bdev_null_create(const struct bdev_null_opts *opts, struct bdev **bdev_out)
 	rc = bdev_register(&disk->bdev);
 	if (rc != 0) {
 		ERRLOG("null bdev '%s': register failed: %s\n", disk->bdev.name, strerror(-rc));
-		goto free_name;
+		goto out_free_name;
 	}
 	if (bdev_out != NULL) {
 		*bdev_out = &disk->bdev;
 	}
 	return 0;
 
-free_name:
+out_free_name:
 	free(disk->bdev.name);
-free_disk:
+out_free_disk:
 	free(disk);
 	return rc;
 }

@@ -624,7 +624,7 @@ attach_connected(void *cb_arg, struct nvme_ctrlr *ctrlr, int rc, const char *rea
 		rc = -ENODEV;
 		snprintf(nctrlr->attach_err, sizeof(nctrlr->attach_err),
 			 "the controller has no usable namespace");
-		goto unwind;
+		goto out_teardown;
 	}
 	nctrlr->bdevs = calloc(GGA_MAX(n, 1u), sizeof(*nctrlr->bdevs));
 	names = calloc(GGA_MAX(n, 1u), sizeof(*names));
@@ -632,7 +632,7 @@ attach_connected(void *cb_arg, struct nvme_ctrlr *ctrlr, int rc, const char *rea
 		free(names);
 		rc = -ENOMEM;
 		snprintf(nctrlr->attach_err, sizeof(nctrlr->attach_err), "out of memory");
-		goto unwind;
+		goto out_teardown;
 	}
 	nctrlr->num_bdevs = n;
 	io_device_register(nctrlr, nvme_channel_create, nvme_channel_destroy,
@@ -642,7 +642,7 @@ attach_connected(void *cb_arg, struct nvme_ctrlr *ctrlr, int rc, const char *rea
 		rc = create_bdev(nctrlr, i, nvme_ctrlr_get_ns_by_index(ctrlr, i));
 		if (rc != 0) {
 			free(names);
-			goto unwind;
+			goto out_teardown;
 		}
 		names[i] = nctrlr->bdevs[i]->bdev.name;
 	}
@@ -655,7 +655,7 @@ attach_connected(void *cb_arg, struct nvme_ctrlr *ctrlr, int rc, const char *rea
 	free(names);
 	return;
 
-unwind:
+out_teardown:
 	/* Nothing may stay: remove what was registered, then report (ctrlr_detached). */
 	ERRLOG("nvme controller '%s': %s\n", nctrlr->name, nctrlr->attach_err);
 	nctrlr->attach_rc = rc;

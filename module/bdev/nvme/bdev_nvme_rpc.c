@@ -127,7 +127,8 @@ static const struct rpc_param nvme_attach_params[] = {
 };
 
 static void
-attach_done(void *cb_arg, int rc, const char *errmsg, const char *const *names, size_t count)
+nvme_rpc_attach_done(void *cb_arg, int rc, const char *errmsg, const char *const *names,
+		     size_t count)
 {
 	struct rpc_request *req = cb_arg;
 	json_t *result;
@@ -155,18 +156,18 @@ nvme_rpc_attach(struct rpc_request *req, json_t *params)
 
 	if (rpc_decode_params(req, params, nvme_attach_params, ARRAY_SIZE(nvme_attach_params),
 			      &args) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	if (nvme_transport_type_parse(args.trtype, &opts.trid.trtype) != 0) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
 			       "trtype: '%s' is not a transport (tcp or rdma)", args.trtype);
-		goto cleanup;
+		goto out_free_params;
 	}
 #ifndef GGA_CONFIG_RDMA
 	if (opts.trid.trtype == NVME_TRANSPORT_RDMA) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
 			       "trtype: gga was built without RDMA support; use tcp");
-		goto cleanup;
+		goto out_free_params;
 	}
 #endif
 	opts.trid.adrfam = NVME_ADRFAM_IPV4;
@@ -174,7 +175,7 @@ nvme_rpc_attach(struct rpc_request *req, json_t *params)
 				    opts.trid.adrfam != NVME_ADRFAM_IPV4)) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
 			       "adrfam: '%s' is not supported (ipv4)", args.adrfam);
-		goto cleanup;
+		goto out_free_params;
 	}
 	snprintf(opts.trid.traddr, sizeof(opts.trid.traddr), "%s", args.traddr);
 	snprintf(opts.trid.trsvcid, sizeof(opts.trid.trsvcid), "%s", args.trsvcid);
@@ -186,7 +187,7 @@ nvme_rpc_attach(struct rpc_request *req, json_t *params)
 	opts.timeout_ms = args.timeout_ms;
 	opts.keep_alive_timeout_ms = args.keep_alive_timeout_ms;
 
-	rc = bdev_nvme_attach_controller(&opts, attach_done, req);
+	rc = bdev_nvme_attach_controller(&opts, nvme_rpc_attach_done, req);
 	switch (rc) {
 	case 0:
 		break;
@@ -202,7 +203,7 @@ nvme_rpc_attach(struct rpc_request *req, json_t *params)
 		break;
 	}
 
-cleanup:
+out_free_params:
 	rpc_free_params(nvme_attach_params, ARRAY_SIZE(nvme_attach_params), &args);
 }
 
@@ -227,7 +228,7 @@ static const struct rpc_param nvme_detach_params[] = {
 };
 
 static void
-detach_done(void *cb_arg, int rc)
+nvme_rpc_detach_done(void *cb_arg, int rc)
 {
 	struct rpc_request *req = cb_arg;
 
@@ -246,9 +247,9 @@ nvme_rpc_detach(struct rpc_request *req, json_t *params)
 
 	if (rpc_decode_params(req, params, nvme_detach_params, ARRAY_SIZE(nvme_detach_params),
 			      &args) != 0) {
-		goto cleanup;
+		goto out_free_params;
 	}
-	rc = bdev_nvme_detach_controller(args.name, detach_done, req);
+	rc = bdev_nvme_detach_controller(args.name, nvme_rpc_detach_done, req);
 	if (rc == -ENODEV) {
 		rpc_send_errno(req, rc, "nvme controller '%s' does not exist", args.name);
 	} else if (rc == -EBUSY) {
@@ -258,7 +259,7 @@ nvme_rpc_detach(struct rpc_request *req, json_t *params)
 		rpc_send_errno(req, rc, NULL);
 	}
 
-cleanup:
+out_free_params:
 	rpc_free_params(nvme_detach_params, ARRAY_SIZE(nvme_detach_params), &args);
 }
 
@@ -279,7 +280,7 @@ nvme_rpc_get_controllers(struct rpc_request *req, json_t *params)
 
 	if (rpc_decode_params(req, params, nvme_get_params, ARRAY_SIZE(nvme_get_params), &args) !=
 	    0) {
-		goto cleanup;
+		goto out_free_params;
 	}
 	result = bdev_nvme_get_controllers_json(args.name);
 	if (result == NULL) {
@@ -289,11 +290,11 @@ nvme_rpc_get_controllers(struct rpc_request *req, json_t *params)
 		} else {
 			rpc_send_errno(req, -ENOMEM, NULL);
 		}
-		goto cleanup;
+		goto out_free_params;
 	}
 	rpc_send_result(req, result);
 
-cleanup:
+out_free_params:
 	rpc_free_params(nvme_get_params, ARRAY_SIZE(nvme_get_params), &args);
 }
 
