@@ -195,7 +195,7 @@ struct nvme_ns {
 
 /* The session word: generation 63:32, cntlid 31:16, live bit 0 (read by I/O threads). */
 #define NVME_SESSION_LIVE 1ull
-#define NVME_SESSION(gen, cntlid, live)                                                            \
+#define NVME_SESSION(gen, cntlid, live) \
 	((uint64_t)(gen) << 32 | (uint64_t)(cntlid) << 16 | ((live) ? NVME_SESSION_LIVE : 0))
 #define NVME_SESSION_GEN(s)    ((uint32_t)((s) >> 32))
 #define NVME_SESSION_CNTLID(s) ((uint16_t)((s) >> 16))

@@ -30,8 +30,8 @@
 #include "nvmf_transport.h"
 
 #ifndef TAILQ_FOREACH_SAFE
-#define TAILQ_FOREACH_SAFE(var, head, field, tvar)                                                 \
-	for ((var) = TAILQ_FIRST(head); (var) != NULL && ((tvar) = TAILQ_NEXT(var, field), 1);     \
+#define TAILQ_FOREACH_SAFE(var, head, field, tvar)                                             \
+	for ((var) = TAILQ_FIRST(head); (var) != NULL && ((tvar) = TAILQ_NEXT(var, field), 1); \
 	     (var) = (tvar))
 #endif
 

@@ -49,10 +49,10 @@ struct rpc_create_transport {
 	struct nvmf_transport_opts opts;
 };
 
-#define OPT_PARAM(field, lo, hi)                                                                   \
-	{                                                                                          \
-		.name = #field, .type = RPC_PARAM_UINT32, .optional = true, .min = (lo),           \
-		.max = (hi), .offset = offsetof(struct rpc_create_transport, opts.field)           \
+#define OPT_PARAM(field, lo, hi)                                                         \
+	{                                                                                \
+		.name = #field, .type = RPC_PARAM_UINT32, .optional = true, .min = (lo), \
+		.max = (hi), .offset = offsetof(struct rpc_create_transport, opts.field) \
 	}
 
 static const struct rpc_param create_transport_params[] = {
@@ -747,11 +747,11 @@ struct rpc_host {
 	char *host;
 };
 
-#define HOST_PARAMS                                                                                \
-	{ .name = "nqn", .type = RPC_PARAM_STRING, .offset = offsetof(struct rpc_host, nqn) },     \
-		{ .name = "host",                                                                  \
-		  .type = RPC_PARAM_STRING,                                                        \
-		  .offset = offsetof(struct rpc_host, host) },                                     \
+#define HOST_PARAMS                                                                            \
+	{ .name = "nqn", .type = RPC_PARAM_STRING, .offset = offsetof(struct rpc_host, nqn) }, \
+		{ .name = "host",                                                              \
+		  .type = RPC_PARAM_STRING,                                                    \
+		  .offset = offsetof(struct rpc_host, host) },                                 \
 		TGT_NAME_PARAM
 
 /* SPDK's host authentication (TLS PSK, DH-HMAC-CHAP) is not in gga. */

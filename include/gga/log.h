@@ -42,15 +42,15 @@ void log_print(enum log_level level, const char *file, int line, const char *fun
 #define INFOLOG(...)   log_print(LOG_LEVEL_INFO, __FILE__, __LINE__, __func__, __VA_ARGS__)
 
 #ifdef DEBUG
-#define DEBUGLOG(component, ...)                                                                   \
-	do {                                                                                       \
-		if (log_flag_enabled(#component)) {                                                \
-			log_print(LOG_LEVEL_DEBUG, __FILE__, __LINE__, __func__, __VA_ARGS__);     \
-		}                                                                                  \
+#define DEBUGLOG(component, ...)                                                               \
+	do {                                                                                   \
+		if (log_flag_enabled(#component)) {                                            \
+			log_print(LOG_LEVEL_DEBUG, __FILE__, __LINE__, __func__, __VA_ARGS__); \
+		}                                                                              \
 	} while (0)
 #else
-#define DEBUGLOG(component, ...)                                                                   \
-	do {                                                                                       \
+#define DEBUGLOG(component, ...) \
+	do {                     \
 	} while (0)
 #endif
 

@@ -84,10 +84,10 @@ enum nvme_sgl_subtype {
  * - NVMe/RDMA: keyed data block, address (or invalidate key).
  */
 #define NVME_SGL_ID_INCAPSULE NVME_SGL_ID(NVME_SGL_TYPE_DATA_BLOCK, NVME_SGL_SUBTYPE_OFFSET)
-#define NVME_SGL_ID_TRANSPORT                                                                      \
+#define NVME_SGL_ID_TRANSPORT \
 	NVME_SGL_ID(NVME_SGL_TYPE_TRANSPORT_DATA_BLOCK, NVME_SGL_SUBTYPE_TRANSPORT)
 #define NVME_SGL_ID_KEYED NVME_SGL_ID(NVME_SGL_TYPE_KEYED_DATA_BLOCK, NVME_SGL_SUBTYPE_ADDRESS)
-#define NVME_SGL_ID_KEYED_INVALIDATE                                                               \
+#define NVME_SGL_ID_KEYED_INVALIDATE \
 	NVME_SGL_ID(NVME_SGL_TYPE_KEYED_DATA_BLOCK, NVME_SGL_SUBTYPE_INVALIDATE_KEY)
 
 /*
@@ -215,8 +215,8 @@ static_assert(offsetof(struct nvme_cmd, cdw10) == 40, "cdw10 offset");
 #define NVME_STATUS_M         0x4000
 #define NVME_STATUS_DNR       0x8000
 
-#define NVME_STATUS(sct, sc)                                                                       \
-	((uint16_t)(((uint16_t)(sct) << NVME_STATUS_SCT_SHIFT) |                                   \
+#define NVME_STATUS(sct, sc)                                     \
+	((uint16_t)(((uint16_t)(sct) << NVME_STATUS_SCT_SHIFT) | \
 		    ((uint16_t)(sc) << NVME_STATUS_SC_SHIFT)))
 #define NVME_STATUS_GET_SC(st)     ((uint8_t)(((st) >> NVME_STATUS_SC_SHIFT) & NVME_STATUS_SC_MASK))
 #define NVME_STATUS_GET_SCT(st)    ((uint8_t)(((st) >> NVME_STATUS_SCT_SHIFT) & NVME_STATUS_SCT_MASK))
@@ -667,7 +667,7 @@ enum nvme_async_event_notice {
 	NVME_AER_NOTICE_ANA_CHANGE = 0x03,
 	NVME_AER_NOTICE_DISCOVERY_LOG = 0xf0,
 };
-#define NVME_AER_CDW0(type, info, lid)                                                             \
+#define NVME_AER_CDW0(type, info, lid) \
 	((uint32_t)(type) | ((uint32_t)(info) << 8) | ((uint32_t)(lid) << 16))
 
 /* Abort: CDW10 SQID 15:0, CID 31:16. Result dword 0 bit 0 set = command not aborted. */
@@ -858,7 +858,7 @@ static_assert(offsetof(struct nvme_identify_ctrlr, msdbd) == 1803, "id ctrlr msd
 static_assert(offsetof(struct nvme_identify_ctrlr, psd) == 2048, "id ctrlr psd");
 
 /* LBA format: MS 15:0 (metadata bytes), LBADS 23:16 (log2 data size), RP 25:24. */
-#define NVME_LBAF(ms, lbads, rp)                                                                   \
+#define NVME_LBAF(ms, lbads, rp) \
 	((uint32_t)(ms) | ((uint32_t)(lbads) << 16) | ((uint32_t)(rp) << 24))
 #define NVME_LBAF_MS(lbaf)    ((uint16_t)((lbaf)&0xffff))
 #define NVME_LBAF_LBADS(lbaf) ((uint8_t)(((lbaf) >> 16) & 0xff))

@@ -125,17 +125,17 @@ struct rpc_param {
  * honour (a key, a label, an address to bind): any value given is refused.
  * Tables holding these must be at file scope (the list is a compound literal).
  */
-#define RPC_PARAM_SPDK_NOOP(param, ...)                                                            \
-	{                                                                                          \
-		.name = (param), .type = RPC_PARAM_SPDK, .optional = true,                         \
-		.spdk_values = (const char *const[])                                               \
-		{                                                                                  \
-			__VA_ARGS__, NULL                                                          \
-		}                                                                                  \
+#define RPC_PARAM_SPDK_NOOP(param, ...)                                    \
+	{                                                                  \
+		.name = (param), .type = RPC_PARAM_SPDK, .optional = true, \
+		.spdk_values = (const char *const[])                       \
+		{                                                          \
+			__VA_ARGS__, NULL                                  \
+		}                                                          \
 	}
-#define RPC_PARAM_SPDK_UNSUPPORTED(param)                                                          \
-	{                                                                                          \
-		.name = (param), .type = RPC_PARAM_SPDK, .optional = true                          \
+#define RPC_PARAM_SPDK_UNSUPPORTED(param)                                 \
+	{                                                                 \
+		.name = (param), .type = RPC_PARAM_SPDK, .optional = true \
 	}
 
 /*

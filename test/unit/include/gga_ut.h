@@ -11,35 +11,35 @@
 
 #include <CUnit/Basic.h>
 
-#define UT_ASSERT_EQ(a, b)                                                                         \
-	do {                                                                                       \
-		long long _ua = (long long)(a), _ub = (long long)(b);                              \
-		if (_ua != _ub) {                                                                  \
-			fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__,        \
-				__LINE__, #a, #b, _ua, _ub);                                       \
-		}                                                                                  \
-		CU_ASSERT(_ua == _ub);                                                             \
+#define UT_ASSERT_EQ(a, b)                                                                  \
+	do {                                                                                \
+		long long _ua = (long long)(a), _ub = (long long)(b);                       \
+		if (_ua != _ub) {                                                           \
+			fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__, \
+				__LINE__, #a, #b, _ua, _ub);                                \
+		}                                                                           \
+		CU_ASSERT(_ua == _ub);                                                      \
 	} while (0)
 
-#define UT_ASSERT_EQ_FATAL(a, b)                                                                   \
-	do {                                                                                       \
-		long long _ua = (long long)(a), _ub = (long long)(b);                              \
-		if (_ua != _ub) {                                                                  \
-			fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__,        \
-				__LINE__, #a, #b, _ua, _ub);                                       \
-		}                                                                                  \
-		CU_ASSERT_FATAL(_ua == _ub);                                                       \
+#define UT_ASSERT_EQ_FATAL(a, b)                                                            \
+	do {                                                                                \
+		long long _ua = (long long)(a), _ub = (long long)(b);                       \
+		if (_ua != _ub) {                                                           \
+			fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__, \
+				__LINE__, #a, #b, _ua, _ub);                                \
+		}                                                                           \
+		CU_ASSERT_FATAL(_ua == _ub);                                                \
 	} while (0)
 
-#define UT_ASSERT_STR_EQ(a, b)                                                                     \
-	do {                                                                                       \
-		const char *_ua = (a), *_ub = (b);                                                 \
-		int _ueq = _ua != NULL && _ub != NULL && strcmp(_ua, _ub) == 0;                    \
-		if (!_ueq) {                                                                       \
-			fprintf(stderr, "%s:%d: %s == %s failed: \"%s\" != \"%s\"\n", __FILE__,    \
-				__LINE__, #a, #b, _ua ? _ua : "(null)", _ub ? _ub : "(null)");     \
-		}                                                                                  \
-		CU_ASSERT(_ueq);                                                                   \
+#define UT_ASSERT_STR_EQ(a, b)                                                                  \
+	do {                                                                                    \
+		const char *_ua = (a), *_ub = (b);                                              \
+		int _ueq = _ua != NULL && _ub != NULL && strcmp(_ua, _ub) == 0;                 \
+		if (!_ueq) {                                                                    \
+			fprintf(stderr, "%s:%d: %s == %s failed: \"%s\" != \"%s\"\n", __FILE__, \
+				__LINE__, #a, #b, _ua ? _ua : "(null)", _ub ? _ub : "(null)");  \
+		}                                                                               \
+		CU_ASSERT(_ueq);                                                                \
 	} while (0)
 
 struct ut_test {
@@ -47,9 +47,9 @@ struct ut_test {
 	void (*fn)(void);
 };
 
-#define UT_TEST(fn)                                                                                \
-	{                                                                                          \
-#fn, fn                                                                            \
+#define UT_TEST(fn)     \
+	{               \
+#fn, fn \
 	}
 
 /*

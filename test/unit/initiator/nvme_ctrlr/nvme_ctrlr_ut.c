@@ -79,13 +79,13 @@ log_count(const char *needle)
 	return n;
 }
 
-#define UT_ASSERT_LOG(needle, count)                                                               \
-	do {                                                                                       \
-		if (log_count(needle) != (count)) {                                                \
-			fprintf(stderr, "%s:%d: want %d log line(s) with \"%s\"\n", __FILE__,      \
-				__LINE__, (count), (needle));                                      \
-		}                                                                                  \
-		CU_ASSERT(log_count(needle) == (count));                                           \
+#define UT_ASSERT_LOG(needle, count)                                                          \
+	do {                                                                                  \
+		if (log_count(needle) != (count)) {                                           \
+			fprintf(stderr, "%s:%d: want %d log line(s) with \"%s\"\n", __FILE__, \
+				__LINE__, (count), (needle));                                 \
+		}                                                                             \
+		CU_ASSERT(log_count(needle) == (count));                                      \
 	} while (0)
 
 /* ---- the fake transport: nothing goes on a wire ---- */
@@ -130,11 +130,11 @@ fake_max_in_capsule(const struct nvme_qpair *qp)
 }
 
 /* The controller looks its transport up by type (nvme_transport.c): both are the fake. */
-#define FAKE_OPS(type)                                                                             \
-	{                                                                                          \
-		.name = "fake", .trtype = (type), .qpair_size = sizeof(struct nvme_qpair),         \
-		.connect = fake_connect, .disconnect = fake_disconnect, .submit = fake_submit,     \
-		.max_in_capsule = fake_max_in_capsule,                                             \
+#define FAKE_OPS(type)                                                                         \
+	{                                                                                      \
+		.name = "fake", .trtype = (type), .qpair_size = sizeof(struct nvme_qpair),     \
+		.connect = fake_connect, .disconnect = fake_disconnect, .submit = fake_submit, \
+		.max_in_capsule = fake_max_in_capsule,                                         \
 	}
 const struct nvme_transport_ops nvme_tcp_ops = FAKE_OPS(NVME_TRANSPORT_TCP);
 const struct nvme_transport_ops nvme_rdma_ops = FAKE_OPS(NVME_TRANSPORT_RDMA);

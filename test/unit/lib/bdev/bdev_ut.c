@@ -57,13 +57,13 @@ ut_stop(void)
 }
 
 /* Submit through the public API, recording whether a callback runs inside the call. */
-#define SUBMIT(call)                                                                               \
-	({                                                                                         \
-		int _rc;                                                                           \
-		g_in_submit_call = true;                                                           \
-		_rc = (call);                                                                      \
-		g_in_submit_call = false;                                                          \
-		_rc;                                                                               \
+#define SUBMIT(call)                      \
+	({                                \
+		int _rc;                  \
+		g_in_submit_call = true;  \
+		_rc = (call);             \
+		g_in_submit_call = false; \
+		_rc;                      \
 	})
 
 /*

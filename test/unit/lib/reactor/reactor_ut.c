@@ -391,12 +391,9 @@ int
 main(void)
 {
 	static const struct ut_test tests[] = {
-		UT_TEST(test_reactor_opts),
-		UT_TEST(test_reactors_pingpong_event),
-		UT_TEST(test_reactors_pingpong_busy),
-		UT_TEST(test_reactors_event_sleep),
-		UT_TEST(test_reactor_beat_stalled),
-		UT_TEST(test_reactor_stall_watchdog),
+		UT_TEST(test_reactor_opts),           UT_TEST(test_reactors_pingpong_event),
+		UT_TEST(test_reactors_pingpong_busy), UT_TEST(test_reactors_event_sleep),
+		UT_TEST(test_reactor_beat_stalled),   UT_TEST(test_reactor_stall_watchdog),
 	};
 
 	return ut_run("reactor", tests, ARRAY_SIZE(tests), NULL, NULL);

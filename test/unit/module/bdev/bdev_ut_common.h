@@ -42,12 +42,12 @@ ut_poll_once(void)
 }
 
 /* Poll until `cond` holds or the timeout passes. */
-#define UT_POLL_UNTIL(cond)                                                                        \
-	do {                                                                                       \
-		uint64_t _ut_deadline = time_now_ns() + UT_TIMEOUT_NS;                             \
-		while (!(cond) && time_now_ns() < _ut_deadline) {                                  \
-			ut_poll_once();                                                            \
-		}                                                                                  \
+#define UT_POLL_UNTIL(cond)                                            \
+	do {                                                           \
+		uint64_t _ut_deadline = time_now_ns() + UT_TIMEOUT_NS; \
+		while (!(cond) && time_now_ns() < _ut_deadline) {      \
+			ut_poll_once();                                \
+		}                                                      \
 	} while (0)
 
 /* Poll until a few consecutive rounds find nothing to do (bounded). */

@@ -150,16 +150,16 @@ create_bdev(const char *name, const char *path, uint32_t bs, uint32_t md, uint64
 }
 
 /* Create, expecting failure `rc` with a message that mentions `word`. */
-#define EXPECT_CREATE_FAIL(rc_want, word, ...)                                                     \
-	do {                                                                                       \
-		char _msg[256] = "";                                                               \
-		int _rc = create_bdev(__VA_ARGS__, NULL, _msg, sizeof(_msg));                      \
-		UT_ASSERT_EQ(_rc, rc_want);                                                        \
-		if (strstr(_msg, word) == NULL) {                                                  \
-			fprintf(stderr, "%s:%d: message '%s' lacks '%s'\n", __FILE__, __LINE__,    \
-				_msg, word);                                                       \
-		}                                                                                  \
-		CU_ASSERT(strstr(_msg, word) != NULL);                                             \
+#define EXPECT_CREATE_FAIL(rc_want, word, ...)                                                  \
+	do {                                                                                    \
+		char _msg[256] = "";                                                            \
+		int _rc = create_bdev(__VA_ARGS__, NULL, _msg, sizeof(_msg));                   \
+		UT_ASSERT_EQ(_rc, rc_want);                                                     \
+		if (strstr(_msg, word) == NULL) {                                               \
+			fprintf(stderr, "%s:%d: message '%s' lacks '%s'\n", __FILE__, __LINE__, \
+				_msg, word);                                                    \
+		}                                                                               \
+		CU_ASSERT(strstr(_msg, word) != NULL);                                          \
 	} while (0)
 
 static int
