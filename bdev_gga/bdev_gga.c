@@ -854,6 +854,19 @@ gga_write_config_json(struct bdev *bdev, json_t *config)
 						params));
 }
 
+/* The members' bdevs, by the names the configuration gives (NULL: not there). */
+static int
+gga_get_bases(void *ctxt, struct bdev **bases, int max)
+{
+	struct gga_disk *disk = ctxt;
+	int i;
+
+	for (i = 0; i < (int)disk->n && i < max; i++) {
+		bases[i] = bdev_get_by_name(disk->members[i].name);
+	}
+	return i;
+}
+
 static const struct bdev_fn_table gga_fn_table = {
 	.destruct = gga_destruct,
 	.submit_request = gga_submit_request,
@@ -861,6 +874,7 @@ static const struct bdev_fn_table gga_fn_table = {
 	.get_io_channel = gga_get_io_channel,
 	.dump_info_json = gga_dump_info_json,
 	.write_config_json = gga_write_config_json,
+	.get_bases = gga_get_bases,
 };
 
 /* Member buffers: small elements for small requests, chunk-sized ones for large. */

@@ -59,10 +59,20 @@ struct bdev_fn_table {
 	/*
 	 * Optional: append the RPC call that recreates this bdev to `config`, as
 	 * {"method": ..., "params": {...}}. Bdevs are written in registration
-	 * order, so a virtual bdev comes after its bases.
+	 * order, except that a bdev's bases (get_bases) are written before it.
 	 */
 	void (*write_config_json)(struct bdev *bdev, json_t *config);
+	/*
+	 * Optional, for a virtual bdev: fill bases[] (at most max) with the bdevs
+	 * it is built on, as its configuration names them, and return how many.
+	 * save_config writes them first: a base can be newer than the bdev over
+	 * it (a gga member replaced by a bdev created later).
+	 */
+	int (*get_bases)(void *ctxt, struct bdev **bases, int max);
 };
+
+/* The most bases a get_bases callback is asked for. */
+#define BDEV_MAX_BASES 32
 
 struct bdev_internal;
 

@@ -836,11 +836,58 @@ bdev_subsystem_fini(void (*cb)(void *arg), void *arg)
 	fini_unregister_next();
 }
 
+/* The bdevs written so far by one save_config (app thread). */
+struct config_written {
+	struct bdev **bdevs;
+	size_t count;
+	size_t size;
+};
+
+static bool
+config_was_written(const struct config_written *w, const struct bdev *bdev)
+{
+	size_t i;
+
+	for (i = 0; i < w->count; i++) {
+		if (w->bdevs[i] == bdev) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Write bdev's call after those of its bases (depth-first; each bdev once). */
+static void
+config_write_bdev(struct bdev *bdev, json_t *config, struct config_written *w)
+{
+	struct bdev *bases[BDEV_MAX_BASES];
+	int n, i;
+
+	if (config_was_written(w, bdev) || w->count == w->size) {
+		return;
+	}
+	/* Marked first: a cycle of bases (none should exist) cannot recurse forever. */
+	w->bdevs[w->count++] = bdev;
+	if (bdev->fn_table->get_bases != NULL) {
+		n = bdev->fn_table->get_bases(bdev->ctxt, bases, BDEV_MAX_BASES);
+		for (i = 0; i < n && i < BDEV_MAX_BASES; i++) {
+			if (bases[i] != NULL) {
+				config_write_bdev(bases[i], config, w);
+			}
+		}
+	}
+	if (bdev->fn_table->write_config_json != NULL) {
+		bdev->fn_table->write_config_json(bdev, config);
+	}
+}
+
 void
 bdev_subsystem_config_json(json_t *config)
 {
+	struct config_written w = { 0 };
 	struct bdev_module *module;
 	struct bdev *bdev;
+	size_t n = 0;
 
 	TAILQ_FOREACH(module, &g_modules, link) {
 		if (module->config_json != NULL) {
@@ -848,8 +895,19 @@ bdev_subsystem_config_json(json_t *config)
 		}
 	}
 	TAILQ_FOREACH(bdev, &g_bdevs, link) {
-		if (bdev->fn_table->write_config_json != NULL) {
-			bdev->fn_table->write_config_json(bdev, config);
-		}
+		n++;
 	}
+	w.size = n;
+	w.bdevs = calloc(n + 1, sizeof(*w.bdevs));
+	TAILQ_FOREACH(bdev, &g_bdevs, link) {
+		if (w.bdevs == NULL) {
+			/* Out of memory: registration order, as before bases were known. */
+			if (bdev->fn_table->write_config_json != NULL) {
+				bdev->fn_table->write_config_json(bdev, config);
+			}
+			continue;
+		}
+		config_write_bdev(bdev, config, &w);
+	}
+	free(w.bdevs);
 }

@@ -1155,7 +1155,9 @@ def round_trip(fz, cfg, ck):
     try:
         if not ck.check(d2.wait_ready(30), "round trip: gga_tgt --json of the final save_config "
                         "starts"):
-            for line in d2.log_tail(15):
+            # Why the replay stopped: its errors (the tail is only its shutdown).
+            log = d2.log_tail(100000)
+            for line in [l for l in log if "*ERROR*" in l or "failed" in l][:15] + log[-5:]:
                 print("#   " + line)
             return
         cfg2 = d2.rpc("save_config", timeout=5)

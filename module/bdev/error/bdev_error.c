@@ -375,6 +375,18 @@ error_destruct(void *ctxt)
 	return 1;
 }
 
+static int
+error_get_bases(void *ctxt, struct bdev **bases, int max)
+{
+	struct error_disk *disk = ctxt;
+
+	if (max < 1 || disk->removing) {
+		return 0;
+	}
+	bases[0] = disk->base;
+	return 1;
+}
+
 static const struct bdev_fn_table error_fn_table = {
 	.destruct = error_destruct,
 	.submit_request = error_submit_request,
@@ -382,6 +394,7 @@ static const struct bdev_fn_table error_fn_table = {
 	.get_io_channel = error_get_io_channel,
 	.dump_info_json = error_dump_info_json,
 	.write_config_json = error_write_config_json,
+	.get_bases = error_get_bases,
 };
 
 static int

@@ -267,6 +267,25 @@ replace_done(void *cb_arg, int rc, const char *msg)
 	snprintf(r->msg, sizeof(r->msg), "%s", msg);
 }
 
+/* Where save_config puts the call of `method` whose params have key = value (-1: nowhere). */
+static int
+config_index(json_t *config, const char *method, const char *key, const char *value)
+{
+	const char *m, *n;
+	json_t *call;
+	size_t i;
+
+	json_array_foreach(config, i, call)
+	{
+		m = json_string_value(json_object_get(call, "method"));
+		n = json_string_value(json_object_get(json_object_get(call, "params"), key));
+		if (m != NULL && n != NULL && strcmp(m, method) == 0 && strcmp(n, value) == 0) {
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
 static void
 test_replace_member(void)
 {
@@ -274,6 +293,7 @@ test_replace_member(void)
 	struct bdev_gga_info info;
 	struct replace_res r = { 0 };
 	struct gga_disk *disk;
+	json_t *config;
 	char msg[256];
 
 	make_error_members("R", 3, MBS);
@@ -324,6 +344,22 @@ test_replace_member(void)
 	CU_ASSERT(info.last_recovery.valid && info.last_recovery.rebuild);
 	UT_ASSERT_EQ(info.last_recovery.blocks_copied, NBLK);
 	bdev_gga_info_clear(&info);
+
+	/*
+	 * save_config replays: RNEW, registered after R, is written before it (as
+	 * the error bdevs are after their bases and before R).
+	 */
+	config = json_array();
+	bdev_subsystem_config_json(config);
+	CU_ASSERT(config_index(config, "bdev_malloc_create", "name", "RNEW") >= 0);
+	CU_ASSERT(config_index(config, "bdev_malloc_create", "name", "RNEW") <
+		  config_index(config, "bdev_gga_create", "name", "R"));
+	CU_ASSERT(config_index(config, "bdev_malloc_create", "name", "R1") <
+		  config_index(config, "bdev_error_create", "base_name", "R1"));
+	CU_ASSERT(config_index(config, "bdev_error_create", "base_name", "R1") >= 0);
+	CU_ASSERT(config_index(config, "bdev_error_create", "base_name", "R1") <
+		  config_index(config, "bdev_gga_create", "name", "R"));
+	json_decref(config);
 
 	/* d1 lost too: d2 and the new parity hold everything. */
 	UT_ASSERT_EQ(inject("EE_R1", BDEV_ERROR_FAILURE), 0);
