@@ -14,24 +14,8 @@
 #include "gga/thread.h"
 #include "gga/util.h"
 #include "gga_ut.h"
+#include "gga_ut_thread.h"
 #include "lib/thread/thread_internal.h"
-
-static uint64_t
-now_ms(void)
-{
-	return time_now_ns() / 1000000;
-}
-
-static void
-sleep_us(uint64_t us)
-{
-	struct timespec ts = {
-		.tv_sec = (time_t)(us / 1000000),
-		.tv_nsec = (long)(us % 1000000) * 1000,
-	};
-
-	nanosleep(&ts, NULL);
-}
 
 /*
  * Round trips per mode: busy reactors answer in microseconds; sleeping ones
