@@ -89,6 +89,14 @@ gga_codec_opts_init(struct gga_codec_opts *opts)
 /* CRC-32C's polynomial, bit-reflected. */
 #define CRC32C_POLY_REFLECTED 0x82f63b78u
 
+/* ISA-L's encode, leaving the vector registers clean (see simd_upper_clean()). */
+static inline void
+ec_encode(int len, int k, int rows, unsigned char *tbls, unsigned char **src, unsigned char **dst)
+{
+	ec_encode_data(len, k, rows, tbls, src, dst);
+	simd_upper_clean();
+}
+
 /* a * b modulo the CRC-32C polynomial, in the CRC's bit-reflected representation. */
 static uint32_t
 crc32c_mulmod(uint32_t a, uint32_t b)
@@ -550,7 +558,7 @@ gga_codec_encode_ex(const struct gga_codec *c, struct gga_codec_scratch *s, cons
 	for (i = c->k; i < c->n; i++) {
 		frags[i] = frag_data[i];
 	}
-	ec_encode_data((int)F, (int)c->k, (int)c->m, c->enc_tbls, frags, &frags[c->k]);
+	ec_encode((int)F, (int)c->k, (int)c->m, c->enc_tbls, frags, &frags[c->k]);
 	for (i = c->k; i < c->n; i++) {
 		crc[i] = gga_crc32c(frags[i], F, 0);
 	}
@@ -802,8 +810,8 @@ recover_data(const struct gga_codec *c, const void *const frag_data[], uint32_t 
 				dst[r++] = out[i];
 			}
 		}
-		ec_encode_data((int)c->frag_size, (int)c->k, (int)r, (uint8_t *)(uintptr_t)tbl, src,
-			       dst);
+		ec_encode((int)c->frag_size, (int)c->k, (int)r, (uint8_t *)(uintptr_t)tbl, src,
+			  dst);
 		return used;
 	}
 	/* Only some lost fragments matter: run their table rows one by one. */
@@ -812,9 +820,9 @@ recover_data(const struct gga_codec *c, const void *const frag_data[], uint32_t 
 			continue;
 		}
 		if (want & (1u << i)) {
-			ec_encode_data((int)c->frag_size, (int)c->k, 1,
-				       (uint8_t *)(uintptr_t)tbl + (size_t)EC_TBL_BYTES * c->k * r,
-				       src, (uint8_t **)&out[i]);
+			ec_encode((int)c->frag_size, (int)c->k, 1,
+				  (uint8_t *)(uintptr_t)tbl + (size_t)EC_TBL_BYTES * c->k * r, src,
+				  (uint8_t **)&out[i]);
 		}
 		r++;
 	}
@@ -1055,9 +1063,9 @@ gga_codec_rebuild(const struct gga_codec *c, struct gga_codec_scratch *s,
 				memcpy(out, data[i], c->frag_size);
 			}
 		} else {
-			ec_encode_data((int)c->frag_size, (int)c->k, 1,
-				       c->enc_tbls + (size_t)EC_TBL_BYTES * c->k * (i - c->k), data,
-				       &out);
+			ec_encode((int)c->frag_size, (int)c->k, 1,
+				  c->enc_tbls + (size_t)EC_TBL_BYTES * c->k * (i - c->k), data,
+				  &out);
 		}
 		write_md(c, &res.md, i, gga_crc32c(out, c->frag_size, 0), lba, out_md[i]);
 	}

@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <isa-l/crc.h>
+#include "gga/util.h"
 
 /* Version of the fragment metadata (and of the format as a whole). */
 #define GGA_FORMAT_VERSION     1
@@ -34,17 +34,11 @@
 /* The largest k + m any version-1 reader must handle. */
 #define GGA_MAX_FRAGS 16
 
-/*
- * CRC-32C (Castagnoli, reflected polynomial 0x82f63b78) with initial value
- * and final xor 0xffffffff: the iSCSI/ext4 checksum, check value 0xe3069283
- * for "123456789". Pass crc = 0 to start; pass a previous result to continue,
- * so gga_crc32c(b, nb, gga_crc32c(a, na, 0)) is the CRC of a followed by b.
- * ISA-L's crc32_iscsi() applies neither inversion itself, hence the two ~.
- */
+/* The format's checksum: CRC-32C as crc32c() of gga/util.h computes it. */
 static inline uint32_t
 gga_crc32c(const void *buf, size_t len, uint32_t crc)
 {
-	return ~crc32_iscsi((unsigned char *)(uintptr_t)buf, (int)len, ~crc);
+	return crc32c(buf, len, crc);
 }
 
 /* Parity generator matrix; the values are stored in the superblock. */

@@ -407,6 +407,7 @@ run_one(struct bench *b, enum row_id row, uint32_t i)
 			par[j] = b->parity + (size_t)j * b->F;
 		}
 		ec_encode_data((int)b->F, (int)b->o.k, (int)b->o.m, b->ec_tbls, data, par);
+		simd_upper_clean();
 		return 0;
 	case ROW_CRC_B:
 		b->sink += gga_crc32c(blk, b->B, 0);
