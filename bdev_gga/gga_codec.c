@@ -48,6 +48,8 @@ struct gga_codec {
 	uint32_t crc_shift_tbl[4][256];
 	/* n x k generator matrix: identity on top, parity rows below. */
 	uint8_t gen[GGA_MAX_FRAGS * GGA_MAX_FRAGS];
+	/* Parity fragments whose row is all ones: the XOR of the data fragments. */
+	uint32_t xor_parity_mask;
 	/* Tables of the m parity rows, EC_TBL_BYTES * k per row, row after row. */
 	uint8_t *enc_tbls;
 	/*
@@ -154,6 +156,23 @@ crc32c_append_frag(const struct gga_codec *c, uint32_t crc_a, uint32_t crc_b)
 	       c->crc_shift_tbl[2][(crc_a >> 16) & 0xff] ^ c->crc_shift_tbl[3][crc_a >> 24] ^ crc_b;
 }
 
+/*
+ * CRC-32C is affine over XOR: crc(a ^ b) = crc(a) ^ crc(b) ^ crc(zeros of
+ * the same length). So the CRC of a parity fragment that is the XOR of the
+ * k data fragments follows from theirs, without a pass over it: the XOR of
+ * their CRCs, and the zero fragment's CRC once for every XOR (k - 1 times).
+ */
+static uint32_t
+xor_parity_crc(const struct gga_codec *c, const uint32_t *data_crc)
+{
+	uint32_t crc = c->k % 2 == 0 ? c->zero_frag_crc : 0, i;
+
+	for (i = 0; i < c->k; i++) {
+		crc ^= data_crc[i];
+	}
+	return crc;
+}
+
 static uint32_t
 crc_of_fragments(const struct gga_codec *c, const uint32_t *frag_crc)
 {
@@ -255,6 +274,7 @@ int
 gga_codec_create(const struct gga_codec_opts *opts, struct gga_codec **codec_out)
 {
 	struct gga_codec *c;
+	uint32_t i, j;
 	void *zeros;
 	int rc;
 
@@ -295,6 +315,13 @@ gga_codec_create(const struct gga_codec_opts *opts, struct gga_codec **codec_out
 	rc = build_tables(c);
 	if (rc != 0) {
 		goto out_destroy_codec;
+	}
+	for (i = c->k; i < c->n; i++) {
+		for (j = 0; j < c->k && c->gen[i * c->k + j] == 1; j++) {
+		}
+		if (j == c->k) {
+			c->xor_parity_mask |= 1u << i;
+		}
 	}
 	*codec_out = c;
 	return 0;
@@ -560,7 +587,8 @@ gga_codec_encode_ex(const struct gga_codec *c, struct gga_codec_scratch *s, cons
 	}
 	ec_encode((int)F, (int)c->k, (int)c->m, c->enc_tbls, frags, &frags[c->k]);
 	for (i = c->k; i < c->n; i++) {
-		crc[i] = gga_crc32c(frags[i], F, 0);
+		crc[i] = (c->xor_parity_mask & (1u << i)) ? xor_parity_crc(c, crc) :
+							    gga_crc32c(frags[i], F, 0);
 	}
 
 	md_common_init(c, &md, encoding, len, generation, block_crc);

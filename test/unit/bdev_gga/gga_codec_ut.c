@@ -1282,6 +1282,48 @@ test_rebuild_verifies(void)
 }
 
 /*
+ * A parity fragment that is the XOR of the data fragments (the first row of
+ * the Vandermonde matrix) gets its CRC from theirs, not from a pass over it:
+ * every parity fragment's recorded CRC must still be the CRC of its bytes,
+ * for every kind of block, odd and even k, and both matrices (k = 1 is the odd case).
+ */
+static void
+test_parity_crc(void)
+{
+	static const struct {
+		uint32_t bs, k, m;
+		enum gga_matrix matrix;
+	} geo[] = {
+		{ 4096, 2, 1, GGA_MATRIX_VANDERMONDE }, { 4096, 8, 2, GGA_MATRIX_VANDERMONDE },
+		{ 4096, 4, 2, GGA_MATRIX_VANDERMONDE }, { 512, 1, 2, GGA_MATRIX_VANDERMONDE },
+		{ 4096, 2, 1, GGA_MATRIX_CAUCHY },      { 4096, 4, 2, GGA_MATRIX_CAUCHY },
+	};
+	struct gga_frag_md md;
+	struct env e;
+	size_t g;
+	uint32_t i, r;
+	int kind;
+
+	for (g = 0; g < ARRAY_SIZE(geo); g++) {
+		env_init(&e, geo[g].bs, geo[g].k, geo[g].m, geo[g].matrix);
+		for (kind = 0; kind < KIND_COUNT; kind++) {
+			for (r = 0; r < 4; r++) {
+				fill_kind(e.block, e.B, (enum kind)kind);
+				UT_ASSERT_EQ_FATAL(env_encode(&e, &e.f, 9 + r, 1 + r, NULL), 0);
+				for (i = e.k; i < e.n; i++) {
+					UT_ASSERT_EQ_FATAL(gga_frag_md_decode(e.f.md[i], 9 + r,
+									      &md),
+							   0);
+					UT_ASSERT_EQ(md.data_crc,
+						     gga_crc32c(e.f.data[i], e.f.frag_size, 0));
+				}
+			}
+		}
+		env_fini(&e);
+	}
+}
+
+/*
  * The upper halves of the vector registers in use, from XINUSE (XGETBV with
  * ECX = 1): bit 2 for YMM0-15, bit 6 for ZMM0-15. False when the CPU cannot
  * tell (no AVX, or no XGETBV with ECX = 1).
@@ -1365,6 +1407,7 @@ main(void)
 		UT_TEST(test_torn_writes),      UT_TEST(test_torn_k2m2),
 		UT_TEST(test_never_written),    UT_TEST(test_rebuild),
 		UT_TEST(test_rebuild_verifies), UT_TEST(test_vector_state_clean),
+		UT_TEST(test_parity_crc),
 	};
 	struct ut_test tests[ARRAY_SIZE(codec_tests) + 16];
 	size_t i, n = 0;
