@@ -9,7 +9,11 @@
 # gga), same cores, 5 s runs at QD32 after a sequential 128 KiB write pass:
 # 4 KiB randread, 128 KiB randwrite, 4 KiB randwrite (raid5f refuses writes
 # smaller than a stripe). REPS rounds, the systems alternating round by
-# round; the table gives the median of each cell and gga / best SPDK.
+# round; the table gives the median of each cell, every run, and gga's
+# ratio to the issue's yardstick (raid5f for reads and 128 KiB writes,
+# raid1 for 4 KiB writes) and to the best SPDK figure. gga runs twice: as
+# it is by default (event mode: idle reactors sleep) and with
+# --poll-mode busy in the target and in bdevperf, which is how SPDK runs.
 # A second table has gga's front: the gga bdev in a gga_tgt on core 1
 # exported over NVMe/TCP to bdevperf on core 0 (SPDK's busy-polling target
 # cannot share a core with its bdevperf, so it has no such row here).
@@ -32,7 +36,7 @@ while [ $# -gt 0 ]; do
 	-t) secs=$2; shift ;;
 	-r) reps=$2; shift ;;
 	--spdk) spdk=$2; shift ;;
-	-h | --help) sed -n '2,24p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,/^set -u$/{/^#/p}' "$0"; exit 0 ;;
 	*) echo "bench_vs_spdk: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 	shift
@@ -166,9 +170,9 @@ $(for i in 0 1 2; do
 	printf ',{"method":"nvmf_subsystem_add_listener","params":{"nqn":"%s","listen_address":{"trtype":"tcp","adrfam":"ipv4","traddr":"127.0.0.1","trsvcid":"%d"}}}' "$(nqn $i)" $((base + i))
 done)]}]}
 JSON
-	say "$bin/gga_tgt -m 0x1 --mem-size 1g -r $tmp/gga.sock --json $tmp/gga_tgt.json"
-	"$bin/gga_tgt" -m 0x1 --mem-size 1g -r "$tmp/gga.sock" --json "$tmp/gga_tgt.json" \
-		>"$tmp/gga_tgt.log" 2>&1 &
+	say "$bin/gga_tgt -m 0x1 --poll-mode $mode --mem-size 1g -r $tmp/gga.sock --json $tmp/gga_tgt.json"
+	"$bin/gga_tgt" -m 0x1 --poll-mode "$mode" --mem-size 1g -r "$tmp/gga.sock" \
+		--json "$tmp/gga_tgt.json" >"$tmp/gga_tgt.log" 2>&1 &
 	pids+=($!)
 	wait_file "$tmp/gga_tgt.log" ': ready' || return 1
 	cat >"$tmp/gga_local.json" <<JSON
@@ -177,12 +181,12 @@ JSON
 JSON
 }
 
-# gga_run CONFIG BDEV CORES SIZE WORKLOAD: "IOPS MiB/s" of gga's bdevperf.
+# gga_run CONFIG BDEV CORES SIZE WORKLOAD: "IOPS MiB/s" of gga's bdevperf ($mode poll mode).
 gga_run() {
 	local out
-	say "$bin/bdevperf --json $1 -b $2 -m $3 -q 32 -o $4 -w $5 -t $secs --output json"
-	out=$("$bin/bdevperf" --json "$1" -b "$2" -m "$3" -q 32 -o "$4" -w "$5" -t "$secs" \
-		--output json 2>>"$tmp/gga_bdevperf.log")
+	say "$bin/bdevperf --json $1 -b $2 -m $3 --poll-mode $mode -q 32 -o $4 -w $5 -t $secs --output json"
+	out=$("$bin/bdevperf" --json "$1" -b "$2" -m "$3" --poll-mode "$mode" -q 32 -o "$4" -w "$5" \
+		-t "$secs" --output json 2>>"$tmp/gga_bdevperf.log")
 	python3 -c 'import json,sys
 d=json.loads(sys.argv[1]); t=d.get("total") or d["jobs"][0]
 print("%.0f %.1f" % (t["iops"], t["mibps"]))' "$out" 2>/dev/null || echo "0 0"
@@ -229,11 +233,15 @@ for r in $(seq 1 "$reps"); do
 		done
 		stop_last
 	fi
-	gga_up || { cat "$tmp/gga_tgt.log"; echo "bench_vs_spdk: gga target setup failed" >&2; exit 1; }
-	gga_run "$tmp/gga_local.json" G 0x2 131072 write >/dev/null
-	for l in "${loads[@]}"; do
-		set -- $l
-		echo "$(gga_run "$tmp/gga_local.json" G 0x2 "$1" "$2")" >>"$tmp/gga_$1_$2"
+	# Busy first: the event-mode target stays up for the front, which shares its core.
+	for mode in busy event; do
+		gga_up || { cat "$tmp/gga_tgt.log"; echo "bench_vs_spdk: gga target setup failed" >&2; exit 1; }
+		gga_run "$tmp/gga_local.json" G 0x2 131072 write >/dev/null
+		for l in "${loads[@]}"; do
+			set -- $l
+			echo "$(gga_run "$tmp/gga_local.json" G 0x2 "$1" "$2")" >>"$tmp/gga_${mode}_$1_$2"
+		done
+		[ $mode = event ] || stop_last
 	done
 	if gga_front_up; then
 		gga_run "$tmp/front_bp.json" Vn1 0x1 131072 write >/dev/null
@@ -249,26 +257,50 @@ for r in $(seq 1 "$reps"); do
 done
 
 cell() {
-	# cell FILE: median IOPS or MiB/s (by workload) of FILE, "-" if missing or refused.
+	# cell FILE COL: median IOPS or MiB/s (by workload) of FILE, "-" if missing or refused.
 	local f=$1 col=$2 v
 	[ -s "$f" ] || { echo "-"; return; }
 	v=$(cut -d' ' -f"$col" "$f" | median)
 	awk -v v="$v" 'BEGIN {if (v == 0) print "refused"; else print v}'
 }
+# runs FILE COL: every run of FILE, in order.
+runs() {
+	[ -s "$1" ] && cut -d' ' -f"$2" "$1" | awk '{printf "%s%.0f", (NR > 1 ? " " : ""), $1}'
+}
+# ratio A B: A / B as "0.00x", "-" if either is missing.
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN {if (a + 0 > 0 && b + 0 > 0) printf "%.2fx", a / b; else print "-"}'
+}
 echo
 echo "## gga vs SPDK over NVMe/TCP: namespaces on core 0, redundant bdev in bdevperf on core 1," \
 	"QD32, ${secs} s, median of $reps (SPDK $([ $have_spdk = 1 ] && git -C "$spdk" describe --tags --always 2>/dev/null || echo 'not measured'))"
-printf '%-26s %10s %10s %10s %14s\n' workload "raid5f" "raid1" "gga" "gga/best SPDK"
+echo "(gga: default event mode; gga busy: --poll-mode busy in its target and bdevperf, as SPDK polls;"
+echo " goal: gga / the issue's yardstick, raid5f for 4 KiB randread and 128 KiB randwrite and raid1"
+echo " for 4 KiB randwrite; goal/b: the same for gga busy; best/b: gga busy / the best SPDK figure)"
+printf '%-26s %10s %10s %10s %10s %8s %8s %8s\n' workload raid5f raid1 gga "gga busy" goal "goal/b" best/b
 for l in "${loads[@]}"; do
 	set -- $l
 	col=1 unit=IOPS
 	[ "$1" = 131072 ] && col=2 unit=MiB/s
 	a=$(cell "$tmp/spdk_raid5f_$1_$2" $col)
 	b=$(cell "$tmp/spdk_raid1_$1_$2" $col)
-	g=$(cell "$tmp/gga_$1_$2" $col)
-	ratio=$(awk -v a="$a" -v b="$b" -v g="$g" 'BEGIN {m = 0; if (a + 0 > m) m = a + 0; if (b + 0 > m) m = b + 0;
-		if (m > 0 && g + 0 > 0) printf "%.2fx", g / m; else print "-"}')
-	printf '%-26s %10s %10s %10s %14s\n' "$(($1 / 1024)) KiB $2 ($unit)" "$a" "$b" "$g" "$ratio"
+	g=$(cell "$tmp/gga_event_$1_$2" $col)
+	gb=$(cell "$tmp/gga_busy_$1_$2" $col)
+	y=$a
+	[ "$1" = 4096 ] && [ "$2" = randwrite ] && y=$b
+	best=$(awk -v a="$a" -v b="$b" 'BEGIN {print (a + 0 > b + 0) ? a + 0 : b + 0}')
+	printf '%-26s %10s %10s %10s %10s %8s %8s %8s\n' "$(($1 / 1024)) KiB $2 ($unit)" "$a" "$b" "$g" "$gb" \
+		"$(ratio "$g" "$y")" "$(ratio "$gb" "$y")" "$(ratio "$gb" "$best")"
+done
+echo
+echo "every run, in order:"
+for l in "${loads[@]}"; do
+	set -- $l
+	col=1
+	[ "$1" = 131072 ] && col=2
+	for c in spdk_raid5f spdk_raid1 gga_event gga_busy front; do
+		[ -s "$tmp/${c}_$1_$2" ] && printf '  %-22s %-12s %s\n' "$(($1 / 1024)) KiB $2" "$c" "$(runs "$tmp/${c}_$1_$2" $col)"
+	done
 done
 echo
 echo "## gga's front: the gga bdev in gga_tgt on core 1, exported over NVMe/TCP to bdevperf on core 0"
@@ -278,7 +310,6 @@ for l in "${loads[@]}"; do
 	col=1 unit=IOPS
 	[ "$1" = 131072 ] && col=2 unit=MiB/s
 	f=$(cell "$tmp/front_$1_$2" $col)
-	g=$(cell "$tmp/gga_$1_$2" $col)
-	printf '%-26s %10s %12s\n' "$(($1 / 1024)) KiB $2 ($unit)" "$f" \
-		"$(awk -v f="$f" -v g="$g" 'BEGIN {if (g + 0 > 0 && f + 0 > 0) printf "%.2fx", f / g; else print "-"}')"
+	g=$(cell "$tmp/gga_event_$1_$2" $col)
+	printf '%-26s %10s %12s\n' "$(($1 / 1024)) KiB $2 ($unit)" "$f" "$(ratio "$f" "$g")"
 done
