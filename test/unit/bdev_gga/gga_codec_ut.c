@@ -1324,6 +1324,94 @@ test_parity_crc(void)
 }
 
 /*
+ * The XOR parity row runs ISA-L's XOR kernel when every buffer is 32-byte
+ * aligned, and the erasure code otherwise; both must give the same
+ * fragments, and a data fragment rebuilt from the XOR parity (the XOR path
+ * again, when aligned) must give the block back.
+ */
+static void
+test_xor_parity(void)
+{
+	static const struct {
+		uint32_t bs, k, m;
+		enum gga_matrix matrix;
+	} geo[] = {
+		{ 4096, 2, 1, GGA_MATRIX_VANDERMONDE },
+		{ 4096, 4, 2, GGA_MATRIX_VANDERMONDE },
+		{ 4096, 8, 2, GGA_MATRIX_VANDERMONDE },
+		{ 4096, 2, 1, GGA_MATRIX_CAUCHY },
+	};
+	static const enum kind kinds[] = { KIND_RANDOM, KIND_MILD, KIND_HIGH };
+	void *fd[2][GGA_CODEC_MAX_FRAGS], *fm[2][GGA_CODEC_MAX_FRAGS];
+	const void *cfd[GGA_CODEC_MAX_FRAGS], *cfm[GGA_CODEC_MAX_FRAGS];
+	uint8_t *area[2], *md_area, *out, x;
+	struct env e;
+	size_t g, kd, b;
+	uint32_t i, j, F, a;
+
+	for (g = 0; g < ARRAY_SIZE(geo); g++) {
+		env_init(&e, geo[g].bs, geo[g].k, geo[g].m, geo[g].matrix);
+		F = e.B / e.k;
+		/* [0]: every fragment 64-byte aligned; [1]: every one 8 bytes off. */
+		area[0] = aligned_alloc(64, (size_t)e.n * F);
+		area[1] = aligned_alloc(64, (size_t)e.n * (F + 64));
+		md_area = calloc(2 * e.n, TEST_MD_SIZE);
+		out = aligned_alloc(64, e.B);
+		CU_ASSERT_FATAL(area[0] != NULL && area[1] != NULL && md_area != NULL &&
+				out != NULL);
+		for (i = 0; i < e.n; i++) {
+			fd[0][i] = area[0] + (size_t)i * F;
+			fd[1][i] = area[1] + (size_t)i * (F + 64) + 8;
+			fm[0][i] = md_area + (size_t)i * TEST_MD_SIZE;
+			fm[1][i] = md_area + (size_t)(e.n + i) * TEST_MD_SIZE;
+		}
+		for (kd = 0; kd < ARRAY_SIZE(kinds); kd++) {
+			fill_kind(e.block, e.B, kinds[kd]);
+			for (a = 0; a < 2; a++) {
+				UT_ASSERT_EQ_FATAL(gga_codec_encode(e.c, e.s, e.block, 3, 4, fd[a],
+								    fm[a], NULL),
+						   0);
+			}
+			for (i = 0; i < e.n; i++) {
+				CU_ASSERT(memcmp(fd[0][i], fd[1][i], F) == 0);
+				CU_ASSERT(memcmp(fm[0][i], fm[1][i], TEST_MD_SIZE) == 0);
+			}
+			if (geo[g].matrix == GGA_MATRIX_VANDERMONDE) {
+				for (b = 0; b < F; b++) {
+					x = 0;
+					for (i = 0; i < e.k; i++) {
+						x ^= ((uint8_t *)fd[0][i])[b];
+					}
+					if (x != ((uint8_t *)fd[0][e.k])[b]) {
+						break;
+					}
+				}
+				UT_ASSERT_EQ(b, F);
+			}
+			for (a = 0; a < 2; a++) {
+				for (i = 0; i < e.n; i++) {
+					cfd[i] = fd[a][i];
+					cfm[i] = fm[a][i];
+				}
+				for (j = 0; j < e.k; j++) {
+					memset(out, 0xa5, e.B);
+					UT_ASSERT_EQ(gga_codec_decode(e.c, e.s, cfd, cfm,
+								      e.all & ~(1u << j), 3, out,
+								      NULL),
+						     0);
+					CU_ASSERT(memcmp(out, e.block, e.B) == 0);
+				}
+			}
+		}
+		free(area[0]);
+		free(area[1]);
+		free(md_area);
+		free(out);
+		env_fini(&e);
+	}
+}
+
+/*
  * The upper halves of the vector registers in use, from XINUSE (XGETBV with
  * ECX = 1): bit 2 for YMM0-15, bit 6 for ZMM0-15. False when the CPU cannot
  * tell (no AVX, or no XGETBV with ECX = 1).
@@ -1407,7 +1495,7 @@ main(void)
 		UT_TEST(test_torn_writes),      UT_TEST(test_torn_k2m2),
 		UT_TEST(test_never_written),    UT_TEST(test_rebuild),
 		UT_TEST(test_rebuild_verifies), UT_TEST(test_vector_state_clean),
-		UT_TEST(test_parity_crc),
+		UT_TEST(test_parity_crc),       UT_TEST(test_xor_parity),
 	};
 	struct ut_test tests[ARRAY_SIZE(codec_tests) + 16];
 	size_t i, n = 0;
