@@ -2,235 +2,19 @@
 /*
  * Unit tests of the gga codec and on-target format: round trips, recovery,
  * corruption and torn-write resolution, never-written blocks, rebuild, and
- * superblock validation.
+ * superblock validation. The helpers are in gga_codec_ut_env.c.
  */
-#include <cpuid.h>
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <isa-l/crc.h>
 #include <isa-l/erasure_code.h>
 
 #include "gga/log.h"
 #include "gga/util.h"
 #include "bdev_gga/gga_codec.h"
+#include "gga_codec_ut_env.h"
 #include "gga_ut.h"
-
-/* Metadata bytes per member block in these tests: more than the format needs. */
-#define TEST_MD_SIZE 40
-
-/* ---------------------------------------------------------------------- */
-/* Helpers                                                                 */
-/* ---------------------------------------------------------------------- */
-
-/*
- * A set of k + m fragments laid out as member blocks are: each fragment's
- * data followed by its metadata.
- */
-struct fset {
-	uint32_t n, frag_size, md_size;
-	uint8_t *buf;
-	void *data[GGA_CODEC_MAX_FRAGS];
-	void *md[GGA_CODEC_MAX_FRAGS];
-	const void *cdata[GGA_CODEC_MAX_FRAGS];
-	const void *cmd[GGA_CODEC_MAX_FRAGS];
-};
-
-static void
-fset_init(struct fset *f, const struct gga_codec *c)
-{
-	uint32_t i, stride;
-
-	memset(f, 0, sizeof(*f));
-	f->n = gga_codec_k(c) + gga_codec_m(c);
-	f->frag_size = gga_codec_frag_size(c);
-	f->md_size = gga_codec_md_size(c);
-	stride = f->frag_size + f->md_size;
-	f->buf = calloc(f->n, stride);
-	CU_ASSERT_FATAL(f->buf != NULL);
-	for (i = 0; i < f->n; i++) {
-		f->data[i] = f->buf + (size_t)i * stride;
-		f->md[i] = f->buf + (size_t)i * stride + f->frag_size;
-		f->cdata[i] = f->data[i];
-		f->cmd[i] = f->md[i];
-	}
-}
-
-static void
-fset_free(struct fset *f)
-{
-	free(f->buf);
-	f->buf = NULL;
-}
-
-/* Copy fragment i (data and metadata) from src into dst. */
-static void
-fset_take(struct fset *dst, const struct fset *src, uint32_t i)
-{
-	memcpy(dst->data[i], src->data[i], dst->frag_size);
-	memcpy(dst->md[i], src->md[i], dst->md_size);
-}
-
-static void
-fset_copy(struct fset *dst, const struct fset *src)
-{
-	uint32_t i;
-
-	for (i = 0; i < dst->n; i++) {
-		fset_take(dst, src, i);
-	}
-}
-
-static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t
-rng_next(void)
-{
-	g_rng ^= g_rng << 13;
-	g_rng ^= g_rng >> 7;
-	g_rng ^= g_rng << 17;
-	return g_rng;
-}
-
-static void
-fill_random(uint8_t *p, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		p[i] = (uint8_t)rng_next();
-	}
-}
-
-enum kind {
-	KIND_RANDOM, /* random bytes: stored raw */
-	KIND_ZERO,   /* all zero: zero encoding */
-	KIND_HIGH,   /* a short repeating phrase: lz4, payload in the first fragment */
-	KIND_MILD,   /* 60% random in 16-byte chunks: lz4, payload across fragments */
-	KIND_HARD,   /* 94% random: lz4 barely wins or loses */
-	KIND_COUNT,
-};
-
-/* Fill a block with data of the given kind; chunks are `percent` random. */
-static void
-fill_chunks(uint8_t *p, size_t len, uint32_t percent)
-{
-	size_t off;
-	uint32_t acc = 0;
-
-	for (off = 0; off < len; off += 16) {
-		acc += percent;
-		if (acc >= 100) {
-			acc -= 100;
-			fill_random(p + off, 16);
-		} else {
-			memset(p + off, (int)(rng_next() & 0xff), 16);
-		}
-	}
-}
-
-static void
-fill_kind(uint8_t *p, size_t len, enum kind kind)
-{
-	static const char phrase[] = "gga compresses, splits and protects every block. ";
-	size_t i;
-
-	switch (kind) {
-	case KIND_RANDOM:
-		fill_random(p, len);
-		break;
-	case KIND_ZERO:
-		memset(p, 0, len);
-		break;
-	case KIND_HIGH:
-		for (i = 0; i < len; i++) {
-			p[i] = (uint8_t)phrase[i % (sizeof(phrase) - 1)];
-		}
-		break;
-	case KIND_MILD:
-		fill_chunks(p, len, 60);
-		break;
-	default:
-		fill_chunks(p, len, 94);
-		break;
-	}
-}
-
-static struct gga_codec *
-codec_new(uint32_t block_size, uint32_t k, uint32_t m, enum gga_matrix matrix)
-{
-	struct gga_codec_opts opts;
-	struct gga_codec *c = NULL;
-
-	gga_codec_opts_init(&opts);
-	opts.block_size = block_size;
-	opts.k = k;
-	opts.m = m;
-	opts.matrix = matrix;
-	opts.md_size = TEST_MD_SIZE;
-	UT_ASSERT_EQ_FATAL(gga_codec_create(&opts, &c), 0);
-	CU_ASSERT_FATAL(c != NULL);
-	return c;
-}
-
-/* Everything one test needs around a codec. */
-struct env {
-	struct gga_codec *c;
-	struct gga_codec_scratch *s;
-	uint32_t B, k, m, n, all;
-	uint8_t *block, *out;
-	struct fset f;
-};
-
-static void
-env_init(struct env *e, uint32_t block_size, uint32_t k, uint32_t m, enum gga_matrix matrix)
-{
-	memset(e, 0, sizeof(*e));
-	e->c = codec_new(block_size, k, m, matrix);
-	UT_ASSERT_EQ_FATAL(gga_codec_scratch_alloc(e->c, &e->s), 0);
-	e->B = block_size;
-	e->k = k;
-	e->m = m;
-	e->n = k + m;
-	e->all = (1u << e->n) - 1;
-	e->block = malloc(block_size);
-	e->out = malloc(block_size);
-	CU_ASSERT_FATAL(e->block != NULL && e->out != NULL);
-	fset_init(&e->f, e->c);
-}
-
-static void
-env_fini(struct env *e)
-{
-	fset_free(&e->f);
-	free(e->block);
-	free(e->out);
-	gga_codec_scratch_free(e->s);
-	gga_codec_destroy(e->c);
-}
-
-static int
-env_encode(struct env *e, struct fset *f, uint64_t lba, uint64_t gen, struct gga_encode_info *info)
-{
-	return gga_codec_encode(e->c, e->s, e->block, lba, gen, f->data, f->md, info);
-}
-
-/* Decode fragments of f present in mask; on success compare with expect. */
-static int
-env_decode(struct env *e, struct fset *f, uint32_t mask, uint64_t lba, const uint8_t *expect,
-	   struct gga_decode_info *info)
-{
-	int rc;
-
-	memset(e->out, 0xa5, e->B);
-	rc = gga_codec_decode(e->c, e->s, f->cdata, f->cmd, mask, lba, e->out, info);
-	if (rc == 0 && expect != NULL) {
-		CU_ASSERT(memcmp(e->out, expect, e->B) == 0);
-	}
-	return rc;
-}
 
 /* Rewrite fragment i's metadata with one field changed and a valid md_crc. */
 static void
@@ -1282,204 +1066,13 @@ test_rebuild_verifies(void)
 }
 
 /*
- * A parity fragment that is the XOR of the data fragments (the first row of
- * the Vandermonde matrix) gets its CRC from theirs, not from a pass over it:
- * every parity fragment's recorded CRC must still be the CRC of its bytes,
- * for every kind of block, odd and even k, and both matrices (k = 1 is the odd case).
+ * The format's tests live in gga_format_ut.c, those of the codec's ISA-L
+ * kernels in gga_codec_kernels_ut.c; one binary runs them all.
  */
-static void
-test_parity_crc(void)
-{
-	static const struct {
-		uint32_t bs, k, m;
-		enum gga_matrix matrix;
-	} geo[] = {
-		{ 4096, 2, 1, GGA_MATRIX_VANDERMONDE }, { 4096, 8, 2, GGA_MATRIX_VANDERMONDE },
-		{ 4096, 4, 2, GGA_MATRIX_VANDERMONDE }, { 512, 1, 2, GGA_MATRIX_VANDERMONDE },
-		{ 4096, 2, 1, GGA_MATRIX_CAUCHY },      { 4096, 4, 2, GGA_MATRIX_CAUCHY },
-	};
-	struct gga_frag_md md;
-	struct env e;
-	size_t g;
-	uint32_t i, r;
-	int kind;
-
-	for (g = 0; g < ARRAY_SIZE(geo); g++) {
-		env_init(&e, geo[g].bs, geo[g].k, geo[g].m, geo[g].matrix);
-		for (kind = 0; kind < KIND_COUNT; kind++) {
-			for (r = 0; r < 4; r++) {
-				fill_kind(e.block, e.B, (enum kind)kind);
-				UT_ASSERT_EQ_FATAL(env_encode(&e, &e.f, 9 + r, 1 + r, NULL), 0);
-				for (i = e.k; i < e.n; i++) {
-					UT_ASSERT_EQ_FATAL(gga_frag_md_decode(e.f.md[i], 9 + r,
-									      &md),
-							   0);
-					UT_ASSERT_EQ(md.data_crc,
-						     gga_crc32c(e.f.data[i], e.f.frag_size, 0));
-				}
-			}
-		}
-		env_fini(&e);
-	}
-}
-
-/*
- * The XOR parity row runs ISA-L's XOR kernel when every buffer is 32-byte
- * aligned, and the erasure code otherwise; both must give the same
- * fragments, and a data fragment rebuilt from the XOR parity (the XOR path
- * again, when aligned) must give the block back.
- */
-static void
-test_xor_parity(void)
-{
-	static const struct {
-		uint32_t bs, k, m;
-		enum gga_matrix matrix;
-	} geo[] = {
-		{ 4096, 2, 1, GGA_MATRIX_VANDERMONDE },
-		{ 4096, 4, 2, GGA_MATRIX_VANDERMONDE },
-		{ 4096, 8, 2, GGA_MATRIX_VANDERMONDE },
-		{ 4096, 2, 1, GGA_MATRIX_CAUCHY },
-	};
-	static const enum kind kinds[] = { KIND_RANDOM, KIND_MILD, KIND_HIGH };
-	void *fd[2][GGA_CODEC_MAX_FRAGS], *fm[2][GGA_CODEC_MAX_FRAGS];
-	const void *cfd[GGA_CODEC_MAX_FRAGS], *cfm[GGA_CODEC_MAX_FRAGS];
-	uint8_t *area[2], *md_area, *out, x;
-	struct env e;
-	size_t g, kd, b;
-	uint32_t i, j, F, a;
-
-	for (g = 0; g < ARRAY_SIZE(geo); g++) {
-		env_init(&e, geo[g].bs, geo[g].k, geo[g].m, geo[g].matrix);
-		F = e.B / e.k;
-		/* [0]: every fragment 64-byte aligned; [1]: every one 8 bytes off. */
-		area[0] = aligned_alloc(64, (size_t)e.n * F);
-		area[1] = aligned_alloc(64, (size_t)e.n * (F + 64));
-		md_area = calloc(2 * e.n, TEST_MD_SIZE);
-		out = aligned_alloc(64, e.B);
-		CU_ASSERT_FATAL(area[0] != NULL && area[1] != NULL && md_area != NULL &&
-				out != NULL);
-		for (i = 0; i < e.n; i++) {
-			fd[0][i] = area[0] + (size_t)i * F;
-			fd[1][i] = area[1] + (size_t)i * (F + 64) + 8;
-			fm[0][i] = md_area + (size_t)i * TEST_MD_SIZE;
-			fm[1][i] = md_area + (size_t)(e.n + i) * TEST_MD_SIZE;
-		}
-		for (kd = 0; kd < ARRAY_SIZE(kinds); kd++) {
-			fill_kind(e.block, e.B, kinds[kd]);
-			for (a = 0; a < 2; a++) {
-				UT_ASSERT_EQ_FATAL(gga_codec_encode(e.c, e.s, e.block, 3, 4, fd[a],
-								    fm[a], NULL),
-						   0);
-			}
-			for (i = 0; i < e.n; i++) {
-				CU_ASSERT(memcmp(fd[0][i], fd[1][i], F) == 0);
-				CU_ASSERT(memcmp(fm[0][i], fm[1][i], TEST_MD_SIZE) == 0);
-			}
-			if (geo[g].matrix == GGA_MATRIX_VANDERMONDE) {
-				for (b = 0; b < F; b++) {
-					x = 0;
-					for (i = 0; i < e.k; i++) {
-						x ^= ((uint8_t *)fd[0][i])[b];
-					}
-					if (x != ((uint8_t *)fd[0][e.k])[b]) {
-						break;
-					}
-				}
-				UT_ASSERT_EQ(b, F);
-			}
-			for (a = 0; a < 2; a++) {
-				for (i = 0; i < e.n; i++) {
-					cfd[i] = fd[a][i];
-					cfm[i] = fm[a][i];
-				}
-				for (j = 0; j < e.k; j++) {
-					memset(out, 0xa5, e.B);
-					UT_ASSERT_EQ(gga_codec_decode(e.c, e.s, cfd, cfm,
-								      e.all & ~(1u << j), 3, out,
-								      NULL),
-						     0);
-					CU_ASSERT(memcmp(out, e.block, e.B) == 0);
-				}
-			}
-		}
-		free(area[0]);
-		free(area[1]);
-		free(md_area);
-		free(out);
-		env_fini(&e);
-	}
-}
-
-/*
- * The upper halves of the vector registers in use, from XINUSE (XGETBV with
- * ECX = 1): bit 2 for YMM0-15, bit 6 for ZMM0-15. False when the CPU cannot
- * tell (no AVX, or no XGETBV with ECX = 1).
- */
-static bool
-vector_upper_in_use(uint64_t *in_use)
-{
-#if defined(__x86_64__)
-	uint32_t a, b, c, d, lo, hi;
-
-	if (!__builtin_cpu_supports("avx") || __get_cpuid_max(0, NULL) < 0xd) {
-		return false;
-	}
-	__cpuid_count(0xd, 1, a, b, c, d);
-	if (!(a & (1u << 2))) {
-		return false;
-	}
-	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(1));
-	*in_use = (((uint64_t)hi << 32) | lo) & ((1u << 2) | (1u << 6));
-	return true;
-#else
-	(void)in_use;
-	return false;
-#endif
-}
-
-/*
- * ISA-L's AVX2/AVX-512 kernels return with the vector registers' upper
- * halves in use, and every SSE instruction after them pays for it (a third
- * of the gga bdev's read rate on the benchmark machine). crc32c() and the
- * codec must leave them clean.
- */
-static void
-test_vector_state_clean(void)
-{
-	struct gga_decode_info info;
-	uint64_t in_use = 0;
-	struct env e;
-
-	env_init(&e, 4096, 2, 1, GGA_MATRIX_VANDERMONDE);
-	fill_kind(e.block, e.B, KIND_RANDOM);
-	/* ISA-L alone: does it leave state behind on this CPU at all? */
-	(void)crc32_iscsi(e.block, (int)e.B, 0);
-	if (!vector_upper_in_use(&in_use) || in_use == 0) {
-		printf("\n  note: test_vector_state_clean checks nothing here: %s\n",
-		       in_use == 0 ? "ISA-L leaves no upper vector state on this CPU" :
-				     "the CPU cannot report XINUSE");
-		env_fini(&e);
-		return;
-	}
-	(void)crc32c(e.block, e.B, 0);
-	CU_ASSERT(vector_upper_in_use(&in_use) && in_use == 0);
-	(void)crc32_iscsi(e.block, (int)e.B, 0);
-	UT_ASSERT_EQ_FATAL(env_encode(&e, &e.f, 7, 1, NULL), 0);
-	CU_ASSERT(vector_upper_in_use(&in_use) && in_use == 0);
-	(void)crc32_iscsi(e.block, (int)e.B, 0);
-	UT_ASSERT_EQ(env_decode(&e, &e.f, e.all, 7, e.block, &info), 0);
-	CU_ASSERT(vector_upper_in_use(&in_use) && in_use == 0);
-	/* A recovery runs the erasure code's decode. */
-	(void)crc32_iscsi(e.block, (int)e.B, 0);
-	UT_ASSERT_EQ(env_decode(&e, &e.f, e.all & ~1u, 7, e.block, &info), 0);
-	CU_ASSERT(vector_upper_in_use(&in_use) && in_use == 0);
-	env_fini(&e);
-}
-
-/* The format's tests live in gga_format_ut.c; one binary runs both. */
 extern const struct ut_test g_format_tests[];
 extern const size_t g_format_tests_count;
+extern const struct ut_test g_kernel_tests[];
+extern const size_t g_kernel_tests_count;
 
 int
 main(void)
@@ -1494,8 +1087,7 @@ main(void)
 		UT_TEST(test_corrupt_payload),  UT_TEST(test_wrong_lba),
 		UT_TEST(test_torn_writes),      UT_TEST(test_torn_k2m2),
 		UT_TEST(test_never_written),    UT_TEST(test_rebuild),
-		UT_TEST(test_rebuild_verifies), UT_TEST(test_vector_state_clean),
-		UT_TEST(test_parity_crc),       UT_TEST(test_xor_parity),
+		UT_TEST(test_rebuild_verifies),
 	};
 	struct ut_test tests[ARRAY_SIZE(codec_tests) + 16];
 	size_t i, n = 0;
@@ -1505,6 +1097,9 @@ main(void)
 	}
 	for (i = 0; i < ARRAY_SIZE(codec_tests) && n < ARRAY_SIZE(tests); i++) {
 		tests[n++] = codec_tests[i];
+	}
+	for (i = 0; i < g_kernel_tests_count && n < ARRAY_SIZE(tests); i++) {
+		tests[n++] = g_kernel_tests[i];
 	}
 	return ut_run("gga_codec", tests, n, NULL, NULL);
 }
