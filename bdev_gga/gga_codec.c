@@ -106,8 +106,8 @@ ec_encode(int len, int k, int rows, unsigned char *tbls, unsigned char **src, un
 /*
  * dst = the XOR of the k fragments src[0..k-1] with ISA-L's XOR kernel,
  * which does per byte what the erasure code's table lookups do for a row of
- * ones, at a fraction of the cost. Returns false, having done nothing, when
- * the buffers do not suit it (the caller then runs the erasure code).
+ * ones, at a fraction of the cost. Returns false when the buffers do not
+ * suit it (the caller then runs the erasure code).
  */
 static bool
 xor_frags(const struct gga_codec *c, uint8_t *const src[], uint8_t *dst)
@@ -115,6 +115,7 @@ xor_frags(const struct gga_codec *c, uint8_t *const src[], uint8_t *dst)
 	void *v[GGA_MAX_FRAGS + 1];
 	uintptr_t bits = (uintptr_t)dst | c->frag_size;
 	uint32_t i;
+	int rc;
 
 	if (c->k < 2) {
 		return false;
@@ -127,12 +128,9 @@ xor_frags(const struct gga_codec *c, uint8_t *const src[], uint8_t *dst)
 		return false;
 	}
 	v[c->k] = dst;
-	if (xor_gen((int)c->k + 1, (int)c->frag_size, v) != 0) {
-		simd_upper_clean();
-		return false;
-	}
+	rc = xor_gen((int)c->k + 1, (int)c->frag_size, v);
 	simd_upper_clean();
-	return true;
+	return rc == 0;
 }
 
 /* The m parity fragments of the k data fragments in frags[], into frags[k..n-1]. */
