@@ -271,6 +271,7 @@ struct gga_io {
 	bool forced;       /* some chunk needed a forced recovery */
 	bool aborted;      /* a member I/O was aborted (reset) */
 	bool locked;
+	bool reread;           /* the chunk did not decode: read it again under the lock */
 	bool bm_held;          /* the chunk's regions count this write */
 	uint16_t skip_index;   /* periodic: the data member left out */
 	uint32_t pending;      /* member I/Os in flight */

@@ -637,15 +637,19 @@ read_chunk_start(struct bdev_io *io)
 	member_phase_start(io, GGA_PHASE_READ, BDEV_IO_TYPE_READ, want);
 }
 
+/* decode_chunk() flags: count what was found; log the blocks that do not decode. */
+#define DECODE_COUNT    0x1u
+#define DECODE_LOG_FAIL 0x2u
+
 /*
  * Decode every block of the chunk from the members in present_mask. Returns
  * 0 when every block decoded and every present fragment was valid; 1 when
  * every block decoded but some fragment was not (a repair is due); -EIO when
- * some block did not decode. `final` (every live member is present) counts
- * what was found.
+ * some block did not decode, whatever the other blocks did: one block that
+ * cannot be decoded fails the whole request.
  */
 static int
-decode_chunk(struct bdev_io *io, bool final)
+decode_chunk(struct bdev_io *io, uint32_t flags)
 {
 	struct gga_io *gio = gga_io_ctx(io);
 	struct gga_disk *disk = io_disk(io);
@@ -681,24 +685,25 @@ decode_chunk(struct bdev_io *io, bool final)
 			if (unlikely(dst == NULL)) {
 				iov_copy_out(io, c, ch->bounce, disk->block_size);
 			}
-			if (unlikely((info.valid_mask & present) != present)) {
-				result = GGA_MAX(result, 1);
+			if (unlikely((info.valid_mask & present) != present) && result == 0) {
+				/* Repairable; an earlier block that failed keeps the chunk failed. */
+				result = 1;
 			}
 		} else {
 			result = -EIO;
 		}
-		if (final && unlikely(rc != 0 || (info.valid_mask & present) != present)) {
+		if ((flags & DECODE_COUNT) &&
+		    unlikely(rc != 0 || (info.valid_mask & present) != present)) {
 			ch->stats.checksum_failures += popcount32(info.corrupt_mask & present);
 			if ((info.stale_mask | info.orphan_mask) != 0 ||
 			    (rc != 0 && info.corrupt_mask == 0)) {
 				ch->stats.torn_writes_detected++;
 			}
-			if (rc != 0) {
-				ERRLOG("gga bdev '%s': lba %" PRIu64 " cannot be decoded from "
-				       "members 0x%x (corrupt 0x%x)\n",
-				       io->bdev->name, gio->chunk_lba + b, present,
-				       info.corrupt_mask);
-			}
+		}
+		if ((flags & DECODE_LOG_FAIL) && unlikely(rc != 0)) {
+			ERRLOG("gga bdev '%s': lba %" PRIu64 " cannot be decoded from "
+			       "members 0x%x (corrupt 0x%x); the read fails\n",
+			       io->bdev->name, gio->chunk_lba + b, present, info.corrupt_mask);
 		}
 		iov_skip(io, &c, disk->block_size);
 	}
@@ -718,7 +723,7 @@ read_phase_done(struct bdev_io *io)
 	more = gga_live_mask(disk) & ~gio->read_mask;
 	final = more == 0;
 	if (popcount32(gio->present_mask) >= disk->k) {
-		rc = decode_chunk(io, final);
+		rc = decode_chunk(io, final ? DECODE_COUNT : 0);
 		if (likely(rc == 0)) {
 			chunk_done(io);
 			return;
@@ -743,7 +748,13 @@ read_phase_done(struct bdev_io *io)
 		return;
 	}
 	if (rc < 0) {
-		request_fail(io);
+		/*
+		 * Read without the range lock, a block that a write is changing
+		 * can show fragments of two versions: look once more under the
+		 * lock before calling it lost (heal_read_done decides).
+		 */
+		gio->reread = true;
+		heal_start(io);
 		return;
 	}
 	if (disk->repair) {
@@ -792,6 +803,18 @@ heal_read_done(struct bdev_io *io)
 	gio->present_mask = present;
 	gio->dirty_mask = 0;
 	gio->repairs = 0;
+	if (gio->reread) {
+		/* The chunk did not decode unlocked: this decode, under the lock, decides. */
+		gio->reread = false;
+		if (popcount32(present) < disk->k || decode_chunk(io, DECODE_LOG_FAIL) < 0) {
+			request_fail(io);
+			return;
+		}
+		if (!disk->repair) {
+			chunk_done(io);
+			return;
+		}
+	}
 	if (popcount32(present) < disk->k) {
 		/* The data returned was verified; only the repair is given up. */
 		chunk_done(io);
@@ -1091,6 +1114,7 @@ gga_submit_request(struct io_channel *_ch, struct bdev_io *io)
 	gio->forced = false;
 	gio->aborted = false;
 	gio->locked = false;
+	gio->reread = false;
 	gio->bm_held = false;
 	gio->pending = 0;
 	gio->submit_mask = 0;

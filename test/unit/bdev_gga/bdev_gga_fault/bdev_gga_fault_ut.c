@@ -193,6 +193,51 @@ test_bit_flips(void)
 }
 
 /*
+ * One request over a block that cannot be decoded (two of its three
+ * fragments corrupt) and a block that can but needs a repair (one fragment
+ * corrupt) fails as a whole, in either order, and is counted: the repairable
+ * block once made the request succeed with the lost block's wrong bytes.
+ */
+static void
+test_multiblock_read_one_lost(void)
+{
+	struct bdev_gga_counters c0, c1;
+	uint8_t w[4 * LBS], rd[4 * LBS];
+	struct gga_disk *disk;
+	uint32_t t;
+
+	make_members("L");
+	disk = make_gga("L", 0);
+	open_dev("L");
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(100, 4, w));
+	/* Block 101: lost. Blocks 100 and 102: one fragment each, repairable. */
+	flip(disk, 0, 101, 10, 1);
+	flip(disk, 1, 101, 10, 1);
+	for (t = 0; t < 2; t++) {
+		flip(disk, 1, t == 0 ? 102 : 100, 10, 1);
+		c0 = counters("L");
+		memset(rd, 0, sizeof(rd));
+		/* t 0: the lost block first; t 1: the repairable block first. */
+		CU_ASSERT(!dev_read(t == 0 ? 101 : 100, 2, rd));
+		c1 = counters("L");
+		UT_ASSERT_EQ(c1.failed_ios - c0.failed_ios, 1);
+	}
+	CU_ASSERT(!dev_read(100, 4, rd));
+	CU_ASSERT(!dev_read(101, 1, rd));
+	/* The others read right, and were repaired on the way. */
+	CU_ASSERT(dev_read(100, 1, rd));
+	CU_ASSERT(memcmp(rd, w, LBS) == 0);
+	CU_ASSERT(dev_read(102, 2, rd));
+	CU_ASSERT(memcmp(rd, w + 2 * LBS, 2 * LBS) == 0);
+	UT_ASSERT_EQ(check_consistent(disk, 100, NULL, rd), 0);
+	UT_ASSERT_EQ(check_consistent(disk, 102, NULL, rd), 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("L");
+	delete_members("L");
+}
+
+/*
  * Regular reads take the data halves straight into the caller's buffer, where
  * decoding an lz4 block overwrites them. A chunk whose lz4 blocks decoded
  * before another block of it turned out corrupt must still read back right:
@@ -434,7 +479,7 @@ main(void)
 	static const struct ut_test tests[] = {
 		UT_TEST(test_torn_writes),          UT_TEST(test_bit_flips),
 		UT_TEST(test_direct_read_recovery), UT_TEST(test_member_failure),
-		UT_TEST(test_hot_remove),
+		UT_TEST(test_hot_remove),           UT_TEST(test_multiblock_read_one_lost),
 	};
 
 	return ut_run("bdev_gga_fault", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
