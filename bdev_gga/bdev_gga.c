@@ -160,6 +160,25 @@ gga_member_set_state(struct gga_disk *disk, uint32_t index, enum bdev_gga_member
 	}
 }
 
+bool
+gga_member_cas_state(struct gga_disk *disk, uint32_t index, enum bdev_gga_member_state from,
+		     enum bdev_gga_member_state to, const char *reason)
+{
+	struct gga_member *member = &disk->members[index];
+	uint32_t old = from;
+
+	if (!__atomic_compare_exchange_n(&member->state, &old, to, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		return false;
+	}
+	__atomic_store_n(&member->reason, reason, __ATOMIC_RELEASE);
+	masks_update(disk, index, to);
+	if (from != to) {
+		log_state_change(disk, index, from, to, reason);
+	}
+	return true;
+}
+
 void
 gga_member_fail(struct gga_disk *disk, uint32_t index, const char *why)
 {
@@ -247,6 +266,7 @@ gga_sb_area_encode(struct gga_disk *disk, uint32_t index, uint64_t epoch, uint64
 	}
 	sb.recovery_mask = disk->rec_mask;
 	sb.recovery_offset = disk->rec_offset;
+	sb.bitmap_events = disk->bitmap_events;
 	rc = gga_sb_encode(&sb, rec);
 	if (rc != 0) {
 		return rc;
@@ -258,6 +278,41 @@ gga_sb_area_encode(struct gga_disk *disk, uint32_t index, uint64_t epoch, uint64
 
 static void sb_update_msg(void *arg);
 
+/*
+ * An update of the clearing of write-intent marks ended (sb_write_done):
+ * it counts only if it reached every member, all of them online.
+ */
+static void
+bm_clear_step(struct gga_disk *disk)
+{
+	bool whole = !disk->sb_short && disk->sb_ok_mask == disk->all_mask &&
+		     gga_disk_all_online(disk);
+
+	if (disk->sb_clear_stage == GGA_BM_CLEAR_IDLE) {
+		return;
+	}
+	if (!whole || disk->bm_clear_stage != disk->sb_clear_stage) {
+		/* A member was left out: the sweep starts over once all are back. */
+		disk->bm_clear_stage = GGA_BM_CLEAR_IDLE;
+	} else if (disk->sb_clear_stage == GGA_BM_CLEAR_FIRST) {
+		disk->bm_clear_events = disk->sb_events;
+		disk->bm_clear_stage = GGA_BM_CLEAR_SECOND;
+		disk->sb_again = true;
+	} else {
+		disk->bm_clear_stage = GGA_BM_CLEAR_READY;
+	}
+	disk->sb_clear_stage = GGA_BM_CLEAR_IDLE;
+}
+
+void
+gga_bm_clear_request(struct gga_disk *disk)
+{
+	if (disk->bm_clear_stage == GGA_BM_CLEAR_IDLE) {
+		disk->bm_clear_stage = GGA_BM_CLEAR_FIRST;
+		gga_sb_kick(disk);
+	}
+}
+
 static void
 sb_write_done(struct bdev_io *io, bool success, void *cb_arg)
 {
@@ -268,6 +323,7 @@ sb_write_done(struct bdev_io *io, bool success, void *cb_arg)
 	bdev_free_io(io);
 	if (success) {
 		disk->sb_ok_mask |= 1u << member->index;
+		member->sb_events = disk->sb_events;
 	} else {
 		gga_member_fail(disk, member->index, "superblock write failed");
 	}
@@ -296,9 +352,9 @@ sb_write_done(struct bdev_io *io, bool success, void *cb_arg)
 		 * failed the write is failed, and its failure asked for another
 		 * update, which writes that wait for it will wait for too.
 		 */
-		disk->events++;
 		__atomic_store_n(&disk->persisted_sync_mask, disk->sb_sync_mask, __ATOMIC_RELEASE);
 	}
+	bm_clear_step(disk);
 	disk->sb_inflight = false;
 	if (disk->sb_again) {
 		disk->sb_again = false;
@@ -317,6 +373,29 @@ member_writable(const struct gga_member *member)
 	return member->app_ch != NULL && !member->removing &&
 	       (state == BDEV_GGA_MEMBER_ONLINE || state == BDEV_GGA_MEMBER_REBUILDING ||
 		state == BDEV_GGA_MEMBER_STALE);
+}
+
+/*
+ * A pass member that left the pass (failed, absent, stale) misses writes from
+ * then on, below the checkpoint too: the checkpoint no longer speaks for it.
+ */
+static void
+prune_checkpoint(struct gga_disk *disk)
+{
+	uint32_t i, keep = 0;
+
+	for (i = 0; i < disk->n; i++) {
+		if ((disk->rec_mask & (1u << i)) &&
+		    gga_member_state(&disk->members[i]) == BDEV_GGA_MEMBER_REBUILDING) {
+			keep |= 1u << i;
+		}
+	}
+	if (keep != disk->rec_mask) {
+		disk->rec_mask = keep;
+		if (keep == 0) {
+			disk->rec_offset = 0;
+		}
+	}
 }
 
 /*
@@ -362,6 +441,17 @@ sb_update_msg(void *arg)
 		disk->sb_new_limit = limit;
 	}
 	disk->sb_sync_mask = live;
+	prune_checkpoint(disk);
+	/* A new count for every update, persisted or not: two records never tie and differ. */
+	disk->sb_events = ++disk->events;
+	disk->sb_clear_stage = GGA_BM_CLEAR_IDLE;
+	if (disk->bm_clear_stage == GGA_BM_CLEAR_FIRST ||
+	    disk->bm_clear_stage == GGA_BM_CLEAR_SECOND) {
+		disk->sb_clear_stage = disk->bm_clear_stage;
+		if (disk->bm_clear_stage == GGA_BM_CLEAR_SECOND) {
+			disk->bitmap_events = disk->bm_clear_events;
+		}
+	}
 	disk->sb_short = false;
 	disk->sb_ok_mask = 0;
 	disk->sb_pending = 0;
@@ -372,7 +462,7 @@ sb_update_msg(void *arg)
 			continue;
 		}
 		area = disk->sb_buf + (size_t)i * disk->sb_blocks * disk->mbs;
-		rc = gga_sb_area_encode(disk, i, disk->sb_new_limit, disk->events + 1,
+		rc = gga_sb_area_encode(disk, i, disk->sb_new_limit, disk->sb_events,
 					disk->sb_sync_mask, area);
 		if (rc == 0) {
 			disk->sb_ctx[i].owner = disk;
@@ -396,6 +486,7 @@ sb_update_msg(void *arg)
 		member->app_io++;
 	}
 	if (disk->sb_pending == 0) {
+		bm_clear_step(disk);
 		disk->sb_inflight = false;
 		if (disk->sb_epoch) {
 			disk->sb_epoch = false;

@@ -332,15 +332,37 @@ sweep_poll(void *arg)
 	struct gga_disk *disk = bm->disk;
 	uint8_t *p, *end = bm->bits + bm->regions, st;
 	uint64_t r, cleared = 0;
+	bool clear, wanted = false;
 
 	if (bm->dirty == 0 || !gga_disk_all_online(disk) || disk->rec_mask != 0 ||
 	    gga_recover_busy(disk) || bm->flushing) {
+		if (!gga_disk_all_online(disk)) {
+			disk->bm_clear_stage = GGA_BM_CLEAR_IDLE;
+		}
 		return POLLER_IDLE;
 	}
+	if (disk->bm_clear_stage == GGA_BM_CLEAR_FIRST ||
+	    disk->bm_clear_stage == GGA_BM_CLEAR_SECOND) {
+		/* The updates that let marks go are under way. */
+		return POLLER_IDLE;
+	}
+	clear = disk->bm_clear_stage == GGA_BM_CLEAR_READY;
+	disk->bm_clear_stage = GGA_BM_CLEAR_IDLE;
 	for (p = bm->bits; (p = memchr(p, 1, (size_t)(end - p))) != NULL; p++) {
 		r = (uint64_t)(p - bm->bits);
 		if (__atomic_load_n(&bm->touched[r], __ATOMIC_RELAXED)) {
 			__atomic_store_n(&bm->touched[r], 0, __ATOMIC_RELAXED);
+			continue;
+		}
+		if (!clear) {
+			/*
+			 * Untouched since the last look: clear it once two updates
+			 * made every member's record newer than every write it holds
+			 * (an old copy of a member is then known to be one).
+			 */
+			if (__atomic_load_n(&bm->writers[r], __ATOMIC_SEQ_CST) == 0) {
+				wanted = true;
+			}
 			continue;
 		}
 		st = REGION_MARKED;
@@ -358,6 +380,10 @@ sweep_poll(void *arg)
 		*p = 0;
 		bm->dirty--;
 		cleared++;
+	}
+	if (wanted) {
+		gga_bm_clear_request(disk);
+		return POLLER_BUSY;
 	}
 	if (cleared == 0) {
 		return POLLER_IDLE;

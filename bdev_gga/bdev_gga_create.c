@@ -50,6 +50,8 @@ struct gga_create_ctx {
 	uint64_t epoch_events; /* the event counter the new superblocks carry */
 	/* Assembly: the freshest superblock's member, and the union of the bitmaps. */
 	int fresh;
+	/* Assembly: the freshest records merged (merge_fresh()). */
+	struct gga_sb merged;
 	/* Assembly: members whose base bdev does not exist (yet). */
 	uint32_t absent;
 	uint8_t *bitmap;
@@ -171,6 +173,11 @@ create_finish(struct gga_create_ctx *ctx)
 	}
 	/* The superblocks just written say who is in sync. */
 	disk->events = ctx->epoch_events;
+	for (i = 0; i < disk->n; i++) {
+		if (!(ctx->absent & (1u << i))) {
+			disk->members[i].sb_events = ctx->epoch_events;
+		}
+	}
 	disk->persisted_sync_mask = disk->live_mask;
 	/* The list entry is reused for the list of registered disks. */
 	TAILQ_REMOVE(&g_creating, disk, link);
@@ -414,6 +421,50 @@ sb_problem(struct gga_create_ctx *ctx, uint32_t i)
 }
 
 /*
+ * The freshest word on the members (assembly): the records with the largest
+ * event count. Every update writes one count to every member, so records
+ * that carry the same count and disagree come from an update that a crash
+ * cut short, or from a writer that reused a count: resolve toward the more
+ * degraded view (each member's worst state; no recovery checkpoint; the
+ * newest bitmap_events), never toward trusting more members.
+ */
+static void
+merge_fresh(struct gga_create_ctx *ctx, uint32_t formatted)
+{
+	struct gga_disk *disk = ctx->disk;
+	const struct gga_sb *fresh = &ctx->sb[ctx->fresh], *sb;
+	struct gga_sb *out = &ctx->merged;
+	bool split = false;
+	uint32_t i, j;
+
+	*out = *fresh;
+	for (i = 0; i < disk->n; i++) {
+		sb = &ctx->sb[i];
+		if (!(formatted & (1u << i)) || sb->events != fresh->events) {
+			continue;
+		}
+		for (j = 0; j < disk->n; j++) {
+			if (sb->member_state[j] != out->member_state[j]) {
+				split = true;
+			}
+			out->member_state[j] = GGA_MAX(out->member_state[j], sb->member_state[j]);
+		}
+		if (sb->recovery_mask != fresh->recovery_mask ||
+		    sb->recovery_offset != fresh->recovery_offset) {
+			split = true;
+			out->recovery_mask = 0;
+			out->recovery_offset = 0;
+		}
+		out->bitmap_events = GGA_MAX(out->bitmap_events, sb->bitmap_events);
+	}
+	if (split) {
+		WARNLOG("gga bdev '%s': superblock records of event count %" PRIu64
+			" disagree (an update cut short); taking the most degraded view\n",
+			disk->bdev.name, fresh->events);
+	}
+}
+
+/*
  * Assembling: check that every formatted member is this array's member in
  * its role, find the freshest superblock (the largest event counter: the
  * last word of the writers on who is in sync) and take the members' states
@@ -493,6 +544,7 @@ create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 			ctx->fresh = (int)i;
 		}
 	}
+	merge_fresh(ctx, formatted);
 	/* Every generation stamped so far is below the largest persisted window end. */
 	ctx->epoch = epoch;
 	fresh = &ctx->sb[ctx->fresh];
@@ -506,32 +558,52 @@ create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 			  disk->bdev.name, GGA_SB_VERSION_CURRENT);
 	} else {
 		disk->region_shift = fresh->region_shift;
-		disk->rec_mask = fresh->recovery_mask;
-		disk->rec_offset = fresh->recovery_offset;
+		disk->rec_mask = ctx->merged.recovery_mask;
+		disk->rec_offset = ctx->merged.recovery_offset;
+		disk->bitmap_events = ctx->merged.bitmap_events;
 	}
 	ctx->epoch_events = fresh->events + 1;
 	disk->check_marked = true;
 	for (i = 0; i < disk->n; i++) {
 		struct gga_member *member = &disk->members[i];
+		uint8_t st = ctx->merged.member_state[i];
 
 		if (ctx->absent & (1u << i)) {
-			/* State ABSENT since create_open_members(); writes go on without it. */
-			member->needs = fresh->member_state[i] == GGA_SB_MEMBER_REBUILD ?
-						GGA_NEEDS_REBUILD :
-						GGA_NEEDS_RESYNC;
+			/*
+			 * State ABSENT since create_open_members(); writes go on
+			 * without it, so whatever a pass had done for it is void.
+			 */
+			member->needs = st == GGA_SB_MEMBER_REBUILD ? GGA_NEEDS_REBUILD :
+								      GGA_NEEDS_RESYNC;
+			disk->rec_mask &= ~(1u << i);
 		} else if (blank & (1u << i)) {
+			/* Its content went with its record: a full rebuild, from block 0. */
 			member->needs = GGA_NEEDS_REBUILD;
 			member->state = BDEV_GGA_MEMBER_STALE;
 			member->reason = "blank: needs a full rebuild";
-		} else if (fresh->member_state[i] != GGA_SB_MEMBER_IN_SYNC) {
-			member->needs = fresh->member_state[i] == GGA_SB_MEMBER_REBUILD ?
-						GGA_NEEDS_REBUILD :
-						GGA_NEEDS_RESYNC;
+			disk->rec_mask &= ~(1u << i);
+		} else if (st == GGA_SB_MEMBER_IN_SYNC && ctx->sb[i].events < disk->bitmap_events) {
+			/*
+			 * Its own record predates the last clearing of write-intent
+			 * marks: an old copy of itself, which may lack writes that no
+			 * mark remembers.
+			 */
+			member->needs = GGA_NEEDS_REBUILD;
+			member->state = BDEV_GGA_MEMBER_STALE;
+			member->reason =
+				"its record is older than the write-intent bitmap: an old copy";
+			disk->rec_mask &= ~(1u << i);
+		} else if (st != GGA_SB_MEMBER_IN_SYNC) {
+			member->needs = st == GGA_SB_MEMBER_REBUILD ? GGA_NEEDS_REBUILD :
+								      GGA_NEEDS_RESYNC;
 			member->state = BDEV_GGA_MEMBER_STALE;
 			member->reason = "the superblocks say it missed writes";
 		} else {
 			in_sync |= 1u << i;
 		}
+	}
+	if (disk->rec_mask == 0) {
+		disk->rec_offset = 0;
 	}
 	disk->live_mask = in_sync;
 	disk->write_mask = in_sync;
@@ -957,6 +1029,18 @@ create_check_opts(struct gga_create_ctx *ctx, const struct bdev_gga_opts *opts)
 	if (opts->k < 1 || opts->m < 1 || n > BDEV_GGA_MAX_MEMBERS) {
 		create_set_msg(ctx, -EINVAL, "%u + %u members: need k >= 1, m >= 1, k + m <= %u",
 			       opts->k, opts->m, BDEV_GGA_MAX_MEMBERS);
+		return ctx->rc;
+	}
+	if (opts->m >= opts->k) {
+		/*
+		 * With m >= k two disjoint sets of k members exist: one of them can
+		 * be assembled, or outvote the newest version of a block, without a
+		 * member that saw the newest writes (docs/FORMAT.md 3.1).
+		 */
+		create_set_msg(ctx, -EINVAL,
+			       "%u + %u members: need more data than parity members (k > m), so "
+			       "that any k members share one with every other k",
+			       opts->k, opts->m);
 		return ctx->rc;
 	}
 	if (gga_matrix_name(opts->matrix) == NULL) {

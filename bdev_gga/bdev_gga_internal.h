@@ -116,6 +116,21 @@ struct gga_member {
 	struct io_channel *app_ch;
 	bool flush_supported;
 	bool reset_supported;
+	/* App thread: the events of the record last written to it (0: none). */
+	uint64_t sb_events;
+};
+
+/*
+ * Clearing write-intent marks (docs/FORMAT.md 3.2): the sweep finds regions
+ * to clear; a first update reaches every member (events E); a second one
+ * persists bitmap_events = E; only then are the marks cleared and written. A
+ * member whose own record is older than E may be an old copy of itself.
+ */
+enum gga_bm_clear_stage {
+	GGA_BM_CLEAR_IDLE = 0,
+	GGA_BM_CLEAR_FIRST,  /* the first update is wanted or in flight */
+	GGA_BM_CLEAR_SECOND, /* the second update (bitmap_events) is wanted or in flight */
+	GGA_BM_CLEAR_READY,  /* persisted: the next sweep clears */
 };
 
 struct gga_disk {
@@ -176,12 +191,19 @@ struct gga_disk {
 	/* Superblock updates (app thread, one at a time; bdev_gga.c). */
 	bool sb_kicked; /* atomic: an update message is queued */
 	bool sb_inflight;
-	bool sb_again;         /* asked for while one was in flight */
-	bool sb_epoch;         /* the update in flight carries a new window */
-	bool sb_short;         /* a member of it found no bdev_io: not persisted */
-	uint64_t events;       /* the event counter the members have */
-	uint32_t sb_sync_mask; /* in-sync members of the update in flight */
-	uint32_t sb_blocks;    /* member blocks holding the superblock record */
+	bool sb_again; /* asked for while one was in flight */
+	bool sb_epoch; /* the update in flight carries a new window */
+	bool sb_short; /* a member of it found no bdev_io: not persisted */
+	/* The largest event count handed out: every record write takes a new one. */
+	uint64_t events;
+	uint64_t sb_events; /* the event count of the update in flight */
+	/* Write-intent marks clear only after two updates (bdev_gga_bitmap.c sweep). */
+	uint64_t bitmap_events;   /* persisted: see struct gga_sb */
+	uint8_t bm_clear_stage;   /* enum gga_bm_clear_stage */
+	uint8_t sb_clear_stage;   /* the stage of the update in flight (0: none) */
+	uint64_t bm_clear_events; /* the first update's events, once on every member */
+	uint32_t sb_sync_mask;    /* in-sync members of the update in flight */
+	uint32_t sb_blocks;       /* member blocks holding the superblock record */
 	/* Superblock buffers: n areas of sb_blocks member blocks (arena memory). */
 	uint8_t *sb_buf;
 	uint32_t sb_pending;
@@ -304,11 +326,22 @@ extern struct bdev_module gga_bdev_module;
 /* Persist the members' states (and any new generation window) in the superblocks (any thread). */
 void gga_sb_kick(struct gga_disk *disk);
 /*
+ * App thread: the bitmap sweep found marks to clear; start the two updates
+ * after which it may (disk->bm_clear_stage becomes GGA_BM_CLEAR_READY).
+ */
+void gga_bm_clear_request(struct gga_disk *disk);
+/*
  * App thread: move member `index` to `state` for `reason` (a string
  * literal), updating the masks and logging the change once.
  */
 void gga_member_set_state(struct gga_disk *disk, uint32_t index, enum bdev_gga_member_state state,
 			  const char *reason);
+/*
+ * App thread: move member `index` from `from` to `to` only if it is still in
+ * `from` (another thread may have failed it meanwhile). True if it moved.
+ */
+bool gga_member_cas_state(struct gga_disk *disk, uint32_t index, enum bdev_gga_member_state from,
+			  enum bdev_gga_member_state to, const char *reason);
 /* Build member `index`'s superblock record for the current state into buf (sb_blocks blocks). */
 int gga_sb_area_encode(struct gga_disk *disk, uint32_t index, uint64_t epoch, uint64_t events,
 		       uint32_t sync_mask, uint8_t *buf);

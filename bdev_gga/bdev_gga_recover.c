@@ -37,6 +37,7 @@ struct member_op {
 	member_step_cb cb;
 	char *new_base;
 	uint8_t *buf;
+	uint64_t events; /* of the record a format writes */
 	struct gga_member_ctx ctx;
 	char msg[256];
 	/* replace only */
@@ -162,6 +163,8 @@ region_write_done(struct bdev_io *io, bool success, void *cb_arg)
 	if (!success) {
 		snprintf(op->msg, sizeof(op->msg), "writing the reserved region of '%s' failed",
 			 op->member->name);
+	} else {
+		op->member->sb_events = op->events;
 	}
 	member_op_end(op, success ? 0 : -EIO);
 }
@@ -184,7 +187,12 @@ member_format_region(struct member_op *op)
 	member->needs = GGA_NEEDS_REBUILD;
 	/* Whatever a pass had done for it is gone with its old content. */
 	disk->rec_mask &= ~(1u << member->index);
-	rc = gga_sb_area_encode(disk, member->index, disk->gen_limit, disk->events,
+	/*
+	 * A count of its own: this record says the member needs a rebuild, so it
+	 * must not tie with the others' records, which may say otherwise.
+	 */
+	op->events = ++disk->events;
+	rc = gga_sb_area_encode(disk, member->index, disk->gen_limit, op->events,
 				gga_live_mask(disk), op->buf);
 	if (rc != 0) {
 		snprintf(op->msg, sizeof(op->msg), "cannot encode the superblock");
@@ -288,10 +296,23 @@ probe_read_done(struct bdev_io *io, bool success, void *cb_arg)
 		member_op_end(op, -EEXIST);
 		return;
 	}
+	if (sb.events < disk->bitmap_events) {
+		/*
+		 * Its record is older than the last clearing of write-intent marks:
+		 * an old copy of its own storage, which may lack writes no mark
+		 * remembers (md compares events with the bitmap's the same way).
+		 */
+		WARNLOG("gga bdev '%s': %s is back with a record of event %" PRIu64
+			", older than the write-intent bitmap (%" PRIu64 "): an old copy; "
+			"rebuilding it whole\n",
+			disk->bdev.name, label, sb.events, disk->bitmap_events);
+		member->needs = GGA_NEEDS_REBUILD;
+		disk->rec_mask &= ~(1u << member->index);
+	}
 	if ((uint32_t)__builtin_popcount(gga_live_mask(disk)) < disk->k &&
 	    (__atomic_load_n(&disk->persisted_sync_mask, __ATOMIC_ACQUIRE) &
 	     (1u << member->index)) &&
-	    member->needs == GGA_NEEDS_NONE) {
+	    member->needs == GGA_NEEDS_NONE && sb.events == member->sb_events) {
 		/*
 		 * It failed with the array: no write was acknowledged since, so it
 		 * missed none, and the superblocks still say it is in sync.
@@ -431,6 +452,17 @@ gga_recover_start_disk(struct gga_disk *disk)
 			disk->bdev.name);
 	}
 	gga_recover_maybe_start(disk);
+	if (disk->walk == NULL && disk->rec_mask != 0) {
+		/*
+		 * The pass the records describe cannot resume now; writes will land
+		 * below its checkpoint before it can, so it starts over when it does.
+		 */
+		NOTICELOG("gga bdev '%s': the interrupted recovery of members 0x%x cannot resume "
+			  "now; it starts over\n",
+			  disk->bdev.name, disk->rec_mask);
+		disk->rec_mask = 0;
+		disk->rec_offset = 0;
+	}
 	/*
 	 * Regions still marked when an array is assembled may hold writes torn by
 	 * an unclean stop: with every member in sync, check them now rather than

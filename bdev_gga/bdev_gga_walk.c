@@ -603,26 +603,41 @@ recovery_finish(struct gga_walk *walk)
 		    gga_member_state(&disk->members[i]) != BDEV_GGA_MEMBER_REBUILDING) {
 			continue;
 		}
+		/*
+		 * From REBUILDING only: an I/O thread that failed the member since
+		 * the check above has the last word.
+		 */
 		if (walk->result == 0) {
-			disk->members[i].needs = GGA_NEEDS_NONE;
-			disk->members[i].forced = false;
-			gga_member_set_state(disk, i, BDEV_GGA_MEMBER_ONLINE,
-					     walk->rebuild ? "rebuilt" : "resynced");
-			done |= 1u << i;
+			if (gga_member_cas_state(disk, i, BDEV_GGA_MEMBER_REBUILDING,
+						 BDEV_GGA_MEMBER_ONLINE,
+						 walk->rebuild ? "rebuilt" : "resynced")) {
+				disk->members[i].needs = GGA_NEEDS_NONE;
+				disk->members[i].forced = false;
+				done |= 1u << i;
+			}
 		} else {
-			gga_member_set_state(disk, i, BDEV_GGA_MEMBER_STALE,
+			gga_member_cas_state(disk, i, BDEV_GGA_MEMBER_REBUILDING,
+					     BDEV_GGA_MEMBER_STALE,
 					     walk->result == -ECANCELED ? "recovery stopped" :
 									  "recovery failed");
 		}
 	}
-	if (walk->result == 0) {
+	if (walk->result == -ECANCELED && disk->destructing) {
+		/* Deleted: the next assembly resumes from the last checkpoint persisted. */
+		walk_checkpoint(walk, true);
+	} else {
+		/*
+		 * Done, failed or stopped: a checkpoint is resumed by an assembly
+		 * only. Writes that land before the next pass may fall below it.
+		 */
 		disk->rec_mask = 0;
 		disk->rec_offset = 0;
+	}
+	if (walk->result == 0) {
 		/* Their bitmap areas are as old as their outage: give them today's. */
 		gga_bitmap_rewrite(disk);
 	} else {
 		disk->rec_retry_ticks = ticks_get() + WALK_RETRY_SEC * ticks_hz();
-		walk_checkpoint(walk, true);
 	}
 	memset(last, 0, sizeof(*last));
 	last->valid = true;

@@ -123,7 +123,8 @@ sb_state_consistent(const struct gga_sb *sb)
 			return false;
 		}
 	}
-	if ((sb->recovery_mask >> n) != 0 || sb->recovery_offset > sb->data_blocks) {
+	if ((sb->recovery_mask >> n) != 0 || sb->recovery_offset > sb->data_blocks ||
+	    sb->bitmap_events > sb->events) {
 		return false;
 	}
 	return true;
@@ -217,6 +218,7 @@ gga_sb_encode(const struct gga_sb *sb, void *buf)
 	memcpy(d.member_state, sb->member_state, sizeof(d.member_state));
 	d.recovery_mask = htole16((uint16_t)sb->recovery_mask);
 	d.region_shift = (uint8_t)sb->region_shift;
+	d.bitmap_events = htole64(sb->bitmap_events);
 	d.crc = htole32(gga_crc32c(&d, GGA_SB_CRC_LEN, 0));
 	memcpy(buf, &d, sizeof(d));
 	return 0;
@@ -281,6 +283,7 @@ gga_sb_decode(const void *buf, size_t len, struct gga_sb *sb)
 		memcpy(sb->member_state, d.member_state, sizeof(sb->member_state));
 		sb->recovery_mask = le16toh(d.recovery_mask);
 		sb->region_shift = d.region_shift;
+		sb->bitmap_events = le64toh(d.bitmap_events);
 	}
 	if (!sb_consistent(sb)) {
 		return -EUCLEAN;

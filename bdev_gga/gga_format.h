@@ -198,7 +198,8 @@ struct __attribute__((packed)) gga_sb_disk {
 	uint8_t member_state[GGA_MAX_FRAGS]; /* enum gga_sb_member_state per member */
 	uint16_t recovery_mask;              /* members being recovered */
 	uint8_t region_shift;                /* log2 of a bitmap region's logical bytes */
-	uint8_t reserved[9];                 /* zero */
+	uint64_t bitmap_events;              /* events when bitmap marks were last cleared */
+	uint8_t reserved[1];                 /* zero */
 	uint32_t crc;                        /* CRC-32C of bytes 0..123 */
 };
 
@@ -222,7 +223,8 @@ static_assert(offsetof(struct gga_sb_disk, recovery_offset) == 88, "sb recovery_
 static_assert(offsetof(struct gga_sb_disk, member_state) == 96, "sb member_state");
 static_assert(offsetof(struct gga_sb_disk, recovery_mask) == 112, "sb recovery_mask");
 static_assert(offsetof(struct gga_sb_disk, region_shift) == 114, "sb region_shift");
-static_assert(offsetof(struct gga_sb_disk, reserved) == 115, "sb reserved");
+static_assert(offsetof(struct gga_sb_disk, bitmap_events) == 115, "sb bitmap_events");
+static_assert(offsetof(struct gga_sb_disk, reserved) == 123, "sb reserved");
 static_assert(offsetof(struct gga_sb_disk, crc) == GGA_SB_CRC_LEN, "sb crc");
 
 /*
@@ -263,6 +265,12 @@ struct gga_sb {
 	uint8_t member_state[GGA_MAX_FRAGS];
 	uint32_t recovery_mask;
 	uint32_t region_shift; /* 0 in a version-1 record */
+	/*
+	 * The events of the update persisted before write-intent marks were
+	 * last cleared (0: never, or written by a reader that predates it): a
+	 * member whose own record is older may miss writes no mark remembers.
+	 */
+	uint64_t bitmap_events;
 };
 
 /*

@@ -237,6 +237,15 @@ put_le64(uint8_t *p, uint64_t v)
 	memcpy(p, &v, sizeof(v));
 }
 
+static uint64_t
+get_le64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le64toh(v);
+}
+
 static void
 test_superblock_roundtrip(void)
 {
@@ -396,11 +405,20 @@ test_superblock_decode_errors(void)
 		sb_restamp(buf);
 		UT_ASSERT_EQ(gga_sb_decode(buf, sizeof(buf), &back), -EUCLEAN);
 	}
-	/* Reserved bytes (115..123) are ignored by readers (but covered by the crc). */
+	/* The reserved byte (123) is ignored by readers (but covered by the crc). */
 	memcpy(buf, good, sizeof(buf));
-	buf[118] = 1;
+	buf[123] = 1;
 	sb_restamp(buf);
 	UT_ASSERT_EQ(gga_sb_decode(buf, sizeof(buf), &back), 0);
+	/* bitmap_events (115..122) up to events, never beyond. */
+	memcpy(buf, good, sizeof(buf));
+	put_le64(buf + 115, get_le64(buf + 80));
+	sb_restamp(buf);
+	UT_ASSERT_EQ(gga_sb_decode(buf, sizeof(buf), &back), 0);
+	UT_ASSERT_EQ(back.bitmap_events, back.events);
+	put_le64(buf + 115, get_le64(buf + 80) + 1);
+	sb_restamp(buf);
+	UT_ASSERT_EQ(gga_sb_decode(buf, sizeof(buf), &back), -EUCLEAN);
 }
 
 static void

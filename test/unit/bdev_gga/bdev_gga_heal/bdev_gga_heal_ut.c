@@ -889,6 +889,146 @@ test_delete_while_recovering(void)
 	delete_error_members("D", 3);
 }
 
+/* Zero member i's whole storage, superblock region included (it must not be in use). */
+static void
+blank_member(struct gga_disk *disk, uint32_t i)
+{
+	uint8_t *zero = calloc(MEMBER_BLOCKS, disk->mbs);
+
+	CU_ASSERT_FATAL(zero != NULL);
+	UT_ASSERT_EQ(member_rw(disk, i, true, 0, MEMBER_BLOCKS, zero), 0);
+	free(zero);
+}
+
+/* Fail member i with an I/O error: a read that reaches it fails it. */
+static void
+fail_member(struct gga_disk *disk, const char *error_bdev, uint32_t i)
+{
+	uint8_t rd[LBS];
+
+	UT_ASSERT_EQ(inject(error_bdev, BDEV_ERROR_FAILURE), 0);
+	disk->recovery_read_every_n = 1;
+	WAIT_FOR((dev_read(0, 1, rd),
+		  gga_member_state(&disk->members[i]) == BDEV_GGA_MEMBER_FAILED));
+	disk->recovery_read_every_n = 0;
+	UT_ASSERT_EQ(gga_member_state(&disk->members[i]), BDEV_GGA_MEMBER_FAILED);
+}
+
+/*
+ * Two members come back blank, then the front restarts. The blank members'
+ * new records must not outvote the one member that holds the data: the
+ * assembly refuses (fewer than k members in sync), nothing is written to
+ * that member, and no read ever returns the blank members' zeros.
+ */
+static void
+test_two_blank_restart(void)
+{
+	uint8_t a[16 * LBS], rd[16 * LBS];
+	struct bdev_gga_opts opts;
+	struct gga_disk *disk;
+	struct create_res r;
+	struct gga_sb sb[3];
+	uint8_t *before;
+	bool on = true;
+	uint32_t i;
+
+	make_error_members("Z", 3, MBS);
+	disk = make_heal_gga("Z", 4, false);
+	open_dev("Z");
+	fill_random(a, sizeof(a));
+	CU_ASSERT(dev_write(0, 16, a));
+	WAIT_FOR(gga_bitmap_dirty(disk) == 0 && !gga_bitmap_busy(disk));
+	/* Parity, then data_2: the array fails; their storage is wiped meanwhile. */
+	fail_member(disk, "EE_Z3", 2);
+	fail_member(disk, "EE_Z2", 1);
+	UT_ASSERT_EQ(inject("EE_Z2", BDEV_ERROR_NONE), 0);
+	UT_ASSERT_EQ(inject("EE_Z3", BDEV_ERROR_NONE), 0);
+	blank_member(disk, 1);
+	blank_member(disk, 2);
+	/* Both answer again: found blank, formatted, waiting for a rebuild they cannot get. */
+	UT_ASSERT_EQ(bdev_gga_set_options("Z", NULL, &on), 0);
+	WAIT_FOR(gga_member_state(&disk->members[1]) == BDEV_GGA_MEMBER_STALE &&
+		 gga_member_state(&disk->members[2]) == BDEV_GGA_MEMBER_STALE);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[1]), BDEV_GGA_MEMBER_STALE);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_STALE);
+	CU_ASSERT(!dev_read(0, 16, rd));
+	/* No two records that disagree carry one event count. */
+	for (i = 0; i < 3; i++) {
+		read_sb(disk, i, &sb[i]);
+	}
+	CU_ASSERT(sb[1].events != sb[0].events && sb[2].events != sb[0].events);
+	UT_ASSERT_EQ(sb[1].member_state[1], GGA_SB_MEMBER_REBUILD);
+	UT_ASSERT_EQ(sb[2].member_state[2], GGA_SB_MEMBER_REBUILD);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("Z");
+
+	before = snapshot("Z1");
+	bdev_gga_opts_init(&opts);
+	opts.name = "Z";
+	opts.members[0] = "EE_Z1";
+	opts.members[1] = "EE_Z2";
+	opts.members[2] = "EE_Z3";
+	UT_ASSERT_EQ(create_opts_sync(&opts, &r), -EIO);
+	CU_ASSERT(strstr(r.msg, "in sync") != NULL);
+	CU_ASSERT(bdev_get_by_name("Z") == NULL);
+	ut_poll_idle();
+	CU_ASSERT(unchanged("Z1", before));
+	free(before);
+	delete_error_members("Z", 3);
+}
+
+/*
+ * A member restored from an old copy of its own storage, taken before writes
+ * whose marks have since been cleared, is rebuilt whole: a resync of the
+ * marked regions would leave it without those writes, and the array would
+ * lose them with the next member.
+ */
+static void
+test_old_copy_returns(void)
+{
+	uint8_t a[8 * LBS], b[8 * LBS], rd[8 * LBS];
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+	uint8_t *old;
+	bool on = true, off = false;
+
+	make_error_members("O", 3, MBS);
+	disk = make_heal_gga("O", 4, true);
+	open_dev("O");
+	fill_random(a, sizeof(a));
+	fill_random(b, sizeof(b));
+	CU_ASSERT(dev_write(0, 8, a));
+	WAIT_FOR(gga_bitmap_dirty(disk) == 0 && !gga_bitmap_busy(disk));
+	old = snapshot("O2");
+	/* Set B while all three are online; its marks are cleared again. */
+	CU_ASSERT(dev_write(100, 8, b));
+	WAIT_FOR(gga_bitmap_dirty(disk) == 0 && !gga_bitmap_busy(disk));
+	UT_ASSERT_EQ(gga_bitmap_dirty(disk), 0);
+	/* data_2 goes; its storage comes back as the old copy. */
+	UT_ASSERT_EQ(bdev_gga_set_options("O", NULL, &off), 0);
+	fail_member(disk, "EE_O2", 1);
+	UT_ASSERT_EQ(inject("EE_O2", BDEV_ERROR_NONE), 0);
+	UT_ASSERT_EQ(member_rw(disk, 1, true, 0, MEMBER_BLOCKS, old), 0);
+	free(old);
+	UT_ASSERT_EQ(bdev_gga_set_options("O", NULL, &on), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	get_info("O", &info);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_ONLINE);
+	CU_ASSERT(info.last_recovery.valid && info.last_recovery.rebuild);
+	UT_ASSERT_EQ(info.last_recovery.result, 0);
+	bdev_gga_info_clear(&info);
+	/* data_1 lost: both sets come from data_2 and parity. */
+	UT_ASSERT_EQ(inject("EE_O1", BDEV_ERROR_FAILURE), 0);
+	CU_ASSERT(dev_read(0, 8, rd));
+	CU_ASSERT(memcmp(rd, a, sizeof(a)) == 0);
+	CU_ASSERT(dev_read(100, 8, rd));
+	CU_ASSERT(memcmp(rd, b, sizeof(b)) == 0);
+	UT_ASSERT_EQ(inject("EE_O1", BDEV_ERROR_NONE), 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("O");
+	delete_error_members("O", 3);
+}
+
 int
 main(void)
 {
@@ -904,6 +1044,8 @@ main(void)
 		UT_TEST(test_media_changed),
 		UT_TEST(test_rpc),
 		UT_TEST(test_delete_while_recovering),
+		UT_TEST(test_two_blank_restart),
+		UT_TEST(test_old_copy_returns),
 	};
 
 	return ut_run("bdev_gga_heal", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
