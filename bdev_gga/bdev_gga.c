@@ -751,6 +751,19 @@ gga_member_event_cb(enum bdev_event_type type, struct bdev *bdev, void *ctx)
 		}
 		return;
 	}
+	if (type == BDEV_EVENT_OFFLINE) {
+		/*
+		 * Its controller is lost: whether or not I/O reaches it (reads never
+		 * touch parity), it is not online, and the array says so.
+		 */
+		if (disk->registered && !disk->destructing) {
+			NOTICELOG("gga bdev '%s': base '%s' is offline\n", disk->bdev.name,
+				  member->name);
+			gga_member_fail(disk, member->index,
+					"its base is offline (controller lost)");
+		}
+		return;
+	}
 	if (type != BDEV_EVENT_REMOVE || member->removing) {
 		return;
 	}

@@ -567,7 +567,7 @@ attempt_succeeded(struct nvme_ctrlr *ctrlr)
 	ctrlr->reconnect_attempts = 0;
 	ctrlr->reconnect_delay_ms = ctrlr->opts.reconnect_delay_min_ms;
 	if (ctrlr->reconnect_cb != NULL) {
-		ctrlr->reconnect_cb(ctrlr->reconnect_cb_arg, ctrlr);
+		ctrlr->reconnect_cb(ctrlr->reconnect_cb_arg, ctrlr, true);
 	}
 }
 
@@ -765,6 +765,10 @@ ctrlr_reset(struct nvme_ctrlr *ctrlr, const char *reason)
 	ctrlr->reconnect_attempts = 0;
 	ctrlr->reconnect_delay_ms = ctrlr->opts.reconnect_delay_min_ms;
 	schedule_reconnect(ctrlr);
+	/* Users that must not count on it meanwhile (a gga member) hear of it now. */
+	if (ctrlr->reconnect_cb != NULL) {
+		ctrlr->reconnect_cb(ctrlr->reconnect_cb_arg, ctrlr, false);
+	}
 }
 
 static void

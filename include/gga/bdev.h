@@ -59,6 +59,12 @@ enum bdev_event_type {
 	 * Users that do not care ignore it, as any event they do not know.
 	 */
 	BDEV_EVENT_MEDIA_CHANGED,
+	/*
+	 * The bdev cannot serve I/O for now (a remote controller was lost and
+	 * is reconnecting); BDEV_EVENT_MEDIA_CHANGED follows when it is back.
+	 * Users that keep redundancy (a gga bdev) stop counting on it at once.
+	 */
+	BDEV_EVENT_OFFLINE,
 };
 
 typedef void (*bdev_event_cb)(enum bdev_event_type type, struct bdev *bdev, void *ctx);

@@ -115,6 +115,8 @@ void bdev_unregister(struct bdev *bdev, bdev_unregister_cb cb, void *cb_arg);
  * (each on its own thread). Any thread.
  */
 void bdev_notify_media_changed(struct bdev *bdev);
+/* The same with BDEV_EVENT_OFFLINE (any thread). */
+void bdev_notify_offline(struct bdev *bdev);
 
 /*
  * Delete-RPC helper: look up `name`, check it belongs to `module`, unregister.

@@ -166,10 +166,12 @@ uint32_t nvme_ctrlr_get_num_io_queues(const struct nvme_ctrlr *ctrlr);
 uint64_t nvme_ctrlr_get_reconnect_count(const struct nvme_ctrlr *ctrlr);
 
 /*
- * Called on the controller's thread each time it is connected again after a
- * failure (the target may have restarted, on other media). NULL: none.
+ * Called on the controller's thread each time the controller is lost
+ * (connected false: its I/O fails until it reconnects) and each time it is
+ * connected again after a failure (connected true: the target may have
+ * restarted, on other media). NULL: none.
  */
-typedef void (*nvme_ctrlr_reconnect_cb)(void *cb_arg, struct nvme_ctrlr *ctrlr);
+typedef void (*nvme_ctrlr_reconnect_cb)(void *cb_arg, struct nvme_ctrlr *ctrlr, bool connected);
 void nvme_ctrlr_set_reconnect_cb(struct nvme_ctrlr *ctrlr, nvme_ctrlr_reconnect_cb cb,
 				 void *cb_arg);
 

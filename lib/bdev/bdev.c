@@ -301,6 +301,12 @@ desc_media_notify(void *ctx)
 	desc_notify(ctx, BDEV_EVENT_MEDIA_CHANGED);
 }
 
+static void
+desc_offline_notify(void *ctx)
+{
+	desc_notify(ctx, BDEV_EVENT_OFFLINE);
+}
+
 /* Send `fn` to every open descriptor's thread (g_bdev_mutex held). */
 static void
 descs_notify(struct bdev *bdev, void (*fn)(void *ctx), const char *what)
@@ -331,6 +337,21 @@ bdev_notify_media_changed(struct bdev *bdev)
 	pthread_mutex_lock(&g_bdev_mutex);
 	if (internal->state == BDEV_STATE_READY) {
 		descs_notify(bdev, desc_media_notify, "a media change");
+	}
+	pthread_mutex_unlock(&g_bdev_mutex);
+}
+
+void
+bdev_notify_offline(struct bdev *bdev)
+{
+	struct bdev_internal *internal = bdev->internal;
+
+	if (internal == NULL) {
+		return;
+	}
+	pthread_mutex_lock(&g_bdev_mutex);
+	if (internal->state == BDEV_STATE_READY) {
+		descs_notify(bdev, desc_offline_notify, "its base going offline");
 	}
 	pthread_mutex_unlock(&g_bdev_mutex);
 }

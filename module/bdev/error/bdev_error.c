@@ -476,6 +476,10 @@ base_event_cb(enum bdev_event_type type, struct bdev *bdev, void *event_ctx)
 		bdev_notify_media_changed(&disk->bdev);
 		return;
 	}
+	if (type == BDEV_EVENT_OFFLINE) {
+		bdev_notify_offline(&disk->bdev);
+		return;
+	}
 	if (type != BDEV_EVENT_REMOVE) {
 		return;
 	}

@@ -583,18 +583,25 @@ create_bdev(struct nvme_bdev_ctrlr *nctrlr, uint32_t index, struct nvme_ns *ns)
 }
 
 /*
- * The controller is connected again: the target may have restarted on other
- * media, so tell the users of its namespaces (a gga bdev checks its member).
+ * The controller is lost: its namespaces fail I/O until it is back, so tell
+ * their users at once (a gga bdev fails the member, whatever its I/O mix).
+ * It is connected again: the target may have restarted on other media, so
+ * tell them too (a gga bdev checks its member).
  */
 static void
-ctrlr_reconnected(void *cb_arg, struct nvme_ctrlr *ctrlr)
+ctrlr_reconnected(void *cb_arg, struct nvme_ctrlr *ctrlr, bool connected)
 {
 	struct nvme_bdev_ctrlr *nctrlr = cb_arg;
 	uint32_t i;
 
 	for (i = 0; i < nctrlr->num_bdevs; i++) {
-		if (nctrlr->bdevs[i] != NULL) {
+		if (nctrlr->bdevs[i] == NULL) {
+			continue;
+		}
+		if (connected) {
 			bdev_notify_media_changed(&nctrlr->bdevs[i]->bdev);
+		} else {
+			bdev_notify_offline(&nctrlr->bdevs[i]->bdev);
 		}
 	}
 }

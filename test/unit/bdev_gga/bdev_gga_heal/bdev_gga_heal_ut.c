@@ -684,6 +684,7 @@ test_media_changed(void)
 	uint8_t w[16 * LBS], *zero;
 	struct bdev_gga_info info;
 	struct gga_disk *disk;
+	bool readd;
 
 	make_error_members("G", 3, MBS);
 	disk = make_heal_gga("G", 4, true);
@@ -714,6 +715,24 @@ test_media_changed(void)
 	CU_ASSERT(info.last_recovery.valid && info.last_recovery.rebuild);
 	UT_ASSERT_EQ(info.last_recovery.blocks_copied, NBLK);
 	bdev_gga_info_clear(&info);
+	check_all_paths(disk, 0, 16, w);
+
+	/*
+	 * The parity's controller is lost while nothing reaches it (reads do not
+	 * read parity): it is not online, nor is the array, until it is back.
+	 */
+	readd = false;
+	UT_ASSERT_EQ(bdev_gga_set_options("G", NULL, &readd), 0);
+	bdev_notify_offline(bdev_get_by_name("G3"));
+	WAIT_FOR(gga_member_state(&disk->members[2]) == BDEV_GGA_MEMBER_FAILED);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_FAILED);
+	get_info("G", &info);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_DEGRADED);
+	bdev_gga_info_clear(&info);
+	readd = true;
+	UT_ASSERT_EQ(bdev_gga_set_options("G", NULL, &readd), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
 	check_all_paths(disk, 0, 16, w);
 	ut_dev_close(&g_dev);
 	gga_delete_sync("G");

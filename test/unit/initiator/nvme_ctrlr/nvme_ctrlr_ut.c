@@ -158,6 +158,8 @@ static struct {
 } g_conn;
 static int g_detached;
 static int g_reconnects;
+/* Times the reconnect callback said the controller was lost. */
+static int g_lost;
 
 static void
 ctl_reset(void)
@@ -320,10 +322,14 @@ detach_cb(void *cb_arg)
 }
 
 static void
-reconnect_cb(void *cb_arg, struct nvme_ctrlr *ctrlr)
+reconnect_cb(void *cb_arg, struct nvme_ctrlr *ctrlr, bool connected)
 {
 	CU_ASSERT(ctrlr == g_ctrlr);
-	g_reconnects++;
+	if (connected) {
+		g_reconnects++;
+	} else {
+		g_lost++;
+	}
 }
 
 /* Run the messages of the thread only: no timed poller is due at tick 1. */
@@ -370,6 +376,7 @@ connect_call(const struct nvme_ctrlr_opts *opts, int connect_rc)
 	g_fake.connect_rc = connect_rc;
 	g_detached = 0;
 	g_reconnects = 0;
+	g_lost = 0;
 	ctl_reset();
 	log_reset();
 	UT_ASSERT_EQ_FATAL(nvme_ctrlr_connect(&trid, opts, connect_cb, NULL), 0);
@@ -843,6 +850,8 @@ test_reconnect_namespaces(void)
 		      1);
 	UT_ASSERT_EQ(g_ctrlr->last_error, -ESTALE);
 	UT_ASSERT_EQ(g_reconnects, 0);
+	/* Lost once, when the connection went; not again per failed attempt. */
+	UT_ASSERT_EQ(g_lost, 1);
 
 	/* Back to its size, but nsid 1 is gone: the controller is back, nsid 1 is kept. */
 	g_ctl.nsze *= 2;

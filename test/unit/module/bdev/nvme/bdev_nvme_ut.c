@@ -387,6 +387,8 @@ media_event(enum bdev_event_type type, struct bdev *bdev, void *ctx)
 {
 	if (type == BDEV_EVENT_MEDIA_CHANGED) {
 		(*(int *)ctx)++;
+	} else if (type == BDEV_EVENT_OFFLINE) {
+		(*(int *)ctx) += 100;
 	}
 }
 
@@ -433,10 +435,15 @@ test_attach_bdevs(void)
 		UT_ASSERT_EQ_FATAL(bdev_open("N0n1", false, media_event, &events[0], &d1), 0);
 		UT_ASSERT_EQ_FATAL(bdev_open("N0n2", false, media_event, &events[1], &d2), 0);
 		CU_ASSERT_FATAL(g_ctrlr.reconnect_cb != NULL);
-		g_ctrlr.reconnect_cb(g_ctrlr.reconnect_cb_arg, &g_ctrlr);
+		g_ctrlr.reconnect_cb(g_ctrlr.reconnect_cb_arg, &g_ctrlr, true);
 		ut_poll_idle();
 		UT_ASSERT_EQ(events[0], 1);
 		UT_ASSERT_EQ(events[1], 1);
+		/* Lost: each user hears BDEV_EVENT_OFFLINE (counted apart, from 100). */
+		g_ctrlr.reconnect_cb(g_ctrlr.reconnect_cb_arg, &g_ctrlr, false);
+		ut_poll_idle();
+		UT_ASSERT_EQ(events[0], 101);
+		UT_ASSERT_EQ(events[1], 101);
 		bdev_close(d1);
 		bdev_close(d2);
 	}
