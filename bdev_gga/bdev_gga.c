@@ -101,8 +101,12 @@ disk_state(const struct gga_disk *disk)
 {
 	uint32_t live = (uint32_t)__builtin_popcount(gga_live_mask(disk));
 
-	if (live == disk->n) {
+	if (live == disk->n && __atomic_load_n(&disk->lost_blocks, __ATOMIC_RELAXED) == 0) {
 		return BDEV_GGA_ONLINE;
+	}
+	if (live == disk->n) {
+		/* Whole in its members, but some blocks are known lost: not the true redundancy. */
+		return BDEV_GGA_DEGRADED;
 	}
 	return live >= disk->k ? BDEV_GGA_DEGRADED : BDEV_GGA_FAILED;
 }
@@ -1146,6 +1150,7 @@ info_done(struct io_channel_iter *i, int status)
 	gga_recover_info(disk, &info->recovery, &info->scrub);
 	info->last_recovery = disk->last_recovery;
 	info->state = disk_state(disk);
+	info->unrecoverable_blocks = __atomic_load_n(&disk->lost_blocks, __ATOMIC_RELAXED);
 	info->generation = __atomic_load_n(&disk->next_gen, __ATOMIC_RELAXED);
 	disk->pending_ops--;
 	ctx->cb(ctx->cb_arg, 0);

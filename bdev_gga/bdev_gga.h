@@ -53,9 +53,11 @@ enum bdev_gga_member_state {
 };
 
 enum bdev_gga_state {
-	BDEV_GGA_ONLINE = 0, /* every member online */
-	BDEV_GGA_DEGRADED,   /* some failed, at least k online: I/O continues */
-	BDEV_GGA_FAILED,     /* fewer than k online: every I/O fails */
+	/* Every member online, and no block known to be unrecoverable. */
+	BDEV_GGA_ONLINE = 0,
+	/* Some members not online but at least k, or blocks known unrecoverable: I/O continues. */
+	BDEV_GGA_DEGRADED,
+	BDEV_GGA_FAILED, /* fewer than k online: every I/O fails */
 };
 
 struct bdev_gga_opts {
@@ -94,7 +96,8 @@ struct bdev_gga_recovery_info {
 	uint64_t blocks_copied; /* logical blocks whose fragments were written */
 	uint64_t regions_done;  /* marked regions copied */
 	uint64_t regions_total;
-	uint64_t fragments_repaired; /* corrupt fragments of the other members mended */
+	uint64_t fragments_repaired;   /* corrupt fragments of the other members mended */
+	uint64_t unrecoverable_blocks; /* blocks that could not be resolved (left unreadable) */
 	uint32_t rate_mib_s;
 	double seconds;
 	int result; /* 0 done, -ECANCELED stopped, other: failed */
@@ -217,6 +220,11 @@ struct bdev_gga_info {
 	struct bdev_gga_recovery_info recovery;
 	struct bdev_gga_recovery_info last_recovery;
 	struct bdev_gga_scrub_info scrub;
+	/*
+	 * Blocks found unrecoverable (by reads, passes and scrubs) since the
+	 * last full scrub that found none: while non-zero the array is degraded.
+	 */
+	uint64_t unrecoverable_blocks;
 };
 
 typedef void (*bdev_gga_info_cb)(void *cb_arg, int rc);

@@ -221,6 +221,8 @@ struct gga_disk {
 	bool check_marked;        /* assembled: check the marked regions once */
 	struct poller *probe_poller;
 	struct bdev_gga_recovery_info last_recovery;
+	/* Blocks known unrecoverable (any thread adds; a clean full scrub resets). */
+	uint64_t lost_blocks;
 	struct bdev_gga_scrub_info scrub;
 
 	uint64_t lock_words[GGA_LOCK_WORDS] __attribute__((aligned(64)));

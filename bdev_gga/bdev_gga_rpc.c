@@ -355,6 +355,8 @@ recovery_json(const struct bdev_gga_info *info, const struct bdev_gga_recovery_i
 		json_object_set_new(o, "blocks", json_integer((json_int_t)r->blocks_copied));
 		json_object_set_new(o, "fragments_repaired",
 				    json_integer((json_int_t)r->fragments_repaired));
+		json_object_set_new(o, "unrecoverable_blocks",
+				    json_integer((json_int_t)r->unrecoverable_blocks));
 		json_object_set_new(o, "result",
 				    json_string(r->result == 0          ? "done" :
 						r->result == -ECANCELED ? "stopped" :
@@ -416,6 +418,8 @@ info_json(const struct bdev_gga_info *info)
 			info->repair, "state", bdev_gga_state_name(info->state), "members", members,
 			"counters", counters_json(info));
 	json_object_set_new(obj, "events", json_integer((json_int_t)info->events));
+	json_object_set_new(obj, "unrecoverable_blocks",
+			    json_integer((json_int_t)info->unrecoverable_blocks));
 	json_object_set_new(obj, "auto_readd", json_boolean(info->auto_readd));
 	json_object_set_new(obj, "rebuild_rate_mib_s", json_integer(info->rebuild_rate_mib_s));
 	json_object_set_new(obj, "bitmap",

@@ -303,6 +303,17 @@ op_rebuild(struct walk_op *op)
 			rc = gga_codec_decode(disk->codec, walk->scratch, fd, fm, present,
 					      op->lba + b, walk->bounce, &info);
 		}
+		if (rc == 0 && (info.valid_mask & targets) != 0 &&
+		    (info.orphan_mask & ~targets) != 0) {
+			/*
+			 * The version chosen needs the fragments of members that
+			 * missed writes, and an in-sync member holds a newer one:
+			 * stale fragments never outvote the newest version (a
+			 * blank one would claim "never written"). Nothing is
+			 * repaired; the block stays as unreadable as it was.
+			 */
+			rc = -ESTALE;
+		}
 		if (rc != 0) {
 			walk->unrecoverable++;
 			ERRLOG("gga bdev '%s': lba %" PRIu64
@@ -649,6 +660,8 @@ recovery_finish(struct gga_walk *walk)
 	last->regions_done = walk->regions_done;
 	last->regions_total = walk->regions_total;
 	last->fragments_repaired = walk->repaired;
+	last->unrecoverable_blocks = walk->unrecoverable;
+	__atomic_fetch_add(&disk->lost_blocks, walk->unrecoverable, __ATOMIC_RELAXED);
 	last->rate_mib_s = walk->rate;
 	last->seconds = ticks_to_sec(ticks_get() - walk->start_ticks);
 	last->result = walk->result;
@@ -680,6 +693,12 @@ scrub_finish(struct gga_walk *walk)
 	s->blocks_total = walk->end;
 	s->fragments_repaired = walk->repaired;
 	s->unrecoverable_blocks = walk->unrecoverable;
+	if (s->state == BDEV_GGA_SCRUB_DONE && !walk->marked_only) {
+		/* Every block was just looked at: the count is what it found. */
+		__atomic_store_n(&disk->lost_blocks, walk->unrecoverable, __ATOMIC_RELAXED);
+	} else {
+		__atomic_fetch_add(&disk->lost_blocks, walk->unrecoverable, __ATOMIC_RELAXED);
+	}
 	s->seconds = ticks_to_sec(ticks_get() - walk->start_ticks);
 	NOTICELOG("gga bdev '%s': %s %s: %" PRIu64 " of %" PRIu64 " blocks checked, %" PRIu64
 		  " fragments repaired, %" PRIu64 " unrecoverable blocks, %.1f s\n",

@@ -203,6 +203,7 @@ test_multiblock_read_one_lost(void)
 {
 	struct bdev_gga_counters c0, c1;
 	uint8_t w[4 * LBS], rd[4 * LBS];
+	struct bdev_gga_info info;
 	struct gga_disk *disk;
 	uint32_t t;
 
@@ -232,6 +233,21 @@ test_multiblock_read_one_lost(void)
 	CU_ASSERT(memcmp(rd, w + 2 * LBS, 2 * LBS) == 0);
 	UT_ASSERT_EQ(check_consistent(disk, 100, NULL, rd), 0);
 	UT_ASSERT_EQ(check_consistent(disk, 102, NULL, rd), 0);
+	/* Every member online, but a block is lost: the array does not say online. */
+	get_info("L", &info);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_DEGRADED);
+	CU_ASSERT(info.unrecoverable_blocks >= 1);
+	bdev_gga_info_clear(&info);
+	/* Rewritten, and a full scrub finds nothing: online again. */
+	CU_ASSERT(dev_write(101, 1, w + LBS));
+	UT_ASSERT_EQ(bdev_gga_scrub_start("L", 0), 0);
+	UT_POLL_UNTIL(disk->scrub.state == BDEV_GGA_SCRUB_DONE);
+	get_info("L", &info);
+	UT_ASSERT_EQ(info.scrub.state, BDEV_GGA_SCRUB_DONE);
+	UT_ASSERT_EQ(info.scrub.unrecoverable_blocks, 0);
+	UT_ASSERT_EQ(info.unrecoverable_blocks, 0);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_ONLINE);
+	bdev_gga_info_clear(&info);
 	ut_dev_close(&g_dev);
 	gga_delete_sync("L");
 	delete_members("L");
