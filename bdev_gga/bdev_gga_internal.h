@@ -274,6 +274,7 @@ enum gga_io_phase {
 	GGA_PHASE_WRITE,         /* writing the encoded chunk */
 	GGA_PHASE_WRITE_DURABLE, /* written; waiting for superblocks that say who missed it */
 	GGA_PHASE_PASSTHRU,      /* flush or reset on every live member */
+	GGA_PHASE_FLUSH_DURABLE, /* flushed; waiting for superblocks that say whose flush failed */
 };
 
 /* Per-request context in bdev_io->driver_ctx. */

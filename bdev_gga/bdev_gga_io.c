@@ -166,6 +166,7 @@ retry_enqueue(struct bdev_io *io)
 }
 
 static void write_phase_done(struct bdev_io *io);
+static void passthru_done(struct bdev_io *io);
 
 static void
 retry_resume(struct bdev_io *io)
@@ -176,6 +177,9 @@ retry_resume(struct bdev_io *io)
 		break;
 	case GGA_PHASE_WRITE_DURABLE:
 		write_phase_done(io);
+		break;
+	case GGA_PHASE_FLUSH_DURABLE:
+		passthru_done(io);
 		break;
 	case GGA_PHASE_HEAL_LOCK:
 		heal_start(io);
@@ -1019,7 +1023,12 @@ write_phase_done(struct bdev_io *io)
 	struct gga_disk *disk = io_disk(io);
 	uint32_t missed;
 
-	if (unlikely(popcount32(gio->ok_mask & gga_live_mask(disk)) < disk->k)) {
+	if (unlikely(popcount32(gio->ok_mask & gga_live_mask(disk)) < disk->k || gio->aborted)) {
+		/*
+		 * Aborted by a reset: the member that did not take it is not
+		 * failed, so no update will ever say it missed it; the write is
+		 * not acknowledged (a torn write, resolved as any other).
+		 */
 		request_fail(io);
 		return;
 	}
@@ -1054,6 +1063,8 @@ passthru_start(struct bdev_io *io, enum bdev_io_type op)
 			mask |= 1u << i;
 		}
 	}
+	/* Which members were asked (passthru_done): read_mask is free in this phase. */
+	gga_io_ctx(io)->read_mask = mask;
 	member_phase_start(io, GGA_PHASE_PASSTHRU, op, mask);
 }
 
@@ -1061,10 +1072,27 @@ static void
 passthru_done(struct bdev_io *io)
 {
 	struct gga_io *gio = gga_io_ctx(io);
+	struct gga_disk *disk = io_disk(io);
+	uint32_t missed;
 
-	if (popcount32(gga_live_mask(io_disk(io))) < io_disk(io)->k || gio->aborted) {
+	if (popcount32(gga_live_mask(disk)) < disk->k || gio->aborted) {
 		request_fail(io);
 		return;
+	}
+	if (io->type == BDEV_IO_TYPE_FLUSH) {
+		/*
+		 * A member whose flush failed may have lost acknowledged writes
+		 * from its cache: the superblocks must call it out of sync before
+		 * the flush is acknowledged, as for a write it missed.
+		 */
+		missed = __atomic_load_n(&disk->persisted_sync_mask, __ATOMIC_ACQUIRE) &
+			 gio->read_mask & ~gio->ok_mask;
+		if (unlikely(missed != 0)) {
+			gio->phase = GGA_PHASE_FLUSH_DURABLE;
+			gga_sb_kick(disk);
+			retry_enqueue(io);
+			return;
+		}
 	}
 	request_done(io, BDEV_IO_STATUS_SUCCESS);
 }

@@ -908,6 +908,44 @@ test_delete_while_recovering(void)
 	delete_error_members("D", 3);
 }
 
+/*
+ * A flush that a member failed is acknowledged only once the superblocks of
+ * the others call that member out of sync: its cache may have lost writes
+ * that were acknowledged.
+ */
+static void
+test_flush_failed_member(void)
+{
+	struct bdev_error_inject_opts opts = {
+		.io_type = BDEV_IO_TYPE_FLUSH,
+		.error_type = BDEV_ERROR_FAILURE,
+	};
+	uint8_t w[4 * LBS];
+	struct gga_disk *disk;
+	struct gga_sb sb;
+	struct ut_io r;
+
+	make_error_members("F", 3, MBS);
+	disk = make_heal_gga("F", 4, false);
+	open_dev("F");
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(0, 4, w));
+	CU_ASSERT_FATAL(disk->members[1].flush_supported);
+	UT_ASSERT_EQ(bdev_error_inject_error("EE_F2", &opts), 0);
+	UT_ASSERT_EQ(ut_io_sync(&g_dev, BDEV_IO_TYPE_FLUSH, NULL, 0, NBLK, &r), 0);
+	CU_ASSERT(r.done && r.success);
+	/* At the moment of the acknowledgement, not later. */
+	read_sb(disk, 0, &sb);
+	UT_ASSERT_EQ(sb.member_state[1], GGA_SB_MEMBER_STALE);
+	read_sb(disk, 2, &sb);
+	UT_ASSERT_EQ(sb.member_state[1], GGA_SB_MEMBER_STALE);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[1]), BDEV_GGA_MEMBER_FAILED);
+	UT_ASSERT_EQ(inject("EE_F2", BDEV_ERROR_NONE), 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("F");
+	delete_error_members("F", 3);
+}
+
 /* Zero member i's whole storage, superblock region included (it must not be in use). */
 static void
 blank_member(struct gga_disk *disk, uint32_t i)
@@ -1065,6 +1103,7 @@ main(void)
 		UT_TEST(test_delete_while_recovering),
 		UT_TEST(test_two_blank_restart),
 		UT_TEST(test_old_copy_returns),
+		UT_TEST(test_flush_failed_member),
 	};
 
 	return ut_run("bdev_gga_heal", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
