@@ -226,8 +226,12 @@ struct gga_disk {
 	struct bdev_gga_scrub_info scrub;
 
 	uint64_t lock_words[GGA_LOCK_WORDS] __attribute__((aligned(64)));
-	/* Front requests submitted (relaxed; a recovery pass slows down while it grows). */
+	/*
+	 * Front requests submitted and completed (relaxed): a recovery pass is
+	 * held to its rate while requests are in flight or new ones came lately.
+	 */
 	uint64_t front_ios __attribute__((aligned(64)));
+	uint64_t front_done;
 
 	/* Asynchronous work that the final free must wait for (app thread). */
 	uint32_t pending_ops;

@@ -167,6 +167,7 @@ retry_enqueue(struct bdev_io *io)
 
 static void write_phase_done(struct bdev_io *io);
 static void passthru_done(struct bdev_io *io);
+static void request_fail(struct bdev_io *io);
 
 static void
 retry_resume(struct bdev_io *io)
@@ -187,7 +188,7 @@ retry_resume(struct bdev_io *io)
 	default:
 		ERRLOG("gga bdev '%s': request in phase %u on the retry list\n", io->bdev->name,
 		       gga_io_ctx(io)->phase);
-		bdev_io_complete(io, BDEV_IO_STATUS_FAILED);
+		request_fail(io);
 		break;
 	}
 }
@@ -323,6 +324,7 @@ request_done(struct bdev_io *io, enum bdev_io_status status)
 	if (status != BDEV_IO_STATUS_SUCCESS) {
 		st->failed_ios++;
 	}
+	__atomic_fetch_add(&io_disk(io)->front_done, 1, __ATOMIC_RELAXED);
 	bdev_io_complete(io, status);
 }
 
@@ -1185,6 +1187,7 @@ gga_submit_request(struct io_channel *_ch, struct bdev_io *io)
 	}
 	if (unlikely(gio->buf == NULL)) {
 		/* The bdev layer queues it and resubmits when an I/O of ours completes. */
+		__atomic_fetch_add(&disk->front_done, 1, __ATOMIC_RELAXED);
 		bdev_io_complete(io, BDEV_IO_STATUS_NOMEM);
 		return;
 	}

@@ -28,7 +28,10 @@
 #define WALK_TICK_US        1000u
 #define WALK_DEPTH          8u
 #define WALK_CHECKPOINT_SEC 2u
-/* The front counts as idle after this long without a request: a pass then goes unlimited. */
+/*
+ * The front counts as idle after this long without a new request and with none
+ * in flight: a pass then goes unlimited.
+ */
 #define WALK_IDLE_MS        50u
 /* After a pass failed, wait this long before the next attempt. */
 #define WALK_RETRY_SEC      10u
@@ -533,7 +536,9 @@ walk_issue(struct gga_walk *walk)
 	 * for WALK_IDLE_MS the pass goes at full speed.
 	 */
 	front = __atomic_load_n(&disk->front_ios, __ATOMIC_RELAXED);
-	if (front != walk->front_seen) {
+	if (front != walk->front_seen ||
+	    front != __atomic_load_n(&disk->front_done, __ATOMIC_RELAXED)) {
+		/* New requests, or requests still in flight: the front is not idle. */
 		walk->front_seen = front;
 		walk->front_ticks = now;
 	}

@@ -1086,6 +1086,59 @@ test_old_copy_returns(void)
 	delete_error_members("O", 3);
 }
 
+/*
+ * The rebuild rate holds while a front request is in flight, even with no new
+ * request for longer than the idle spell: a pass once went unlimited as soon
+ * as 50 ms passed without a new request. Only a lower bound on the time is
+ * checked (a slow machine only makes the pass longer).
+ */
+static void
+test_rate_limit_in_flight(void)
+{
+	uint8_t w[8 * LBS];
+	struct bdev_gga_opts opts;
+	struct replace_res rr = { 0 };
+	struct gga_disk *disk;
+	struct create_res r;
+	uint64_t t0, ns;
+	char msg[256];
+
+	make_error_members("Q", 3, MBS);
+	bdev_gga_opts_init(&opts);
+	opts.name = "Q";
+	opts.members[0] = "EE_Q1";
+	opts.members[1] = "EE_Q2";
+	opts.members[2] = "EE_Q3";
+	opts.auto_readd = false;
+	opts.rebuild_rate_mib_s = 1;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	disk = r.bdev->ctxt;
+	open_dev("Q");
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(0, 8, w));
+	fail_member(disk, "EE_Q3", 2);
+	UT_ASSERT_EQ(inject("EE_Q3", BDEV_ERROR_NONE), 0);
+	/* One front request in flight for the whole pass, and no new one. */
+	__atomic_fetch_add(&disk->front_ios, 1, __ATOMIC_RELAXED);
+	t0 = time_now_ns();
+	UT_ASSERT_EQ(bdev_gga_replace_member("Q", "parity", "EE_Q3", replace_done, &rr, msg,
+					     sizeof(msg)),
+		     0);
+	WAIT_FOR(rr.done && gga_live_mask(disk) == disk->all_mask);
+	ns = time_now_ns() - t0;
+	__atomic_fetch_add(&disk->front_done, 1, __ATOMIC_RELAXED);
+	UT_ASSERT_EQ(rr.rc, 0);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	/* 256 blocks of 1 KiB at 1 MiB/s: 250 ms; the bucket starts empty. */
+	CU_ASSERT(ns >= 225ull * 1000 * 1000);
+	fprintf(stderr, "  rebuild of 256 KiB at 1 MiB/s with a request in flight: %.0f ms\n",
+		(double)ns / 1e6);
+	check_all_paths(disk, 0, 8, w);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("Q");
+	delete_error_members("Q", 3);
+}
+
 int
 main(void)
 {
@@ -1104,6 +1157,7 @@ main(void)
 		UT_TEST(test_two_blank_restart),
 		UT_TEST(test_old_copy_returns),
 		UT_TEST(test_flush_failed_member),
+		UT_TEST(test_rate_limit_in_flight),
 	};
 
 	return ut_run("bdev_gga_heal", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
