@@ -204,6 +204,35 @@ gga_member_fail(struct gga_disk *disk, uint32_t index, const char *why)
 	gga_sb_kick(disk);
 }
 
+void
+gga_member_errors(struct gga_disk *disk, uint32_t index, uint32_t count)
+{
+	struct gga_member *member = &disk->members[index];
+	uint64_t now = ticks_get(), start, n;
+	uint32_t limit = __atomic_load_n(&disk->err_limit, __ATOMIC_RELAXED);
+
+	if (limit == 0 || count == 0) {
+		return;
+	}
+	/* Racy by design between threads: a window restarted twice costs nothing. */
+	start = __atomic_load_n(&member->err_start, __ATOMIC_RELAXED);
+	if (start == 0 ||
+	    now - start >
+		    (uint64_t)__atomic_load_n(&disk->err_window_s, __ATOMIC_RELAXED) * ticks_hz()) {
+		__atomic_store_n(&member->err_start, now, __ATOMIC_RELAXED);
+		__atomic_store_n(&member->err_count, 0, __ATOMIC_RELAXED);
+	}
+	n = __atomic_add_fetch(&member->err_count, count, __ATOMIC_RELAXED);
+	if (n < limit || __atomic_exchange_n(&member->faulted, true, __ATOMIC_ACQ_REL)) {
+		return;
+	}
+	ERRLOG("gga bdev '%s': member '%s': %" PRIu64 " corrupt or stale fragments within %u s "
+	       "(limit %u): faulted; bdev_gga_clear_member or bdev_gga_replace_member brings it "
+	       "back\n",
+	       disk->bdev.name, member->name, n, disk->err_window_s, limit);
+	gga_member_fail(disk, index, "faulted: too many corrupt or stale fragments");
+}
+
 /* ---------------------------------------------------------------------- */
 /* Superblocks                                                             */
 /* ---------------------------------------------------------------------- */
@@ -939,12 +968,15 @@ gga_write_config_json(struct bdev *bdev, json_t *config)
 	 * formats fresh ones (e.g. malloc bases in a new process) with the same uuid.
 	 */
 	/* Unsigned 32-bit options as json_int_t: an int would write 2^31 and above negative. */
-	params = json_pack("{s:s, s:s, s:I, s:b, s:s, s:s, s:I, s:b, s:I}", "name", bdev->name,
-			   "matrix_type", gga_matrix_name(disk->matrix), "recovery_read_every_n",
-			   (json_int_t)disk->recovery_read_every_n, "repair", disk->repair, "mode",
-			   "auto", "uuid", uuid, "bitmap_region_kib",
-			   (json_int_t)((1ull << disk->region_shift) / 1024), "auto_readd",
-			   disk->auto_readd, "rebuild_rate_mib_s", (json_int_t)disk->rebuild_rate);
+	params = json_pack("{s:s, s:s, s:I, s:b, s:s, s:s, s:I, s:b, s:I, s:I, s:I}", "name",
+			   bdev->name, "matrix_type", gga_matrix_name(disk->matrix),
+			   "recovery_read_every_n", (json_int_t)disk->recovery_read_every_n,
+			   "repair", disk->repair, "mode", "auto", "uuid", uuid,
+			   "bitmap_region_kib", (json_int_t)((1ull << disk->region_shift) / 1024),
+			   "auto_readd", disk->auto_readd, "rebuild_rate_mib_s",
+			   (json_int_t)disk->rebuild_rate, "member_error_limit",
+			   (json_int_t)disk->err_limit, "member_error_window_s",
+			   (json_int_t)disk->err_window_s);
 	if (params == NULL) {
 		ERRLOG("gga bdev '%s': out of memory writing its configuration\n", bdev->name);
 		return;
@@ -1140,7 +1172,13 @@ info_done(struct io_channel_iter *i, int status)
 		info->members[m].needs = info->members[m].state == BDEV_GGA_MEMBER_ONLINE ? NULL :
 					 disk->members[m].needs == GGA_NEEDS_REBUILD ? "rebuild" :
 										       "resync";
+		info->members[m].faulted = __atomic_load_n(&disk->members[m].faulted,
+							   __ATOMIC_ACQUIRE);
+		info->members[m].errors = __atomic_load_n(&disk->members[m].err_count,
+							  __ATOMIC_RELAXED);
 	}
+	info->member_error_limit = disk->err_limit;
+	info->member_error_window_s = disk->err_window_s;
 	info->events = disk->events;
 	info->bitmap_region_kib = (uint32_t)((1ull << disk->region_shift) / 1024);
 	info->bitmap_regions = gga_bitmap_regions_count(disk);

@@ -84,6 +84,13 @@ struct bdev_gga_opts {
 	bool auto_readd;
 	/* Recovery speed limit in logical MiB/s (default 100; 0 = unlimited). */
 	uint32_t rebuild_rate_mib_s;
+	/*
+	 * A member found holding this many corrupt or stale fragments within
+	 * member_error_window_s is failed and not re-added automatically
+	 * (default 20 in 600 s; 0 = never).
+	 */
+	uint32_t member_error_limit;
+	uint32_t member_error_window_s;
 };
 
 /* Progress of a recovery pass, or the summary of the last one. */
@@ -182,7 +189,11 @@ struct bdev_gga_counters {
 	uint64_t compressed_bytes_written; /* payload bytes of those blocks */
 	uint64_t checksum_failures;        /* fragments found corrupt */
 	uint64_t torn_writes_detected;     /* blocks whose fragments disagreed */
-	uint64_t repairs_written;          /* fragments rewritten by repair */
+	uint64_t repairs_written;          /* fragments rewritten by repair (the three below) */
+	uint64_t stale_fragments;          /* fragments of an older write on a member read */
+	uint64_t repairs_corrupt;          /* repairs of corrupt fragments */
+	uint64_t repairs_stale; /* repairs of stale fragments (a member missed a write) */
+	uint64_t repairs_torn;  /* repairs of fragments of a write torn by a crash */
 	uint64_t member_io_errors;
 	uint64_t failed_ios; /* requests completed with an error */
 };
@@ -191,6 +202,8 @@ struct bdev_gga_member_info {
 	char *name;     /* base bdev name */
 	uint32_t index; /* fragment index: the role */
 	enum bdev_gga_member_state state;
+	bool faulted;       /* failed for too many bad fragments: waits for an operator */
+	uint64_t errors;    /* corrupt or stale fragments found in the current window */
 	const char *needs;  /* NULL, "resync" or "rebuild" */
 	const char *reason; /* why it is in that state (static string) */
 };
@@ -217,6 +230,8 @@ struct bdev_gga_info {
 	uint64_t bitmap_dirty;
 	bool auto_readd;
 	uint32_t rebuild_rate_mib_s;
+	uint32_t member_error_limit;
+	uint32_t member_error_window_s;
 	struct bdev_gga_recovery_info recovery;
 	struct bdev_gga_recovery_info last_recovery;
 	struct bdev_gga_scrub_info scrub;
@@ -266,6 +281,17 @@ int bdev_gga_scrub_stop(const char *name);
 /* Change options of a running array (app thread): 0 or -ENODEV. NULL: unchanged. */
 int bdev_gga_set_options(const char *name, const uint32_t *rebuild_rate_mib_s,
 			 const bool *auto_readd);
+/* The member error policy of a running array (app thread): 0 or -ENODEV. NULL: unchanged. */
+int bdev_gga_set_member_policy(const char *name, const uint32_t *member_error_limit,
+			       const uint32_t *member_error_window_s);
+/*
+ * An operator clears a member that was failed for too many bad fragments
+ * (app thread): its error count is reset and it is re-added by the probe,
+ * rebuilt whole (where its bad fragments lie is not known). Returns 0,
+ * -ENODEV (no such gga bdev), -ENOENT (no such member: a role or base name),
+ * -EALREADY (the member is not faulted).
+ */
+int bdev_gga_clear_member(const char *name, const char *member);
 
 /* The gga bdevs, in creation order, for listing (NULL-terminated walk). */
 struct bdev *bdev_gga_first(void);

@@ -1104,6 +1104,9 @@ bdev_gga_opts_init(struct bdev_gga_opts *opts)
 	opts->mode = BDEV_GGA_MODE_AUTO;
 	opts->auto_readd = true;
 	opts->rebuild_rate_mib_s = 100;
+	/* md's read-error limit (20), within ZFS's window for faulting a vdev (10 min). */
+	opts->member_error_limit = 20;
+	opts->member_error_window_s = 600;
 }
 
 int
@@ -1160,6 +1163,8 @@ bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *c
 	disk->write_mask = disk->all_mask;
 	disk->auto_readd = opts->auto_readd;
 	disk->rebuild_rate = opts->rebuild_rate_mib_s;
+	disk->err_limit = opts->member_error_limit;
+	disk->err_window_s = opts->member_error_window_s;
 	if (opts->bitmap_region_kib != 0) {
 		ctx->region_shift = (uint32_t)__builtin_ctz(opts->bitmap_region_kib) + 10;
 	}

@@ -118,6 +118,14 @@ struct gga_member {
 	bool reset_supported;
 	/* App thread: the events of the record last written to it (0: none). */
 	uint64_t sb_events;
+	/*
+	 * Corrupt or stale fragments found on it in the window that began at
+	 * err_start (ticks); past the disk's limit it is faulted: failed, and not
+	 * re-added until bdev_gga_clear_member or a replace (relaxed atomics).
+	 */
+	uint64_t err_count;
+	uint64_t err_start;
+	bool faulted;
 };
 
 /*
@@ -171,6 +179,8 @@ struct gga_disk {
 	uint32_t persisted_sync_mask;
 	bool auto_readd;
 	uint32_t rebuild_rate; /* MiB/s; 0 = unlimited */
+	uint32_t err_limit;    /* member error policy: count (0: off) and window */
+	uint32_t err_window_s;
 	uint32_t region_shift; /* log2 of a bitmap region's logical bytes */
 
 	/* Member buffers: pool elements hold n regions of cap_blocks member blocks. */
@@ -317,6 +327,8 @@ struct gga_io {
 	uint32_t direct_iovcnt; /* iovecs per direct member I/O */
 	uint32_t dirty_mask;    /* repair: members to write */
 	uint32_t repairs;       /* repair: fragments rebuilt */
+	uint32_t repairs_stale; /* of them: fragments of an older write */
+	uint32_t repairs_torn;  /* of them: fragments of a torn newer write */
 	uint64_t gen;           /* first generation of the chunk */
 	struct bdev_io_wait_entry wait;
 	TAILQ_ENTRY(gga_io) link;
@@ -384,6 +396,12 @@ void gga_disk_free(struct gga_disk *disk);
 int gga_disk_register(struct gga_disk *disk);
 /* Mark a member failed after an I/O error (any thread); logs once. */
 void gga_member_fail(struct gga_disk *disk, uint32_t index, const char *why);
+/*
+ * Any thread: `count` corrupt or stale fragments were found on member
+ * `index` (not torn writes: those are no member's fault). Past the error
+ * policy's limit within its window, the member is faulted.
+ */
+void gga_member_errors(struct gga_disk *disk, uint32_t index, uint32_t count);
 /* Reserve `count` generations; -EAGAIN when the persisted window is used up. */
 int gga_gen_reserve(struct gga_disk *disk, uint32_t count, uint64_t *first);
 /* Channel: drop a member channel once its I/O is drained (hot-remove). */

@@ -643,6 +643,29 @@ read_chunk_start(struct bdev_io *io)
 	member_phase_start(io, GGA_PHASE_READ, BDEV_IO_TYPE_READ, want);
 }
 
+/*
+ * What a decode of every live member found wrong (any thread): corrupt
+ * fragments and fragments of an older write are their members' fault and
+ * count toward the error policy; a newer fragment without company (or a
+ * block no write has k fragments of) is a write torn by a crash or a failure.
+ */
+static void
+count_bad(struct gga_disk *disk, struct gga_channel *ch, const struct gga_decode_info *info,
+	  uint32_t present, int rc)
+{
+	uint32_t corrupt = info->corrupt_mask & present, stale = info->stale_mask & present, m, i;
+
+	ch->stats.checksum_failures += popcount32(corrupt);
+	ch->stats.stale_fragments += popcount32(stale);
+	if (info->orphan_mask != 0 || (rc != 0 && info->corrupt_mask == 0)) {
+		ch->stats.torn_writes_detected++;
+	}
+	for (m = corrupt | stale; m != 0; m &= m - 1) {
+		i = (uint32_t)__builtin_ctz(m);
+		gga_member_errors(disk, i, 1);
+	}
+}
+
 /* decode_chunk() flags: count what was found; log the blocks that do not decode. */
 #define DECODE_COUNT    0x1u
 #define DECODE_LOG_FAIL 0x2u
@@ -700,11 +723,7 @@ decode_chunk(struct bdev_io *io, uint32_t flags)
 		}
 		if ((flags & DECODE_COUNT) &&
 		    unlikely(rc != 0 || (info.valid_mask & present) != present)) {
-			ch->stats.checksum_failures += popcount32(info.corrupt_mask & present);
-			if ((info.stale_mask | info.orphan_mask) != 0 ||
-			    (rc != 0 && info.corrupt_mask == 0)) {
-				ch->stats.torn_writes_detected++;
-			}
+			count_bad(disk, ch, &info, present, rc);
 		}
 		if ((flags & DECODE_LOG_FAIL) && unlikely(rc != 0)) {
 			__atomic_fetch_add(&disk->lost_blocks, 1, __ATOMIC_RELAXED);
@@ -810,6 +829,8 @@ heal_read_done(struct bdev_io *io)
 	gio->present_mask = present;
 	gio->dirty_mask = 0;
 	gio->repairs = 0;
+	gio->repairs_stale = 0;
+	gio->repairs_torn = 0;
 	if (gio->reread) {
 		/* The chunk did not decode unlocked: this decode, under the lock, decides. */
 		gio->reread = false;
@@ -857,6 +878,8 @@ heal_read_done(struct bdev_io *io)
 		}
 		gio->dirty_mask |= target;
 		gio->repairs += popcount32(target);
+		gio->repairs_stale += popcount32(target & info.stale_mask);
+		gio->repairs_torn += popcount32(target & info.orphan_mask);
 	}
 	if (gio->dirty_mask == 0) {
 		chunk_done(io);
@@ -873,6 +896,10 @@ heal_write_done(struct bdev_io *io)
 
 	if ((gio->ok_mask & gio->dirty_mask) == gio->dirty_mask) {
 		gio->ch->stats.repairs_written += gio->repairs;
+		gio->ch->stats.repairs_stale += gio->repairs_stale;
+		gio->ch->stats.repairs_torn += gio->repairs_torn;
+		gio->ch->stats.repairs_corrupt += gio->repairs - gio->repairs_stale -
+						  gio->repairs_torn;
 	}
 	chunk_done(io);
 }

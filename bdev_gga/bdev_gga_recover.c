@@ -410,7 +410,9 @@ probe_poll(void *arg)
 		member = &disk->members[i];
 		state = gga_member_state(member);
 		if ((state != BDEV_GGA_MEMBER_FAILED && state != BDEV_GGA_MEMBER_ABSENT) ||
-		    member->probing || member->foreign || (!disk->auto_readd && !member->forced)) {
+		    member->probing || member->foreign ||
+		    __atomic_load_n(&member->faulted, __ATOMIC_ACQUIRE) ||
+		    (!disk->auto_readd && !member->forced)) {
 			continue;
 		}
 		if (member->desc == NULL) {
@@ -521,6 +523,69 @@ bdev_gga_set_options(const char *name, const uint32_t *rebuild_rate_mib_s, const
 	return 0;
 }
 
+int
+bdev_gga_set_member_policy(const char *name, const uint32_t *member_error_limit,
+			   const uint32_t *member_error_window_s)
+{
+	struct gga_disk *disk = gga_disk_lookup(name);
+
+	if (disk == NULL) {
+		return -ENODEV;
+	}
+	if (member_error_limit != NULL) {
+		__atomic_store_n(&disk->err_limit, *member_error_limit, __ATOMIC_RELAXED);
+	}
+	if (member_error_window_s != NULL) {
+		__atomic_store_n(&disk->err_window_s, *member_error_window_s, __ATOMIC_RELAXED);
+	}
+	return 0;
+}
+
+/* The member of `disk` that `name` names: a role ("data_2") or its base's name; NULL if none. */
+static struct gga_member *
+member_by_name(struct gga_disk *disk, const char *name)
+{
+	char role[16];
+	uint32_t i;
+
+	for (i = 0; i < disk->n && name != NULL; i++) {
+		if (strcmp(name, gga_role_of(disk, i, role, sizeof(role))) == 0 ||
+		    strcmp(name, disk->members[i].name) == 0) {
+			return &disk->members[i];
+		}
+	}
+	return NULL;
+}
+
+int
+bdev_gga_clear_member(const char *name, const char *member_name)
+{
+	struct gga_disk *disk = gga_disk_lookup(name);
+	struct gga_member *member;
+	char label[160];
+
+	if (disk == NULL) {
+		return -ENODEV;
+	}
+	member = member_by_name(disk, member_name);
+	if (member == NULL) {
+		return -ENOENT;
+	}
+	if (!__atomic_load_n(&member->faulted, __ATOMIC_ACQUIRE)) {
+		return -EALREADY;
+	}
+	/* Where its bad fragments lie is not known: it comes back through a full rebuild. */
+	member->needs = GGA_NEEDS_REBUILD;
+	member->forced = true;
+	disk->rec_mask &= ~(1u << member->index);
+	__atomic_store_n(&member->err_count, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&member->err_start, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&member->faulted, false, __ATOMIC_RELEASE);
+	NOTICELOG("gga bdev '%s': %s cleared by the operator; it is re-added and rebuilt whole\n",
+		  disk->bdev.name, gga_member_label(disk, member->index, label, sizeof(label)));
+	return 0;
+}
+
 /* Replace: detach the old base (if any and different), attach the new, format, rebuild. */
 
 static void
@@ -538,6 +603,8 @@ replace_end(struct member_op *op, int rc)
 	if (rc == 0) {
 		member->forced = true;
 		member->foreign = false;
+		__atomic_store_n(&member->err_count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&member->faulted, false, __ATOMIC_RELEASE);
 		gga_member_set_state(disk, member->index, BDEV_GGA_MEMBER_STALE,
 				     "replaced: needs a full rebuild");
 		NOTICELOG("gga bdev '%s': %s replaced; rebuilding it\n", disk->bdev.name,

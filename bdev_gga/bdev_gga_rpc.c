@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * RPCs of the gga bdev: bdev_gga_create, bdev_gga_delete,
- * bdev_gga_get_info, bdev_gga_replace_member, bdev_gga_scrub and
- * bdev_gga_set_options (docs/RPC.md, "gga bdev").
+ * bdev_gga_get_info, bdev_gga_replace_member, bdev_gga_scrub,
+ * bdev_gga_set_options and bdev_gga_clear_member (docs/RPC.md, "gga bdev").
  */
 #include <errno.h>
 #include <stddef.h>
@@ -31,6 +31,8 @@ struct rpc_gga_create {
 	uint32_t bitmap_region_kib;
 	bool auto_readd;
 	uint32_t rebuild_rate_mib_s;
+	uint32_t member_error_limit;
+	uint32_t member_error_window_s;
 	json_t *data_members;
 	json_t *parity_members;
 };
@@ -94,6 +96,20 @@ static const struct rpc_param gga_create_params[] = {
 		.type = RPC_PARAM_UINT32,
 		.optional = true,
 		.offset = offsetof(struct rpc_gga_create, rebuild_rate_mib_s),
+	},
+	{
+		.name = "member_error_limit",
+		.type = RPC_PARAM_UINT32,
+		.optional = true,
+		.offset = offsetof(struct rpc_gga_create, member_error_limit),
+	},
+	{
+		.name = "member_error_window_s",
+		.type = RPC_PARAM_UINT32,
+		.optional = true,
+		.min = 1,
+		.max = 7 * 24 * 3600,
+		.offset = offsetof(struct rpc_gga_create, member_error_window_s),
 	},
 	{
 		.name = "matrix_type",
@@ -222,7 +238,9 @@ gga_rpc_create(struct rpc_request *req, json_t *params)
 {
 	struct rpc_gga_create args = { .repair = true,
 				       .auto_readd = true,
-				       .rebuild_rate_mib_s = 100 };
+				       .rebuild_rate_mib_s = 100,
+				       .member_error_limit = 20,
+				       .member_error_window_s = 600 };
 	struct bdev_gga_opts opts;
 	int rc;
 
@@ -238,6 +256,8 @@ gga_rpc_create(struct rpc_request *req, json_t *params)
 	opts.bitmap_region_kib = args.bitmap_region_kib;
 	opts.auto_readd = args.auto_readd;
 	opts.rebuild_rate_mib_s = args.rebuild_rate_mib_s;
+	opts.member_error_limit = args.member_error_limit;
+	opts.member_error_window_s = args.member_error_window_s;
 	if (args.matrix_type != NULL) {
 		/* The decoder has checked it is one of the choices. */
 		gga_matrix_parse(args.matrix_type, &opts.matrix);
@@ -298,22 +318,33 @@ counters_json(const struct bdev_gga_info *info)
 {
 	const struct bdev_gga_counters *c = &info->counters;
 
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-			 "s:I, s:I, s:I, s:I}",
-			 "reads", (json_int_t)c->reads, "writes", (json_int_t)c->writes,
-			 "regular_reads", (json_int_t)c->regular_reads, "recovery_reads_periodic",
-			 (json_int_t)c->recovery_reads_periodic, "recovery_reads_forced",
-			 (json_int_t)c->recovery_reads_forced, "raw_blocks",
-			 (json_int_t)c->raw_blocks, "lz4_blocks", (json_int_t)c->lz4_blocks,
-			 "zero_blocks", (json_int_t)c->zero_blocks, "lz4_skipped_blocks",
-			 (json_int_t)c->lz4_skipped_blocks, "logical_bytes_written",
-			 (json_int_t)c->logical_bytes_written, "compressed_bytes_written",
-			 (json_int_t)c->compressed_bytes_written, "checksum_failures",
-			 (json_int_t)c->checksum_failures, "torn_writes_detected",
-			 (json_int_t)c->torn_writes_detected, "repairs_written",
-			 (json_int_t)c->repairs_written, "member_io_errors",
-			 (json_int_t)c->member_io_errors, "failed_ios", (json_int_t)c->failed_ios,
-			 "generation", (json_int_t)info->generation);
+	json_t *o;
+
+	o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+		      "s:I, s:I, s:I, s:I}",
+		      "reads", (json_int_t)c->reads, "writes", (json_int_t)c->writes,
+		      "regular_reads", (json_int_t)c->regular_reads, "recovery_reads_periodic",
+		      (json_int_t)c->recovery_reads_periodic, "recovery_reads_forced",
+		      (json_int_t)c->recovery_reads_forced, "raw_blocks", (json_int_t)c->raw_blocks,
+		      "lz4_blocks", (json_int_t)c->lz4_blocks, "zero_blocks",
+		      (json_int_t)c->zero_blocks, "lz4_skipped_blocks",
+		      (json_int_t)c->lz4_skipped_blocks, "logical_bytes_written",
+		      (json_int_t)c->logical_bytes_written, "compressed_bytes_written",
+		      (json_int_t)c->compressed_bytes_written, "checksum_failures",
+		      (json_int_t)c->checksum_failures, "torn_writes_detected",
+		      (json_int_t)c->torn_writes_detected, "repairs_written",
+		      (json_int_t)c->repairs_written, "member_io_errors",
+		      (json_int_t)c->member_io_errors, "failed_ios", (json_int_t)c->failed_ios,
+		      "generation", (json_int_t)info->generation);
+	if (o != NULL) {
+		json_object_set_new(o, "stale_fragments",
+				    json_integer((json_int_t)c->stale_fragments));
+		json_object_set_new(o, "repairs_corrupt",
+				    json_integer((json_int_t)c->repairs_corrupt));
+		json_object_set_new(o, "repairs_stale", json_integer((json_int_t)c->repairs_stale));
+		json_object_set_new(o, "repairs_torn", json_integer((json_int_t)c->repairs_torn));
+	}
+	return o;
 }
 
 /* ["data_2", ...]: the roles of the members in mask. */
@@ -402,12 +433,14 @@ info_json(const struct bdev_gga_info *info)
 
 	for (i = 0; i < info->num_members; i++) {
 		mi = &info->members[i];
-		json_array_append_new(members, json_pack("{s:s, s:s, s:s, s:s?, s:s?}", "role",
-							 bdev_gga_role_name(i, info->k, info->m,
-									    role, sizeof(role)),
-							 "name", mi->name, "state",
-							 bdev_gga_member_state_name(mi->state),
-							 "needs", mi->needs, "reason", mi->reason));
+		json_array_append_new(members,
+				      json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:b, s:I}", "role",
+						bdev_gga_role_name(i, info->k, info->m, role,
+								   sizeof(role)),
+						"name", mi->name, "state",
+						bdev_gga_member_state_name(mi->state), "needs",
+						mi->needs, "reason", mi->reason, "faulted",
+						mi->faulted, "errors", (json_int_t)mi->errors));
 	}
 	uuid_format(info->array_uuid, uuid);
 	obj = json_pack("{s:s, s:i, s:I, s:i, s:i, s:s, s:s, s:I, s:b, s:s, s:o, s:o}", "name",
@@ -422,6 +455,9 @@ info_json(const struct bdev_gga_info *info)
 			    json_integer((json_int_t)info->unrecoverable_blocks));
 	json_object_set_new(obj, "auto_readd", json_boolean(info->auto_readd));
 	json_object_set_new(obj, "rebuild_rate_mib_s", json_integer(info->rebuild_rate_mib_s));
+	json_object_set_new(obj, "member_error_limit", json_integer(info->member_error_limit));
+	json_object_set_new(obj, "member_error_window_s",
+			    json_integer(info->member_error_window_s));
 	json_object_set_new(obj, "bitmap",
 			    json_pack("{s:i, s:I, s:I}", "region_kib", (int)info->bitmap_region_kib,
 				      "regions", (json_int_t)info->bitmap_regions, "dirty",
@@ -674,6 +710,8 @@ struct rpc_gga_set_options {
 	char *name;
 	json_t *rebuild_rate_mib_s;
 	json_t *auto_readd;
+	json_t *member_error_limit;
+	json_t *member_error_window_s;
 };
 
 static const struct rpc_param gga_set_options_params[] = {
@@ -688,13 +726,38 @@ static const struct rpc_param gga_set_options_params[] = {
 	  .type = RPC_PARAM_JSON,
 	  .optional = true,
 	  .offset = offsetof(struct rpc_gga_set_options, auto_readd) },
+	{ .name = "member_error_limit",
+	  .type = RPC_PARAM_JSON,
+	  .optional = true,
+	  .offset = offsetof(struct rpc_gga_set_options, member_error_limit) },
+	{ .name = "member_error_window_s",
+	  .type = RPC_PARAM_JSON,
+	  .optional = true,
+	  .offset = offsetof(struct rpc_gga_set_options, member_error_window_s) },
 };
+
+/* An optional unsigned integer parameter from min to max; false (error sent) if it is not. */
+static bool
+opt_u32(struct rpc_request *req, const char *name, json_t *v, uint32_t min, uint32_t max,
+	uint32_t *out)
+{
+	if (v == NULL) {
+		return true;
+	}
+	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "%s: expected an integer from %u to %u", name, min, max);
+		return false;
+	}
+	*out = (uint32_t)json_integer_value(v);
+	return true;
+}
 
 static void
 gga_rpc_set_options(struct rpc_request *req, json_t *params)
 {
 	struct rpc_gga_set_options args = { 0 };
-	uint32_t rate;
+	uint32_t rate, limit = 0, window = 0;
 	bool readd;
 	int rc;
 
@@ -714,12 +777,21 @@ gga_rpc_set_options(struct rpc_request *req, json_t *params)
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "auto_readd: expected a boolean");
 		goto out_free_params;
 	}
+	if (!opt_u32(req, "member_error_limit", args.member_error_limit, 0, UINT32_MAX, &limit) ||
+	    !opt_u32(req, "member_error_window_s", args.member_error_window_s, 1, 7 * 24 * 3600,
+		     &window)) {
+		goto out_free_params;
+	}
 	rate = args.rebuild_rate_mib_s != NULL ?
 		       (uint32_t)json_integer_value(args.rebuild_rate_mib_s) :
 		       0;
 	readd = args.auto_readd != NULL && json_is_true(args.auto_readd);
-	rc = bdev_gga_set_options(args.name, args.rebuild_rate_mib_s != NULL ? &rate : NULL,
-				  args.auto_readd != NULL ? &readd : NULL);
+	rc = bdev_gga_set_member_policy(args.name, args.member_error_limit != NULL ? &limit : NULL,
+					args.member_error_window_s != NULL ? &window : NULL);
+	if (rc == 0) {
+		rc = bdev_gga_set_options(args.name, args.rebuild_rate_mib_s != NULL ? &rate : NULL,
+					  args.auto_readd != NULL ? &readd : NULL);
+	}
 	if (rc != 0) {
 		rpc_send_errno(req, rc, "gga bdev '%s' does not exist", args.name);
 		goto out_free_params;
@@ -727,6 +799,59 @@ gga_rpc_set_options(struct rpc_request *req, json_t *params)
 	rpc_send_result(req, json_true());
 out_free_params:
 	rpc_free_params(gga_set_options_params, ARRAY_SIZE(gga_set_options_params), &args);
+}
+
+/* ---------------------------------------------------------------------- */
+/* bdev_gga_clear_member                                                   */
+/* ---------------------------------------------------------------------- */
+
+struct rpc_gga_clear_member {
+	char *name;
+	char *member;
+};
+
+static const struct rpc_param gga_clear_member_params[] = {
+	{ .name = "name",
+	  .type = RPC_PARAM_STRING,
+	  .offset = offsetof(struct rpc_gga_clear_member, name) },
+	{ .name = "member",
+	  .type = RPC_PARAM_STRING,
+	  .offset = offsetof(struct rpc_gga_clear_member, member) },
+};
+
+static void
+gga_rpc_clear_member(struct rpc_request *req, json_t *params)
+{
+	struct rpc_gga_clear_member args = { 0 };
+	int rc;
+
+	if (rpc_decode_params(req, params, gga_clear_member_params,
+			      ARRAY_SIZE(gga_clear_member_params), &args) != 0) {
+		goto out_free_params;
+	}
+	rc = bdev_gga_clear_member(args.name, args.member);
+	switch (rc) {
+	case 0:
+		rpc_send_result(req, json_true());
+		break;
+	case -ENODEV:
+		rpc_send_errno(req, rc, "gga bdev '%s' does not exist", args.name);
+		break;
+	case -ENOENT:
+		rpc_send_errno(req, rc,
+			       "gga bdev '%s' has no member '%s' (a role such as data_1, or a base "
+			       "bdev name)",
+			       args.name, args.member);
+		break;
+	default:
+		rpc_send_errno(req, rc,
+			       "member '%s' of '%s' is not faulted (only a member failed for too "
+			       "many corrupt or stale fragments is cleared)",
+			       args.member, args.name);
+		break;
+	}
+out_free_params:
+	rpc_free_params(gga_clear_member_params, ARRAY_SIZE(gga_clear_member_params), &args);
 }
 
 void
@@ -738,4 +863,5 @@ bdev_gga_rpc_register(void)
 	rpc_register_method("bdev_gga_replace_member", gga_rpc_replace_member, RPC_STATE_ANY);
 	rpc_register_method("bdev_gga_scrub", gga_rpc_scrub, RPC_STATE_ANY);
 	rpc_register_method("bdev_gga_set_options", gga_rpc_set_options, RPC_STATE_ANY);
+	rpc_register_method("bdev_gga_clear_member", gga_rpc_clear_member, RPC_STATE_ANY);
 }

@@ -345,6 +345,11 @@ op_rebuild(struct walk_op *op)
 		}
 		op_take_rebuilt(op, b, bad);
 		walk->repaired += (uint64_t)__builtin_popcount(bad);
+		for (i = 0; i < disk->n; i++) {
+			if (bad & (info.corrupt_mask | info.stale_mask) & (1u << i)) {
+				gga_member_errors(disk, i, 1);
+			}
+		}
 		op->write_mask |= bad;
 	}
 }

@@ -1139,6 +1139,81 @@ test_rate_limit_in_flight(void)
 	delete_error_members("Q", 3);
 }
 
+/*
+ * A member that keeps returning corrupt fragments is faulted after
+ * member_error_limit of them within the window: failed, not re-added by the
+ * probe, until an operator clears it (then rebuilt whole).
+ */
+static void
+test_member_faulted(void)
+{
+	uint8_t w[8 * LBS], all[8 * LBS], rd[LBS];
+	struct bdev_gga_opts opts;
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+	struct create_res r;
+	uint64_t t0;
+	uint32_t b;
+
+	make_error_members("X", 3, MBS);
+	bdev_gga_opts_init(&opts);
+	opts.name = "X";
+	opts.members[0] = "EE_X1";
+	opts.members[1] = "EE_X2";
+	opts.members[2] = "EE_X3";
+	opts.rebuild_rate_mib_s = 0;
+	opts.member_error_limit = 3;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	disk = r.bdev->ctxt;
+	open_dev("X");
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(0, 8, w));
+	UT_ASSERT_EQ(bdev_gga_clear_member("X", "data_2"), -EALREADY);
+	UT_ASSERT_EQ(bdev_gga_clear_member("X", "data_9"), -ENOENT);
+	UT_ASSERT_EQ(bdev_gga_clear_member("nope", "data_2"), -ENODEV);
+	/* Two bad fragments: repaired, counted, still online. */
+	for (b = 0; b < 3; b++) {
+		flip(disk, 1, b, 7, 0x40);
+		CU_ASSERT(dev_read(b, 1, rd));
+		CU_ASSERT(memcmp(rd, w + b * LBS, LBS) == 0);
+		if (b < 2) {
+			UT_ASSERT_EQ(gga_member_state(&disk->members[1]), BDEV_GGA_MEMBER_ONLINE);
+		}
+	}
+	/* The third: faulted. */
+	UT_ASSERT_EQ(gga_member_state(&disk->members[1]), BDEV_GGA_MEMBER_FAILED);
+	get_info("X", &info);
+	CU_ASSERT(info.members[1].faulted);
+	UT_ASSERT_EQ(info.members[1].errors, 3);
+	UT_ASSERT_EQ(info.counters.checksum_failures, 3);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_DEGRADED);
+	bdev_gga_info_clear(&info);
+	/* Its base answers, but the probe leaves it out (two probe periods). */
+	t0 = time_now_ns();
+	while (time_now_ns() - t0 < 2500ull * 1000 * 1000) {
+		ut_poll_idle();
+	}
+	UT_ASSERT_EQ(gga_member_state(&disk->members[1]), BDEV_GGA_MEMBER_FAILED);
+	check_all_paths(disk, 0, 8, w);
+	/* Cleared by the operator: re-added and rebuilt whole. */
+	UT_ASSERT_EQ(bdev_gga_clear_member("X", "EE_X2"), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	get_info("X", &info);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_ONLINE);
+	CU_ASSERT(!info.members[1].faulted);
+	UT_ASSERT_EQ(info.members[1].errors, 0);
+	CU_ASSERT(info.last_recovery.valid && info.last_recovery.rebuild);
+	bdev_gga_info_clear(&info);
+	/* Data_1 lost: everything comes from the rebuilt data_2 and parity. */
+	UT_ASSERT_EQ(inject("EE_X1", BDEV_ERROR_FAILURE), 0);
+	CU_ASSERT(dev_read(0, 8, all));
+	CU_ASSERT(memcmp(all, w, sizeof(w)) == 0);
+	UT_ASSERT_EQ(inject("EE_X1", BDEV_ERROR_NONE), 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("X");
+	delete_error_members("X", 3);
+}
+
 int
 main(void)
 {
@@ -1158,6 +1233,7 @@ main(void)
 		UT_TEST(test_old_copy_returns),
 		UT_TEST(test_flush_failed_member),
 		UT_TEST(test_rate_limit_in_flight),
+		UT_TEST(test_member_faulted),
 	};
 
 	return ut_run("bdev_gga_heal", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
