@@ -433,6 +433,21 @@ gga_bitmap_busy(const struct gga_disk *disk)
 }
 
 bool
+gga_bitmap_marked(const struct gga_disk *disk, uint64_t lba)
+{
+	const struct gga_bitmap *bm = disk->bm;
+	uint64_t r;
+
+	if (bm == NULL) {
+		/* No bitmap: every region may hold a torn write. */
+		return true;
+	}
+	r = lba >> bm->block_shift;
+	return r >= bm->regions || __atomic_load_n(&bm->bits[r], __ATOMIC_RELAXED) != 0 ||
+	       __atomic_load_n(&bm->state[r], __ATOMIC_RELAXED) != REGION_CLEAN;
+}
+
+bool
 gga_bitmap_test(const struct gga_disk *disk, uint64_t region)
 {
 	return disk->bm->bits[region] != 0;

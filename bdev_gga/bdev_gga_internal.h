@@ -428,6 +428,8 @@ void gga_bitmap_stop(struct gga_disk *disk);
  */
 bool gga_bitmap_hold(struct gga_disk *disk, uint64_t lba, uint32_t count, bool held);
 void gga_bitmap_release(struct gga_disk *disk, uint64_t lba, uint32_t count);
+/* Any thread (relaxed, may be a moment old): is the region of block lba marked? */
+bool gga_bitmap_marked(const struct gga_disk *disk, uint64_t lba);
 /* App thread: is region r marked; regions; bytes of the image; dirty count. */
 bool gga_bitmap_test(const struct gga_disk *disk, uint64_t region);
 uint64_t gga_bitmap_regions_count(const struct gga_disk *disk);

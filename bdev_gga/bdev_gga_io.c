@@ -644,21 +644,25 @@ read_chunk_start(struct bdev_io *io)
 }
 
 /*
- * What a decode of every live member found wrong (any thread): corrupt
- * fragments and fragments of an older write are their members' fault and
- * count toward the error policy; a newer fragment without company (or a
- * block no write has k fragments of) is a write torn by a crash or a failure.
+ * What a decode of every live member found wrong in block lba (any thread).
+ * Fragments of different writes are a torn write. Corrupt fragments are
+ * their members' fault and count toward the error policy; so are fragments
+ * of an older write where no write can have been torn (a region not marked
+ * in the write-intent bitmap): that member lost a write.
  */
 static void
 count_bad(struct gga_disk *disk, struct gga_channel *ch, const struct gga_decode_info *info,
-	  uint32_t present, int rc)
+	  uint32_t present, int rc, uint64_t lba)
 {
 	uint32_t corrupt = info->corrupt_mask & present, stale = info->stale_mask & present, m, i;
 
 	ch->stats.checksum_failures += popcount32(corrupt);
 	ch->stats.stale_fragments += popcount32(stale);
-	if (info->orphan_mask != 0 || (rc != 0 && info->corrupt_mask == 0)) {
+	if ((info->stale_mask | info->orphan_mask) != 0 || (rc != 0 && info->corrupt_mask == 0)) {
 		ch->stats.torn_writes_detected++;
+	}
+	if (stale != 0 && gga_bitmap_marked(disk, lba)) {
+		stale = 0;
 	}
 	for (m = corrupt | stale; m != 0; m &= m - 1) {
 		i = (uint32_t)__builtin_ctz(m);
@@ -723,7 +727,7 @@ decode_chunk(struct bdev_io *io, uint32_t flags)
 		}
 		if ((flags & DECODE_COUNT) &&
 		    unlikely(rc != 0 || (info.valid_mask & present) != present)) {
-			count_bad(disk, ch, &info, present, rc);
+			count_bad(disk, ch, &info, present, rc, gio->chunk_lba + b);
 		}
 		if ((flags & DECODE_LOG_FAIL) && unlikely(rc != 0)) {
 			__atomic_fetch_add(&disk->lost_blocks, 1, __ATOMIC_RELAXED);

@@ -346,7 +346,9 @@ op_rebuild(struct walk_op *op)
 		op_take_rebuilt(op, b, bad);
 		walk->repaired += (uint64_t)__builtin_popcount(bad);
 		for (i = 0; i < disk->n; i++) {
-			if (bad & (info.corrupt_mask | info.stale_mask) & (1u << i)) {
+			if ((bad & info.corrupt_mask & (1u << i)) ||
+			    ((bad & info.stale_mask & (1u << i)) &&
+			     !gga_bitmap_marked(disk, op->lba + b))) {
 				gga_member_errors(disk, i, 1);
 			}
 		}
