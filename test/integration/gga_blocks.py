@@ -2,15 +2,19 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Write and check known blocks on a gga front over NVMe/TCP.
 
-    gga_blocks.py write|check --config DIR/bdevperf.json --seed S --lbas A:B[:STEP]
+    gga_blocks.py write|check --config DIR/bdevperf.json --seed S --lbas A:B[:STEP] [--nlb N]
 
 Reads the front's address, port and NQN from the bdevperf configuration that
 scripts/gga_topology.sh writes, connects as an NVMe/TCP host (admin queue,
 one I/O queue) and writes, or reads back and compares, 4 KiB blocks at LBAs
 A, A+STEP, ... below B. Every block's bytes depend on the seed and its LBA,
-half of each block is compressible, half random. `check` prints the first
-wrong or failed LBA and the counts, and exits 1 if any block differs or
-fails; `regions` prints how many distinct 1 MiB regions the LBAs touch.
+half of each block is compressible, half random. With --nlb N each command
+covers N consecutive blocks from each of those LBAs (a failed command fails
+all N). `check` prints the counts (blocks wrong, failed, right, read back
+as zeros, not read because the connection broke) and the first wrong or
+failed LBA, and exits 1 if any block differs or fails, 3 if it cannot
+connect at all (no such subsystem or namespace on the front, nothing
+listening); `regions` prints how many distinct 1 MiB regions the LBAs touch.
 """
 import argparse
 import json
@@ -62,40 +66,60 @@ def main():
     ap.add_argument("--config")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--lbas", required=True)
+    ap.add_argument("--nlb", type=int, default=1)
     args = ap.parse_args()
     lbas = parse_lbas(args.lbas)
     if args.op == "regions":
         print(len({lba * BS >> 20 for lba in lbas}))
         return 0
-    admin, io = connect(args.config)
-    bad = failed = 0
+    try:
+        admin, io = connect(args.config)
+    except (nc.Fail, nc.Closed, OSError) as e:
+        print("%s: connect failed: %s" % (args.op, e))
+        return 3
+    n = args.nlb
+    total = len(lbas) * n
+    bad = failed = right = zero = 0
     first = None
-    for lba in lbas:
-        want = block(args.seed, lba)
+    for i, lba in enumerate(lbas):
+        want = b"".join(block(args.seed, lba + j) for j in range(n))
         if args.op == "write":
             cpl = io.write(1, lba, want, BS)
             if not cpl.ok:
-                failed += 1
+                failed += n
                 first = first if first is not None else lba
             continue
         try:
-            cpl, data = io.read(1, lba, 1, BS)
+            cpl, data = io.read(1, lba, n, BS)
         except (nc.Fail, nc.Closed, OSError) as e:
+            # What was read so far is counted; the rest was not read.
             print("lba %d: read failed: %s" % (lba, e))
-            return 1
+            first = first if first is not None else lba
+            break
         if not cpl.ok:
-            failed += 1
-        elif data != want:
-            bad += 1
-        else:
+            failed += n
+            first = first if first is not None else lba
             continue
-        first = first if first is not None else lba
+        for j in range(n):
+            got = data[j * BS:(j + 1) * BS]
+            if got == want[j * BS:(j + 1) * BS]:
+                right += 1
+                continue
+            bad += 1
+            if got == bytes(BS):
+                zero += 1
+            first = first if first is not None else lba + j
     io.close()
     admin.close()
-    print("%s: %d blocks, %d wrong, %d failed%s" % (
-        args.op, len(lbas), bad, failed,
+    if args.op == "write":
+        print("write: %d blocks, %d failed%s" % (
+            total, failed, "" if first is None else ", first at lba %d" % first))
+        return 0 if failed == 0 else 1
+    unread = total - bad - failed - right
+    print("check: %d blocks, %d wrong, %d failed, %d right, %d zero-filled, %d not read%s" % (
+        total, bad, failed, right, zero, unread,
         "" if first is None else ", first at lba %d" % first))
-    return 0 if bad == 0 and failed == 0 else 1
+    return 0 if right == total else 1
 
 
 if __name__ == "__main__":
