@@ -601,6 +601,100 @@ channel_put_members(struct gga_channel *ch)
 	}
 }
 
+/* How often a channel looks for members that stopped answering. */
+#define WATCHDOG_PERIOD_US (100u * 1000u)
+
+static void
+watchdog_reset_done(struct bdev_io *io, bool success, void *cb_arg)
+{
+	struct gga_member_ctx *mctx = cb_arg;
+	struct gga_channel *ch = mctx->owner;
+	uint32_t i = mctx->index;
+
+	bdev_free_io(io);
+	free(mctx);
+	ch->member_outstanding[i]--;
+	if (ch->member_release[i] != NULL && ch->member_outstanding[i] == 0) {
+		gga_channel_member_drained(ch, i);
+	}
+}
+
+/*
+ * Reset member i from this channel: its I/O in flight (here and on every
+ * other thread) ends now, failed, instead of at its own timeout.
+ */
+static void
+watchdog_reset(struct gga_channel *ch, uint32_t i)
+{
+	struct gga_disk *disk = ch->disk;
+	struct gga_member *member = &disk->members[i];
+	struct gga_member_ctx *mctx;
+	int rc;
+
+	if (!member->reset_supported) {
+		/* Nothing ends its requests early: they wait for its own timeout. */
+		ch->member_reset[i] = true;
+		return;
+	}
+	mctx = malloc(sizeof(*mctx));
+	if (mctx == NULL) {
+		return;
+	}
+	mctx->owner = ch;
+	mctx->index = i;
+	rc = bdev_reset(member->desc, ch->member_ch[i], watchdog_reset_done, mctx);
+	if (rc != 0) {
+		free(mctx);
+		if (rc != -ENOMEM) {
+			ch->member_reset[i] = true;
+		}
+		return;
+	}
+	ch->member_outstanding[i]++;
+	ch->member_reset[i] = true;
+}
+
+/*
+ * Every WATCHDOG_PERIOD_US: a member with I/O of this channel in flight and
+ * no completion for member_timeout_ms is failed, so that reads go on without
+ * it and writes are acknowledged once the superblocks say it missed them,
+ * and reset, so that its requests end. md's failfast and ZFS's deadman do the
+ * same for a disk that stops answering.
+ */
+static int
+watchdog_poll(void *arg)
+{
+	struct gga_channel *ch = arg;
+	struct gga_disk *disk = ch->disk;
+	uint32_t timeout = __atomic_load_n(&disk->timeout_ms, __ATOMIC_RELAXED), i;
+	uint64_t now = ticks_get();
+	bool busy = false;
+
+	for (i = 0; i < disk->n; i++) {
+		if (ch->member_outstanding[i] == 0 || ch->member_ch[i] == NULL) {
+			ch->member_since[i] = 0;
+			ch->member_reset[i] = false;
+			continue;
+		}
+		if (ch->member_since[i] == 0 || ch->member_done[i] != ch->member_seen[i]) {
+			ch->member_seen[i] = ch->member_done[i];
+			ch->member_since[i] = now;
+			continue;
+		}
+		if (timeout == 0 || ch->member_reset[i] ||
+		    now - ch->member_since[i] < (uint64_t)timeout * ticks_hz() / 1000) {
+			continue;
+		}
+		WARNLOG("gga bdev '%s': member '%s' has not answered for %u ms; failing and "
+			"resetting it\n",
+			disk->bdev.name, disk->members[i].name, timeout);
+		gga_member_fail(disk, i, "stalled: no answer within member_timeout_ms");
+		watchdog_reset(ch, i);
+		busy = true;
+	}
+	return busy ? POLLER_BUSY : POLLER_IDLE;
+}
+
 static int
 gga_channel_create(void *io_device, void *ctx_buf)
 {
@@ -636,6 +730,11 @@ gga_channel_create(void *io_device, void *ctx_buf)
 		rc = -ENOMEM;
 		goto out_free_buffers;
 	}
+	ch->watchdog = poller_register(watchdog_poll, ch, WATCHDOG_PERIOD_US, "gga_watchdog");
+	if (ch->watchdog == NULL) {
+		rc = -ENOMEM;
+		goto out_free_buffers;
+	}
 	return 0;
 
 out_free_buffers:
@@ -659,6 +758,7 @@ gga_channel_destroy(void *io_device, void *ctx_buf)
 		ERRLOG("gga bdev '%s': channel destroyed with requests waiting\n", disk->bdev.name);
 	}
 	poller_unregister(&ch->retry_poller);
+	poller_unregister(&ch->watchdog);
 	/* A hot-remove walk waiting for this channel's I/O can go on: there is none now. */
 	for (i = 0; i < BDEV_GGA_MAX_MEMBERS; i++) {
 		iter = ch->member_release[i];
@@ -977,6 +1077,10 @@ gga_write_config_json(struct bdev *bdev, json_t *config)
 			   (json_int_t)disk->rebuild_rate, "member_error_limit",
 			   (json_int_t)disk->err_limit, "member_error_window_s",
 			   (json_int_t)disk->err_window_s);
+	if (params != NULL) {
+		json_object_set_new(params, "member_timeout_ms",
+				    json_integer((json_int_t)disk->timeout_ms));
+	}
 	if (params == NULL) {
 		ERRLOG("gga bdev '%s': out of memory writing its configuration\n", bdev->name);
 		return;
@@ -1179,6 +1283,7 @@ info_done(struct io_channel_iter *i, int status)
 	}
 	info->member_error_limit = disk->err_limit;
 	info->member_error_window_s = disk->err_window_s;
+	info->member_timeout_ms = disk->timeout_ms;
 	info->events = disk->events;
 	info->bitmap_region_kib = (uint32_t)((1ull << disk->region_shift) / 1024);
 	info->bitmap_regions = gga_bitmap_regions_count(disk);

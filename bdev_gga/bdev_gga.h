@@ -91,6 +91,12 @@ struct bdev_gga_opts {
 	 */
 	uint32_t member_error_limit;
 	uint32_t member_error_window_s;
+	/*
+	 * A member whose I/O gets no answer for this long is failed (I/O goes on
+	 * degraded) and reset, so that its requests in flight end now rather
+	 * than at its own timeout (default 5000; 0 = never).
+	 */
+	uint32_t member_timeout_ms;
 };
 
 /* Progress of a recovery pass, or the summary of the last one. */
@@ -232,6 +238,7 @@ struct bdev_gga_info {
 	uint32_t rebuild_rate_mib_s;
 	uint32_t member_error_limit;
 	uint32_t member_error_window_s;
+	uint32_t member_timeout_ms;
 	struct bdev_gga_recovery_info recovery;
 	struct bdev_gga_recovery_info last_recovery;
 	struct bdev_gga_scrub_info scrub;
@@ -283,7 +290,8 @@ int bdev_gga_set_options(const char *name, const uint32_t *rebuild_rate_mib_s,
 			 const bool *auto_readd);
 /* The member error policy of a running array (app thread): 0 or -ENODEV. NULL: unchanged. */
 int bdev_gga_set_member_policy(const char *name, const uint32_t *member_error_limit,
-			       const uint32_t *member_error_window_s);
+			       const uint32_t *member_error_window_s,
+			       const uint32_t *member_timeout_ms);
 /*
  * An operator clears a member that was failed for too many bad fragments
  * (app thread): its error count is reset and it is re-added by the probe,

@@ -1107,6 +1107,7 @@ bdev_gga_opts_init(struct bdev_gga_opts *opts)
 	/* md's read-error limit (20), within ZFS's window for faulting a vdev (10 min). */
 	opts->member_error_limit = 20;
 	opts->member_error_window_s = 600;
+	opts->member_timeout_ms = 5000;
 }
 
 int
@@ -1165,6 +1166,7 @@ bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *c
 	disk->rebuild_rate = opts->rebuild_rate_mib_s;
 	disk->err_limit = opts->member_error_limit;
 	disk->err_window_s = opts->member_error_window_s;
+	disk->timeout_ms = opts->member_timeout_ms;
 	if (opts->bitmap_region_kib != 0) {
 		ctx->region_shift = (uint32_t)__builtin_ctz(opts->bitmap_region_kib) + 10;
 	}

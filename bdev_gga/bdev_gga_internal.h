@@ -181,6 +181,7 @@ struct gga_disk {
 	uint32_t rebuild_rate; /* MiB/s; 0 = unlimited */
 	uint32_t err_limit;    /* member error policy: count (0: off) and window */
 	uint32_t err_window_s;
+	uint32_t timeout_ms;   /* a member without an answer this long is failed (0: never) */
 	uint32_t region_shift; /* log2 of a bitmap region's logical bytes */
 
 	/* Member buffers: pool elements hold n regions of cap_blocks member blocks. */
@@ -265,6 +266,15 @@ struct gga_channel {
 	uint32_t member_outstanding[BDEV_GGA_MAX_MEMBERS];
 	/* Hot-remove walks waiting for this channel's I/O to a member to drain. */
 	struct io_channel_iter *member_release[BDEV_GGA_MAX_MEMBERS];
+	/*
+	 * The stall watchdog: completions per member, the count it last saw and
+	 * since when (ticks), and whether it reset the member for this stall.
+	 */
+	uint32_t member_done[BDEV_GGA_MAX_MEMBERS];
+	uint32_t member_seen[BDEV_GGA_MAX_MEMBERS];
+	uint64_t member_since[BDEV_GGA_MAX_MEMBERS];
+	bool member_reset[BDEV_GGA_MAX_MEMBERS];
+	struct poller *watchdog;
 	/* Read requests seen, for the periodic recovery reads. */
 	uint64_t read_seq;
 	/* Blocks encoded without LZ4 for the region memory: every few tries again. */

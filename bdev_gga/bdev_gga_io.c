@@ -362,11 +362,15 @@ member_io_done(struct bdev_io *mio, bool success, void *cb_arg)
 	bdev_free_io(mio);
 
 	ch->member_outstanding[i]--;
+	ch->member_done[i]++;
 	if (likely(success)) {
 		gio->ok_mask |= 1u << i;
-	} else if (err == -ECANCELED) {
+	} else if (err == -ECANCELED && (gga_live_mask(disk) & (1u << i))) {
 		/* Aborted by a reset: the member is fine, this request is not. */
 		gio->aborted = true;
+	} else if (err == -ECANCELED) {
+		/* Cancelled by the reset of a member failed meanwhile (it stalled): go on without it. */
+		ch->stats.member_io_errors++;
 	} else {
 		ch->stats.member_io_errors++;
 		gga_member_fail(disk, i,

@@ -525,7 +525,7 @@ bdev_gga_set_options(const char *name, const uint32_t *rebuild_rate_mib_s, const
 
 int
 bdev_gga_set_member_policy(const char *name, const uint32_t *member_error_limit,
-			   const uint32_t *member_error_window_s)
+			   const uint32_t *member_error_window_s, const uint32_t *member_timeout_ms)
 {
 	struct gga_disk *disk = gga_disk_lookup(name);
 
@@ -537,6 +537,9 @@ bdev_gga_set_member_policy(const char *name, const uint32_t *member_error_limit,
 	}
 	if (member_error_window_s != NULL) {
 		__atomic_store_n(&disk->err_window_s, *member_error_window_s, __ATOMIC_RELAXED);
+	}
+	if (member_timeout_ms != NULL) {
+		__atomic_store_n(&disk->timeout_ms, *member_timeout_ms, __ATOMIC_RELAXED);
 	}
 	return 0;
 }

@@ -33,6 +33,7 @@ struct rpc_gga_create {
 	uint32_t rebuild_rate_mib_s;
 	uint32_t member_error_limit;
 	uint32_t member_error_window_s;
+	uint32_t member_timeout_ms;
 	json_t *data_members;
 	json_t *parity_members;
 };
@@ -110,6 +111,13 @@ static const struct rpc_param gga_create_params[] = {
 		.min = 1,
 		.max = 7 * 24 * 3600,
 		.offset = offsetof(struct rpc_gga_create, member_error_window_s),
+	},
+	{
+		.name = "member_timeout_ms",
+		.type = RPC_PARAM_UINT32,
+		.optional = true,
+		.max = 3600 * 1000,
+		.offset = offsetof(struct rpc_gga_create, member_timeout_ms),
 	},
 	{
 		.name = "matrix_type",
@@ -240,7 +248,8 @@ gga_rpc_create(struct rpc_request *req, json_t *params)
 				       .auto_readd = true,
 				       .rebuild_rate_mib_s = 100,
 				       .member_error_limit = 20,
-				       .member_error_window_s = 600 };
+				       .member_error_window_s = 600,
+				       .member_timeout_ms = 5000 };
 	struct bdev_gga_opts opts;
 	int rc;
 
@@ -258,6 +267,7 @@ gga_rpc_create(struct rpc_request *req, json_t *params)
 	opts.rebuild_rate_mib_s = args.rebuild_rate_mib_s;
 	opts.member_error_limit = args.member_error_limit;
 	opts.member_error_window_s = args.member_error_window_s;
+	opts.member_timeout_ms = args.member_timeout_ms;
 	if (args.matrix_type != NULL) {
 		/* The decoder has checked it is one of the choices. */
 		gga_matrix_parse(args.matrix_type, &opts.matrix);
@@ -458,6 +468,7 @@ info_json(const struct bdev_gga_info *info)
 	json_object_set_new(obj, "member_error_limit", json_integer(info->member_error_limit));
 	json_object_set_new(obj, "member_error_window_s",
 			    json_integer(info->member_error_window_s));
+	json_object_set_new(obj, "member_timeout_ms", json_integer(info->member_timeout_ms));
 	json_object_set_new(obj, "bitmap",
 			    json_pack("{s:i, s:I, s:I}", "region_kib", (int)info->bitmap_region_kib,
 				      "regions", (json_int_t)info->bitmap_regions, "dirty",
@@ -712,6 +723,7 @@ struct rpc_gga_set_options {
 	json_t *auto_readd;
 	json_t *member_error_limit;
 	json_t *member_error_window_s;
+	json_t *member_timeout_ms;
 };
 
 static const struct rpc_param gga_set_options_params[] = {
@@ -734,6 +746,10 @@ static const struct rpc_param gga_set_options_params[] = {
 	  .type = RPC_PARAM_JSON,
 	  .optional = true,
 	  .offset = offsetof(struct rpc_gga_set_options, member_error_window_s) },
+	{ .name = "member_timeout_ms",
+	  .type = RPC_PARAM_JSON,
+	  .optional = true,
+	  .offset = offsetof(struct rpc_gga_set_options, member_timeout_ms) },
 };
 
 /* An optional unsigned integer parameter from min to max; false (error sent) if it is not. */
@@ -757,7 +773,7 @@ static void
 gga_rpc_set_options(struct rpc_request *req, json_t *params)
 {
 	struct rpc_gga_set_options args = { 0 };
-	uint32_t rate, limit = 0, window = 0;
+	uint32_t rate, limit = 0, window = 0, timeout = 0;
 	bool readd;
 	int rc;
 
@@ -779,7 +795,8 @@ gga_rpc_set_options(struct rpc_request *req, json_t *params)
 	}
 	if (!opt_u32(req, "member_error_limit", args.member_error_limit, 0, UINT32_MAX, &limit) ||
 	    !opt_u32(req, "member_error_window_s", args.member_error_window_s, 1, 7 * 24 * 3600,
-		     &window)) {
+		     &window) ||
+	    !opt_u32(req, "member_timeout_ms", args.member_timeout_ms, 0, 3600 * 1000, &timeout)) {
 		goto out_free_params;
 	}
 	rate = args.rebuild_rate_mib_s != NULL ?
@@ -787,7 +804,8 @@ gga_rpc_set_options(struct rpc_request *req, json_t *params)
 		       0;
 	readd = args.auto_readd != NULL && json_is_true(args.auto_readd);
 	rc = bdev_gga_set_member_policy(args.name, args.member_error_limit != NULL ? &limit : NULL,
-					args.member_error_window_s != NULL ? &window : NULL);
+					args.member_error_window_s != NULL ? &window : NULL,
+					args.member_timeout_ms != NULL ? &timeout : NULL);
 	if (rc == 0) {
 		rc = bdev_gga_set_options(args.name, args.rebuild_rate_mib_s != NULL ? &rate : NULL,
 					  args.auto_readd != NULL ? &readd : NULL);

@@ -1028,8 +1028,9 @@ io_failure_msg(void *ctx)
 	nvme_ctrlr_put_ref(ctrlr);
 }
 
-void
-nvme_ctrlr_report_io_failure(struct nvme_ctrlr *ctrlr, uint32_t gen, const char *reason)
+/* Reset the controller of association `gen` (any thread), unless that association is gone. */
+static void
+reset_gen(struct nvme_ctrlr *ctrlr, uint32_t gen, const char *what, const char *reason)
 {
 	struct io_failure_msg *msg;
 
@@ -1039,12 +1040,30 @@ nvme_ctrlr_report_io_failure(struct nvme_ctrlr *ctrlr, uint32_t gen, const char 
 	}
 	msg->ctrlr = ctrlr;
 	msg->gen = gen;
-	snprintf(msg->reason, sizeof(msg->reason), "I/O queue: %s", reason);
+	snprintf(msg->reason, sizeof(msg->reason), "%s%s", what, reason);
 	nvme_ctrlr_get_ref(ctrlr);
 	if (thread_send_msg(ctrlr->thread, io_failure_msg, msg) != 0) {
 		free(msg);
 		nvme_ctrlr_put_ref(ctrlr);
 	}
+}
+
+void
+nvme_ctrlr_report_io_failure(struct nvme_ctrlr *ctrlr, uint32_t gen, const char *reason)
+{
+	reset_gen(ctrlr, gen, "I/O queue: ", reason);
+}
+
+void
+nvme_ctrlr_request_reset(struct nvme_ctrlr *ctrlr, const char *reason)
+{
+	uint64_t s = load_session(ctrlr);
+
+	if ((s & NVME_SESSION_LIVE) == 0) {
+		/* Already lost: its I/O has failed, and it is reconnecting. */
+		return;
+	}
+	reset_gen(ctrlr, NVME_SESSION_GEN(s), "", reason);
 }
 
 static void

@@ -172,6 +172,16 @@ uint64_t nvme_ctrlr_get_reconnect_count(const struct nvme_ctrlr *ctrlr);
  * restarted, on other media). NULL: none.
  */
 typedef void (*nvme_ctrlr_reconnect_cb)(void *cb_arg, struct nvme_ctrlr *ctrlr, bool connected);
+
+/*
+ * Any thread: drop the controller's association and reconnect, as when the
+ * connection is lost: every command in flight on any queue fails at once
+ * (host path error) and the reconnect callback runs, with connected false
+ * then true. What a user does with a target that stopped answering: nothing
+ * that target sends afterwards reaches the old commands' buffers. Nothing
+ * happens if the controller is not connected.
+ */
+void nvme_ctrlr_request_reset(struct nvme_ctrlr *ctrlr, const char *reason);
 void nvme_ctrlr_set_reconnect_cb(struct nvme_ctrlr *ctrlr, nvme_ctrlr_reconnect_cb cb,
 				 void *cb_arg);
 

@@ -190,6 +190,16 @@ nvme_bdev_submit_request(struct io_channel *ch, struct bdev_io *io)
 	struct nvme_bdev_io *nio = (struct nvme_bdev_io *)io->driver_ctx;
 	int rc;
 
+	if (unlikely(io->type == BDEV_IO_TYPE_RESET)) {
+		/*
+		 * The controller drops its association: every I/O in flight fails
+		 * now rather than at its command timeout, and it reconnects.
+		 */
+		nvme_ctrlr_request_reset(((struct nvme_bdev *)io->bdev->ctxt)->nctrlr->ctrlr,
+					 "reset of its bdev");
+		bdev_io_complete(io, BDEV_IO_STATUS_SUCCESS);
+		return;
+	}
 	nio->qpair = nch->qpair;
 	nio->lba = io->u.offset_blocks;
 	nio->left = io->u.num_blocks;
@@ -213,6 +223,7 @@ nvme_bdev_io_type_supported(void *ctxt, enum bdev_io_type type)
 	case BDEV_IO_TYPE_READ:
 	case BDEV_IO_TYPE_WRITE:
 	case BDEV_IO_TYPE_FLUSH:
+	case BDEV_IO_TYPE_RESET:
 		return true;
 	case BDEV_IO_TYPE_WRITE_ZEROES:
 		return info->write_zeroes_supported;

@@ -1214,6 +1214,76 @@ test_member_faulted(void)
 	delete_error_members("X", 3);
 }
 
+/*
+ * A member that stops answering (its I/O held, as by a target that hangs)
+ * does not hold the gga bdev's I/O: after member_timeout_ms it is failed and
+ * reset, reads go on degraded, and a write completes once the superblocks
+ * say the member missed it.
+ */
+static void
+test_member_stall(void)
+{
+	struct bdev_error_inject_opts hold = {
+		.io_type = BDEV_ERROR_IO_TYPE_ALL,
+		.error_type = BDEV_ERROR_PENDING,
+	};
+	uint8_t w[8 * LBS], rd[8 * LBS];
+	struct bdev_gga_opts opts;
+	struct gga_disk *disk;
+	struct create_res r;
+	bool on = true, off = false;
+	struct gga_sb sb;
+	uint64_t t0, ns;
+
+	make_error_members("W", 3, MBS);
+	bdev_gga_opts_init(&opts);
+	opts.name = "W";
+	opts.members[0] = "EE_W1";
+	opts.members[1] = "EE_W2";
+	opts.members[2] = "EE_W3";
+	opts.rebuild_rate_mib_s = 0;
+	opts.auto_readd = false;
+	opts.member_timeout_ms = 200;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	disk = r.bdev->ctxt;
+	open_dev("W");
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(0, 8, w));
+
+	/* data_2 hangs: a read waits about member_timeout_ms, then is served without it. */
+	UT_ASSERT_EQ(bdev_error_inject_error("EE_W2", &hold), 0);
+	t0 = time_now_ns();
+	CU_ASSERT(dev_read(0, 8, rd));
+	ns = time_now_ns() - t0;
+	CU_ASSERT(memcmp(rd, w, sizeof(w)) == 0);
+	CU_ASSERT(ns >= 150ull * 1000 * 1000);
+	fprintf(stderr, "  read with data_2 hanging: %.0f ms (member_timeout_ms 200)\n",
+		(double)ns / 1e6);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[1]), BDEV_GGA_MEMBER_FAILED);
+	UT_ASSERT_EQ(inject("EE_W2", BDEV_ERROR_NONE), 0);
+	UT_ASSERT_EQ(bdev_gga_set_options("W", NULL, &on), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	UT_ASSERT_EQ(bdev_gga_set_options("W", NULL, &off), 0);
+
+	/* The parity hangs: a write completes, and the superblocks call it out of sync. */
+	UT_ASSERT_EQ(bdev_error_inject_error("EE_W3", &hold), 0);
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(0, 8, w));
+	UT_ASSERT_EQ(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_FAILED);
+	read_sb(disk, 0, &sb);
+	UT_ASSERT_EQ(sb.member_state[2], GGA_SB_MEMBER_STALE);
+	CU_ASSERT(dev_read(0, 8, rd));
+	CU_ASSERT(memcmp(rd, w, sizeof(w)) == 0);
+	UT_ASSERT_EQ(inject("EE_W3", BDEV_ERROR_NONE), 0);
+	UT_ASSERT_EQ(bdev_gga_set_options("W", NULL, &on), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	check_all_paths(disk, 0, 8, w);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("W");
+	delete_error_members("W", 3);
+}
+
 int
 main(void)
 {
@@ -1234,6 +1304,7 @@ main(void)
 		UT_TEST(test_flush_failed_member),
 		UT_TEST(test_rate_limit_in_flight),
 		UT_TEST(test_member_faulted),
+		UT_TEST(test_member_stall),
 	};
 
 	return ut_run("bdev_gga_heal", tests, ARRAY_SIZE(tests), suite_init, suite_fini);

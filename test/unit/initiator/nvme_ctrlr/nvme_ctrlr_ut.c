@@ -831,6 +831,40 @@ test_reconnect(void)
 	detach_ok();
 }
 
+/*
+ * A user asks for a reset (a member that stopped answering): the association
+ * drops as if lost, the callback says so, and it reconnects. Asked again
+ * while reconnecting, nothing more happens.
+ */
+static void
+test_requested_reset(void)
+{
+	struct nvme_ctrlr_opts opts;
+	uint32_t gen;
+
+	ut_opts(&opts);
+	connect_ok(&opts);
+	gen = g_ctrlr->gen;
+	nvme_ctrlr_request_reset(g_ctrlr, "member stalled");
+	poll_msgs();
+	UT_ASSERT_LOG("WARN: nvme 127.0.0.1:4420: controller lost (member stalled); "
+		      "reconnecting\n",
+		      1);
+	UT_ASSERT_EQ(nvme_ctrlr_get_state(g_ctrlr), NVME_CTRLR_RECONNECTING);
+	CU_ASSERT(g_ctrlr->gen != gen);
+	UT_ASSERT_EQ(g_lost, 1);
+	nvme_ctrlr_request_reset(g_ctrlr, "again");
+	poll_msgs();
+	UT_ASSERT_LOG("controller lost", 1);
+	UT_ASSERT_EQ(g_lost, 1);
+	advance_ms(opts.reconnect_delay_min_ms);
+	nvme_qpair_transport_ready(g_ctrlr->admin);
+	run_until(INIT_DONE);
+	UT_ASSERT_EQ(g_reconnects, 1);
+	UT_ASSERT_EQ(nvme_ctrlr_get_state(g_ctrlr), NVME_CTRLR_CONNECTED);
+	detach_ok();
+}
+
 /* A reconnect that finds a namespace changed fails; one that finds it gone goes on. */
 static void
 test_reconnect_namespaces(void)
@@ -1099,6 +1133,7 @@ main(void)
 		UT_TEST(test_init_optional_steps),
 		UT_TEST(test_reconnect),
 		UT_TEST(test_reconnect_namespaces),
+		UT_TEST(test_requested_reset),
 		UT_TEST(test_shutdown),
 		UT_TEST(test_shutdown_cut_short),
 		UT_TEST(test_detach_without_shutdown),

@@ -35,6 +35,7 @@ struct nvme_ctrlr {
 	void *detach_cb_arg;
 	nvme_ctrlr_reconnect_cb reconnect_cb;
 	void *reconnect_cb_arg;
+	int resets;
 };
 
 struct nvme_qpair {
@@ -129,6 +130,13 @@ uint64_t
 nvme_ctrlr_get_reconnect_count(const struct nvme_ctrlr *ctrlr)
 {
 	return 0;
+}
+
+void
+nvme_ctrlr_request_reset(struct nvme_ctrlr *ctrlr, const char *reason)
+{
+	CU_ASSERT(reason != NULL);
+	ctrlr->resets++;
 }
 
 void
@@ -534,6 +542,14 @@ test_io_split_and_status(void)
 	UT_ASSERT_EQ(g_subs[0].op, SUB_FLUSH);
 	complete_sub(0, 0);
 	CU_ASSERT(io.done && io.success);
+
+	/* A reset of the bdev resets the controller (its I/O fails at once), submitting nothing. */
+	g_nsubs = 0;
+	g_ctrlr.resets = 0;
+	UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_RESET, NULL, 0, 0, &io), 0);
+	CU_ASSERT(io.done && io.success);
+	UT_ASSERT_EQ(g_ctrlr.resets, 1);
+	UT_ASSERT_EQ(g_nsubs, 0);
 
 	ut_dev_close(&dev);
 	UT_ASSERT_EQ(g_ctrlr.qpairs, 0);
