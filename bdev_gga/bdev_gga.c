@@ -386,6 +386,7 @@ sb_write_done(struct bdev_io *io, bool success, void *cb_arg)
 		 * update, which writes that wait for it will wait for too.
 		 */
 		__atomic_store_n(&disk->persisted_sync_mask, disk->sb_sync_mask, __ATOMIC_RELEASE);
+		__atomic_store_n(&disk->persisted_rec_mask, disk->sb_rec_mask, __ATOMIC_RELEASE);
 	}
 	bm_clear_step(disk);
 	disk->sb_inflight = false;
@@ -475,6 +476,7 @@ sb_update_msg(void *arg)
 	}
 	disk->sb_sync_mask = live;
 	prune_checkpoint(disk);
+	disk->sb_rec_mask = disk->rec_mask;
 	/* A new count for every update, persisted or not: two records never tie and differ. */
 	disk->sb_events = ++disk->events;
 	disk->sb_clear_stage = GGA_BM_CLEAR_IDLE;

@@ -179,6 +179,7 @@ create_finish(struct gga_create_ctx *ctx)
 		}
 	}
 	disk->persisted_sync_mask = disk->live_mask;
+	disk->persisted_rec_mask = disk->rec_mask;
 	/* The list entry is reused for the list of registered disks. */
 	TAILQ_REMOVE(&g_creating, disk, link);
 	ctx->creating_listed = false;

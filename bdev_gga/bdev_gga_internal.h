@@ -177,6 +177,13 @@ struct gga_disk {
 	 * otherwise (atomic; changed by superblock updates).
 	 */
 	uint32_t persisted_sync_mask;
+	/*
+	 * The recovery checkpoint's members as the superblocks say (atomic): a
+	 * write one of them missed is acknowledged only once an update without
+	 * its bit is persisted, or an assembly would resume it past the write.
+	 */
+	uint32_t persisted_rec_mask;
+	uint32_t sb_rec_mask; /* the rec_mask of the update in flight */
 	bool auto_readd;
 	uint32_t rebuild_rate; /* MiB/s; 0 = unlimited */
 	uint32_t err_limit;    /* member error policy: count (0: off) and window */

@@ -1043,8 +1043,9 @@ write_chunk_go(struct bdev_io *io)
 		request_fail(io);
 		return;
 	}
-	/* Members being recovered take every write too. */
-	member_phase_start(io, GGA_PHASE_WRITE, BDEV_IO_TYPE_WRITE, gga_write_mask(disk));
+	/* Members being recovered take every write too (read_mask: whom it went to). */
+	gio->read_mask = gga_write_mask(disk);
+	member_phase_start(io, GGA_PHASE_WRITE, BDEV_IO_TYPE_WRITE, gio->read_mask);
 }
 
 /*
@@ -1069,7 +1070,16 @@ write_phase_done(struct bdev_io *io)
 		request_fail(io);
 		return;
 	}
-	missed = __atomic_load_n(&disk->persisted_sync_mask, __ATOMIC_ACQUIRE) & ~gio->ok_mask;
+	/*
+	 * Also a member of the recovery checkpoint that this write went to and
+	 * that did not take it: until the superblocks drop its bit, an assembly
+	 * would resume its pass past this write. (One that joined a pass after
+	 * the write went out gets the block from the pass, which waits for the
+	 * range lock this write holds.)
+	 */
+	missed = (__atomic_load_n(&disk->persisted_sync_mask, __ATOMIC_ACQUIRE) |
+		  (__atomic_load_n(&disk->persisted_rec_mask, __ATOMIC_ACQUIRE) & gio->read_mask)) &
+		 ~gio->ok_mask;
 	if (unlikely(missed != 0)) {
 		gio->phase = GGA_PHASE_WRITE_DURABLE;
 		gga_sb_kick(disk);
@@ -1122,7 +1132,8 @@ passthru_done(struct bdev_io *io)
 		 * from its cache: the superblocks must call it out of sync before
 		 * the flush is acknowledged, as for a write it missed.
 		 */
-		missed = __atomic_load_n(&disk->persisted_sync_mask, __ATOMIC_ACQUIRE) &
+		missed = (__atomic_load_n(&disk->persisted_sync_mask, __ATOMIC_ACQUIRE) |
+			  __atomic_load_n(&disk->persisted_rec_mask, __ATOMIC_ACQUIRE)) &
 			 gio->read_mask & ~gio->ok_mask;
 		if (unlikely(missed != 0)) {
 			gio->phase = GGA_PHASE_FLUSH_DURABLE;
