@@ -1284,6 +1284,123 @@ test_member_stall(void)
 	delete_error_members("W", 3);
 }
 
+/* Rewrite member i's superblock record as `sb` (crafting what a crash left). */
+static void
+write_sb(struct gga_disk *disk, uint32_t i, const struct gga_sb *sb)
+{
+	uint8_t *blk = calloc(1, disk->mbs);
+
+	CU_ASSERT_FATAL(blk != NULL);
+	UT_ASSERT_EQ(gga_sb_encode(sb, blk), 0);
+	UT_ASSERT_EQ(member_rw(disk, i, true, 0, 1, blk), 0);
+	free(blk);
+}
+
+/* Zero member i's data area (its fragments), leaving its reserved region. */
+static void
+blank_data(struct gga_disk *disk, uint32_t i)
+{
+	uint8_t *zero = calloc(NBLK, disk->mbs);
+
+	CU_ASSERT_FATAL(zero != NULL);
+	UT_ASSERT_EQ(member_rw(disk, i, true, disk->data_offset, NBLK, zero), 0);
+	free(zero);
+}
+
+/* Delete and assemble "Y" again over EE_Y1..3; the new disk. */
+static struct gga_disk *
+reassemble_y(void)
+{
+	ut_dev_close(&g_dev);
+	gga_delete_sync("Y");
+	return make_heal_gga("Y", 4, true);
+}
+
+/* After a recovery: with data_1 lost, every block still reads back as written. */
+static void
+check_without_data_1(struct gga_disk *disk, const uint8_t *w)
+{
+	uint8_t rd[16 * LBS];
+
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	UT_ASSERT_EQ(inject("EE_Y1", BDEV_ERROR_FAILURE), 0);
+	CU_ASSERT(dev_read(0, 16, rd));
+	CU_ASSERT(memcmp(rd, w, sizeof(rd)) == 0);
+	CU_ASSERT(dev_read(200, 16, rd));
+	CU_ASSERT(memcmp(rd, w + sizeof(rd), sizeof(rd)) == 0);
+	UT_ASSERT_EQ(inject("EE_Y1", BDEV_ERROR_NONE), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+}
+
+/*
+ * What a crash leaves in the records, crafted on the members, then an
+ * assembly:
+ * - one update cut short between the records of a member just formatted
+ *   (data_2: "needs a rebuild" in its own record) and the others' (data_2
+ *   "stale"), all with one event count: the tie resolves toward the more
+ *   degraded view, so data_2 is rebuilt whole, not resynced over no region;
+ * - a checkpoint at block 128 for the parity, whose storage then comes back
+ *   blank: its rebuild starts at block 0, not 128.
+ */
+static void
+test_assembly_crash_records(void)
+{
+	uint8_t w[32 * LBS];
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+	struct gga_sb sb[3];
+	uint32_t i;
+
+	make_error_members("Y", 3, MBS);
+	disk = make_heal_gga("Y", 4, true);
+	open_dev("Y");
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(0, 16, w));
+	CU_ASSERT(dev_write(200, 16, w + 16 * LBS));
+	WAIT_FOR(gga_bitmap_dirty(disk) == 0 && !gga_bitmap_busy(disk));
+
+	/* The tie: data_2's fragments are blank, its record says so, the others' do not. */
+	for (i = 0; i < 3; i++) {
+		read_sb(disk, i, &sb[i]);
+	}
+	blank_data(disk, 1);
+	for (i = 0; i < 3; i++) {
+		sb[i].member_state[1] = i == 1 ? GGA_SB_MEMBER_REBUILD : GGA_SB_MEMBER_STALE;
+		write_sb(disk, i, &sb[i]);
+	}
+	disk = reassemble_y();
+	open_dev("Y");
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	get_info("Y", &info);
+	CU_ASSERT(info.last_recovery.valid && info.last_recovery.rebuild);
+	UT_ASSERT_EQ(info.last_recovery.blocks_copied, NBLK);
+	bdev_gga_info_clear(&info);
+	check_without_data_1(disk, w);
+
+	/* The checkpoint: parity in a pass done below 128, then its storage blank. */
+	for (i = 0; i < 3; i++) {
+		read_sb(disk, i, &sb[i]);
+		sb[i].member_state[2] = GGA_SB_MEMBER_REBUILD;
+		sb[i].recovery_mask = 1u << 2;
+		sb[i].recovery_offset = 128;
+		write_sb(disk, i, &sb[i]);
+	}
+	blank_member(disk, 2);
+	disk = reassemble_y();
+	open_dev("Y");
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	get_info("Y", &info);
+	CU_ASSERT(info.last_recovery.valid && info.last_recovery.rebuild);
+	UT_ASSERT_EQ(info.last_recovery.blocks_copied, NBLK);
+	bdev_gga_info_clear(&info);
+	check_without_data_1(disk, w);
+
+	ut_dev_close(&g_dev);
+	gga_delete_sync("Y");
+	delete_error_members("Y", 3);
+}
+
 int
 main(void)
 {
@@ -1305,6 +1422,7 @@ main(void)
 		UT_TEST(test_rate_limit_in_flight),
 		UT_TEST(test_member_faulted),
 		UT_TEST(test_member_stall),
+		UT_TEST(test_assembly_crash_records),
 	};
 
 	return ut_run("bdev_gga_heal", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
