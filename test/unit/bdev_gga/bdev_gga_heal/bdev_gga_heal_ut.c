@@ -25,9 +25,9 @@ inject(const char *name, enum bdev_error_type type)
 	return bdev_error_inject_error(name, &opts);
 }
 
-/* n members P1..Pn of fragment size `fs` under error bdevs EE_P1..EE_Pn. */
+/* n members P1..Pn of fragment size `fs` and `blocks` data blocks under error bdevs EE_Pi. */
 static void
-make_error_members(const char *p, uint32_t n, uint32_t fs)
+make_error_members_of(const char *p, uint32_t n, uint32_t fs, uint32_t blocks)
 {
 	struct bdev_error_opts eopts = { 0 };
 	char name[16];
@@ -35,10 +35,17 @@ make_error_members(const char *p, uint32_t n, uint32_t fs)
 
 	for (i = 1; i <= n; i++) {
 		snprintf(name, sizeof(name), "%s%u", p, i);
-		make_malloc(name, fs, MD, GGA_SB_REGION_BYTES / fs + NBLK);
+		make_malloc(name, fs, MD, GGA_SB_REGION_BYTES / fs + blocks);
 		eopts.base_name = name;
 		UT_ASSERT_EQ_FATAL(bdev_error_create(&eopts, NULL), 0);
 	}
+}
+
+/* The same with NBLK data blocks. */
+static void
+make_error_members(const char *p, uint32_t n, uint32_t fs)
+{
+	make_error_members_of(p, n, fs, NBLK);
 }
 
 static void
@@ -1401,6 +1408,83 @@ test_assembly_crash_records(void)
 	delete_error_members("Y", 3);
 }
 
+/*
+ * A rebuild whose checkpoint was persisted at block 1024 or beyond loses its
+ * member, a write lands below the checkpoint meanwhile, and the member comes
+ * back: its pass starts over from block 0. It once resumed at the
+ * checkpoint, and the member went online without the write.
+ */
+static void
+test_checkpoint_not_resumed(void)
+{
+	uint8_t a[8 * LBS], c[8 * LBS], rd[8 * LBS];
+	struct replace_res rr = { 0 };
+	struct bdev_gga_opts opts;
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+	struct create_res r;
+	struct gga_sb sb;
+	char msg[256];
+	uint64_t t0;
+
+	make_error_members_of("K", 3, MBS, 4096);
+	bdev_gga_opts_init(&opts);
+	opts.name = "K";
+	opts.members[0] = "EE_K1";
+	opts.members[1] = "EE_K2";
+	opts.members[2] = "EE_K3";
+	opts.auto_readd = false;
+	opts.rebuild_rate_mib_s = 1;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	disk = r.bdev->ctxt;
+	open_dev("K");
+	fill_random(a, sizeof(a));
+	fill_random(c, sizeof(c));
+	CU_ASSERT(dev_write(0, 8, a));
+	fail_member(disk, "EE_K3", 2);
+	UT_ASSERT_EQ(inject("EE_K3", BDEV_ERROR_NONE), 0);
+	/* A full rebuild of the parity, held to 1 MiB/s by front reads, until a checkpoint. */
+	UT_ASSERT_EQ(bdev_gga_replace_member("K", "parity", "EE_K3", replace_done, &rr, msg,
+					     sizeof(msg)),
+		     0);
+	t0 = time_now_ns();
+	memset(&sb, 0, sizeof(sb));
+	while (time_now_ns() - t0 < 8ull * 1000 * 1000 * 1000) {
+		CU_ASSERT(dev_read(4000, 1, rd));
+		if (rr.done && disk->rec_offset >= 1024) {
+			/* On the members, not only in memory. */
+			read_sb(disk, 0, &sb);
+			if (sb.recovery_offset >= 1024 && sb.recovery_mask == 1u << 2) {
+				break;
+			}
+		}
+	}
+	CU_ASSERT(sb.recovery_offset >= 1024 && sb.recovery_mask == 1u << 2);
+	CU_ASSERT(disk->walk != NULL);
+	/* It fails; block 0..7 are written without it, below the checkpoint. */
+	UT_ASSERT_EQ(inject("EE_K3", BDEV_ERROR_FAILURE), 0);
+	CU_ASSERT(dev_write(0, 8, c));
+	UT_ASSERT_EQ(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_FAILED);
+	WAIT_FOR(disk->walk == NULL);
+	/* Back: recovered from block 0, so the write below the old checkpoint is on it. */
+	UT_ASSERT_EQ(inject("EE_K3", BDEV_ERROR_NONE), 0);
+	disk->rec_retry_ticks = 0;
+	disk->members[2].forced = true;
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	get_info("K", &info);
+	CU_ASSERT(info.last_recovery.valid && info.last_recovery.result == 0);
+	UT_ASSERT_EQ(info.last_recovery.blocks_copied, 4096);
+	bdev_gga_info_clear(&info);
+	UT_ASSERT_EQ(inject("EE_K1", BDEV_ERROR_FAILURE), 0);
+	CU_ASSERT(dev_read(0, 8, rd));
+	CU_ASSERT(memcmp(rd, c, sizeof(c)) == 0);
+	UT_ASSERT_EQ(inject("EE_K1", BDEV_ERROR_NONE), 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("K");
+	delete_error_members("K", 3);
+}
+
 int
 main(void)
 {
@@ -1423,6 +1507,7 @@ main(void)
 		UT_TEST(test_member_faulted),
 		UT_TEST(test_member_stall),
 		UT_TEST(test_assembly_crash_records),
+		UT_TEST(test_checkpoint_not_resumed),
 	};
 
 	return ut_run("bdev_gga_heal", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
