@@ -269,7 +269,8 @@ void bdev_gga_info_clear(struct bdev_gga_info *info);
  * rebuilt whole under I/O. Returns 0 and calls cb once, never from inside
  * this call; or a negative errno without calling it: -ENODEV (no such gga
  * bdev or base), -ENOENT (no such member), -EBUSY (the member is online or
- * being recovered), -EINVAL (geometry), -EPERM (claimed), -ENOMEM. msg
+ * being recovered), -EIO (fewer than k members online), -EINVAL (geometry),
+ * -EPERM (claimed), -ENOMEM. msg
  * names the problem (valid during the call).
  */
 typedef void (*bdev_gga_replace_cb)(void *cb_arg, int rc, const char *msg);

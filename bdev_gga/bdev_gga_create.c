@@ -466,6 +466,54 @@ merge_fresh(struct gga_create_ctx *ctx, uint32_t formatted)
 }
 
 /*
+ * Members the freshest records call in sync but whose own record is older:
+ * in sync members get every update, so one behind either missed the last
+ * update in a crash or is an old copy of itself put back while the front was
+ * down (its writes since are in marked regions: a resync brings them). They
+ * are resynced while at least k others are trusted; if fewer would be, those
+ * exactly one update behind (a crash in the middle of an update) are
+ * trusted: that is the only way such an array comes back. Returns the
+ * members still trusted in sync.
+ */
+static uint32_t
+distrust_behind(struct gga_create_ctx *ctx, uint32_t in_sync, uint32_t formatted)
+{
+	struct gga_disk *disk = ctx->disk;
+	uint64_t fresh = ctx->sb[ctx->fresh].events;
+	uint32_t behind = 0, one_behind = 0, i;
+	char label[160];
+
+	for (i = 0; i < disk->n; i++) {
+		if (!(in_sync & formatted & (1u << i)) || ctx->sb[i].events >= fresh) {
+			continue;
+		}
+		behind |= 1u << i;
+		if (ctx->sb[i].events + 1 == fresh) {
+			one_behind |= 1u << i;
+		}
+	}
+	if (behind == 0) {
+		return in_sync;
+	}
+	if ((uint32_t)__builtin_popcount(in_sync & ~behind) < disk->k) {
+		behind &= ~one_behind;
+	}
+	for (i = 0; i < disk->n; i++) {
+		if (!(behind & (1u << i))) {
+			continue;
+		}
+		WARNLOG("gga bdev '%s': %s holds a record of event %" PRIu64 ", older than the "
+			"freshest (%" PRIu64 "): resynced before it is read\n",
+			disk->bdev.name, gga_member_label(disk, i, label, sizeof(label)),
+			ctx->sb[i].events, fresh);
+		disk->members[i].needs = GGA_NEEDS_RESYNC;
+		disk->members[i].state = BDEV_GGA_MEMBER_STALE;
+		disk->members[i].reason = "its record is older than the freshest: resynced first";
+	}
+	return in_sync & ~behind;
+}
+
+/*
  * Assembling: check that every formatted member is this array's member in
  * its role, find the freshest superblock (the largest event counter: the
  * last word of the writers on who is in sync) and take the members' states
@@ -603,6 +651,7 @@ create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 			in_sync |= 1u << i;
 		}
 	}
+	in_sync = distrust_behind(ctx, in_sync, formatted);
 	if (disk->rec_mask == 0) {
 		disk->rec_offset = 0;
 	}

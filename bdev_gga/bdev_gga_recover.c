@@ -268,6 +268,16 @@ probe_read_done(struct bdev_io *io, bool success, void *cb_arg)
 	gga_member_label(disk, member->index, label, sizeof(label));
 	gga_area_gather(disk, op->buf, rec, sizeof(rec));
 	rc = gga_sb_decode(rec, sizeof(rec), &sb);
+	if (rc == -ENOENT && (uint32_t)__builtin_popcount(gga_live_mask(disk)) < disk->k) {
+		/*
+		 * Blank, but with fewer than k members online nothing but the
+		 * records that say so may be written, and none is: a record formatted
+		 * now would carry a count the next assembly may hand out again. The
+		 * next probe after the array is back formats it.
+		 */
+		member_op_end(op, -EAGAIN);
+		return;
+	}
 	if (rc == -ENOENT) {
 		env_dma_free(op->buf);
 		op->buf = NULL;
@@ -729,6 +739,14 @@ bdev_gga_replace_member(const char *name, const char *member_name, const char *n
 			 role, member->name,
 			 member->probing ? "being probed" : bdev_gga_member_state_name(state));
 		return -EBUSY;
+	}
+	if ((uint32_t)__builtin_popcount(gga_live_mask(disk)) < disk->k) {
+		/* Nothing to rebuild it from, and no record may be written meanwhile. */
+		snprintf(msg, msg_len,
+			 "gga bdev '%s' has fewer than %u members online: a new member cannot "
+			 "be rebuilt",
+			 name, disk->k);
+		return -EIO;
 	}
 	b = new_base != NULL ? bdev_get_by_name(new_base) : NULL;
 	if (b == NULL) {
