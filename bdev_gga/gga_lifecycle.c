@@ -25,6 +25,7 @@ gga_lc_rules_default(struct gga_lc_rules *rules)
 	 */
 	rules->trust_one_below = false;
 	rules->clear_two_phase = true;
+	rules->ack_waits_checkpoint = true;
 }
 
 static uint32_t
@@ -75,6 +76,21 @@ gga_lc_write_mask(const struct gga_lc_view *v)
 	return lc_mask_of(v, GGA_LC_ONLINE) | lc_mask_of(v, GGA_LC_REBUILDING);
 }
 
+bool
+gga_lc_ack_ok(const struct gga_lc_view *v, uint32_t received)
+{
+	uint32_t all = LC_BIT(v->n) - 1, missed = all & ~received;
+
+	if ((uint32_t)__builtin_popcount(received & all) < v->k) {
+		return false;
+	}
+	if (missed == 0) {
+		return true;
+	}
+	return (received & ~v->persisted_mask) == 0 &&
+	       (missed & (v->persisted_sync | v->persisted_rec)) == 0;
+}
+
 void
 gga_lc_record_fill(const struct gga_lc_view *v, struct gga_lc_record *rec)
 {
@@ -84,9 +100,10 @@ gga_lc_record_fill(const struct gga_lc_view *v, struct gga_lc_record *rec)
 	rec->events = v->events;
 	rec->bitmap_events = v->bitmap_events;
 	for (i = 0; i < v->n; i++) {
-		rec->member_state[i] = v->mb[i].needs == GGA_LC_NEEDS_NONE   ? GGA_SB_MEMBER_IN_SYNC :
-				       v->mb[i].needs == GGA_LC_NEEDS_RESYNC ? GGA_SB_MEMBER_STALE :
-									       GGA_SB_MEMBER_REBUILD;
+		rec->member_state[i] = v->mb[i].needs == GGA_LC_NEEDS_NONE ? GGA_SB_MEMBER_IN_SYNC :
+				       v->mb[i].needs == GGA_LC_NEEDS_RESYNC ?
+									     GGA_SB_MEMBER_STALE :
+									     GGA_SB_MEMBER_REBUILD;
 		if (v->mb[i].rec) {
 			rec->rec_mask |= LC_BIT(i);
 		}
@@ -121,6 +138,13 @@ lc_persist(struct gga_lc_view *v, struct gga_lc_actions *act, uint32_t format)
 	}
 	v->events++;
 	gga_lc_record_fill(v, &act->record);
+	v->issued_sync = 0;
+	v->issued_rec = act->record.rec_mask;
+	for (i = 0; i < v->n; i++) {
+		if (act->record.member_state[i] == GGA_SB_MEMBER_IN_SYNC) {
+			v->issued_sync |= LC_BIT(i);
+		}
+	}
 	act->flags |= GGA_LC_ACT_PERSIST;
 	act->persist_to = to;
 	if (format != 0) {
@@ -356,8 +380,8 @@ lc_pass_done(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc
 static void
 lc_bitmap_clear(struct gga_lc_view *v, struct gga_lc_actions *act)
 {
-	if (v->pass || v->clear_events != 0 || v->sync_events != 0 ||
-	    lc_online(v) != v->n || lc_mask_of(v, GGA_LC_ONLINE) == 0) {
+	if (v->pass || v->clear_events != 0 || v->sync_events != 0 || lc_online(v) != v->n ||
+	    lc_mask_of(v, GGA_LC_ONLINE) == 0) {
 		return;
 	}
 	for (uint32_t i = 0; i < v->n; i++) {
@@ -393,6 +417,13 @@ lc_persisted(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc
 		if (ev->mask & LC_BIT(i)) {
 			v->seen[i] = ev->events;
 		}
+	}
+	if (ev->events == v->events && ev->events > v->persisted_events) {
+		/* Only the latest: an older update's states may already be out of date. */
+		v->persisted_events = ev->events;
+		v->persisted_mask = ev->mask;
+		v->persisted_sync = v->issued_sync;
+		v->persisted_rec = v->rules.ack_waits_checkpoint ? v->issued_rec : 0;
 	}
 	if (v->clear_events != 0 && ev->events == v->clear_events) {
 		v->clear_events = 0;

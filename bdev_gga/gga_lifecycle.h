@@ -73,6 +73,10 @@ struct gga_lc_rules {
 	 * the update carrying bitmap_events follows a plain one that every member got,
 	 * so bitmap_events is one below the clearing record's own count. */
 	bool clear_two_phase;
+	/* Rule 7 extended: a write a pass member missed waits until an update without
+	 * its checkpoint bit is persisted, not only one that says it is not in sync
+	 * (off: rule 7 as first written, which lets a resumed pass skip the write). */
+	bool ack_waits_checkpoint;
 };
 
 /* A decoded superblock record: the lifecycle fields only. */
@@ -87,8 +91,8 @@ struct gga_lc_record {
 
 /* What assembly or a probe found on a member. */
 enum gga_lc_found {
-	GGA_LC_FOUND_RECORD = 0, /* a record of this array, this role and geometry */
-	GGA_LC_FOUND_BLANK = 1,  /* an all-zero record */
+	GGA_LC_FOUND_RECORD = 0,  /* a record of this array, this role and geometry */
+	GGA_LC_FOUND_BLANK = 1,   /* an all-zero record */
 	GGA_LC_FOUND_FOREIGN = 2, /* another array, role or geometry, or a damaged record */
 	GGA_LC_FOUND_ABSENT = 3,  /* no base bdev (assembly) or unreadable (probe) */
 };
@@ -117,6 +121,13 @@ struct gga_lc_view {
 	struct gga_lc_member mb[GGA_LC_MAX_MEMBERS];
 	/* Per member: the count of the last record it is known to hold. */
 	uint64_t seen[GGA_LC_MAX_MEMBERS];
+	/* The latest update known persisted: its count, where it landed, who it says is in sync. */
+	uint64_t persisted_events;
+	uint32_t persisted_mask;
+	uint32_t persisted_sync;
+	uint32_t persisted_rec;
+	uint32_t issued_sync; /* who the latest update asked for says is in sync */
+	uint32_t issued_rec;  /* and its rec_mask */
 };
 
 enum gga_lc_event_type {
@@ -136,23 +147,23 @@ enum gga_lc_event_type {
 struct gga_lc_event {
 	enum gga_lc_event_type type;
 	uint32_t member;
-	enum gga_lc_found found;    /* GGA_LC_EV_PROBE */
-	struct gga_lc_record rec;   /* GGA_LC_EV_PROBE with GGA_LC_FOUND_RECORD */
-	uint64_t offset;            /* GGA_LC_EV_PASS_CHECKPOINT */
-	int result;                 /* GGA_LC_EV_PASS_DONE */
-	uint32_t mask;              /* GGA_LC_EV_PASS_DONE, GGA_LC_EV_PERSISTED */
-	uint64_t events;            /* GGA_LC_EV_PERSISTED */
+	enum gga_lc_found found;  /* GGA_LC_EV_PROBE */
+	struct gga_lc_record rec; /* GGA_LC_EV_PROBE with GGA_LC_FOUND_RECORD */
+	uint64_t offset;          /* GGA_LC_EV_PASS_CHECKPOINT */
+	int result;               /* GGA_LC_EV_PASS_DONE */
+	uint32_t mask;            /* GGA_LC_EV_PASS_DONE, GGA_LC_EV_PERSISTED */
+	uint64_t events;          /* GGA_LC_EV_PERSISTED */
 };
 
 /* Bits of struct gga_lc_actions.flags. */
-#define GGA_LC_ACT_PERSIST    (1u << 0) /* write `record` to the members in persist_to */
-#define GGA_LC_ACT_FORMAT     (1u << 1) /* write the reserved region of format_mask first */
-#define GGA_LC_ACT_START_PASS (1u << 2) /* start a pass: pass_targets, pass_rebuild, pass_from */
-#define GGA_LC_ACT_STOP_PASS  (1u << 3) /* stop the running pass, without reporting it done */
-#define GGA_LC_ACT_PROBE      (1u << 4) /* read probe_member's record, answer GGA_LC_EV_PROBE */
-#define GGA_LC_ACT_FAIL_IO    (1u << 5) /* the array is failed: fail every I/O */
+#define GGA_LC_ACT_PERSIST      (1u << 0) /* write `record` to the members in persist_to */
+#define GGA_LC_ACT_FORMAT       (1u << 1) /* write the reserved region of format_mask first */
+#define GGA_LC_ACT_START_PASS   (1u << 2) /* start a pass: pass_targets, pass_rebuild, pass_from */
+#define GGA_LC_ACT_STOP_PASS    (1u << 3) /* stop the running pass, without reporting it done */
+#define GGA_LC_ACT_PROBE        (1u << 4) /* read probe_member's record, answer GGA_LC_EV_PROBE */
+#define GGA_LC_ACT_FAIL_IO      (1u << 5) /* the array is failed: fail every I/O */
 #define GGA_LC_ACT_CLEAR_BITMAP (1u << 6) /* the marks may be cleared and the bitmap written */
-#define GGA_LC_ACT_REFUSE     (1u << 7) /* assembly refused: `refuse` and `why`, nothing written */
+#define GGA_LC_ACT_REFUSE       (1u << 7) /* assembly refused: `refuse` and `why`, nothing written */
 
 /*
  * What the I/O code must do, in this order: format, persist (then report
@@ -208,6 +219,14 @@ uint32_t gga_lc_read_mask(const struct gga_lc_view *view);
 
 /* Members that writes go to: online and rebuilding; 0 when the array is failed. */
 uint32_t gga_lc_write_mask(const struct gga_lc_view *view);
+
+/*
+ * Rule 7: may a write that reached the members in `received` be acknowledged?
+ * Yes when k members have it and every member that lacks it is recorded as
+ * not in sync, and outside the checkpoint's rec_mask, by the latest persisted
+ * update, which reached every member that has the write.
+ */
+bool gga_lc_ack_ok(const struct gga_lc_view *view, uint32_t received);
 
 /* The record member i's superblock would carry now (the last one persisted or asked for). */
 void gga_lc_record_fill(const struct gga_lc_view *view, struct gga_lc_record *rec);

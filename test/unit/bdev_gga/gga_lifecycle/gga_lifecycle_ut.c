@@ -31,7 +31,7 @@
 #define MAXN        6    /* 4 + 2 */
 #define GEN_CORRUPT 0xff /* a fragment whose CRC does not match */
 #define DEPTH_21    6    /* 2 + 1, all fixes on */
-#define DEPTH_42    5    /* 4 + 2, all fixes on */
+#define DEPTH_42    4    /* 4 + 2, all fixes on */
 #define MAX_DEPTH   12
 #define MEMO_BITS   21
 
@@ -64,6 +64,7 @@ struct world {
 
 enum w_ev_type {
 	E_WRITE,
+	E_WRITE_ERR,
 	E_CRASH,
 	E_BACK,
 	E_BOUNCE,
@@ -83,11 +84,23 @@ enum w_ev_type {
 };
 
 static const char *const g_ev_names[E_NTYPES] = {
-	"write block", "crash member", "member back", "member drops and returns",
-	"member blanked", "member restored from its old copy", "snapshot every member",
-	"corrupt block 0 on member", "replace member", "next update reaches only member",
-	"next update skips member", "front restart (assembly)", "pass step",
-	"pass ends, a write fails on member before it reports", "retry delay over", "bitmap sweep",
+	"write block",
+	"write block 0, an I/O error on member",
+	"crash member",
+	"member back",
+	"member drops and returns",
+	"member blanked",
+	"member restored from its old copy",
+	"snapshot every member",
+	"corrupt block 0 on member",
+	"replace member",
+	"next update reaches only member",
+	"next update skips member",
+	"front restart (assembly)",
+	"pass step",
+	"pass ends, a write fails on member before it reports",
+	"retry delay over",
+	"bitmap sweep",
 };
 
 struct w_ev {
@@ -100,6 +113,7 @@ static struct {
 	/* Restored copies: false, only copies older than the last bitmap clear (B4); true, any
 	 * copy older than the member's record. */
 	bool restore_any;
+	bool strict_ack; /* rule 7 on the members includes the checkpoint */
 	struct gga_lc_rules rules;
 	bool bad;
 	char why[256];
@@ -168,8 +182,8 @@ static void
 w_put_frag(struct world *w, uint32_t i, uint32_t b, uint8_t gen)
 {
 	if (lc_online_count(&w->view) < g.k) {
-		violation("I5: fragment of block %u written to member %u with fewer than k online", b,
-			  i);
+		violation("I5: fragment of block %u written to member %u with fewer than k online",
+			  b, i);
 	}
 	w->disk[i].frag[b] = gen;
 }
@@ -281,6 +295,38 @@ w_apply_simple(struct world *w, enum gga_lc_event_type type, uint32_t member)
 	w_apply(w, &ev);
 }
 
+/*
+ * I1, second half: among the records with the largest count, each member's state
+ * in the view is at least the worst of them (ties never make it more trusted).
+ */
+static void
+w_check_assembly(const struct world *w, const enum gga_lc_found *found,
+		 const struct gga_lc_record *rec)
+{
+	uint64_t max = 0;
+	uint32_t i, j;
+	uint8_t worst;
+
+	for (i = 0; i < g.n; i++) {
+		if (found[i] == GGA_LC_FOUND_RECORD && rec[i].events > max) {
+			max = rec[i].events;
+		}
+	}
+	for (j = 0; j < g.n; j++) {
+		worst = 0;
+		for (i = 0; i < g.n; i++) {
+			if (found[i] == GGA_LC_FOUND_RECORD && rec[i].events == max &&
+			    rec[i].member_state[j] > worst) {
+				worst = rec[i].member_state[j];
+			}
+		}
+		if (w->view.mb[j].needs < worst) {
+			violation("I1: assembly trusts member %u more than a freshest record (%u)",
+				  j, worst);
+		}
+	}
+}
+
 static void
 w_restart(struct world *w)
 {
@@ -291,7 +337,7 @@ w_restart(struct world *w)
 
 	w_front_down(w);
 	for (i = 0; i < g.n; i++) {
-		found[i] = !w->up[i]	       ? GGA_LC_FOUND_ABSENT :
+		found[i] = !w->up[i]          ? GGA_LC_FOUND_ABSENT :
 			   w->disk[i].has_rec ? GGA_LC_FOUND_RECORD :
 						GGA_LC_FOUND_BLANK;
 		memcpy(&rec[i], &w->disk[i].rec, sizeof(rec[i]));
@@ -304,13 +350,19 @@ w_restart(struct world *w)
 		return;
 	}
 	w->front_up = 1;
+	w_check_assembly(w, found, rec);
 	w_do(w, &act);
 }
 
-/* Rule 7: every member that missed it is recorded as not in sync on k that have it. */
+/*
+ * Rule 7, on the members: every member that missed the write of block b is
+ * recorded, on each of the k or more that have it, as not in sync and not done
+ * by a pass below b.
+ */
 static bool
-w_ack_ok(const struct world *w, uint32_t recv)
+w_ack_ok(const struct world *w, uint32_t recv, uint32_t b)
 {
+	const struct gga_lc_record *r;
 	uint32_t i, j;
 
 	if (popc(recv) < g.k) {
@@ -321,14 +373,30 @@ w_ack_ok(const struct world *w, uint32_t recv)
 			continue;
 		}
 		for (i = 0; i < g.n; i++) {
+			r = &w->disk[i].rec;
 			if ((recv & (1u << i)) &&
-			    (!w->disk[i].has_rec ||
-			     w->disk[i].rec.member_state[j] == GGA_SB_MEMBER_IN_SYNC)) {
+			    (!w->disk[i].has_rec || r->member_state[j] == GGA_SB_MEMBER_IN_SYNC ||
+			     (g.strict_ack && (r->rec_mask & (1u << j)) && b < r->rec_offset))) {
 				return false;
 			}
 		}
 	}
 	return true;
+}
+
+/* The I/O code acknowledges as the module says; the records on the members must agree. */
+static void
+w_ack(struct world *w, uint32_t b, uint8_t gen, uint32_t recv)
+{
+	if (!w->front_up || w->acked[b] == gen || !gga_lc_ack_ok(&w->view, recv)) {
+		return;
+	}
+	if (!w_ack_ok(w, recv, b)) {
+		violation("I7: write of block %u acknowledged with members 0x%x only, before the "
+			  "records say the others are not in sync",
+			  b, recv);
+	}
+	w->acked[b] = gen;
 }
 
 /* Write block b; member `miss` (if < MAXN) answers it with an I/O error. */
@@ -346,14 +414,14 @@ w_write(struct world *w, uint32_t b, uint32_t miss)
 			recv |= 1u << i;
 		}
 	}
+	/* The I/O code asks before and after it reports the members that failed. */
+	w_ack(w, b, gen, recv);
 	for (i = 0; i < g.n && w->front_up; i++) {
 		if ((wm & (1u << i)) && (!w->up[i] || i == miss)) {
 			w_apply_simple(w, GGA_LC_EV_IO_ERROR, i);
 		}
 	}
-	if (w->front_up && w_ack_ok(w, recv)) {
-		w->acked[b] = gen;
-	}
+	w_ack(w, b, gen, recv);
 }
 
 /* Copy block b's decoded version to the pass's targets; false: the pass ended. */
@@ -471,6 +539,8 @@ w_enabled(const struct world *w, struct w_ev e)
 	switch (e.type) {
 	case E_WRITE:
 		return w->front_up && gga_lc_write_mask(v) != 0 && w->gen < 60;
+	case E_WRITE_ERR:
+		return w->front_up && (gga_lc_write_mask(v) & (1u << i)) && w->gen < 60;
 	case E_CRASH:
 	case E_BOUNCE:
 		return w->up[i];
@@ -517,6 +587,9 @@ w_event(struct world *w, struct w_ev e)
 	switch (e.type) {
 	case E_WRITE:
 		w_write(w, i, MAXN);
+		break;
+	case E_WRITE_ERR:
+		w_write(w, 0, i);
 		break;
 	case E_CRASH:
 		w->up[i] = 0;
@@ -581,8 +654,7 @@ static bool
 w_rec_same(const struct gga_lc_record *a, const struct gga_lc_record *b)
 {
 	return a->bitmap_events == b->bitmap_events && a->rec_mask == b->rec_mask &&
-	       a->rec_offset == b->rec_offset &&
-	       memcmp(a->member_state, b->member_state, g.n) == 0;
+	       a->rec_offset == b->rec_offset && memcmp(a->member_state, b->member_state, g.n) == 0;
 }
 
 static void
@@ -598,9 +670,10 @@ w_check(const struct world *w)
 			if (w->disk[i].has_rec && w->disk[j].has_rec &&
 			    w->disk[i].rec.events == w->disk[j].rec.events &&
 			    !w_rec_same(&w->disk[i].rec, &w->disk[j].rec)) {
-				violation("I1: members %u and %u hold records that disagree with one "
-					  "event count",
-					  i, j);
+				violation(
+					"I1: members %u and %u hold records that disagree with one "
+					"event count",
+					i, j);
 			}
 		}
 	}
@@ -619,9 +692,10 @@ w_check(const struct world *w)
 		/* I2: an online member holds every acknowledged write (a corrupt one is detected). */
 		for (b = 0; b < NB; b++) {
 			if (w->disk[i].frag[b] != GEN_CORRUPT && w->disk[i].frag[b] < w->acked[b]) {
-				violation("I2: member %u is online without the acknowledged write of "
-					  "block %u",
-					  i, b);
+				violation(
+					"I2: member %u is online without the acknowledged write of "
+					"block %u",
+					i, b);
 			}
 		}
 	}
@@ -829,6 +903,7 @@ check_restore(uint32_t k, uint32_t m, const struct gga_lc_rules *rules, uint32_t
 	g.n = k + m;
 	g.rules = *rules;
 	g.restore_any = restore_any;
+	g.strict_ack = rules->ack_waits_checkpoint;
 	g.bad = false;
 	g.steps = 0;
 	g.states = 0;
@@ -848,11 +923,12 @@ check_restore(uint32_t k, uint32_t m, const struct gga_lc_rules *rules, uint32_t
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	printf("\n  %u+%u (restored copies: %s): depth %u, %" PRIu64 " event sequences of 1..%u events, %" PRIu64
-	       " states expanded, %" PRIu64 " steps, %.2f s%s\n",
-	       k, m, restore_any ? "any older" : "older than the last clear", found ? found : max_depth, found ? 0 : count, found ? found : max_depth,
-	       g.states, g.steps,
-	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
+	printf("\n  %u+%u (restored copies: %s): depth %u, %" PRIu64
+	       " event sequences of 1..%u events, %" PRIu64 " states expanded, %" PRIu64
+	       " steps, %.2f s%s\n",
+	       k, m, restore_any ? "any older" : "older than the last clear",
+	       found ? found : max_depth, found ? 0 : count, found ? found : max_depth, g.states,
+	       g.steps, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
 	       g.memo_full ? " (memo table full: some states explored twice)" : "");
 	if (found) {
 		print_path();
@@ -945,6 +1021,12 @@ off_two_phase(struct gga_lc_rules *r)
 }
 
 static void
+off_ack_checkpoint(struct gga_lc_rules *r)
+{
+	r->ack_waits_checkpoint = false;
+}
+
+static void
 test_b1_found(void)
 {
 	expect_found(off_b1, 6);
@@ -986,6 +1068,13 @@ test_one_phase_clear_found(void)
  * member that missed the last update in a crash, which assembly must trust when
  * fewer than k members are fresher. The checker must find that.
  */
+/* Rule 7 as first written: a write below the checkpoint that a pass member missed. */
+static void
+test_rule7_as_written_found(void)
+{
+	expect_found(off_ack_checkpoint, 6);
+}
+
 static void
 test_recent_copy_limit_found(void)
 {
@@ -1009,11 +1098,17 @@ int
 main(void)
 {
 	static const struct ut_test tests[] = {
-		UT_TEST(test_all_fixes_2_1), UT_TEST(test_all_fixes_4_2),
-		UT_TEST(test_b1_found),	     UT_TEST(test_b2_found),
-		UT_TEST(test_b3_found),	     UT_TEST(test_b4_found),
-		UT_TEST(test_b6_found),	     UT_TEST(test_one_phase_clear_found),
-		UT_TEST(test_recent_copy_limit_found), UT_TEST(test_1_1_breaks),
+		UT_TEST(test_all_fixes_2_1),
+		UT_TEST(test_all_fixes_4_2),
+		UT_TEST(test_b1_found),
+		UT_TEST(test_b2_found),
+		UT_TEST(test_b3_found),
+		UT_TEST(test_b4_found),
+		UT_TEST(test_b6_found),
+		UT_TEST(test_one_phase_clear_found),
+		UT_TEST(test_rule7_as_written_found),
+		UT_TEST(test_recent_copy_limit_found),
+		UT_TEST(test_1_1_breaks),
 	};
 
 	return ut_run("gga_lifecycle", tests, sizeof(tests) / sizeof(tests[0]), NULL, NULL);
