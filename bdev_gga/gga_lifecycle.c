@@ -112,30 +112,34 @@ gga_lc_record_fill(const struct gga_lc_view *v, struct gga_lc_record *rec)
 }
 
 /*
- * Ask for an update of every member that takes records (and of the members
- * in `format`, whose reserved region is written whole). Rule 1: the count goes
- * up when the update is asked for, not when it lands, so a short update is
- * never reused. With k or more members online, a member that is neither
- * online nor rebuilding is recorded as not in sync first (rule 7).
+ * Ask for an update of every member that takes records, formatting the
+ * reserved region of the blank ones first. Rule 1: the count goes up when the
+ * update is asked for, not when it lands, so a short update is never reused.
+ * A member neither online nor rebuilding is recorded as not in sync (rule 7).
+ * With fewer than k online nothing is written (rule 5): an update that only
+ * members fewer than k hold could be outvoted by k others that never saw it,
+ * which would then reuse its count with other states.
  */
 static void
-lc_persist(struct gga_lc_view *v, struct gga_lc_actions *act, uint32_t format)
+lc_persist(struct gga_lc_view *v, struct gga_lc_actions *act)
 {
-	uint32_t i, to;
+	uint32_t i, to, format = 0;
 
-	if (lc_online(v) >= v->k) {
-		for (i = 0; i < v->n; i++) {
-			if (v->mb[i].run != GGA_LC_ONLINE && v->mb[i].run != GGA_LC_REBUILDING &&
-			    v->mb[i].needs == GGA_LC_NEEDS_NONE) {
-				v->mb[i].needs = GGA_LC_NEEDS_RESYNC;
-			}
+	if (lc_online(v) < v->k) {
+		return;
+	}
+	for (i = 0; i < v->n; i++) {
+		if (v->mb[i].run != GGA_LC_ONLINE && v->mb[i].run != GGA_LC_REBUILDING &&
+		    v->mb[i].needs == GGA_LC_NEEDS_NONE) {
+			v->mb[i].needs = GGA_LC_NEEDS_RESYNC;
+		}
+		if (v->mb[i].blank && v->mb[i].run == GGA_LC_STALE) {
+			format |= LC_BIT(i);
+			v->mb[i].blank = false;
 		}
 	}
 	to = lc_mask_of(v, GGA_LC_ONLINE) | lc_mask_of(v, GGA_LC_REBUILDING) |
-	     lc_mask_of(v, GGA_LC_STALE) | format;
-	if (to == 0) {
-		return;
-	}
+	     lc_mask_of(v, GGA_LC_STALE);
 	v->events++;
 	gga_lc_record_fill(v, &act->record);
 	v->issued_sync = 0;
@@ -225,7 +229,7 @@ lc_maybe_start(struct gga_lc_view *v, struct gga_lc_actions *act)
 	act->pass_targets = targets;
 	act->pass_rebuild = rebuild;
 	act->pass_from = from;
-	lc_persist(v, act, 0);
+	lc_persist(v, act);
 }
 
 /*
@@ -240,7 +244,8 @@ lc_format(struct gga_lc_view *v, uint32_t i, struct gga_lc_actions *act)
 	v->mb[i].rec = false;
 	v->mb[i].foreign = false;
 	if (v->rules.format_raises_events) {
-		lc_persist(v, act, LC_BIT(i));
+		v->mb[i].blank = true;
+		lc_persist(v, act);
 	} else {
 		gga_lc_record_fill(v, &act->record);
 		act->flags |= GGA_LC_ACT_PERSIST | GGA_LC_ACT_FORMAT;
@@ -281,7 +286,7 @@ lc_fail(struct gga_lc_view *v, uint32_t i, struct gga_lc_actions *act)
 	if (mb->needs == GGA_LC_NEEDS_NONE) {
 		mb->needs = GGA_LC_NEEDS_RESYNC;
 	}
-	lc_persist(v, act, 0);
+	lc_persist(v, act);
 }
 
 static void
@@ -322,17 +327,15 @@ lc_probe(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc_act
 	if (mb->needs == GGA_LC_NEEDS_NONE && lc_online(v) < v->k) {
 		/* It failed with the array: no write was acknowledged since. */
 		mb->run = GGA_LC_ONLINE;
-		if (lc_online(v) >= v->k) {
-			lc_persist(v, act, 0);
-			lc_maybe_start(v, act);
-		}
+		lc_persist(v, act);
+		lc_maybe_start(v, act);
 		return;
 	}
 	if (mb->needs == GGA_LC_NEEDS_NONE) {
 		mb->needs = GGA_LC_NEEDS_RESYNC;
 	}
 	mb->run = GGA_LC_STALE;
-	lc_persist(v, act, 0);
+	lc_persist(v, act);
 	lc_maybe_start(v, act);
 }
 
@@ -349,7 +352,7 @@ lc_pass_done(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc
 			return;
 		}
 		lc_pass_end_failed(v, true);
-		lc_persist(v, act, 0);
+		lc_persist(v, act);
 		return;
 	}
 	/* Rule 9: only from the state the pass decided in (e5a27b9 set blindly, B6). */
@@ -368,7 +371,7 @@ lc_pass_done(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc
 	v->rec_offset = 0;
 	v->pass = false;
 	v->pass_targets = 0;
-	lc_persist(v, act, 0);
+	lc_persist(v, act);
 	lc_maybe_start(v, act);
 }
 
@@ -390,12 +393,12 @@ lc_bitmap_clear(struct gga_lc_view *v, struct gga_lc_actions *act)
 		}
 	}
 	if (v->rules.clear_two_phase) {
-		lc_persist(v, act, 0);
+		lc_persist(v, act);
 		v->sync_events = v->events;
 		return;
 	}
 	v->bitmap_events = v->events + 1;
-	lc_persist(v, act, 0);
+	lc_persist(v, act);
 	v->clear_events = v->events;
 }
 
@@ -408,7 +411,7 @@ lc_persisted(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc
 		v->sync_events = 0;
 		if ((ev->mask & all) == all && lc_online(v) == v->n && !v->pass) {
 			v->bitmap_events = ev->events;
-			lc_persist(v, act, 0);
+			lc_persist(v, act);
 			v->clear_events = v->events;
 		}
 		return;
@@ -465,7 +468,7 @@ gga_lc_apply(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc
 	case GGA_LC_EV_PASS_CHECKPOINT:
 		if (v->pass) {
 			v->rec_offset = ev->offset;
-			lc_persist(v, act, 0);
+			lc_persist(v, act);
 		}
 		break;
 	case GGA_LC_EV_PASS_DONE:
@@ -596,7 +599,7 @@ gga_lc_assemble(struct gga_lc_view *v, uint32_t k, uint32_t m, const struct gga_
 		struct gga_lc_actions *act)
 {
 	struct gga_lc_record fresh;
-	uint32_t i, bit, blank = 0, one_below = 0, behind = 0, trusted = 0;
+	uint32_t i, bit, one_below = 0, behind = 0, trusted = 0;
 	struct gga_lc_member *mb;
 
 	memset(v, 0, sizeof(*v));
@@ -641,7 +644,7 @@ gga_lc_assemble(struct gga_lc_view *v, uint32_t k, uint32_t m, const struct gga_
 			mb->run = GGA_LC_STALE;
 			mb->needs = GGA_LC_NEEDS_REBUILD;
 			mb->rec = mb->rec && !v->rules.blank_drops_checkpoint;
-			blank |= bit;
+			mb->blank = true;
 			break;
 		case GGA_LC_FOUND_RECORD:
 			v->seen[i] = rec[i].events;
@@ -692,7 +695,7 @@ gga_lc_assemble(struct gga_lc_view *v, uint32_t k, uint32_t m, const struct gga_
 			v->resume_ok = true;
 		}
 	}
-	lc_persist(v, act, blank);
+	lc_persist(v, act);
 	lc_maybe_start(v, act);
 	return 0;
 }

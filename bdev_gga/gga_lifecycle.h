@@ -102,6 +102,7 @@ struct gga_lc_member {
 	uint8_t needs; /* enum gga_lc_needs */
 	bool rec;      /* in the persisted checkpoint's rec_mask */
 	bool foreign;  /* holds a foreign record: only a replace takes it back */
+	bool blank;    /* found blank (or replaced): its region is formatted by the next update */
 };
 
 struct gga_lc_view {

@@ -56,7 +56,7 @@ struct world {
 	uint8_t cursor;           /* the running pass's next block */
 	uint8_t arm;              /* 0, or 1 + j: the next update lands on j alone, */
 				  /* 1 + MAXN + j: on all but j; then the front dies */
-	uint8_t split_seen;       /* a crash split an update */
+	uint8_t short_seen;       /* an update missed some of its targets (a crash, a failure) */
 	uint8_t restores;         /* members restored from an old copy so far */
 	uint8_t cleared_at;       /* events of the records when the marks were last cleared */
 	uint8_t pad[1];
@@ -230,10 +230,13 @@ w_do(struct world *w, const struct gga_lc_actions *act)
 			memcpy(&w->disk[i].rec, &act->record, sizeof(act->record));
 			got |= bit;
 		}
+		if (got != act->persist_to) {
+			w->short_seen = 1;
+		}
 		if (w->arm != 0) {
 			/* The front dies between the record writes of this update. */
 			w->arm = 0;
-			w->split_seen = 1;
+			w->short_seen = 1;
 			w_front_down(w);
 			return;
 		}
@@ -664,8 +667,12 @@ w_check(const struct world *w)
 	uint32_t i, j, b, rm;
 	int r;
 
-	/* I1: records that disagree never share a count, unless a crash split an update. */
-	for (i = 0; i < g.n && !w->split_seen; i++) {
+	/*
+	 * I1: records that disagree never share a count, unless an update reached only
+	 * some of its members (a crash, a failure during it): a front assembled
+	 * without those cannot know its count.
+	 */
+	for (i = 0; i < g.n && !w->short_seen; i++) {
 		for (j = i + 1; j < g.n; j++) {
 			if (w->disk[i].has_rec && w->disk[j].has_rec &&
 			    w->disk[i].rec.events == w->disk[j].rec.events &&
