@@ -383,11 +383,12 @@ lc_pass_done(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc
 static void
 lc_bitmap_clear(struct gga_lc_view *v, struct gga_lc_actions *act)
 {
-	if (v->pass || v->clear_events != 0 || v->sync_events != 0 || lc_online(v) != v->n ||
-	    lc_mask_of(v, GGA_LC_ONLINE) == 0) {
+	uint32_t i;
+
+	if (v->pass || v->clear_events != 0 || v->sync_events != 0 || lc_online(v) != v->n) {
 		return;
 	}
-	for (uint32_t i = 0; i < v->n; i++) {
+	for (i = 0; i < v->n; i++) {
 		if (v->mb[i].needs != GGA_LC_NEEDS_NONE || v->mb[i].rec) {
 			return;
 		}
@@ -405,18 +406,9 @@ lc_bitmap_clear(struct gga_lc_view *v, struct gga_lc_actions *act)
 static void
 lc_persisted(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc_actions *act)
 {
-	uint32_t all = v->n == 32 ? ~0u : LC_BIT(v->n) - 1;
+	uint32_t i, all = LC_BIT(v->n) - 1;
 
-	if (v->sync_events != 0 && ev->events == v->sync_events) {
-		v->sync_events = 0;
-		if ((ev->mask & all) == all && lc_online(v) == v->n && !v->pass) {
-			v->bitmap_events = ev->events;
-			lc_persist(v, act);
-			v->clear_events = v->events;
-		}
-		return;
-	}
-	for (uint32_t i = 0; i < v->n; i++) {
+	for (i = 0; i < v->n; i++) {
 		if (ev->mask & LC_BIT(i)) {
 			v->seen[i] = ev->events;
 		}
@@ -427,6 +419,16 @@ lc_persisted(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc
 		v->persisted_mask = ev->mask;
 		v->persisted_sync = v->issued_sync;
 		v->persisted_rec = v->rules.ack_waits_checkpoint ? v->issued_rec : 0;
+	}
+	if (v->sync_events != 0 && ev->events == v->sync_events) {
+		/* The plain update of a two-phase clear: every member must have it. */
+		v->sync_events = 0;
+		if ((ev->mask & all) == all && lc_online(v) == v->n && !v->pass) {
+			v->bitmap_events = ev->events;
+			lc_persist(v, act);
+			v->clear_events = v->events;
+		}
+		return;
 	}
 	if (v->clear_events != 0 && ev->events == v->clear_events) {
 		v->clear_events = 0;
@@ -501,13 +503,6 @@ gga_lc_apply(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc
 	return 0;
 }
 
-static int
-lc_state_worse(uint8_t a, uint8_t b)
-{
-	/* rebuild > stale > in sync */
-	return a > b;
-}
-
 static bool
 lc_record_same(const struct gga_lc_record *a, const struct gga_lc_record *b, uint32_t n)
 {
@@ -547,7 +542,8 @@ lc_fresh(const struct gga_lc_view *v, const enum gga_lc_found *found,
 			continue;
 		}
 		for (j = 0; j < v->n; j++) {
-			if (lc_state_worse(rec[i].member_state[j], fresh->member_state[j])) {
+			/* rebuild > stale > in sync */
+			if (rec[i].member_state[j] > fresh->member_state[j]) {
 				fresh->member_state[j] = rec[i].member_state[j];
 			}
 		}

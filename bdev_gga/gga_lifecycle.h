@@ -147,7 +147,7 @@ enum gga_lc_event_type {
 
 struct gga_lc_event {
 	enum gga_lc_event_type type;
-	uint32_t member;
+	uint32_t member;          /* member events; 0 for the others */
 	enum gga_lc_found found;  /* GGA_LC_EV_PROBE */
 	struct gga_lc_record rec; /* GGA_LC_EV_PROBE with GGA_LC_FOUND_RECORD */
 	uint64_t offset;          /* GGA_LC_EV_PASS_CHECKPOINT */
@@ -167,10 +167,13 @@ struct gga_lc_event {
 #define GGA_LC_ACT_REFUSE       (1u << 7) /* assembly refused: `refuse` and `why`, nothing written */
 
 /*
- * What the I/O code must do, in this order: format, persist (then report
- * GGA_LC_EV_PERSISTED, and GGA_LC_EV_IO_ERROR for each member it could not
- * write), stop pass, start pass, probe, clear bitmap. The record is the
- * same for every member but for its member_index.
+ * What the I/O code must do, in this order: start pass (its cursor), format
+ * and persist (the record is the same for every member but for its
+ * member_index; then report GGA_LC_EV_IO_ERROR for each member it could not
+ * write, then GGA_LC_EV_PERSISTED with the members that have it), stop pass,
+ * probe, clear the bitmap. Events that an action causes are applied before
+ * the rest of the actions are carried out; FAIL_IO holds while the array is
+ * failed.
  */
 struct gga_lc_actions {
 	uint32_t flags;
