@@ -8,12 +8,15 @@
  * marks. The world feeds the module events and carries out its actions the way
  * the I/O code would, and adds its own: writes (acknowledged only per rule 7),
  * member crashes and returns, blanked members, members restored from an old
- * copy, corrupt fragments, a front crash between the record writes of one
- * update, front restarts (assembly), pass steps, bitmap sweeps. Every sequence
+ * copy, corrupt fragments, writes failing on one member, a front crash
+ * between the record writes of one update, front restarts (assembly), pass
+ * steps, bitmap sweeps. Every sequence
  * of events up to a depth is walked (iterative deepening, so the first
  * violation found is a shortest one; states already explored to the same
  * remaining depth are not explored again) and after every step the
- * invariants I1..I6 of docs/FORMAT.md, "Member lifecycle", are checked.
+ * invariants I1..I7 of docs/FORMAT.md §3.2.1, "Member lifecycle", are checked.
+ * Each test prints the depth, the sequences and states explored and its time,
+ * and for a violation its shortest sequence of events.
  *
  * GGA_LC_DEPTH=d runs the 2 + 1 walk to depth d instead of the default.
  */
@@ -58,7 +61,7 @@ struct world {
 				  /* 1 + MAXN + j: on all but j; then the front dies */
 	uint8_t short_seen;       /* an update missed some of its targets (a crash, a failure) */
 	uint8_t restores;         /* members restored from an old copy so far */
-	uint8_t cleared_at;       /* events of the records when the marks were last cleared */
+	uint8_t cleared_at;       /* events when the marks were last cleared (< 256 here) */
 	uint8_t pad[1];
 };
 
@@ -930,12 +933,16 @@ check_restore(uint32_t k, uint32_t m, const struct gga_lc_rules *rules, uint32_t
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	printf("\n  %u+%u (restored copies: %s): depth %u, %" PRIu64
-	       " event sequences of 1..%u events, %" PRIu64 " states expanded, %" PRIu64
-	       " steps, %.2f s%s\n",
-	       k, m, restore_any ? "any older" : "older than the last clear",
-	       found ? found : max_depth, found ? 0 : count, found ? found : max_depth, g.states,
-	       g.steps, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
+	printf("\n  %u+%u (restored copies: %s): ", k, m,
+	       restore_any ? "any older" : "older than the last clear");
+	if (found) {
+		printf("violation at depth %u", found);
+	} else {
+		printf("depth %u, %" PRIu64 " event sequences of 1..%u events, no violation",
+		       max_depth, count, max_depth);
+	}
+	printf("; %" PRIu64 " states expanded, %" PRIu64 " steps, %.2f s%s\n", g.states, g.steps,
+	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
 	       g.memo_full ? " (memo table full: some states explored twice)" : "");
 	if (found) {
 		print_path();
