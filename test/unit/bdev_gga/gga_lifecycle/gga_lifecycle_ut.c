@@ -118,6 +118,11 @@ static struct {
 	bool restore_any;
 	bool strict_ack; /* rule 7 on the members includes the checkpoint */
 	struct gga_lc_rules rules;
+	/* The module's helpers as the world calls them; the self-tests break one. */
+	uint32_t (*read_mask)(const struct gga_lc_view *view);
+	uint32_t (*pass_read_mask)(const struct gga_lc_view *view);
+	uint32_t (*write_mask)(const struct gga_lc_view *view);
+	enum gga_lc_array_state (*array_state)(const struct gga_lc_view *view);
 	bool bad;
 	char why[256];
 	struct w_ev path[MAX_DEPTH];
@@ -131,6 +136,15 @@ static struct {
 	} * memo;
 	bool memo_full;
 } g;
+
+static void
+helpers_default(void)
+{
+	g.read_mask = gga_lc_read_mask;
+	g.pass_read_mask = gga_lc_read_mask;
+	g.write_mask = gga_lc_write_mask;
+	g.array_state = gga_lc_array_state;
+}
 
 static void
 violation(const char *fmt, uint32_t a, uint32_t b)
@@ -409,7 +423,7 @@ w_ack(struct world *w, uint32_t b, uint8_t gen, uint32_t recv)
 static void
 w_write(struct world *w, uint32_t b, uint32_t miss)
 {
-	uint32_t i, wm = gga_lc_write_mask(&w->view), recv = 0;
+	uint32_t i, wm = g.write_mask(&w->view), recv = 0;
 	uint8_t gen = ++w->gen;
 
 	w->issued[b] |= 1ull << gen;
@@ -436,7 +450,7 @@ w_copy(struct world *w, uint32_t b)
 {
 	struct gga_lc_event ev;
 	uint32_t i, targets = w->view.pass_targets;
-	int v = w_decode(w, gga_lc_read_mask(&w->view), b);
+	int v = w_decode(w, g.pass_read_mask(&w->view), b);
 
 	if (v < 0) {
 		memset(&ev, 0, sizeof(ev));
@@ -544,9 +558,9 @@ w_enabled(const struct world *w, struct w_ev e)
 
 	switch (e.type) {
 	case E_WRITE:
-		return w->front_up && gga_lc_write_mask(v) != 0 && w->gen < 60;
+		return w->front_up && g.write_mask(v) != 0 && w->gen < 60;
 	case E_WRITE_ERR:
-		return w->front_up && (gga_lc_write_mask(v) & (1u << i)) && w->gen < 60;
+		return w->front_up && (g.write_mask(v) & (1u << i)) && w->gen < 60;
 	case E_CRASH:
 	case E_BOUNCE:
 		return w->up[i];
@@ -710,7 +724,7 @@ w_check(const struct world *w)
 		}
 	}
 	/* I3: a read returns the acknowledged version, a newer unacknowledged one, or fails. */
-	rm = gga_lc_read_mask(v);
+	rm = g.read_mask(v);
 	for (b = 0; b < NB && rm != 0; b++) {
 		r = w_decode(w, rm, b);
 		if (r >= 0 && r != w->acked[b] &&
@@ -720,9 +734,9 @@ w_check(const struct world *w)
 		}
 	}
 	/* I6: the reported state is the redundancy of the members online. */
-	if ((gga_lc_array_state(v) == GGA_LC_ARRAY_ONLINE) != (lc_online_count(v) == g.n) ||
-	    (gga_lc_array_state(v) == GGA_LC_ARRAY_FAILED) != (lc_online_count(v) < g.k)) {
-		violation("I6: array state %u with %u members online", gga_lc_array_state(v),
+	if ((g.array_state(v) == GGA_LC_ARRAY_ONLINE) != (lc_online_count(v) == g.n) ||
+	    (g.array_state(v) == GGA_LC_ARRAY_FAILED) != (lc_online_count(v) < g.k)) {
+		violation("I6: array state %u with %u members online", g.array_state(v),
 			  lc_online_count(v));
 	}
 }
@@ -912,6 +926,9 @@ check_restore(uint32_t k, uint32_t m, const struct gga_lc_rules *rules, uint32_t
 	g.m = m;
 	g.n = k + m;
 	g.rules = *rules;
+	if (g.read_mask == NULL) {
+		helpers_default();
+	}
 	g.restore_any = restore_any;
 	g.strict_ack = rules->ack_waits_checkpoint;
 	g.bad = false;
@@ -1098,6 +1115,96 @@ test_recent_copy_limit_found(void)
 	CU_ASSERT(check_restore(2, 1, &r, 6, true) != 0);
 }
 
+/*
+ * The checker itself: each invariant not shown by the tests above must fire
+ * when a helper of the module is broken on purpose.
+ */
+static uint32_t
+broken_read_stale(const struct gga_lc_view *v)
+{
+	uint32_t i, mask = 0;
+
+	for (i = 0; i < v->n; i++) {
+		if (v->mb[i].run == GGA_LC_ONLINE || v->mb[i].run == GGA_LC_STALE) {
+			mask |= 1u << i;
+		}
+	}
+	return mask;
+}
+
+static uint32_t
+broken_write_failed(const struct gga_lc_view *v)
+{
+	uint32_t i, mask = 0;
+
+	for (i = 0; i < v->n; i++) {
+		if (v->mb[i].run == GGA_LC_ONLINE || v->mb[i].run == GGA_LC_REBUILDING) {
+			mask |= 1u << i;
+		}
+	}
+	return mask;
+}
+
+static enum gga_lc_array_state
+broken_always_online(const struct gga_lc_view *v)
+{
+	(void)v;
+	return GGA_LC_ARRAY_ONLINE;
+}
+
+/* A pass that reads its own targets (k = 1, so one fragment decodes). */
+static uint32_t
+broken_read_targets(const struct gga_lc_view *v)
+{
+	return v->pass_targets;
+}
+
+static void
+expect_invariant(const char *inv, uint32_t k, uint32_t m)
+{
+	struct gga_lc_rules r;
+
+	gga_lc_rules_default(&r);
+	CU_ASSERT(check(k, m, &r, 6) != 0);
+	if (strncmp(g.why, inv, strlen(inv)) != 0) {
+		fprintf(stderr, "expected a violation of %s, got: %s\n", inv, g.why);
+	}
+	CU_ASSERT(strncmp(g.why, inv, strlen(inv)) == 0);
+	g.read_mask = NULL;
+}
+
+static void
+test_checker_i3_reads(void)
+{
+	helpers_default();
+	g.read_mask = broken_read_stale;
+	expect_invariant("I3", 2, 1);
+}
+
+static void
+test_checker_i4_pass(void)
+{
+	helpers_default();
+	g.pass_read_mask = broken_read_targets;
+	expect_invariant("I4", 1, 1);
+}
+
+static void
+test_checker_i5_writes(void)
+{
+	helpers_default();
+	g.write_mask = broken_write_failed;
+	expect_invariant("I5", 2, 1);
+}
+
+static void
+test_checker_i6_state(void)
+{
+	helpers_default();
+	g.array_state = broken_always_online;
+	expect_invariant("I6", 2, 1);
+}
+
 /* k <= m: two disjoint sets of k members can each be the array. */
 static void
 test_1_1_breaks(void)
@@ -1123,6 +1230,10 @@ main(void)
 		UT_TEST(test_rule7_as_written_found),
 		UT_TEST(test_recent_copy_limit_found),
 		UT_TEST(test_1_1_breaks),
+		UT_TEST(test_checker_i3_reads),
+		UT_TEST(test_checker_i4_pass),
+		UT_TEST(test_checker_i5_writes),
+		UT_TEST(test_checker_i6_state),
 	};
 
 	return ut_run("gga_lifecycle", tests, sizeof(tests) / sizeof(tests[0]), NULL, NULL);
