@@ -18,7 +18,8 @@
  * Each test prints the depth, the sequences and states explored and its time,
  * and for a violation its shortest sequence of events.
  *
- * GGA_LC_DEPTH=d runs the 2 + 1 walk to depth d instead of the default.
+ * GGA_LC_DEPTH=d runs the 2 + 1 walk with all fixes on to depth d instead of
+ * 6, GGA_LC_DEPTH_42=d the 4 + 2 one instead of 4.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -62,7 +63,7 @@ struct world {
 	uint8_t short_seen;       /* an update missed some of its targets (a crash, a failure) */
 	uint8_t restores;         /* members restored from an old copy so far */
 	uint8_t cleared_at;       /* events when the marks were last cleared (< 256 here) */
-	uint8_t pad[1];
+	uint8_t lossy;            /* a member lost content: blanked, restored, replaced */
 };
 
 enum w_ev_type {
@@ -347,6 +348,17 @@ w_check_assembly(const struct world *w, const enum gga_lc_found *found,
 	}
 }
 
+static uint32_t
+w_up_mask(const struct world *w)
+{
+	uint32_t i, mask = 0;
+
+	for (i = 0; i < g.n; i++) {
+		mask |= w->up[i] ? 1u << i : 0;
+	}
+	return mask;
+}
+
 static void
 w_restart(struct world *w)
 {
@@ -363,6 +375,12 @@ w_restart(struct world *w)
 		memcpy(&rec[i], &w->disk[i].rec, sizeof(rec[i]));
 	}
 	if (gga_lc_assemble(&w->view, g.k, g.m, &g.rules, found, rec, &act) != 0) {
+		if (!w->lossy && popc(w_up_mask(w)) == g.n) {
+			/* L1: crashes and I/O errors alone never leave an array that will not start. */
+			violation("L1: assembly refused with every member present and none lost "
+				  "(%u)%.0u",
+				  (uint32_t)-act.refuse, 0);
+		}
 		if (act.flags != GGA_LC_ACT_REFUSE) {
 			violation("I5: a refused assembly asks for actions 0x%x%.0u", act.flags, 0);
 		}
@@ -624,6 +642,7 @@ w_event(struct world *w, struct w_ev e)
 		break;
 	case E_BLANK:
 	case E_RESTORE:
+		w->lossy = 1;
 		if (e.type == E_BLANK) {
 			memset(&w->disk[i], 0, sizeof(w->disk[i]));
 		} else {
@@ -642,6 +661,7 @@ w_event(struct world *w, struct w_ev e)
 		w->disk[i].frag[0] = GEN_CORRUPT;
 		break;
 	case E_REPLACE:
+		w->lossy = 1;
 		memset(&w->disk[i], 0, sizeof(w->disk[i]));
 		w->up[i] = 1;
 		w_apply_simple(w, GGA_LC_EV_REPLACE, i);
@@ -976,12 +996,12 @@ check(uint32_t k, uint32_t m, const struct gga_lc_rules *rules, uint32_t max_dep
 }
 
 static uint32_t
-depth_21(void)
+depth_env(const char *name, uint32_t dflt)
 {
-	const char *s = getenv("GGA_LC_DEPTH");
-	long d = s != NULL ? strtol(s, NULL, 10) : DEPTH_21;
+	const char *s = getenv(name);
+	long d = s != NULL ? strtol(s, NULL, 10) : (long)dflt;
 
-	return d >= 1 && d <= MAX_DEPTH ? (uint32_t)d : DEPTH_21;
+	return d >= 1 && d <= MAX_DEPTH ? (uint32_t)d : dflt;
 }
 
 static void
@@ -990,7 +1010,7 @@ test_all_fixes_2_1(void)
 	struct gga_lc_rules r;
 
 	gga_lc_rules_default(&r);
-	UT_ASSERT_EQ(check(2, 1, &r, depth_21()), 0);
+	UT_ASSERT_EQ(check(2, 1, &r, depth_env("GGA_LC_DEPTH", DEPTH_21)), 0);
 }
 
 static void
@@ -999,7 +1019,7 @@ test_all_fixes_4_2(void)
 	struct gga_lc_rules r;
 
 	gga_lc_rules_default(&r);
-	UT_ASSERT_EQ(check(4, 2, &r, DEPTH_42), 0);
+	UT_ASSERT_EQ(check(4, 2, &r, depth_env("GGA_LC_DEPTH_42", DEPTH_42)), 0);
 }
 
 /* Each fix off alone: the checker must find what it fixed. */
