@@ -348,6 +348,28 @@ w_check_assembly(const struct world *w, const enum gga_lc_found *found,
 	}
 }
 
+static bool w_rec_same(const struct gga_lc_record *a, const struct gga_lc_record *b);
+
+/* Do two members (*a, *b) hold records that disagree with one count? */
+static bool
+w_tie(const struct world *w, uint32_t *a, uint32_t *b)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < g.n; i++) {
+		for (j = i + 1; j < g.n; j++) {
+			if (w->disk[i].has_rec && w->disk[j].has_rec &&
+			    w->disk[i].rec.events == w->disk[j].rec.events &&
+			    !w_rec_same(&w->disk[i].rec, &w->disk[j].rec)) {
+				*a = i;
+				*b = j;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
 static uint32_t
 w_up_mask(const struct world *w)
 {
@@ -365,7 +387,7 @@ w_restart(struct world *w)
 	enum gga_lc_found found[MAXN];
 	struct gga_lc_record rec[MAXN];
 	struct gga_lc_actions act;
-	uint32_t i;
+	uint32_t i, a, b;
 
 	w_front_down(w);
 	for (i = 0; i < g.n; i++) {
@@ -375,8 +397,13 @@ w_restart(struct world *w)
 		memcpy(&rec[i], &w->disk[i].rec, sizeof(rec[i]));
 	}
 	if (gga_lc_assemble(&w->view, g.k, g.m, &g.rules, found, rec, &act) != 0) {
-		if (!w->lossy && popc(w_up_mask(w)) == g.n) {
-			/* L1: crashes and I/O errors alone never leave an array that will not start. */
+		if (!w->lossy && popc(w_up_mask(w)) == g.n && !w_tie(w, &a, &b)) {
+			/*
+			 * L1: crashes and I/O errors alone never leave an array that will not
+			 * start, unless two records disagree with one count: then the worst
+			 * of them may refuse an array that lost nothing (rule 2 is safe,
+			 * not live).
+			 */
 			violation("L1: assembly refused with every member present and none lost "
 				  "(%u)%.0u",
 				  (uint32_t)-act.refuse, 0);
@@ -709,17 +736,9 @@ w_check(const struct world *w)
 	 * some of its members (a crash, a failure during it): a front assembled
 	 * without those cannot know its count.
 	 */
-	for (i = 0; i < g.n && !w->short_seen; i++) {
-		for (j = i + 1; j < g.n; j++) {
-			if (w->disk[i].has_rec && w->disk[j].has_rec &&
-			    w->disk[i].rec.events == w->disk[j].rec.events &&
-			    !w_rec_same(&w->disk[i].rec, &w->disk[j].rec)) {
-				violation(
-					"I1: members %u and %u hold records that disagree with one "
-					"event count",
-					i, j);
-			}
-		}
+	if (!w->short_seen && w_tie(w, &i, &j)) {
+		violation("I1: members %u and %u hold records that disagree with one event count",
+			  i, j);
 	}
 	if (!w->front_up) {
 		return;
