@@ -43,9 +43,11 @@ enum gga_lc_array_state {
 };
 
 /*
- * Each fix of the member lifecycle, on (true) by default. Production code
+ * Each fix of the member lifecycle, on (true) by default but trust_one_below,
+ * the first wording of rule 3 that the checker shows unsafe. Production code
  * MUST use gga_lc_rules_default(); turning one off reproduces the behaviour of
- * e5a27b9 that the fix replaced, so that the checker can show what it finds.
+ * e5a27b9 (or the first wording of a rule) so that the checker can show what
+ * it finds.
  */
 struct gga_lc_rules {
 	/* B1: formatting a member raises the event count; tied records that disagree
@@ -66,8 +68,9 @@ struct gga_lc_rules {
 	/* B6: a pass that ends moves a target online only if it is still rebuilding
 	 * (off: every target the pass had when it looked). */
 	bool cas_state;
-	/* Rule 3's exception: at assembly, if fewer than k members are trusted, one
-	 * exactly one update below bitmap_events is trusted as well. */
+	/* Rule 3's exception as first written (default off, unsafe with the one-phase
+	 * clear): at assembly, if fewer than k members are trusted, one exactly one
+	 * update below bitmap_events is trusted as well. */
 	bool trust_one_below;
 	/* Bitmap clearing in two updates (see gga_lc_apply(), GGA_LC_EV_BITMAP_CLEAR):
 	 * the update carrying bitmap_events follows a plain one that every member got,
