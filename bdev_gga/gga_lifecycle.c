@@ -1,0 +1,704 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The gga member lifecycle: see gga_lifecycle.h for the contract and
+ * docs/FORMAT.md, "Member lifecycle", for the rules and why each holds.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "gga_lifecycle.h"
+
+#define LC_BIT(i) (1u << (i))
+
+void
+gga_lc_rules_default(struct gga_lc_rules *rules)
+{
+	rules->format_raises_events = true;
+	rules->drop_checkpoint = true;
+	rules->blank_drops_checkpoint = true;
+	rules->check_own_events = true;
+	rules->cas_state = true;
+	/*
+	 * Off: with the two-phase clear no member is ever one below bitmap_events
+	 * after a crash, and the exception would trust an old copy taken one
+	 * update before a clear (docs/FORMAT.md, "Member lifecycle").
+	 */
+	rules->trust_one_below = false;
+	rules->clear_two_phase = true;
+	rules->ack_waits_checkpoint = true;
+}
+
+static uint32_t
+lc_mask_of(const struct gga_lc_view *v, enum gga_lc_run run)
+{
+	uint32_t i, mask = 0;
+
+	for (i = 0; i < v->n; i++) {
+		if (v->mb[i].run == run) {
+			mask |= LC_BIT(i);
+		}
+	}
+	return mask;
+}
+
+static uint32_t
+lc_online(const struct gga_lc_view *v)
+{
+	return (uint32_t)__builtin_popcount(lc_mask_of(v, GGA_LC_ONLINE));
+}
+
+enum gga_lc_array_state
+gga_lc_array_state(const struct gga_lc_view *v)
+{
+	uint32_t online = lc_online(v);
+
+	if (online == v->n) {
+		return GGA_LC_ARRAY_ONLINE;
+	}
+	return online >= v->k ? GGA_LC_ARRAY_DEGRADED : GGA_LC_ARRAY_FAILED;
+}
+
+uint32_t
+gga_lc_read_mask(const struct gga_lc_view *v)
+{
+	if (v->deleted || lc_online(v) < v->k) {
+		return 0;
+	}
+	return lc_mask_of(v, GGA_LC_ONLINE);
+}
+
+uint32_t
+gga_lc_write_mask(const struct gga_lc_view *v)
+{
+	if (v->deleted || lc_online(v) < v->k) {
+		return 0;
+	}
+	return lc_mask_of(v, GGA_LC_ONLINE) | lc_mask_of(v, GGA_LC_REBUILDING);
+}
+
+bool
+gga_lc_ack_ok(const struct gga_lc_view *v, uint32_t received)
+{
+	uint32_t all = LC_BIT(v->n) - 1, missed = all & ~received;
+
+	if ((uint32_t)__builtin_popcount(received & all) < v->k) {
+		return false;
+	}
+	if (missed == 0) {
+		return true;
+	}
+	return (received & ~v->persisted_mask) == 0 &&
+	       (missed & (v->persisted_sync | v->persisted_rec)) == 0;
+}
+
+void
+gga_lc_record_fill(const struct gga_lc_view *v, struct gga_lc_record *rec)
+{
+	uint32_t i;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->events = v->events;
+	rec->bitmap_events = v->bitmap_events;
+	for (i = 0; i < v->n; i++) {
+		rec->member_state[i] = v->mb[i].needs == GGA_LC_NEEDS_NONE ? GGA_SB_MEMBER_IN_SYNC :
+				       v->mb[i].needs == GGA_LC_NEEDS_RESYNC ?
+									     GGA_SB_MEMBER_STALE :
+									     GGA_SB_MEMBER_REBUILD;
+		if (v->mb[i].rec) {
+			rec->rec_mask |= LC_BIT(i);
+		}
+	}
+	rec->rec_offset = rec->rec_mask != 0 ? v->rec_offset : 0;
+}
+
+/*
+ * Ask for an update of every member that takes records, formatting the
+ * reserved region of the blank ones first. Rule 1: the count goes up when the
+ * update is asked for, not when it lands, so a short update is never reused.
+ * A member neither online nor rebuilding is recorded as not in sync (rule 7).
+ * With fewer than k online nothing is written (rule 5): an update that only
+ * members fewer than k hold could be outvoted by k others that never saw it,
+ * which would then reuse its count with other states.
+ */
+static void
+lc_persist(struct gga_lc_view *v, struct gga_lc_actions *act)
+{
+	uint32_t i, to, format = 0;
+
+	if (lc_online(v) < v->k) {
+		return;
+	}
+	for (i = 0; i < v->n; i++) {
+		if (v->mb[i].run != GGA_LC_ONLINE && v->mb[i].run != GGA_LC_REBUILDING &&
+		    v->mb[i].needs == GGA_LC_NEEDS_NONE) {
+			v->mb[i].needs = GGA_LC_NEEDS_RESYNC;
+		}
+		if (v->mb[i].blank && v->mb[i].run == GGA_LC_STALE) {
+			format |= LC_BIT(i);
+			v->mb[i].blank = false;
+		}
+	}
+	to = lc_mask_of(v, GGA_LC_ONLINE) | lc_mask_of(v, GGA_LC_REBUILDING) |
+	     lc_mask_of(v, GGA_LC_STALE);
+	if (!(act->flags & GGA_LC_ACT_PERSIST)) {
+		/*
+		 * One update per event: a second change in the same event rewrites the
+		 * record not yet issued, so no count is skipped (a member one behind the
+		 * freshest after a crash missed exactly one update, see assembly).
+		 */
+		v->events++;
+	}
+	gga_lc_record_fill(v, &act->record);
+	v->issued_sync = 0;
+	v->issued_rec = act->record.rec_mask;
+	for (i = 0; i < v->n; i++) {
+		if (act->record.member_state[i] == GGA_SB_MEMBER_IN_SYNC) {
+			v->issued_sync |= LC_BIT(i);
+		}
+	}
+	act->flags |= GGA_LC_ACT_PERSIST;
+	act->persist_to = to;
+	if (format != 0) {
+		act->flags |= GGA_LC_ACT_FORMAT;
+		act->format_mask |= format;
+	}
+}
+
+/* A pass stops without success: its targets wait again, the checkpoint goes (rule 6). */
+static void
+lc_pass_end_failed(struct gga_lc_view *v, bool retry_wait)
+{
+	uint32_t i;
+
+	for (i = 0; i < v->n; i++) {
+		if ((v->pass_targets & LC_BIT(i)) && v->mb[i].run == GGA_LC_REBUILDING) {
+			v->mb[i].run = GGA_LC_STALE;
+		}
+	}
+	if (v->rules.drop_checkpoint) {
+		for (i = 0; i < v->n; i++) {
+			v->mb[i].rec = false;
+		}
+		v->rec_offset = 0;
+	}
+	v->pass = false;
+	v->pass_targets = 0;
+	v->retry_wait = retry_wait;
+}
+
+/*
+ * Start a pass over every stale member if none runs, k members are online
+ * and no retry delay is pending. A checkpoint is resumed only if an assembly
+ * found it and every target is one of its members (rule 6); e5a27b9 resumed
+ * any checkpoint whose mask equals the targets.
+ */
+static void
+lc_maybe_start(struct gga_lc_view *v, struct gga_lc_actions *act)
+{
+	uint32_t i, targets = 0, recs = 0;
+	uint64_t from = 0;
+	bool rebuild = false;
+
+	if (v->pass || v->deleted || v->retry_wait || lc_online(v) < v->k) {
+		return;
+	}
+	for (i = 0; i < v->n; i++) {
+		if (v->mb[i].run == GGA_LC_STALE && !v->mb[i].foreign) {
+			targets |= LC_BIT(i);
+			rebuild |= v->mb[i].needs == GGA_LC_NEEDS_REBUILD;
+		}
+		if (v->mb[i].rec) {
+			recs |= LC_BIT(i);
+		}
+	}
+	if (targets == 0) {
+		return;
+	}
+	if (v->rules.drop_checkpoint) {
+		if (v->resume_ok && recs != 0 && (targets & ~recs) == 0) {
+			from = v->rec_offset;
+		}
+	} else if (recs != 0 && recs == targets) {
+		from = v->rec_offset;
+	}
+	v->resume_ok = false;
+	for (i = 0; i < v->n; i++) {
+		v->mb[i].rec = (targets & LC_BIT(i)) != 0;
+		if (targets & LC_BIT(i)) {
+			v->mb[i].run = GGA_LC_REBUILDING;
+		}
+	}
+	v->rec_offset = from;
+	v->pass = true;
+	v->pass_targets = targets;
+	v->pass_rebuild = rebuild;
+	act->flags |= GGA_LC_ACT_START_PASS;
+	act->pass_targets = targets;
+	act->pass_rebuild = rebuild;
+	act->pass_from = from;
+	lc_persist(v, act);
+}
+
+/*
+ * A member holds nothing trusted: format its region and rebuild it whole.
+ * e5a27b9 wrote the new record with the unchanged count, to it alone (B1).
+ */
+static void
+lc_format(struct gga_lc_view *v, uint32_t i, struct gga_lc_actions *act)
+{
+	v->mb[i].run = GGA_LC_STALE;
+	v->mb[i].needs = GGA_LC_NEEDS_REBUILD;
+	v->mb[i].rec = false;
+	v->mb[i].foreign = false;
+	if (v->rules.format_raises_events) {
+		v->mb[i].blank = true;
+		lc_persist(v, act);
+	} else {
+		gga_lc_record_fill(v, &act->record);
+		act->flags |= GGA_LC_ACT_PERSIST | GGA_LC_ACT_FORMAT;
+		act->persist_to = LC_BIT(i);
+		act->format_mask = LC_BIT(i);
+	}
+	lc_maybe_start(v, act);
+}
+
+static void
+lc_fail(struct gga_lc_view *v, uint32_t i, struct gga_lc_actions *act)
+{
+	struct gga_lc_member *mb = &v->mb[i];
+
+	if (mb->run != GGA_LC_ONLINE && mb->run != GGA_LC_REBUILDING && mb->run != GGA_LC_STALE) {
+		return;
+	}
+	mb->run = GGA_LC_FAILED;
+	if (v->rules.drop_checkpoint) {
+		mb->rec = false;
+	}
+	if (v->pass && (v->pass_targets & LC_BIT(i))) {
+		v->pass_targets &= ~LC_BIT(i);
+		if (v->pass_targets == 0) {
+			act->flags |= GGA_LC_ACT_STOP_PASS;
+			lc_pass_end_failed(v, false);
+		}
+	}
+	if (lc_online(v) < v->k) {
+		/* Rule 5: nothing can be acknowledged now, so nobody can miss a write. */
+		if (v->pass) {
+			act->flags |= GGA_LC_ACT_STOP_PASS;
+			lc_pass_end_failed(v, true);
+		}
+		act->flags |= GGA_LC_ACT_FAIL_IO;
+		return;
+	}
+	if (mb->needs == GGA_LC_NEEDS_NONE) {
+		mb->needs = GGA_LC_NEEDS_RESYNC;
+	}
+	lc_persist(v, act);
+}
+
+static void
+lc_probe(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc_actions *act)
+{
+	struct gga_lc_member *mb = &v->mb[ev->member];
+
+	if (mb->run != GGA_LC_FAILED && mb->run != GGA_LC_ABSENT) {
+		return;
+	}
+	switch (ev->found) {
+	case GGA_LC_FOUND_ABSENT:
+		return;
+	case GGA_LC_FOUND_FOREIGN:
+		mb->foreign = true;
+		return;
+	case GGA_LC_FOUND_BLANK:
+		lc_format(v, ev->member, act);
+		return;
+	case GGA_LC_FOUND_RECORD:
+		break;
+	}
+	if (ev->rec.events > v->events) {
+		/* A record of an update this writer never saw: never reuse its count. */
+		v->events = ev->rec.events;
+	}
+	if (v->rules.check_own_events) {
+		if (ev->rec.events < v->seen[ev->member] && mb->needs == GGA_LC_NEEDS_NONE) {
+			/* Not the record it had when it went: an old copy of it. */
+			mb->needs = GGA_LC_NEEDS_RESYNC;
+		}
+		if (ev->rec.events < v->bitmap_events) {
+			/* Rule 3: older than the last clear; marks of writes it lacks are gone. */
+			mb->needs = GGA_LC_NEEDS_REBUILD;
+		}
+	}
+	v->seen[ev->member] = ev->rec.events;
+	if (mb->needs == GGA_LC_NEEDS_NONE && lc_online(v) < v->k) {
+		/* It failed with the array: no write was acknowledged since. */
+		mb->run = GGA_LC_ONLINE;
+		lc_persist(v, act);
+		lc_maybe_start(v, act);
+		return;
+	}
+	if (mb->needs == GGA_LC_NEEDS_NONE) {
+		mb->needs = GGA_LC_NEEDS_RESYNC;
+	}
+	mb->run = GGA_LC_STALE;
+	lc_persist(v, act);
+	lc_maybe_start(v, act);
+}
+
+static void
+lc_pass_done(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc_actions *act)
+{
+	uint32_t i, targets;
+
+	if (!v->pass && v->rules.cas_state) {
+		return;
+	}
+	if (ev->result != 0) {
+		if (!v->pass) {
+			return;
+		}
+		lc_pass_end_failed(v, true);
+		lc_persist(v, act);
+		return;
+	}
+	/* Rule 9: only from the state the pass decided in (e5a27b9 set blindly, B6). */
+	targets = v->rules.cas_state ? v->pass_targets : ev->mask;
+	for (i = 0; i < v->n; i++) {
+		if (!(targets & LC_BIT(i)) ||
+		    (v->rules.cas_state && v->mb[i].run != GGA_LC_REBUILDING)) {
+			continue;
+		}
+		v->mb[i].run = GGA_LC_ONLINE;
+		v->mb[i].needs = GGA_LC_NEEDS_NONE;
+	}
+	for (i = 0; i < v->n; i++) {
+		v->mb[i].rec = false;
+	}
+	v->rec_offset = 0;
+	v->pass = false;
+	v->pass_targets = 0;
+	lc_persist(v, act);
+	lc_maybe_start(v, act);
+}
+
+/*
+ * Rule 8. One phase: an update whose bitmap_events is its own count, then the
+ * clear. Two phases: a plain update first; once every member has it, one
+ * whose bitmap_events is the plain one's count, then the clear.
+ */
+static void
+lc_bitmap_clear(struct gga_lc_view *v, struct gga_lc_actions *act)
+{
+	uint32_t i;
+
+	if (v->pass || v->clear_events != 0 || v->sync_events != 0 || lc_online(v) != v->n) {
+		return;
+	}
+	for (i = 0; i < v->n; i++) {
+		if (v->mb[i].needs != GGA_LC_NEEDS_NONE || v->mb[i].rec) {
+			return;
+		}
+	}
+	if (v->rules.clear_two_phase) {
+		lc_persist(v, act);
+		v->sync_events = v->events;
+		return;
+	}
+	v->bitmap_events = v->events + 1;
+	lc_persist(v, act);
+	v->clear_events = v->events;
+}
+
+static void
+lc_persisted(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc_actions *act)
+{
+	uint32_t i, all = LC_BIT(v->n) - 1;
+
+	for (i = 0; i < v->n; i++) {
+		if (ev->mask & LC_BIT(i)) {
+			v->seen[i] = ev->events;
+		}
+	}
+	if (ev->events == v->events && ev->events > v->persisted_events) {
+		/* Only the latest: an older update's states may already be out of date. */
+		v->persisted_events = ev->events;
+		v->persisted_mask = ev->mask;
+		v->persisted_sync = v->issued_sync;
+		v->persisted_rec = v->rules.ack_waits_checkpoint ? v->issued_rec : 0;
+	}
+	if (v->sync_events != 0 && ev->events == v->sync_events) {
+		/* The plain update of a two-phase clear: every member must have it. */
+		v->sync_events = 0;
+		if ((ev->mask & all) == all && lc_online(v) == v->n && !v->pass) {
+			v->bitmap_events = ev->events;
+			lc_persist(v, act);
+			v->clear_events = v->events;
+		}
+		return;
+	}
+	if (v->clear_events != 0 && ev->events == v->clear_events) {
+		v->clear_events = 0;
+		if ((ev->mask & all) == all) {
+			act->flags |= GGA_LC_ACT_CLEAR_BITMAP;
+		}
+	}
+}
+
+int
+gga_lc_apply(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc_actions *act)
+{
+	memset(act, 0, sizeof(*act));
+	if (ev->member >= v->n) {
+		return -EINVAL;
+	}
+	if (v->deleted) {
+		return 0;
+	}
+	switch (ev->type) {
+	case GGA_LC_EV_IO_ERROR:
+	case GGA_LC_EV_CTRLR_LOST:
+		lc_fail(v, ev->member, act);
+		break;
+	case GGA_LC_EV_CTRLR_BACK:
+		if (v->mb[ev->member].run == GGA_LC_FAILED ||
+		    v->mb[ev->member].run == GGA_LC_ABSENT) {
+			act->flags |= GGA_LC_ACT_PROBE;
+			act->probe_member = ev->member;
+		}
+		break;
+	case GGA_LC_EV_PROBE:
+		lc_probe(v, ev, act);
+		break;
+	case GGA_LC_EV_PASS_START:
+		v->retry_wait = false;
+		lc_maybe_start(v, act);
+		break;
+	case GGA_LC_EV_PASS_CHECKPOINT:
+		if (v->pass) {
+			v->rec_offset = ev->offset;
+			lc_persist(v, act);
+		}
+		break;
+	case GGA_LC_EV_PASS_DONE:
+		lc_pass_done(v, ev, act);
+		break;
+	case GGA_LC_EV_REPLACE:
+		if (v->mb[ev->member].run != GGA_LC_FAILED &&
+		    v->mb[ev->member].run != GGA_LC_ABSENT) {
+			return -EBUSY;
+		}
+		lc_format(v, ev->member, act);
+		break;
+	case GGA_LC_EV_PERSISTED:
+		lc_persisted(v, ev, act);
+		break;
+	case GGA_LC_EV_BITMAP_CLEAR:
+		lc_bitmap_clear(v, act);
+		break;
+	case GGA_LC_EV_DELETE:
+		if (v->pass) {
+			act->flags |= GGA_LC_ACT_STOP_PASS;
+			v->pass = false;
+		}
+		v->deleted = true;
+		break;
+	}
+	if (gga_lc_array_state(v) == GGA_LC_ARRAY_FAILED) {
+		act->flags |= GGA_LC_ACT_FAIL_IO;
+	}
+	return 0;
+}
+
+static bool
+lc_record_same(const struct gga_lc_record *a, const struct gga_lc_record *b, uint32_t n)
+{
+	return a->events == b->events && a->bitmap_events == b->bitmap_events &&
+	       a->rec_mask == b->rec_mask && a->rec_offset == b->rec_offset &&
+	       memcmp(a->member_state, b->member_state, n) == 0;
+}
+
+/*
+ * The record assembly goes by (rule 2): the one with the largest count, or,
+ * where records with that count disagree, each member's worst state among
+ * them and no checkpoint. e5a27b9 took the first such record (B1).
+ */
+static int
+lc_fresh(const struct gga_lc_view *v, const enum gga_lc_found *found,
+	 const struct gga_lc_record *rec, struct gga_lc_record *fresh)
+{
+	uint32_t i, j;
+	int first = -1;
+
+	for (i = 0; i < v->n; i++) {
+		if (found[i] == GGA_LC_FOUND_RECORD &&
+		    (first < 0 || rec[i].events > rec[first].events)) {
+			first = (int)i;
+		}
+	}
+	if (first < 0) {
+		return -ENODEV;
+	}
+	*fresh = rec[first];
+	if (!v->rules.format_raises_events) {
+		return 0;
+	}
+	for (i = 0; i < v->n; i++) {
+		if (found[i] != GGA_LC_FOUND_RECORD || rec[i].events != fresh->events ||
+		    lc_record_same(&rec[i], &rec[first], v->n)) {
+			continue;
+		}
+		for (j = 0; j < v->n; j++) {
+			/* rebuild > stale > in sync */
+			if (rec[i].member_state[j] > fresh->member_state[j]) {
+				fresh->member_state[j] = rec[i].member_state[j];
+			}
+		}
+		if (rec[i].bitmap_events > fresh->bitmap_events) {
+			fresh->bitmap_events = rec[i].bitmap_events;
+		}
+		fresh->rec_mask = 0;
+		fresh->rec_offset = 0;
+	}
+	return 0;
+}
+
+static enum gga_lc_needs
+lc_needs_of(uint8_t sb_state)
+{
+	return sb_state == GGA_SB_MEMBER_IN_SYNC ? GGA_LC_NEEDS_NONE :
+	       sb_state == GGA_SB_MEMBER_STALE   ? GGA_LC_NEEDS_RESYNC :
+						   GGA_LC_NEEDS_REBUILD;
+}
+
+static uint32_t
+lc_trust(struct gga_lc_view *v, uint32_t mask, uint32_t trusted)
+{
+	uint32_t i;
+
+	for (i = 0; i < v->n; i++) {
+		if (mask & LC_BIT(i)) {
+			v->mb[i].run = GGA_LC_ONLINE;
+			v->mb[i].needs = GGA_LC_NEEDS_NONE;
+			v->mb[i].rec = false;
+			trusted++;
+		}
+	}
+	return trusted;
+}
+
+static int
+lc_refuse(struct gga_lc_actions *act, int rc, const char *why)
+{
+	act->flags = GGA_LC_ACT_REFUSE;
+	act->refuse = rc;
+	act->why = why;
+	return rc;
+}
+
+int
+gga_lc_assemble(struct gga_lc_view *v, uint32_t k, uint32_t m, const struct gga_lc_rules *rules,
+		const enum gga_lc_found *found, const struct gga_lc_record *rec,
+		struct gga_lc_actions *act)
+{
+	struct gga_lc_record fresh;
+	uint32_t i, bit, one_below = 0, behind = 0, trusted = 0;
+	struct gga_lc_member *mb;
+
+	memset(v, 0, sizeof(*v));
+	memset(act, 0, sizeof(*act));
+	if (rules != NULL) {
+		v->rules = *rules;
+	} else {
+		gga_lc_rules_default(&v->rules);
+	}
+	v->n = k + m;
+	v->k = k;
+	v->m = m;
+	if (k == 0 || m == 0 || v->n > GGA_LC_MAX_MEMBERS) {
+		return lc_refuse(act, -EINVAL, "bad geometry");
+	}
+	for (i = 0; i < v->n; i++) {
+		if (found[i] == GGA_LC_FOUND_FOREIGN) {
+			return lc_refuse(act, -EEXIST, "a member holds a foreign record");
+		}
+	}
+	if (lc_fresh(v, found, rec, &fresh) != 0) {
+		return lc_refuse(act, -ENODEV, "no member holds a record of the array");
+	}
+	v->events = fresh.events;
+	v->bitmap_events = fresh.bitmap_events;
+	for (i = 0; i < v->n; i++) {
+		mb = &v->mb[i];
+		bit = LC_BIT(i);
+		mb->needs = (uint8_t)lc_needs_of(fresh.member_state[i]);
+		mb->rec = (fresh.rec_mask & bit) != 0;
+		switch (found[i]) {
+		case GGA_LC_FOUND_ABSENT:
+		case GGA_LC_FOUND_FOREIGN:
+			mb->run = GGA_LC_ABSENT;
+			if (mb->needs == GGA_LC_NEEDS_NONE) {
+				mb->needs = GGA_LC_NEEDS_RESYNC;
+			}
+			mb->rec = mb->rec && !v->rules.drop_checkpoint;
+			break;
+		case GGA_LC_FOUND_BLANK:
+			/* Rule 4: never trusted, and nothing of a pass is on it (B3). */
+			mb->run = GGA_LC_STALE;
+			mb->needs = GGA_LC_NEEDS_REBUILD;
+			mb->rec = mb->rec && !v->rules.blank_drops_checkpoint;
+			mb->blank = true;
+			break;
+		case GGA_LC_FOUND_RECORD:
+			v->seen[i] = rec[i].events;
+			if (v->rules.check_own_events && rec[i].events < fresh.bitmap_events) {
+				/* Rule 3: older than the last clear (B4). */
+				if (mb->needs == GGA_LC_NEEDS_NONE &&
+				    rec[i].events + 1 == fresh.bitmap_events) {
+					one_below |= bit;
+				}
+				mb->needs = GGA_LC_NEEDS_REBUILD;
+			} else if (v->rules.check_own_events && rec[i].events < fresh.events &&
+				   mb->needs == GGA_LC_NEEDS_NONE) {
+				/*
+				 * The freshest record says in sync, its own is older: it may be an
+				 * old copy; the marks since the last clear cover what it lacks.
+				 */
+				if (rec[i].events + 1 == fresh.events) {
+					behind |= bit;
+				}
+				mb->needs = GGA_LC_NEEDS_RESYNC;
+			}
+			mb->run = mb->needs == GGA_LC_NEEDS_NONE ? GGA_LC_ONLINE : GGA_LC_STALE;
+			if (mb->needs == GGA_LC_NEEDS_NONE && v->rules.drop_checkpoint) {
+				mb->rec = false;
+			}
+			trusted += mb->needs == GGA_LC_NEEDS_NONE;
+			break;
+		}
+	}
+	if (trusted < k) {
+		/*
+		 * A crash in the middle of the last update: those one behind missed
+		 * only it, and no write was acknowledged after it was asked for.
+		 */
+		trusted = lc_trust(v, behind, trusted);
+	}
+	if (trusted < k && v->rules.trust_one_below) {
+		/* A crash in the middle of the clearing update. */
+		trusted = lc_trust(v, one_below, trusted);
+	}
+	if (trusted < k) {
+		/* Rule 5: nothing is written, not even a record. */
+		return lc_refuse(act, -EIO, "fewer than k members hold every acknowledged write");
+	}
+	for (i = 0; i < v->n; i++) {
+		if (v->mb[i].rec) {
+			v->rec_offset = fresh.rec_offset;
+			v->resume_ok = true;
+		}
+	}
+	lc_persist(v, act);
+	lc_maybe_start(v, act);
+	return 0;
+}

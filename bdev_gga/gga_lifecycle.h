@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The lifecycle of a gga bdev's members as one pure module: the array's view
+ * of its members (who is online, who needs what, the event counter, the
+ * recovery checkpoint) and every decision about it, as a function of
+ * (view, event) to (new view, actions). It does no I/O, takes no lock, keeps
+ * no global and never allocates: the I/O code feeds it events, from one
+ * thread, and carries out the actions it returns, so the decisions can be
+ * checked against every order of events (test/unit/bdev_gga/gga_lifecycle).
+ *
+ * The rules it follows are listed in docs/FORMAT.md, "Member lifecycle".
+ */
+#ifndef GGA_LIFECYCLE_H
+#define GGA_LIFECYCLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gga_format.h"
+
+#define GGA_LC_MAX_MEMBERS GGA_MAX_FRAGS
+
+/* What a member is doing now, as the array sees it. */
+enum gga_lc_run {
+	GGA_LC_ONLINE = 0,     /* read and written: holds every acknowledged write */
+	GGA_LC_FAILED = 1,     /* an I/O error or a lost controller: neither read nor written */
+	GGA_LC_STALE = 2,      /* reachable, takes records, waits for a recovery pass */
+	GGA_LC_REBUILDING = 3, /* target of the running pass: written, not read */
+	GGA_LC_ABSENT = 4,     /* not found at assembly */
+};
+
+/* What a member needs before it may be read again. */
+enum gga_lc_needs {
+	GGA_LC_NEEDS_NONE = 0,    /* holds every acknowledged write */
+	GGA_LC_NEEDS_RESYNC = 1,  /* missed writes, all to regions marked in the bitmap */
+	GGA_LC_NEEDS_REBUILD = 2, /* holds nothing trusted: every block is rebuilt */
+};
+
+enum gga_lc_array_state {
+	GGA_LC_ARRAY_ONLINE = 0,   /* every member online: full redundancy */
+	GGA_LC_ARRAY_DEGRADED = 1, /* at least k members online */
+	GGA_LC_ARRAY_FAILED = 2,   /* fewer than k: every I/O fails */
+};
+
+/*
+ * Each fix of the member lifecycle, on (true) by default but trust_one_below,
+ * the first wording of rule 3 that the checker shows unsafe. Production code
+ * MUST use gga_lc_rules_default(); turning one off reproduces the behaviour of
+ * e5a27b9 (or the first wording of a rule) so that the checker can show what
+ * it finds.
+ */
+struct gga_lc_rules {
+	/* B1: formatting a member raises the event count; tied records that disagree
+	 * give each member its worst state and drop the checkpoint (off: the first
+	 * record with the largest count wins). */
+	bool format_raises_events;
+	/* B2: a pass member that fails or is absent loses its checkpoint bit, a pass
+	 * that ends without success drops the checkpoint, and only an assembly
+	 * resumes one (off: kept until a pass succeeds, resumed whenever the same
+	 * members come back). */
+	bool drop_checkpoint;
+	/* B3: a member found blank at assembly loses its checkpoint bit. */
+	bool blank_drops_checkpoint;
+	/* B4: a member whose own record is older than the last bitmap clear needs a
+	 * full rebuild; one whose record is older than the last one it was known to
+	 * hold (probe) or than the freshest (assembly) is not trusted in sync. */
+	bool check_own_events;
+	/* B6: a pass that ends moves a target online only if it is still rebuilding
+	 * (off: every target the pass had when it looked). */
+	bool cas_state;
+	/* Rule 3's exception as first written (default off, unsafe with the one-phase
+	 * clear): at assembly, if fewer than k members are trusted, one exactly one
+	 * update below bitmap_events is trusted as well. */
+	bool trust_one_below;
+	/* Bitmap clearing in two updates (see gga_lc_apply(), GGA_LC_EV_BITMAP_CLEAR):
+	 * the update carrying bitmap_events follows a plain one that every member got,
+	 * so bitmap_events is one below the clearing record's own count. */
+	bool clear_two_phase;
+	/* Rule 7 extended: a write a pass member missed waits until an update without
+	 * its checkpoint bit is persisted, not only one that says it is not in sync
+	 * (off: rule 7 as first written, which lets a resumed pass skip the write). */
+	bool ack_waits_checkpoint;
+};
+
+/* A decoded superblock record: the lifecycle fields only. */
+struct gga_lc_record {
+	uint64_t events;
+	/* The events of the last update every member had before the bitmap was cleared. */
+	uint64_t bitmap_events;
+	uint64_t rec_offset;
+	uint32_t rec_mask;
+	uint8_t member_state[GGA_LC_MAX_MEMBERS]; /* enum gga_sb_member_state */
+};
+
+/* What assembly or a probe found on a member. */
+enum gga_lc_found {
+	GGA_LC_FOUND_RECORD = 0,  /* a record of this array, this role and geometry */
+	GGA_LC_FOUND_BLANK = 1,   /* an all-zero record */
+	GGA_LC_FOUND_FOREIGN = 2, /* another array, role or geometry, or a damaged record */
+	GGA_LC_FOUND_ABSENT = 3,  /* no base bdev (assembly) or unreadable (probe) */
+};
+
+struct gga_lc_member {
+	uint8_t run;   /* enum gga_lc_run */
+	uint8_t needs; /* enum gga_lc_needs */
+	bool rec;      /* in the persisted checkpoint's rec_mask */
+	bool foreign;  /* holds a foreign record: only a replace takes it back */
+	bool blank;    /* found blank (or replaced): its region is formatted by the next update */
+};
+
+struct gga_lc_view {
+	struct gga_lc_rules rules;
+	uint32_t n, k, m;
+	uint64_t events;        /* largest event count seen or written */
+	uint64_t bitmap_events; /* see struct gga_lc_record */
+	uint64_t rec_offset;    /* checkpoint: the pass is done below this block */
+	uint64_t clear_events;  /* events of the update a bitmap clear waits for */
+	uint64_t sync_events;   /* events of the update a two-phase clear waits for */
+	uint32_t pass_targets;  /* members of the running pass */
+	bool pass;              /* a recovery pass is running */
+	bool pass_rebuild;      /* it copies every block, not only the marked ones */
+	bool resume_ok;         /* an assembly found a checkpoint no pass has used yet */
+	bool retry_wait;        /* a pass failed: the next starts on GGA_LC_EV_PASS_START */
+	bool deleted;
+	struct gga_lc_member mb[GGA_LC_MAX_MEMBERS];
+	/* Per member: the count of the last record it is known to hold. */
+	uint64_t seen[GGA_LC_MAX_MEMBERS];
+	/* The latest update known persisted: its count, where it landed, who it says is in sync. */
+	uint64_t persisted_events;
+	uint32_t persisted_mask;
+	uint32_t persisted_sync;
+	uint32_t persisted_rec;
+	uint32_t issued_sync; /* who the latest update asked for says is in sync */
+	uint32_t issued_rec;  /* and its rec_mask */
+};
+
+enum gga_lc_event_type {
+	GGA_LC_EV_IO_ERROR = 0,    /* member: an I/O (data, record or bitmap) failed */
+	GGA_LC_EV_CTRLR_LOST,      /* member: its controller is gone */
+	GGA_LC_EV_CTRLR_BACK,      /* member: its controller (or its media) is back */
+	GGA_LC_EV_PROBE,           /* member: what reading its record found (found, rec) */
+	GGA_LC_EV_PASS_START,      /* the retry delay is over, or auto re-add was turned on */
+	GGA_LC_EV_PASS_CHECKPOINT, /* the pass is done below offset */
+	GGA_LC_EV_PASS_DONE,       /* result 0, -EIO or -ECANCELED; mask: the targets it saw */
+	GGA_LC_EV_REPLACE,         /* member: a new, blank base bdev in its place */
+	GGA_LC_EV_PERSISTED,       /* the update `events` reached the members in mask */
+	GGA_LC_EV_BITMAP_CLEAR,    /* the sweep would clear write-intent marks */
+	GGA_LC_EV_DELETE,          /* the bdev is being deleted */
+};
+
+struct gga_lc_event {
+	enum gga_lc_event_type type;
+	uint32_t member;          /* member events; 0 for the others */
+	enum gga_lc_found found;  /* GGA_LC_EV_PROBE */
+	struct gga_lc_record rec; /* GGA_LC_EV_PROBE with GGA_LC_FOUND_RECORD */
+	uint64_t offset;          /* GGA_LC_EV_PASS_CHECKPOINT */
+	int result;               /* GGA_LC_EV_PASS_DONE */
+	uint32_t mask;            /* GGA_LC_EV_PASS_DONE, GGA_LC_EV_PERSISTED */
+	uint64_t events;          /* GGA_LC_EV_PERSISTED */
+};
+
+/* Bits of struct gga_lc_actions.flags. */
+#define GGA_LC_ACT_PERSIST      (1u << 0) /* write `record` to the members in persist_to */
+#define GGA_LC_ACT_FORMAT       (1u << 1) /* write the reserved region of format_mask first */
+#define GGA_LC_ACT_START_PASS   (1u << 2) /* start a pass: pass_targets, pass_rebuild, pass_from */
+#define GGA_LC_ACT_STOP_PASS    (1u << 3) /* stop the running pass, without reporting it done */
+#define GGA_LC_ACT_PROBE        (1u << 4) /* read probe_member's record, answer GGA_LC_EV_PROBE */
+#define GGA_LC_ACT_FAIL_IO      (1u << 5) /* the array is failed: fail every I/O */
+#define GGA_LC_ACT_CLEAR_BITMAP (1u << 6) /* the marks may be cleared and the bitmap written */
+#define GGA_LC_ACT_REFUSE       (1u << 7) /* assembly refused: `refuse` and `why`, nothing written */
+
+/*
+ * What the I/O code must do, in this order: start pass (its cursor), format
+ * and persist (the record is the same for every member but for its
+ * member_index; then report GGA_LC_EV_IO_ERROR for each member it could not
+ * write, then GGA_LC_EV_PERSISTED with the members that have it), stop pass,
+ * probe, clear the bitmap. Events that an action causes are applied before
+ * the rest of the actions are carried out; FAIL_IO holds while the array is
+ * failed.
+ */
+struct gga_lc_actions {
+	uint32_t flags;
+	uint32_t persist_to;
+	struct gga_lc_record record;
+	uint32_t format_mask;
+	uint32_t pass_targets;
+	bool pass_rebuild;
+	uint64_t pass_from;
+	uint32_t probe_member;
+	int refuse; /* negative errno */
+	const char *why;
+};
+
+/* Fill `rules` with every fix on: what production code uses. */
+void gga_lc_rules_default(struct gga_lc_rules *rules);
+
+/*
+ * Assemble the view of a k + m array from what was found on each member
+ * (found[i], and rec[i] where found[i] is GGA_LC_FOUND_RECORD). rules NULL
+ * means the default. Returns 0 with the initial view in `view` and its first
+ * actions (persist the assembly's records, format blank members, start a
+ * pass), or a negative errno with act->flags GGA_LC_ACT_REFUSE and act->why
+ * (-EINVAL: bad geometry; -EEXIST: a foreign member; -ENODEV: no record;
+ * -EIO: fewer than k trusted members). A refusal writes nothing. m >= k is
+ * accepted here (create refuses it) so that the checker can show why it must
+ * be refused.
+ */
+int gga_lc_assemble(struct gga_lc_view *view, uint32_t k, uint32_t m,
+		    const struct gga_lc_rules *rules, const enum gga_lc_found *found,
+		    const struct gga_lc_record *rec, struct gga_lc_actions *act);
+
+/*
+ * Apply one event to the view and fill `act` (always cleared first) with what
+ * the I/O code must do. Returns 0, or -EINVAL for an event that makes no sense
+ * (member out of range); an event that no longer applies (a probe of a member
+ * that is online again) is ignored and returns 0 with no action.
+ */
+int gga_lc_apply(struct gga_lc_view *view, const struct gga_lc_event *ev,
+		 struct gga_lc_actions *act);
+
+/* The array's state: the true redundancy, from the members online (rule 10). */
+enum gga_lc_array_state gga_lc_array_state(const struct gga_lc_view *view);
+
+/* Members that reads may use: the online ones; 0 when the array is failed. */
+uint32_t gga_lc_read_mask(const struct gga_lc_view *view);
+
+/* Members that writes go to: online and rebuilding; 0 when the array is failed. */
+uint32_t gga_lc_write_mask(const struct gga_lc_view *view);
+
+/*
+ * Rule 7: may a write that reached the members in `received` be acknowledged?
+ * Yes when k members have it and every member that lacks it is recorded as
+ * not in sync, and outside the checkpoint's rec_mask, by the latest persisted
+ * update, which reached every member that has the write.
+ */
+bool gga_lc_ack_ok(const struct gga_lc_view *view, uint32_t received);
+
+/* The record member i's superblock would carry now (the last one persisted or asked for). */
+void gga_lc_record_fill(const struct gga_lc_view *view, struct gga_lc_record *rec);
+
+#endif /* GGA_LIFECYCLE_H */

@@ -1,0 +1,1279 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * An exhaustive checker of the gga member lifecycle (bdev_gga/gga_lifecycle.c).
+ *
+ * A small world sits beside the module: n members, each holding for NB logical
+ * blocks the generation of its fragment (0: never written, GEN_CORRUPT) and its
+ * superblock record; the generation acknowledged per block; the write-intent
+ * marks. The world feeds the module events and carries out its actions the way
+ * the I/O code would, and adds its own: writes (acknowledged only per rule 7),
+ * member crashes and returns, blanked members, members restored from an old
+ * copy, corrupt fragments, writes failing on one member, a front crash
+ * between the record writes of one update, front restarts (assembly), pass
+ * steps, bitmap sweeps. Every sequence
+ * of events up to a depth is walked (iterative deepening, so the first
+ * violation found is a shortest one; states already explored to the same
+ * remaining depth are not explored again) and after every step the
+ * invariants I1..I7 of docs/FORMAT.md §3.2.1, "Member lifecycle", are checked.
+ * Each test prints the depth, the sequences and states explored and its time,
+ * and for a violation its shortest sequence of events.
+ *
+ * GGA_LC_DEPTH=d runs the 2 + 1 walk with all fixes on to depth d instead of
+ * 6, GGA_LC_DEPTH_42=d the 4 + 2 one instead of 4.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bdev_gga/gga_lifecycle.h"
+#include "gga_ut.h"
+
+#define NB          2    /* logical blocks: 0 below a checkpoint, 1 above */
+#define MAXN        6    /* 4 + 2 */
+#define GEN_CORRUPT 0xff /* a fragment whose CRC does not match */
+#define DEPTH_21    6    /* 2 + 1, all fixes on */
+#define DEPTH_42    4    /* 4 + 2, all fixes on */
+#define MAX_DEPTH   12
+#define MEMO_BITS   21
+
+struct w_disk {
+	uint8_t frag[NB]; /* generation of the fragment held; 0 never written */
+	uint8_t has_rec;  /* 0: the record is all zero (blank) */
+	uint8_t pad[5];
+	struct gga_lc_record rec;
+};
+
+/* Everything the checker explores: compared and hashed as bytes. */
+struct world {
+	struct gga_lc_view view; /* all zero while the front is down */
+	struct w_disk disk[MAXN];
+	struct w_disk snap[MAXN]; /* the old copy of each member RESTORE puts back */
+	uint64_t issued[NB];      /* bit g: generation g was written to the block */
+	uint8_t acked[NB];        /* generation of the last acknowledged write */
+	uint8_t marked[NB];       /* write-intent marks */
+	uint8_t up[MAXN];         /* the member answers */
+	uint8_t gen;              /* last generation handed out */
+	uint8_t front_up;         /* an assembled front runs */
+	uint8_t cursor;           /* the running pass's next block */
+	uint8_t arm;              /* 0, or 1 + j: the next update lands on j alone, */
+				  /* 1 + MAXN + j: on all but j; then the front dies */
+	uint8_t short_seen;       /* an update missed some of its targets (a crash, a failure) */
+	uint8_t restores;         /* members restored from an old copy so far */
+	uint8_t cleared_at;       /* events when the marks were last cleared (< 256 here) */
+	uint8_t lossy;            /* a member lost content: blanked, restored, replaced */
+};
+
+enum w_ev_type {
+	E_WRITE,
+	E_WRITE_ERR,
+	E_CRASH,
+	E_BACK,
+	E_BOUNCE,
+	E_BLANK,
+	E_RESTORE,
+	E_SNAP,
+	E_CORRUPT,
+	E_REPLACE,
+	E_ARM_ONLY,
+	E_ARM_SKIP,
+	E_RESTART,
+	E_STEP,
+	E_STEP_RACE,
+	E_RETRY,
+	E_SWEEP,
+	E_NTYPES,
+};
+
+static const char *const g_ev_names[E_NTYPES] = {
+	"write block",
+	"write block 0, an I/O error on member",
+	"crash member",
+	"member back",
+	"member drops and returns",
+	"member blanked",
+	"member restored from its old copy",
+	"snapshot every member",
+	"corrupt block 0 on member",
+	"replace member",
+	"next update reaches only member",
+	"next update skips member",
+	"front restart (assembly)",
+	"pass step",
+	"pass ends, a write fails on member before it reports",
+	"retry delay over",
+	"bitmap sweep",
+};
+
+struct w_ev {
+	uint8_t type, arg;
+};
+
+/* The checker's run: not part of the explored state. */
+static struct {
+	uint32_t n, k, m;
+	/* Restored copies: false, only copies older than the last bitmap clear (B4); true, any
+	 * copy older than the member's record. */
+	bool restore_any;
+	bool strict_ack; /* rule 7 on the members includes the checkpoint */
+	struct gga_lc_rules rules;
+	/* The module's helpers as the world calls them; the self-tests break one. */
+	uint32_t (*read_mask)(const struct gga_lc_view *view);
+	uint32_t (*pass_read_mask)(const struct gga_lc_view *view);
+	uint32_t (*write_mask)(const struct gga_lc_view *view);
+	enum gga_lc_array_state (*array_state)(const struct gga_lc_view *view);
+	bool bad;
+	char why[256];
+	struct w_ev path[MAX_DEPTH];
+	uint32_t path_len;
+	uint64_t steps;
+	uint64_t states;
+	struct memo {
+		uint64_t fp;
+		uint64_t count;
+		uint32_t rem;
+	} * memo;
+	bool memo_full;
+} g;
+
+static void
+helpers_default(void)
+{
+	g.read_mask = gga_lc_read_mask;
+	g.pass_read_mask = gga_lc_read_mask;
+	g.write_mask = gga_lc_write_mask;
+	g.array_state = gga_lc_array_state;
+}
+
+static void
+violation(const char *fmt, uint32_t a, uint32_t b)
+{
+	if (!g.bad) {
+		g.bad = true;
+		snprintf(g.why, sizeof(g.why), fmt, a, b);
+	}
+}
+
+static uint32_t
+popc(uint32_t x)
+{
+	return (uint32_t)__builtin_popcount(x);
+}
+
+static uint32_t
+lc_online_count(const struct gga_lc_view *v)
+{
+	uint32_t i, c = 0;
+
+	for (i = 0; i < v->n; i++) {
+		c += v->mb[i].run == GGA_LC_ONLINE;
+	}
+	return c;
+}
+
+/* Decode as docs/FORMAT.md §7.2: the highest generation with k valid fragments; -1 fails. */
+static int
+w_decode(const struct world *w, uint32_t read, uint32_t b)
+{
+	uint32_t i, j, cnt;
+	int best = -1;
+
+	for (i = 0; i < g.n; i++) {
+		if (!(read & (1u << i)) || w->disk[i].frag[b] == GEN_CORRUPT) {
+			continue;
+		}
+		cnt = 0;
+		for (j = 0; j < g.n; j++) {
+			cnt += (read & (1u << j)) && w->disk[j].frag[b] == w->disk[i].frag[b];
+		}
+		if (cnt >= g.k && (int)w->disk[i].frag[b] > best) {
+			best = w->disk[i].frag[b];
+		}
+	}
+	return best;
+}
+
+/* I5: a data fragment is written only while k members are online. */
+static void
+w_put_frag(struct world *w, uint32_t i, uint32_t b, uint8_t gen)
+{
+	if (lc_online_count(&w->view) < g.k) {
+		violation("I5: fragment of block %u written to member %u with fewer than k online",
+			  b, i);
+	}
+	w->disk[i].frag[b] = gen;
+}
+
+static void w_apply(struct world *w, const struct gga_lc_event *ev);
+
+static void
+w_front_down(struct world *w)
+{
+	w->front_up = 0;
+	memset(&w->view, 0, sizeof(w->view));
+	w->cursor = 0;
+}
+
+static void
+w_do(struct world *w, const struct gga_lc_actions *act)
+{
+	struct gga_lc_event ev;
+	uint32_t i, bit, to, got = 0, failed = 0;
+
+	if (!w->front_up) {
+		return;
+	}
+	if (act->flags & GGA_LC_ACT_START_PASS) {
+		w->cursor = (uint8_t)act->pass_from;
+	}
+	if (act->flags & GGA_LC_ACT_PERSIST) {
+		to = act->persist_to;
+		if (w->arm != 0) {
+			uint32_t j = (w->arm - 1) % MAXN;
+
+			to &= w->arm - 1 < MAXN ? 1u << j : ~(1u << j);
+		}
+		for (i = 0; i < g.n; i++) {
+			bit = 1u << i;
+			if (!(to & bit)) {
+				continue;
+			}
+			if (!w->up[i]) {
+				failed |= bit;
+				continue;
+			}
+			w->disk[i].has_rec = 1;
+			memcpy(&w->disk[i].rec, &act->record, sizeof(act->record));
+			got |= bit;
+		}
+		if (got != act->persist_to) {
+			w->short_seen = 1;
+		}
+		if (w->arm != 0) {
+			/* The front dies between the record writes of this update. */
+			w->arm = 0;
+			w->short_seen = 1;
+			w_front_down(w);
+			return;
+		}
+		for (i = 0; i < g.n; i++) {
+			if (failed & (1u << i)) {
+				memset(&ev, 0, sizeof(ev));
+				ev.type = GGA_LC_EV_IO_ERROR;
+				ev.member = i;
+				w_apply(w, &ev);
+			}
+		}
+		memset(&ev, 0, sizeof(ev));
+		ev.type = GGA_LC_EV_PERSISTED;
+		ev.events = act->record.events;
+		ev.mask = got;
+		w_apply(w, &ev);
+	}
+	if (act->flags & GGA_LC_ACT_PROBE) {
+		i = act->probe_member;
+		memset(&ev, 0, sizeof(ev));
+		ev.type = GGA_LC_EV_PROBE;
+		ev.member = i;
+		if (!w->up[i]) {
+			ev.found = GGA_LC_FOUND_ABSENT;
+		} else if (!w->disk[i].has_rec) {
+			ev.found = GGA_LC_FOUND_BLANK;
+		} else {
+			ev.found = GGA_LC_FOUND_RECORD;
+			memcpy(&ev.rec, &w->disk[i].rec, sizeof(ev.rec));
+		}
+		w_apply(w, &ev);
+	}
+	if (act->flags & GGA_LC_ACT_CLEAR_BITMAP) {
+		memset(w->marked, 0, sizeof(w->marked));
+		w->cleared_at = (uint8_t)w->view.events;
+	}
+}
+
+static void
+w_apply(struct world *w, const struct gga_lc_event *ev)
+{
+	struct gga_lc_actions act;
+
+	if (!w->front_up) {
+		return;
+	}
+	gga_lc_apply(&w->view, ev, &act);
+	w_do(w, &act);
+}
+
+static void
+w_apply_simple(struct world *w, enum gga_lc_event_type type, uint32_t member)
+{
+	struct gga_lc_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = type;
+	ev.member = member;
+	w_apply(w, &ev);
+}
+
+/*
+ * I1, second half: among the records with the largest count, each member's state
+ * in the view is at least the worst of them (ties never make it more trusted).
+ */
+static void
+w_check_assembly(const struct world *w, const enum gga_lc_found *found,
+		 const struct gga_lc_record *rec)
+{
+	uint64_t max = 0;
+	uint32_t i, j;
+	uint8_t worst;
+
+	for (i = 0; i < g.n; i++) {
+		if (found[i] == GGA_LC_FOUND_RECORD && rec[i].events > max) {
+			max = rec[i].events;
+		}
+	}
+	for (j = 0; j < g.n; j++) {
+		worst = 0;
+		for (i = 0; i < g.n; i++) {
+			if (found[i] == GGA_LC_FOUND_RECORD && rec[i].events == max &&
+			    rec[i].member_state[j] > worst) {
+				worst = rec[i].member_state[j];
+			}
+		}
+		if (w->view.mb[j].needs < worst) {
+			violation("I1: assembly trusts member %u more than a freshest record (%u)",
+				  j, worst);
+		}
+	}
+}
+
+static bool w_rec_same(const struct gga_lc_record *a, const struct gga_lc_record *b);
+
+/* Do two members (*a, *b) hold records that disagree with one count? */
+static bool
+w_tie(const struct world *w, uint32_t *a, uint32_t *b)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < g.n; i++) {
+		for (j = i + 1; j < g.n; j++) {
+			if (w->disk[i].has_rec && w->disk[j].has_rec &&
+			    w->disk[i].rec.events == w->disk[j].rec.events &&
+			    !w_rec_same(&w->disk[i].rec, &w->disk[j].rec)) {
+				*a = i;
+				*b = j;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+static uint32_t
+w_up_mask(const struct world *w)
+{
+	uint32_t i, mask = 0;
+
+	for (i = 0; i < g.n; i++) {
+		mask |= w->up[i] ? 1u << i : 0;
+	}
+	return mask;
+}
+
+static void
+w_restart(struct world *w)
+{
+	enum gga_lc_found found[MAXN];
+	struct gga_lc_record rec[MAXN];
+	struct gga_lc_actions act;
+	uint32_t i, a, b;
+
+	w_front_down(w);
+	for (i = 0; i < g.n; i++) {
+		found[i] = !w->up[i]          ? GGA_LC_FOUND_ABSENT :
+			   w->disk[i].has_rec ? GGA_LC_FOUND_RECORD :
+						GGA_LC_FOUND_BLANK;
+		memcpy(&rec[i], &w->disk[i].rec, sizeof(rec[i]));
+	}
+	if (gga_lc_assemble(&w->view, g.k, g.m, &g.rules, found, rec, &act) != 0) {
+		if (!w->lossy && popc(w_up_mask(w)) == g.n && !w_tie(w, &a, &b)) {
+			/*
+			 * L1: crashes and I/O errors alone never leave an array that will not
+			 * start, unless two records disagree with one count: then the worst
+			 * of them may refuse an array that lost nothing (rule 2 is safe,
+			 * not live).
+			 */
+			violation("L1: assembly refused with every member present and none lost "
+				  "(%u)%.0u",
+				  (uint32_t)-act.refuse, 0);
+		}
+		if (act.flags != GGA_LC_ACT_REFUSE) {
+			violation("I5: a refused assembly asks for actions 0x%x%.0u", act.flags, 0);
+		}
+		memset(&w->view, 0, sizeof(w->view));
+		return;
+	}
+	w->front_up = 1;
+	w_check_assembly(w, found, rec);
+	w_do(w, &act);
+}
+
+/*
+ * Rule 7, on the members: every member that missed the write of block b is
+ * recorded, on each of the k or more that have it, as not in sync and not done
+ * by a pass below b.
+ */
+static bool
+w_ack_ok(const struct world *w, uint32_t recv, uint32_t b)
+{
+	const struct gga_lc_record *r;
+	uint32_t i, j;
+
+	if (popc(recv) < g.k) {
+		return false;
+	}
+	for (j = 0; j < g.n; j++) {
+		if (recv & (1u << j)) {
+			continue;
+		}
+		for (i = 0; i < g.n; i++) {
+			r = &w->disk[i].rec;
+			if ((recv & (1u << i)) &&
+			    (!w->disk[i].has_rec || r->member_state[j] == GGA_SB_MEMBER_IN_SYNC ||
+			     (g.strict_ack && (r->rec_mask & (1u << j)) && b < r->rec_offset))) {
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+/* The I/O code acknowledges as the module says; the records on the members must agree. */
+static void
+w_ack(struct world *w, uint32_t b, uint8_t gen, uint32_t recv)
+{
+	if (!w->front_up || w->acked[b] == gen || !gga_lc_ack_ok(&w->view, recv)) {
+		return;
+	}
+	if (!w_ack_ok(w, recv, b)) {
+		violation("I7: write of block %u acknowledged with members 0x%x only, before the "
+			  "records say the others are not in sync",
+			  b, recv);
+	}
+	w->acked[b] = gen;
+}
+
+/* Write block b; member `miss` (if < MAXN) answers it with an I/O error. */
+static void
+w_write(struct world *w, uint32_t b, uint32_t miss)
+{
+	uint32_t i, wm = g.write_mask(&w->view), recv = 0;
+	uint8_t gen = ++w->gen;
+
+	w->issued[b] |= 1ull << gen;
+	w->marked[b] = 1;
+	for (i = 0; i < g.n; i++) {
+		if ((wm & (1u << i)) && w->up[i] && i != miss) {
+			w_put_frag(w, i, b, gen);
+			recv |= 1u << i;
+		}
+	}
+	/* The I/O code asks before and after it reports the members that failed. */
+	w_ack(w, b, gen, recv);
+	for (i = 0; i < g.n && w->front_up; i++) {
+		if ((wm & (1u << i)) && (!w->up[i] || i == miss)) {
+			w_apply_simple(w, GGA_LC_EV_IO_ERROR, i);
+		}
+	}
+	w_ack(w, b, gen, recv);
+}
+
+/* Copy block b's decoded version to the pass's targets; false: the pass ended. */
+static bool
+w_copy(struct world *w, uint32_t b)
+{
+	struct gga_lc_event ev;
+	uint32_t i, targets = w->view.pass_targets;
+	int v = w_decode(w, g.pass_read_mask(&w->view), b);
+
+	if (v < 0) {
+		memset(&ev, 0, sizeof(ev));
+		ev.type = GGA_LC_EV_PASS_DONE;
+		ev.result = -EIO;
+		ev.mask = targets;
+		w_apply(w, &ev);
+		return false;
+	}
+	if (v < w->acked[b]) {
+		violation("I4: the pass copies generation %u of block %u, older than the "
+			  "acknowledged one",
+			  (uint32_t)v, b);
+	}
+	for (i = 0; i < g.n; i++) {
+		if ((targets & (1u << i)) && w->up[i]) {
+			w_put_frag(w, i, b, (uint8_t)v);
+		}
+	}
+	for (i = 0; i < g.n && w->front_up; i++) {
+		if ((targets & (1u << i)) && !w->up[i]) {
+			w_apply_simple(w, GGA_LC_EV_IO_ERROR, i);
+		}
+	}
+	if (!w->front_up || !w->view.pass) {
+		return false;
+	}
+	w->cursor = (uint8_t)(b + 1);
+	memset(&ev, 0, sizeof(ev));
+	ev.type = GGA_LC_EV_PASS_CHECKPOINT;
+	ev.offset = b + 1;
+	w_apply(w, &ev);
+	return w->front_up && w->view.pass;
+}
+
+/* The pass's next block to copy, NB at the end (a resync copies marked blocks only). */
+static uint32_t
+w_next_block(const struct world *w)
+{
+	uint32_t b = w->cursor;
+
+	while (b < NB && !w->view.pass_rebuild && !w->marked[b]) {
+		b++;
+	}
+	return b;
+}
+
+static void
+w_pass_done(struct world *w, uint32_t mask)
+{
+	struct gga_lc_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = GGA_LC_EV_PASS_DONE;
+	ev.mask = mask;
+	w_apply(w, &ev);
+}
+
+static void
+w_step(struct world *w, bool race, uint32_t j)
+{
+	uint32_t b = w_next_block(w), targets;
+
+	do {
+		if (b < NB && !w_copy(w, b)) {
+			return;
+		}
+		b = w_next_block(w);
+	} while (race && b < NB);
+	if (b < NB) {
+		return;
+	}
+	targets = w->view.pass_targets;
+	if (race) {
+		/* The pass decided with these targets; a write fails on member j before it reports. */
+		w_write(w, 0, j);
+		if (!w->front_up) {
+			return;
+		}
+	}
+	w_pass_done(w, targets);
+}
+
+static void
+w_lost_and_back(struct world *w, uint32_t i)
+{
+	w_apply_simple(w, GGA_LC_EV_CTRLR_LOST, i);
+	w_apply_simple(w, GGA_LC_EV_CTRLR_BACK, i);
+}
+
+static bool
+w_disk_is_blank(const struct w_disk *d)
+{
+	static const struct w_disk zero;
+
+	return memcmp(d, &zero, sizeof(zero)) == 0;
+}
+
+/* Is event e possible (and not a no-op) in w? */
+static bool
+w_enabled(const struct world *w, struct w_ev e)
+{
+	uint32_t i = e.arg;
+	const struct gga_lc_view *v = &w->view;
+
+	switch (e.type) {
+	case E_WRITE:
+		return w->front_up && g.write_mask(v) != 0 && w->gen < 60;
+	case E_WRITE_ERR:
+		return w->front_up && (g.write_mask(v) & (1u << i)) && w->gen < 60;
+	case E_CRASH:
+	case E_BOUNCE:
+		return w->up[i];
+	case E_BACK:
+		return !w->up[i];
+	case E_BLANK:
+		return !w_disk_is_blank(&w->disk[i]);
+	case E_RESTORE:
+		/* An old copy: its record is older than the member's (else nothing can tell). */
+		/* Each is a lost member: at most m of them, as for any other loss. */
+		if (w->restores >= g.m || !w->snap[i].has_rec || !w->disk[i].has_rec ||
+		    w->snap[i].rec.events >= w->disk[i].rec.events) {
+			return false;
+		}
+		return g.restore_any || w->snap[i].rec.events < w->cleared_at;
+	case E_SNAP:
+		return memcmp(w->disk, w->snap, sizeof(w->disk)) != 0;
+	case E_CORRUPT:
+		return w->disk[i].frag[0] != GEN_CORRUPT;
+	case E_REPLACE:
+		return w->front_up && !w->up[i];
+	case E_ARM_ONLY:
+	case E_ARM_SKIP:
+		return w->front_up && w->arm == 0;
+	case E_RESTART:
+		return true;
+	case E_STEP:
+		return w->front_up && v->pass;
+	case E_STEP_RACE:
+		return w->front_up && v->pass && (v->pass_targets & (1u << i)) && w->up[i];
+	case E_RETRY:
+		return w->front_up && v->retry_wait;
+	case E_SWEEP:
+		return w->front_up && (w->marked[0] || w->marked[1]);
+	}
+	return false;
+}
+
+static void
+w_event(struct world *w, struct w_ev e)
+{
+	uint32_t i = e.arg;
+
+	switch (e.type) {
+	case E_WRITE:
+		w_write(w, i, MAXN);
+		break;
+	case E_WRITE_ERR:
+		w_write(w, 0, i);
+		break;
+	case E_CRASH:
+		w->up[i] = 0;
+		w_apply_simple(w, GGA_LC_EV_CTRLR_LOST, i);
+		break;
+	case E_BACK:
+		w->up[i] = 1;
+		w_apply_simple(w, GGA_LC_EV_CTRLR_BACK, i);
+		break;
+	case E_BOUNCE:
+		w_lost_and_back(w, i);
+		break;
+	case E_BLANK:
+	case E_RESTORE:
+		w->lossy = 1;
+		if (e.type == E_BLANK) {
+			memset(&w->disk[i], 0, sizeof(w->disk[i]));
+		} else {
+			memcpy(&w->disk[i], &w->snap[i], sizeof(w->disk[i]));
+			w->restores++;
+		}
+		/* A member that answers was swapped under the front: it sees it go and return. */
+		if (w->up[i]) {
+			w_lost_and_back(w, i);
+		}
+		break;
+	case E_SNAP:
+		memcpy(w->snap, w->disk, sizeof(w->snap));
+		break;
+	case E_CORRUPT:
+		w->disk[i].frag[0] = GEN_CORRUPT;
+		break;
+	case E_REPLACE:
+		w->lossy = 1;
+		memset(&w->disk[i], 0, sizeof(w->disk[i]));
+		w->up[i] = 1;
+		w_apply_simple(w, GGA_LC_EV_REPLACE, i);
+		break;
+	case E_ARM_ONLY:
+		w->arm = (uint8_t)(1 + i);
+		break;
+	case E_ARM_SKIP:
+		w->arm = (uint8_t)(1 + MAXN + i);
+		break;
+	case E_RESTART:
+		w_restart(w);
+		break;
+	case E_STEP:
+		w_step(w, false, 0);
+		break;
+	case E_STEP_RACE:
+		w_step(w, true, i);
+		break;
+	case E_RETRY:
+		w_apply_simple(w, GGA_LC_EV_PASS_START, 0);
+		break;
+	case E_SWEEP:
+		w_apply_simple(w, GGA_LC_EV_BITMAP_CLEAR, 0);
+		break;
+	}
+}
+
+static bool
+w_rec_same(const struct gga_lc_record *a, const struct gga_lc_record *b)
+{
+	return a->bitmap_events == b->bitmap_events && a->rec_mask == b->rec_mask &&
+	       a->rec_offset == b->rec_offset && memcmp(a->member_state, b->member_state, g.n) == 0;
+}
+
+static void
+w_check(const struct world *w)
+{
+	const struct gga_lc_view *v = &w->view;
+	uint32_t i, j, b, rm;
+	int r;
+
+	/*
+	 * I1: records that disagree never share a count, unless an update reached only
+	 * some of its members (a crash, a failure during it): a front assembled
+	 * without those cannot know its count.
+	 */
+	if (!w->short_seen && w_tie(w, &i, &j)) {
+		violation("I1: members %u and %u hold records that disagree with one event count",
+			  i, j);
+	}
+	if (!w->front_up) {
+		return;
+	}
+	for (i = 0; i < g.n; i++) {
+		if (v->mb[i].run != GGA_LC_ONLINE) {
+			continue;
+		}
+		/* I6: a member reported online answers. */
+		if (!w->up[i]) {
+			violation("I6: member %u is reported online but does not answer%.0u", i, 0);
+			continue;
+		}
+		/* I2: an online member holds every acknowledged write (a corrupt one is detected). */
+		for (b = 0; b < NB; b++) {
+			if (w->disk[i].frag[b] != GEN_CORRUPT && w->disk[i].frag[b] < w->acked[b]) {
+				violation(
+					"I2: member %u is online without the acknowledged write of "
+					"block %u",
+					i, b);
+			}
+		}
+	}
+	/* I3: a read returns the acknowledged version, a newer unacknowledged one, or fails. */
+	rm = g.read_mask(v);
+	for (b = 0; b < NB && rm != 0; b++) {
+		r = w_decode(w, rm, b);
+		if (r >= 0 && r != w->acked[b] &&
+		    !(r > w->acked[b] && (w->issued[b] & (1ull << r)))) {
+			violation("I3: block %u reads generation %u, not the acknowledged one", b,
+				  (uint32_t)r);
+		}
+	}
+	/* I6: the reported state is the redundancy of the members online. */
+	if ((g.array_state(v) == GGA_LC_ARRAY_ONLINE) != (lc_online_count(v) == g.n) ||
+	    (g.array_state(v) == GGA_LC_ARRAY_FAILED) != (lc_online_count(v) < g.k)) {
+		violation("I6: array state %u with %u members online", g.array_state(v),
+			  lc_online_count(v));
+	}
+}
+
+static uint64_t
+w_hash(const struct world *w)
+{
+	const uint8_t *p = (const uint8_t *)w;
+	uint64_t h = 0xcbf29ce484222325ull, x;
+	size_t i;
+
+	for (i = 0; i + 8 <= sizeof(*w); i += 8) {
+		memcpy(&x, p + i, 8);
+		h = (h ^ x) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	for (; i < sizeof(*w); i++) {
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	}
+	return h;
+}
+
+static struct memo *
+memo_slot(uint64_t fp, uint32_t rem, bool *hit)
+{
+	uint64_t key = fp ^ ((uint64_t)rem * 0x9e3779b97f4a7c15ull), mask = (1ull << MEMO_BITS) - 1;
+	uint64_t i, idx = key & mask;
+	struct memo *s;
+
+	for (i = 0; i < 64; i++) {
+		s = &g.memo[(idx + i) & mask];
+		if (s->rem == 0) {
+			*hit = false;
+			return s;
+		}
+		if (s->fp == fp && s->rem == rem) {
+			*hit = true;
+			return s;
+		}
+	}
+	*hit = false;
+	g.memo_full = true;
+	return NULL;
+}
+
+/* Number of the events possible in a world: writes 2, five per member, the rest. */
+static uint32_t
+w_events(struct w_ev *evs)
+{
+	uint32_t c = 0, i, t;
+
+	for (t = 0; t < E_NTYPES; t++) {
+		switch (t) {
+		case E_WRITE:
+			for (i = 0; i < NB; i++) {
+				evs[c++] = (struct w_ev){ (uint8_t)t, (uint8_t)i };
+			}
+			break;
+		case E_SNAP:
+		case E_RESTART:
+		case E_STEP:
+		case E_RETRY:
+		case E_SWEEP:
+			evs[c++] = (struct w_ev){ (uint8_t)t, 0 };
+			break;
+		default:
+			for (i = 0; i < g.n; i++) {
+				evs[c++] = (struct w_ev){ (uint8_t)t, (uint8_t)i };
+			}
+			break;
+		}
+	}
+	return c;
+}
+
+/*
+ * Walk every sequence of `rem` more events from w. Returns true on a violation
+ * (g.path holds the sequence); *count gets the number of sequences of 1..rem
+ * events from w.
+ */
+static bool
+dfs(const struct world *w, uint32_t rem, uint32_t depth, uint64_t *count)
+{
+	struct w_ev evs[E_NTYPES * MAXN];
+	uint32_t ne = w_events(evs), e;
+	struct world nw;
+	struct memo *slot;
+	uint64_t sub;
+	bool hit;
+
+	*count = 0;
+	for (e = 0; e < ne; e++) {
+		if (!w_enabled(w, evs[e])) {
+			continue;
+		}
+		memcpy(&nw, w, sizeof(nw));
+		g.path[depth] = evs[e];
+		w_event(&nw, evs[e]);
+		w_check(&nw);
+		g.steps++;
+		if (g.bad) {
+			g.path_len = depth + 1;
+			return true;
+		}
+		sub = 0;
+		if (rem > 1) {
+			slot = memo_slot(w_hash(&nw), rem - 1, &hit);
+			if (hit) {
+				sub = slot->count;
+			} else {
+				g.states++;
+				if (dfs(&nw, rem - 1, depth + 1, &sub)) {
+					return true;
+				}
+				if (slot != NULL) {
+					slot->fp = w_hash(&nw);
+					slot->rem = rem - 1;
+					slot->count = sub;
+				}
+			}
+		}
+		*count += 1 + sub;
+	}
+	return false;
+}
+
+/* A formatted array with block 0 and 1 written (generations 1 and 2), marks set, assembled. */
+static void
+w_init(struct world *w)
+{
+	uint32_t i;
+
+	memset(w, 0, sizeof(*w));
+	for (i = 0; i < g.n; i++) {
+		w->disk[i].frag[0] = 1;
+		w->disk[i].frag[1] = 2;
+		w->disk[i].has_rec = 1;
+		w->disk[i].rec.events = 1;
+		w->up[i] = 1;
+	}
+	w->gen = 2;
+	w->acked[0] = 1;
+	w->acked[1] = 2;
+	w->issued[0] = 1ull << 1;
+	w->issued[1] = 1ull << 2;
+	w->marked[0] = w->marked[1] = 1;
+	w_restart(w);
+	memcpy(w->snap, w->disk, sizeof(w->snap));
+}
+
+static void
+print_path(void)
+{
+	uint32_t i;
+
+	printf("  shortest counterexample (%u events), then: %s\n", g.path_len, g.why);
+	for (i = 0; i < g.path_len; i++) {
+		printf("    %u. %s", i + 1, g_ev_names[g.path[i].type]);
+		switch (g.path[i].type) {
+		case E_SNAP:
+		case E_RESTART:
+		case E_STEP:
+		case E_RETRY:
+		case E_SWEEP:
+			printf("\n");
+			break;
+		default:
+			printf(" %u\n", g.path[i].arg);
+		}
+	}
+}
+
+/*
+ * Check every sequence of up to max_depth events on a k + m array under
+ * `rules`. Returns the length of the shortest violating sequence, 0 if none.
+ */
+static uint32_t
+check_restore(uint32_t k, uint32_t m, const struct gga_lc_rules *rules, uint32_t max_depth,
+	      bool restore_any)
+{
+	struct timespec t0, t1;
+	struct world w;
+	uint64_t count = 0;
+	uint32_t d, found = 0;
+
+	g.k = k;
+	g.m = m;
+	g.n = k + m;
+	g.rules = *rules;
+	if (g.read_mask == NULL) {
+		helpers_default();
+	}
+	g.restore_any = restore_any;
+	g.strict_ack = rules->ack_waits_checkpoint;
+	g.bad = false;
+	g.steps = 0;
+	g.states = 0;
+	g.memo_full = false;
+	g.memo = calloc(1ull << MEMO_BITS, sizeof(*g.memo));
+	CU_ASSERT_FATAL(g.memo != NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	w_init(&w);
+	w_check(&w);
+	CU_ASSERT_FATAL(!g.bad);
+	CU_ASSERT_FATAL(w.front_up);
+	for (d = 1; d <= max_depth; d++) {
+		memset(g.memo, 0, (1ull << MEMO_BITS) * sizeof(*g.memo));
+		if (dfs(&w, d, 0, &count)) {
+			found = d;
+			break;
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("\n  %u+%u (restored copies: %s): ", k, m,
+	       restore_any ? "any older" : "older than the last clear");
+	if (found) {
+		printf("violation at depth %u", found);
+	} else {
+		printf("depth %u, %" PRIu64 " event sequences of 1..%u events, no violation",
+		       max_depth, count, max_depth);
+	}
+	printf("; %" PRIu64 " states expanded, %" PRIu64 " steps, %.2f s%s\n", g.states, g.steps,
+	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
+	       g.memo_full ? " (memo table full: some states explored twice)" : "");
+	if (found) {
+		print_path();
+	}
+	free(g.memo);
+	g.memo = NULL;
+	return found;
+}
+
+static uint32_t
+check(uint32_t k, uint32_t m, const struct gga_lc_rules *rules, uint32_t max_depth)
+{
+	return check_restore(k, m, rules, max_depth, false);
+}
+
+static uint32_t
+depth_env(const char *name, uint32_t dflt)
+{
+	const char *s = getenv(name);
+	long d = s != NULL ? strtol(s, NULL, 10) : (long)dflt;
+
+	return d >= 1 && d <= MAX_DEPTH ? (uint32_t)d : dflt;
+}
+
+static void
+test_all_fixes_2_1(void)
+{
+	struct gga_lc_rules r;
+
+	gga_lc_rules_default(&r);
+	UT_ASSERT_EQ(check(2, 1, &r, depth_env("GGA_LC_DEPTH", DEPTH_21)), 0);
+}
+
+static void
+test_all_fixes_4_2(void)
+{
+	struct gga_lc_rules r;
+
+	gga_lc_rules_default(&r);
+	UT_ASSERT_EQ(check(4, 2, &r, depth_env("GGA_LC_DEPTH_42", DEPTH_42)), 0);
+}
+
+/* Each fix off alone: the checker must find what it fixed. */
+static void
+expect_found(void (*off)(struct gga_lc_rules *r), uint32_t depth)
+{
+	struct gga_lc_rules r;
+
+	gga_lc_rules_default(&r);
+	off(&r);
+	CU_ASSERT(check(2, 1, &r, depth) != 0);
+}
+
+static void
+off_b1(struct gga_lc_rules *r)
+{
+	r->format_raises_events = false;
+}
+
+static void
+off_b2(struct gga_lc_rules *r)
+{
+	r->drop_checkpoint = false;
+}
+
+static void
+off_b3(struct gga_lc_rules *r)
+{
+	r->blank_drops_checkpoint = false;
+}
+
+static void
+off_b4(struct gga_lc_rules *r)
+{
+	r->check_own_events = false;
+}
+
+static void
+off_b6(struct gga_lc_rules *r)
+{
+	r->cas_state = false;
+}
+
+/* The brief's rule 3 as written: one-phase clear, trust one below. */
+static void
+off_two_phase(struct gga_lc_rules *r)
+{
+	r->clear_two_phase = false;
+	r->trust_one_below = true;
+}
+
+static void
+off_ack_checkpoint(struct gga_lc_rules *r)
+{
+	r->ack_waits_checkpoint = false;
+}
+
+static void
+test_b1_found(void)
+{
+	expect_found(off_b1, 6);
+}
+
+static void
+test_b2_found(void)
+{
+	expect_found(off_b2, 7);
+}
+
+static void
+test_b3_found(void)
+{
+	expect_found(off_b3, 7);
+}
+
+static void
+test_b4_found(void)
+{
+	expect_found(off_b4, 6);
+}
+
+static void
+test_b6_found(void)
+{
+	expect_found(off_b6, 6);
+}
+
+static void
+test_one_phase_clear_found(void)
+{
+	expect_found(off_two_phase, 6);
+}
+
+/*
+ * The limit of every record-based rule: a copy taken after the last clear, one
+ * update behind the freshest record that survives, is indistinguishable from a
+ * member that missed the last update in a crash, which assembly must trust when
+ * fewer than k members are fresher. The checker must find that.
+ */
+/* Rule 7 as first written: a write below the checkpoint that a pass member missed. */
+static void
+test_rule7_as_written_found(void)
+{
+	expect_found(off_ack_checkpoint, 6);
+}
+
+static void
+test_recent_copy_limit_found(void)
+{
+	struct gga_lc_rules r;
+
+	gga_lc_rules_default(&r);
+	CU_ASSERT(check_restore(2, 1, &r, 6, true) != 0);
+}
+
+/*
+ * The checker itself: each invariant not shown by the tests above must fire
+ * when a helper of the module is broken on purpose.
+ */
+static uint32_t
+broken_read_stale(const struct gga_lc_view *v)
+{
+	uint32_t i, mask = 0;
+
+	for (i = 0; i < v->n; i++) {
+		if (v->mb[i].run == GGA_LC_ONLINE || v->mb[i].run == GGA_LC_STALE) {
+			mask |= 1u << i;
+		}
+	}
+	return mask;
+}
+
+static uint32_t
+broken_write_failed(const struct gga_lc_view *v)
+{
+	uint32_t i, mask = 0;
+
+	for (i = 0; i < v->n; i++) {
+		if (v->mb[i].run == GGA_LC_ONLINE || v->mb[i].run == GGA_LC_REBUILDING) {
+			mask |= 1u << i;
+		}
+	}
+	return mask;
+}
+
+static enum gga_lc_array_state
+broken_always_online(const struct gga_lc_view *v)
+{
+	(void)v;
+	return GGA_LC_ARRAY_ONLINE;
+}
+
+/* A pass that reads its own targets (k = 1, so one fragment decodes). */
+static uint32_t
+broken_read_targets(const struct gga_lc_view *v)
+{
+	return v->pass_targets;
+}
+
+static void
+expect_invariant(const char *inv, uint32_t k, uint32_t m)
+{
+	struct gga_lc_rules r;
+
+	gga_lc_rules_default(&r);
+	CU_ASSERT(check(k, m, &r, 6) != 0);
+	if (strncmp(g.why, inv, strlen(inv)) != 0) {
+		fprintf(stderr, "expected a violation of %s, got: %s\n", inv, g.why);
+	}
+	CU_ASSERT(strncmp(g.why, inv, strlen(inv)) == 0);
+	g.read_mask = NULL;
+}
+
+static void
+test_checker_i3_reads(void)
+{
+	helpers_default();
+	g.read_mask = broken_read_stale;
+	expect_invariant("I3", 2, 1);
+}
+
+static void
+test_checker_i4_pass(void)
+{
+	helpers_default();
+	g.pass_read_mask = broken_read_targets;
+	expect_invariant("I4", 1, 1);
+}
+
+static void
+test_checker_i5_writes(void)
+{
+	helpers_default();
+	g.write_mask = broken_write_failed;
+	expect_invariant("I5", 2, 1);
+}
+
+static void
+test_checker_i6_state(void)
+{
+	helpers_default();
+	g.array_state = broken_always_online;
+	expect_invariant("I6", 2, 1);
+}
+
+/* k <= m: two disjoint sets of k members can each be the array. */
+static void
+test_1_1_breaks(void)
+{
+	struct gga_lc_rules r;
+
+	gga_lc_rules_default(&r);
+	CU_ASSERT(check(1, 1, &r, 6) != 0);
+}
+
+int
+main(void)
+{
+	static const struct ut_test tests[] = {
+		UT_TEST(test_all_fixes_2_1),
+		UT_TEST(test_all_fixes_4_2),
+		UT_TEST(test_b1_found),
+		UT_TEST(test_b2_found),
+		UT_TEST(test_b3_found),
+		UT_TEST(test_b4_found),
+		UT_TEST(test_b6_found),
+		UT_TEST(test_one_phase_clear_found),
+		UT_TEST(test_rule7_as_written_found),
+		UT_TEST(test_recent_copy_limit_found),
+		UT_TEST(test_1_1_breaks),
+		UT_TEST(test_checker_i3_reads),
+		UT_TEST(test_checker_i4_pass),
+		UT_TEST(test_checker_i5_writes),
+		UT_TEST(test_checker_i6_state),
+	};
+
+	return ut_run("gga_lifecycle", tests, sizeof(tests) / sizeof(tests[0]), NULL, NULL);
+}
