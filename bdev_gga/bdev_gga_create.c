@@ -21,6 +21,7 @@
 #include "gga/uuid.h"
 
 #include "bdev_gga_internal.h"
+#include "gga_lifecycle.h"
 
 /* gga bdevs being created, so that a second create of the same name is refused. */
 static TAILQ_HEAD(, gga_disk) g_creating = TAILQ_HEAD_INITIALIZER(g_creating);
@@ -50,8 +51,6 @@ struct gga_create_ctx {
 	uint64_t epoch_events; /* the event counter the new superblocks carry */
 	/* Assembly: the freshest superblock's member, and the union of the bitmaps. */
 	int fresh;
-	/* Assembly: the freshest records merged (merge_fresh()). */
-	struct gga_sb merged;
 	/* Assembly: members whose base bdev does not exist (yet). */
 	uint32_t absent;
 	uint8_t *bitmap;
@@ -422,95 +421,93 @@ sb_problem(struct gga_create_ctx *ctx, uint32_t i)
 }
 
 /*
- * The freshest word on the members (assembly): the records with the largest
- * event count. Every update writes one count to every member, so records
- * that carry the same count and disagree come from an update that a crash
- * cut short, or from a writer that reused a count: resolve toward the more
- * degraded view (each member's worst state; no recovery checkpoint; the
- * newest bitmap_events), never toward trusting more members.
+ * Assembly: which members are trusted, which need what, and which recovery
+ * checkpoint stands, as the lifecycle module decides it from the records found
+ * (gga_lifecycle.c; docs/FORMAT.md 3.1 and "Member lifecycle"): the freshest
+ * records, ties resolved toward the more degraded view, blank and absent
+ * members and their checkpoint bits, old copies of a member, fewer than k
+ * trusted refused with nothing written. Sets the members' states and needs,
+ * disk->rec_mask, rec_offset and bitmap_events, and *in_sync.
  */
-static void
-merge_fresh(struct gga_create_ctx *ctx, uint32_t formatted)
+static int
+assemble_states(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank, uint32_t *in_sync)
 {
 	struct gga_disk *disk = ctx->disk;
-	const struct gga_sb *fresh = &ctx->sb[ctx->fresh], *sb;
-	struct gga_sb *out = &ctx->merged;
-	bool split = false;
-	uint32_t i, j;
+	enum gga_lc_found found[GGA_LC_MAX_MEMBERS];
+	struct gga_lc_record rec[GGA_LC_MAX_MEMBERS];
+	const struct gga_lc_member *mb;
+	struct gga_lc_actions act;
+	struct gga_lc_view view;
+	char uuid[UUID_STR_LEN];
+	uint32_t i, trusted = 0;
+	int rc;
 
-	*out = *fresh;
+	memset(rec, 0, sizeof(rec));
 	for (i = 0; i < disk->n; i++) {
-		sb = &ctx->sb[i];
-		if (!(formatted & (1u << i)) || sb->events != fresh->events) {
+		if (ctx->absent & (1u << i)) {
+			found[i] = GGA_LC_FOUND_ABSENT;
+		} else if (blank & (1u << i)) {
+			found[i] = GGA_LC_FOUND_BLANK;
+		} else {
+			/* create_validate() refused any other array's, role's or geometry's. */
+			found[i] = (formatted & (1u << i)) ? GGA_LC_FOUND_RECORD :
+							     GGA_LC_FOUND_FOREIGN;
+			rec[i].events = ctx->sb[i].events;
+			rec[i].bitmap_events = ctx->sb[i].bitmap_events;
+			rec[i].rec_offset = ctx->sb[i].recovery_offset;
+			rec[i].rec_mask = ctx->sb[i].recovery_mask;
+			memcpy(rec[i].member_state, ctx->sb[i].member_state, disk->n);
+		}
+	}
+	rc = gga_lc_assemble(&view, disk->k, disk->m, NULL, found, rec, &act);
+	if (rc != 0) {
+		for (i = 0; i < disk->n; i++) {
+			trusted |= view.mb[i].run == GGA_LC_ONLINE ? 1u << i : 0;
+		}
+		uuid_format(disk->array_uuid, uuid);
+		create_set_msg(ctx, rc == -EIO ? -EIO : -EUCLEAN,
+			       "only %d of %u members are in sync (members 0x%x: %s); at least %u "
+			       "are needed to assemble array %s",
+			       __builtin_popcount(trusted), disk->n, trusted, act.why, disk->k,
+			       uuid);
+		return ctx->rc;
+	}
+	disk->bitmap_events = view.bitmap_events;
+	disk->rec_mask = 0;
+	*in_sync = 0;
+	for (i = 0; i < disk->n; i++) {
+		struct gga_member *member = &disk->members[i];
+
+		mb = &view.mb[i];
+		if (mb->rec) {
+			disk->rec_mask |= 1u << i;
+		}
+		member->needs = mb->needs == GGA_LC_NEEDS_REBUILD ? GGA_NEEDS_REBUILD :
+				mb->needs == GGA_LC_NEEDS_RESYNC  ? GGA_NEEDS_RESYNC :
+								    GGA_NEEDS_NONE;
+		if (mb->run == GGA_LC_ONLINE) {
+			*in_sync |= 1u << i;
 			continue;
 		}
-		for (j = 0; j < disk->n; j++) {
-			if (sb->member_state[j] != out->member_state[j]) {
-				split = true;
-			}
-			out->member_state[j] = GGA_MAX(out->member_state[j], sb->member_state[j]);
-		}
-		if (sb->recovery_mask != fresh->recovery_mask ||
-		    sb->recovery_offset != fresh->recovery_offset) {
-			split = true;
-			out->recovery_mask = 0;
-			out->recovery_offset = 0;
-		}
-		out->bitmap_events = GGA_MAX(out->bitmap_events, sb->bitmap_events);
-	}
-	if (split) {
-		WARNLOG("gga bdev '%s': superblock records of event count %" PRIu64
-			" disagree (an update cut short); taking the most degraded view\n",
-			disk->bdev.name, fresh->events);
-	}
-}
-
-/*
- * Members the freshest records call in sync but whose own record is older:
- * in sync members get every update, so one behind either missed the last
- * update in a crash or is an old copy of itself put back while the front was
- * down (its writes since are in marked regions: a resync brings them). They
- * are resynced while at least k others are trusted; if fewer would be, those
- * exactly one update behind (a crash in the middle of an update) are
- * trusted: that is the only way such an array comes back. Returns the
- * members still trusted in sync.
- */
-static uint32_t
-distrust_behind(struct gga_create_ctx *ctx, uint32_t in_sync, uint32_t formatted)
-{
-	struct gga_disk *disk = ctx->disk;
-	uint64_t fresh = ctx->sb[ctx->fresh].events;
-	uint32_t behind = 0, one_behind = 0, i;
-	char label[160];
-
-	for (i = 0; i < disk->n; i++) {
-		if (!(in_sync & formatted & (1u << i)) || ctx->sb[i].events >= fresh) {
+		if (mb->run == GGA_LC_ABSENT) {
+			/* State ABSENT since create_open_members(); writes go on without it. */
 			continue;
 		}
-		behind |= 1u << i;
-		if (ctx->sb[i].events + 1 == fresh) {
-			one_behind |= 1u << i;
+		member->state = BDEV_GGA_MEMBER_STALE;
+		if (mb->blank) {
+			member->reason = "blank: needs a full rebuild";
+		} else if (ctx->sb[i].events < view.bitmap_events) {
+			member->reason =
+				"its record is older than the write-intent bitmap: an old copy";
+		} else if (ctx->sb[i].events < ctx->sb[ctx->fresh].events &&
+			   ctx->sb[ctx->fresh].member_state[i] == GGA_SB_MEMBER_IN_SYNC) {
+			member->reason = "its record is older than the freshest: resynced first";
+		} else {
+			member->reason = "the superblocks say it missed writes";
 		}
 	}
-	if (behind == 0) {
-		return in_sync;
-	}
-	if ((uint32_t)__builtin_popcount(in_sync & ~behind) < disk->k) {
-		behind &= ~one_behind;
-	}
-	for (i = 0; i < disk->n; i++) {
-		if (!(behind & (1u << i))) {
-			continue;
-		}
-		WARNLOG("gga bdev '%s': %s holds a record of event %" PRIu64 ", older than the "
-			"freshest (%" PRIu64 "): resynced before it is read\n",
-			disk->bdev.name, gga_member_label(disk, i, label, sizeof(label)),
-			ctx->sb[i].events, fresh);
-		disk->members[i].needs = GGA_NEEDS_RESYNC;
-		disk->members[i].state = BDEV_GGA_MEMBER_STALE;
-		disk->members[i].reason = "its record is older than the freshest: resynced first";
-	}
-	return in_sync & ~behind;
+	disk->rec_offset = disk->rec_mask != 0 ? view.rec_offset : 0;
+	return 0;
 }
 
 /*
@@ -593,7 +590,6 @@ create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 			ctx->fresh = (int)i;
 		}
 	}
-	merge_fresh(ctx, formatted);
 	/* Every generation stamped so far is below the largest persisted window end. */
 	ctx->epoch = epoch;
 	fresh = &ctx->sb[ctx->fresh];
@@ -607,64 +603,15 @@ create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 			  disk->bdev.name, GGA_SB_VERSION_CURRENT);
 	} else {
 		disk->region_shift = fresh->region_shift;
-		disk->rec_mask = ctx->merged.recovery_mask;
-		disk->rec_offset = ctx->merged.recovery_offset;
-		disk->bitmap_events = ctx->merged.bitmap_events;
 	}
 	ctx->epoch_events = fresh->events + 1;
 	disk->check_marked = true;
-	for (i = 0; i < disk->n; i++) {
-		struct gga_member *member = &disk->members[i];
-		uint8_t st = ctx->merged.member_state[i];
-
-		if (ctx->absent & (1u << i)) {
-			/*
-			 * State ABSENT since create_open_members(); writes go on
-			 * without it, so whatever a pass had done for it is void.
-			 */
-			member->needs = st == GGA_SB_MEMBER_REBUILD ? GGA_NEEDS_REBUILD :
-								      GGA_NEEDS_RESYNC;
-			disk->rec_mask &= ~(1u << i);
-		} else if (blank & (1u << i)) {
-			/* Its content went with its record: a full rebuild, from block 0. */
-			member->needs = GGA_NEEDS_REBUILD;
-			member->state = BDEV_GGA_MEMBER_STALE;
-			member->reason = "blank: needs a full rebuild";
-			disk->rec_mask &= ~(1u << i);
-		} else if (st == GGA_SB_MEMBER_IN_SYNC && ctx->sb[i].events < disk->bitmap_events) {
-			/*
-			 * Its own record predates the last clearing of write-intent
-			 * marks: an old copy of itself, which may lack writes that no
-			 * mark remembers.
-			 */
-			member->needs = GGA_NEEDS_REBUILD;
-			member->state = BDEV_GGA_MEMBER_STALE;
-			member->reason =
-				"its record is older than the write-intent bitmap: an old copy";
-			disk->rec_mask &= ~(1u << i);
-		} else if (st != GGA_SB_MEMBER_IN_SYNC) {
-			member->needs = st == GGA_SB_MEMBER_REBUILD ? GGA_NEEDS_REBUILD :
-								      GGA_NEEDS_RESYNC;
-			member->state = BDEV_GGA_MEMBER_STALE;
-			member->reason = "the superblocks say it missed writes";
-		} else {
-			in_sync |= 1u << i;
-		}
-	}
-	in_sync = distrust_behind(ctx, in_sync, formatted);
-	if (disk->rec_mask == 0) {
-		disk->rec_offset = 0;
+	rc = assemble_states(ctx, formatted, blank, &in_sync);
+	if (rc != 0) {
+		return rc;
 	}
 	disk->live_mask = in_sync;
 	disk->write_mask = in_sync;
-	if ((uint32_t)__builtin_popcount(in_sync) < disk->k) {
-		create_set_msg(ctx, -EIO,
-			       "only %d of %u members are in sync (members 0x%x); at least %u "
-			       "are needed to assemble array %s",
-			       __builtin_popcount(in_sync), disk->n, in_sync, disk->k,
-			       (uuid_format(disk->array_uuid, uuid), uuid));
-		return ctx->rc;
-	}
 	return 0;
 }
 
