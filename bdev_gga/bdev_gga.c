@@ -521,6 +521,13 @@ sb_update_msg(void *arg)
 		member->app_io++;
 	}
 	if (disk->sb_pending == 0) {
+		/*
+		 * Written nowhere: the count goes back, so that a member that then
+		 * misses the next update in a crash is exactly one behind it.
+		 */
+		if (disk->events == disk->sb_events) {
+			disk->events--;
+		}
 		bm_clear_step(disk);
 		disk->sb_inflight = false;
 		if (disk->sb_epoch) {
