@@ -652,7 +652,11 @@ ctrlr_connect_failed(struct nvme_ctrlr *ctrlr, int rc, const char *why)
 	snprintf(ctrlr->reason, sizeof(ctrlr->reason), "cannot connect to %s (%s) at %s:%s: %s",
 		 ctrlr->trid.subnqn, nvme_transport_type_name(ctrlr->trid.trtype),
 		 ctrlr->trid.traddr, ctrlr->trid.trsvcid, why);
-	ERRLOG("nvme: %s\n", ctrlr->reason);
+	if (ctrlr->opts.quiet_connect_failure) {
+		DEBUGLOG(nvme, "nvme: %s\n", ctrlr->reason);
+	} else {
+		ERRLOG("nvme: %s\n", ctrlr->reason);
+	}
 	ctrlr->connect_cb(ctrlr->connect_cb_arg, NULL, rc, ctrlr->reason);
 	/* Not from inside the admin queue's callbacks: free from a fresh message. */
 	if (thread_send_msg(ctrlr->thread, ctrlr_free_msg, ctrlr) != 0) {

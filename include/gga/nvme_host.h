@@ -99,6 +99,11 @@ struct nvme_ctrlr_opts {
 	uint32_t reconnect_delay_max_ms;
 	/* Bound of the shutdown (CC.SHN) wait in detach. */
 	uint32_t shutdown_timeout_ms;
+	/*
+	 * A failed first connect is logged at debug level only: the caller
+	 * reports it (one that retries every few seconds logs a few of them).
+	 */
+	bool quiet_connect_failure;
 };
 
 /* Defaults: KATO 10 s, 128-entry I/O queues, 64 I/O queues, connect 5 s,

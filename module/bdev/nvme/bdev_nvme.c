@@ -904,6 +904,8 @@ bdev_nvme_attach_controller(const struct bdev_nvme_attach_opts *opts, bdev_nvme_
 	if (opts->keep_alive_timeout_ms != 0) {
 		copts.keep_alive_timeout_ms = opts->keep_alive_timeout_ms;
 	}
+	/* Retrying: attempt_failed() logs the failures, not every one of them. */
+	copts.quiet_connect_failure = opts->retry_first_connect;
 
 	nctrlr = calloc(1, sizeof(*nctrlr));
 	if (nctrlr == NULL) {

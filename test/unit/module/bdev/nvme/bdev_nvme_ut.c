@@ -460,6 +460,7 @@ test_attach_bdevs(void)
 	/* The options reached the library. */
 	CU_ASSERT(g_ctrlr.opts.header_digest);
 	CU_ASSERT(!g_ctrlr.opts.data_digest);
+	CU_ASSERT(!g_ctrlr.opts.quiet_connect_failure);
 	UT_ASSERT_STR_EQ(g_ctrlr.trid.traddr, "127.0.0.1");
 
 	b1 = bdev_get_by_name("N0n1");
@@ -849,6 +850,8 @@ test_retry_then_connect(void)
 	g_connect_calls = 0;
 	/* Refused: the call succeeds at once, with no bdev; the controller stays, attaching. */
 	attach_opt("T0", true, -ECONNREFUSED, &r);
+	/* The module logs the failures (first, then every 50th), not the library. */
+	CU_ASSERT(g_ctrlr.opts.quiet_connect_failure);
 	UT_ASSERT_EQ(r.rc, 0);
 	UT_ASSERT_EQ(r.count, 0);
 	CU_ASSERT(bdev_get_by_name("T0n1") == NULL);
