@@ -647,6 +647,16 @@ test_init_connect_refused(void)
 	UT_ASSERT_EQ(g_fake.connects, 1);
 	UT_ASSERT_EQ(g_fake.submits, 0);
 	g_ctrlr = NULL;
+
+	/* quiet_connect_failure: the caller hears the same, the log has no error line. */
+	opts.quiet_connect_failure = true;
+	connect_call(&opts, -ECONNREFUSED);
+	poll_msgs();
+	UT_ASSERT_EQ(g_conn.calls, 1);
+	UT_ASSERT_EQ(g_conn.rc, -ECONNREFUSED);
+	CU_ASSERT(strstr(g_conn.reason, "Connection refused") != NULL);
+	UT_ASSERT_LOG("ERROR: nvme: ", 0);
+	g_ctrlr = NULL;
 }
 
 /* CSTS.RDY late, never, or with the fatal status bit. */
