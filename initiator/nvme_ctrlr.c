@@ -652,7 +652,11 @@ ctrlr_connect_failed(struct nvme_ctrlr *ctrlr, int rc, const char *why)
 	snprintf(ctrlr->reason, sizeof(ctrlr->reason), "cannot connect to %s (%s) at %s:%s: %s",
 		 ctrlr->trid.subnqn, nvme_transport_type_name(ctrlr->trid.trtype),
 		 ctrlr->trid.traddr, ctrlr->trid.trsvcid, why);
-	ERRLOG("nvme: %s\n", ctrlr->reason);
+	if (ctrlr->opts.quiet_connect_failure) {
+		DEBUGLOG(nvme, "nvme: %s\n", ctrlr->reason);
+	} else {
+		ERRLOG("nvme: %s\n", ctrlr->reason);
+	}
 	ctrlr->connect_cb(ctrlr->connect_cb_arg, NULL, rc, ctrlr->reason);
 	/* Not from inside the admin queue's callbacks: free from a fresh message. */
 	if (thread_send_msg(ctrlr->thread, ctrlr_free_msg, ctrlr) != 0) {
@@ -745,7 +749,13 @@ ctrlr_start_attempt(struct nvme_ctrlr *ctrlr)
 static void
 start_msg(void *ctx)
 {
-	ctrlr_start_attempt(ctx);
+	struct nvme_ctrlr *ctrlr = ctx;
+
+	/* A first connect given up (detached) before it started: nothing to start. */
+	if (ctrlr->state == NVME_CTRLR_DETACHING) {
+		return;
+	}
+	ctrlr_start_attempt(ctrlr);
 }
 
 static void
@@ -902,6 +912,13 @@ int
 nvme_ctrlr_connect(const struct nvme_transport_id *trid, const struct nvme_ctrlr_opts *opts,
 		   nvme_ctrlr_connect_cb cb, void *cb_arg)
 {
+	return nvme_ctrlr_connect_start(trid, opts, cb, cb_arg, NULL);
+}
+
+int
+nvme_ctrlr_connect_start(const struct nvme_transport_id *trid, const struct nvme_ctrlr_opts *opts,
+			 nvme_ctrlr_connect_cb cb, void *cb_arg, struct nvme_ctrlr **ctrlrp)
+{
 	struct nvme_ctrlr *ctrlr;
 	int rc;
 
@@ -937,6 +954,9 @@ nvme_ctrlr_connect(const struct nvme_transport_id *trid, const struct nvme_ctrlr
 	if (rc != 0) {
 		goto out_destroy_admin;
 	}
+	if (ctrlrp != NULL) {
+		*ctrlrp = ctrlr;
+	}
 	return 0;
 
 out_destroy_admin:
@@ -967,9 +987,14 @@ nvme_ctrlr_detach(struct nvme_ctrlr *ctrlr, nvme_ctrlr_detach_cb cb, void *cb_ar
 	enum nvme_ctrlr_state prev = ctrlr->state;
 	uint32_t io_qpairs;
 
-	if (prev == NVME_CTRLR_DETACHING || prev == NVME_CTRLR_CONNECTING) {
+	if (prev == NVME_CTRLR_DETACHING) {
 		return -EBUSY;
 	}
+	/*
+	 * A first connect in progress (nvme_ctrlr_connect_start) is given up as a
+	 * reconnect attempt is: its connect callback is never called. It has no
+	 * association to shut down, and no I/O queue pair.
+	 */
 	/* Under the lock so that no thread allocates a queue pair meanwhile. */
 	pthread_mutex_lock(&ctrlr->lock);
 	io_qpairs = ctrlr->num_io_qpairs;

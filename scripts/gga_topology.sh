@@ -215,10 +215,13 @@ setup_target() {
 }
 
 setup_front() {
-	local n fnqn=$NQN_PREFIX:gga0 any=true data parity
+	local n fnqn=$NQN_PREFIX:gga0 any=true data parity params
 	for n in $(seq 0 $((k + m - 1))); do
-		step front bdev_nvme_attach_controller \
-			"$(attach_params "hb$n" $((base_port + 1 + n)) "$NQN_PREFIX:hb$n")"
+		# retry_first_connect: saved with the controller, so that a front
+		# restarted while this target is down keeps trying it and the member
+		# comes back by itself once the target is up again.
+		params=$(attach_params "hb$n" $((base_port + 1 + n)) "$NQN_PREFIX:hb$n")
+		step front bdev_nvme_attach_controller "${params%\}},\"retry_first_connect\":true}"
 	done
 	if [ "$k" = 2 ] && [ "$m" = 1 ]; then
 		step front bdev_gga_create \
@@ -403,8 +406,11 @@ cmd_start_target() {
 	[ -f "$dir/$name.json" ] || die "no saved configuration $dir/$name.json"
 	if [ "$name" = front ]; then
 		# A half-block target still down must not keep the front from
-		# starting: its attach fails, the array assembles without it, and the
-		# member is resynced once it is attached again.
+		# starting: its attach (retry_first_connect, see setup_front) answers
+		# at once and keeps trying, the array assembles without it, and the
+		# member is attached and resynced by itself once the target is up.
+		# (A front set up before retry_first_connect existed fails that
+		# attach instead; attach the controller by hand then.)
 		start "$name" --json "$dir/$name.json" --json-ignore-init-errors
 	else
 		start "$name" --json "$dir/$name.json"

@@ -99,6 +99,11 @@ struct nvme_ctrlr_opts {
 	uint32_t reconnect_delay_max_ms;
 	/* Bound of the shutdown (CC.SHN) wait in detach. */
 	uint32_t shutdown_timeout_ms;
+	/*
+	 * A failed first connect is logged at debug level only: the caller
+	 * reports it (one that retries every few seconds logs a few of them).
+	 */
+	bool quiet_connect_failure;
 };
 
 /* Defaults: KATO 10 s, 128-entry I/O queues, 64 I/O queues, connect 5 s,
@@ -132,10 +137,23 @@ int nvme_ctrlr_connect(const struct nvme_transport_id *trid, const struct nvme_c
 		       nvme_ctrlr_connect_cb cb, void *cb_arg);
 
 /*
+ * nvme_ctrlr_connect(), and *ctrlrp (if not NULL) is the controller being
+ * connected, so that the caller can give up before cb runs: nvme_ctrlr_detach()
+ * of a controller still in its first connect (NVME_CTRLR_CONNECTING) abandons
+ * the attempt, closes its connection and frees it; cb is then never called,
+ * the detach callback is. A caller that keeps retrying a first connect (the
+ * NVMe bdev's retry_first_connect) needs it to cancel an attempt in flight.
+ */
+int nvme_ctrlr_connect_start(const struct nvme_transport_id *trid,
+			     const struct nvme_ctrlr_opts *opts, nvme_ctrlr_connect_cb cb,
+			     void *cb_arg, struct nvme_ctrlr **ctrlrp);
+
+/*
  * Detach: shut the controller down cleanly (Property Set CC.SHN=normal, wait
  * for CSTS.SHST=complete at most shutdown_timeout_ms) if it is connected,
  * close the admin queue and free everything. Every I/O queue pair must have
- * been freed. Returns 0 (cb, if not NULL, will be called), -EBUSY (I/O queue
+ * been freed. A controller in its first connect (see nvme_ctrlr_connect_start)
+ * is abandoned: its connect callback is never called. Returns 0 (cb, if not NULL, will be called), -EBUSY (I/O queue
  * pairs remain, or a detach is already running).
  */
 typedef void (*nvme_ctrlr_detach_cb)(void *cb_arg);

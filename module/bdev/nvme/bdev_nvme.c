@@ -27,6 +27,8 @@
 #include "bdev_nvme.h"
 
 #define NVME_BDEV_NAME_MAX 64
+/* A first connect that keeps failing is logged at its first failure, then every this many. */
+#define RETRY_LOG_EVERY    50
 
 enum nvme_bdev_ctrlr_state {
 	NBC_ATTACHING,
@@ -44,8 +46,23 @@ struct nvme_bdev_ctrlr {
 	bool ddgst;
 	uint32_t timeout_ms; /* as given, 0 for the default */
 	uint32_t keep_alive_timeout_ms;
+	bool retry_first_connect;
 	enum nvme_bdev_ctrlr_state state;
 	struct nvme_ctrlr *ctrlr;
+	/*
+	 * The first connect: the attempt in flight (NULL between attempts), so
+	 * that a detach or a shutdown can give it up. With retry_first_connect a
+	 * failed attempt that can pass arms retry_poller, a one-shot timer, for
+	 * the next one: reconnect_delay_min_ms doubling up to
+	 * reconnect_delay_max_ms of the host library's options, as a lost
+	 * controller reconnects.
+	 */
+	struct nvme_ctrlr *connecting;
+	struct poller *retry_poller;
+	struct nvme_ctrlr_opts copts;
+	uint32_t retry_delay_ms;
+	uint64_t failed_attempts;
+	char last_error[256];
 	bool io_device_registered;
 
 	struct nvme_bdev **bdevs; /* one per namespace, NULL once destructed */
@@ -53,6 +70,7 @@ struct nvme_bdev_ctrlr {
 	uint32_t live_bdevs;         /* registered and not destructed yet */
 	struct nvme_bdev *last_bdev; /* its destruct waits for the controller */
 
+	/* NULL once answered (attached, or retrying in the background). */
 	bdev_nvme_attach_cb attach_cb;
 	void *attach_cb_arg;
 	/* An attach that failed after connecting reports once the controller is gone. */
@@ -349,6 +367,13 @@ nctrlr_json(const struct nvme_bdev_ctrlr *nctrlr)
 							 nctrlr->ctrlr) :
 						 0));
 	json_object_set_new(obj, "namespaces", namespaces);
+	json_object_set_new(obj, "retry_first_connect", json_boolean(nctrlr->retry_first_connect));
+	if (nctrlr->state == NBC_ATTACHING && nctrlr->failed_attempts > 0) {
+		/* Why it is not connected yet, and how long it has been trying. */
+		json_object_set_new(obj, "connect_attempts",
+				    json_integer((json_int_t)nctrlr->failed_attempts));
+		json_object_set_new(obj, "last_error", json_string(nctrlr->last_error));
+	}
 	return obj;
 }
 
@@ -381,7 +406,12 @@ nvme_module_config_json(json_t *config)
 	json_t *params;
 
 	TAILQ_FOREACH(nctrlr, &g_ctrlrs, link) {
-		if (nctrlr->state != NBC_ATTACHED) {
+		/*
+		 * A controller still retrying its first connect is configured too: a
+		 * restart must keep trying it (the RPC that made it has succeeded).
+		 */
+		if (nctrlr->state != NBC_ATTACHED &&
+		    !(nctrlr->state == NBC_ATTACHING && nctrlr->attach_cb == NULL)) {
 			continue;
 		}
 		params = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:b}", "name", nctrlr->name,
@@ -404,6 +434,9 @@ nvme_module_config_json(json_t *config)
 		if (nctrlr->keep_alive_timeout_ms != 0) {
 			json_object_set_new(params, "keep_alive_timeout_ms",
 					    json_integer(nctrlr->keep_alive_timeout_ms));
+		}
+		if (nctrlr->retry_first_connect) {
+			json_object_set_new(params, "retry_first_connect", json_true());
 		}
 		json_array_append_new(config,
 				      json_pack("{s:s, s:o}", "method",
@@ -514,6 +547,53 @@ nctrlr_teardown(struct nvme_bdev_ctrlr *nctrlr)
 	}
 }
 
+/* A controller that never connected is given up: finish whoever waits, and forget it. */
+static void
+connect_given_up(void *cb_arg)
+{
+	struct nvme_bdev_ctrlr *nctrlr = cb_arg;
+
+	TAILQ_REMOVE(&g_ctrlrs, nctrlr, link);
+	NOTICELOG("nvme controller '%s' detached before it connected\n", nctrlr->name);
+	if (nctrlr->attach_cb != NULL) {
+		nctrlr->attach_cb(nctrlr->attach_cb_arg, -ECANCELED,
+				  "detached before the first connect finished", NULL, 0);
+	}
+	if (nctrlr->detach_cb != NULL) {
+		nctrlr->detach_cb(nctrlr->detach_cb_arg, 0);
+	}
+	nctrlr_free(nctrlr);
+}
+
+/*
+ * Give up the first connect of a controller (detach, shutdown): no further
+ * attempt, and the one in flight, if any, is abandoned by the host library,
+ * whose callback then never runs. Completes later, from a message.
+ */
+static void
+connect_give_up(struct nvme_bdev_ctrlr *nctrlr)
+{
+	struct nvme_ctrlr *connecting = nctrlr->connecting;
+	int rc;
+
+	nctrlr->state = NBC_DETACHING;
+	poller_unregister(&nctrlr->retry_poller);
+	nctrlr->connecting = NULL;
+	if (connecting != NULL) {
+		rc = nvme_ctrlr_detach(connecting, connect_given_up, nctrlr);
+		if (rc == 0) {
+			return;
+		}
+		/* Cannot happen: a connecting controller has no queue pair and no detach. */
+		ERRLOG("nvme controller '%s': cannot abandon its connect: %s\n", nctrlr->name,
+		       strerror(-rc));
+	}
+	if (thread_send_msg(thread_get_current(), connect_given_up, nctrlr) != 0) {
+		ERRLOG("nvme controller '%s': cannot finish the detach (message queue full)\n",
+		       nctrlr->name);
+	}
+}
+
 int
 bdev_nvme_detach_controller(const char *name, bdev_nvme_detach_cb cb, void *cb_arg)
 {
@@ -521,6 +601,13 @@ bdev_nvme_detach_controller(const char *name, bdev_nvme_detach_cb cb, void *cb_a
 
 	if (nctrlr == NULL) {
 		return -ENODEV;
+	}
+	if (nctrlr->state == NBC_ATTACHING && nctrlr->attach_cb == NULL) {
+		/* Retrying its first connect in the background. */
+		nctrlr->detach_cb = cb;
+		nctrlr->detach_cb_arg = cb_arg;
+		connect_give_up(nctrlr);
+		return 0;
 	}
 	if (nctrlr->state != NBC_ATTACHED) {
 		return -EBUSY;
@@ -617,6 +704,91 @@ ctrlr_reconnected(void *cb_arg, struct nvme_ctrlr *ctrlr, bool connected)
 	}
 }
 
+/*
+ * A failed first connect that may succeed later: nothing answers (refused,
+ * unreachable, timed out, reset), or the subsystem is not there yet (the
+ * target is still being configured: Connect Invalid Parameters). Not: a
+ * protocol violation, a refused host, another status, a local error.
+ */
+static bool
+connect_error_can_pass(int rc)
+{
+	switch (rc) {
+	case -ECONNREFUSED:
+	case -ETIMEDOUT:
+	case -EHOSTUNREACH:
+	case -ENETUNREACH:
+	case -EHOSTDOWN:
+	case -ENETDOWN:
+	case -ECONNRESET:
+	case -ECONNABORTED:
+	case -EPIPE:
+	case -EAGAIN:
+	case -ENODEV:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void attach_connected(void *cb_arg, struct nvme_ctrlr *ctrlr, int rc, const char *reason);
+
+static int
+connect_attempt(struct nvme_bdev_ctrlr *nctrlr)
+{
+	return nvme_ctrlr_connect_start(&nctrlr->trid, &nctrlr->copts, attach_connected, nctrlr,
+					&nctrlr->connecting);
+}
+
+static void schedule_retry(struct nvme_bdev_ctrlr *nctrlr);
+
+/* Record a failed attempt, log it (not every one), and arm the next. */
+static void
+attempt_failed(struct nvme_bdev_ctrlr *nctrlr, int rc, const char *reason)
+{
+	nctrlr->failed_attempts++;
+	snprintf(nctrlr->last_error, sizeof(nctrlr->last_error), "%s",
+		 reason != NULL ? reason : strerror(-rc));
+	if (nctrlr->failed_attempts == 1 || nctrlr->failed_attempts % RETRY_LOG_EVERY == 0) {
+		WARNLOG("nvme controller '%s': connect attempt %" PRIu64 " failed (%s); "
+			"retrying every %u..%u ms until it connects or is detached%s\n",
+			nctrlr->name, nctrlr->failed_attempts, nctrlr->last_error,
+			nctrlr->copts.reconnect_delay_min_ms, nctrlr->copts.reconnect_delay_max_ms,
+			nctrlr->failed_attempts == 1 ? " (failures logged every 50 attempts)" : "");
+	}
+	schedule_retry(nctrlr);
+}
+
+static int
+retry_poll(void *ctx)
+{
+	struct nvme_bdev_ctrlr *nctrlr = ctx;
+	int rc;
+
+	poller_unregister(&nctrlr->retry_poller);
+	rc = connect_attempt(nctrlr);
+	if (rc != 0) {
+		/* Only a local failure (memory) gets here: the checks passed once. */
+		attempt_failed(nctrlr, rc, strerror(-rc));
+	}
+	return POLLER_BUSY;
+}
+
+static void
+schedule_retry(struct nvme_bdev_ctrlr *nctrlr)
+{
+	uint32_t delay = nctrlr->retry_delay_ms;
+
+	nctrlr->retry_delay_ms = GGA_MIN(delay * 2, nctrlr->copts.reconnect_delay_max_ms);
+	nctrlr->retry_poller = poller_register(retry_poll, nctrlr, 1000ull * delay,
+					       "nvme_attach_retry");
+	if (nctrlr->retry_poller == NULL) {
+		ERRLOG("nvme controller '%s': cannot schedule a connect attempt; detach it and "
+		       "attach it again\n",
+		       nctrlr->name);
+	}
+}
+
 static void
 attach_connected(void *cb_arg, struct nvme_ctrlr *ctrlr, int rc, const char *reason)
 {
@@ -626,11 +798,31 @@ attach_connected(void *cb_arg, struct nvme_ctrlr *ctrlr, int rc, const char *rea
 	const char **names;
 	uint32_t i, n;
 
+	nctrlr->connecting = NULL;
 	if (rc != 0) {
+		/*
+		 * Retrying: the first failure must be one that can pass (else the
+		 * call fails as without the option); once the call has answered,
+		 * every failure is retried, as a lost controller's reconnects are:
+		 * the controller is configured, and only a detach removes it.
+		 */
+		if (nctrlr->retry_first_connect && (cb == NULL || connect_error_can_pass(rc))) {
+			attempt_failed(nctrlr, rc, reason);
+			if (cb != NULL) {
+				/* Attached, without bdevs yet: they appear once it connects. */
+				nctrlr->attach_cb = NULL;
+				cb(cb_arg2, 0, NULL, NULL, 0);
+			}
+			return;
+		}
 		TAILQ_REMOVE(&g_ctrlrs, nctrlr, link);
 		nctrlr_free(nctrlr);
 		cb(cb_arg2, rc, reason, NULL, 0);
 		return;
+	}
+	if (nctrlr->failed_attempts > 0) {
+		NOTICELOG("nvme controller '%s': connected after %" PRIu64 " failed attempt(s)\n",
+			  nctrlr->name, nctrlr->failed_attempts);
 	}
 	nctrlr->ctrlr = ctrlr;
 	n = nvme_ctrlr_get_num_ns(ctrlr);
@@ -669,7 +861,9 @@ attach_connected(void *cb_arg, struct nvme_ctrlr *ctrlr, int rc, const char *rea
 	nvme_ctrlr_set_reconnect_cb(ctrlr, ctrlr_reconnected, nctrlr);
 	NOTICELOG("nvme controller '%s' attached: %s at %s:%s, %u bdev(s)\n", nctrlr->name,
 		  nctrlr->trid.subnqn, nctrlr->trid.traddr, nctrlr->trid.trsvcid, n);
-	cb(cb_arg2, 0, NULL, names, n);
+	if (cb != NULL) {
+		cb(cb_arg2, 0, NULL, names, n);
+	}
 	free(names);
 	return;
 
@@ -710,6 +904,8 @@ bdev_nvme_attach_controller(const struct bdev_nvme_attach_opts *opts, bdev_nvme_
 	if (opts->keep_alive_timeout_ms != 0) {
 		copts.keep_alive_timeout_ms = opts->keep_alive_timeout_ms;
 	}
+	/* Retrying: attempt_failed() logs the failures, not every one of them. */
+	copts.quiet_connect_failure = opts->retry_first_connect;
 
 	nctrlr = calloc(1, sizeof(*nctrlr));
 	if (nctrlr == NULL) {
@@ -726,11 +922,14 @@ bdev_nvme_attach_controller(const struct bdev_nvme_attach_opts *opts, bdev_nvme_
 	nctrlr->ddgst = opts->ddgst;
 	nctrlr->timeout_ms = opts->timeout_ms;
 	nctrlr->keep_alive_timeout_ms = opts->keep_alive_timeout_ms;
+	nctrlr->retry_first_connect = opts->retry_first_connect;
 	nctrlr->state = NBC_ATTACHING;
 	nctrlr->attach_cb = cb;
 	nctrlr->attach_cb_arg = cb_arg;
+	nctrlr->copts = copts;
+	nctrlr->retry_delay_ms = GGA_MAX(copts.reconnect_delay_min_ms, 1u);
 
-	rc = nvme_ctrlr_connect(&nctrlr->trid, &copts, attach_connected, nctrlr);
+	rc = connect_attempt(nctrlr);
 	if (rc != 0) {
 		nctrlr_free(nctrlr);
 		return rc;
@@ -746,8 +945,29 @@ nvme_get_ctx_size(void)
 	return sizeof(struct nvme_bdev_io);
 }
 
+/*
+ * Shutdown, once every bdev is gone: what is left is a controller still in
+ * its first connect (retrying, or an attach not answered yet). Give each up:
+ * the connect in flight is closed, and the messages that finish it run before
+ * the bdev layer's own teardown completes, so nothing is left at exit and
+ * nothing waits for a target that is down.
+ */
+static void
+nvme_module_fini(void)
+{
+	struct nvme_bdev_ctrlr *nctrlr;
+
+	/* connect_give_up() removes from the list later, from a message. */
+	TAILQ_FOREACH(nctrlr, &g_ctrlrs, link) {
+		if (nctrlr->state == NBC_ATTACHING) {
+			connect_give_up(nctrlr);
+		}
+	}
+}
+
 static struct bdev_module nvme_module = {
 	.name = "nvme",
+	.module_fini = nvme_module_fini,
 	.get_ctx_size = nvme_get_ctx_size,
 	.config_json = nvme_module_config_json,
 };

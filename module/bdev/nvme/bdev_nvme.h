@@ -15,8 +15,10 @@
  * works again once it is back.
  *
  * RPCs: bdev_nvme_attach_controller {name, trtype, adrfam?, traddr, trsvcid,
- * subnqn, hostnqn?, hdgst?, ddgst?, timeout_ms?, keep_alive_timeout_ms?}
- * answers (once connected) the list of bdev names;
+ * subnqn, hostnqn?, hdgst?, ddgst?, timeout_ms?, keep_alive_timeout_ms?,
+ * retry_first_connect?} answers (once connected) the list of bdev names, or
+ * with retry_first_connect, once a first attempt failed for a reason that can
+ * pass, an empty list (the bdevs appear when a later attempt connects);
  * bdev_nvme_detach_controller {name} answers true once the bdevs are gone
  * and the controller is shut down; bdev_nvme_get_controllers {name?} lists
  * controllers. save_config writes one attach per controller.
@@ -40,6 +42,14 @@ struct bdev_nvme_attach_opts {
 	bool ddgst;
 	uint32_t timeout_ms;            /* per-command timeout; 0: the library default (30 s) */
 	uint32_t keep_alive_timeout_ms; /* 0: the library default (10 s) */
+	/*
+	 * A first connect that fails for a reason that can pass (refused,
+	 * unreachable, timed out, unknown subsystem NQN) does not fail the
+	 * attach: the controller stays listed ("attaching", with the last error)
+	 * and is retried with the host library's reconnect backoff until it
+	 * connects (its bdevs are registered then) or is detached.
+	 */
+	bool retry_first_connect;
 };
 
 /* Register the module and its RPCs (once, before bdev_subsystem_init). */
@@ -57,7 +67,10 @@ typedef void (*bdev_nvme_attach_cb)(void *cb_arg, int rc, const char *errmsg,
  * thread). Returns 0 (cb will be called once, later), or -EINVAL (empty or
  * too long name, bad address), -EEXIST (a controller of that name exists),
  * -EPROTONOSUPPORT (rdma), -ENOMEM; then nothing is created. A connect or
- * bdev registration failure reaches cb with nothing left behind.
+ * bdev registration failure reaches cb with nothing left behind; with
+ * retry_first_connect a connect failure that can pass reaches cb as rc 0 and
+ * no names, and the controller keeps trying. A later attempt that connects
+ * but whose namespaces cannot become bdevs removes the controller (logged).
  */
 int bdev_nvme_attach_controller(const struct bdev_nvme_attach_opts *opts, bdev_nvme_attach_cb cb,
 				void *cb_arg);
@@ -67,7 +80,9 @@ typedef void (*bdev_nvme_detach_cb)(void *cb_arg, int rc);
 /*
  * Unregister the controller's bdevs, shut it down and forget it (app thread).
  * Returns 0 (cb, if not NULL, called once done), -ENODEV (no such
- * controller), -EBUSY (being attached or already detaching).
+ * controller), -EBUSY (its attach call not answered yet, or already
+ * detaching). A controller retrying its first connect is given up: no more
+ * attempts, the one in flight is closed.
  */
 int bdev_nvme_detach_controller(const char *name, bdev_nvme_detach_cb cb, void *cb_arg);
 

@@ -26,6 +26,7 @@ struct rpc_nvme_attach {
 	bool ddgst;
 	uint32_t timeout_ms;
 	uint32_t keep_alive_timeout_ms;
+	bool retry_first_connect;
 };
 
 static const struct rpc_param nvme_attach_params[] = {
@@ -103,6 +104,12 @@ static const struct rpc_param nvme_attach_params[] = {
 		.min = 1000,
 		.max = 3600 * 1000,
 		.offset = offsetof(struct rpc_nvme_attach, keep_alive_timeout_ms),
+	},
+	{
+		.name = "retry_first_connect",
+		.type = RPC_PARAM_BOOL,
+		.optional = true,
+		.offset = offsetof(struct rpc_nvme_attach, retry_first_connect),
 	},
 	/* SPDK's parameters for what gga's NVMe bdev lacks, at their defaults (docs/RPC.md). */
 	RPC_PARAM_SPDK_UNSUPPORTED("priority"),
@@ -186,6 +193,7 @@ nvme_rpc_attach(struct rpc_request *req, json_t *params)
 	opts.ddgst = args.ddgst;
 	opts.timeout_ms = args.timeout_ms;
 	opts.keep_alive_timeout_ms = args.keep_alive_timeout_ms;
+	opts.retry_first_connect = args.retry_first_connect;
 
 	rc = bdev_nvme_attach_controller(&opts, nvme_rpc_attach_done, req);
 	switch (rc) {

@@ -647,6 +647,16 @@ test_init_connect_refused(void)
 	UT_ASSERT_EQ(g_fake.connects, 1);
 	UT_ASSERT_EQ(g_fake.submits, 0);
 	g_ctrlr = NULL;
+
+	/* quiet_connect_failure: the caller hears the same, the log has no error line. */
+	opts.quiet_connect_failure = true;
+	connect_call(&opts, -ECONNREFUSED);
+	poll_msgs();
+	UT_ASSERT_EQ(g_conn.calls, 1);
+	UT_ASSERT_EQ(g_conn.rc, -ECONNREFUSED);
+	CU_ASSERT(strstr(g_conn.reason, "Connection refused") != NULL);
+	UT_ASSERT_LOG("ERROR: nvme: ", 0);
+	g_ctrlr = NULL;
 }
 
 /* CSTS.RDY late, never, or with the fatal status bit. */
@@ -1057,15 +1067,51 @@ test_detach_without_shutdown(void)
 {
 	struct nvme_ctrlr_opts opts;
 	struct nvme_qpair *qp;
-	int submits, disconnects;
+	int submits, disconnects, connects;
 
 	ut_opts(&opts);
 
-	/* Refused while the first connect runs; it finishes normally. */
+	/*
+	 * While the first connect runs (its Fabrics Connect outstanding): the
+	 * attempt is abandoned, the connect callback never runs.
+	 */
 	start_connect(&opts);
+	run_until(INIT_IDENTIFY_CTRLR);
+	submits = g_fake.submits;
+	UT_ASSERT_EQ(nvme_ctrlr_detach(g_ctrlr, detach_cb, NULL), 0);
 	UT_ASSERT_EQ(nvme_ctrlr_detach(g_ctrlr, detach_cb, NULL), -EBUSY);
-	run_until(INIT_DONE);
-	UT_ASSERT_EQ(g_conn.rc, 0);
+	UT_ASSERT_EQ(g_fake.submits, submits);
+	CU_ASSERT(nothing_outstanding());
+	expect_detached();
+	UT_ASSERT_EQ(g_conn.calls, 0);
+
+	/* Before the first attempt even started (its message not run yet): none starts. */
+	{
+		static const struct nvme_transport_id trid = {
+			.trtype = NVME_TRANSPORT_TCP,
+			.adrfam = NVME_ADRFAM_IPV4,
+			.traddr = "127.0.0.1",
+			.trsvcid = "4420",
+			.subnqn = UT_NQN,
+		};
+
+		g_detached = 0;
+		log_reset();
+		g_ctrlr = NULL;
+		UT_ASSERT_EQ_FATAL(nvme_ctrlr_connect_start(&trid, &opts, connect_cb, NULL,
+							    &g_ctrlr),
+				   0);
+		CU_ASSERT_FATAL(g_ctrlr != NULL);
+		UT_ASSERT_EQ(nvme_ctrlr_get_state(g_ctrlr), NVME_CTRLR_CONNECTING);
+		connects = g_fake.connects;
+		UT_ASSERT_EQ(nvme_ctrlr_detach(g_ctrlr, detach_cb, NULL), 0);
+		expect_detached();
+		UT_ASSERT_EQ(g_fake.connects, connects);
+		UT_ASSERT_EQ(g_conn.calls, 0);
+	}
+
+	/* A first connect that finishes normally. */
+	connect_ok(&opts);
 
 	/* Refused while an I/O queue pair exists. */
 	qp = nvme_ctrlr_alloc_io_qpair(g_ctrlr);

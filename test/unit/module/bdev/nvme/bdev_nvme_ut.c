@@ -36,6 +36,10 @@ struct nvme_ctrlr {
 	nvme_ctrlr_reconnect_cb reconnect_cb;
 	void *reconnect_cb_arg;
 	int resets;
+	/* A first connect is in flight (its callback not called yet). */
+	bool connecting;
+	/* Connects given up by a detach while in flight. */
+	int abandoned;
 };
 
 struct nvme_qpair {
@@ -63,15 +67,34 @@ static int g_nsubs;
 static int g_submit_rc;
 
 int
-nvme_ctrlr_connect(const struct nvme_transport_id *trid, const struct nvme_ctrlr_opts *opts,
-		   nvme_ctrlr_connect_cb cb, void *cb_arg)
+nvme_ctrlr_connect_start(const struct nvme_transport_id *trid, const struct nvme_ctrlr_opts *opts,
+			 nvme_ctrlr_connect_cb cb, void *cb_arg, struct nvme_ctrlr **ctrlrp)
 {
+	/* One attempt at a time: a second one would mean an attempt was leaked. */
+	CU_ASSERT(!g_ctrlr.connecting);
 	g_ctrlr.trid = *trid;
 	g_ctrlr.opts = *opts;
+	g_ctrlr.connecting = true;
 	g_connect_cb = cb;
 	g_connect_arg = cb_arg;
 	g_connect_calls++;
+	if (ctrlrp != NULL) {
+		*ctrlrp = &g_ctrlr;
+	}
 	return 0;
+}
+
+/* The stubbed connect finishes: connected (rc 0) or failed with rc. */
+static void
+connect_finish(int rc)
+{
+	CU_ASSERT_FATAL(g_ctrlr.connecting);
+	g_ctrlr.connecting = false;
+	if (rc == 0) {
+		g_connect_cb(g_connect_arg, &g_ctrlr, 0, NULL);
+	} else {
+		g_connect_cb(g_connect_arg, NULL, rc, "cannot connect to 127.0.0.1:4420");
+	}
 }
 
 static void
@@ -88,6 +111,11 @@ nvme_ctrlr_detach(struct nvme_ctrlr *ctrlr, nvme_ctrlr_detach_cb cb, void *cb_ar
 	if (ctrlr->qpairs != 0) {
 		return -EBUSY;
 	}
+	if (ctrlr->connecting) {
+		/* Given up: the library never calls its connect callback. */
+		ctrlr->connecting = false;
+		ctrlr->abandoned++;
+	}
 	ctrlr->detaches++;
 	ctrlr->detach_cb = cb;
 	ctrlr->detach_cb_arg = cb_arg;
@@ -100,6 +128,9 @@ nvme_ctrlr_opts_init(struct nvme_ctrlr_opts *opts)
 {
 	memset(opts, 0, sizeof(*opts));
 	opts->keep_alive_timeout_ms = 10000;
+	/* Short, so that the retries of a first connect run within the test (real timers). */
+	opts->reconnect_delay_min_ms = 1;
+	opts->reconnect_delay_max_ms = 4;
 }
 
 enum nvme_ctrlr_state
@@ -350,9 +381,9 @@ fake_ctrlr_init(void)
 	g_submit_rc = 0;
 }
 
-/* Attach "name" and let the stubbed connect finish with rc. */
+/* Attach "name" (retrying a first connect or not) and let the stubbed connect finish with rc. */
 static void
-attach(const char *name, int connect_rc, struct attach_rec *r)
+attach_opt(const char *name, bool retry, int connect_rc, struct attach_rec *r)
 {
 	struct bdev_nvme_attach_opts opts = { .name = name, .hdgst = true };
 
@@ -362,15 +393,27 @@ attach(const char *name, int connect_rc, struct attach_rec *r)
 	snprintf(opts.trid.traddr, sizeof(opts.trid.traddr), "127.0.0.1");
 	snprintf(opts.trid.trsvcid, sizeof(opts.trid.trsvcid), "4420");
 	snprintf(opts.trid.subnqn, sizeof(opts.trid.subnqn), "nqn.2016-06.io.gga:t");
+	opts.retry_first_connect = retry;
 	UT_ASSERT_EQ_FATAL(bdev_nvme_attach_controller(&opts, attach_cb, r), 0);
 	CU_ASSERT(!r->done);
-	if (connect_rc == 0) {
-		g_connect_cb(g_connect_arg, &g_ctrlr, 0, NULL);
-	} else {
-		g_connect_cb(g_connect_arg, NULL, connect_rc, "cannot connect to 127.0.0.1:4420");
-	}
+	connect_finish(connect_rc);
 	ut_poll_idle();
 	CU_ASSERT(r->done);
+}
+
+static void
+attach(const char *name, int connect_rc, struct attach_rec *r)
+{
+	attach_opt(name, false, connect_rc, r);
+}
+
+/* The one controller of get_controllers for name (a borrowed object of *all). */
+static json_t *
+ctrlr_json(const char *name, json_t **all)
+{
+	*all = bdev_nvme_get_controllers_json(name);
+	CU_ASSERT_FATAL(*all != NULL && json_array_size(*all) == 1);
+	return json_array_get(*all, 0);
 }
 
 static void
@@ -417,6 +460,7 @@ test_attach_bdevs(void)
 	/* The options reached the library. */
 	CU_ASSERT(g_ctrlr.opts.header_digest);
 	CU_ASSERT(!g_ctrlr.opts.data_digest);
+	CU_ASSERT(!g_ctrlr.opts.quiet_connect_failure);
 	UT_ASSERT_STR_EQ(g_ctrlr.trid.traddr, "127.0.0.1");
 
 	b1 = bdev_get_by_name("N0n1");
@@ -719,7 +763,7 @@ test_rpc_errors(void)
 		ut_poll_idle();
 		CU_ASSERT_FATAL(!r.done);
 		UT_ASSERT_EQ(g_ctrlr.trid.trtype, NVME_TRANSPORT_RDMA);
-		g_connect_cb(g_connect_arg, NULL, -ECONNREFUSED, "connection refused");
+		connect_finish(-ECONNREFUSED);
 		UT_POLL_UNTIL(r.done);
 		CU_ASSERT(json_object_get(r.resp, "error") != NULL);
 		json_decref(r.resp);
@@ -772,7 +816,7 @@ test_rpc_errors(void)
 		ut_poll_idle();
 		CU_ASSERT(!r.done);
 		CU_ASSERT(g_ctrlr.opts.data_digest);
-		g_connect_cb(g_connect_arg, &g_ctrlr, 0, NULL);
+		connect_finish(0);
 		UT_POLL_UNTIL(r.done);
 		UT_ASSERT_EQ(json_array_size(json_object_get(r.resp, "result")), 2);
 		UT_ASSERT_STR_EQ(json_string_value(
@@ -786,6 +830,255 @@ test_rpc_errors(void)
 	CU_ASSERT(bdev_get_by_name("R1n1") == NULL);
 }
 
+/* Wait for the retry timer to start the next attempt (real time: 1..4 ms). */
+static void
+wait_attempt(int calls)
+{
+	UT_POLL_UNTIL(g_connect_calls >= calls);
+	UT_ASSERT_EQ_FATAL(g_connect_calls, calls);
+	CU_ASSERT_FATAL(g_ctrlr.connecting);
+}
+
+static void
+test_retry_then_connect(void)
+{
+	struct attach_rec r;
+	struct nvme_bdev_ctrlr *nctrlr;
+	json_t *all, *c;
+
+	fake_ctrlr_init();
+	g_connect_calls = 0;
+	/* Refused: the call succeeds at once, with no bdev; the controller stays, attaching. */
+	attach_opt("T0", true, -ECONNREFUSED, &r);
+	/* The module logs the failures (first, then every 50th), not the library. */
+	CU_ASSERT(g_ctrlr.opts.quiet_connect_failure);
+	UT_ASSERT_EQ(r.rc, 0);
+	UT_ASSERT_EQ(r.count, 0);
+	CU_ASSERT(bdev_get_by_name("T0n1") == NULL);
+	nctrlr = nctrlr_by_name("T0");
+	CU_ASSERT_FATAL(nctrlr != NULL);
+	c = ctrlr_json("T0", &all);
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(c, "state")), "attaching");
+	CU_ASSERT(json_is_true(json_object_get(c, "retry_first_connect")));
+	UT_ASSERT_EQ(json_integer_value(json_object_get(c, "connect_attempts")), 1);
+	CU_ASSERT(strstr(json_string_value(json_object_get(c, "last_error")), "127.0.0.1:4420") !=
+		  NULL);
+	UT_ASSERT_EQ(json_array_size(json_object_get(c, "namespaces")), 0);
+	json_decref(all);
+	/* The next attempt waits for a timer, the library's reconnect backoff (1 ms doubling). */
+	CU_ASSERT(nctrlr->retry_poller != NULL);
+	UT_ASSERT_EQ(nctrlr->retry_delay_ms, 2);
+	/* The name stays taken. */
+	{
+		struct bdev_nvme_attach_opts opts = { .name = "T0" };
+
+		UT_ASSERT_EQ(bdev_nvme_attach_controller(&opts, attach_cb, &r), -EEXIST);
+	}
+
+	/* Unknown subsystem NQN (target still being configured), then a timeout: retried. */
+	wait_attempt(2);
+	CU_ASSERT(nctrlr->retry_poller == NULL);
+	connect_finish(-ENODEV);
+	UT_ASSERT_EQ(nctrlr->retry_delay_ms, 4);
+	wait_attempt(3);
+	connect_finish(-ETIMEDOUT);
+	/* Capped at reconnect_delay_max_ms. */
+	UT_ASSERT_EQ(nctrlr->retry_delay_ms, 4);
+	/* Once answered, any failure is retried: the controller is configured. */
+	wait_attempt(4);
+	connect_finish(-EPROTO);
+	c = ctrlr_json("T0", &all);
+	UT_ASSERT_EQ(json_integer_value(json_object_get(c, "connect_attempts")), 4);
+	json_decref(all);
+
+	/* It connects: the bdevs are registered, the attach callback is not called again. */
+	wait_attempt(5);
+	r.done = false;
+	connect_finish(0);
+	ut_poll_idle();
+	CU_ASSERT(!r.done);
+	CU_ASSERT(bdev_get_by_name("T0n1") != NULL);
+	CU_ASSERT(bdev_get_by_name("T0n2") != NULL);
+	CU_ASSERT(g_ctrlr.reconnect_cb != NULL);
+	c = ctrlr_json("T0", &all);
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(c, "state")), "connected");
+	UT_ASSERT_EQ(json_array_size(json_object_get(c, "namespaces")), 2);
+	CU_ASSERT(json_object_get(c, "last_error") == NULL);
+	json_decref(all);
+	/* No attempt after that. */
+	ut_poll_idle();
+	UT_ASSERT_EQ(g_connect_calls, 5);
+
+	detach("T0");
+	CU_ASSERT(bdev_get_by_name("T0n1") == NULL);
+	CU_ASSERT(nctrlr_by_name("T0") == NULL);
+	UT_ASSERT_EQ(g_ctrlr.abandoned, 0);
+}
+
+static void
+test_retry_detach(void)
+{
+	struct attach_rec r;
+	int calls;
+
+	/* Between attempts: the timer is cancelled, nothing is left, no attempt follows. */
+	fake_ctrlr_init();
+	g_connect_calls = 0;
+	attach_opt("T1", true, -ECONNREFUSED, &r);
+	UT_ASSERT_EQ(r.rc, 0);
+	CU_ASSERT_FATAL(nctrlr_by_name("T1") != NULL);
+	CU_ASSERT(nctrlr_by_name("T1")->retry_poller != NULL);
+	detach("T1");
+	CU_ASSERT(nctrlr_by_name("T1") == NULL);
+	CU_ASSERT(bdev_nvme_get_controllers_json("T1") == NULL);
+	calls = g_connect_calls;
+	{
+		uint64_t until = time_now_ns() + 20ull * 1000 * 1000;
+
+		while (time_now_ns() < until) {
+			ut_poll_once();
+		}
+	}
+	UT_ASSERT_EQ(g_connect_calls, calls);
+	UT_ASSERT_EQ(g_ctrlr.detaches, 0);
+
+	/* During an attempt: the library abandons it (its callback never comes). */
+	attach_opt("T1", true, -EHOSTUNREACH, &r);
+	UT_ASSERT_EQ(r.rc, 0);
+	wait_attempt(g_connect_calls + 1);
+	detach("T1");
+	UT_ASSERT_EQ(g_ctrlr.abandoned, 1);
+	CU_ASSERT(!g_ctrlr.connecting);
+	CU_ASSERT(nctrlr_by_name("T1") == NULL);
+
+	/* The name is free again; an attach not answered yet cannot be detached. */
+	attach_opt("T1", true, 0, &r);
+	UT_ASSERT_EQ(r.rc, 0);
+	UT_ASSERT_EQ(r.count, 2);
+	detach("T1");
+	{
+		struct bdev_nvme_attach_opts opts = { .name = "T1", .retry_first_connect = true };
+
+		opts.trid.trtype = NVME_TRANSPORT_TCP;
+		opts.trid.adrfam = NVME_ADRFAM_IPV4;
+		UT_ASSERT_EQ_FATAL(bdev_nvme_attach_controller(&opts, attach_cb, &r), 0);
+		UT_ASSERT_EQ(bdev_nvme_detach_controller("T1", NULL, NULL), -EBUSY);
+		connect_finish(-ECONNREFUSED);
+		ut_poll_idle();
+		CU_ASSERT(r.done && r.rc == 0);
+		detach("T1");
+	}
+}
+
+static void
+test_retry_permanent_errors(void)
+{
+	static const int errs[] = { -EPROTO, -EACCES, -EIO };
+	struct attach_rec r;
+	size_t i;
+
+	/* A first failure that cannot pass fails the call as without the option. */
+	for (i = 0; i < ARRAY_SIZE(errs); i++) {
+		fake_ctrlr_init();
+		g_connect_calls = 0;
+		attach_opt("T2", true, errs[i], &r);
+		UT_ASSERT_EQ(r.rc, errs[i]);
+		CU_ASSERT(nctrlr_by_name("T2") == NULL);
+		ut_poll_idle();
+		UT_ASSERT_EQ(g_connect_calls, 1);
+	}
+	/* Without the option a refused connect still fails. */
+	attach_opt("T2", false, -ECONNREFUSED, &r);
+	UT_ASSERT_EQ(r.rc, -ECONNREFUSED);
+	CU_ASSERT(nctrlr_by_name("T2") == NULL);
+
+	/* Connected, but no usable namespace: fails, nothing left, the controller detached. */
+	fake_ctrlr_init();
+	g_ctrlr.num_ns = 0;
+	attach_opt("T2", true, 0, &r);
+	UT_POLL_UNTIL(r.done);
+	UT_ASSERT_EQ(r.rc, -ENODEV);
+	CU_ASSERT(nctrlr_by_name("T2") == NULL);
+	UT_ASSERT_EQ(g_ctrlr.detaches, 1);
+}
+
+static void
+test_retry_save_config_and_shutdown(void)
+{
+	struct attach_rec r;
+	struct rpc_rec rr = { 0 };
+	json_t *config, *call, *params, *saved = NULL;
+	size_t i;
+
+	fake_ctrlr_init();
+	g_connect_calls = 0;
+	attach_opt("T3", true, -ECONNREFUSED, &r);
+	UT_ASSERT_EQ(r.rc, 0);
+
+	/* Written while not connected, with the option, so that a restart keeps trying. */
+	config = json_array();
+	bdev_subsystem_config_json(config);
+	json_array_foreach(config, i, call)
+	{
+		params = json_object_get(call, "params");
+		if (strcmp(json_string_value(json_object_get(call, "method")),
+			   "bdev_nvme_attach_controller") == 0 &&
+		    strcmp(json_string_value(json_object_get(params, "name")), "T3") == 0) {
+			CU_ASSERT(saved == NULL);
+			saved = json_incref(call);
+		}
+	}
+	json_decref(config);
+	CU_ASSERT_FATAL(saved != NULL);
+	params = json_object_get(saved, "params");
+	CU_ASSERT(json_is_true(json_object_get(params, "retry_first_connect")));
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(params, "traddr")), "127.0.0.1");
+	detach("T3");
+
+	/* Replayed through the RPC with the target still down: answers [] at once. */
+	UT_ASSERT_EQ_FATAL(rpc_call("bdev_nvme_attach_controller", params, rpc_cb, &rr), 0);
+	ut_poll_idle();
+	CU_ASSERT_FATAL(!rr.done);
+	connect_finish(-ECONNREFUSED);
+	UT_POLL_UNTIL(rr.done);
+	CU_ASSERT(json_is_array(json_object_get(rr.resp, "result")));
+	UT_ASSERT_EQ(json_array_size(json_object_get(rr.resp, "result")), 0);
+	json_decref(rr.resp);
+	json_decref(saved);
+	CU_ASSERT_FATAL(nctrlr_by_name("T3") != NULL);
+
+	/*
+	 * Shutdown (the module's fini, once every bdev is gone) gives up the
+	 * retrying controller, between attempts and during one.
+	 */
+	nvme_module_fini();
+	ut_poll_idle();
+	CU_ASSERT(nctrlr_by_name("T3") == NULL);
+	UT_ASSERT_EQ(g_ctrlr.abandoned, 0);
+
+	attach_opt("T3", true, -ECONNREFUSED, &r);
+	wait_attempt(g_connect_calls + 1);
+	nvme_module_fini();
+	ut_poll_idle();
+	CU_ASSERT(nctrlr_by_name("T3") == NULL);
+	UT_ASSERT_EQ(g_ctrlr.abandoned, 1);
+
+	/* An attach not answered yet is given up too, and its caller hears so. */
+	{
+		struct bdev_nvme_attach_opts opts = { .name = "T3" };
+
+		memset(&r, 0, sizeof(r));
+		opts.trid.trtype = NVME_TRANSPORT_TCP;
+		UT_ASSERT_EQ_FATAL(bdev_nvme_attach_controller(&opts, attach_cb, &r), 0);
+		nvme_module_fini();
+		ut_poll_idle();
+		CU_ASSERT(r.done);
+		UT_ASSERT_EQ(r.rc, -ECANCELED);
+		CU_ASSERT(nctrlr_by_name("T3") == NULL);
+		UT_ASSERT_EQ(g_ctrlr.abandoned, 2);
+	}
+}
+
 int
 main(void)
 {
@@ -796,6 +1089,10 @@ main(void)
 		UT_TEST(test_config_and_rpc_json),
 		UT_TEST(test_attach_failures),
 		UT_TEST(test_rpc_errors),
+		UT_TEST(test_retry_then_connect),
+		UT_TEST(test_retry_detach),
+		UT_TEST(test_retry_permanent_errors),
+		UT_TEST(test_retry_save_config_and_shutdown),
 	};
 
 	return ut_run("bdev_nvme", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
