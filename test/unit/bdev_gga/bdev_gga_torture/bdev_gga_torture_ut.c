@@ -28,21 +28,25 @@
 
 #include "test/unit/bdev_gga/bdev_gga_harness.c"
 
-#define T_MAX_N    6
-#define T_MAX_BS   (4 * MBS)
-#define T_MAXV     8
-#define T_MAX_IO   32
-#define T_BATCH    3
-#define T_HIST     32
-#define T_LINE     200
-#define T_SEC_NS   (1000ull * 1000 * 1000)
-#define T_WAIT_NS  (3 * T_SEC_NS)
-#define T_FINAL_NS (30 * T_SEC_NS)
+#define T_MAX_N       6
+#define T_MAX_BS      (4 * MBS)
+#define T_MAXV        8
+#define T_OLD         8
+#define T_MAX_IO      32
+#define T_BATCH       3
+#define T_HIST        32
+#define T_LINE        200
+#define T_SEC_NS      (1000ull * 1000 * 1000)
+#define T_WAIT_NS     (3 * T_SEC_NS)
+#define T_FINAL_NS    (30 * T_SEC_NS)
 #define T_STALL_POLLS 200
 
 /* Bits of GGA_TORTURE_KNOWN_BUGS. */
-#define T_KNOWN_T1 0x1u
-#define T_KNOWN_T2 0x2u
+#define T_KNOWN_T1      0x1u
+#define T_KNOWN_T2      0x2u
+#define T_KNOWN_OVERLAP 0x4u
+/* Steps the array may stay down (more than m members out) before the test brings it back. */
+#define T_DOWN_STEPS    20
 
 enum t_op {
 	OP_WRITE = 0,
@@ -93,6 +97,9 @@ struct t_block {
 	uint8_t nver; /* contents a read may return: g_ver[lba][0..nver-1] */
 	bool lost;    /* a write to it failed since its last acknowledged one */
 	uint32_t dmg; /* members whose fragment of it may be wrong (corrupt, blank, old) */
+	/* Hashes of contents it held before (for the report only: "an older content"). */
+	uint8_t nold;
+	uint64_t old[T_OLD];
 };
 
 struct t_io {
@@ -121,6 +128,11 @@ struct torture {
 	uint32_t pending_loss;
 	/* Of those, members that some other member was unreachable beside. */
 	uint32_t taint;
+	/* Members not online at the last sample (the gga bdev's view). */
+	uint32_t was_off;
+	/* Not online or failed at the last sample; steps in a row with more than m of them. */
+	uint32_t last_unreach;
+	uint32_t down_steps;
 	uint8_t *snap[T_MAX_N];
 	struct t_block blk[NBLK];
 	uint64_t step;
@@ -128,6 +140,8 @@ struct torture {
 	char hist[T_HIST][T_LINE];
 	bool failed;
 	bool hung;
+	bool final; /* in the final check, after the steps */
+	bool verbose;
 	unsigned known;
 	uint8_t *iobuf[T_BATCH];
 	uint64_t chosen[OP_COUNT];
@@ -155,8 +169,7 @@ t_rnd(struct torture *t, uint32_t n)
 	return n == 0 ? 0 : (uint32_t)((t_rand(t) >> 16) % n);
 }
 
-static void __attribute__((format(printf, 2, 3)))
-t_log(struct torture *t, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) t_log(struct torture *t, const char *fmt, ...)
 {
 	char *line = t->hist[t->hist_next++ % T_HIST];
 	va_list ap;
@@ -166,10 +179,12 @@ t_log(struct torture *t, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line + len, T_LINE - (size_t)len, fmt, ap);
 	va_end(ap);
+	if (t->verbose) {
+		printf("  %s\n", line);
+	}
 }
 
-static void __attribute__((format(printf, 2, 3)))
-t_fail(struct torture *t, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) t_fail(struct torture *t, const char *fmt, ...)
 {
 	uint32_t i, first;
 	va_list ap;
@@ -190,9 +205,9 @@ t_fail(struct torture *t, const char *fmt, ...)
 	}
 	fprintf(stderr,
 		"torture: replay with GGA_TORTURE_SEED=%" PRIu64 " GGA_TORTURE_GEOMETRY=%u+%u "
-		"GGA_TORTURE_SECONDS=<at least the time to step %" PRIu64 "> %s\n",
-		t->seed, t->k, t->m, t->step, "build/test/unit/bdev_gga/bdev_gga_torture/"
-					       "bdev_gga_torture_ut");
+		"GGA_TORTURE_STEPS=%" PRIu64 " GGA_TORTURE_SECONDS=600 "
+		"build/test/unit/bdev_gga/bdev_gga_torture/bdev_gga_torture_ut\n",
+		t->seed, t->k, t->m, t->final ? t->step - 1 : t->step);
 	CU_FAIL("torture: the oracle saw a broken promise (see above)");
 }
 
@@ -226,6 +241,49 @@ t_model_reset(struct torture *t)
 	t->stale = 0;
 	t->pending_loss = 0;
 	t->taint = 0;
+	t->was_off = 0;
+}
+
+static uint64_t
+t_hash(const uint8_t *p, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* Remember the contents block b may hold now as older ones (before they are replaced). */
+static void
+t_remember(struct torture *t, uint64_t b)
+{
+	struct t_block *blk = &t->blk[b];
+	uint32_t v;
+
+	for (v = 0; v < blk->nver; v++) {
+		memmove(&blk->old[1], &blk->old[0], sizeof(blk->old) - sizeof(blk->old[0]));
+		blk->old[0] = t_hash(g_ver[b][v], t->bs);
+		blk->nold = (uint8_t)GGA_MIN(blk->nold + 1u, (uint32_t)T_OLD);
+	}
+}
+
+/* Which older content of b `got` is (1: the one before the last), or 0. */
+static uint32_t
+t_older(const struct torture *t, uint64_t b, const uint8_t *got)
+{
+	const struct t_block *blk = &t->blk[b];
+	uint64_t h = t_hash(got, t->bs);
+	uint32_t v;
+
+	for (v = 0; v < blk->nold; v++) {
+		if (blk->old[v] == h) {
+			return v + 1;
+		}
+	}
+	return 0;
 }
 
 static void
@@ -276,6 +334,23 @@ t_member_back(struct torture *t, uint32_t i)
 }
 
 /*
+ * Member i was out (the gga bdev said so) and is online again: a recovery
+ * pass rebuilt what it missed from the others. Where another member's
+ * fragment of a block may be wrong, so may the one rebuilt from it.
+ */
+static void
+t_member_recovered(struct torture *t, uint32_t i)
+{
+	uint32_t bit = 1u << i, b;
+
+	for (b = 0; b < NBLK; b++) {
+		if (t->blk[b].dmg & ~bit) {
+			t->blk[b].dmg |= bit;
+		}
+	}
+}
+
+/*
  * The members not online now (bdev_gga_get_info) or failed by the test;
  * updates what the model knows of each member.
  */
@@ -306,9 +381,14 @@ t_sample(struct torture *t)
 			if (t->pending_loss & bit) {
 				t_member_back(t, i);
 			}
+			if (t->was_off & bit) {
+				t_member_recovered(t, i);
+			}
 			t->stale &= ~bit;
 		}
 	}
+	t->was_off = off;
+	t->last_unreach = unreach;
 	return unreach;
 }
 
@@ -577,7 +657,7 @@ t_check_read(struct torture *t, const struct t_io *io, uint32_t unreach, const s
 	     uint32_t nios, bool aborted_ok)
 {
 	uint64_t b, bad = UINT64_MAX;
-	uint32_t nbad = 0, off = 0;
+	uint32_t nbad = 0, off = 0, older = 0;
 	bool allowed = false, zeros = false;
 
 	t->blocks_checked += io->n;
@@ -594,8 +674,8 @@ t_check_read(struct torture *t, const struct t_io *io, uint32_t unreach, const s
 			       "read of blocks %" PRIu64 "..%" PRIu64 " failed (errno %d) but the "
 			       "model says every block is readable: damaged members of block %" PRIu64
 			       " 0x%x, members not online 0x%x",
-			       io->lba, io->lba + io->n - 1, io->r.err, io->lba, t->blk[io->lba].dmg,
-			       unreach);
+			       io->lba, io->lba + io->n - 1, io->r.err, io->lba,
+			       t->blk[io->lba].dmg, unreach);
 		}
 		return;
 	}
@@ -616,17 +696,21 @@ t_check_read(struct torture *t, const struct t_io *io, uint32_t unreach, const s
 		const uint8_t *got = io->buf + (bad - io->lba) * t->bs;
 
 		zeros = memcmp(got, g_zero, t->bs) == 0;
+		older = t_older(t, bad, got);
 		while (off < t->bs && got[off] == g_ver[bad][t->blk[bad].nver - 1][off]) {
 			off++;
 		}
 	}
 	t_fail(t,
 	       "read of blocks %" PRIu64 "..%" PRIu64 " SUCCEEDED with wrong bytes in %u "
-	       "block(s); first: block %" PRIu64 " (%s; first difference from the last "
+	       "block(s); first: block %" PRIu64 " (%s%s; first difference from the last "
 	       "acknowledged content at byte %u; %u content(s) allowed; damaged members 0x%x; "
 	       "members not online 0x%x; model: this block %s)",
-	       io->lba, io->lba + io->n - 1, nbad, bad, zeros ? "all zeros" : "not zeros", off,
-	       t->blk[bad].nver, t->blk[bad].dmg, unreach,
+	       io->lba, io->lba + io->n - 1, nbad, bad, zeros ? "all zeros" : "not zeros",
+	       older == 0 ? ", no older content either" :
+	       older == 1 ? ", the content it held before the last acknowledged write" :
+			    ", an older content it held",
+	       off, t->blk[bad].nver, t->blk[bad].dmg, unreach,
 	       t_may_fail(t, bad, unreach) ? "may be lost, so the read had to fail" :
 					     "is readable");
 }
@@ -659,6 +743,7 @@ t_apply_writes(struct torture *t, const struct t_io *ios, uint32_t nios)
 		}
 		if (!failed) {
 			/* Acknowledged: these contents only (either, if two raced), nothing damaged. */
+			t_remember(t, b);
 			t->blk[b].nver = 0;
 			t->blk[b].lost = false;
 			t->blk[b].dmg = 0;
@@ -828,13 +913,15 @@ op_batch(struct torture *t)
 	struct t_io ios[T_BATCH];
 	uint32_t nios = 2 + t_rnd(t, T_BATCH - 1), v, n;
 	uint64_t center = t_rnd(t, NBLK), lba;
-	bool write;
+	bool write, degraded;
 
+	/* The overlap bug (known): reads beside writes fail while degraded. */
+	degraded = (t->known & T_KNOWN_OVERLAP) && t_sample(t) != 0;
 	for (v = 0; v < nios; v++) {
 		n = 1 + t_rnd(t, 12);
 		lba = center > n / 2 ? center - n / 2 - t_rnd(t, 3) : 0;
 		lba = GGA_MIN(lba, (uint64_t)(NBLK - n));
-		write = t_rnd(t, 2) == 0 && t_write_ok(t, lba, n, nios);
+		write = t_rnd(t, 2) == 0 && t_write_ok(t, lba, n, nios) && !degraded;
 		t_io_prepare(t, &ios[v], v, write, lba, n);
 	}
 	t_run_ios(t, ios, nios, -1, "batch");
@@ -961,8 +1048,9 @@ op_fail(struct torture *t)
 {
 	int i;
 
-	/* At most m + 1 at once: enough to take the array down. */
-	if ((uint32_t)__builtin_popcount(t->injected) > t->m) {
+	/* At most m + 1 at once (enough to take the array down), and m + 1 seldom. */
+	if ((uint32_t)__builtin_popcount(t->injected) > t->m ||
+	    ((uint32_t)__builtin_popcount(t->injected) == t->m && t_rnd(t, 4) != 0)) {
 		return false;
 	}
 	i = t_pick_member(t, t->all & ~t->injected);
@@ -998,8 +1086,7 @@ t_known_failed(struct torture *t)
 	uint32_t mask = 0, i;
 
 	for (i = 0; i < t->n; i++) {
-		if ((t->injected & (1u << i)) &&
-		    t_member_state(t, i) == BDEV_GGA_MEMBER_FAILED) {
+		if ((t->injected & (1u << i)) && t_member_state(t, i) == BDEV_GGA_MEMBER_FAILED) {
 			mask |= 1u << i;
 		}
 	}
@@ -1227,14 +1314,46 @@ t_count_may_fail(const struct torture *t, uint32_t unreach)
 	return cnt;
 }
 
+/*
+ * After a whole scrub with every member online, a block that the model says
+ * may be lost and that reads back right was decodable, so the scrub mended
+ * all its fragments: its damage is forgotten.
+ */
+static void
+t_scrub_verify(struct torture *t)
+{
+	struct t_io io;
+	uint32_t b;
+
+	for (b = 0; b < NBLK && !t->failed; b++) {
+		if (t->blk[b].dmg == 0) {
+			continue;
+		}
+		t_io_prepare(t, &io, 0, false, b, 1);
+		UT_ASSERT_EQ(ut_io_sync(&g_dev, BDEV_IO_TYPE_READ, io.buf, b, 1, &io.r), 0);
+		if (!io.r.done) {
+			t->hung = true;
+			t_fail(t, "a read of block %u did not complete", b);
+			return;
+		}
+		t_check_read(t, &io, 0, NULL, 0, false);
+		if (io.r.success) {
+			t->blk[b].dmg = 0;
+		}
+	}
+}
+
 static bool
 op_scrub(struct torture *t, bool must_run)
 {
-	uint32_t before = t_sample(t), after, off, allowed, b;
+	uint32_t before, after, off, allowed, b;
 	struct bdev_gga_info info;
 	uint64_t deadline;
 	int rc;
 
+	/* A recovery pass would refuse or stop it, at a time the seed does not choose. */
+	t_wait_recovered(t, T_WAIT_NS);
+	before = t_sample(t);
 	rc = bdev_gga_scrub_start(t->name, 0);
 	if (rc != 0) {
 		t_log(t, "scrub: not started (%d)", rc);
@@ -1251,8 +1370,9 @@ op_scrub(struct torture *t, bool must_run)
 	after = t_sample(t);
 	off = before | after;
 	allowed = t_count_may_fail(t, off);
-	t_log(t, "scrub: %s, %" PRIu64 " repaired, %" PRIu64 " unrecoverable (model: at most %u) "
-		 "(not online 0x%x)",
+	t_log(t,
+	      "scrub: %s, %" PRIu64 " repaired, %" PRIu64 " unrecoverable (model: at most %u) "
+	      "(not online 0x%x)",
 	      info.scrub.state == BDEV_GGA_SCRUB_DONE ? "done" : "not done",
 	      info.scrub.fragments_repaired, info.scrub.unrecoverable_blocks, allowed, off);
 	if (info.scrub.state == BDEV_GGA_SCRUB_RUNNING) {
@@ -1271,6 +1391,9 @@ op_scrub(struct torture *t, bool must_run)
 			    (uint32_t)__builtin_popcount(t->blk[b].dmg | off) <= t->m) {
 				t->blk[b].dmg &= off;
 			}
+		}
+		if (off == 0) {
+			t_scrub_verify(t);
 		}
 	} else if (must_run) {
 		t_fail(t, "the final scrub ended in state %d with every member online",
@@ -1331,13 +1454,40 @@ t_array_lost(struct torture *t)
 			t_wait_probed(t, i);
 		}
 	}
-	if (t_restart(t, "restart after loss")) {
+	if ((t->known & T_KNOWN_T2) && t->pending_loss != 0) {
+		/* T2 (known): a restart over blank members trusts them. */
+		t_log(t, "restart after loss: left out (t2 known)");
+	} else if (t_restart(t, "restart after loss")) {
 		t_read_all(t);
 	}
 	if (!t->failed) {
 		t_teardown(t);
 		t_setup(t);
 		t_log(t, "a fresh array");
+	}
+}
+
+/*
+ * Down for long (more than m members out): every failed member comes back.
+ * If fewer than k members still hold every block, the array is lost.
+ */
+static void
+t_revive(struct torture *t)
+{
+	uint32_t was = t->injected, now, i;
+
+	t->down_steps = 0;
+	t_clear_all(t);
+	for (i = 0; i < t->n; i++) {
+		if (was & (1u << i)) {
+			t_wait_probed(t, i);
+		}
+	}
+	t_wait_recovered(t, T_WAIT_NS);
+	now = t_sample(t);
+	t_log(t, "revive: members 0x%x came back; not online 0x%x, good 0x%x", was, now, t_good(t));
+	if ((uint32_t)__builtin_popcount(t_good(t)) < t->k) {
+		t_array_lost(t);
 	}
 }
 
@@ -1463,6 +1613,11 @@ t_step(struct torture *t)
 	if (!t->failed && (uint32_t)__builtin_popcount(t->all & ~t->pending_loss) < t->k) {
 		t_array_lost(t);
 	}
+	t->down_steps = (uint32_t)__builtin_popcount(t->last_unreach) > t->m ? t->down_steps + 1 :
+									       0;
+	if (!t->failed && t->down_steps > T_DOWN_STEPS) {
+		t_revive(t);
+	}
 }
 
 /*
@@ -1475,8 +1630,13 @@ t_final(struct torture *t)
 	uint32_t unreach;
 
 	t->step++;
+	t->final = true;
+	t_log(t, "final: every fault cleared");
 	t_clear_all(t);
-	if (!t_wait_recovered(t, T_FINAL_NS)) {
+	t_sample(t);
+	/* Fewer than k members hold every block: nothing can bring the others back. */
+	if (!t_wait_recovered(t, (uint32_t)__builtin_popcount(t_good(t)) >= t->k ? T_FINAL_NS :
+										   T_WAIT_NS)) {
 		unreach = t_sample(t);
 		t_log(t, "final: members 0x%x not online", unreach);
 		if ((uint32_t)__builtin_popcount(t_good(t)) >= t->k) {
@@ -1512,6 +1672,7 @@ t_run(const char *name, uint32_t k, uint32_t m)
 	struct torture *t;
 	const char *geo = getenv("GGA_TORTURE_GEOMETRY"), *known = getenv("GGA_TORTURE_KNOWN_BUGS");
 	uint64_t seconds = t_env_u64("GGA_TORTURE_SECONDS", 60), start, deadline, ns;
+	uint64_t max_steps = t_env_u64("GGA_TORTURE_STEPS", UINT64_MAX);
 	char want[8];
 	uint32_t i;
 
@@ -1537,9 +1698,11 @@ t_run(const char *name, uint32_t k, uint32_t m)
 	t->n = k + m;
 	t->all = (1u << t->n) - 1;
 	t->bs = k * MBS;
+	t->verbose = t_env_u64("GGA_TORTURE_VERBOSE", 0) != 0;
 	if (known != NULL) {
 		t->known |= strstr(known, "t1") != NULL ? T_KNOWN_T1 : 0;
 		t->known |= strstr(known, "t2") != NULL ? T_KNOWN_T2 : 0;
+		t->known |= strstr(known, "overlap") != NULL ? T_KNOWN_OVERLAP : 0;
 	}
 	for (i = 0; i < T_BATCH; i++) {
 		t->iobuf[i] = malloc((size_t)T_MAX_IO * T_MAX_BS);
@@ -1554,7 +1717,7 @@ t_run(const char *name, uint32_t k, uint32_t m)
 	t_setup(t);
 	start = time_now_ns();
 	deadline = start + seconds * T_SEC_NS;
-	while (!t->failed && time_now_ns() < deadline) {
+	while (!t->failed && time_now_ns() < deadline && t->step < max_steps) {
 		t->step++;
 		t_step(t);
 	}
@@ -1566,8 +1729,8 @@ t_run(const char *name, uint32_t k, uint32_t m)
 	       " ok %" PRIu64 " failed, writes %" PRIu64 " ok %" PRIu64 " failed, %" PRIu64
 	       " blocks checked\n",
 	       k, m, t->failed ? "FAILED" : "passed", t->step, (double)ns / T_SEC_NS,
-	       (double)t->step * T_SEC_NS / (double)ns, t->reads_ok, t->reads_failed,
-	       t->writes_ok, t->writes_failed, t->blocks_checked);
+	       (double)t->step * T_SEC_NS / (double)ns, t->reads_ok, t->reads_failed, t->writes_ok,
+	       t->writes_failed, t->blocks_checked);
 	printf("torture: %u+%u operations (done/chosen):", k, m);
 	for (i = 0; i < OP_COUNT; i++) {
 		printf(" %s %" PRIu64 "/%" PRIu64, g_ops[i].name, t->done[i], t->chosen[i]);
