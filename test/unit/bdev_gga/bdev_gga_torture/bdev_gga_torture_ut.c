@@ -18,7 +18,10 @@
  * GGA_TORTURE_SEED (default: time-based), GGA_TORTURE_SECONDS (default 60,
  * split between 2 + 1 and 4 + 2), GGA_TORTURE_GEOMETRY ("2+1" or "4+2": run
  * only that one, with all the time), GGA_TORTURE_KNOWN_BUGS ("t1,t2": leave
- * out the sequences that trigger those bugs; the oracle is the same).
+ * out the sequences that trigger those bugs; the oracle is the same; also
+ * "overlap": no reads beside writes while degraded, "oldcopy": no member
+ * restored from an old copy), GGA_TORTURE_STEPS (stop after that many steps,
+ * for a replay), GGA_TORTURE_VERBOSE=1 (print every operation).
  */
 #include <assert.h>
 #include <inttypes.h>
@@ -45,6 +48,7 @@
 #define T_KNOWN_T1      0x1u
 #define T_KNOWN_T2      0x2u
 #define T_KNOWN_OVERLAP 0x4u
+#define T_KNOWN_OLDCOPY 0x8u
 /* Steps the array may stay down (more than m members out) before the test brings it back. */
 #define T_DOWN_STEPS    20
 
@@ -1167,7 +1171,8 @@ op_restore(struct torture *t)
 		}
 	}
 	j = t_pick_member(t, mask);
-	if (j < 0 || !t_may_destroy(t, (uint32_t)j)) {
+	/* The old-copy bug (known): a member restored from an old copy is trusted. */
+	if (j < 0 || !t_may_destroy(t, (uint32_t)j) || (t->known & T_KNOWN_OLDCOPY)) {
 		return false;
 	}
 	rc = t_write_image(t, (uint32_t)j, t->snap[j]);
@@ -1703,6 +1708,7 @@ t_run(const char *name, uint32_t k, uint32_t m)
 		t->known |= strstr(known, "t1") != NULL ? T_KNOWN_T1 : 0;
 		t->known |= strstr(known, "t2") != NULL ? T_KNOWN_T2 : 0;
 		t->known |= strstr(known, "overlap") != NULL ? T_KNOWN_OVERLAP : 0;
+		t->known |= strstr(known, "oldcopy") != NULL ? T_KNOWN_OLDCOPY : 0;
 	}
 	for (i = 0; i < T_BATCH; i++) {
 		t->iobuf[i] = malloc((size_t)T_MAX_IO * T_MAX_BS);
