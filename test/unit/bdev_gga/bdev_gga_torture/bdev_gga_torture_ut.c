@@ -82,7 +82,7 @@ static const struct {
 	[OP_BATCH] = { "batch", 8 },
 	[OP_FLUSH] = { "flush", 2 },
 	[OP_FLIP] = { "corrupt", 6 },
-	[OP_CLUSTER] = { "corrupt-cluster", 3 },
+	[OP_CLUSTER] = { "corrupt-cluster", 5 },
 	[OP_FAIL] = { "fail", 5 },
 	[OP_RETURN] = { "return", 6 },
 	[OP_BLANK] = { "blank", 2 },
@@ -93,7 +93,7 @@ static const struct {
 	[OP_REPLACE] = { "replace", 1 },
 	[OP_SCRUB] = { "scrub", 2 },
 	[OP_WAIT] = { "wait-recovery", 3 },
-	[OP_BLANK_RESTART] = { "blank-then-restart", 1 },
+	[OP_BLANK_RESTART] = { "blank-then-restart", 3 },
 };
 
 /* What the model knows of one logical block. */
@@ -1504,7 +1504,9 @@ op_blank_restart(struct torture *t)
 	struct t_io io;
 	int j;
 
-	if ((t->known & T_KNOWN_T2) || t->injected != 0) {
+	/* From a healthy array, as in the field: the members it had all fail together. */
+	if ((t->known & T_KNOWN_T2) || t->injected != 0 || t->disk == NULL ||
+	    gga_live_mask(t->disk) != t->all) {
 		return false;
 	}
 	for (c = 0; c < want; c++) {
