@@ -1718,7 +1718,7 @@ t_run(const char *name, uint32_t k, uint32_t m)
 	if (geo == NULL || *geo == '\0') {
 		seconds = seconds / 2 + (m == 1 ? seconds % 2 : 0);
 	}
-	printf("torture: seed %" PRIu64 " geometry %u+%u (%" PRIu64 " s%s%s)\n", seed, k, m,
+	printf("\ntorture: seed %" PRIu64 " geometry %u+%u (%" PRIu64 " s%s%s)\n", seed, k, m,
 	       seconds, known != NULL ? ", known bugs: " : "", known != NULL ? known : "");
 	fflush(stdout);
 
