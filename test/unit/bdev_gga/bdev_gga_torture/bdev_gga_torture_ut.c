@@ -1628,6 +1628,33 @@ t_step(struct torture *t)
 }
 
 /*
+ * Wait (bounded) for every member to come back, with a failed pass retried
+ * (10 s later). Once the members had time to be probed, fewer than k members
+ * that hold every block mean that nothing can bring the others back.
+ */
+static bool
+t_wait_final(struct torture *t)
+{
+	uint64_t start = time_now_ns(), next = start;
+
+	while (t->disk != NULL && time_now_ns() < start + T_FINAL_NS) {
+		if (((gga_live_mask(t->disk) | t->injected) == t->all) && t->disk->walk == NULL) {
+			return true;
+		}
+		if (time_now_ns() >= next) {
+			t_sample(t);
+			if (time_now_ns() > start + T_WAIT_NS &&
+			    (uint32_t)__builtin_popcount(t_good(t)) < t->k) {
+				return false;
+			}
+			next = time_now_ns() + T_SEC_NS / 10;
+		}
+		ut_poll_once();
+	}
+	return false;
+}
+
+/*
  * The end: every fault cleared, every member online (bounded), a scrub, and
  * every block the model does not call possibly lost reads right.
  */
@@ -1640,10 +1667,7 @@ t_final(struct torture *t)
 	t->final = true;
 	t_log(t, "final: every fault cleared");
 	t_clear_all(t);
-	t_sample(t);
-	/* Fewer than k members hold every block: nothing can bring the others back. */
-	if (!t_wait_recovered(t, (uint32_t)__builtin_popcount(t_good(t)) >= t->k ? T_FINAL_NS :
-										   T_WAIT_NS)) {
+	if (!t_wait_final(t)) {
 		unreach = t_sample(t);
 		t_log(t, "final: members 0x%x not online", unreach);
 		if ((uint32_t)__builtin_popcount(t_good(t)) >= t->k) {
