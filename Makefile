@@ -4,6 +4,8 @@
 #   make test-vm   the SoftRoCE/NVMe-oF interop tests in a qemu VM (test/vm/)
 #   make demo      install packages, build, run the demo
 #   make bench     run the benchmarks (docs/BENCHMARKS.md)
+#   make torture   the seeded torture run of the gga bdev for GGA_TORTURE_SECONDS (default 600);
+#                  GGA_TORTURE_SEED=S replays a run (docs/TESTING.md)
 #   make fuzz      build the libFuzzer harnesses (clang) and fuzz each for 3.5 minutes
 #                  (GGA_FUZZ_SECONDS; at least 10 million runs in all), then run the
 #                  NVMe/TCP connection fuzzer for 10 minutes (GGA_CONN_FUZZ_SECONDS)
@@ -43,6 +45,11 @@ demo:
 
 bench:
 	@bash scripts/bench.sh
+
+torture: build
+	@$(MAKE) -C test/unit/bdev_gga/bdev_gga_torture all
+	@GGA_TORTURE_SECONDS=$${GGA_TORTURE_SECONDS:-600} \
+		$(O)/test/unit/bdev_gga/bdev_gga_torture/bdev_gga_torture_ut
 
 fuzz: build
 	@rc=0; bash test/fuzz/run.sh $(O) $${GGA_FUZZ_SECONDS:-210} \
@@ -94,5 +101,5 @@ clean:
 distclean: clean
 	rm -f mk/config.mk
 
-.PHONY: all build unittests test test-vm demo bench fuzz install uninstall format check-format \
+.PHONY: all build unittests test test-vm demo bench torture fuzz install uninstall format check-format \
 	clean distclean
