@@ -496,6 +496,23 @@ t_stop_front(struct torture *t)
 	}
 }
 
+/*
+ * What an operator does for a member the gga bdev faulted (too many corrupt
+ * or stale fragments, which this test plants on purpose): clear it.
+ */
+static void
+t_clear_faulted(struct torture *t)
+{
+	uint32_t i;
+
+	for (i = 0; t->disk != NULL && i < t->n; i++) {
+		if (__atomic_load_n(&t->disk->members[i].faulted, __ATOMIC_ACQUIRE) &&
+		    bdev_gga_clear_member(t->name, t->disk->members[i].name) == 0) {
+			t_log(t, "member %u faulted by the gga bdev: cleared", i);
+		}
+	}
+}
+
 static void
 t_clear_all(struct torture *t)
 {
@@ -505,6 +522,7 @@ t_clear_all(struct torture *t)
 		t_inject(t, i, BDEV_ERROR_NONE);
 	}
 	t->injected = 0;
+	t_clear_faulted(t);
 }
 
 static void
@@ -1642,6 +1660,7 @@ t_wait_final(struct torture *t)
 			return true;
 		}
 		if (time_now_ns() >= next) {
+			t_clear_faulted(t);
 			t_sample(t);
 			if (time_now_ns() > start + T_WAIT_NS &&
 			    (uint32_t)__builtin_popcount(t_good(t)) < t->k) {
