@@ -303,8 +303,9 @@ cmd_up() {
 	file | malloc) ;;
 	*) die "--members must be file or malloc, not '$members'" ;;
 	esac
-	[[ "$layout" =~ ^([1248])\+([1-9][0-9]?)$ ]] && [ $((BASH_REMATCH[1] + BASH_REMATCH[2])) -le 16 ] ||
-		die "--layout must be K+M with K 1, 2, 4 or 8 and K+M at most 16, not '$layout'"
+	[[ "$layout" =~ ^([1248])\+([1-9][0-9]?)$ ]] && [ $((BASH_REMATCH[1] + BASH_REMATCH[2])) -le 16 ] &&
+		[ "${BASH_REMATCH[2]}" -lt "${BASH_REMATCH[1]}" ] ||
+		die "--layout must be K+M with K 1, 2, 4 or 8, M below K and K+M at most 16, not '$layout'"
 	k=${BASH_REMATCH[1]}
 	m=${BASH_REMATCH[2]}
 
