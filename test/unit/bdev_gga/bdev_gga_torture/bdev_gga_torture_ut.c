@@ -93,7 +93,7 @@ static const struct {
 	[OP_REPLACE] = { "replace", 1 },
 	[OP_SCRUB] = { "scrub", 2 },
 	[OP_WAIT] = { "wait-recovery", 3 },
-	[OP_BLANK_RESTART] = { "blank-then-restart", 3 },
+	[OP_BLANK_RESTART] = { "blank-then-restart", 4 },
 };
 
 /* What the model knows of one logical block. */
@@ -1509,10 +1509,18 @@ op_blank_restart(struct torture *t)
 	    gga_live_mask(t->disk) != t->all) {
 		return false;
 	}
-	for (c = 0; c < want; c++) {
+	/* Half the time the last m + 1 (data_2 and parity in 2 + 1, as in the field report). */
+	if (t_rnd(t, 2) == 0) {
+		mask = t->all & ~((1u << (t->n - want)) - 1);
+	}
+	for (c = (uint32_t)__builtin_popcount(mask); c < want; c++) {
 		j = t_pick_member(t, t->all & ~mask);
 		mask |= 1u << j;
-		UT_ASSERT_EQ(t_inject(t, (uint32_t)j, BDEV_ERROR_FAILURE), 0);
+	}
+	for (i = 0; i < t->n; i++) {
+		if (mask & (1u << i)) {
+			UT_ASSERT_EQ(t_inject(t, i, BDEV_ERROR_FAILURE), 0);
+		}
 	}
 	t->injected = mask;
 	t_log(t, "blank-then-restart: members 0x%x fail", mask);
