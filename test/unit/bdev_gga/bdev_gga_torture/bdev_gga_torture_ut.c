@@ -147,6 +147,7 @@ struct torture {
 	bool final; /* in the final check, after the steps */
 	bool verbose;
 	unsigned known;
+	const char *known_env; /* GGA_TORTURE_KNOWN_BUGS as given (a replay needs it) */
 	uint8_t *iobuf[T_BATCH];
 	uint64_t chosen[OP_COUNT];
 	uint64_t done[OP_COUNT];
@@ -209,9 +210,11 @@ static void __attribute__((format(printf, 2, 3))) t_fail(struct torture *t, cons
 	}
 	fprintf(stderr,
 		"torture: replay with GGA_TORTURE_SEED=%" PRIu64 " GGA_TORTURE_GEOMETRY=%u+%u "
-		"GGA_TORTURE_STEPS=%" PRIu64 " GGA_TORTURE_SECONDS=600 "
+		"GGA_TORTURE_STEPS=%" PRIu64 " GGA_TORTURE_SECONDS=600 %s%s%s"
 		"build/test/unit/bdev_gga/bdev_gga_torture/bdev_gga_torture_ut\n",
-		t->seed, t->k, t->m, t->final ? t->step - 1 : t->step);
+		t->seed, t->k, t->m, t->final ? t->step - 1 : t->step,
+		t->known_env != NULL ? "GGA_TORTURE_KNOWN_BUGS=" : "",
+		t->known_env != NULL ? t->known_env : "", t->known_env != NULL ? " " : "");
 	CU_FAIL("torture: the oracle saw a broken promise (see above)");
 }
 
@@ -1738,6 +1741,7 @@ t_run(const char *name, uint32_t k, uint32_t m)
 	t->all = (1u << t->n) - 1;
 	t->bs = k * MBS;
 	t->verbose = t_env_u64("GGA_TORTURE_VERBOSE", 0) != 0;
+	t->known_env = known;
 	if (known != NULL) {
 		t->known |= strstr(known, "t1") != NULL ? T_KNOWN_T1 : 0;
 		t->known |= strstr(known, "t2") != NULL ? T_KNOWN_T2 : 0;
