@@ -1784,14 +1784,21 @@ t_run(const char *name, uint32_t k, uint32_t m)
 	       t->frags_flipped, t->stalls_aborted, t->arrays_lost, t->scrubs_done);
 	printf("torture: member that drops writes: skipped (the error bdev cannot drop writes)\n");
 	fflush(stdout);
-	if (!t->hung) {
-		/* After a hang, I/O may still reference the buffers: leave everything. */
-		t_teardown(t);
-		for (i = 0; i < T_BATCH; i++) {
-			free(t->iobuf[i]);
-		}
-		free(t);
+	if (t->hung) {
+		/*
+		 * I/O still in flight references the buffers, the channels and the
+		 * bdevs: no teardown can run safely, so stop here (a failure).
+		 */
+		fprintf(stderr, "torture: an I/O hung; exiting without teardown\n");
+		fflush(stdout);
+		fflush(stderr);
+		_exit(1);
 	}
+	t_teardown(t);
+	for (i = 0; i < T_BATCH; i++) {
+		free(t->iobuf[i]);
+	}
+	free(t);
 }
 
 static void
