@@ -31,18 +31,20 @@
 
 #include "test/unit/bdev_gga/bdev_gga_harness.c"
 
-#define T_MAX_N       6
-#define T_MAX_BS      (4 * MBS)
-#define T_MAXV        8
-#define T_OLD         8
-#define T_MAX_IO      32
-#define T_BATCH       3
-#define T_HIST        32
-#define T_LINE        200
-#define T_SEC_NS      (1000ull * 1000 * 1000)
-#define T_WAIT_NS     (3 * T_SEC_NS)
-#define T_FINAL_NS    (30 * T_SEC_NS)
-#define T_STALL_POLLS 200
+#define T_MAX_N             6
+#define T_MAX_BS            (4 * MBS)
+#define T_MAXV              8
+#define T_OLD               8
+#define T_MAX_IO            32
+#define T_BATCH             3
+#define T_HIST              32
+#define T_LINE              200
+#define T_SEC_NS            (1000ull * 1000 * 1000)
+#define T_WAIT_NS           (3 * T_SEC_NS)
+#define T_FINAL_NS          (30 * T_SEC_NS)
+#define T_STALL_POLLS       200
+/* The gga bdev's member_timeout_ms here: its watchdog ends half of the stalls. */
+#define T_MEMBER_TIMEOUT_MS 300ull
 
 /* Bits of GGA_TORTURE_KNOWN_BUGS. */
 #define T_KNOWN_T1      0x1u
@@ -152,7 +154,7 @@ struct torture {
 	uint64_t chosen[OP_COUNT];
 	uint64_t done[OP_COUNT];
 	uint64_t reads_ok, reads_failed, writes_ok, writes_failed, blocks_checked;
-	uint64_t frags_flipped, stalls_aborted, arrays_lost, scrubs_done;
+	uint64_t frags_flipped, stalls_aborted, stalls_watchdog, arrays_lost, scrubs_done;
 };
 
 static uint8_t g_ver[NBLK][T_MAXV][T_MAX_BS];
@@ -475,6 +477,7 @@ t_create(struct torture *t)
 	opts.bitmap_region_kib = 4;
 	opts.auto_readd = true;
 	opts.rebuild_rate_mib_s = 0;
+	opts.member_timeout_ms = T_MEMBER_TIMEOUT_MS;
 	rc = create_opts_sync(&opts, &r);
 	if (rc != 0) {
 		t->disk = NULL;
@@ -823,6 +826,22 @@ t_run_ios(struct torture *t, struct t_io *ios, uint32_t nios, int stall, const c
 			ios[v].r.done = true;
 			ios[v].r.success = false;
 			ios[v].r.err = -ENOMEM;
+		}
+	}
+	if (stall >= 0 && t_rnd(t, 2) == 0) {
+		/*
+		 * Half the stalls are the gga bdev's to end: its watchdog fails and
+		 * resets the member after member_timeout_ms (T_MEMBER_TIMEOUT_MS).
+		 */
+		deadline = time_now_ns() + 4 * T_MEMBER_TIMEOUT_MS * 1000 * 1000;
+		do {
+			for (v = 0, all_done = true; v < nios; v++) {
+				all_done &= ios[v].r.done;
+			}
+			ut_poll_once();
+		} while (!all_done && time_now_ns() < deadline);
+		if (all_done) {
+			t->stalls_watchdog++;
 		}
 	}
 	if (stall >= 0) {
@@ -1798,9 +1817,11 @@ t_run(const char *name, uint32_t k, uint32_t m)
 	for (i = 0; i < OP_COUNT; i++) {
 		printf(" %s %" PRIu64 "/%" PRIu64, g_ops[i].name, t->done[i], t->chosen[i]);
 	}
-	printf("; fragments corrupted %" PRIu64 ", stalls reset %" PRIu64 ", arrays lost %" PRIu64
-	       ", scrubs done %" PRIu64 "\n",
-	       t->frags_flipped, t->stalls_aborted, t->arrays_lost, t->scrubs_done);
+	printf("; fragments corrupted %" PRIu64 ", stalls ended by the watchdog %" PRIu64
+	       ", by the test's reset %" PRIu64 ", arrays lost %" PRIu64 ", scrubs done %" PRIu64
+	       "\n",
+	       t->frags_flipped, t->stalls_watchdog, t->stalls_aborted, t->arrays_lost,
+	       t->scrubs_done);
 	printf("torture: member that drops writes: skipped (the error bdev cannot drop writes)\n");
 	fflush(stdout);
 	if (t->hung) {
