@@ -17,10 +17,11 @@
 #  7. the front SIGKILLed within milliseconds of formatting a blank member:
 #     data_2's target stopped, hb1.img truncated, the target started; the
 #     front's probe finds it blank and formats it, and the front is SIGKILLed
-#     0, 5, 20 and 50 ms after its log says so, then started again. Once every
+#     0, 2, 5, 10, 20 and 50 ms after its log says so, then started again. Once every
 #     member is online, all 4096 blocks must read right without target 0
 #     (e5a27b9 left data_2 online with a blank data area at some delays).
-# With GGA_BUILD set to the build of an older commit the topology attaches
+# GGA_CASES (default "c5 c6 c7") runs only the cases it names. With GGA_BUILD
+# set to the build of an older commit the topology attaches
 # without retry_first_connect (gga_topology.sh says so); nothing else here
 # needs a newer RPC or parameter.
 source "$(dirname "$0")/common.sh"
@@ -30,6 +31,13 @@ command -v truncate >/dev/null || skip "truncate (coreutils) is needed"
 
 D=$TMP/c5
 source "$(dirname "$0")/topology_lib.sh"
+
+CASES=" ${GGA_CASES:-c5 c6 c7} "
+
+# want NAME: the case is to run (GGA_CASES) and its fresh topology came up.
+want() {
+	[[ "$CASES" == *" $1 "* ]] && up_case "$1"
+}
 
 # up_case NAME: a fresh topology in $TMP/NAME (the previous one is taken down
 # and its files removed); returns non-zero if it did not come up.
@@ -209,7 +217,7 @@ stale_pass_at() {
 
 # ---------------------------------------------------------------------------
 # 5. A stale checkpoint: writes below it while its member is gone.
-if up_case c5; then
+if want c5; then
 	stale_pass_at 51 52 c5
 	topo kill-target 2 >/dev/null
 	check "c5: parity target SIGKILLed mid-pass, parity not online" member_down 5 2
@@ -230,7 +238,7 @@ fi
 
 # ---------------------------------------------------------------------------
 # 6. A member blank at assembly must not inherit the checkpoint.
-if up_case c6; then
+if want c6; then
 	stale_pass_at 61 62 c6
 	out=$(topo stop-target front 2>&1)
 	check "c6: front stopped mid-pass ($out)" grep -q 'front stopped' <<<"$out"
@@ -287,10 +295,12 @@ print("SIGKILL %.1f ms after the line" % ((time.monotonic() - seen) * 1000))
 PY
 }
 
-if up_case c7; then
+if want c7; then
 	check "c7: LBAs 0-4095 written" gb write 71 0:4096
 	check "c7: the front settles" settle 30
-	for ms in 0 5 20 50; do
+	# The window is a few milliseconds wide and moves with the machine's load:
+	# several delays in it, and two past it.
+	for ms in 0 2 5 10 20 50; do
 		topo stop-target 1 >/dev/null
 		member_down 5 1
 		size=$(stat -c %s "$D/hb1.img")
@@ -318,7 +328,9 @@ if up_case c7; then
 	done
 fi
 
-topo down >"$TMP/down.out" 2>&1
-check "down: the daemons still running exit 0" \
-	bash -c "grep -q 'exit 0)' '$TMP/down.out' && ! grep -v 'exit 0)' '$TMP/down.out' | grep -q ."
+if [ -f "$D/topology.env" ]; then
+	topo down >"$TMP/down.out" 2>&1
+	check "down: the daemons still running exit 0" \
+		bash -c "grep -q 'exit 0)' '$TMP/down.out' && ! grep -v 'exit 0)' '$TMP/down.out' | grep -q ."
+fi
 finish
