@@ -3,6 +3,7 @@
 """Write and check known blocks on a gga front over NVMe/TCP.
 
     gga_blocks.py write|check --config DIR/bdevperf.json --seed S --lbas A:B[:STEP] [--nlb N]
+                  [--passes P --stop-file F --pause-ms MS]
 
 Reads the front's address, port and NQN from the bdevperf configuration that
 scripts/gga_topology.sh writes, connects as an NVMe/TCP host (admin queue,
@@ -15,12 +16,17 @@ as zeros, not read because the connection broke) and the first wrong or
 failed LBA, and exits 1 if any block differs or fails, 3 if it cannot
 connect at all (no such subsystem or namespace on the front, nothing
 listening); `regions` prints how many distinct 1 MiB regions the LBAs touch.
+With --passes P, `check` is a steady read load: it reads the LBAs over and
+over on one connection, at most P times, stops early once file F exists,
+waits MS milliseconds before each command, and prints one summary of all
+passes.
 """
 import argparse
 import json
 import os
 import random
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nvme_tcp_client as nc  # noqa: E402
@@ -67,6 +73,9 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--lbas", required=True)
     ap.add_argument("--nlb", type=int, default=1)
+    ap.add_argument("--passes", type=int, default=1)
+    ap.add_argument("--stop-file")
+    ap.add_argument("--pause-ms", type=float, default=0)
     args = ap.parse_args()
     lbas = parse_lbas(args.lbas)
     if args.op == "regions":
@@ -78,37 +87,47 @@ def main():
         print("%s: connect failed: %s" % (args.op, e))
         return 3
     n = args.nlb
-    total = len(lbas) * n
-    bad = failed = right = zero = 0
+    passes = 1 if args.op == "write" else max(1, args.passes)
+    total = bad = failed = right = zero = 0
     first = None
-    for i, lba in enumerate(lbas):
-        want = b"".join(block(args.seed, lba + j) for j in range(n))
-        if args.op == "write":
-            cpl = io.write(1, lba, want, BS)
+    broken = False
+    for p in range(passes):
+        if p > 0 and args.stop_file and os.path.exists(args.stop_file):
+            break
+        total += len(lbas) * n
+        for lba in lbas:
+            if args.pause_ms > 0:
+                time.sleep(args.pause_ms / 1000.0)
+            want = b"".join(block(args.seed, lba + j) for j in range(n))
+            if args.op == "write":
+                cpl = io.write(1, lba, want, BS)
+                if not cpl.ok:
+                    failed += n
+                    first = first if first is not None else lba
+                continue
+            try:
+                cpl, data = io.read(1, lba, n, BS)
+            except (nc.Fail, nc.Closed, OSError) as e:
+                # What was read so far is counted; the rest was not read.
+                print("lba %d: read failed: %s" % (lba, e))
+                first = first if first is not None else lba
+                broken = True
+                break
             if not cpl.ok:
                 failed += n
                 first = first if first is not None else lba
-            continue
-        try:
-            cpl, data = io.read(1, lba, n, BS)
-        except (nc.Fail, nc.Closed, OSError) as e:
-            # What was read so far is counted; the rest was not read.
-            print("lba %d: read failed: %s" % (lba, e))
-            first = first if first is not None else lba
-            break
-        if not cpl.ok:
-            failed += n
-            first = first if first is not None else lba
-            continue
-        for j in range(n):
-            got = data[j * BS:(j + 1) * BS]
-            if got == want[j * BS:(j + 1) * BS]:
-                right += 1
                 continue
-            bad += 1
-            if got == bytes(BS):
-                zero += 1
-            first = first if first is not None else lba + j
+            for j in range(n):
+                got = data[j * BS:(j + 1) * BS]
+                if got == want[j * BS:(j + 1) * BS]:
+                    right += 1
+                    continue
+                bad += 1
+                if got == bytes(BS):
+                    zero += 1
+                first = first if first is not None else lba + j
+        if broken:
+            break
     io.close()
     admin.close()
     if args.op == "write":
