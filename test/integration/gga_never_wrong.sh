@@ -42,37 +42,6 @@ DATA_OFF=$((4096 + 32 * 2048))
 DATA_END=$((4096 + MEMBER_BLOCKS * 2048))
 MD_AREA=$(((DATA_END + 4095) / 4096 * 4096))
 
-# up_case NAME: a fresh topology in $TMP/NAME (the previous one is taken down
-# and its files removed); returns non-zero if it did not come up.
-up_case() {
-	local rc
-	if [ -f "$D/topology.env" ]; then
-		topo down >/dev/null 2>&1
-		rm -rf "$D"
-		# Everything started so far is gone (the reader was waited for):
-		# cleanup must not signal pids the system may have reused since.
-		PIDS=()
-	fi
-	D=$TMP/$1
-	topo up --size 16 >"$TMP/$1.up.out" 2>&1
-	rc=$?
-	track
-	check "$1: topology up (exit $rc)" test $rc -eq 0
-	[ $rc -eq 0 ] || cat "$TMP/$1.up.out"
-	return $rc
-}
-
-# gb write|check SEED LBAS [--nlb N]: gga_blocks.py through the front, bounded;
-# its output is kept in $TMP/gb.out and printed.
-gb() {
-	local rc
-	timeout -k 5 120 python3 "$BLOCKS" "$1" --config "$D/bdevperf.json" --seed "$2" \
-		--lbas "$3" "${@:4}" >"$TMP/gb.out" 2>&1
-	rc=$?
-	cat "$TMP/gb.out"
-	return $rc
-}
-
 # gb_count WORD: the count before WORD (wrong, failed, right, zero-filled,
 # not read) in the last check's summary; empty if there was none.
 gb_count() {
@@ -144,30 +113,6 @@ degraded_within() {
 		sleep 0.1
 	done
 	echo "after $ms ms still $(states), controllers $(frpc bdev_nvme_get_controllers | jget - '[c["name"] + " " + c["state"] for c in d]')"
-	return 1
-}
-
-# settle SECONDS: until gga0 is online with all three members online, no pass
-# running, the bitmap clear, and its event counter has not moved for 2 s (a
-# member back from a restart is checked and resynced a moment after it shows
-# online; the superblock writes that follow must be over before a test kills
-# a target behind an idle front).
-settle() {
-	local cur prev='' same=0
-	for _ in $(seq 1 $(($1 * 5))); do
-		cur=$(gga_info '[d[0]["events"], d[0]["state"], d[0]["recovery"] is None, d[0]["bitmap"]["dirty"]] + [m["state"] for m in d[0]["members"]]' 2>/dev/null)
-		if [ -n "$cur" ] && [ "$cur" = "$prev" ]; then
-			same=$((same + 1))
-		else
-			same=0
-		fi
-		prev=$cur
-		if [ "$same" -ge 10 ] && [ "${cur#*, }" = '"online", true, 0, "online", "online", "online"]' ]; then
-			return 0
-		fi
-		sleep 0.2
-	done
-	echo "not settled after $1 s: [events, state, idle, dirty, members] = $cur"
 	return 1
 }
 

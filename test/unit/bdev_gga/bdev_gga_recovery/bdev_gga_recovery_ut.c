@@ -1,0 +1,558 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Regression tests of "never wrong data" (issues 18 and 22), on the harness
+ * of ../bdev_gga_heal_env.c: blank members and a front restart, an old copy
+ * of a member, records a crash leaves, a checkpoint not resumed after its
+ * member left the pass, a flush a member failed, the rebuild rate under load,
+ * the member error policy and a member that stalls. Each failed on e5a27b9.
+ */
+#include "test/unit/bdev_gga/bdev_gga_heal_env.c"
+
+/*
+ * A flush that a member failed is acknowledged only once the superblocks of
+ * the others call that member out of sync: its cache may have lost writes
+ * that were acknowledged.
+ */
+static void
+test_flush_failed_member(void)
+{
+	struct bdev_error_inject_opts opts = {
+		.io_type = BDEV_IO_TYPE_FLUSH,
+		.error_type = BDEV_ERROR_FAILURE,
+	};
+	uint8_t w[4 * LBS];
+	struct gga_disk *disk;
+	struct gga_sb sb;
+	struct ut_io r;
+
+	make_error_members("F", 3, MBS);
+	disk = make_heal_gga("F", 4, false);
+	open_dev("F");
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(0, 4, w));
+	CU_ASSERT_FATAL(disk->members[1].flush_supported);
+	UT_ASSERT_EQ(bdev_error_inject_error("EE_F2", &opts), 0);
+	UT_ASSERT_EQ(ut_io_sync(&g_dev, BDEV_IO_TYPE_FLUSH, NULL, 0, NBLK, &r), 0);
+	CU_ASSERT(r.done && r.success);
+	/* At the moment of the acknowledgement, not later. */
+	read_sb(disk, 0, &sb);
+	UT_ASSERT_EQ(sb.member_state[1], GGA_SB_MEMBER_STALE);
+	read_sb(disk, 2, &sb);
+	UT_ASSERT_EQ(sb.member_state[1], GGA_SB_MEMBER_STALE);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[1]), BDEV_GGA_MEMBER_FAILED);
+	UT_ASSERT_EQ(inject("EE_F2", BDEV_ERROR_NONE), 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("F");
+	delete_error_members("F", 3);
+}
+
+/*
+ * Two members come back blank, then the front restarts. The blank members'
+ * new records must not outvote the one member that holds the data: the
+ * assembly refuses (fewer than k members in sync), nothing is written to
+ * that member, and no read ever returns the blank members' zeros.
+ */
+static void
+test_two_blank_restart(void)
+{
+	uint8_t a[16 * LBS], rd[16 * LBS];
+	struct bdev_gga_opts opts;
+	struct gga_disk *disk;
+	struct create_res r;
+	struct gga_sb sb[3];
+	uint8_t *before;
+	bool on = true;
+	uint64_t t0;
+	uint32_t i;
+
+	make_error_members("Z", 3, MBS);
+	disk = make_heal_gga("Z", 4, false);
+	open_dev("Z");
+	fill_random(a, sizeof(a));
+	CU_ASSERT(dev_write(0, 16, a));
+	WAIT_FOR(gga_bitmap_dirty(disk) == 0 && !gga_bitmap_busy(disk));
+	/* Parity, then data_2: the array fails; their storage is wiped meanwhile. */
+	fail_member(disk, "EE_Z3", 2);
+	fail_member(disk, "EE_Z2", 1);
+	UT_ASSERT_EQ(inject("EE_Z2", BDEV_ERROR_NONE), 0);
+	UT_ASSERT_EQ(inject("EE_Z3", BDEV_ERROR_NONE), 0);
+	blank_member(disk, 1);
+	blank_member(disk, 2);
+	/*
+	 * Both answer again, blank: with fewer than k members online nothing is
+	 * written to them (a record formatted now could tie with the next
+	 * assembly's), so they stay failed and blank, and reads fail.
+	 */
+	UT_ASSERT_EQ(bdev_gga_set_options("Z", NULL, &on), 0);
+	t0 = time_now_ns();
+	while (time_now_ns() - t0 < 2500ull * 1000 * 1000) {
+		ut_poll_idle();
+	}
+	UT_ASSERT_EQ(gga_member_state(&disk->members[1]), BDEV_GGA_MEMBER_FAILED);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_FAILED);
+	CU_ASSERT(!dev_read(0, 16, rd));
+	read_sb(disk, 0, &sb[0]);
+	for (i = 1; i < 3; i++) {
+		uint8_t *blk = malloc(disk->mbs);
+
+		UT_ASSERT_EQ(member_rw(disk, i, false, 0, 1, blk), 0);
+		UT_ASSERT_EQ(gga_sb_decode(blk, disk->frag_size, &sb[i]), -ENOENT);
+		free(blk);
+	}
+	ut_dev_close(&g_dev);
+	gga_delete_sync("Z");
+
+	before = snapshot("Z1");
+	heal_opts("Z", &opts);
+	/* One formatted member and two blank ones: refused, nothing written. */
+	UT_ASSERT_EQ(create_opts_sync(&opts, &r), -EEXIST);
+	CU_ASSERT(strstr(r.msg, "cannot be assembled") != NULL);
+	CU_ASSERT(bdev_get_by_name("Z") == NULL);
+	ut_poll_idle();
+	CU_ASSERT(unchanged("Z1", before));
+	free(before);
+	delete_error_members("Z", 3);
+}
+
+/*
+ * A member restored from an old copy of its own storage, taken before writes
+ * whose marks have since been cleared, is rebuilt whole: a resync of the
+ * marked regions would leave it without those writes, and the array would
+ * lose them with the next member.
+ */
+static void
+test_old_copy_returns(void)
+{
+	uint8_t a[8 * LBS], b[8 * LBS], rd[8 * LBS];
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+	uint8_t *old;
+	bool on = true, off = false;
+
+	make_error_members("O", 3, MBS);
+	disk = make_heal_gga("O", 4, true);
+	open_dev("O");
+	fill_random(a, sizeof(a));
+	fill_random(b, sizeof(b));
+	CU_ASSERT(dev_write(0, 8, a));
+	WAIT_FOR(gga_bitmap_dirty(disk) == 0 && !gga_bitmap_busy(disk));
+	old = snapshot("O2");
+	/* Set B while all three are online; its marks are cleared again. */
+	CU_ASSERT(dev_write(100, 8, b));
+	WAIT_FOR(gga_bitmap_dirty(disk) == 0 && !gga_bitmap_busy(disk));
+	UT_ASSERT_EQ(gga_bitmap_dirty(disk), 0);
+	/* data_2 goes; its storage comes back as the old copy. */
+	UT_ASSERT_EQ(bdev_gga_set_options("O", NULL, &off), 0);
+	fail_member(disk, "EE_O2", 1);
+	UT_ASSERT_EQ(inject("EE_O2", BDEV_ERROR_NONE), 0);
+	UT_ASSERT_EQ(member_rw(disk, 1, true, 0, MEMBER_BLOCKS, old), 0);
+	free(old);
+	UT_ASSERT_EQ(bdev_gga_set_options("O", NULL, &on), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	get_info("O", &info);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_ONLINE);
+	CU_ASSERT(info.last_recovery.valid && info.last_recovery.rebuild);
+	UT_ASSERT_EQ(info.last_recovery.result, 0);
+	bdev_gga_info_clear(&info);
+	/* data_1 lost: both sets come from data_2 and parity. */
+	UT_ASSERT_EQ(inject("EE_O1", BDEV_ERROR_FAILURE), 0);
+	CU_ASSERT(dev_read(0, 8, rd));
+	CU_ASSERT(memcmp(rd, a, sizeof(a)) == 0);
+	CU_ASSERT(dev_read(100, 8, rd));
+	CU_ASSERT(memcmp(rd, b, sizeof(b)) == 0);
+	UT_ASSERT_EQ(inject("EE_O1", BDEV_ERROR_NONE), 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("O");
+	delete_error_members("O", 3);
+}
+
+/*
+ * The rebuild rate holds while a front request is in flight, even with no new
+ * request for longer than the idle spell: a pass once went unlimited as soon
+ * as 50 ms passed without a new request. Only a lower bound on the time is
+ * checked (a slow machine only makes the pass longer).
+ */
+static void
+test_rate_limit_in_flight(void)
+{
+	uint8_t w[8 * LBS];
+	struct bdev_gga_opts opts;
+	struct replace_res rr = { 0 };
+	struct gga_disk *disk;
+	struct create_res r;
+	uint64_t t0, ns;
+	char msg[256];
+
+	make_error_members("Q", 3, MBS);
+	heal_opts("Q", &opts);
+	opts.auto_readd = false;
+	opts.rebuild_rate_mib_s = 1;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	disk = r.bdev->ctxt;
+	open_dev("Q");
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(0, 8, w));
+	fail_member(disk, "EE_Q3", 2);
+	UT_ASSERT_EQ(inject("EE_Q3", BDEV_ERROR_NONE), 0);
+	/* One front request in flight for the whole pass, and no new one. */
+	__atomic_fetch_add(&disk->front_ios, 1, __ATOMIC_RELAXED);
+	t0 = time_now_ns();
+	UT_ASSERT_EQ(bdev_gga_replace_member("Q", "parity", "EE_Q3", replace_done, &rr, msg,
+					     sizeof(msg)),
+		     0);
+	WAIT_FOR(rr.done && gga_live_mask(disk) == disk->all_mask);
+	ns = time_now_ns() - t0;
+	__atomic_fetch_add(&disk->front_done, 1, __ATOMIC_RELAXED);
+	UT_ASSERT_EQ(rr.rc, 0);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	/* 256 blocks of 1 KiB at 1 MiB/s: 250 ms; the bucket starts empty. */
+	CU_ASSERT(ns >= 225ull * 1000 * 1000);
+	fprintf(stderr, "  rebuild of 256 KiB at 1 MiB/s with a request in flight: %.0f ms\n",
+		(double)ns / 1e6);
+	check_all_paths(disk, 0, 8, w);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("Q");
+	delete_error_members("Q", 3);
+}
+
+/*
+ * A member that keeps returning corrupt fragments is faulted after
+ * member_error_limit of them within the window: failed, not re-added by the
+ * probe, until an operator clears it (then rebuilt whole).
+ */
+static void
+test_member_faulted(void)
+{
+	uint8_t w[8 * LBS], all[8 * LBS], rd[LBS];
+	struct bdev_gga_opts opts;
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+	struct create_res r;
+	uint64_t t0;
+	uint32_t b;
+
+	make_error_members("X", 3, MBS);
+	heal_opts("X", &opts);
+	opts.member_error_limit = 3;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	disk = r.bdev->ctxt;
+	open_dev("X");
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(0, 8, w));
+	UT_ASSERT_EQ(bdev_gga_clear_member("X", "data_2"), -EALREADY);
+	UT_ASSERT_EQ(bdev_gga_clear_member("X", "data_9"), -ENOENT);
+	UT_ASSERT_EQ(bdev_gga_clear_member("nope", "data_2"), -ENODEV);
+	/* Two bad fragments: repaired, counted, still online. */
+	for (b = 0; b < 3; b++) {
+		flip(disk, 1, b, 7, 0x40);
+		CU_ASSERT(dev_read(b, 1, rd));
+		CU_ASSERT(memcmp(rd, w + b * LBS, LBS) == 0);
+		if (b < 2) {
+			UT_ASSERT_EQ(gga_member_state(&disk->members[1]), BDEV_GGA_MEMBER_ONLINE);
+		}
+	}
+	/* The third: faulted. */
+	UT_ASSERT_EQ(gga_member_state(&disk->members[1]), BDEV_GGA_MEMBER_FAILED);
+	get_info("X", &info);
+	CU_ASSERT(info.members[1].faulted);
+	UT_ASSERT_EQ(info.members[1].errors, 3);
+	UT_ASSERT_EQ(info.counters.checksum_failures, 3);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_DEGRADED);
+	bdev_gga_info_clear(&info);
+	/* Its base answers, but the probe leaves it out (two probe periods). */
+	t0 = time_now_ns();
+	while (time_now_ns() - t0 < 2500ull * 1000 * 1000) {
+		ut_poll_idle();
+	}
+	UT_ASSERT_EQ(gga_member_state(&disk->members[1]), BDEV_GGA_MEMBER_FAILED);
+	check_all_paths(disk, 0, 8, w);
+	/* Cleared by the operator: re-added and rebuilt whole. */
+	UT_ASSERT_EQ(bdev_gga_clear_member("X", "EE_X2"), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	get_info("X", &info);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_ONLINE);
+	CU_ASSERT(!info.members[1].faulted);
+	UT_ASSERT_EQ(info.members[1].errors, 0);
+	CU_ASSERT(info.last_recovery.valid && info.last_recovery.rebuild);
+	bdev_gga_info_clear(&info);
+	/* Data_1 lost: everything comes from the rebuilt data_2 and parity. */
+	UT_ASSERT_EQ(inject("EE_X1", BDEV_ERROR_FAILURE), 0);
+	CU_ASSERT(dev_read(0, 8, all));
+	CU_ASSERT(memcmp(all, w, sizeof(w)) == 0);
+	UT_ASSERT_EQ(inject("EE_X1", BDEV_ERROR_NONE), 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("X");
+	delete_error_members("X", 3);
+}
+
+/*
+ * A member that stops answering (its I/O held, as by a target that hangs)
+ * does not hold the gga bdev's I/O: after member_timeout_ms it is failed and
+ * reset, reads go on degraded, and a write completes once the superblocks
+ * say the member missed it.
+ */
+static void
+test_member_stall(void)
+{
+	struct bdev_error_inject_opts hold = {
+		.io_type = BDEV_ERROR_IO_TYPE_ALL,
+		.error_type = BDEV_ERROR_PENDING,
+	};
+	uint8_t w[8 * LBS], rd[8 * LBS];
+	struct bdev_gga_opts opts;
+	struct gga_disk *disk;
+	struct create_res r;
+	bool on = true, off = false;
+	struct gga_sb sb;
+	uint64_t t0, ns;
+
+	make_error_members("W", 3, MBS);
+	heal_opts("W", &opts);
+	opts.auto_readd = false;
+	opts.member_timeout_ms = 200;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	disk = r.bdev->ctxt;
+	open_dev("W");
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(0, 8, w));
+
+	/* data_2 hangs: a read waits about member_timeout_ms, then is served without it. */
+	UT_ASSERT_EQ(bdev_error_inject_error("EE_W2", &hold), 0);
+	t0 = time_now_ns();
+	CU_ASSERT(dev_read(0, 8, rd));
+	ns = time_now_ns() - t0;
+	CU_ASSERT(memcmp(rd, w, sizeof(w)) == 0);
+	CU_ASSERT(ns >= 150ull * 1000 * 1000);
+	fprintf(stderr, "  read with data_2 hanging: %.0f ms (member_timeout_ms 200)\n",
+		(double)ns / 1e6);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[1]), BDEV_GGA_MEMBER_FAILED);
+	UT_ASSERT_EQ(inject("EE_W2", BDEV_ERROR_NONE), 0);
+	UT_ASSERT_EQ(bdev_gga_set_options("W", NULL, &on), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	UT_ASSERT_EQ(bdev_gga_set_options("W", NULL, &off), 0);
+
+	/* The parity hangs: a write completes, and the superblocks call it out of sync. */
+	UT_ASSERT_EQ(bdev_error_inject_error("EE_W3", &hold), 0);
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(0, 8, w));
+	UT_ASSERT_EQ(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_FAILED);
+	read_sb(disk, 0, &sb);
+	UT_ASSERT_EQ(sb.member_state[2], GGA_SB_MEMBER_STALE);
+	CU_ASSERT(dev_read(0, 8, rd));
+	CU_ASSERT(memcmp(rd, w, sizeof(w)) == 0);
+	UT_ASSERT_EQ(inject("EE_W3", BDEV_ERROR_NONE), 0);
+	UT_ASSERT_EQ(bdev_gga_set_options("W", NULL, &on), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	check_all_paths(disk, 0, 8, w);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("W");
+	delete_error_members("W", 3);
+}
+
+/* Rewrite member i's superblock record as `sb` (crafting what a crash left). */
+static void
+write_sb(struct gga_disk *disk, uint32_t i, const struct gga_sb *sb)
+{
+	uint8_t *blk = calloc(1, disk->mbs);
+
+	CU_ASSERT_FATAL(blk != NULL);
+	UT_ASSERT_EQ(gga_sb_encode(sb, blk), 0);
+	UT_ASSERT_EQ(member_rw(disk, i, true, 0, 1, blk), 0);
+	free(blk);
+}
+
+/* Zero member i's data area (its fragments), leaving its reserved region. */
+static void
+blank_data(struct gga_disk *disk, uint32_t i)
+{
+	uint8_t *zero = calloc(NBLK, disk->mbs);
+
+	CU_ASSERT_FATAL(zero != NULL);
+	UT_ASSERT_EQ(member_rw(disk, i, true, disk->data_offset, NBLK, zero), 0);
+	free(zero);
+}
+
+/* Delete and assemble "Y" again over EE_Y1..3; the new disk. */
+static struct gga_disk *
+reassemble_y(void)
+{
+	ut_dev_close(&g_dev);
+	gga_delete_sync("Y");
+	return make_heal_gga("Y", 4, true);
+}
+
+/* After a recovery: with data_1 lost, every block still reads back as written. */
+static void
+check_without_data_1(struct gga_disk *disk, const uint8_t *w)
+{
+	uint8_t rd[16 * LBS];
+
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	UT_ASSERT_EQ(inject("EE_Y1", BDEV_ERROR_FAILURE), 0);
+	CU_ASSERT(dev_read(0, 16, rd));
+	CU_ASSERT(memcmp(rd, w, sizeof(rd)) == 0);
+	CU_ASSERT(dev_read(200, 16, rd));
+	CU_ASSERT(memcmp(rd, w + sizeof(rd), sizeof(rd)) == 0);
+	UT_ASSERT_EQ(inject("EE_Y1", BDEV_ERROR_NONE), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+}
+
+/*
+ * What a crash leaves in the records, crafted on the members, then an
+ * assembly:
+ * - one update cut short between the records of a member just formatted
+ *   (data_2: "needs a rebuild" in its own record) and the others' (data_2
+ *   "stale"), all with one event count: the tie resolves toward the more
+ *   degraded view, so data_2 is rebuilt whole, not resynced over no region;
+ * - a checkpoint at block 128 for the parity, whose storage then comes back
+ *   blank: its rebuild starts at block 0, not 128.
+ */
+static void
+test_assembly_crash_records(void)
+{
+	uint8_t w[32 * LBS];
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+	struct gga_sb sb[3];
+	uint32_t i;
+
+	make_error_members("Y", 3, MBS);
+	disk = make_heal_gga("Y", 4, true);
+	open_dev("Y");
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(0, 16, w));
+	CU_ASSERT(dev_write(200, 16, w + 16 * LBS));
+	WAIT_FOR(gga_bitmap_dirty(disk) == 0 && !gga_bitmap_busy(disk));
+
+	/* The tie: data_2's fragments are blank, its record says so, the others' do not. */
+	for (i = 0; i < 3; i++) {
+		read_sb(disk, i, &sb[i]);
+	}
+	blank_data(disk, 1);
+	for (i = 0; i < 3; i++) {
+		sb[i].member_state[1] = i == 1 ? GGA_SB_MEMBER_REBUILD : GGA_SB_MEMBER_STALE;
+		write_sb(disk, i, &sb[i]);
+	}
+	disk = reassemble_y();
+	open_dev("Y");
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	get_info("Y", &info);
+	CU_ASSERT(info.last_recovery.valid && info.last_recovery.rebuild);
+	UT_ASSERT_EQ(info.last_recovery.blocks_copied, NBLK);
+	bdev_gga_info_clear(&info);
+	check_without_data_1(disk, w);
+
+	/* The checkpoint: parity in a pass done below 128, then its storage blank. */
+	for (i = 0; i < 3; i++) {
+		read_sb(disk, i, &sb[i]);
+		sb[i].member_state[2] = GGA_SB_MEMBER_REBUILD;
+		sb[i].recovery_mask = 1u << 2;
+		sb[i].recovery_offset = 128;
+		write_sb(disk, i, &sb[i]);
+	}
+	blank_member(disk, 2);
+	disk = reassemble_y();
+	open_dev("Y");
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	get_info("Y", &info);
+	CU_ASSERT(info.last_recovery.valid && info.last_recovery.rebuild);
+	UT_ASSERT_EQ(info.last_recovery.blocks_copied, NBLK);
+	bdev_gga_info_clear(&info);
+	check_without_data_1(disk, w);
+
+	ut_dev_close(&g_dev);
+	gga_delete_sync("Y");
+	delete_error_members("Y", 3);
+}
+
+/*
+ * A rebuild whose checkpoint was persisted at block 1024 or beyond loses its
+ * member, a write lands below the checkpoint meanwhile, and the member comes
+ * back: its pass starts over from block 0. It once resumed at the
+ * checkpoint, and the member went online without the write.
+ */
+static void
+test_checkpoint_not_resumed(void)
+{
+	uint8_t a[8 * LBS], c[8 * LBS], rd[8 * LBS];
+	struct replace_res rr = { 0 };
+	struct bdev_gga_opts opts;
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+	struct create_res r;
+	struct gga_sb sb;
+	char msg[256];
+	uint64_t t0;
+
+	make_error_members_of("K", 3, MBS, 4096);
+	heal_opts("K", &opts);
+	opts.auto_readd = false;
+	opts.rebuild_rate_mib_s = 1;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	disk = r.bdev->ctxt;
+	open_dev("K");
+	fill_random(a, sizeof(a));
+	fill_random(c, sizeof(c));
+	CU_ASSERT(dev_write(0, 8, a));
+	fail_member(disk, "EE_K3", 2);
+	UT_ASSERT_EQ(inject("EE_K3", BDEV_ERROR_NONE), 0);
+	/* A full rebuild of the parity, held to 1 MiB/s by front reads, until a checkpoint. */
+	UT_ASSERT_EQ(bdev_gga_replace_member("K", "parity", "EE_K3", replace_done, &rr, msg,
+					     sizeof(msg)),
+		     0);
+	t0 = time_now_ns();
+	memset(&sb, 0, sizeof(sb));
+	while (time_now_ns() - t0 < 8ull * 1000 * 1000 * 1000) {
+		CU_ASSERT(dev_read(4000, 1, rd));
+		if (rr.done && disk->rec_offset >= 1024) {
+			/* On the members, not only in memory. */
+			read_sb(disk, 0, &sb);
+			if (sb.recovery_offset >= 1024 && sb.recovery_mask == 1u << 2) {
+				break;
+			}
+		}
+	}
+	CU_ASSERT(sb.recovery_offset >= 1024 && sb.recovery_mask == 1u << 2);
+	CU_ASSERT(disk->walk != NULL);
+	/* It fails; block 0..7 are written without it, below the checkpoint. */
+	UT_ASSERT_EQ(inject("EE_K3", BDEV_ERROR_FAILURE), 0);
+	CU_ASSERT(dev_write(0, 8, c));
+	UT_ASSERT_EQ(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_FAILED);
+	WAIT_FOR(disk->walk == NULL);
+	/* Back: recovered from block 0, so the write below the old checkpoint is on it. */
+	UT_ASSERT_EQ(inject("EE_K3", BDEV_ERROR_NONE), 0);
+	disk->rec_retry_ticks = 0;
+	disk->members[2].forced = true;
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	get_info("K", &info);
+	CU_ASSERT(info.last_recovery.valid && info.last_recovery.result == 0);
+	UT_ASSERT_EQ(info.last_recovery.blocks_copied, 4096);
+	bdev_gga_info_clear(&info);
+	UT_ASSERT_EQ(inject("EE_K1", BDEV_ERROR_FAILURE), 0);
+	CU_ASSERT(dev_read(0, 8, rd));
+	CU_ASSERT(memcmp(rd, c, sizeof(c)) == 0);
+	UT_ASSERT_EQ(inject("EE_K1", BDEV_ERROR_NONE), 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("K");
+	delete_error_members("K", 3);
+}
+
+int
+main(void)
+{
+	static const struct ut_test tests[] = {
+		UT_TEST(test_flush_failed_member),
+		UT_TEST(test_two_blank_restart),
+		UT_TEST(test_old_copy_returns),
+		UT_TEST(test_rate_limit_in_flight),
+		UT_TEST(test_member_faulted),
+		UT_TEST(test_member_stall),
+		UT_TEST(test_assembly_crash_records),
+		UT_TEST(test_checkpoint_not_resumed),
+	};
+
+	return ut_run("bdev_gga_recovery", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
+}
