@@ -544,14 +544,10 @@ int
 main(void)
 {
 	static const struct ut_test tests[] = {
-		UT_TEST(test_flush_failed_member),
-		UT_TEST(test_two_blank_restart),
-		UT_TEST(test_old_copy_returns),
-		UT_TEST(test_rate_limit_in_flight),
-		UT_TEST(test_member_faulted),
-		UT_TEST(test_member_stall),
-		UT_TEST(test_assembly_crash_records),
-		UT_TEST(test_checkpoint_not_resumed),
+		UT_TEST(test_flush_failed_member),    UT_TEST(test_two_blank_restart),
+		UT_TEST(test_old_copy_returns),       UT_TEST(test_rate_limit_in_flight),
+		UT_TEST(test_member_faulted),         UT_TEST(test_member_stall),
+		UT_TEST(test_assembly_crash_records), UT_TEST(test_checkpoint_not_resumed),
 	};
 
 	return ut_run("bdev_gga_recovery", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
