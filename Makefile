@@ -49,6 +49,7 @@ bench:
 torture: build
 	@$(MAKE) -C test/unit/bdev_gga/bdev_gga_torture all
 	@GGA_TORTURE_SECONDS=$${GGA_TORTURE_SECONDS:-600} \
+		GGA_TORTURE_SEED=$${GGA_TORTURE_SEED:-$$(date +%s%N)} \
 		$(O)/test/unit/bdev_gga/bdev_gga_torture/bdev_gga_torture_ut
 
 fuzz: build
