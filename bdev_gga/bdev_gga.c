@@ -111,6 +111,8 @@ disk_state(const struct gga_disk *disk)
 	return live >= disk->k ? BDEV_GGA_DEGRADED : BDEV_GGA_FAILED;
 }
 
+struct gga_test_knobs gga_test_knobs;
+
 bool
 gga_disk_all_online(const struct gga_disk *disk)
 {
@@ -704,6 +706,80 @@ watchdog_poll(void *arg)
 	return busy ? POLLER_BUSY : POLLER_IDLE;
 }
 
+static void
+app_watchdog_reset_done(struct bdev_io *io, bool success, void *cb_arg)
+{
+	struct gga_member *member = cb_arg;
+
+	bdev_free_io(io);
+	member->app_resetting = false;
+	gga_member_app_io_done(member);
+	/* A delete may have waited for this reset alone. */
+	gga_disk_try_free(member->disk);
+}
+
+/*
+ * The same watch over the app thread's own member I/O: superblock and
+ * bitmap writes, probes and recovery chunks. A member that holds one of them
+ * for member_timeout_ms is failed and reset; a bitmap write it held would
+ * otherwise hold every write that waits for a mark (until its own timeout,
+ * 30 s for an nvme bdev; for ever for one without).
+ */
+static int
+app_watchdog_poll(void *arg)
+{
+	struct gga_disk *disk = arg;
+	uint32_t timeout = __atomic_load_n(&disk->timeout_ms, __ATOMIC_RELAXED), i;
+	struct gga_member *member;
+	uint64_t now = ticks_get();
+	bool busy = false;
+	int rc;
+
+	for (i = 0; i < disk->n; i++) {
+		member = &disk->members[i];
+		if (member->app_io == 0 || member->app_ch == NULL) {
+			member->app_since = 0;
+			continue;
+		}
+		if (member->app_since == 0 || member->app_done != member->app_seen) {
+			member->app_seen = member->app_done;
+			member->app_since = now;
+			continue;
+		}
+		if (timeout == 0 || member->app_resetting ||
+		    now - member->app_since < (uint64_t)timeout * ticks_hz() / 1000) {
+			continue;
+		}
+		WARNLOG("gga bdev '%s': member '%s' has not answered the superblock, bitmap or "
+			"recovery I/O for %u ms; failing and resetting it\n",
+			disk->bdev.name, member->name, timeout);
+		gga_member_fail(disk, i, "stalled: no answer within member_timeout_ms");
+		/* Once per stall: a new one is timed from now. */
+		member->app_since = now;
+		busy = true;
+		if (!member->reset_supported) {
+			continue;
+		}
+		rc = bdev_reset(member->desc, member->app_ch, app_watchdog_reset_done, member);
+		if (rc == 0) {
+			member->app_resetting = true;
+			member->app_io++;
+		}
+	}
+	return busy ? POLLER_BUSY : POLLER_IDLE;
+}
+
+static void
+app_watchdog_start(struct gga_disk *disk)
+{
+	disk->app_watchdog = poller_register(app_watchdog_poll, disk, WATCHDOG_PERIOD_US,
+					     "gga_app_watchdog");
+	if (disk->app_watchdog == NULL) {
+		WARNLOG("gga bdev '%s': no watchdog poller for superblock and bitmap I/O\n",
+			disk->bdev.name);
+	}
+}
+
 static int
 gga_channel_create(void *io_device, void *ctx_buf)
 {
@@ -855,6 +931,7 @@ void
 gga_member_app_io_done(struct gga_member *member)
 {
 	assert(member->app_io > 0);
+	member->app_done++;
 	if (--member->app_io == 0 && member->close_deferred) {
 		/* A hot-remove or replace finished while this I/O was in flight. */
 		member->close_deferred = false;
@@ -964,6 +1041,8 @@ gga_disk_try_free(struct gga_disk *disk)
 	    gga_recover_busy(disk)) {
 		return;
 	}
+	/* Watched to the end: a member that stalls the last records cannot hold the delete. */
+	poller_unregister(&disk->app_watchdog);
 	for (i = 0; i < disk->n; i++) {
 		gga_member_close(&disk->members[i]);
 	}
@@ -1202,6 +1281,7 @@ gga_disk_register(struct gga_disk *disk)
 	TAILQ_INSERT_TAIL(&g_disks, disk, link);
 	disk->registered = true;
 	gga_bitmap_start(disk);
+	app_watchdog_start(disk);
 	gga_recover_start_disk(disk);
 	return 0;
 }

@@ -108,6 +108,15 @@ struct gga_member {
 	bool close_deferred;
 	/* App thread: superblock, bitmap, probe and walk I/O in flight on app_ch. */
 	uint32_t app_io;
+	/*
+	 * App thread, its watchdog (app_watchdog_poll): completions of that I/O,
+	 * the count last seen, since when (ticks; 0: nothing in flight) and a
+	 * reset asked for that has not ended yet.
+	 */
+	uint64_t app_done;
+	uint64_t app_seen;
+	uint64_t app_since;
+	bool app_resetting;
 	/* App thread: recover it even with auto_readd off (a replace asked for it). */
 	bool forced;
 	/* App thread: the bdev_gga_replace_member under way. */
@@ -140,6 +149,19 @@ enum gga_bm_clear_stage {
 	GGA_BM_CLEAR_SECOND, /* the second update (bitmap_events) is wanted or in flight */
 	GGA_BM_CLEAR_READY,  /* persisted: the next sweep clears */
 };
+
+/*
+ * Timings that only the unit tests change (0: the default), so that a
+ * torture run reaches persisted checkpoints mid-pass and gets its members
+ * back in milliseconds rather than seconds.
+ */
+struct gga_test_knobs {
+	uint32_t checkpoint_ms; /* a pass persists its checkpoint this often (2000) */
+	uint32_t chunk_blocks;  /* blocks per chunk of a pass (128 KiB worth) */
+	uint32_t probe_ms;      /* failed members are probed this often (1000) */
+	uint32_t retry_ms;      /* a pass that failed is retried this much later (10000) */
+};
+extern struct gga_test_knobs gga_test_knobs;
 
 struct gga_disk {
 	/*
@@ -238,10 +260,16 @@ struct gga_disk {
 	uint64_t rec_retry_ticks; /* a failed pass is not retried before */
 	bool check_marked;        /* assembled: check the marked regions once */
 	struct poller *probe_poller;
+	struct poller *app_watchdog; /* app_watchdog_poll */
 	struct bdev_gga_recovery_info last_recovery;
 	/* Blocks known unrecoverable (any thread adds; a clean full scrub resets). */
 	uint64_t lost_blocks;
 	struct bdev_gga_scrub_info scrub;
+	/*
+	 * A block at which recovery passes stop issuing chunks until it is
+	 * moved (0: no hold). Only unit tests set it (see gga_test_knobs).
+	 */
+	uint64_t walk_hold_at;
 
 	uint64_t lock_words[GGA_LOCK_WORDS] __attribute__((aligned(64)));
 	/*

@@ -458,7 +458,11 @@ probe_poll(void *arg)
 void
 gga_recover_start_disk(struct gga_disk *disk)
 {
-	disk->probe_poller = poller_register(probe_poll, disk, PROBE_PERIOD_US, "gga_probe");
+	disk->probe_poller = poller_register(probe_poll, disk,
+					     gga_test_knobs.probe_ms != 0 ?
+						     gga_test_knobs.probe_ms * 1000u :
+						     PROBE_PERIOD_US,
+					     "gga_probe");
 	if (disk->probe_poller == NULL) {
 		WARNLOG("gga bdev '%s': no probe poller: failed members are not re-added\n",
 			disk->bdev.name);

@@ -128,7 +128,9 @@ walk_alloc(struct gga_disk *disk)
 		return NULL;
 	}
 	walk->disk = disk;
-	walk->chunk_blocks = GGA_MAX(1u, GGA_CHUNK_BYTES / disk->block_size);
+	walk->chunk_blocks = gga_test_knobs.chunk_blocks != 0 ?
+				     gga_test_knobs.chunk_blocks :
+				     GGA_MAX(1u, GGA_CHUNK_BYTES / disk->block_size);
 	walk->stride = (size_t)walk->chunk_blocks * disk->mbs;
 	walk->heal = malloc((size_t)disk->n * disk->mbs);
 	walk->bounce = malloc(disk->block_size);
@@ -453,10 +455,13 @@ static void
 walk_checkpoint(struct gga_walk *walk, bool force)
 {
 	struct gga_disk *disk = walk->disk;
-	uint64_t now = ticks_get(), low = walk->cursor;
+	uint64_t now = ticks_get(), low = walk->cursor, every;
 	uint32_t i;
 
-	if (walk->scrub || (!force && now - walk->ckpt_ticks < WALK_CHECKPOINT_SEC * ticks_hz())) {
+	every = gga_test_knobs.checkpoint_ms != 0 ?
+			(uint64_t)gga_test_knobs.checkpoint_ms * ticks_hz() / 1000 :
+			(uint64_t)WALK_CHECKPOINT_SEC * ticks_hz();
+	if (walk->scrub || (!force && now - walk->ckpt_ticks < every)) {
 		return;
 	}
 	walk->ckpt_ticks = now;
@@ -494,9 +499,6 @@ walk_next_chunk(struct gga_walk *walk, uint64_t *lba, uint32_t *blocks)
 			walk->cursor = region_end;
 			continue;
 		}
-		if (walk_marked(walk) && walk->cursor == region * rblocks) {
-			walk->regions_done++;
-		}
 		*lba = walk->cursor;
 		*blocks = (uint32_t)GGA_MIN((uint64_t)walk->chunk_blocks,
 					    region_end - walk->cursor);
@@ -533,7 +535,7 @@ static void
 walk_issue(struct gga_walk *walk)
 {
 	struct gga_disk *disk = walk->disk;
-	uint64_t now = ticks_get(), lba, front;
+	uint64_t now = ticks_get(), lba, front, hold;
 	uint32_t i, blocks;
 	bool limited;
 	double cap;
@@ -569,9 +571,18 @@ walk_issue(struct gga_walk *walk)
 		if (!walk_next_chunk(walk, &lba, &blocks)) {
 			break;
 		}
+		hold = __atomic_load_n(&disk->walk_hold_at, __ATOMIC_RELAXED);
+		if (!walk->scrub && hold != 0 && lba >= hold) {
+			/* A test holds the pass here. */
+			break;
+		}
 		if (!gga_lock_try(disk, lba, blocks)) {
 			/* Front I/O holds these blocks: the next tick tries again. */
 			break;
+		}
+		if (walk_marked(walk) && lba % gga_bitmap_region_blocks(disk) == 0) {
+			/* Counted once issued: a chunk held back above is tried again. */
+			walk->regions_done++;
 		}
 		walk->cursor += blocks;
 		walk->tokens -= (double)blocks * disk->block_size;
@@ -660,7 +671,11 @@ recovery_finish(struct gga_walk *walk)
 		/* Their bitmap areas are as old as their outage: give them today's. */
 		gga_bitmap_rewrite(disk);
 	} else {
-		disk->rec_retry_ticks = ticks_get() + WALK_RETRY_SEC * ticks_hz();
+		disk->rec_retry_ticks = ticks_get() +
+					(gga_test_knobs.retry_ms != 0 ?
+						 (uint64_t)gga_test_knobs.retry_ms * ticks_hz() /
+							 1000 :
+						 (uint64_t)WALK_RETRY_SEC * ticks_hz());
 	}
 	memset(last, 0, sizeof(*last));
 	last->valid = true;

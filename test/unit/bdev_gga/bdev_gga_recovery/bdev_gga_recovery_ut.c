@@ -304,12 +304,14 @@ test_member_stall(void)
 	struct create_res r;
 	bool on = true, off = false;
 	struct gga_sb sb;
-	uint64_t t0, ns;
+	uint64_t t0, ns, lba;
 
 	make_error_members("W", 3, MBS);
 	heal_opts("W", &opts);
 	opts.auto_readd = false;
 	opts.member_timeout_ms = 200;
+	/* Regions of 4 blocks: the end of the array stays unmarked until the last part. */
+	opts.bitmap_region_kib = 4;
 	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
 	disk = r.bdev->ctxt;
 	open_dev("W");
@@ -345,6 +347,30 @@ test_member_stall(void)
 	UT_ASSERT_EQ(bdev_gga_set_options("W", NULL, &on), 0);
 	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
 	check_all_paths(disk, 0, 8, w);
+	UT_ASSERT_EQ(bdev_gga_set_options("W", NULL, &off), 0);
+
+	/*
+	 * data_1 hangs a bitmap write (the app thread's own I/O, which no front
+	 * channel watches): the first write to an unmarked region waits for the
+	 * mark, so the member is failed and reset after member_timeout_ms and
+	 * the write completes without it (it hung for ever before).
+	 */
+	lba = r.bdev->num_blocks - 8;
+	UT_ASSERT_EQ_FATAL(gga_bitmap_marked(disk, lba), false);
+	UT_ASSERT_EQ(bdev_error_inject_error("EE_W1", &hold), 0);
+	fill_random(w, sizeof(w));
+	t0 = time_now_ns();
+	CU_ASSERT(dev_write(lba, 8, w));
+	ns = time_now_ns() - t0;
+	fprintf(stderr, "  write with a bitmap write hanging on data_1: %.0f ms\n",
+		(double)ns / 1e6);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[0]), BDEV_GGA_MEMBER_FAILED);
+	CU_ASSERT(dev_read(lba, 8, rd));
+	CU_ASSERT(memcmp(rd, w, sizeof(w)) == 0);
+	UT_ASSERT_EQ(inject("EE_W1", BDEV_ERROR_NONE), 0);
+	UT_ASSERT_EQ(bdev_gga_set_options("W", NULL, &on), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	check_all_paths(disk, lba, 8, w);
 	ut_dev_close(&g_dev);
 	gga_delete_sync("W");
 	delete_error_members("W", 3);

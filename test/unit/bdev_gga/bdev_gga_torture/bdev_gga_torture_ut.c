@@ -51,6 +51,10 @@
 #define T_KNOWN_T2      0x2u
 #define T_KNOWN_OVERLAP 0x4u
 #define T_KNOWN_OLDCOPY 0x8u
+/* Steps a recovery pass may stay held (op_hold) before the test lets it go on. */
+#define T_HOLD_STEPS    40
+/* Blocks per chunk of a recovery pass here: a pass takes many chunks, and checkpoints. */
+#define T_CHUNK_BLOCKS  8
 /* Steps the array may stay down (more than m members out) before the test brings it back. */
 #define T_DOWN_STEPS    20
 
@@ -72,6 +76,7 @@ enum t_op {
 	OP_SCRUB,
 	OP_WAIT,
 	OP_BLANK_RESTART,
+	OP_HOLD,
 	OP_COUNT
 };
 
@@ -96,6 +101,7 @@ static const struct {
 	[OP_SCRUB] = { "scrub", 2 },
 	[OP_WAIT] = { "wait-recovery", 3 },
 	[OP_BLANK_RESTART] = { "blank-then-restart", 4 },
+	[OP_HOLD] = { "hold-pass", 4 },
 };
 
 /* What the model knows of one logical block. */
@@ -139,6 +145,9 @@ struct torture {
 	/* Not online or failed at the last sample; steps in a row with more than m of them. */
 	uint32_t last_unreach;
 	uint32_t down_steps;
+	/* Recovery passes stop at this block (0: they run); kept across restarts. */
+	uint64_t hold_at;
+	uint32_t hold_steps;
 	uint8_t *snap[T_MAX_N];
 	struct t_block blk[NBLK];
 	uint64_t step;
@@ -152,6 +161,8 @@ struct torture {
 	const char *known_env; /* GGA_TORTURE_KNOWN_BUGS as given (a replay needs it) */
 	uint8_t *iobuf[T_BATCH];
 	uint64_t chosen[OP_COUNT];
+	uint64_t op_ns[OP_COUNT]; /* time spent in each operation (where a run's time goes) */
+	uint64_t mend_ns;         /* and in bringing a lost or long-down array back */
 	uint64_t done[OP_COUNT];
 	uint64_t reads_ok, reads_failed, writes_ok, writes_failed, blocks_checked;
 	uint64_t frags_flipped, stalls_aborted, stalls_watchdog, arrays_lost, scrubs_done;
@@ -484,10 +495,14 @@ t_create(struct torture *t)
 		return rc;
 	}
 	t->disk = r.bdev->ctxt;
+	/* Passes held where op_hold says (see t_knobs for the rest). */
+	__atomic_store_n(&t->disk->walk_hold_at, t->hold_at, __ATOMIC_RELAXED);
 	open_dev(t->name);
 	t->open = true;
 	return 0;
 }
+
+static void t_dump_disk(struct torture *t);
 
 static void
 t_stop_front(struct torture *t)
@@ -497,7 +512,17 @@ t_stop_front(struct torture *t)
 		t->open = false;
 	}
 	if (t->disk != NULL) {
-		gga_delete_sync(t->name);
+		struct ut_cpl cpl = { 0 };
+
+		UT_ASSERT_EQ_FATAL(bdev_gga_delete(t->name, ut_cpl_done, &cpl), 0);
+		UT_POLL_UNTIL(cpl.done);
+		if (!cpl.done) {
+			t_dump_disk(t);
+			t->hung = true;
+			t_fail(t, "the delete of the gga bdev did not complete");
+			return;
+		}
+		UT_ASSERT_EQ(cpl.rc, 0);
 		t->disk = NULL;
 	}
 }
@@ -578,11 +603,26 @@ t_teardown(struct torture *t)
 static void
 t_wait_probed(struct torture *t, uint32_t i)
 {
-	uint64_t deadline = time_now_ns() + T_WAIT_NS;
+	/* Ten probes (gga_test_knobs.probe_ms): a member still failed then stays so for now. */
+	uint64_t deadline = time_now_ns() + T_WAIT_NS / 6;
 
 	while (t->disk != NULL && t_member_state(t, i) == BDEV_GGA_MEMBER_FAILED &&
 	       time_now_ns() < deadline) {
 		ut_poll_once();
+	}
+}
+
+/* Recovery passes go on (op_hold). */
+static void
+t_hold_release(struct torture *t)
+{
+	if (t->hold_at != 0) {
+		t_log(t, "hold: released at block %" PRIu64, t->hold_at);
+	}
+	t->hold_at = 0;
+	t->hold_steps = 0;
+	if (t->disk != NULL) {
+		__atomic_store_n(&t->disk->walk_hold_at, 0, __ATOMIC_RELAXED);
 	}
 }
 
@@ -592,9 +632,14 @@ t_wait_recovered(struct torture *t, uint64_t ns)
 {
 	uint64_t deadline = time_now_ns() + ns;
 
+	t_hold_release(t);
 	while (t->disk != NULL && time_now_ns() < deadline) {
 		if (((gga_live_mask(t->disk) | t->injected) == t->all) && t->disk->walk == NULL) {
 			return true;
+		}
+		if ((uint32_t)__builtin_popcount(gga_live_mask(t->disk)) < t->k) {
+			/* Failed: no pass can run until members come back. */
+			return false;
 		}
 		ut_poll_once();
 	}
@@ -803,6 +848,40 @@ t_describe(struct torture *t, const struct t_io *ios, uint32_t nios, const char 
 	t_log(t, "%s: %s (not online 0x%x)", what, line, unreach);
 }
 
+/* What the gga bdev holds when an I/O hangs: where a write can wait. */
+static void
+t_dump_disk(struct torture *t)
+{
+	struct gga_disk *d = t->disk;
+	uint32_t i, locked = 0;
+
+	if (d == NULL) {
+		return;
+	}
+	for (i = 0; i < GGA_LOCK_WORDS; i++) {
+		locked += (uint32_t)__builtin_popcountll(d->lock_words[i]);
+	}
+	printf("torture: disk: live 0x%x write 0x%x persisted sync 0x%x rec 0x%x; generations "
+	       "next %" PRIu64 " limit %" PRIu64 " epoch busy %d wanted %d; superblock kicked %d "
+	       "in flight %d again %d events %" PRIu64 "; %u range locks held; front %" PRIu64
+	       " submitted %" PRIu64 " done; walk %p\n",
+	       gga_live_mask(d), gga_write_mask(d), d->persisted_sync_mask, d->persisted_rec_mask,
+	       d->next_gen, d->gen_limit, d->epoch_busy, d->epoch_wanted, d->sb_kicked,
+	       d->sb_inflight, d->sb_again, d->events, locked, d->front_ios, d->front_done,
+	       (void *)d->walk);
+	printf("torture: disk: channels gone %d pending ops %u bitmap busy %d recovery busy %d "
+	       "destructing %d\n",
+	       d->channels_gone, d->pending_ops, gga_bitmap_busy(d), gga_recover_busy(d),
+	       d->destructing);
+	for (i = 0; i < d->n; i++) {
+		printf("torture: member %u: state %u app_io %u probing %d resetting %d removing %d "
+		       "app_ch %p\n",
+		       i, gga_member_state(&d->members[i]), d->members[i].app_io,
+		       d->members[i].probing, d->members[i].app_resetting, d->members[i].removing,
+		       (void *)d->members[i].app_ch);
+	}
+}
+
 /*
  * Submit the I/Os at once, wait for all of them, check the reads and update
  * the model. With `stall` >= 0 that member holds its I/O (the error bdev's
@@ -876,6 +955,7 @@ t_run_ios(struct torture *t, struct t_io *ios, uint32_t nios, int stall, const c
 	} while (time_now_ns() < deadline);
 	if (!all_done) {
 		t->hung = true;
+		t_dump_disk(t);
 		t_describe(t, ios, nios, what, before);
 		t_fail(t, "an I/O did not complete within %llu s",
 		       (unsigned long long)(UT_TIMEOUT_NS / T_SEC_NS));
@@ -1079,7 +1159,9 @@ op_cluster(struct torture *t)
 		return false;
 	}
 	t_flip_block(t, fixable, 1);
-	before = GGA_MIN(a, (uint64_t)t_rnd(t, 3));
+	/* One draw: GGA_MIN evaluates its arguments twice (a second draw read before block 0). */
+	before = t_rnd(t, 3);
+	before = (uint32_t)GGA_MIN(a, (uint64_t)before);
 	n = 2 + before + t_rnd(t, 3);
 	n = (uint32_t)GGA_MIN((uint64_t)n, NBLK - (a - before));
 	t_io_prepare(t, &io, 0, false, a - before, n);
@@ -1256,6 +1338,10 @@ t_restart(struct torture *t, const char *why)
 	uint32_t unreach = t_sample(t);
 	int rc;
 
+	if (t->disk != NULL && t->disk->walk != NULL) {
+		t_log(t, "%s: a pass runs: checkpoint at block %" PRIu64 " for members 0x%x", why,
+		      t->disk->rec_offset, t->disk->rec_mask);
+	}
 	t_stop_front(t);
 	rc = t_create(t);
 	if (rc != 0 && t->injected != 0) {
@@ -1448,6 +1534,45 @@ op_scrub(struct torture *t, bool must_run)
 	return true;
 }
 
+/*
+ * Recovery passes stop issuing chunks at a random block, with the checkpoint
+ * below it persisted, until a later op_hold, a wait or T_HOLD_STEPS steps
+ * let them go on; the hold outlives a front restart. So a pass meets the
+ * rest: its member fails again or comes back blank or old, writes land
+ * behind and ahead of its checkpoint, the front restarts and resumes it.
+ */
+static bool
+op_hold(struct torture *t)
+{
+	uint64_t deadline;
+
+	if (t->hold_at != 0) {
+		t_hold_release(t);
+		return true;
+	}
+	t->hold_at = 1 + t_rnd(t, NBLK - 1);
+	t->hold_steps = 0;
+	if (t->disk != NULL) {
+		__atomic_store_n(&t->disk->walk_hold_at, t->hold_at, __ATOMIC_RELAXED);
+	}
+	if (t->disk != NULL && t->disk->walk != NULL &&
+	    t->disk->scrub.state != BDEV_GGA_SCRUB_RUNNING) {
+		/* A pass runs: it reaches the hold, and persists its checkpoint there (bounded). */
+		deadline = time_now_ns() + T_SEC_NS;
+		while (t->disk->walk != NULL && time_now_ns() < deadline &&
+		       (t->disk->rec_offset < t->hold_at || t->disk->sb_inflight ||
+			__atomic_load_n(&t->disk->sb_kicked, __ATOMIC_ACQUIRE))) {
+			ut_poll_once();
+		}
+	}
+	t_log(t,
+	      "hold: recovery passes stop at block %" PRIu64 " (a pass %s; checkpoint %" PRIu64
+	      ", members 0x%x)",
+	      t->hold_at, t->disk != NULL && t->disk->walk != NULL ? "is held" : "does not run",
+	      t->disk != NULL ? t->disk->rec_offset : 0, t->disk != NULL ? t->disk->rec_mask : 0);
+	return true;
+}
+
 static bool
 op_wait(struct torture *t)
 {
@@ -1605,6 +1730,8 @@ t_step(struct torture *t)
 	enum t_op op = t_pick_op(t);
 	bool done = true;
 
+	uint64_t t0 = time_now_ns();
+
 	t->chosen[op]++;
 	switch (op) {
 	case OP_WRITE:
@@ -1655,9 +1782,15 @@ t_step(struct torture *t)
 	case OP_WAIT:
 		done = op_wait(t);
 		break;
+	case OP_HOLD:
+		done = op_hold(t);
+		break;
 	default:
 		done = op_blank_restart(t);
 		break;
+	}
+	if (t->hold_at != 0 && ++t->hold_steps > T_HOLD_STEPS) {
+		t_hold_release(t);
 	}
 	if (done) {
 		t->done[op]++;
@@ -1665,6 +1798,8 @@ t_step(struct torture *t)
 		/* Not possible now (no such member, or left out): a read instead. */
 		op_io(t, false, -1);
 	}
+	t->op_ns[op] += time_now_ns() - t0;
+	t0 = time_now_ns();
 	if (!t->failed && (uint32_t)__builtin_popcount(t->all & ~t->pending_loss) < t->k) {
 		t_array_lost(t);
 	}
@@ -1673,6 +1808,7 @@ t_step(struct torture *t)
 	if (!t->failed && t->down_steps > T_DOWN_STEPS) {
 		t_revive(t);
 	}
+	t->mend_ns += time_now_ns() - t0;
 }
 
 /*
@@ -1685,6 +1821,7 @@ t_wait_final(struct torture *t)
 {
 	uint64_t start = time_now_ns(), next = start;
 
+	t_hold_release(t);
 	while (t->disk != NULL && time_now_ns() < start + T_FINAL_NS) {
 		if (((gga_live_mask(t->disk) | t->injected) == t->all) && t->disk->walk == NULL) {
 			return true;
@@ -1770,6 +1907,16 @@ t_run(const char *name, uint32_t k, uint32_t m)
 	}
 	t = calloc(1, sizeof(*t));
 	CU_ASSERT_FATAL(t != NULL);
+	/*
+	 * Passes persist a checkpoint after every chunk of T_CHUNK_BLOCKS, so that
+	 * op_hold and a restart meet real checkpoints; members are probed and
+	 * failed passes retried in milliseconds, so the run spends its time on
+	 * operations rather than on waits.
+	 */
+	gga_test_knobs.checkpoint_ms = 1;
+	gga_test_knobs.chunk_blocks = T_CHUNK_BLOCKS;
+	gga_test_knobs.probe_ms = 50;
+	gga_test_knobs.retry_ms = 200;
 	t->seed = seed;
 	/* Each geometry its own stream of the same seed. */
 	t->rng = (seed ^ ((uint64_t)k << 32 | m)) * 0x9e3779b97f4a7c15ull | 1;
@@ -1816,8 +1963,10 @@ t_run(const char *name, uint32_t k, uint32_t m)
 	       t->writes_failed, t->blocks_checked);
 	printf("torture: %u+%u operations (done/chosen):", k, m);
 	for (i = 0; i < OP_COUNT; i++) {
-		printf(" %s %" PRIu64 "/%" PRIu64, g_ops[i].name, t->done[i], t->chosen[i]);
+		printf(" %s %" PRIu64 "/%" PRIu64 " (%.1f s)", g_ops[i].name, t->done[i],
+		       t->chosen[i], (double)t->op_ns[i] / T_SEC_NS);
 	}
+	printf("; arrays brought back %.1f s", (double)t->mend_ns / T_SEC_NS);
 	printf("; fragments corrupted %" PRIu64 ", stalls ended by the watchdog %" PRIu64
 	       ", by the test's reset %" PRIu64 ", arrays lost %" PRIu64 ", scrubs done %" PRIu64
 	       "\n",
@@ -1840,6 +1989,7 @@ t_run(const char *name, uint32_t k, uint32_t m)
 		free(t->iobuf[i]);
 	}
 	free(t);
+	memset(&gga_test_knobs, 0, sizeof(gga_test_knobs));
 }
 
 static void
