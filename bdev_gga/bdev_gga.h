@@ -311,10 +311,10 @@ const char *bdev_gga_state_name(enum bdev_gga_state state);
 /* "data_1", "data_2", ... "parity" (m == 1) or "parity_1", ...; written to buf. */
 const char *bdev_gga_role_name(uint32_t index, uint32_t k, uint32_t m, char *buf, size_t len);
 
-/* Register the module and its RPCs (once, before bdev_subsystem_init). */
+/* Register the module (once, before bdev_subsystem_init). */
 void bdev_gga_module_register(void);
 
-/* Internal: registers the RPC methods (bdev_gga_rpc.c). */
+/* Register its RPC methods (bdev_gga_rpc.c; once, beside the module). */
 void bdev_gga_rpc_register(void);
 
 #endif /* GGA_BDEV_GGA_H */

@@ -30,7 +30,7 @@
 #include "gga/log.h"
 #include "gga/util.h"
 
-#include "bdev_gga_internal.h"
+#include "bdev_gga_disk.h"
 
 /* How often the lazy clearing looks (a region needs two idle looks to be cleared). */
 #define BITMAP_SWEEP_US (1000u * 1000u)
@@ -40,38 +40,6 @@ enum region_state {
 	REGION_WANTED,
 	REGION_FLUSHING,
 	REGION_MARKED,
-};
-
-struct gga_bitmap {
-	struct gga_disk *disk;
-	uint32_t block_shift; /* log2 of a region's logical blocks */
-	uint64_t regions;
-	uint8_t *state;    /* enum region_state, atomic */
-	uint32_t *writers; /* atomic */
-	uint8_t *touched;  /* written since the last sweep */
-	uint8_t *bits;     /* app thread: the image (one byte a region) */
-	uint64_t dirty;    /* app thread: regions marked in the image */
-	/* Bitmap area of the reserved region: member blocks first_block .. data_offset - 1. */
-	uint64_t first_block;
-	uint64_t nblocks;
-	uint32_t area_bytes;
-	uint8_t *packed; /* area_bytes: the image as bits */
-	uint8_t *io_buf; /* nblocks member blocks (arena) */
-	/* Flushes: one at a time; `kicked` while a message is queued. */
-	bool kicked;
-	bool flushing;
-	bool again;
-	bool stopped;
-	bool short_write; /* a member found no bdev_io: the flush counts for nothing */
-	uint32_t pending;
-	uint32_t ok_mask;
-	struct gga_member_ctx ctx[BDEV_GGA_MAX_MEMBERS];
-	struct poller *sweep_poller;
-	/*
-	 * Compression memory, not persisted: per region, the writes in a row
-	 * that came back incompressible (gga_region_incomp()).
-	 */
-	uint8_t *incomp;
 };
 
 int
@@ -113,25 +81,6 @@ gga_bitmap_create(struct gga_disk *disk, uint32_t region_shift, const uint8_t *i
 	}
 	disk->bm = bm;
 	return 0;
-}
-
-void
-gga_bitmap_destroy(struct gga_disk *disk)
-{
-	struct gga_bitmap *bm = disk->bm;
-
-	if (bm == NULL) {
-		return;
-	}
-	free(bm->state);
-	free(bm->writers);
-	free(bm->touched);
-	free(bm->bits);
-	free(bm->incomp);
-	free(bm->packed);
-	env_dma_free(bm->io_buf);
-	free(bm);
-	disk->bm = NULL;
 }
 
 static void bitmap_flush(struct gga_bitmap *bm);
@@ -422,14 +371,6 @@ gga_bitmap_stop(struct gga_disk *disk)
 		disk->bm->stopped = true;
 		poller_unregister(&disk->bm->sweep_poller);
 	}
-}
-
-bool
-gga_bitmap_busy(const struct gga_disk *disk)
-{
-	const struct gga_bitmap *bm = disk->bm;
-
-	return bm != NULL && (bm->flushing || __atomic_load_n(&bm->kicked, __ATOMIC_ACQUIRE));
 }
 
 bool

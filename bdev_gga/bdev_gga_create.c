@@ -20,7 +20,7 @@
 #include "gga/util.h"
 #include "gga/uuid.h"
 
-#include "bdev_gga_internal.h"
+#include "bdev_gga_disk.h"
 #include "gga_lifecycle.h"
 
 /* gga bdevs being created, so that a second create of the same name is refused. */

@@ -41,7 +41,7 @@
 #include "gga/log.h"
 #include "gga/util.h"
 
-#include "bdev_gga_internal.h"
+#include "bdev_gga_disk.h"
 
 static void chunk_next(struct bdev_io *io);
 static void read_chunk_start(struct bdev_io *io);

@@ -21,7 +21,7 @@
 #include "gga/log.h"
 #include "gga/util.h"
 
-#include "bdev_gga_internal.h"
+#include "bdev_gga_disk.h"
 
 #define PROBE_PERIOD_US (1000u * 1000u)
 
@@ -492,22 +492,6 @@ gga_recover_stop_disk(struct gga_disk *disk)
 {
 	poller_unregister(&disk->probe_poller);
 	gga_walk_stop(disk);
-}
-
-bool
-gga_recover_busy(const struct gga_disk *disk)
-{
-	uint32_t i;
-
-	if (disk->walk != NULL) {
-		return true;
-	}
-	for (i = 0; i < disk->n; i++) {
-		if (disk->members[i].probing || disk->members[i].app_io > 0) {
-			return true;
-		}
-	}
-	return false;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -23,7 +23,7 @@
 #include "gga/log.h"
 #include "gga/util.h"
 
-#include "bdev_gga_internal.h"
+#include "bdev_gga_disk.h"
 
 #define WALK_TICK_US        1000u
 #define WALK_DEPTH          8u

@@ -22,4 +22,5 @@ bdev_modules_register_all(void)
 	bdev_error_module_register();
 	bdev_nvme_module_register();
 	bdev_gga_module_register();
+	bdev_gga_rpc_register();
 }

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "bdev_gga/bdev_gga.h"
-#include "bdev_gga/bdev_gga_internal.h"
+#include "bdev_gga/bdev_gga_disk.h"
 #include "module/bdev/error/bdev_error.h"
 #include "module/bdev/malloc/bdev_malloc.h"
 #include "test/unit/module/bdev/bdev_ut_common.h"
@@ -31,6 +31,7 @@ register_modules(void)
 	bdev_malloc_module_register();
 	bdev_error_module_register();
 	bdev_gga_module_register();
+	bdev_gga_rpc_register();
 }
 
 int

@@ -1,14 +1,25 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * State shared by the files of the gga bdev: bdev_gga.c (module, member
- * states, superblock updates, generations, channels, delete),
- * bdev_gga_create.c (create, format, assemble), bdev_gga_io.c (the I/O state
- * machine), bdev_gga_bitmap.c (the write-intent bitmap), bdev_gga_recover.c
- * (re-add, attach, replace), bdev_gga_walk.c (recovery passes, scrub) and
- * bdev_gga_rpc.c.
+ * The gga disk and its members: the state every file of the gga bdev shares,
+ * with the calls of each. The files stand in layers, each calling only those
+ * below it (farm-studio look bdev_gga draws them):
+ *
+ *   bdev_gga_rpc.c       RPCs
+ *   bdev_gga_create.c    create, format, assemble (the lifecycle module decides)
+ *   bdev_gga_module.c    function table, registration, delete, information
+ *   bdev_gga_recover.c   probe, re-add, attach, replace
+ *   bdev_gga_walk.c      recovery passes and scrub
+ *   bdev_gga_io.c        the I/O state machine
+ *   bdev_gga_bitmap.c    the write-intent bitmap
+ *   bdev_gga_disk.c      member states, superblock writer, generations,
+ *                        channels and watchdogs, hot-remove, the end of a disk
+ *   gga_codec.c, gga_lifecycle.c, gga_format.c: pure, no I/O
+ *
+ * A lower file that must hear of something above it reads state the upper
+ * file keeps here (disk->walk, disk->bm) rather than calling up.
  */
-#ifndef GGA_BDEV_GGA_INTERNAL_H
-#define GGA_BDEV_GGA_INTERNAL_H
+#ifndef GGA_BDEV_GGA_DISK_H
+#define GGA_BDEV_GGA_DISK_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -83,6 +94,39 @@ enum gga_member_needs {
 struct gga_member_ctx {
 	void *owner;
 	uint32_t index;
+};
+
+/* The write-intent bitmap (bdev_gga_bitmap.c; its memory goes with the disk). */
+struct gga_bitmap {
+	struct gga_disk *disk;
+	uint32_t block_shift; /* log2 of a region's logical blocks */
+	uint64_t regions;
+	uint8_t *state;    /* enum region_state, atomic */
+	uint32_t *writers; /* atomic */
+	uint8_t *touched;  /* written since the last sweep */
+	uint8_t *bits;     /* app thread: the image (one byte a region) */
+	uint64_t dirty;    /* app thread: regions marked in the image */
+	/* Bitmap area of the reserved region: member blocks first_block .. data_offset - 1. */
+	uint64_t first_block;
+	uint64_t nblocks;
+	uint32_t area_bytes;
+	uint8_t *packed; /* area_bytes: the image as bits */
+	uint8_t *io_buf; /* nblocks member blocks (arena) */
+	/* Flushes: one at a time; `kicked` while a message is queued. */
+	bool kicked;
+	bool flushing;
+	bool again;
+	bool stopped;
+	bool short_write; /* a member found no bdev_io: the flush counts for nothing */
+	uint32_t pending;
+	uint32_t ok_mask;
+	struct gga_member_ctx ctx[BDEV_GGA_MAX_MEMBERS];
+	struct poller *sweep_poller;
+	/*
+	 * Compression memory, not persisted: per region, the writes in a row
+	 * that came back incompressible (gga_region_incomp()).
+	 */
+	uint8_t *incomp;
 };
 
 struct gga_member {
@@ -228,7 +272,7 @@ struct gga_disk {
 	uint64_t gen_limit;
 	bool epoch_busy;   /* a generation window is being persisted */
 	bool epoch_wanted; /* the next superblock update carries a new window */
-	/* Superblock updates (app thread, one at a time; bdev_gga.c). */
+	/* Superblock updates (app thread, one at a time; bdev_gga_disk.c). */
 	bool sb_kicked; /* atomic: an update message is queued */
 	bool sb_inflight;
 	bool sb_again; /* asked for while one was in flight */
@@ -385,7 +429,7 @@ struct gga_io {
 	uint8_t member_idx[BDEV_GGA_MAX_MEMBERS];
 };
 
-/* bdev_gga.c */
+/* bdev_gga_disk.c */
 extern struct bdev_module gga_bdev_module;
 /* Persist the members' states (and any new generation window) in the superblocks (any thread). */
 void gga_sb_kick(struct gga_disk *disk);
@@ -419,6 +463,17 @@ bool gga_disk_all_online(const struct gga_disk *disk);
 void gga_disk_try_free(struct gga_disk *disk);
 /* The gga bdev of that name, unless it is being deleted; NULL otherwise. */
 struct gga_disk *gga_disk_lookup(const char *name);
+/* A disk is registered: the list bdev_gga_first() walks has it. */
+void gga_disk_link(struct gga_disk *disk);
+/* The array's state from its members (the true redundancy). */
+enum bdev_gga_state gga_disk_state(const struct gga_disk *disk);
+/* Channels of the disk's io_device (io_device_register). */
+int gga_channel_create(void *io_device, void *ctx_buf);
+void gga_channel_destroy(void *io_device, void *ctx_buf);
+/* Start watching the app thread's member I/O (until the disk is freed). */
+void gga_app_watchdog_start(struct gga_disk *disk);
+/* sum += add, counter by counter. */
+void gga_counters_add(struct bdev_gga_counters *sum, const struct bdev_gga_counters *add);
 /* "data_2" etc. for this disk's member `index`, in buf. */
 const char *gga_role_of(const struct gga_disk *disk, uint32_t index, char *buf, size_t len);
 /* "data_2 'M2'": member `index`'s role and base name, for messages; written to buf. */
@@ -434,11 +489,12 @@ void gga_member_app_io_done(struct gga_member *member);
 /* Event callback of every member's descriptor (hot-remove). */
 void gga_member_event_cb(enum bdev_event_type type, struct bdev *bdev, void *ctx);
 void gga_disk_free(struct gga_disk *disk);
-/*
- * Make a created disk a bdev: buffer pools, io_device, bdev_register.
- * Returns 0, -ENOMEM, or bdev_register()'s error (nothing left registered).
- */
-int gga_disk_register(struct gga_disk *disk);
+/* The bitmap's memory (gga_bitmap_create()) goes with the disk. */
+void gga_bitmap_destroy(struct gga_disk *disk);
+/* Is the bitmap writing, or about to (a flush message queued)? */
+bool gga_bitmap_busy(const struct gga_disk *disk);
+/* Recovery work that holds the disk: a walk, a probe, member I/O of the app thread. */
+bool gga_recover_busy(const struct gga_disk *disk);
 /* Mark a member failed after an I/O error (any thread); logs once. */
 void gga_member_fail(struct gga_disk *disk, uint32_t index, const char *why);
 /*
@@ -452,6 +508,13 @@ int gga_gen_reserve(struct gga_disk *disk, uint32_t count, uint64_t *first);
 /* Channel: drop a member channel once its I/O is drained (hot-remove). */
 void gga_channel_member_drained(struct gga_channel *ch, uint32_t index);
 
+/* bdev_gga_module.c */
+/*
+ * Make a created disk a bdev: buffer pools, io_device, bdev_register.
+ * Returns 0, -ENOMEM, or bdev_register()'s error (nothing left registered).
+ */
+int gga_disk_register(struct gga_disk *disk);
+
 /* bdev_gga_bitmap.c: the write-intent bitmap. */
 /*
  * The compression memory of lba's region (NULL without a bitmap): how many
@@ -461,7 +524,6 @@ void gga_channel_member_drained(struct gga_channel *ch, uint32_t index);
 uint8_t *gga_region_incomp(struct gga_disk *disk, uint64_t lba);
 /* Set up the bitmap from the image `bits` (NULL: clean). Returns 0 or -ENOMEM. */
 int gga_bitmap_create(struct gga_disk *disk, uint32_t region_shift, const uint8_t *image);
-void gga_bitmap_destroy(struct gga_disk *disk);
 /* Start the lazy clearing (app thread, after registration). */
 void gga_bitmap_start(struct gga_disk *disk);
 void gga_bitmap_stop(struct gga_disk *disk);
@@ -482,7 +544,6 @@ uint64_t gga_bitmap_dirty(const struct gga_disk *disk);
 uint32_t gga_bitmap_region_blocks(const struct gga_disk *disk);
 /* App thread: the bitmap area of the reserved region (member blocks) for a member write. */
 void gga_bitmap_encode_area(const struct gga_disk *disk, uint8_t *area);
-bool gga_bitmap_busy(const struct gga_disk *disk);
 /*
  * App thread: write the image to every member that takes writes, whether
  * or not it changed (a member back from an outage holds an old one).
@@ -492,7 +553,6 @@ void gga_bitmap_rewrite(struct gga_disk *disk);
 /* bdev_gga_recover.c: re-add (probe), attach, replace. */
 void gga_recover_start_disk(struct gga_disk *disk);
 void gga_recover_stop_disk(struct gga_disk *disk);
-bool gga_recover_busy(const struct gga_disk *disk);
 
 /* bdev_gga_walk.c: recovery passes and scrub. */
 /* Start a recovery pass for members that need one, if none runs (app thread). */
@@ -531,4 +591,4 @@ gga_member_state(const struct gga_member *member)
 	return __atomic_load_n(&member->state, __ATOMIC_ACQUIRE);
 }
 
-#endif /* GGA_BDEV_GGA_INTERNAL_H */
+#endif /* GGA_BDEV_GGA_DISK_H */
