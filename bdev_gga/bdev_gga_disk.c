@@ -239,6 +239,120 @@ gga_member_errors(struct gga_disk *disk, uint32_t index, uint32_t count)
 }
 
 /* ---------------------------------------------------------------------- */
+/* The lifecycle module and the disk                                       */
+/* ---------------------------------------------------------------------- */
+
+static uint8_t
+lc_run_of(uint32_t state)
+{
+	switch (state) {
+	case BDEV_GGA_MEMBER_ONLINE:
+		return GGA_LC_ONLINE;
+	case BDEV_GGA_MEMBER_STALE:
+		return GGA_LC_STALE;
+	case BDEV_GGA_MEMBER_REBUILDING:
+		return GGA_LC_REBUILDING;
+	case BDEV_GGA_MEMBER_ABSENT:
+		return GGA_LC_ABSENT;
+	default:
+		return GGA_LC_FAILED;
+	}
+}
+
+static enum bdev_gga_member_state
+state_of_run(uint8_t run)
+{
+	switch (run) {
+	case GGA_LC_ONLINE:
+		return BDEV_GGA_MEMBER_ONLINE;
+	case GGA_LC_STALE:
+		return BDEV_GGA_MEMBER_STALE;
+	case GGA_LC_REBUILDING:
+		return BDEV_GGA_MEMBER_REBUILDING;
+	case GGA_LC_ABSENT:
+		return BDEV_GGA_MEMBER_ABSENT;
+	default:
+		return BDEV_GGA_MEMBER_FAILED;
+	}
+}
+
+void
+gga_lc_view_of(const struct gga_disk *disk, struct gga_lc_view *v)
+{
+	uint32_t i, bit, sync = __atomic_load_n(&disk->persisted_sync_mask, __ATOMIC_ACQUIRE);
+	const struct gga_member *member;
+	struct gga_lc_member *mb;
+
+	memset(v, 0, sizeof(*v));
+	gga_lc_rules_default(&v->rules);
+	v->n = disk->n;
+	v->k = disk->k;
+	v->m = disk->m;
+	v->events = disk->events;
+	v->bitmap_events = disk->bitmap_events;
+	v->rec_offset = disk->rec_offset;
+	v->pass = disk->pass_targets != 0;
+	v->pass_targets = disk->pass_targets;
+	v->pass_rebuild = disk->pass_rebuild;
+	/* A checkpoint outlives only the assembly that found it (gga_recover_start_disk()). */
+	v->resume_ok = disk->rec_mask != 0 && !v->pass;
+	v->retry_wait = ticks_get() < disk->rec_retry_ticks;
+	v->deleted = disk->destructing;
+	v->persisted_sync = sync;
+	v->persisted_rec = __atomic_load_n(&disk->persisted_rec_mask, __ATOMIC_ACQUIRE);
+	for (i = 0; i < disk->n; i++) {
+		member = &disk->members[i];
+		mb = &v->mb[i];
+		bit = 1u << i;
+		mb->run = lc_run_of(gga_member_state(member));
+		mb->needs = member->needs == GGA_NEEDS_REBUILD ? GGA_LC_NEEDS_REBUILD :
+			    member->needs == GGA_NEEDS_RESYNC  ? GGA_LC_NEEDS_RESYNC :
+								 GGA_LC_NEEDS_NONE;
+		if (mb->needs == GGA_LC_NEEDS_NONE && mb->run != GGA_LC_ONLINE && !(sync & bit)) {
+			/* Out of the last persisted update's in-sync set: it missed writes. */
+			mb->needs = GGA_LC_NEEDS_RESYNC;
+		}
+		mb->rec = (disk->rec_mask & bit) != 0;
+		mb->foreign = member->foreign;
+		mb->held = mb->run == GGA_LC_STALE &&
+			   (member->probing || member->app_ch == NULL || member->removing ||
+			    !(disk->auto_readd || member->forced));
+		v->seen[i] = member->sb_events;
+	}
+}
+
+uint32_t
+gga_lc_take(struct gga_disk *disk, const struct gga_lc_view *before, const struct gga_lc_view *v,
+	    const char *reason)
+{
+	uint32_t i, moved = 0;
+	struct gga_member *member;
+
+	for (i = 0; i < disk->n; i++) {
+		member = &disk->members[i];
+		if (v->mb[i].run != before->mb[i].run) {
+			if (!gga_member_cas_state(disk, i, state_of_run(before->mb[i].run),
+						  state_of_run(v->mb[i].run), reason)) {
+				/* Failed on an I/O thread meanwhile: that event comes next. */
+				continue;
+			}
+			moved |= 1u << i;
+		}
+		member->needs = v->mb[i].needs == GGA_LC_NEEDS_REBUILD ? GGA_NEEDS_REBUILD :
+				v->mb[i].needs == GGA_LC_NEEDS_RESYNC  ? GGA_NEEDS_RESYNC :
+									 GGA_NEEDS_NONE;
+	}
+	disk->rec_mask = 0;
+	for (i = 0; i < disk->n; i++) {
+		disk->rec_mask |= v->mb[i].rec ? 1u << i : 0;
+	}
+	disk->rec_offset = disk->rec_mask != 0 ? v->rec_offset : 0;
+	disk->pass_targets = v->pass ? v->pass_targets : 0;
+	disk->pass_rebuild = v->pass && v->pass_rebuild;
+	return moved;
+}
+
+/* ---------------------------------------------------------------------- */
 /* Superblocks                                                             */
 /* ---------------------------------------------------------------------- */
 

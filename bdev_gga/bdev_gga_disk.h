@@ -33,6 +33,7 @@
 
 #include "bdev_gga.h"
 #include "gga_codec.h"
+#include "gga_lifecycle.h"
 
 /*
  * Logical bytes a request is processed in at most at once ("chunk"): one
@@ -302,6 +303,8 @@ struct gga_disk {
 	uint64_t rec_offset;      /* its checkpoint: done below this block (persisted) */
 	struct gga_walk *walk;    /* the walk running, or NULL */
 	uint64_t rec_retry_ticks; /* a failed pass is not retried before */
+	uint32_t pass_targets;    /* members of the recovery pass running (0: none) */
+	bool pass_rebuild;        /* it rebuilds every block */
 	bool check_marked;        /* assembled: check the marked regions once */
 	struct poller *probe_poller;
 	struct poller *app_watchdog; /* app_watchdog_poll */
@@ -472,6 +475,22 @@ int gga_channel_create(void *io_device, void *ctx_buf);
 void gga_channel_destroy(void *io_device, void *ctx_buf);
 /* Start watching the app thread's member I/O (until the disk is freed). */
 void gga_app_watchdog_start(struct gga_disk *disk);
+/*
+ * The lifecycle module's view of the disk as it stands (app thread): member
+ * states, what each needs (not in sync unless the last persisted record says
+ * so), the checkpoint, the pass running, and the members the I/O code holds
+ * back from a pass (auto re-add off, a probe under way, a base going away).
+ */
+void gga_lc_view_of(const struct gga_disk *disk, struct gga_lc_view *v);
+/*
+ * Carry the view the module returned (from `before`) into the disk: every
+ * member whose state it changed moves with `reason`, by compare-and-swap
+ * from its state in `before` (an I/O thread that failed it since has the
+ * last word); what each needs, the checkpoint and the running pass follow.
+ * Returns the members moved.
+ */
+uint32_t gga_lc_take(struct gga_disk *disk, const struct gga_lc_view *before,
+		     const struct gga_lc_view *v, const char *reason);
 /* sum += add, counter by counter. */
 void gga_counters_add(struct bdev_gga_counters *sum, const struct bdev_gga_counters *add);
 /* "data_2" etc. for this disk's member `index`, in buf. */

@@ -625,47 +625,49 @@ walk_start(struct gga_disk *disk, struct gga_walk *walk, uint64_t from)
 	return 0;
 }
 
+static void lc_carry_start(struct gga_disk *disk, const struct gga_lc_actions *act);
+
+/*
+ * A pass ended: the lifecycle module says who is online now (only a target
+ * still rebuilding: one an I/O thread failed meanwhile stays failed) and
+ * drops the checkpoint (done, failed or stopped, a checkpoint is resumed by
+ * an assembly only: writes that land before the next pass may fall below
+ * it). It may start the next pass at once (the walk is already detached).
+ */
 static void
 recovery_finish(struct gga_walk *walk)
 {
 	struct gga_disk *disk = walk->disk;
 	struct bdev_gga_recovery_info *last = &disk->last_recovery;
+	struct gga_lc_event ev = { .type = GGA_LC_EV_PASS_DONE };
+	struct gga_lc_view before, v;
+	struct gga_lc_actions act;
 	uint32_t i, done = 0;
 
-	for (i = 0; i < disk->n; i++) {
-		if (!(walk->targets & (1u << i)) ||
-		    gga_member_state(&disk->members[i]) != BDEV_GGA_MEMBER_REBUILDING) {
-			continue;
-		}
-		/*
-		 * From REBUILDING only: an I/O thread that failed the member since
-		 * the check above has the last word.
-		 */
-		if (walk->result == 0) {
-			if (gga_member_cas_state(disk, i, BDEV_GGA_MEMBER_REBUILDING,
-						 BDEV_GGA_MEMBER_ONLINE,
-						 walk->rebuild ? "rebuilt" : "resynced")) {
-				disk->members[i].needs = GGA_NEEDS_NONE;
-				disk->members[i].forced = false;
-				done |= 1u << i;
-			}
-		} else {
-			gga_member_cas_state(disk, i, BDEV_GGA_MEMBER_REBUILDING,
-					     BDEV_GGA_MEMBER_STALE,
-					     walk->result == -ECANCELED ? "recovery stopped" :
-									  "recovery failed");
-		}
-	}
 	if (walk->result == -ECANCELED && disk->destructing) {
 		/* Deleted: the next assembly resumes from the last checkpoint persisted. */
 		walk_checkpoint(walk, true);
+		disk->pass_targets = 0;
 	} else {
-		/*
-		 * Done, failed or stopped: a checkpoint is resumed by an assembly
-		 * only. Writes that land before the next pass may fall below it.
-		 */
-		disk->rec_mask = 0;
-		disk->rec_offset = 0;
+		gga_lc_view_of(disk, &v);
+		before = v;
+		ev.result = walk->result;
+		ev.mask = walk->targets;
+		gga_lc_apply(&v, &ev, &act);
+		done = gga_lc_take(disk, &before, &v,
+				   walk->result == 0 ? (walk->rebuild ? "rebuilt" : "resynced") :
+				   walk->result == -ECANCELED ? "recovery stopped" :
+								"recovery failed") &
+		       walk->targets;
+		for (i = 0; i < disk->n; i++) {
+			if ((done & (1u << i)) &&
+			    gga_member_state(&disk->members[i]) == BDEV_GGA_MEMBER_ONLINE) {
+				disk->members[i].forced = false;
+			}
+		}
+		if (act.flags & GGA_LC_ACT_START_PASS) {
+			lc_carry_start(disk, &act);
+		}
 	}
 	if (walk->result == 0) {
 		/* Their bitmap areas are as old as their outage: give them today's. */
@@ -742,12 +744,13 @@ walk_finish(struct gga_walk *walk)
 {
 	struct gga_disk *disk = walk->disk;
 
+	/* Detached first: the end of a recovery may start the next pass. */
+	disk->walk = NULL;
 	if (walk->scrub) {
 		scrub_finish(walk);
 	} else {
 		recovery_finish(walk);
 	}
-	disk->walk = NULL;
 	walk_free(walk);
 	if (disk->destructing) {
 		gga_disk_try_free(disk);
@@ -778,14 +781,67 @@ recover_candidates(const struct gga_disk *disk)
 	return mask;
 }
 
+/*
+ * Carry out a pass the lifecycle module started (gga_lc_take() already made
+ * its targets rebuilding and set the checkpoint): the walk, from
+ * act->pass_from. Without memory for it the targets wait again (stale).
+ */
+static void
+lc_carry_start(struct gga_disk *disk, const struct gga_lc_actions *act)
+{
+	struct gga_walk *walk = walk_alloc(disk);
+	char label[160];
+	uint32_t i;
+
+	if (walk != NULL) {
+		walk->rebuild = act->pass_rebuild;
+		walk->targets = act->pass_targets;
+		walk->rate = disk->rebuild_rate;
+		walk->regions_total = walk->rebuild ? 0 : gga_bitmap_dirty(disk);
+		if (walk_start(disk, walk, act->pass_from) != 0) {
+			walk_free(walk);
+			walk = NULL;
+		}
+	}
+	if (walk == NULL) {
+		ERRLOG("gga bdev '%s': out of memory for a recovery pass\n", disk->bdev.name);
+		for (i = 0; i < disk->n; i++) {
+			if (act->pass_targets & (1u << i)) {
+				gga_member_cas_state(disk, i, BDEV_GGA_MEMBER_REBUILDING,
+						     BDEV_GGA_MEMBER_STALE, "no memory for a pass");
+			}
+		}
+		disk->pass_targets = 0;
+		disk->rec_mask = 0;
+		disk->rec_offset = 0;
+		gga_sb_kick(disk);
+		return;
+	}
+	for (i = 0; i < disk->n; i++) {
+		if (act->pass_targets & (1u << i)) {
+			NOTICELOG("gga bdev '%s': %s %s from block %" PRIu64 " (%" PRIu64
+				  " marked regions)\n",
+				  disk->bdev.name, walk->rebuild ? "rebuilding" : "resyncing",
+				  gga_member_label(disk, i, label, sizeof(label)), act->pass_from,
+				  walk->regions_total);
+		}
+	}
+	gga_sb_kick(disk);
+}
+
+/*
+ * Start a recovery pass if the lifecycle module says one may: the members
+ * it recovers, rebuild or resync, and whether it resumes a checkpoint.
+ * The I/O code only waits for the retry time and for probes under way (a
+ * member a probe may bring back joins the same pass).
+ */
 void
 gga_recover_maybe_start(struct gga_disk *disk)
 {
-	struct gga_walk *walk;
-	uint32_t targets, i;
-	uint64_t from = 0;
-	bool rebuild = false;
-	char label[160];
+	struct gga_lc_event ev = { .type = GGA_LC_EV_PASS_START };
+	struct gga_lc_view before, v;
+	struct gga_lc_actions act;
+	uint32_t i;
 
 	if (disk->destructing || disk->walk != NULL) {
 		if (disk->walk != NULL && disk->walk->scrub && recover_candidates(disk) != 0 &&
@@ -797,8 +853,7 @@ gga_recover_maybe_start(struct gga_disk *disk)
 		}
 		return;
 	}
-	targets = recover_candidates(disk);
-	if (targets == 0 || ticks_get() < disk->rec_retry_ticks) {
+	if (recover_candidates(disk) == 0 || ticks_get() < disk->rec_retry_ticks) {
 		return;
 	}
 	for (i = 0; i < disk->n; i++) {
@@ -807,49 +862,14 @@ gga_recover_maybe_start(struct gga_disk *disk)
 			return;
 		}
 	}
-	if ((uint32_t)__builtin_popcount(gga_live_mask(disk)) < disk->k) {
+	gga_lc_view_of(disk, &v);
+	before = v;
+	gga_lc_apply(&v, &ev, &act);
+	if (!(act.flags & GGA_LC_ACT_START_PASS)) {
 		return;
 	}
-	/*
-	 * A pass that a restart interrupted resumes where it stood if exactly its
-	 * members are back; any other set starts over (a member new to the pass
-	 * has nothing below the checkpoint).
-	 */
-	if (disk->rec_mask != 0 && disk->rec_mask == targets) {
-		from = disk->rec_offset;
-	}
-	walk = walk_alloc(disk);
-	if (walk == NULL) {
-		ERRLOG("gga bdev '%s': out of memory for a recovery pass\n", disk->bdev.name);
-		return;
-	}
-	for (i = 0; i < disk->n; i++) {
-		if ((targets & (1u << i)) && disk->members[i].needs == GGA_NEEDS_REBUILD) {
-			rebuild = true;
-		}
-	}
-	walk->rebuild = rebuild;
-	walk->targets = targets;
-	walk->rate = disk->rebuild_rate;
-	walk->regions_total = rebuild ? 0 : gga_bitmap_dirty(disk);
-	if (walk_start(disk, walk, from) != 0) {
-		walk_free(walk);
-		return;
-	}
-	disk->rec_mask = targets;
-	disk->rec_offset = from;
-	for (i = 0; i < disk->n; i++) {
-		if (targets & (1u << i)) {
-			gga_member_set_state(disk, i, BDEV_GGA_MEMBER_REBUILDING,
-					     rebuild ? "rebuild started" : "resync started");
-			NOTICELOG("gga bdev '%s': %s %s from block %" PRIu64 " (%" PRIu64
-				  " marked regions)\n",
-				  disk->bdev.name, rebuild ? "rebuilding" : "resyncing",
-				  gga_member_label(disk, i, label, sizeof(label)), from,
-				  walk->regions_total);
-		}
-	}
-	gga_sb_kick(disk);
+	gga_lc_take(disk, &before, &v, act.pass_rebuild ? "rebuild started" : "resync started");
+	lc_carry_start(disk, &act);
 }
 
 void

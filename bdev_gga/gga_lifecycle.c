@@ -203,7 +203,7 @@ lc_maybe_start(struct gga_lc_view *v, struct gga_lc_actions *act)
 		return;
 	}
 	for (i = 0; i < v->n; i++) {
-		if (v->mb[i].run == GGA_LC_STALE && !v->mb[i].foreign) {
+		if (v->mb[i].run == GGA_LC_STALE && !v->mb[i].foreign && !v->mb[i].held) {
 			targets |= LC_BIT(i);
 			rebuild |= v->mb[i].needs == GGA_LC_NEEDS_REBUILD;
 		}

@@ -106,6 +106,12 @@ struct gga_lc_member {
 	bool rec;      /* in the persisted checkpoint's rec_mask */
 	bool foreign;  /* holds a foreign record: only a replace takes it back */
 	bool blank;    /* found blank (or replaced): its region is formatted by the next update */
+	/*
+	 * Not to be recovered now, though stale: the I/O code's policy (auto
+	 * re-add off, a probe still reading it, its base going away). A pass
+	 * leaves it out, as it leaves out a foreign one.
+	 */
+	bool held;
 };
 
 struct gga_lc_view {
