@@ -296,6 +296,7 @@ gga_lc_view_of(const struct gga_disk *disk, struct gga_lc_view *v)
 	v->pass_rebuild = disk->pass_rebuild;
 	/* A checkpoint outlives only the assembly that found it (gga_recover_start_disk()). */
 	v->resume_ok = disk->rec_mask != 0 && !v->pass;
+	/* A pass waits for its retry time, and for probes under way (one pass for all). */
 	v->retry_wait = ticks_get() < disk->rec_retry_ticks;
 	v->deleted = disk->destructing;
 	v->persisted_sync = sync;
@@ -318,6 +319,7 @@ gga_lc_view_of(const struct gga_disk *disk, struct gga_lc_view *v)
 			   (member->probing || member->app_ch == NULL || member->removing ||
 			    !(disk->auto_readd || member->forced));
 		v->seen[i] = member->sb_events;
+		v->retry_wait |= member->probing;
 	}
 }
 
@@ -338,6 +340,7 @@ gga_lc_take(struct gga_disk *disk, const struct gga_lc_view *before, const struc
 			}
 			moved |= 1u << i;
 		}
+		member->foreign = v->mb[i].foreign;
 		member->needs = v->mb[i].needs == GGA_LC_NEEDS_REBUILD ? GGA_NEEDS_REBUILD :
 				v->mb[i].needs == GGA_LC_NEEDS_RESYNC  ? GGA_NEEDS_RESYNC :
 									 GGA_NEEDS_NONE;

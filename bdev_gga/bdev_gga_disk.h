@@ -574,6 +574,11 @@ void gga_recover_start_disk(struct gga_disk *disk);
 void gga_recover_stop_disk(struct gga_disk *disk);
 
 /* bdev_gga_walk.c: recovery passes and scrub. */
+/*
+ * Carry out what the lifecycle module asked for after gga_lc_take(): a pass
+ * to start (which persists its records), or else a record update.
+ */
+void gga_lc_carry(struct gga_disk *disk, const struct gga_lc_actions *act);
 /* Start a recovery pass for members that need one, if none runs (app thread). */
 void gga_recover_maybe_start(struct gga_disk *disk);
 /* App thread: the running recovery's progress (active false if none) and the scrub's. */

@@ -228,6 +228,59 @@ probe_end(struct member_op *op, int rc)
 	gga_recover_maybe_start(disk);
 }
 
+/*
+ * What a probe found, to the lifecycle module, which decides: a foreign
+ * record leaves the member failed until a replace; a blank one (formatted
+ * by now) is rebuilt whole; a record of this array brings it back online
+ * if it failed with the array (no write was acknowledged since), else makes
+ * it stale, to be rebuilt whole if its record is older than the last
+ * clearing of the bitmap (an old copy of its own storage) and resynced if
+ * not. The I/O code carries it out.
+ */
+static void
+probe_apply(struct member_op *op, enum gga_lc_found found, const struct gga_sb *sb)
+{
+	struct gga_member *member = op->member;
+	struct gga_disk *disk = member->disk;
+	struct gga_lc_event ev = { .type = GGA_LC_EV_PROBE };
+	struct gga_lc_view before, v;
+	const struct gga_lc_member *mb = &v.mb[member->index];
+	struct gga_lc_actions act;
+	char label[160];
+
+	ev.member = member->index;
+	ev.found = found;
+	if (found == GGA_LC_FOUND_RECORD) {
+		ev.rec.events = sb->events;
+		ev.rec.bitmap_events = sb->bitmap_events;
+		ev.rec.rec_offset = sb->recovery_offset;
+		ev.rec.rec_mask = sb->recovery_mask;
+		memcpy(ev.rec.member_state, sb->member_state, disk->n);
+		if (sb->events > disk->events) {
+			/* A count it holds is never handed out again. */
+			disk->events = sb->events;
+		}
+	}
+	gga_lc_view_of(disk, &v);
+	before = v;
+	gga_lc_apply(&v, &ev, &act);
+	gga_lc_take(disk, &before, &v,
+		    mb->run == GGA_LC_ONLINE          ? "back; it missed no acknowledged write" :
+		    found == GGA_LC_FOUND_BLANK       ? "came back blank: needs a full rebuild" :
+		    mb->needs == GGA_LC_NEEDS_REBUILD ? "back, needs a full rebuild" :
+							"back with its superblock; missed writes");
+	if (found == GGA_LC_FOUND_RECORD && mb->needs == GGA_LC_NEEDS_REBUILD &&
+	    sb->events < disk->bitmap_events) {
+		WARNLOG("gga bdev '%s': %s is back with a record of event %" PRIu64
+			", older than the write-intent bitmap (%" PRIu64 "): an old copy; "
+			"rebuilding it whole\n",
+			disk->bdev.name,
+			gga_member_label(disk, member->index, label, sizeof(label)), sb->events,
+			disk->bitmap_events);
+	}
+	gga_lc_carry(disk, &act);
+}
+
 static void
 probe_blank_formatted(struct member_op *op, int rc)
 {
@@ -241,8 +294,7 @@ probe_blank_formatted(struct member_op *op, int rc)
 		free(op);
 		return;
 	}
-	gga_member_set_state(disk, member->index, BDEV_GGA_MEMBER_STALE,
-			     "came back blank: needs a full rebuild");
+	probe_apply(op, GGA_LC_FOUND_BLANK, NULL);
 	probe_end(op, 0);
 }
 
@@ -295,7 +347,7 @@ probe_read_done(struct bdev_io *io, bool success, void *cb_arg)
 		mm = gga_sb_compare(&sb, &want, why, sizeof(why));
 	}
 	if (rc != 0 || mm != GGA_SB_MATCH) {
-		member->foreign = true;
+		probe_apply(op, GGA_LC_FOUND_FOREIGN, NULL);
 		__atomic_store_n(&member->reason,
 				 "holds a foreign or damaged superblock; "
 				 "bdev_gga_replace_member reuses it",
@@ -306,40 +358,7 @@ probe_read_done(struct bdev_io *io, bool success, void *cb_arg)
 		member_op_end(op, -EEXIST);
 		return;
 	}
-	if (sb.events < disk->bitmap_events) {
-		/*
-		 * Its record is older than the last clearing of write-intent marks:
-		 * an old copy of its own storage, which may lack writes no mark
-		 * remembers (md compares events with the bitmap's the same way).
-		 */
-		WARNLOG("gga bdev '%s': %s is back with a record of event %" PRIu64
-			", older than the write-intent bitmap (%" PRIu64 "): an old copy; "
-			"rebuilding it whole\n",
-			disk->bdev.name, label, sb.events, disk->bitmap_events);
-		member->needs = GGA_NEEDS_REBUILD;
-		disk->rec_mask &= ~(1u << member->index);
-	}
-	if ((uint32_t)__builtin_popcount(gga_live_mask(disk)) < disk->k &&
-	    (__atomic_load_n(&disk->persisted_sync_mask, __ATOMIC_ACQUIRE) &
-	     (1u << member->index)) &&
-	    member->needs == GGA_NEEDS_NONE && sb.events == member->sb_events) {
-		/*
-		 * It failed with the array: no write was acknowledged since, so it
-		 * missed none, and the superblocks still say it is in sync.
-		 */
-		gga_member_set_state(disk, member->index, BDEV_GGA_MEMBER_ONLINE,
-				     "back; it missed no acknowledged write");
-		member_op_end(op, 0);
-		gga_recover_maybe_start(disk);
-		return;
-	}
-	if (member->needs == GGA_NEEDS_NONE) {
-		member->needs = GGA_NEEDS_RESYNC;
-	}
-	gga_member_set_state(disk, member->index, BDEV_GGA_MEMBER_STALE,
-			     member->needs == GGA_NEEDS_REBUILD ?
-				     "back, needs a full rebuild" :
-				     "back with its superblock; missed writes");
+	probe_apply(op, GGA_LC_FOUND_RECORD, &sb);
 	member_op_end(op, 0);
 }
 

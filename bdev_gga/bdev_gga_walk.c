@@ -829,6 +829,16 @@ lc_carry_start(struct gga_disk *disk, const struct gga_lc_actions *act)
 	gga_sb_kick(disk);
 }
 
+void
+gga_lc_carry(struct gga_disk *disk, const struct gga_lc_actions *act)
+{
+	if (act->flags & GGA_LC_ACT_START_PASS) {
+		lc_carry_start(disk, act);
+	} else if (act->flags & GGA_LC_ACT_PERSIST) {
+		gga_sb_kick(disk);
+	}
+}
+
 /*
  * Start a recovery pass if the lifecycle module says one may: the members
  * it recovers, rebuild or resync, and whether it resumes a checkpoint.

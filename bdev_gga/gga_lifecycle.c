@@ -311,6 +311,13 @@ lc_probe(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc_act
 		mb->foreign = true;
 		return;
 	case GGA_LC_FOUND_BLANK:
+		if (lc_online(v) < v->k) {
+			/*
+			 * Rule 5: no record may be written, so it cannot be formatted;
+			 * it stays failed and is probed again once the array is back.
+			 */
+			return;
+		}
 		lc_format(v, ev->member, act);
 		return;
 	case GGA_LC_FOUND_RECORD:
