@@ -615,6 +615,9 @@ replace_end(struct member_op *op, int rc)
 	void *arg = op->user_arg;
 	struct gga_member *member = op->member;
 	struct gga_disk *disk = member->disk;
+	struct gga_lc_event ev = { .type = GGA_LC_EV_REPLACE };
+	struct gga_lc_view before, v;
+	struct gga_lc_actions act;
 	char msg[sizeof(op->msg)], label[160];
 
 	memcpy(msg, op->msg, sizeof(msg));
@@ -625,11 +628,16 @@ replace_end(struct member_op *op, int rc)
 		member->foreign = false;
 		__atomic_store_n(&member->err_count, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&member->faulted, false, __ATOMIC_RELEASE);
-		gga_member_set_state(disk, member->index, BDEV_GGA_MEMBER_STALE,
-				     "replaced: needs a full rebuild");
 		NOTICELOG("gga bdev '%s': %s replaced; rebuilding it\n", disk->bdev.name,
 			  gga_member_label(disk, member->index, label, sizeof(label)));
-		gga_sb_kick(disk);
+		/* The module decides (GGA_LC_EV_REPLACE): rebuilt whole, its format persisted. */
+		gga_lc_view_of(disk, &v);
+		before = v;
+		ev.member = member->index;
+		if (gga_lc_apply(&v, &ev, &act) == 0) {
+			gga_lc_take(disk, &before, &v, "replaced: needs a full rebuild");
+			gga_lc_carry(disk, &act);
+		}
 		gga_recover_maybe_start(disk);
 	} else {
 		ERRLOG("gga bdev '%s': replacing %s failed: %s\n", disk->bdev.name,

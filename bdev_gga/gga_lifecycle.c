@@ -492,7 +492,8 @@ gga_lc_apply(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc
 		break;
 	case GGA_LC_EV_REPLACE:
 		if (v->mb[ev->member].run != GGA_LC_FAILED &&
-		    v->mb[ev->member].run != GGA_LC_ABSENT) {
+		    v->mb[ev->member].run != GGA_LC_ABSENT &&
+		    v->mb[ev->member].run != GGA_LC_STALE) {
 			return -EBUSY;
 		}
 		lc_format(v, ev->member, act);

@@ -626,7 +626,8 @@ w_enabled(const struct world *w, struct w_ev e)
 	case E_CORRUPT:
 		return w->disk[i].frag[0] != GEN_CORRUPT;
 	case E_REPLACE:
-		return w->front_up && !w->up[i];
+		/* A member down, or one back and waiting for its pass (bdev_gga allows both). */
+		return w->front_up && (!w->up[i] || v->mb[i].run == GGA_LC_STALE);
 	case E_ARM_ONLY:
 	case E_ARM_SKIP:
 		return w->front_up && w->arm == 0;
