@@ -327,14 +327,19 @@ uint32_t
 gga_lc_take(struct gga_disk *disk, const struct gga_lc_view *before, const struct gga_lc_view *v,
 	    const char *reason)
 {
-	uint32_t i, moved = 0;
+	uint32_t i, moved = 0, cur, to;
 	struct gga_member *member;
 
 	for (i = 0; i < disk->n; i++) {
 		member = &disk->members[i];
 		if (v->mb[i].run != before->mb[i].run) {
-			if (!gga_member_cas_state(disk, i, state_of_run(before->mb[i].run),
-						  state_of_run(v->mb[i].run), reason)) {
+			cur = gga_member_state(member);
+			to = state_of_run(v->mb[i].run);
+			if (cur == to ||
+			    (to == BDEV_GGA_MEMBER_FAILED && cur == BDEV_GGA_MEMBER_ABSENT)) {
+				/* There already: a failure the I/O thread took at once. */
+			} else if (!gga_member_cas_state(disk, i, state_of_run(before->mb[i].run),
+							 to, reason)) {
 				/* Failed on an I/O thread meanwhile: that event comes next. */
 				continue;
 			}

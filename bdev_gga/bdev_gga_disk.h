@@ -304,6 +304,7 @@ struct gga_disk {
 	struct gga_walk *walk;    /* the walk running, or NULL */
 	uint64_t rec_retry_ticks; /* a failed pass is not retried before */
 	uint32_t pass_targets;    /* members of the recovery pass running (0: none) */
+	uint32_t lc_failed;       /* failed or absent members the module was told of */
 	bool pass_rebuild;        /* it rebuilds every block */
 	bool check_marked;        /* assembled: check the marked regions once */
 	struct poller *probe_poller;
@@ -579,6 +580,12 @@ void gga_recover_stop_disk(struct gga_disk *disk);
  * to start (which persists its records), or else a record update.
  */
 void gga_lc_carry(struct gga_disk *disk, const struct gga_lc_actions *act);
+/*
+ * gga_lc_view_of() after telling the module of the failures the I/O threads
+ * took since the last step (GGA_LC_EV_IO_ERROR) and carrying out what it
+ * returned: every lifecycle step of the app thread starts with it.
+ */
+void gga_lc_view_now(struct gga_disk *disk, struct gga_lc_view *v);
 /* Start a recovery pass for members that need one, if none runs (app thread). */
 void gga_recover_maybe_start(struct gga_disk *disk);
 /* App thread: the running recovery's progress (active false if none) and the scrub's. */

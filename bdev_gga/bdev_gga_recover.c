@@ -261,7 +261,7 @@ probe_apply(struct member_op *op, enum gga_lc_found found, const struct gga_sb *
 			disk->events = sb->events;
 		}
 	}
-	gga_lc_view_of(disk, &v);
+	gga_lc_view_now(disk, &v);
 	before = v;
 	gga_lc_apply(&v, &ev, &act);
 	gga_lc_take(disk, &before, &v,
@@ -631,7 +631,7 @@ replace_end(struct member_op *op, int rc)
 		NOTICELOG("gga bdev '%s': %s replaced; rebuilding it\n", disk->bdev.name,
 			  gga_member_label(disk, member->index, label, sizeof(label)));
 		/* The module decides (GGA_LC_EV_REPLACE): rebuilt whole, its format persisted. */
-		gga_lc_view_of(disk, &v);
+		gga_lc_view_now(disk, &v);
 		before = v;
 		ev.member = member->index;
 		if (gga_lc_apply(&v, &ev, &act) == 0) {

@@ -649,7 +649,7 @@ recovery_finish(struct gga_walk *walk)
 		walk_checkpoint(walk, true);
 		disk->pass_targets = 0;
 	} else {
-		gga_lc_view_of(disk, &v);
+		gga_lc_view_now(disk, &v);
 		before = v;
 		ev.result = walk->result;
 		ev.mask = walk->targets;
@@ -832,11 +832,54 @@ lc_carry_start(struct gga_disk *disk, const struct gga_lc_actions *act)
 void
 gga_lc_carry(struct gga_disk *disk, const struct gga_lc_actions *act)
 {
+	if ((act->flags & GGA_LC_ACT_STOP_PASS) && disk->walk != NULL && !disk->walk->scrub &&
+	    !disk->walk->stopping) {
+		/* Every target failed, or fewer than k members are left to read. */
+		disk->walk->result = disk->walk->result != 0 ? disk->walk->result : -EIO;
+		disk->walk->stopping = true;
+	}
 	if (act->flags & GGA_LC_ACT_START_PASS) {
 		lc_carry_start(disk, act);
 	} else if (act->flags & GGA_LC_ACT_PERSIST) {
 		gga_sb_kick(disk);
 	}
+}
+
+void
+gga_lc_view_now(struct gga_disk *disk, struct gga_lc_view *v)
+{
+	struct gga_lc_event ev = { .type = GGA_LC_EV_IO_ERROR };
+	struct gga_lc_actions act;
+	struct gga_lc_view before;
+	uint32_t i, down = 0, state;
+
+	for (i = 0; i < disk->n; i++) {
+		state = gga_member_state(&disk->members[i]);
+		if (state == BDEV_GGA_MEMBER_FAILED || state == BDEV_GGA_MEMBER_ABSENT) {
+			down |= 1u << i;
+		}
+	}
+	disk->lc_failed &= down;
+	for (i = 0; i < disk->n; i++) {
+		if (!(down & ~disk->lc_failed & (1u << i))) {
+			continue;
+		}
+		/*
+		 * Up before (online, rebuilding or stale: what follows is the same for
+		 * each): its checkpoint bit goes, it leaves the pass, it needs a resync
+		 * unless it failed with the array.
+		 */
+		gga_lc_view_of(disk, v);
+		v->mb[i].run = GGA_LC_STALE;
+		v->mb[i].held = false;
+		before = *v;
+		ev.member = i;
+		gga_lc_apply(v, &ev, &act);
+		gga_lc_take(disk, &before, v, "an I/O failed");
+		gga_lc_carry(disk, &act);
+		disk->lc_failed |= 1u << i;
+	}
+	gga_lc_view_of(disk, v);
 }
 
 /*
@@ -872,7 +915,7 @@ gga_recover_maybe_start(struct gga_disk *disk)
 			return;
 		}
 	}
-	gga_lc_view_of(disk, &v);
+	gga_lc_view_now(disk, &v);
 	before = v;
 	gga_lc_apply(&v, &ev, &act);
 	if (!(act.flags & GGA_LC_ACT_START_PASS)) {
