@@ -250,6 +250,10 @@ error_submit_request(struct io_channel *ch, struct bdev_io *io)
 			TAILQ_INSERT_TAIL(&ech->pending, eio, link);
 		}
 		return;
+	case BDEV_ERROR_DROP:
+		/* Acknowledged, never written. */
+		bdev_io_complete(io, BDEV_IO_STATUS_SUCCESS);
+		return;
 	case BDEV_ERROR_CORRUPT_DATA:
 		if (io->type == BDEV_IO_TYPE_WRITE) {
 			corrupt_iovs(io->u.iovs, io->u.iovcnt,
@@ -290,7 +294,7 @@ error_get_io_channel(void *ctxt)
 static const char *const error_type_names[] = {
 	[BDEV_ERROR_NONE] = "none",       [BDEV_ERROR_FAILURE] = "failure",
 	[BDEV_ERROR_PENDING] = "pending", [BDEV_ERROR_CORRUPT_DATA] = "corrupt_data",
-	[BDEV_ERROR_NOMEM] = "nomem",
+	[BDEV_ERROR_NOMEM] = "nomem",     [BDEV_ERROR_DROP] = "drop",
 };
 
 /* The io_type names of bdev_error_inject_error. */
@@ -601,6 +605,7 @@ bdev_error_inject_error(const char *name, const struct bdev_error_inject_opts *o
 	struct error_disk *disk = disk_by_name(name);
 	bool all = opts->io_type == BDEV_ERROR_IO_TYPE_ALL;
 	bool corrupt = opts->error_type == BDEV_ERROR_CORRUPT_DATA;
+	bool drop = opts->error_type == BDEV_ERROR_DROP;
 	struct error_injection *inj;
 	int t;
 
@@ -610,7 +615,12 @@ bdev_error_inject_error(const char *name, const struct bdev_error_inject_opts *o
 	if (!all && !io_type_injectable(opts->io_type)) {
 		return -EINVAL;
 	}
-	if (opts->error_type > BDEV_ERROR_NOMEM) {
+	if (opts->error_type > BDEV_ERROR_DROP) {
+		return -EINVAL;
+	}
+	if (drop &&
+	    !(all || opts->io_type == BDEV_IO_TYPE_WRITE || opts->io_type == BDEV_IO_TYPE_UNMAP ||
+	      opts->io_type == BDEV_IO_TYPE_WRITE_ZEROES)) {
 		return -EINVAL;
 	}
 	if (corrupt && (opts->corrupt_value == 0 || !(all || opts->io_type == BDEV_IO_TYPE_READ ||
@@ -623,6 +633,10 @@ bdev_error_inject_error(const char *name, const struct bdev_error_inject_opts *o
 			continue;
 		}
 		if (corrupt && t != BDEV_IO_TYPE_READ && t != BDEV_IO_TYPE_WRITE) {
+			continue;
+		}
+		if (drop && t != BDEV_IO_TYPE_WRITE && t != BDEV_IO_TYPE_UNMAP &&
+		    t != BDEV_IO_TYPE_WRITE_ZEROES) {
 			continue;
 		}
 		inj = &disk->injections[t];

@@ -38,6 +38,12 @@ enum bdev_error_type {
 	BDEV_ERROR_PENDING,
 	BDEV_ERROR_CORRUPT_DATA,
 	BDEV_ERROR_NOMEM,
+	/*
+	 * A write (also write_zeroes, unmap) completes with success without
+	 * reaching the base: a disk that loses writes. gga's own: SPDK's error
+	 * bdev has no such type. Installed for those types only (with ALL too).
+	 */
+	BDEV_ERROR_DROP,
 };
 
 /* bdev_error_inject_opts.io_type meaning every type that can be injected. */
@@ -51,7 +57,8 @@ struct bdev_error_opts {
 struct bdev_error_inject_opts {
 	/*
 	 * READ, WRITE, FLUSH, UNMAP, WRITE_ZEROES, or BDEV_ERROR_IO_TYPE_ALL.
-	 * With ALL, corrupt_data is installed for READ and WRITE only.
+	 * With ALL, corrupt_data is installed for READ and WRITE only, drop for
+	 * WRITE, UNMAP and WRITE_ZEROES only.
 	 */
 	enum bdev_io_type io_type;
 	/* BDEV_ERROR_NONE clears the injection of io_type (ALL: of every type). */

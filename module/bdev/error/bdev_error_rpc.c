@@ -110,13 +110,12 @@ static const enum bdev_io_type inject_io_type_values[] = {
 	BDEV_ERROR_IO_TYPE_ALL,
 };
 
-static const char *const inject_error_types[] = { "failure", "pending", "corrupt_data", "nomem",
-						  NULL };
+static const char *const inject_error_types[] = {
+	"failure", "pending", "corrupt_data", "nomem", "drop", NULL,
+};
 static const enum bdev_error_type inject_error_type_values[] = {
-	BDEV_ERROR_FAILURE,
-	BDEV_ERROR_PENDING,
-	BDEV_ERROR_CORRUPT_DATA,
-	BDEV_ERROR_NOMEM,
+	BDEV_ERROR_FAILURE, BDEV_ERROR_PENDING, BDEV_ERROR_CORRUPT_DATA,
+	BDEV_ERROR_NOMEM,   BDEV_ERROR_DROP,
 };
 
 static const struct rpc_param error_inject_params[] = {

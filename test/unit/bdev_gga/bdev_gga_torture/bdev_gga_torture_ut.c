@@ -77,6 +77,7 @@ enum t_op {
 	OP_WAIT,
 	OP_BLANK_RESTART,
 	OP_HOLD,
+	OP_DROP,
 	OP_COUNT
 };
 
@@ -102,6 +103,7 @@ static const struct {
 	[OP_WAIT] = { "wait-recovery", 3 },
 	[OP_BLANK_RESTART] = { "blank-then-restart", 4 },
 	[OP_HOLD] = { "hold-pass", 4 },
+	[OP_DROP] = { "drop-writes", 3 },
 };
 
 /* What the model knows of one logical block. */
@@ -148,6 +150,7 @@ struct torture {
 	/* Recovery passes stop at this block (0: they run); kept across restarts. */
 	uint64_t hold_at;
 	uint32_t hold_steps;
+	uint64_t writes_dropped;
 	uint8_t *snap[T_MAX_N];
 	struct t_block blk[NBLK];
 	uint64_t step;
@@ -1573,6 +1576,39 @@ op_hold(struct torture *t)
 	return true;
 }
 
+/*
+ * A member loses writes: during one write it acknowledges every write
+ * without storing it (the error bdev's drop), superblock and bitmap writes
+ * of that moment included. Its fragments of the blocks written stay the old
+ * ones: damage, as the model counts it.
+ */
+static bool
+op_drop(struct torture *t)
+{
+	int i = t_pick_member(t, t_flippable(t));
+	struct t_io io;
+	uint64_t lba, b;
+	uint32_t n;
+
+	if (i < 0) {
+		return false;
+	}
+	t_range(t, &lba, &n);
+	if (!t_write_ok(t, lba, n, 1)) {
+		return false;
+	}
+	UT_ASSERT_EQ(t_inject(t, (uint32_t)i, BDEV_ERROR_DROP), 0);
+	t_log(t, "drop: member %d loses the writes of the next write", i);
+	t_io_prepare(t, &io, 0, true, lba, n);
+	t_run_ios(t, &io, 1, -1, "write");
+	UT_ASSERT_EQ(t_inject(t, (uint32_t)i, BDEV_ERROR_NONE), 0);
+	for (b = lba; b < lba + n; b++) {
+		t->blk[b].dmg |= 1u << i;
+	}
+	t->writes_dropped++;
+	return true;
+}
+
 static bool
 op_wait(struct torture *t)
 {
@@ -1785,6 +1821,9 @@ t_step(struct torture *t)
 	case OP_HOLD:
 		done = op_hold(t);
 		break;
+	case OP_DROP:
+		done = op_drop(t);
+		break;
 	default:
 		done = op_blank_restart(t);
 		break;
@@ -1969,10 +2008,9 @@ t_run(const char *name, uint32_t k, uint32_t m)
 	printf("; arrays brought back %.1f s", (double)t->mend_ns / T_SEC_NS);
 	printf("; fragments corrupted %" PRIu64 ", stalls ended by the watchdog %" PRIu64
 	       ", by the test's reset %" PRIu64 ", arrays lost %" PRIu64 ", scrubs done %" PRIu64
-	       "\n",
+	       ", writes dropped by a member %" PRIu64 "\n",
 	       t->frags_flipped, t->stalls_watchdog, t->stalls_aborted, t->arrays_lost,
-	       t->scrubs_done);
-	printf("torture: member that drops writes: skipped (the error bdev cannot drop writes)\n");
+	       t->scrubs_done, t->writes_dropped);
 	fflush(stdout);
 	if (t->hung) {
 		/*

@@ -467,6 +467,41 @@ test_corrupt_data(void)
 	fixture_down(&f, "C0");
 }
 
+/* drop: a write is acknowledged and never reaches the base; reads are untouched. */
+static void
+test_drop_writes(void)
+{
+	struct fixture f;
+	struct ut_io r;
+
+	fixture_up(&f, "D0", 0);
+	ut_pattern(f.buf, f.len, 3);
+	UT_ASSERT_EQ(ut_io_sync(&f.ee, BDEV_IO_TYPE_WRITE, f.buf, 0, 8, &r), 0);
+	CU_ASSERT(r.done && r.success);
+
+	/* Only writes, unmap and write_zeroes take it. */
+	CU_ASSERT(inject("EE_D0", BDEV_IO_TYPE_READ, BDEV_ERROR_DROP, 0) == -EINVAL);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_error_inject_error",
+				 "{\"name\": \"EE_D0\", \"io_type\": \"all\", "
+				 "\"error_type\": \"drop\", \"num\": 1}"),
+		     0);
+	ut_pattern(f.buf2, f.len, 4);
+	UT_ASSERT_EQ(ut_io_sync(&f.ee, BDEV_IO_TYPE_WRITE, f.buf2, 0, 8, &r), 0);
+	CU_ASSERT(r.done && r.success);
+	/* Acknowledged, yet the old data is still there (read through the error bdev). */
+	memset(f.buf2, 0, f.len);
+	UT_ASSERT_EQ(ut_io_sync(&f.ee, BDEV_IO_TYPE_READ, f.buf2, 0, 8, &r), 0);
+	CU_ASSERT(r.done && r.success);
+	CU_ASSERT(memcmp(f.buf, f.buf2, f.len) == 0);
+	/* num 1: the next write lands. */
+	ut_pattern(f.buf, f.len, 5);
+	UT_ASSERT_EQ(ut_io_sync(&f.ee, BDEV_IO_TYPE_WRITE, f.buf, 0, 8, &r), 0);
+	memset(f.buf2, 0, f.len);
+	UT_ASSERT_EQ(ut_io_sync(&f.ee, BDEV_IO_TYPE_READ, f.buf2, 0, 8, &r), 0);
+	CU_ASSERT(memcmp(f.buf, f.buf2, f.len) == 0);
+	fixture_down(&f, "D0");
+}
+
 static void
 test_nomem_and_clear(void)
 {
@@ -723,12 +758,12 @@ int
 main(void)
 {
 	static const struct ut_test tests[] = {
-		UT_TEST(test_create_delete),       UT_TEST(test_rpc),
-		UT_TEST(test_passthrough),         UT_TEST(test_failure),
-		UT_TEST(test_pending_reset),       UT_TEST(test_corrupt_data),
-		UT_TEST(test_nomem_and_clear),     UT_TEST(test_stacked_status),
-		UT_TEST(test_delete_with_pending), UT_TEST(test_hot_remove),
-		UT_TEST(test_config_replay),
+		UT_TEST(test_create_delete),   UT_TEST(test_rpc),
+		UT_TEST(test_passthrough),     UT_TEST(test_failure),
+		UT_TEST(test_pending_reset),   UT_TEST(test_corrupt_data),
+		UT_TEST(test_nomem_and_clear), UT_TEST(test_drop_writes),
+		UT_TEST(test_stacked_status),  UT_TEST(test_delete_with_pending),
+		UT_TEST(test_hot_remove),      UT_TEST(test_config_replay),
 	};
 
 	return ut_run("bdev_error", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
