@@ -309,13 +309,17 @@ op_rebuild(struct walk_op *op)
 					      op->lba + b, walk->bounce, &info);
 		}
 		if (rc == 0 && (info.valid_mask & targets) != 0 &&
-		    (info.orphan_mask & ~targets) != 0) {
+		    ((info.orphan_mask & ~targets) != 0 ||
+		     ((uint32_t)__builtin_popcount(info.valid_mask & ~targets) < disk->k &&
+		      (info.hidden_mask & ~targets) != 0))) {
 			/*
-			 * The version chosen needs the fragments of members that
-			 * missed writes, and an in-sync member holds a newer one:
-			 * stale fragments never outvote the newest version (a
-			 * blank one would claim "never written"). Nothing is
-			 * repaired; the block stays as unreadable as it was.
+			 * The version chosen takes fragments of members that missed
+			 * writes, and an in-sync member holds a newer one, or, where
+			 * it needs them to reach k, may hold one behind a fragment
+			 * too damaged to say: stale fragments never outvote the
+			 * newest version (a blank one would claim "never written").
+			 * Nothing is repaired; the block stays as unreadable as it
+			 * was.
 			 */
 			rc = -ESTALE;
 		}

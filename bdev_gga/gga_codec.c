@@ -834,6 +834,13 @@ resolve(const struct gga_codec *c, const void *const frag_data[], const void *co
 	info->payload_len = res->md.payload_len;
 	info->generation = res->md.generation;
 	info->valid_mask = res->valid_mask;
+	for (m = info->corrupt_mask; m != 0; m &= m - 1) {
+		i = (uint32_t)__builtin_ctz(m);
+		if (info->status[i] != GGA_FRAG_BAD_DATA_CRC ||
+		    md[i].generation > res->md.generation) {
+			info->hidden_mask |= 1u << i;
+		}
+	}
 	/* Usually every intact fragment is part of the chosen write. */
 	for (m = intact & ~res->valid_mask; m != 0; m &= m - 1) {
 		uint32_t bit = m & -m;

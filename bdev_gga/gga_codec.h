@@ -152,6 +152,14 @@ struct gga_decode_info {
 	uint32_t stale_mask;
 	uint32_t orphan_mask;
 	uint32_t corrupt_mask;
+	/*
+	 * Part of corrupt_mask: fragments that may belong to a write newer than
+	 * the one returned, so the newest write may be hidden from the decode:
+	 * a header that cannot be read or is not this block's, or a readable
+	 * header of a newer write whose data is bad. (A corrupt fragment whose
+	 * header names this write or an older one is not in it.)
+	 */
+	uint32_t hidden_mask;
 	uint32_t used_mask;                  /* fragments whose data went into the block */
 	uint32_t rebuilt_mask;               /* data fragments rebuilt from parity */
 	bool payload_corrupt;                /* k valid fragments, but the block failed its crc */

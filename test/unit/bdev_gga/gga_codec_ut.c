@@ -854,6 +854,32 @@ test_torn_writes(void)
 	UT_ASSERT_EQ(info.status[0], GGA_FRAG_CONFLICT);
 	UT_ASSERT_EQ(info.corrupt_mask, 0x1);
 
+	/*
+	 * hidden_mask: d1 holds the new write but is damaged, d2 and p the old
+	 * one, so the old one is returned. A damaged header, or a readable header
+	 * of the newer write over bad data, may hide the newest write; bad data
+	 * under a header of the write returned (or an older one) does not.
+	 */
+	memcpy(e.block, new_block, e.B);
+	UT_ASSERT_EQ_FATAL(env_encode(&e, &new, 7, 1001, NULL), 0);
+	fset_copy(&mix, &old);
+	fset_take(&mix, &new, 0);
+	((uint8_t *)mix.data[0])[5] ^= 0x10;
+	UT_ASSERT_EQ(env_decode(&e, &mix, e.all, 7, old_block, &info), 0);
+	UT_ASSERT_EQ(info.status[0], GGA_FRAG_BAD_DATA_CRC);
+	UT_ASSERT_EQ(info.hidden_mask, 0x1);
+	fset_copy(&mix, &old);
+	fset_take(&mix, &new, 0);
+	((uint8_t *)mix.md[0])[5] ^= 0x10;
+	UT_ASSERT_EQ(env_decode(&e, &mix, e.all, 7, old_block, &info), 0);
+	UT_ASSERT_EQ(info.status[0], GGA_FRAG_BAD_MD_CRC);
+	UT_ASSERT_EQ(info.hidden_mask, 0x1);
+	fset_copy(&mix, &new);
+	((uint8_t *)mix.data[0])[5] ^= 0x10;
+	UT_ASSERT_EQ(env_decode(&e, &mix, e.all, 7, new_block, &info), 0);
+	UT_ASSERT_EQ(info.corrupt_mask, 0x1);
+	UT_ASSERT_EQ(info.hidden_mask, 0);
+
 	free(old_block);
 	free(new_block);
 	fset_free(&mix);
