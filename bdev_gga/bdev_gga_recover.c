@@ -262,6 +262,8 @@ probe_apply(struct member_op *op, enum gga_lc_found found, const struct gga_sb *
 		}
 	}
 	gga_lc_view_now(disk, &v);
+	/* The probe's end starts the pass (probe_end()), one for every member back. */
+	v.retry_wait = true;
 	before = v;
 	gga_lc_apply(&v, &ev, &act);
 	gga_lc_take(disk, &before, &v,
@@ -632,6 +634,8 @@ replace_end(struct member_op *op, int rc)
 			  gga_member_label(disk, member->index, label, sizeof(label)));
 		/* The module decides (GGA_LC_EV_REPLACE): rebuilt whole, its format persisted. */
 		gga_lc_view_now(disk, &v);
+		/* The pass starts below (gga_recover_maybe_start()), logged apart. */
+		v.retry_wait = true;
 		before = v;
 		ev.member = member->index;
 		if (gga_lc_apply(&v, &ev, &act) == 0) {
