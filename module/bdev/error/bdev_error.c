@@ -29,6 +29,7 @@ struct error_injection {
 	uint64_t state;
 	uint64_t corrupt_offset;
 	uint8_t corrupt_value;
+	uint64_t from_block; /* drop */
 };
 
 struct error_disk {
@@ -251,6 +252,9 @@ error_submit_request(struct io_channel *ch, struct bdev_io *io)
 		}
 		return;
 	case BDEV_ERROR_DROP:
+		if (io->u.offset_blocks < __atomic_load_n(&inj->from_block, __ATOMIC_RELAXED)) {
+			break;
+		}
 		/* Acknowledged, never written. */
 		bdev_io_complete(io, BDEV_IO_STATUS_SUCCESS);
 		return;
@@ -643,6 +647,7 @@ bdev_error_inject_error(const char *name, const struct bdev_error_inject_opts *o
 		/* The corruption parameters are visible before the state that enables them. */
 		__atomic_store_n(&inj->corrupt_offset, opts->corrupt_offset, __ATOMIC_RELAXED);
 		__atomic_store_n(&inj->corrupt_value, opts->corrupt_value, __ATOMIC_RELAXED);
+		__atomic_store_n(&inj->from_block, opts->from_block, __ATOMIC_RELAXED);
 		__atomic_store_n(&inj->state, injection_state(opts->error_type, opts->num),
 				 __ATOMIC_RELEASE);
 	}

@@ -68,6 +68,8 @@ struct bdev_error_inject_opts {
 	/* corrupt_data: byte offset within the I/O's buffer, and the XOR mask (not 0). */
 	uint64_t corrupt_offset;
 	uint8_t corrupt_value;
+	/* drop: only I/O that starts at or after this block is dropped (0: all). */
+	uint64_t from_block;
 };
 
 /* Register the module and its RPCs (once, before bdev_subsystem_init). */
