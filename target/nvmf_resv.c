@@ -200,11 +200,12 @@ nvmf_resv_acquire(struct nvmf_resv *r, const uint8_t *hostid, uint32_t racqa, bo
 	if (res != NULL) {
 		memset(res, 0, sizeof(*res));
 	}
-	if (racqa > NVMF_RESV_PREEMPT_ABORT || rtype < NVMF_RESV_WRITE_EXCLUSIVE ||
+	/* IEKEY is for Register only (SPDK and the Linux target refuse it here too). */
+	if (racqa > NVMF_RESV_PREEMPT_ABORT || iekey || rtype < NVMF_RESV_WRITE_EXCLUSIVE ||
 	    rtype > NVMF_RESV_EXCLUSIVE_ACCESS_ALL_REGS) {
 		return NVME_SC_INVALID_FIELD;
 	}
-	if (i < 0 || (!iekey && r->regs[i].key != crkey)) {
+	if (i < 0 || r->regs[i].key != crkey) {
 		return NVME_SC_RESERVATION_CONFLICT;
 	}
 	if (racqa == NVMF_RESV_ACQUIRE) {
@@ -257,10 +258,10 @@ nvmf_resv_release(struct nvmf_resv *r, const uint8_t *hostid, uint32_t rrela, bo
 	if (res != NULL) {
 		memset(res, 0, sizeof(*res));
 	}
-	if (rrela > NVMF_RESV_CLEAR) {
+	if (rrela > NVMF_RESV_CLEAR || iekey) {
 		return NVME_SC_INVALID_FIELD;
 	}
-	if (i < 0 || (!iekey && r->regs[i].key != crkey)) {
+	if (i < 0 || r->regs[i].key != crkey) {
 		return NVME_SC_RESERVATION_CONFLICT;
 	}
 	if (rrela == NVMF_RESV_CLEAR) {

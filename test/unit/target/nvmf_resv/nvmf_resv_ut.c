@@ -123,6 +123,10 @@ test_acquire_release(void)
 		     SC_INVALID);
 	UT_ASSERT_EQ(nvmf_resv_acquire(&r, g_a, NVMF_RESV_ACQUIRE, false, 0, 0xa1, 0, NULL),
 		     SC_INVALID);
+	/* IEKEY belongs to Register: refused by Acquire and Release. */
+	UT_ASSERT_EQ(nvmf_resv_acquire(&r, g_a, NVMF_RESV_ACQUIRE, true, 1, 0, 0, NULL),
+		     SC_INVALID);
+	UT_ASSERT_EQ(nvmf_resv_release(&r, g_a, NVMF_RESV_RELEASE, true, 1, 0, NULL), SC_INVALID);
 	gen = r.generation;
 	UT_ASSERT_EQ(nvmf_resv_acquire(&r, g_a, NVMF_RESV_ACQUIRE, false, NVMF_RESV_WRITE_EXCLUSIVE,
 				       0xa1, 0, &res),
