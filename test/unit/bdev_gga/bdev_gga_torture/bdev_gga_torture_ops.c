@@ -1,0 +1,770 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The torture run's operations (included by bdev_gga_torture_ut.c after
+ * bdev_gga_torture_core.c): I/O, corruption, member faults, restarts,
+ * replaces, scrubs, holds of recovery passes, and bringing a lost or
+ * long-down array back.
+ */
+static void
+op_io(struct torture *t, bool write, int stall)
+{
+	struct t_io io;
+	uint64_t lba;
+	uint32_t n;
+
+	t_range(t, &lba, &n);
+	if (write && !t_write_ok(t, lba, n, 1)) {
+		write = false;
+	}
+	t_io_prepare(t, &io, 0, write, lba, n);
+	t_run_ios(t, &io, 1, stall, stall >= 0 ? "stall" : write ? "write" : "read");
+}
+
+/* Two or three I/Os at once around one place: reads overlap writes. */
+static void
+op_batch(struct torture *t)
+{
+	struct t_io ios[T_BATCH];
+	uint32_t nios = 2 + t_rnd(t, T_BATCH - 1), v, n;
+	uint64_t center = t_rnd(t, NBLK), lba;
+	bool write, degraded;
+
+	/* The overlap bug (known): reads beside writes fail while degraded. */
+	degraded = (t->known & T_KNOWN_OVERLAP) && t_sample(t) != 0;
+	for (v = 0; v < nios; v++) {
+		n = 1 + t_rnd(t, 12);
+		lba = center > n / 2 ? center - n / 2 - t_rnd(t, 3) : 0;
+		lba = GGA_MIN(lba, (uint64_t)(NBLK - n));
+		write = t_rnd(t, 2) == 0 && t_write_ok(t, lba, n, nios) && !degraded;
+		t_io_prepare(t, &ios[v], v, write, lba, n);
+	}
+	t_run_ios(t, ios, nios, -1, "batch");
+}
+
+static void
+op_flush(struct torture *t)
+{
+	struct ut_io r;
+	uint32_t before = t_sample(t), after;
+
+	UT_ASSERT_EQ(ut_io_sync(&g_dev, BDEV_IO_TYPE_FLUSH, NULL, 0, NBLK, &r), 0);
+	after = t_sample(t);
+	t_log(t, "flush: %s (not online 0x%x)", r.success ? "ok" : "FAILED", before | after);
+	if (!r.done) {
+		t->hung = true;
+		t_fail(t, "a flush did not complete");
+	} else if (!r.success && (before | after) == 0) {
+		t_fail(t, "flush failed (errno %d) with every member online", r.err);
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Faults                                                                  */
+/* ---------------------------------------------------------------------- */
+
+/* Flip one bit of member i's fragment of block lba: data or fragment metadata. */
+static bool
+t_flip(struct torture *t, uint32_t i, uint64_t lba)
+{
+	uint32_t off = t_rnd(t, 10) < 7 ? t_rnd(t, t->disk->frag_size) :
+					  t->disk->frag_size + t_rnd(t, GGA_FRAG_MD_SIZE);
+	uint8_t bit = (uint8_t)(1u << t_rnd(t, 8)), *frag = malloc(t->disk->mbs);
+	int rc;
+
+	rc = member_rw(t->disk, i, false, t->disk->data_offset + lba, 1, frag);
+	if (rc == 0) {
+		frag[off] ^= bit;
+		rc = member_rw(t->disk, i, true, t->disk->data_offset + lba, 1, frag);
+	}
+	free(frag);
+	t_log(t, "corrupt: block %" PRIu64 " member %u byte %u bit 0x%02x%s", lba, i, off, bit,
+	      rc == 0 ? "" : " (member I/O failed: not corrupted)");
+	if (rc != 0) {
+		return false;
+	}
+	t->blk[lba].dmg |= 1u << i;
+	t->frags_flipped++;
+	return true;
+}
+
+/* Members whose fragments the test may flip: online, not failed by the test. */
+static uint32_t
+t_flippable(struct torture *t)
+{
+	return t->disk == NULL ? 0 : gga_live_mask(t->disk) & ~t->injected;
+}
+
+static bool
+t_flip_block(struct torture *t, uint64_t lba, uint32_t count)
+{
+	uint32_t mask = t_flippable(t) & ~t->blk[lba].dmg, c;
+	int i;
+	bool any = false;
+
+	for (c = 0; c < count; c++) {
+		i = t_pick_member(t, mask);
+		if (i < 0) {
+			break;
+		}
+		mask &= ~(1u << i);
+		any |= t_flip(t, (uint32_t)i, lba);
+	}
+	return any;
+}
+
+static bool
+op_flip(struct torture *t)
+{
+	uint64_t lba = t_rnd(t, NBLK);
+	uint32_t count = 1 + t_rnd(t, t->m + 1);
+
+	if (t->known & T_KNOWN_T1) {
+		/* T1 needs a block with more than m bad fragments beside a repairable one. */
+		if (t->blk[lba].dmg != 0) {
+			return false;
+		}
+		count = 1;
+	}
+	return t_flip_block(t, lba, count);
+}
+
+/*
+ * Neighbouring blocks damaged at once, then one read over both: one beyond
+ * repair (m + 1 fragments), one repairable (one fragment), in either order.
+ */
+static bool
+op_cluster(struct torture *t)
+{
+	uint64_t a = t_rnd(t, NBLK - 1), lost, fixable;
+	struct t_io io;
+	uint32_t before = 0, n;
+
+	if ((t->known & T_KNOWN_T1) || t->disk == NULL ||
+	    (uint32_t)__builtin_popcount(t_flippable(t)) < t->m + 1) {
+		return false;
+	}
+	lost = t_rnd(t, 4) == 0 ? a + 1 : a;
+	fixable = lost == a ? a + 1 : a;
+	if (!t_flip_block(t, lost, t->m + 1)) {
+		return false;
+	}
+	t_flip_block(t, fixable, 1);
+	/* One draw: GGA_MIN evaluates its arguments twice (a second draw read before block 0). */
+	before = t_rnd(t, 3);
+	before = (uint32_t)GGA_MIN(a, (uint64_t)before);
+	n = 2 + before + t_rnd(t, 3);
+	n = (uint32_t)GGA_MIN((uint64_t)n, NBLK - (a - before));
+	t_io_prepare(t, &io, 0, false, a - before, n);
+	t_run_ios(t, &io, 1, -1, "read");
+	return true;
+}
+
+static bool
+op_fail(struct torture *t)
+{
+	int i;
+
+	/* At most m + 1 at once (enough to take the array down), and m + 1 seldom. */
+	if ((uint32_t)__builtin_popcount(t->injected) > t->m ||
+	    ((uint32_t)__builtin_popcount(t->injected) == t->m && t_rnd(t, 4) != 0)) {
+		return false;
+	}
+	i = t_pick_member(t, t->all & ~t->injected);
+	if (i < 0) {
+		return false;
+	}
+	UT_ASSERT_EQ(t_inject(t, (uint32_t)i, BDEV_ERROR_FAILURE), 0);
+	t->injected |= 1u << i;
+	t_log(t, "fail: member %u (%s)", i, t->ee[i]);
+	return true;
+}
+
+static bool
+op_return(struct torture *t)
+{
+	int i = t_pick_member(t, t->injected);
+
+	if (i < 0) {
+		return false;
+	}
+	UT_ASSERT_EQ(t_inject(t, (uint32_t)i, BDEV_ERROR_NONE), 0);
+	t->injected &= ~(1u << i);
+	t_wait_probed(t, (uint32_t)i);
+	t_log(t, "return: member %u (state now %s)", i,
+	      bdev_gga_member_state_name(t_member_state(t, (uint32_t)i)));
+	return true;
+}
+
+/* Failed members the gga bdev knows are failed: their storage can be changed behind it. */
+static uint32_t
+t_known_failed(struct torture *t)
+{
+	uint32_t mask = 0, i;
+
+	for (i = 0; i < t->n; i++) {
+		if ((t->injected & (1u << i)) && t_member_state(t, i) == BDEV_GGA_MEMBER_FAILED) {
+			mask |= 1u << i;
+		}
+	}
+	return mask;
+}
+
+/* Its whole storage destroyed: every fragment of member i is suspect until it is back. */
+static void
+t_destroyed(struct torture *t, uint32_t i)
+{
+	uint32_t b;
+
+	for (b = 0; b < NBLK; b++) {
+		t->blk[b].dmg |= 1u << i;
+	}
+	t->pending_loss |= 1u << i;
+}
+
+/* T2 is a front restart with blank members: with it known, never more than m destroyed. */
+static bool
+t_may_destroy(struct torture *t, uint32_t i)
+{
+	return !(t->known & T_KNOWN_T2) ||
+	       (uint32_t)__builtin_popcount(t->pending_loss | (1u << i)) <= t->m;
+}
+
+/*
+ * Write a whole image (reserved region included) to failed member i, its
+ * writes let through for that (reads stay failed, so no probe sees it half
+ * written).
+ */
+static int
+t_write_image(struct torture *t, uint32_t i, const uint8_t *img)
+{
+	struct bdev_error_inject_opts opts = {
+		.io_type = BDEV_IO_TYPE_WRITE,
+		.error_type = BDEV_ERROR_NONE,
+	};
+	int rc;
+
+	UT_ASSERT_EQ(bdev_error_inject_error(t->ee[i], &opts), 0);
+	rc = member_rw(t->disk, i, true, 0, (uint32_t)t->disk->member_blocks, (void *)img);
+	opts.error_type = BDEV_ERROR_FAILURE;
+	UT_ASSERT_EQ(bdev_error_inject_error(t->ee[i], &opts), 0);
+	return rc;
+}
+
+static bool
+op_blank(struct torture *t, int i)
+{
+	uint8_t *zero;
+	int rc;
+
+	if (i < 0) {
+		i = t_pick_member(t, t_known_failed(t));
+	}
+	if (i < 0 || !t_may_destroy(t, (uint32_t)i)) {
+		return false;
+	}
+	zero = calloc(t->disk->member_blocks, t->disk->mbs);
+	rc = t_write_image(t, (uint32_t)i, zero);
+	free(zero);
+	t_log(t, "blank: member %u%s", i, rc == 0 ? "" : " (write failed)");
+	UT_ASSERT_EQ(rc, 0);
+	t_destroyed(t, (uint32_t)i);
+	return true;
+}
+
+/*
+ * May member j go back to its snapshot? Not if the copy could pass for a
+ * crash in the middle of an update, the known limit (docs/FORMAT.md 3.2.1,
+ * "any older copy"; the exhaustive checker leaves such copies out too): a
+ * copy exactly one update behind the freshest record an assembly will find
+ * is trusted when fewer than k members are otherwise. So only a blank
+ * snapshot, one older than the last clearing of the bitmap (rule 3 makes it
+ * a full rebuild), or one at least two updates behind a member that holds
+ * every block (its record only grows).
+ */
+static bool
+t_restorable(struct torture *t, uint32_t j)
+{
+	struct gga_sb sb;
+	uint32_t x;
+
+	if (gga_sb_decode(t->snap[j], t->disk->frag_size, &sb) != 0 ||
+	    sb.events < t->disk->bitmap_events) {
+		return true;
+	}
+	for (x = 0; x < t->n; x++) {
+		if (x != j && (t_good(t) & (1u << x)) &&
+		    t->disk->members[x].sb_events >= sb.events + 2) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool
+op_restore(struct torture *t)
+{
+	uint32_t mask = t_known_failed(t), i;
+	int j, rc;
+
+	for (i = 0; i < t->n; i++) {
+		if (t->snap[i] == NULL) {
+			mask &= ~(1u << i);
+		}
+	}
+	j = t_pick_member(t, mask);
+	/* The old-copy bug (known): a member restored from an old copy is trusted. */
+	if (j < 0 || !t_may_destroy(t, (uint32_t)j) || (t->known & T_KNOWN_OLDCOPY)) {
+		return false;
+	}
+	if (t->disk == NULL || !t_restorable(t, (uint32_t)j)) {
+		t_log(t,
+		      "restore-old: member %d left as it is (its snapshot could be taken for a "
+		      "crash in the middle of an update: the known limit)",
+		      j);
+		return false;
+	}
+	rc = t_write_image(t, (uint32_t)j, t->snap[j]);
+	t_log(t, "restore-old: member %d from its snapshot%s", j, rc == 0 ? "" : " (failed)");
+	UT_ASSERT_EQ(rc, 0);
+	t_destroyed(t, (uint32_t)j);
+	return true;
+}
+
+static bool
+op_snapshot(struct torture *t)
+{
+	uint32_t i = t_rnd(t, t->n);
+
+	free(t->snap[i]);
+	t->snap[i] = snapshot(t->base[i]);
+	t_log(t, "snapshot: member %u", i);
+	return true;
+}
+
+static bool
+op_stall(struct torture *t)
+{
+	int i = t_pick_member(t, t_flippable(t));
+
+	if (i < 0) {
+		return false;
+	}
+	op_io(t, t_rnd(t, 5) < 2, i);
+	return true;
+}
+
+/*
+ * Delete the gga bdev and create it again over the same members. Failed
+ * members make assembly fail (their superblocks cannot be read): then they
+ * come back first. If it still fails, it must be for want of k good members.
+ */
+static bool
+t_restart(struct torture *t, const char *why)
+{
+	uint32_t unreach = t_sample(t);
+	int rc;
+
+	if (t->disk != NULL && t->disk->walk != NULL) {
+		t_log(t, "%s: a pass runs: checkpoint at block %" PRIu64 " for members 0x%x", why,
+		      t->disk->rec_offset, t->disk->rec_mask);
+	}
+	t_stop_front(t);
+	rc = t_create(t);
+	if (rc != 0 && t->injected != 0) {
+		t_log(t, "%s: assembly refused (%d) with failed members 0x%x: they come back", why,
+		      rc, t->injected);
+		t_clear_all(t);
+		rc = t_create(t);
+	}
+	if (rc != 0) {
+		t_log(t, "%s: assembly refused (%d); good members 0x%x", why, rc, t_good(t));
+		if ((uint32_t)__builtin_popcount(t_good(t)) >= t->k) {
+			t_fail(t,
+			       "the gga bdev could not be assembled again (%d) although members "
+			       "0x%x (at least k) hold every block",
+			       rc, t_good(t));
+		}
+		return false;
+	}
+	t_log(t, "%s: assembled (not online before 0x%x, now 0x%x)", why, unreach, t_sample(t));
+	return true;
+}
+
+static bool
+op_restart(struct torture *t)
+{
+	if ((t->known & T_KNOWN_T2) && t->pending_loss != 0) {
+		return false;
+	}
+	if (!t_restart(t, "restart") && !t->failed) {
+		/* The array is gone for good (the model agrees): start a fresh one. */
+		t->arrays_lost++;
+		t_teardown(t);
+		t_setup(t);
+		t_log(t, "restart: a fresh array");
+	}
+	return true;
+}
+
+struct t_replace {
+	bool done;
+	int rc;
+};
+
+static void
+t_replace_done(void *cb_arg, int rc, const char *msg)
+{
+	struct t_replace *r = cb_arg;
+
+	r->done = true;
+	r->rc = rc;
+}
+
+static bool
+op_replace(struct torture *t)
+{
+	struct t_replace r = { 0 };
+	char base[16], ee[20], msg[256];
+	int i = t_pick_member(t, t_known_failed(t)), rc;
+
+	if (i < 0 || !t_may_destroy(t, (uint32_t)i)) {
+		return false;
+	}
+	snprintf(base, sizeof(base), "%sR%u", t->name, ++t->renames);
+	snprintf(ee, sizeof(ee), "EE_%s", base);
+	t_make_base(base);
+	rc = bdev_gga_replace_member(t->name, t->ee[i], ee, t_replace_done, &r, msg, sizeof(msg));
+	if (rc == 0) {
+		UT_POLL_UNTIL(r.done);
+		if (!r.done) {
+			t->hung = true;
+			t_fail(t, "replace of member %d never completed", i);
+			return true;
+		}
+		rc = r.rc;
+	}
+	t_log(t, "replace: member %d %s by %s: %d", i, t->ee[i], ee, rc);
+	if (rc != 0) {
+		t_delete_base(base);
+		return false;
+	}
+	t_inject(t, (uint32_t)i, BDEV_ERROR_NONE);
+	t_delete_base(t->base[i]);
+	snprintf(t->base[i], sizeof(t->base[i]), "%s", base);
+	snprintf(t->ee[i], sizeof(t->ee[i]), "%s", ee);
+	t->injected &= ~(1u << i);
+	free(t->snap[i]);
+	t->snap[i] = NULL;
+	t_destroyed(t, (uint32_t)i);
+	return true;
+}
+
+/* Blocks a read may fail on, with the members in `unreach` not online. */
+static uint32_t
+t_count_may_fail(const struct torture *t, uint32_t unreach)
+{
+	uint32_t b, cnt = 0;
+
+	for (b = 0; b < NBLK; b++) {
+		cnt += t_may_fail(t, b, unreach);
+	}
+	return cnt;
+}
+
+/*
+ * After a whole scrub with every member online, a block that the model says
+ * may be lost and that reads back right was decodable, so the scrub mended
+ * all its fragments: its damage is forgotten.
+ */
+static void
+t_scrub_verify(struct torture *t)
+{
+	struct t_io io;
+	uint32_t b;
+
+	for (b = 0; b < NBLK && !t->failed; b++) {
+		if (t->blk[b].dmg == 0) {
+			continue;
+		}
+		t_io_prepare(t, &io, 0, false, b, 1);
+		UT_ASSERT_EQ(ut_io_sync(&g_dev, BDEV_IO_TYPE_READ, io.buf, b, 1, &io.r), 0);
+		if (!io.r.done) {
+			t->hung = true;
+			t_fail(t, "a read of block %u did not complete", b);
+			return;
+		}
+		t_check_read(t, &io, 0, NULL, 0, false);
+		if (io.r.success) {
+			t->blk[b].dmg = 0;
+		}
+	}
+}
+
+static bool
+op_scrub(struct torture *t, bool must_run)
+{
+	uint32_t before, after, off, allowed, b;
+	struct bdev_gga_info info;
+	uint64_t deadline;
+	int rc;
+
+	/* A recovery pass would refuse or stop it, at a time the seed does not choose. */
+	t_wait_recovered(t, T_WAIT_NS);
+	before = t_sample(t);
+	rc = bdev_gga_scrub_start(t->name, 0);
+	if (rc != 0) {
+		t_log(t, "scrub: not started (%d)", rc);
+		if (must_run) {
+			t_fail(t, "the final scrub did not start (%d)", rc);
+		}
+		return false;
+	}
+	deadline = time_now_ns() + 20 * T_SEC_NS;
+	while (t->disk->scrub.state == BDEV_GGA_SCRUB_RUNNING && time_now_ns() < deadline) {
+		ut_poll_once();
+	}
+	get_info(t->name, &info);
+	after = t_sample(t);
+	off = before | after;
+	allowed = t_count_may_fail(t, off);
+	t_log(t,
+	      "scrub: %s, %" PRIu64 " repaired, %" PRIu64 " unrecoverable (model: at most %u) "
+	      "(not online 0x%x)",
+	      info.scrub.state == BDEV_GGA_SCRUB_DONE ? "done" : "not done",
+	      info.scrub.fragments_repaired, info.scrub.unrecoverable_blocks, allowed, off);
+	if (info.scrub.state == BDEV_GGA_SCRUB_RUNNING) {
+		t_fail(t, "a scrub of %u blocks did not end within 20 s", NBLK);
+	} else if (info.scrub.state == BDEV_GGA_SCRUB_DONE) {
+		t->scrubs_done++;
+		if (info.scrub.unrecoverable_blocks > allowed) {
+			t_fail(t,
+			       "scrub found %" PRIu64 " unrecoverable blocks; the model allows "
+			       "at most %u",
+			       info.scrub.unrecoverable_blocks, allowed);
+		}
+		/* Checked and repaired from members that were online throughout. */
+		for (b = 0; b < NBLK; b++) {
+			if (!t->blk[b].lost &&
+			    (uint32_t)__builtin_popcount(t->blk[b].dmg | off) <= t->m) {
+				t->blk[b].dmg &= off;
+			}
+		}
+		if (off == 0) {
+			t_scrub_verify(t);
+		}
+	} else if (must_run) {
+		t_fail(t, "the final scrub ended in state %d with every member online",
+		       info.scrub.state);
+	}
+	bdev_gga_info_clear(&info);
+	return true;
+}
+
+/*
+ * Recovery passes stop issuing chunks at a random block, with the checkpoint
+ * below it persisted, until a later op_hold, a wait or T_HOLD_STEPS steps
+ * let them go on; the hold outlives a front restart. So a pass meets the
+ * rest: its member fails again or comes back blank or old, writes land
+ * behind and ahead of its checkpoint, the front restarts and resumes it.
+ */
+static bool
+op_hold(struct torture *t)
+{
+	uint64_t deadline;
+
+	if (t->hold_at != 0) {
+		t_hold_release(t);
+		return true;
+	}
+	t->hold_at = 1 + t_rnd(t, NBLK - 1);
+	t->hold_steps = 0;
+	if (t->disk != NULL) {
+		__atomic_store_n(&t->disk->walk_hold_at, t->hold_at, __ATOMIC_RELAXED);
+	}
+	if (t->disk != NULL && t->disk->walk != NULL &&
+	    t->disk->scrub.state != BDEV_GGA_SCRUB_RUNNING) {
+		/* A pass runs: it reaches the hold, and persists its checkpoint there (bounded). */
+		deadline = time_now_ns() + T_SEC_NS;
+		while (t->disk->walk != NULL && time_now_ns() < deadline &&
+		       (t->disk->rec_offset < t->hold_at || t->disk->sb_inflight ||
+			__atomic_load_n(&t->disk->sb_kicked, __ATOMIC_ACQUIRE))) {
+			ut_poll_once();
+		}
+	}
+	t_log(t,
+	      "hold: recovery passes stop at block %" PRIu64 " (a pass %s; checkpoint %" PRIu64
+	      ", members 0x%x)",
+	      t->hold_at, t->disk != NULL && t->disk->walk != NULL ? "is held" : "does not run",
+	      t->disk != NULL ? t->disk->rec_offset : 0, t->disk != NULL ? t->disk->rec_mask : 0);
+	return true;
+}
+
+/*
+ * A member loses writes: during one write it acknowledges every write of
+ * fragments without storing it (the error bdev's drop, from the data area
+ * on). Its fragments of the blocks written stay the old ones: damage, as the
+ * model counts it. Its record and bitmap writes are kept: a member that
+ * acknowledges records it does not keep defeats the records' protocol, as it
+ * does md's superblocks (the exhaustive checker assumes them durable too),
+ * and with more than m members lost after it no oracle could hold.
+ */
+static bool
+op_drop(struct torture *t)
+{
+	struct bdev_error_inject_opts drop = {
+		.io_type = BDEV_ERROR_IO_TYPE_ALL,
+		.error_type = BDEV_ERROR_DROP,
+		.from_block = t->disk != NULL ? t->disk->data_offset : 0,
+	};
+	int i = t_pick_member(t, t_flippable(t));
+	struct t_io io;
+	uint64_t lba, b;
+	uint32_t n;
+
+	if (i < 0) {
+		return false;
+	}
+	t_range(t, &lba, &n);
+	if (!t_write_ok(t, lba, n, 1)) {
+		return false;
+	}
+	UT_ASSERT_EQ(bdev_error_inject_error(t->ee[i], &drop), 0);
+	t_log(t, "drop: member %d loses the data writes of the next write", i);
+	t_io_prepare(t, &io, 0, true, lba, n);
+	t_run_ios(t, &io, 1, -1, "write");
+	UT_ASSERT_EQ(t_inject(t, (uint32_t)i, BDEV_ERROR_NONE), 0);
+	for (b = lba; b < lba + n; b++) {
+		t->blk[b].dmg |= 1u << i;
+	}
+	t->writes_dropped++;
+	return true;
+}
+
+static bool
+op_wait(struct torture *t)
+{
+	bool ok = t_wait_recovered(t, T_WAIT_NS);
+
+	t_log(t, "wait-recovery: %s (not online 0x%x)", ok ? "done" : "not within 3 s",
+	      t_sample(t));
+	return true;
+}
+
+/* Every block, one read each, against the model. */
+static void
+t_read_all(struct torture *t)
+{
+	struct t_io io;
+	uint32_t b, before, after;
+
+	for (b = 0; b < NBLK && !t->failed; b++) {
+		before = t_sample(t);
+		t_io_prepare(t, &io, 0, false, b, 1);
+		UT_ASSERT_EQ(ut_io_sync(&g_dev, BDEV_IO_TYPE_READ, io.buf, b, 1, &io.r), 0);
+		if (!io.r.done) {
+			t->hung = true;
+			t_fail(t, "a read of block %u did not complete", b);
+			return;
+		}
+		after = t_sample(t);
+		t_check_read(t, &io, before | after, NULL, 0, false);
+	}
+}
+
+/*
+ * More than m members' storage destroyed: the array cannot hold its data.
+ * They come back (the probe formats the blank ones), the front restarts; an
+ * array that assembles must still never return wrong bytes. Then a fresh
+ * array.
+ */
+static void
+t_array_lost(struct torture *t)
+{
+	uint32_t was = t->injected, i;
+
+	t->arrays_lost++;
+	t_log(t, "array lost: members 0x%x destroyed; they come back, then a front restart",
+	      t->pending_loss);
+	t_clear_all(t);
+	for (i = 0; i < t->n; i++) {
+		if (was & (1u << i)) {
+			t_wait_probed(t, i);
+		}
+	}
+	if ((t->known & T_KNOWN_T2) && t->pending_loss != 0) {
+		/* T2 (known): a restart over blank members trusts them. */
+		t_log(t, "restart after loss: left out (t2 known)");
+	} else if (t_restart(t, "restart after loss")) {
+		t_read_all(t);
+	}
+	if (!t->failed) {
+		t_teardown(t);
+		t_setup(t);
+		t_log(t, "a fresh array");
+	}
+}
+
+/*
+ * Down for long (more than m members out): every failed member comes back.
+ * If fewer than k members still hold every block, the array is lost.
+ */
+static void
+t_revive(struct torture *t)
+{
+	uint32_t was = t->injected, now, i;
+
+	t->down_steps = 0;
+	t_clear_all(t);
+	for (i = 0; i < t->n; i++) {
+		if (was & (1u << i)) {
+			t_wait_probed(t, i);
+		}
+	}
+	t_wait_recovered(t, T_WAIT_NS);
+	now = t_sample(t);
+	t_log(t, "revive: members 0x%x came back; not online 0x%x, good 0x%x", was, now, t_good(t));
+	if ((uint32_t)__builtin_popcount(t_good(t)) < t->k) {
+		t_array_lost(t);
+	}
+}
+
+/* The explicit T2 sequence: m + 1 members fail, are blanked, come back; the front restarts. */
+static bool
+op_blank_restart(struct torture *t)
+{
+	uint32_t want = t->m + 1, mask = 0, c, i;
+	struct t_io io;
+	int j;
+
+	/* From a healthy array, as in the field: the members it had all fail together. */
+	if ((t->known & T_KNOWN_T2) || t->injected != 0 || t->disk == NULL ||
+	    gga_live_mask(t->disk) != t->all) {
+		return false;
+	}
+	/* Half the time the last m + 1 (data_2 and parity in 2 + 1, as in the field report). */
+	if (t_rnd(t, 2) == 0) {
+		mask = t->all & ~((1u << (t->n - want)) - 1);
+	}
+	for (c = (uint32_t)__builtin_popcount(mask); c < want; c++) {
+		j = t_pick_member(t, t->all & ~mask);
+		mask |= 1u << j;
+	}
+	for (i = 0; i < t->n; i++) {
+		if (mask & (1u << i)) {
+			UT_ASSERT_EQ(t_inject(t, i, BDEV_ERROR_FAILURE), 0);
+		}
+	}
+	t->injected = mask;
+	t_log(t, "blank-then-restart: members 0x%x fail", mask);
+	/* A write finds them failed. */
+	t_io_prepare(t, &io, 0, true, t_rnd(t, NBLK - 4), 4);
+	if (t_room(t, io.lba, io.n, 1)) {
+		t_run_ios(t, &io, 1, -1, "write");
+	}
+	for (i = 0; i < t->n && !t->failed; i++) {
+		if ((mask & (1u << i)) && t_member_state(t, i) == BDEV_GGA_MEMBER_FAILED) {
+			op_blank(t, (int)i);
+		}
+	}
+	return true;
+}
