@@ -5,7 +5,7 @@
  * path reads, the superblock writer and generation windows, per-thread
  * channels and the watchdogs, hot-remove of a member, and the end of a disk
  * (gga_disk_try_free). The module's face (function table, registration,
- * deletion, information) is in bdev_gga.c, creation in bdev_gga_create.c,
+ * deletion, information) is in bdev_gga_module.c, creation in bdev_gga_create.c,
  * the I/O state machine in bdev_gga_io.c.
  *
  * Threads: creation, deletion, superblock updates and hot-remove handling run
