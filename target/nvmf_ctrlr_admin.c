@@ -86,7 +86,7 @@ nvmf_identify_ctrlr_fill(const struct nvmf_ctrlr *ctrlr, struct nvme_identify_ct
 	id->cqes = 0x44;
 	id->maxcmd = (uint16_t)opts->max_queue_depth;
 	id->nn = disc ? 0 : subsys->max_nsid;
-	id->oncs = disc ? 0 : NVME_ONCS_DSM | NVME_ONCS_WRITE_ZEROES;
+	id->oncs = disc ? 0 : NVME_ONCS_DSM | NVME_ONCS_WRITE_ZEROES | NVME_ONCS_RESERVATIONS;
 	id->vwc = disc ? 0 : NVME_VWC_PRESENT;
 	id->sgls = ctrlr->transport->ops->sgls;
 	memcpy(id->subnqn, subsys->nqn, strnlen(subsys->nqn, sizeof(id->subnqn)));
@@ -113,6 +113,7 @@ nvmf_identify_ns_fill(const struct nvmf_ns *ns, struct nvme_identify_ns *id)
 	id->flbas = ns->md_size > 0 ? NVME_FLBAS_EXTENDED : 0;
 	id->mc = ns->md_size > 0 ? NVME_MC_EXTENDED : 0;
 	id->nmic = 1; /* may be shared by several controllers */
+	id->rescap = nvmf_ns_resv_rescap(ns);
 	id->lbaf[0] = NVME_LBAF(ns->md_size, u64log2(ns->block_size), 0);
 	memcpy(id->nguid, ns->uuid, sizeof(id->nguid));
 }
@@ -332,6 +333,7 @@ set_features(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 	uint8_t fid = (uint8_t)(req->cmd.cdw10 & 0xff);
 	uint32_t cdw11 = req->cmd.cdw11;
 	bool disc = is_discovery(ctrlr);
+	struct nvmf_ns *ns;
 
 	if (req->cmd.cdw10 & NVME_FEAT_SAVE) {
 		return STATUS_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_FEATURE_ID_NOT_SAVEABLE);
@@ -362,6 +364,12 @@ set_features(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 	case NVME_FEAT_VOLATILE_WRITE_CACHE:
 		/* Writes always reach the bdev; Flush is passed through either way. */
 		return disc ? INVALID_FIELD : 0;
+	case NVME_FEAT_RESERVATION_PERSIST:
+		ns = disc ? NULL : nvmf_subsystem_get_ns(ctrlr->subsys, req->cmd.nsid);
+		if (ns == NULL) {
+			return disc ? INVALID_FIELD : INVALID_NS;
+		}
+		return nvmf_ns_resv_set_ptpl(ns, cdw11 & 1u);
 	default:
 		return INVALID_FIELD;
 	}
@@ -374,6 +382,7 @@ get_features(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 	uint32_t sel = (req->cmd.cdw10 & NVME_FEAT_SEL_MASK) >> NVME_FEAT_SEL_SHIFT;
 	bool disc = is_discovery(ctrlr);
 	bool current = sel == NVME_FEAT_SEL_CURRENT;
+	struct nvmf_ns *ns;
 	uint32_t value;
 
 	if (sel > NVME_FEAT_SEL_SUPPORTED) {
@@ -398,6 +407,17 @@ get_features(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 		}
 		value = 1;
 		break;
+	case NVME_FEAT_RESERVATION_PERSIST:
+		ns = disc ? NULL : nvmf_subsystem_get_ns(ctrlr->subsys, req->cmd.nsid);
+		if (ns == NULL) {
+			return disc ? INVALID_FIELD : INVALID_NS;
+		}
+		/* Default: off; per namespace (bit 1), changeable (bit 2). */
+		nvmf_ns_resv_get_ptpl(ns, &value);
+		req->rsp.cdw0 = sel == NVME_FEAT_SEL_SUPPORTED ? (1u << 1) | (1u << 2) :
+				current                        ? value :
+								 0;
+		return 0;
 	default:
 		return INVALID_FIELD;
 	}

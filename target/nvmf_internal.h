@@ -17,6 +17,7 @@
 #ifndef GGA_NVMF_INTERNAL_H
 #define GGA_NVMF_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/queue.h>
@@ -27,6 +28,7 @@
 #include "gga/nvme_spec.h"
 #include "gga/thread.h"
 
+#include "nvmf_resv.h"
 #include "nvmf_transport.h"
 
 #ifndef TAILQ_FOREACH_SAFE
@@ -104,6 +106,22 @@ struct nvmf_ns {
 	void (*released_cb)(struct nvmf_ns *ns);
 	void (*remove_cb)(void *arg, int rc);
 	void *remove_arg;
+
+	/*
+	 * Reservations (nvmf_ns_resv.c). `resv` is the namespace's state, changed
+	 * on the app thread under resv_lock; each thread's channel keeps a copy
+	 * that the change's channel walk installs, and channels created later
+	 * copy it under the lock. One change at a time: the walk of a change
+	 * (resv_busy) must end before the next command runs (resv_queue).
+	 */
+	struct nvmf_resv resv;
+	pthread_mutex_t resv_lock;
+	char *ptpl_file; /* persist through power loss: where (NULL: not offered) */
+	bool resv_inited;
+	bool resv_busy;
+	TAILQ_HEAD(, nvmf_request) resv_queue;
+	/* A removal that waits for the walk of a change to end. */
+	void (*resv_then_release)(struct nvmf_ns *ns);
 };
 
 /* A namespace's per-thread context (the io_channel of the nvmf_ns io_device). */
@@ -114,6 +132,18 @@ struct nvmf_ns_channel {
 	uint64_t outstanding;
 	/* Removal walk waiting for outstanding to reach 0. */
 	struct io_channel_iter *remove_iter;
+	/*
+	 * Reservations: this thread's copy of the namespace's state, which
+	 * every command that reads or writes is checked against. Commands are
+	 * counted per epoch (the request's resv_epoch); installing a new state
+	 * starts a new epoch, and the walk that installs it waits on this thread
+	 * until no command of the old epoch is left (resv_iter), so a change is
+	 * complete only when no command admitted under the old state is in flight.
+	 */
+	struct nvmf_resv resv;
+	uint8_t resv_epoch;
+	uint64_t resv_inflight[2];
+	struct io_channel_iter *resv_iter;
 };
 
 /* A subsystem's state on one poll group (that poll group's thread only). */
@@ -290,8 +320,14 @@ int nvmf_subsystem_remove_listener(struct nvmf_subsystem *subsys,
 				   const struct nvmf_listen_addr *addr);
 bool nvmf_subsystem_listener_allowed(const struct nvmf_subsystem *subsys,
 				     const struct nvmf_listen_addr *addr);
+/* A namespace's options beyond its bdev and nsid (NULL: none). */
+struct nvmf_ns_opts {
+	const char *ptpl_file;
+	/* Out: why the options were refused (-EINVAL). */
+	char why[160];
+};
 int nvmf_subsystem_add_ns(struct nvmf_subsystem *subsys, const char *bdev_name, uint32_t nsid,
-			  uint32_t *nsid_out);
+			  struct nvmf_ns_opts *opts, uint32_t *nsid_out);
 int nvmf_subsystem_remove_ns(struct nvmf_subsystem *subsys, uint32_t nsid,
 			     void (*cb)(void *arg, int rc), void *arg);
 struct nvmf_ns *nvmf_subsystem_get_ns(const struct nvmf_subsystem *subsys, uint32_t nsid);
@@ -341,6 +377,30 @@ uint16_t nvmf_io_rw_check(const struct nvme_cmd *cmd, uint64_t num_blocks, uint3
 			  uint32_t length, bool has_data);
 int nvmf_ns_io_device_register(struct nvmf_ns *ns);
 void nvmf_ns_channels_release(struct nvmf_ns *ns, void (*cb)(struct nvmf_ns *ns));
+
+/* nvmf_ns_resv.c */
+/*
+ * Set up a namespace's reservations; with ptpl_file (may be NULL), load
+ * what a previous run persisted there. -EINVAL: the file is not ours or
+ * not readable (*why says what), nothing is set up.
+ */
+int nvmf_ns_resv_init(struct nvmf_ns *ns, const char *ptpl_file, char *why, size_t why_len);
+void nvmf_ns_resv_fini(struct nvmf_ns *ns);
+/* A Reservation Register, Report, Acquire or Release command (qpair's thread). */
+void nvmf_ns_resv_exec(struct nvmf_request *req);
+/* Install the namespace's state in a new channel (the channel's thread). */
+void nvmf_ns_resv_channel_init(struct nvmf_ns *ns, struct nvmf_ns_channel *nsch);
+/* 0 or the Reservation Conflict status for a command of the namespace (I/O thread). */
+uint16_t nvmf_ns_resv_check(const struct nvmf_ns_channel *nsch, const struct nvmf_request *req);
+/* A command of the channel's epoch ended: the walk of a change may go on. */
+void nvmf_ns_resv_io_done(struct nvmf_ns_channel *nsch, uint8_t epoch);
+/* Removal: 0 to release the channels now, or 1 when it waits for a change's walk (then cb). */
+int nvmf_ns_resv_defer_release(struct nvmf_ns *ns, void (*cb)(struct nvmf_ns *ns));
+/* Get/Set Features Reservation Persistence (app thread). */
+uint16_t nvmf_ns_resv_get_ptpl(const struct nvmf_ns *ns, uint32_t *value);
+uint16_t nvmf_ns_resv_set_ptpl(struct nvmf_ns *ns, bool ptpl);
+/* Identify Namespace RESCAP. */
+uint8_t nvmf_ns_resv_rescap(const struct nvmf_ns *ns);
 
 /* Copy bytes out of/into a request's data. */
 size_t nvmf_request_copy_to(struct nvmf_request *req, const void *buf, size_t len);

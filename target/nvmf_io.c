@@ -34,6 +34,7 @@ ns_channel_create(void *io_device, void *ctx)
 	struct nvmf_ns_channel *nsch = ctx;
 
 	nsch->ns = ns;
+	nvmf_ns_resv_channel_init(ns, nsch);
 	nsch->bdev_ch = bdev_get_io_channel(ns->desc);
 	return nsch->bdev_ch != NULL ? 0 : -ENOMEM;
 }
@@ -193,6 +194,7 @@ nvmf_io_finish(struct nvmf_request *req, uint16_t status)
 
 	req->nsch = NULL;
 	req->qpair->pg->completed_nvme_io++;
+	nvmf_ns_resv_io_done(nsch, req->resv_epoch);
 	if (--nsch->outstanding == 0 && nsch->remove_iter != NULL) {
 		ns_channel_release_finish(nsch);
 	}
@@ -375,6 +377,17 @@ nvmf_io_exec(struct nvmf_request *req)
 	struct nvmf_ns *ns;
 	uint16_t status = 0;
 
+	switch (req->cmd.opc) {
+	case NVME_OPC_RESERVATION_REGISTER:
+	case NVME_OPC_RESERVATION_REPORT:
+	case NVME_OPC_RESERVATION_ACQUIRE:
+	case NVME_OPC_RESERVATION_RELEASE:
+		/* The namespace's reservations live on the app thread. */
+		nvmf_ns_resv_exec(req);
+		return;
+	default:
+		break;
+	}
 	nsch = get_ns_channel(req->qpair, req->cmd.nsid, &status);
 	if (nsch == NULL) {
 		nvmf_request_set_status(req, status);
@@ -384,6 +397,13 @@ nvmf_io_exec(struct nvmf_request *req)
 	ns = nsch->ns;
 	req->nsch = nsch;
 	nsch->outstanding++;
+	req->resv_epoch = nsch->resv_epoch;
+	nsch->resv_inflight[req->resv_epoch]++;
+	status = nvmf_ns_resv_check(nsch, req);
+	if (status != 0) {
+		nvmf_io_finish(req, status);
+		return;
+	}
 	switch (req->cmd.opc) {
 	case NVME_OPC_READ:
 	case NVME_OPC_WRITE:

@@ -414,6 +414,7 @@ out_free_params:
 struct rpc_ns {
 	char *bdev_name;
 	uint32_t nsid;
+	char *ptpl_file;
 };
 
 static const struct rpc_param ns_params[] = {
@@ -430,7 +431,10 @@ static const struct rpc_param ns_params[] = {
 	RPC_PARAM_SPDK_UNSUPPORTED("nguid"),
 	RPC_PARAM_SPDK_UNSUPPORTED("eui64"),
 	RPC_PARAM_SPDK_UNSUPPORTED("uuid"),
-	RPC_PARAM_SPDK_UNSUPPORTED("ptpl_file"),
+	{ .name = "ptpl_file",
+	  .type = RPC_PARAM_STRING,
+	  .optional = true,
+	  .offset = offsetof(struct rpc_ns, ptpl_file) },
 	RPC_PARAM_SPDK_NOOP("anagrpid", "0"),
 	RPC_PARAM_SPDK_NOOP("no_auto_visible", "false"),
 	RPC_PARAM_SPDK_NOOP("hide_metadata", "false"),
@@ -454,6 +458,7 @@ rpc_nvmf_subsystem_add_ns(struct rpc_request *req, json_t *params)
 {
 	struct rpc_add_ns args = { 0 };
 	struct rpc_ns ns = { 0 };
+	struct nvmf_ns_opts opts = { 0 };
 	struct nvmf_subsystem *subsys;
 	uint32_t nsid;
 	int rc;
@@ -472,7 +477,16 @@ rpc_nvmf_subsystem_add_ns(struct rpc_request *req, json_t *params)
 	if (subsys == NULL) {
 		goto out_free_params;
 	}
-	rc = nvmf_subsystem_add_ns(subsys, ns.bdev_name, ns.nsid, &nsid);
+	if (ns.ptpl_file != NULL && ns.ptpl_file[0] == '\0') {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "ptpl_file: expected a path");
+		goto out_free_params;
+	}
+	opts.ptpl_file = ns.ptpl_file;
+	rc = nvmf_subsystem_add_ns(subsys, ns.bdev_name, ns.nsid, &opts, &nsid);
+	if (rc == -EINVAL && opts.why[0] != '\0') {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "ptpl_file: %s", opts.why);
+		goto out_free_params;
+	}
 	switch (rc) {
 	case 0:
 		rpc_send_result(req, json_integer(nsid));

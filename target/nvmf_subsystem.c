@@ -395,19 +395,26 @@ ns_bdev_event(enum bdev_event_type type, struct bdev *bdev, void *ctx)
 static void
 ns_free(struct nvmf_ns *ns)
 {
+	if (ns->resv_inited) {
+		nvmf_ns_resv_fini(ns);
+	}
 	free(ns->bdev_name);
 	free(ns);
 }
 
 int
 nvmf_subsystem_add_ns(struct nvmf_subsystem *subsys, const char *bdev_name, uint32_t nsid,
-		      uint32_t *nsid_out)
+		      struct nvmf_ns_opts *opts, uint32_t *nsid_out)
 {
+	struct nvmf_ns_opts none = { 0 };
 	struct nvmf_ns *ns;
 	struct bdev *bdev;
 	uint32_t i;
 	int rc;
 
+	if (opts == NULL) {
+		opts = &none;
+	}
 	if (subsys->subtype != NVMF_SUBTYPE_NVME) {
 		return -EINVAL;
 	}
@@ -443,6 +450,12 @@ nvmf_subsystem_add_ns(struct nvmf_subsystem *subsys, const char *bdev_name, uint
 		free(ns);
 		return -ENOMEM;
 	}
+	rc = nvmf_ns_resv_init(ns, opts->ptpl_file, opts->why, sizeof(opts->why));
+	if (rc != 0) {
+		ns_free(ns);
+		return rc;
+	}
+	ns->resv_inited = true;
 	rc = bdev_open(bdev_name, true, ns_bdev_event, ns, &ns->desc);
 	if (rc != 0) {
 		ns_free(ns);
@@ -517,7 +530,10 @@ nvmf_subsystem_remove_ns(struct nvmf_subsystem *subsys, uint32_t nsid,
 	ns->remove_arg = arg;
 	/* New I/O sees this and fails; the walk below waits for I/O in flight. */
 	__atomic_store_n(&ns->removing, true, __ATOMIC_SEQ_CST);
-	nvmf_ns_channels_release(ns, ns_removed);
+	/* A reservation change being installed finishes first (its walk uses ns). */
+	if (nvmf_ns_resv_defer_release(ns, ns_removed) == 0) {
+		nvmf_ns_channels_release(ns, ns_removed);
+	}
 	return 0;
 }
 
@@ -823,10 +839,15 @@ nvmf_subsystem_write_config_json(const struct nvmf_subsystem *subsys, json_t *co
 			if (ns == NULL || ns->removing) {
 				continue;
 			}
+			json_t *nso = json_pack("{s:s, s:I}", "bdev_name", ns->bdev_name, "nsid",
+						(json_int_t)ns->nsid);
+
+			if (ns->ptpl_file != NULL) {
+				json_object_set_new(nso, "ptpl_file", json_string(ns->ptpl_file));
+			}
 			config_append(config, "nvmf_subsystem_add_ns",
-				      json_pack("{s:s, s:{s:s, s:I}}", "nqn", subsys->nqn,
-						"namespace", "bdev_name", ns->bdev_name, "nsid",
-						(json_int_t)ns->nsid));
+				      json_pack("{s:s, s:o}", "nqn", subsys->nqn, "namespace",
+						nso));
 		}
 	}
 	TAILQ_FOREACH(l, &subsys->listeners, link) {

@@ -232,6 +232,9 @@ struct nvmf_request {
 	struct bdev_io_wait_entry bdev_wait;
 	uint32_t dsm_next;
 	uint32_t dsm_count;
+	uint8_t resv_epoch;
+	/* A reservation command waiting for the namespace's previous one. */
+	TAILQ_ENTRY(nvmf_request) resv_link;
 	TAILQ_ENTRY(nvmf_request) link;
 };
 

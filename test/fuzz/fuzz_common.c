@@ -132,7 +132,7 @@ fuzz_subsystem_create(const struct nvmf_listen_addr *addr, bool transport_listen
 	}
 	if (nvmf_subsystem_create(FUZZ_SUBNQN, NVMF_SUBTYPE_NVME, 4, &subsys) != 0 ||
 	    nvmf_subsystem_add_listener(subsys, addr) != 0 ||
-	    nvmf_subsystem_add_ns(subsys, "FuzzMalloc0", 1, &nsid) != 0) {
+	    nvmf_subsystem_add_ns(subsys, "FuzzMalloc0", 1, NULL, &nsid) != 0) {
 		fuzz_die("subsystem");
 	}
 	nvmf_subsystem_set_allow_any_host(subsys, true);

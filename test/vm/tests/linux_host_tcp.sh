@@ -4,6 +4,8 @@
 # 127.0.0.1, writes random data with O_DIRECT at several offsets, reads it
 # back (also after a reconnect) and compares checksums, then disconnects
 # (its shutdown notification, CC.SHN, must complete at once on the target).
+# On the malloc namespace, nvme-cli's resv-register/acquire/report/release,
+# and a preempt by a second host that fences the kernel's writes.
 #   1. a malloc namespace (512-byte blocks) on one gga_tgt;
 #   2. the gga bdev over three half-block targets (scripts/gga_topology.sh),
 #      exported by the front gga_tgt.
@@ -107,6 +109,48 @@ verify_patterns() {
 	done <"$TMP/$tag.sums"
 }
 
+# resv_report FIELD: nvme resv-report (extended) of $DEV, one field of it:
+# rtype, regctl, key0, holds0 (the first registrant's key and holder bit).
+resv_report() {
+	nvme resv-report "$DEV" -n 1 -e -d 255 -b 2>/dev/null | python3 -c '
+import struct, sys
+d = sys.stdin.buffer.read()
+gen, rtype, regctl = struct.unpack_from("<IBH", d, 0)
+f = {"gen": gen, "rtype": rtype, "regctl": regctl}
+if regctl:
+    f["holds0"] = d[64 + 2] & 1
+    f["key0"] = hex(struct.unpack_from("<Q", d, 64 + 8)[0])
+print(f.get(sys.argv[1]))' "$1"
+}
+
+# Reservations from the kernel host (nvme-cli), then a second host of our
+# own (nvmf_resv_client.py) preempts it: the kernel's writes fail, reads go on.
+resv_tests() {
+	local resv="python3 $GGA_ROOT/test/integration/nvmf_resv_client.py --port $PORT --nqn $NQN"
+	check "nvme resv-register" nvme resv-register "$DEV" -n 1 --nrkey=0xa --rrega=0
+	check "nvme resv-acquire (Write Exclusive)" \
+		nvme resv-acquire "$DEV" -n 1 --crkey=0xa --rtype=1 --racqa=0
+	check "nvme resv-report -e: Write Exclusive, one registrant with key 0xa holding it" \
+		test "$(resv_report rtype) $(resv_report regctl) $(resv_report key0) $(resv_report holds0)" = "1 1 0xa 1"
+	check "the holder writes" dd if=/dev/urandom of="$DEV" bs=4k count=4 seek=1000 \
+		oflag=direct conv=notrunc status=none
+	check "nvme resv-acquire with a wrong key fails" \
+		bash -c "! nvme resv-acquire $DEV -n 1 --crkey=0xbad --rtype=1 --racqa=0 2>/dev/null"
+	check "nvme resv-release" nvme resv-release "$DEV" -n 1 --crkey=0xa --rtype=1 --rrela=0
+	check "released: no reservation" test "$(resv_report rtype)" = 0
+	check "nvme resv-acquire again" nvme resv-acquire "$DEV" -n 1 --crkey=0xa --rtype=1 --racqa=0
+	check "another host preempts the kernel's reservation" \
+		timeout -k 5 60 $resv b-preempt --prkey 0xa
+	check "the kernel host's write now fails (Reservation Conflict)" \
+		bash -c "! dd if=/dev/urandom of=$DEV bs=4k count=1 seek=1000 oflag=direct conv=notrunc status=none 2>/dev/null"
+	check "its reads still work (Write Exclusive)" \
+		dd if="$DEV" of=/dev/null bs=4k count=4 iflag=direct status=none
+	check "the other host clears the reservation" timeout -k 5 60 $resv b-clear
+	check "nvme resv-report: nothing left" test "$(resv_report regctl)" = 0
+	check "the kernel host writes again" dd if=/dev/urandom of="$DEV" bs=4k count=1 seek=1000 \
+		oflag=direct conv=notrunc status=none
+}
+
 # ---- 1. malloc namespace on one gga_tgt -----------------------------------
 PORT=$(free_port)
 if start_tgt t0 --mem-size 64m; then
@@ -133,6 +177,7 @@ if start_tgt t0 --mem-size 64m; then
 		check "O_DIRECT writes of random data at 0, 7, 19 and 31 MiB" \
 			write_patterns "$DEV" m0 0 7 19 31
 		check "reading them back gives the same sha256" verify_patterns "$DEV" m0
+		resv_tests
 		dmesg_lines=$(dmesg | wc -l)
 		start=$(date +%s)
 		check "nvme disconnect" disconnect "$NQN"
