@@ -147,9 +147,13 @@ alloc_cntlid(struct nvmf_subsystem *subsys)
 	uint32_t tries;
 	uint16_t id;
 
-	for (tries = 0; tries <= NVME_CNTLID_MAX - NVME_CNTLID_MIN; tries++) {
+	for (tries = 0; tries <= (uint32_t)(subsys->max_cntlid - subsys->min_cntlid); tries++) {
 		id = subsys->next_cntlid;
-		subsys->next_cntlid = id >= NVME_CNTLID_MAX ? NVME_CNTLID_MIN : (uint16_t)(id + 1);
+		if (id < subsys->min_cntlid || id > subsys->max_cntlid) {
+			id = subsys->min_cntlid;
+		}
+		subsys->next_cntlid = id >= subsys->max_cntlid ? subsys->min_cntlid :
+								 (uint16_t)(id + 1);
 		if (find_ctrlr(subsys, id) == NULL) {
 			return id;
 		}
@@ -166,6 +170,7 @@ ctrlr_free(struct nvmf_ctrlr *ctrlr)
 		  ctrlr->hostnqn);
 	poller_unregister(&ctrlr->ka_poller);
 	TAILQ_REMOVE(&subsys->ctrlrs, ctrlr, link);
+	free(ctrlr->ana_state);
 	free(ctrlr->io_qpairs);
 	free(ctrlr);
 	if (TAILQ_EMPTY(&subsys->ctrlrs) && subsys->ctrlrs_gone_cb != NULL) {
@@ -359,8 +364,25 @@ ctrlr_create(struct nvmf_subsystem *subsys, struct nvmf_qpair *qpair,
 	/* Namespace notices by default; discovery controllers report log changes instead. */
 	ctrlr->aec = subsys->subtype == NVMF_SUBTYPE_DISCOVERY ? NVME_AEC_DISCOVERY_LOG_NOTICE :
 								 NVME_AEC_NS_ATTR_NOTICE;
+	if (subsys->subtype == NVMF_SUBTYPE_NVME) {
+		const uint8_t *ana = nvmf_subsystem_listener_ana(subsys, &qpair->listen);
+
+		ctrlr->ana_state = malloc(subsys->max_nsid > 0 ? subsys->max_nsid : 1);
+		if (ctrlr->ana_state == NULL) {
+			free(ctrlr->io_qpairs);
+			free(ctrlr);
+			return -ENOMEM;
+		}
+		/* Admitted through a listener of the subsystem: its states; else optimized. */
+		if (ana != NULL) {
+			memcpy(ctrlr->ana_state, ana, subsys->max_nsid);
+		} else {
+			memset(ctrlr->ana_state, NVME_ANA_OPTIMIZED, subsys->max_nsid);
+		}
+	}
 	rc = nvmf_ctrlr_set_kato(ctrlr, cmd->kato);
 	if (rc != 0) {
+		free(ctrlr->ana_state);
 		free(ctrlr->io_qpairs);
 		free(ctrlr);
 		return rc;
@@ -368,6 +390,29 @@ ctrlr_create(struct nvmf_subsystem *subsys, struct nvmf_qpair *qpair,
 	TAILQ_INSERT_TAIL(&subsys->ctrlrs, ctrlr, link);
 	*out = ctrlr;
 	return 0;
+}
+
+uint16_t
+nvmf_ctrlr_ana_check(const struct nvmf_ctrlr *ctrlr, const struct nvmf_ns *ns)
+{
+	uint8_t state;
+
+	if (!ctrlr->subsys->ana_reporting || ctrlr->ana_state == NULL) {
+		return 0;
+	}
+	state = __atomic_load_n(&ctrlr->ana_state[ns->anagrpid - 1], __ATOMIC_SEQ_CST);
+	/* Path errors without DNR: the host retries them on another path. */
+	switch (state) {
+	case NVME_ANA_OPTIMIZED:
+	case NVME_ANA_NON_OPTIMIZED:
+		return 0;
+	case NVME_ANA_INACCESSIBLE:
+		return NVME_STATUS(NVME_SCT_PATH, NVME_SC_ANA_INACCESSIBLE);
+	case NVME_ANA_PERSISTENT_LOSS:
+		return NVME_STATUS(NVME_SCT_PATH, NVME_SC_ANA_PERSISTENT_LOSS);
+	default:
+		return NVME_STATUS(NVME_SCT_PATH, NVME_SC_ANA_TRANSITION);
+	}
 }
 
 /*

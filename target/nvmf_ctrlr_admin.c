@@ -95,6 +95,16 @@ nvmf_identify_ctrlr_fill(const struct nvmf_ctrlr *ctrlr, struct nvme_identify_ct
 	id->icdoff = 0;
 	id->fcatt = 0; /* dynamic controller model */
 	id->msdbd = 1;
+	if (!disc && subsys->ana_reporting) {
+		id->cmic |= NVME_CMIC_ANA_REPORTING;
+		id->oaes |= NVME_OAES_ANA_CHANGE_NOTICE;
+		/* A state changes at once: the transition time is a bound, not a wait. */
+		id->anatt = NVMF_ANATT_SEC;
+		/* The five states; ANAGRPID fixed while attached (6); non-zero ids (7). */
+		id->anacap = 0x1f | (1u << 6) | (1u << 7);
+		id->anagrpmax = subsys->max_nsid;
+		id->nanagrpid = subsys->max_nsid;
+	}
 }
 
 void
@@ -114,6 +124,9 @@ nvmf_identify_ns_fill(const struct nvmf_ns *ns, struct nvme_identify_ns *id)
 	id->mc = ns->md_size > 0 ? NVME_MC_EXTENDED : 0;
 	id->nmic = 1; /* may be shared by several controllers */
 	id->rescap = nvmf_ns_resv_rescap(ns);
+	if (ns->subsys->ana_reporting) {
+		id->anagrpid = ns->anagrpid;
+	}
 	id->lbaf[0] = NVME_LBAF(ns->md_size, u64log2(ns->block_size), 0);
 	memcpy(id->nguid, ns->uuid, sizeof(id->nguid));
 }
@@ -221,6 +234,53 @@ identify(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
  * Get Log Page.
  */
 
+/*
+ * The ANA log page as ctrlr sees it: a 16-byte header (change count, group
+ * descriptors), then one 32-byte descriptor per ANA group that has
+ * namespaces (id, namespace count, change count, state), each followed by
+ * its NSIDs unless rgo (Return Groups Only).
+ */
+void *
+nvmf_ana_log_build(const struct nvmf_ctrlr *ctrlr, bool rgo, size_t *len)
+{
+	const struct nvmf_subsystem *subsys = ctrlr->subsys;
+	const struct nvmf_ns *ns;
+	uint32_t g, i, n, ngrps = 0;
+	size_t off = 16, cap = 16 + (size_t)subsys->max_nsid * (32 + 4);
+	uint8_t *log = calloc(1, cap), *d;
+
+	if (log == NULL) {
+		return NULL;
+	}
+	for (g = 1; g <= subsys->max_nsid; g++) {
+		d = log + off;
+		n = 0;
+		for (i = 1; i <= subsys->max_nsid; i++) {
+			ns = nvmf_subsystem_get_ns(subsys, i);
+			if (ns == NULL || ns->removing || ns->anagrpid != g) {
+				continue;
+			}
+			if (!rgo) {
+				memcpy(d + 32 + 4 * n, &i, 4);
+			}
+			n++;
+		}
+		if (n == 0) {
+			continue;
+		}
+		memcpy(d, &g, 4);
+		memcpy(d + 4, rgo ? &(uint32_t){ 0 } : &n, 4);
+		memcpy(d + 8, &subsys->ana_chgcnt, 8);
+		d[16] = __atomic_load_n(&ctrlr->ana_state[g - 1], __ATOMIC_SEQ_CST);
+		off += 32 + (rgo ? 0 : 4 * (size_t)n);
+		ngrps++;
+	}
+	memcpy(log, &subsys->ana_chgcnt, 8);
+	memcpy(log + 8, &(uint16_t){ (uint16_t)ngrps }, 2);
+	*len = off;
+	return log;
+}
+
 /* Copy log[offset, offset + req->length) out; beyond the log, zeros. */
 static uint16_t
 log_copy(struct nvmf_request *req, const void *log, size_t log_len, uint64_t offset)
@@ -293,6 +353,20 @@ get_log_page(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 		}
 		return status;
 	}
+	case NVME_LOG_ANA:
+		if (!ctrlr->subsys->ana_reporting) {
+			return STATUS_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_INVALID_LOG_PAGE);
+		}
+		log = nvmf_ana_log_build(ctrlr, (cmd->cdw10 & NVME_LOG_ANA_LSP_RGO) != 0, &len);
+		if (log == NULL) {
+			return nvmf_errno_to_status(-ENOMEM);
+		}
+		status = log_copy(req, log, len, offset);
+		free(log);
+		if (status == 0 && !rae) {
+			ctrlr->masked_events &= ~NVMF_EVENT_ANA_CHANGED;
+		}
+		return status;
 	case NVME_LOG_DISCOVERY:
 		log = nvmf_discovery_log_build(ctrlr->hostnqn, &len);
 		if (log == NULL) {
@@ -354,7 +428,10 @@ set_features(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 		return 0;
 	case NVME_FEAT_ASYNC_EVENT_CONFIG:
 		ctrlr->aec = cdw11 & (disc ? NVME_AEC_DISCOVERY_LOG_NOTICE :
-					     NVME_AEC_NS_ATTR_NOTICE | NVME_AEC_SMART_MASK);
+					     NVME_AEC_NS_ATTR_NOTICE | NVME_AEC_SMART_MASK |
+						      (ctrlr->subsys->ana_reporting ?
+							       NVME_AEC_ANA_CHANGE_NOTICE :
+							       0));
 		return 0;
 	case NVME_FEAT_KEEP_ALIVE_TIMER:
 		if (nvmf_ctrlr_set_kato(ctrlr, cdw11) != 0) {
@@ -446,6 +523,9 @@ aer_try_complete(struct nvmf_ctrlr *ctrlr)
 			req->rsp.cdw0 = NVME_AER_CDW0(NVME_AER_TYPE_NOTICE,
 						      NVME_AER_NOTICE_NS_ATTR_CHANGED,
 						      NVME_LOG_CHANGED_NS_LIST);
+		} else if (ev == NVMF_EVENT_ANA_CHANGED) {
+			req->rsp.cdw0 = NVME_AER_CDW0(NVME_AER_TYPE_NOTICE,
+						      NVME_AER_NOTICE_ANA_CHANGE, NVME_LOG_ANA);
 		} else {
 			req->rsp.cdw0 = NVME_AER_CDW0(NVME_AER_TYPE_NOTICE,
 						      NVME_AER_NOTICE_DISCOVERY_LOG,
@@ -460,8 +540,9 @@ aer_try_complete(struct nvmf_ctrlr *ctrlr)
 void
 nvmf_ctrlr_event_post(struct nvmf_ctrlr *ctrlr, uint32_t event)
 {
-	uint32_t enable = event == NVMF_EVENT_NS_CHANGED ? NVME_AEC_NS_ATTR_NOTICE :
-							   NVME_AEC_DISCOVERY_LOG_NOTICE;
+	uint32_t enable = event == NVMF_EVENT_NS_CHANGED  ? NVME_AEC_NS_ATTR_NOTICE :
+			  event == NVMF_EVENT_ANA_CHANGED ? NVME_AEC_ANA_CHANGE_NOTICE :
+							    NVME_AEC_DISCOVERY_LOG_NOTICE;
 
 	/* Reported once until the host reads the log page that clears it. */
 	if (!(ctrlr->aec & enable) || (ctrlr->masked_events & event)) {

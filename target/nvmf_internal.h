@@ -50,6 +50,8 @@
 #define NVMF_DEFAULT_SN             "00000000000000000000"
 #define NVMF_DEFAULT_MN             "gga Controller"
 #define NVMF_FW_REVISION            "0.1.0"
+/* ANA Transition Time (Identify Controller ANATT), seconds. */
+#define NVMF_ANATT_SEC              10
 
 enum nvmf_subtype {
 	NVMF_SUBTYPE_DISCOVERY,
@@ -82,6 +84,8 @@ struct nvmf_tgt_listener {
 
 struct nvmf_subsystem_listener {
 	struct nvmf_tgt_listener *tl;
+	/* ANA state of each ANA group (index anagrpid - 1, max_nsid of them). */
+	uint8_t *ana_state;
 	TAILQ_ENTRY(nvmf_subsystem_listener) link;
 };
 
@@ -97,6 +101,7 @@ struct nvmf_ns {
 	uint32_t buf_block_size;
 	uint64_t num_blocks;
 	uint8_t uuid[16];
+	uint32_t anagrpid; /* 1..max_nsid (default: the nsid) */
 	bool has_unmap;
 	bool has_write_zeroes;
 	bool has_flush;
@@ -160,6 +165,12 @@ struct nvmf_subsystem {
 	char sn[NVME_SN_LEN + 1];
 	char mn[NVME_MN_LEN + 1];
 	bool allow_any_host;
+	/* ANA: reported (CMIC bit 3, log page 0Ch) and enforced per listener. */
+	bool ana_reporting;
+	uint64_t ana_chgcnt;
+	/* Controller IDs this subsystem hands out (two fronts of one NQN must not overlap). */
+	uint16_t min_cntlid;
+	uint16_t max_cntlid;
 	uint32_t max_nsid;
 	struct nvmf_ns **ns; /* [max_nsid]; slots read by I/O threads */
 	uint32_t num_ns;
@@ -193,6 +204,11 @@ struct nvmf_ctrlr {
 	enum nvmf_ctrlr_state state;
 	char hostnqn[NVME_NQN_FIELD_LEN];
 	uint8_t hostid[16];
+	/*
+	 * ANA state of each group as seen through this controller's listener
+	 * ([max_nsid]; written on the app thread, read by I/O threads).
+	 */
+	uint8_t *ana_state;
 	struct nvmf_ctrlr_regs regs;
 	struct nvmf_qpair *admin_qpair;
 	struct nvmf_qpair **io_qpairs; /* [max_io_qpairs + 1], index qid */
@@ -227,6 +243,7 @@ struct nvmf_ctrlr {
 
 #define NVMF_EVENT_NS_CHANGED        (1u << 0)
 #define NVMF_EVENT_DISCOVERY_CHANGED (1u << 1)
+#define NVMF_EVENT_ANA_CHANGED       (1u << 2)
 
 struct nvmf_poll_group {
 	struct thread *thread;
@@ -315,7 +332,24 @@ int nvmf_subsystem_add_host(struct nvmf_subsystem *subsys, const char *hostnqn);
 int nvmf_subsystem_remove_host(struct nvmf_subsystem *subsys, const char *hostnqn);
 void nvmf_subsystem_set_allow_any_host(struct nvmf_subsystem *subsys, bool allow);
 bool nvmf_subsystem_host_allowed(const struct nvmf_subsystem *subsys, const char *hostnqn);
-int nvmf_subsystem_add_listener(struct nvmf_subsystem *subsys, const struct nvmf_listen_addr *addr);
+int nvmf_subsystem_add_listener(struct nvmf_subsystem *subsys, const struct nvmf_listen_addr *addr,
+				uint8_t ana_state);
+/*
+ * Set the ANA state of a listener for one ANA group (anagrpid 0: all), tell
+ * the controllers that came in through it (ANA change event). -ENOENT no
+ * such listener, -EINVAL ana_reporting is off or anagrpid out of range.
+ */
+int nvmf_subsystem_set_ana_state(struct nvmf_subsystem *subsys, const struct nvmf_listen_addr *addr,
+				 uint32_t anagrpid, uint8_t state);
+/* The ANA states of the listener at addr (max_nsid of them), or NULL. */
+const uint8_t *nvmf_subsystem_listener_ana(const struct nvmf_subsystem *subsys,
+					   const struct nvmf_listen_addr *addr);
+/* -EINVAL unless 1 <= min <= max <= 0xffef. */
+int nvmf_subsystem_set_cntlid_range(struct nvmf_subsystem *subsys, uint16_t min, uint16_t max);
+/* 0, or the ANA path status of a command to ns through ctrlr (any thread). */
+uint16_t nvmf_ctrlr_ana_check(const struct nvmf_ctrlr *ctrlr, const struct nvmf_ns *ns);
+const char *nvmf_ana_state_str(uint8_t state);
+int nvmf_ana_state_parse(const char *s, uint8_t *state);
 int nvmf_subsystem_remove_listener(struct nvmf_subsystem *subsys,
 				   const struct nvmf_listen_addr *addr);
 bool nvmf_subsystem_listener_allowed(const struct nvmf_subsystem *subsys,
@@ -323,6 +357,7 @@ bool nvmf_subsystem_listener_allowed(const struct nvmf_subsystem *subsys,
 /* A namespace's options beyond its bdev and nsid (NULL: none). */
 struct nvmf_ns_opts {
 	const char *ptpl_file;
+	uint32_t anagrpid; /* 0: the nsid */
 	/* Out: why the options were refused (-EINVAL). */
 	char why[160];
 };
@@ -334,6 +369,8 @@ struct nvmf_ns *nvmf_subsystem_get_ns(const struct nvmf_subsystem *subsys, uint3
 /* The discovery log page for hostnqn, built into a new buffer of *len bytes. */
 void *nvmf_discovery_log_build(const char *hostnqn, size_t *len);
 json_t *nvmf_subsystem_info_json(const struct nvmf_subsystem *subsys);
+/* nvmf_subsystem_get_listeners: each listener's address and ANA states. */
+json_t *nvmf_subsystem_listeners_json(const struct nvmf_subsystem *subsys);
 void nvmf_subsystem_write_config_json(const struct nvmf_subsystem *subsys, json_t *config);
 void nvmf_pg_subsys_free(struct nvmf_poll_group *pg, uint32_t sid);
 
@@ -369,6 +406,8 @@ void nvmf_ctrlr_event_post(struct nvmf_ctrlr *ctrlr, uint32_t event);
 void nvmf_identify_ctrlr_fill(const struct nvmf_ctrlr *ctrlr, struct nvme_identify_ctrlr *id);
 void nvmf_identify_ns_fill(const struct nvmf_ns *ns, struct nvme_identify_ns *id);
 size_t nvmf_ns_id_desc_fill(const struct nvmf_ns *ns, uint8_t *buf, size_t len);
+/* The ANA log page (0Ch) as ctrlr sees it, in a new buffer of *len bytes. */
+void *nvmf_ana_log_build(const struct nvmf_ctrlr *ctrlr, bool rgo, size_t *len);
 
 /* nvmf_io.c */
 void nvmf_io_exec(struct nvmf_request *req);

@@ -399,7 +399,10 @@ nvmf_io_exec(struct nvmf_request *req)
 	nsch->outstanding++;
 	req->resv_epoch = nsch->resv_epoch;
 	nsch->resv_inflight[req->resv_epoch]++;
-	status = nvmf_ns_resv_check(nsch, req);
+	status = nvmf_ctrlr_ana_check(req->qpair->ctrlr, ns);
+	if (status == 0) {
+		status = nvmf_ns_resv_check(nsch, req);
+	}
 	if (status != 0) {
 		nvmf_io_finish(req, status);
 		return;

@@ -506,8 +506,16 @@ resv_exec_msg(void *arg)
 	struct nvmf_request *req = arg;
 	struct nvmf_ns *ns = nvmf_subsystem_get_ns(req->qpair->ctrlr->subsys, req->cmd.nsid);
 
+	uint16_t status;
+
 	if (ns == NULL) {
 		resv_complete(req, INVALID_NS);
+		return;
+	}
+	/* A path that may not reach the namespace may not change its reservations. */
+	status = nvmf_ctrlr_ana_check(req->qpair->ctrlr, ns);
+	if (status != 0) {
+		resv_complete(req, status);
 		return;
 	}
 	if (ns->resv_busy) {

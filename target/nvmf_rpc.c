@@ -241,6 +241,9 @@ struct rpc_create_subsystem {
 	char *model_number;
 	bool allow_any_host;
 	uint32_t max_namespaces;
+	bool ana_reporting;
+	uint32_t min_cntlid;
+	uint32_t max_cntlid;
 };
 
 static const struct rpc_param create_subsystem_params[] = {
@@ -268,9 +271,22 @@ static const struct rpc_param create_subsystem_params[] = {
 	/* SPDK's options for what gga's subsystems lack, at SPDK's defaults. */
 	TGT_NAME_PARAM,
 	RPC_PARAM_SPDK_UNSUPPORTED("admin_label"),
-	RPC_PARAM_SPDK_NOOP("ana_reporting", "false"),
-	RPC_PARAM_SPDK_NOOP("min_cntlid", "1"),
-	RPC_PARAM_SPDK_NOOP("max_cntlid", "65519"),
+	{ .name = "ana_reporting",
+	  .type = RPC_PARAM_BOOL,
+	  .optional = true,
+	  .offset = offsetof(struct rpc_create_subsystem, ana_reporting) },
+	{ .name = "min_cntlid",
+	  .type = RPC_PARAM_UINT32,
+	  .optional = true,
+	  .min = NVME_CNTLID_MIN,
+	  .max = NVME_CNTLID_MAX,
+	  .offset = offsetof(struct rpc_create_subsystem, min_cntlid) },
+	{ .name = "max_cntlid",
+	  .type = RPC_PARAM_UINT32,
+	  .optional = true,
+	  .min = NVME_CNTLID_MIN,
+	  .max = NVME_CNTLID_MAX,
+	  .offset = offsetof(struct rpc_create_subsystem, max_cntlid) },
 	RPC_PARAM_SPDK_NOOP("dmrsl", "0"),
 	RPC_PARAM_SPDK_NOOP("wzsl", "0"),
 	RPC_PARAM_SPDK_NOOP("passthrough", "false"),
@@ -280,7 +296,9 @@ static const struct rpc_param create_subsystem_params[] = {
 static void
 rpc_nvmf_create_subsystem(struct rpc_request *req, json_t *params)
 {
-	struct rpc_create_subsystem args = { .max_namespaces = NVMF_DEFAULT_MAX_NAMESPACES };
+	struct rpc_create_subsystem args = { .max_namespaces = NVMF_DEFAULT_MAX_NAMESPACES,
+					     .min_cntlid = NVME_CNTLID_MIN,
+					     .max_cntlid = NVME_CNTLID_MAX };
 	struct nvmf_subsystem *subsys;
 	int rc;
 
@@ -306,6 +324,12 @@ rpc_nvmf_create_subsystem(struct rpc_request *req, json_t *params)
 			       NVME_MN_LEN);
 		goto out_free_params;
 	}
+	if (args.min_cntlid > args.max_cntlid) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "min_cntlid: %u is above max_cntlid %u", args.min_cntlid,
+			       args.max_cntlid);
+		goto out_free_params;
+	}
 	if (g_nvmf_tgt.state != NVMF_TGT_RUNNING) {
 		rpc_send_errno(req, -ESHUTDOWN, "the target is shutting down");
 		goto out_free_params;
@@ -325,6 +349,9 @@ rpc_nvmf_create_subsystem(struct rpc_request *req, json_t *params)
 		nvmf_subsystem_set_mn(subsys, args.model_number);
 	}
 	subsys->allow_any_host = args.allow_any_host;
+	subsys->ana_reporting = args.ana_reporting;
+	nvmf_subsystem_set_cntlid_range(subsys, (uint16_t)args.min_cntlid,
+					(uint16_t)args.max_cntlid);
 	rpc_send_bool(req, true);
 
 out_free_params:
@@ -407,6 +434,24 @@ out_free_params:
 	rpc_free_params(get_subsystems_params, ARRAY_SIZE(get_subsystems_params), &args);
 }
 
+static void
+rpc_nvmf_subsystem_get_listeners(struct rpc_request *req, json_t *params)
+{
+	struct rpc_nqn args = { 0 };
+	struct nvmf_subsystem *subsys;
+
+	if (rpc_decode_params(req, params, nqn_params, ARRAY_SIZE(nqn_params), &args) != 0) {
+		goto out_free_params;
+	}
+	subsys = rpc_find_subsystem(req, args.nqn, true);
+	if (subsys != NULL) {
+		rpc_send_result(req, nvmf_subsystem_listeners_json(subsys));
+	}
+
+out_free_params:
+	rpc_free_params(nqn_params, ARRAY_SIZE(nqn_params), &args);
+}
+
 /*
  * Namespaces.
  */
@@ -415,6 +460,7 @@ struct rpc_ns {
 	char *bdev_name;
 	uint32_t nsid;
 	char *ptpl_file;
+	uint32_t anagrpid;
 };
 
 static const struct rpc_param ns_params[] = {
@@ -435,7 +481,12 @@ static const struct rpc_param ns_params[] = {
 	  .type = RPC_PARAM_STRING,
 	  .optional = true,
 	  .offset = offsetof(struct rpc_ns, ptpl_file) },
-	RPC_PARAM_SPDK_NOOP("anagrpid", "0"),
+	{ .name = "anagrpid",
+	  .type = RPC_PARAM_UINT32,
+	  .optional = true,
+	  .min = 1,
+	  .max = NVMF_MAX_NAMESPACES,
+	  .offset = offsetof(struct rpc_ns, anagrpid) },
 	RPC_PARAM_SPDK_NOOP("no_auto_visible", "false"),
 	RPC_PARAM_SPDK_NOOP("hide_metadata", "false"),
 };
@@ -482,6 +533,7 @@ rpc_nvmf_subsystem_add_ns(struct rpc_request *req, json_t *params)
 		goto out_free_params;
 	}
 	opts.ptpl_file = ns.ptpl_file;
+	opts.anagrpid = ns.anagrpid;
 	rc = nvmf_subsystem_add_ns(subsys, ns.bdev_name, ns.nsid, &opts, &nsid);
 	if (rc == -EINVAL && opts.why[0] != '\0') {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "ptpl_file: %s", opts.why);
@@ -513,6 +565,11 @@ rpc_nvmf_subsystem_add_ns(struct rpc_request *req, json_t *params)
 	case -ENOSPC:
 		rpc_send_errno(req, rc, "subsystem %s has no free namespace id (max_namespaces %u)",
 			       args.nqn, subsys->max_nsid);
+		break;
+	case -EDOM:
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "anagrpid: %u exceeds max_namespaces (%u) of subsystem %s",
+			       ns.anagrpid, subsys->max_nsid, args.nqn);
 		break;
 	case -EINVAL:
 		rpc_send_errno(req, rc, "bdev %s: block size must be a power of two >= 512",
@@ -615,6 +672,8 @@ static const struct rpc_param listen_address_params[] = {
 struct rpc_listener {
 	char *nqn;
 	json_t *listen_address;
+	char *ana_state;
+	uint32_t anagrpid;
 };
 
 #define LISTENER_PARAMS                                                                            \
@@ -628,19 +687,40 @@ static const struct rpc_param remove_listener_params[] = {
 	LISTENER_PARAMS,
 };
 
+#define ANA_STATE_PARAM(req)                                                       \
+	{                                                                          \
+		.name = "ana_state", .type = RPC_PARAM_STRING, .optional = !(req), \
+		.offset = offsetof(struct rpc_listener, ana_state)                 \
+	}
+
+static const struct rpc_param set_ana_state_params[] = {
+	LISTENER_PARAMS,
+	ANA_STATE_PARAM(true),
+	{ .name = "anagrpid",
+	  .type = RPC_PARAM_UINT32,
+	  .optional = true,
+	  .min = 1,
+	  .max = NVMF_MAX_NAMESPACES,
+	  .offset = offsetof(struct rpc_listener, anagrpid) },
+};
+
 static const struct rpc_param add_listener_params[] = {
 	LISTENER_PARAMS,
+	ANA_STATE_PARAM(false),
 	/* SPDK's listener options for what gga lacks, at SPDK's defaults. */
 	RPC_PARAM_SPDK_NOOP("secure_channel", "false"),
-	RPC_PARAM_SPDK_NOOP("ana_state", "\"optimized\""),
 	RPC_PARAM_SPDK_NOOP("sock_impl", "\"posix\""),
 	RPC_PARAM_SPDK_NOOP("numa_id", "-1"),
 };
 
-/* Decode {nqn, listen_address} into a subsystem and an address; answers errors itself. */
+/*
+ * Decode {nqn, listen_address} into a subsystem and an address, and the
+ * ANA state and group when the method has them (ana may be NULL); answers
+ * errors itself.
+ */
 static struct nvmf_subsystem *
 decode_listener(struct rpc_request *req, json_t *params, const struct rpc_param *decl, size_t count,
-		struct nvmf_listen_addr *addr)
+		struct nvmf_listen_addr *addr, uint8_t *ana, uint32_t *anagrpid)
 {
 	struct rpc_listener args = { 0 };
 	struct rpc_listen_address la = { 0 };
@@ -678,7 +758,31 @@ decode_listener(struct rpc_request *req, json_t *params, const struct rpc_param 
 			       "trsvcid: '%s' is not a port number (1-65535)", la.trsvcid);
 		goto out_free_params;
 	}
+	if (ana != NULL) {
+		*ana = NVME_ANA_OPTIMIZED;
+		if (args.ana_state != NULL && nvmf_ana_state_parse(args.ana_state, ana) != 0) {
+			rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+				       "ana_state: '%s' is not optimized, non_optimized, "
+				       "inaccessible, persistent_loss or change",
+				       args.ana_state);
+			goto out_free_params;
+		}
+	}
+	if (anagrpid != NULL) {
+		*anagrpid = args.anagrpid;
+	}
 	subsys = rpc_find_subsystem(req, args.nqn, true);
+	if (subsys != NULL && ana != NULL && *ana != NVME_ANA_OPTIMIZED && !subsys->ana_reporting) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "ana_state: subsystem %s was created without ana_reporting",
+			       subsys->nqn);
+		subsys = NULL;
+	} else if (subsys != NULL && anagrpid != NULL && *anagrpid > subsys->max_nsid) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "anagrpid: %u exceeds max_namespaces (%u) of subsystem %s",
+			       *anagrpid, subsys->max_nsid, subsys->nqn);
+		subsys = NULL;
+	}
 
 out_free_params:
 	rpc_free_params(listen_address_params, ARRAY_SIZE(listen_address_params), &la);
@@ -691,14 +795,15 @@ rpc_nvmf_subsystem_add_listener(struct rpc_request *req, json_t *params)
 {
 	struct nvmf_listen_addr addr;
 	struct nvmf_subsystem *subsys;
+	uint8_t ana;
 	int rc;
 
 	subsys = decode_listener(req, params, add_listener_params, ARRAY_SIZE(add_listener_params),
-				 &addr);
+				 &addr, &ana, NULL);
 	if (subsys == NULL) {
 		return;
 	}
-	rc = nvmf_subsystem_add_listener(subsys, &addr);
+	rc = nvmf_subsystem_add_listener(subsys, &addr, ana);
 	switch (rc) {
 	case 0:
 		rpc_send_bool(req, true);
@@ -737,11 +842,41 @@ rpc_nvmf_subsystem_remove_listener(struct rpc_request *req, json_t *params)
 	int rc;
 
 	subsys = decode_listener(req, params, remove_listener_params,
-				 ARRAY_SIZE(remove_listener_params), &addr);
+				 ARRAY_SIZE(remove_listener_params), &addr, NULL, NULL);
 	if (subsys == NULL) {
 		return;
 	}
 	rc = nvmf_subsystem_remove_listener(subsys, &addr);
+	if (rc == -ENOENT) {
+		rpc_send_errno(req, rc, "subsystem %s does not listen on %s:%s", subsys->nqn,
+			       addr.traddr, addr.trsvcid);
+	} else if (rc != 0) {
+		rpc_send_errno(req, rc, NULL);
+	} else {
+		rpc_send_bool(req, true);
+	}
+}
+
+static void
+rpc_nvmf_subsystem_listener_set_ana_state(struct rpc_request *req, json_t *params)
+{
+	struct nvmf_listen_addr addr;
+	struct nvmf_subsystem *subsys;
+	uint32_t anagrpid;
+	uint8_t ana;
+	int rc;
+
+	subsys = decode_listener(req, params, set_ana_state_params,
+				 ARRAY_SIZE(set_ana_state_params), &addr, &ana, &anagrpid);
+	if (subsys == NULL) {
+		return;
+	}
+	if (!subsys->ana_reporting) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "subsystem %s was created without ana_reporting", subsys->nqn);
+		return;
+	}
+	rc = nvmf_subsystem_set_ana_state(subsys, &addr, anagrpid, ana);
 	if (rc == -ENOENT) {
 		rpc_send_errno(req, rc, "subsystem %s does not listen on %s:%s", subsys->nqn,
 			       addr.traddr, addr.trsvcid);
@@ -948,11 +1083,15 @@ nvmf_rpc_register(void)
 	rpc_register_method("nvmf_create_subsystem", rpc_nvmf_create_subsystem, RPC_STATE_ANY);
 	rpc_register_method("nvmf_delete_subsystem", rpc_nvmf_delete_subsystem, RPC_STATE_ANY);
 	rpc_register_method("nvmf_get_subsystems", rpc_nvmf_get_subsystems, RPC_STATE_ANY);
+	rpc_register_method("nvmf_subsystem_get_listeners", rpc_nvmf_subsystem_get_listeners,
+			    RPC_STATE_ANY);
 	rpc_register_method("nvmf_subsystem_add_ns", rpc_nvmf_subsystem_add_ns, RPC_STATE_ANY);
 	rpc_register_method("nvmf_subsystem_remove_ns", rpc_nvmf_subsystem_remove_ns,
 			    RPC_STATE_ANY);
 	rpc_register_method("nvmf_subsystem_add_listener", rpc_nvmf_subsystem_add_listener,
 			    RPC_STATE_ANY);
+	rpc_register_method("nvmf_subsystem_listener_set_ana_state",
+			    rpc_nvmf_subsystem_listener_set_ana_state, RPC_STATE_ANY);
 	rpc_register_method("nvmf_subsystem_remove_listener", rpc_nvmf_subsystem_remove_listener,
 			    RPC_STATE_ANY);
 	rpc_register_method("nvmf_subsystem_add_host", rpc_nvmf_subsystem_add_host, RPC_STATE_ANY);

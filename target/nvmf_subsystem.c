@@ -134,6 +134,8 @@ nvmf_subsystem_create(const char *nqn, enum nvmf_subtype subtype, uint32_t max_n
 	snprintf(subsys->mn, sizeof(subsys->mn), "%s", NVMF_DEFAULT_MN);
 	subsys->max_nsid = max_nsid;
 	subsys->next_cntlid = NVME_CNTLID_MIN;
+	subsys->min_cntlid = NVME_CNTLID_MIN;
+	subsys->max_cntlid = NVME_CNTLID_MAX;
 	TAILQ_INIT(&subsys->hosts);
 	TAILQ_INIT(&subsys->listeners);
 	TAILQ_INIT(&subsys->ctrlrs);
@@ -283,20 +285,133 @@ find_listener(const struct nvmf_subsystem *subsys, const struct nvmf_listen_addr
 }
 
 int
-nvmf_subsystem_add_listener(struct nvmf_subsystem *subsys, const struct nvmf_listen_addr *addr)
+nvmf_subsystem_set_cntlid_range(struct nvmf_subsystem *subsys, uint16_t min, uint16_t max)
+{
+	if (min < NVME_CNTLID_MIN || max > NVME_CNTLID_MAX || min > max) {
+		return -EINVAL;
+	}
+	subsys->min_cntlid = min;
+	subsys->max_cntlid = max;
+	subsys->next_cntlid = min;
+	return 0;
+}
+
+static const struct {
+	uint8_t state;
+	const char *name;
+} g_ana_states[] = {
+	{ NVME_ANA_OPTIMIZED, "optimized" },
+	{ NVME_ANA_NON_OPTIMIZED, "non_optimized" },
+	{ NVME_ANA_INACCESSIBLE, "inaccessible" },
+	{ NVME_ANA_PERSISTENT_LOSS, "persistent_loss" },
+	{ NVME_ANA_CHANGE, "change" },
+};
+
+const char *
+nvmf_ana_state_str(uint8_t state)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(g_ana_states); i++) {
+		if (g_ana_states[i].state == state) {
+			return g_ana_states[i].name;
+		}
+	}
+	return "?";
+}
+
+int
+nvmf_ana_state_parse(const char *s, uint8_t *state)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(g_ana_states); i++) {
+		if (strcmp(g_ana_states[i].name, s) == 0) {
+			*state = g_ana_states[i].state;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const uint8_t *
+nvmf_subsystem_listener_ana(const struct nvmf_subsystem *subsys,
+			    const struct nvmf_listen_addr *addr)
+{
+	const struct nvmf_subsystem_listener *l = find_listener(subsys, addr);
+
+	return l != NULL ? l->ana_state : NULL;
+}
+
+int
+nvmf_subsystem_set_ana_state(struct nvmf_subsystem *subsys, const struct nvmf_listen_addr *addr,
+			     uint32_t anagrpid, uint8_t state)
+{
+	struct nvmf_subsystem_listener *l = find_listener(subsys, addr);
+	struct nvmf_ctrlr *ctrlr;
+	uint32_t g, first = anagrpid > 0 ? anagrpid : 1;
+	uint32_t last = anagrpid > 0 ? anagrpid : subsys->max_nsid;
+
+	if (l == NULL) {
+		return -ENOENT;
+	}
+	if (!subsys->ana_reporting || anagrpid > subsys->max_nsid) {
+		return -EINVAL;
+	}
+	for (g = first; g <= last; g++) {
+		l->ana_state[g - 1] = state;
+	}
+	subsys->ana_chgcnt++;
+	/* Controllers that came in through this address see it, and are told. */
+	TAILQ_FOREACH(ctrlr, &subsys->ctrlrs, link) {
+		if (ctrlr->admin_qpair == NULL || ctrlr->ana_state == NULL ||
+		    !nvmf_listen_addr_equal(&ctrlr->admin_qpair->listen, addr)) {
+			continue;
+		}
+		for (g = first; g <= last; g++) {
+			__atomic_store_n(&ctrlr->ana_state[g - 1], state, __ATOMIC_SEQ_CST);
+		}
+		nvmf_ctrlr_event_post(ctrlr, NVMF_EVENT_ANA_CHANGED);
+	}
+	if (anagrpid > 0) {
+		NOTICELOG("nvmf: subsystem %s listener %s:%s: ANA group %u %s\n", subsys->nqn,
+			  addr->traddr, addr->trsvcid, anagrpid, nvmf_ana_state_str(state));
+	} else {
+		NOTICELOG("nvmf: subsystem %s listener %s:%s: every ANA group %s\n", subsys->nqn,
+			  addr->traddr, addr->trsvcid, nvmf_ana_state_str(state));
+	}
+	return 0;
+}
+
+int
+nvmf_subsystem_add_listener(struct nvmf_subsystem *subsys, const struct nvmf_listen_addr *addr,
+			    uint8_t ana_state)
 {
 	struct nvmf_subsystem_listener *l;
+	uint32_t g;
 	int rc;
 
 	if (find_listener(subsys, addr) != NULL) {
 		return -EEXIST;
 	}
+	if (ana_state != NVME_ANA_OPTIMIZED && !subsys->ana_reporting) {
+		return -EINVAL;
+	}
 	l = calloc(1, sizeof(*l));
 	if (l == NULL) {
 		return -ENOMEM;
 	}
+	l->ana_state = malloc(subsys->max_nsid > 0 ? subsys->max_nsid : 1);
+	if (l->ana_state == NULL) {
+		free(l);
+		return -ENOMEM;
+	}
+	for (g = 0; g < subsys->max_nsid; g++) {
+		l->ana_state[g] = ana_state;
+	}
 	rc = nvmf_tgt_listen(addr, &l->tl);
 	if (rc != 0) {
+		free(l->ana_state);
 		free(l);
 		return rc;
 	}
@@ -314,6 +429,7 @@ listener_free(struct nvmf_subsystem *subsys, struct nvmf_subsystem_listener *l)
 {
 	TAILQ_REMOVE(&subsys->listeners, l, link);
 	nvmf_tgt_unlisten(l->tl);
+	free(l->ana_state);
 	free(l);
 }
 
@@ -438,12 +554,16 @@ nvmf_subsystem_add_ns(struct nvmf_subsystem *subsys, const char *bdev_name, uint
 	} else if (subsys->ns[nsid - 1] != NULL) {
 		return -EEXIST;
 	}
+	if (opts->anagrpid > subsys->max_nsid) {
+		return -EDOM;
+	}
 	ns = calloc(1, sizeof(*ns));
 	if (ns == NULL) {
 		return -ENOMEM;
 	}
 	ns->subsys = subsys;
 	ns->nsid = nsid;
+	ns->anagrpid = opts->anagrpid > 0 ? opts->anagrpid : nsid;
 	/* Whole: a name cut short would be written by save_config and not found again. */
 	ns->bdev_name = strdup(bdev_name);
 	if (ns->bdev_name == NULL) {
@@ -791,6 +911,9 @@ nvmf_subsystem_info_json(const struct nvmf_subsystem *subsys)
 	json_object_set_new(obj, "serial_number", json_string(subsys->sn));
 	json_object_set_new(obj, "model_number", json_string(subsys->mn));
 	json_object_set_new(obj, "max_namespaces", json_integer(subsys->max_nsid));
+	json_object_set_new(obj, "min_cntlid", json_integer(subsys->min_cntlid));
+	json_object_set_new(obj, "max_cntlid", json_integer(subsys->max_cntlid));
+	json_object_set_new(obj, "ana_reporting", json_boolean(subsys->ana_reporting));
 	json_object_set_new(obj, "namespaces", nss);
 	for (i = 0; i < subsys->max_nsid; i++) {
 		const struct nvmf_ns *ns = subsys->ns[i];
@@ -798,12 +921,35 @@ nvmf_subsystem_info_json(const struct nvmf_subsystem *subsys)
 		if (ns == NULL || ns->removing) {
 			continue;
 		}
-		json_array_append_new(nss, json_pack("{s:I, s:s, s:s, s:s}", "nsid",
+		json_array_append_new(nss, json_pack("{s:I, s:s, s:s, s:s, s:I}", "nsid",
 						     (json_int_t)ns->nsid, "bdev_name",
 						     ns->bdev_name, "name", ns->bdev_name, "uuid",
-						     bdev_get_uuid_str(ns->bdev)));
+						     bdev_get_uuid_str(ns->bdev), "anagrpid",
+						     (json_int_t)ns->anagrpid));
 	}
 	return obj;
+}
+
+json_t *
+nvmf_subsystem_listeners_json(const struct nvmf_subsystem *subsys)
+{
+	const struct nvmf_subsystem_listener *l;
+	json_t *arr = json_array(), *states;
+	uint32_t g;
+
+	TAILQ_FOREACH(l, &subsys->listeners, link) {
+		states = json_array();
+		for (g = 1; subsys->ana_reporting && g <= subsys->max_nsid; g++) {
+			json_array_append_new(states,
+					      json_pack("{s:I, s:s}", "ana_group", (json_int_t)g,
+							"ana_state",
+							nvmf_ana_state_str(l->ana_state[g - 1])));
+		}
+		json_array_append_new(arr, json_pack("{s:o, s:o}", "address",
+						     listen_addr_json(&l->tl->addr), "ana_states",
+						     states));
+	}
+	return arr;
 }
 
 static void
@@ -824,10 +970,13 @@ nvmf_subsystem_write_config_json(const struct nvmf_subsystem *subsys, json_t *co
 	}
 	if (subsys->subtype == NVMF_SUBTYPE_NVME) {
 		config_append(config, "nvmf_create_subsystem",
-			      json_pack("{s:s, s:s, s:s, s:b, s:I}", "nqn", subsys->nqn,
-					"serial_number", subsys->sn, "model_number", subsys->mn,
-					"allow_any_host", subsys->allow_any_host, "max_namespaces",
-					(json_int_t)subsys->max_nsid));
+			      json_pack("{s:s, s:s, s:s, s:b, s:I, s:b, s:I, s:I}", "nqn",
+					subsys->nqn, "serial_number", subsys->sn, "model_number",
+					subsys->mn, "allow_any_host", subsys->allow_any_host,
+					"max_namespaces", (json_int_t)subsys->max_nsid,
+					"ana_reporting", subsys->ana_reporting, "min_cntlid",
+					(json_int_t)subsys->min_cntlid, "max_cntlid",
+					(json_int_t)subsys->max_cntlid));
 		TAILQ_FOREACH(host, &subsys->hosts, link) {
 			config_append(config, "nvmf_subsystem_add_host",
 				      json_pack("{s:s, s:s}", "nqn", subsys->nqn, "host",
@@ -839,8 +988,9 @@ nvmf_subsystem_write_config_json(const struct nvmf_subsystem *subsys, json_t *co
 			if (ns == NULL || ns->removing) {
 				continue;
 			}
-			json_t *nso = json_pack("{s:s, s:I}", "bdev_name", ns->bdev_name, "nsid",
-						(json_int_t)ns->nsid);
+			json_t *nso = json_pack("{s:s, s:I, s:I}", "bdev_name", ns->bdev_name,
+						"nsid", (json_int_t)ns->nsid, "anagrpid",
+						(json_int_t)ns->anagrpid);
 
 			if (ns->ptpl_file != NULL) {
 				json_object_set_new(nso, "ptpl_file", json_string(ns->ptpl_file));
@@ -851,8 +1001,29 @@ nvmf_subsystem_write_config_json(const struct nvmf_subsystem *subsys, json_t *co
 		}
 	}
 	TAILQ_FOREACH(l, &subsys->listeners, link) {
+		uint32_t g;
+
+		if (!subsys->ana_reporting) {
+			config_append(config, "nvmf_subsystem_add_listener",
+				      json_pack("{s:s, s:o}", "nqn", subsys->nqn, "listen_address",
+						listen_addr_json(&l->tl->addr)));
+			continue;
+		}
 		config_append(config, "nvmf_subsystem_add_listener",
-			      json_pack("{s:s, s:o}", "nqn", subsys->nqn, "listen_address",
-					listen_addr_json(&l->tl->addr)));
+			      json_pack("{s:s, s:o, s:s}", "nqn", subsys->nqn, "listen_address",
+					listen_addr_json(&l->tl->addr), "ana_state",
+					nvmf_ana_state_str(l->ana_state[0])));
+		/* The groups whose state differs from the first's. */
+		for (g = 2; g <= subsys->max_nsid; g++) {
+			if (l->ana_state[g - 1] == l->ana_state[0]) {
+				continue;
+			}
+			config_append(config, "nvmf_subsystem_listener_set_ana_state",
+				      json_pack("{s:s, s:o, s:s, s:I}", "nqn", subsys->nqn,
+						"listen_address", listen_addr_json(&l->tl->addr),
+						"ana_state",
+						nvmf_ana_state_str(l->ana_state[g - 1]), "anagrpid",
+						(json_int_t)g));
+		}
 	}
 }

@@ -722,6 +722,7 @@ struct nvme_power_state {
 #define NVME_VWC_PRESENT                  (1u << 0)
 /* OAES bits. */
 #define NVME_OAES_NS_ATTR_NOTICE          (1u << 8)
+#define NVME_OAES_ANA_CHANGE_NOTICE       (1u << 11)
 #define NVME_OAES_DISCOVERY_LOG_NOTICE    (1u << 31)
 /* SGLS bits. */
 #define NVME_SGLS_SUPPORTED               (1u << 0) /* no alignment requirement */
@@ -733,12 +734,23 @@ struct nvme_power_state {
 /* CMIC bits. */
 #define NVME_CMIC_MULTI_PORT              (1u << 0)
 #define NVME_CMIC_MULTI_CTRLR             (1u << 1)
+#define NVME_CMIC_ANA_REPORTING           (1u << 3)
+/* Asymmetric Namespace Access states (ANA log page, descriptor byte 32). */
+enum nvme_ana_state {
+	NVME_ANA_OPTIMIZED = 0x1,
+	NVME_ANA_NON_OPTIMIZED = 0x2,
+	NVME_ANA_INACCESSIBLE = 0x3,
+	NVME_ANA_PERSISTENT_LOSS = 0x4,
+	NVME_ANA_CHANGE = 0xf,
+};
+/* Get Log Page ANA, LSP bit 0: Return Groups Only (no NSID lists). */
+#define NVME_LOG_ANA_LSP_RGO     (1u << 8)
 /* CNTRLTYPE values. */
-#define NVME_CNTRLTYPE_IO                 1
-#define NVME_CNTRLTYPE_DISCOVERY          2
-#define NVME_CNTRLTYPE_ADMIN              3
+#define NVME_CNTRLTYPE_IO        1
+#define NVME_CNTRLTYPE_DISCOVERY 2
+#define NVME_CNTRLTYPE_ADMIN     3
 /* Fabrics FCATT (CTRATTR) bit 0: 0 = dynamic controller model. */
-#define NVME_FCATT_STATIC                 (1u << 0)
+#define NVME_FCATT_STATIC        (1u << 0)
 
 /* Identify Controller data structure (CNS 0x01). */
 struct nvme_identify_ctrlr {

@@ -131,7 +131,7 @@ fuzz_subsystem_create(const struct nvmf_listen_addr *addr, bool transport_listen
 		listener_without_socket(addr);
 	}
 	if (nvmf_subsystem_create(FUZZ_SUBNQN, NVMF_SUBTYPE_NVME, 4, &subsys) != 0 ||
-	    nvmf_subsystem_add_listener(subsys, addr) != 0 ||
+	    nvmf_subsystem_add_listener(subsys, addr, NVME_ANA_OPTIMIZED) != 0 ||
 	    nvmf_subsystem_add_ns(subsys, "FuzzMalloc0", 1, NULL, &nsid) != 0) {
 		fuzz_die("subsystem");
 	}

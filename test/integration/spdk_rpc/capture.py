@@ -19,6 +19,7 @@ import tempfile
 import threading
 
 NQN = "nqn.2016-06.io.spdk:cnode1"
+NQN2 = "nqn.2016-06.io.spdk:cnode2"
 HOST = "nqn.2014-08.org.nvmexpress:uuid:7f1b1c1e-7a84-4c55-9f0a-2f6a3d5e8b10"
 # The port the replay substitutes with a free one (trsvcid only).
 PORT = "4420"
@@ -51,12 +52,23 @@ COMMANDS = [
     ("nvmf_create_transport", ["nvmf_create_transport", "-t", "TCP"]),
     ("nvmf_get_transports", ["nvmf_get_transports"]),
     ("nvmf_get_transports_trtype", ["nvmf_get_transports", "--trtype", "tcp"]),
-    ("nvmf_create_subsystem_ana", ["nvmf_create_subsystem", NQN, "-a", "-s", "SN0001", "-r"]),
     ("nvmf_create_subsystem", ["nvmf_create_subsystem", NQN, "-a", "-s", "SN0001"]),
     ("nvmf_subsystem_add_ns_no_auto_visible", ["nvmf_subsystem_add_ns", NQN, "M0", "-i"]),
     ("nvmf_subsystem_add_ns", ["nvmf_subsystem_add_ns", NQN, "M0"]),
     ("nvmf_subsystem_add_listener_secure", ["nvmf_subsystem_add_listener", NQN] + LISTEN + ["-k"]),
     ("nvmf_subsystem_add_listener", ["nvmf_subsystem_add_listener", NQN] + LISTEN),
+    # A second subsystem with ANA reporting and a controller ID range, for a while.
+    ("nvmf_create_subsystem_ana", ["nvmf_create_subsystem", NQN2, "-a", "-s", "SN0002", "-r",
+                                   "-i", "100", "-I", "199"]),
+    ("nvmf_subsystem_add_listener_ana", ["nvmf_subsystem_add_listener", NQN2] + LISTEN +
+     ["-n", "inaccessible"]),
+    ("nvmf_subsystem_listener_set_ana_state", ["nvmf_subsystem_listener_set_ana_state", NQN2,
+                                               "-n", "non_optimized"] + LISTEN),
+    ("nvmf_subsystem_listener_set_ana_state_group", ["nvmf_subsystem_listener_set_ana_state",
+                                                     NQN2, "-n", "optimized", "-g", "1"] +
+     LISTEN),
+    ("nvmf_subsystem_get_listeners", ["nvmf_subsystem_get_listeners", NQN2]),
+    ("nvmf_delete_subsystem_ana", ["nvmf_delete_subsystem", NQN2]),
     ("nvmf_subsystem_add_host_psk", ["nvmf_subsystem_add_host", NQN, HOST, "--psk", "key0"]),
     ("nvmf_subsystem_add_host", ["nvmf_subsystem_add_host", NQN, HOST]),
     ("nvmf_subsystem_allow_any_host", ["nvmf_subsystem_allow_any_host", NQN,
@@ -93,6 +105,7 @@ RESULTS = {
     "bdev_nvme_get_controllers": [],
     "bdev_nvme_attach_controller": ["Nvme0n1"],
     "nvmf_subsystem_add_ns": 1,
+    "nvmf_subsystem_get_listeners": [],
     "framework_get_subsystems": [{"subsystem": "bdev", "depends_on": []}],
     "framework_get_config": [],
 }

@@ -17,6 +17,7 @@ import socket
 import sys
 
 NQN = "nqn.2016-06.io.spdk:cnode1"
+NQN2 = "nqn.2016-06.io.spdk:cnode2"
 HOST = "nqn.2014-08.org.nvmexpress:uuid:7f1b1c1e-7a84-4c55-9f0a-2f6a3d5e8b10"
 INVALID_PARAMS = -32602
 # gga's own methods, not SPDK's: the fixtures need not cover them. (SPDK's
@@ -77,6 +78,13 @@ def subsystem(c):
     return found[0] if found else None
 
 
+def ana_states(c):
+    """The distinct ANA states of cnode2's one listener, group 1's first."""
+    states = [g["ana_state"] for g in c.call("nvmf_subsystem_get_listeners",
+                                             {"nqn": NQN2})[0]["ana_states"]]
+    return [states[0]] + sorted(set(states[1:]) - {states[0]})
+
+
 def bdev_names(c):
     return sorted(b["name"] for b in c.call("bdev_get_bdevs"))
 
@@ -90,7 +98,6 @@ REFUSED = {
     "bdev_get_bdevs_timeout": "timeout 100: not supported by gga",
     "bdev_get_iostat_per_channel": "per_channel true: not supported by gga",
     "nvmf_create_transport_zcopy": "zcopy true: not supported by gga",
-    "nvmf_create_subsystem_ana": "ana_reporting true: not supported by gga",
     "nvmf_subsystem_add_ns_no_auto_visible": "no_auto_visible true: not supported by gga",
     "nvmf_subsystem_add_listener_secure": "secure_channel true: not supported by gga",
     "nvmf_subsystem_add_host_psk": 'psk "key0": not supported by gga',
@@ -135,6 +142,27 @@ ACCEPTED = {
                                     lambda c, r: [a["traddr"] for a in
                                                   subsystem(c)["listen_addresses"]]
                                     == ["127.0.0.1"]),
+    "nvmf_create_subsystem_ana": ("cnode2 with ANA reporting, controller IDs 100-199",
+                                  lambda c, r: r is True and [
+                                      (s["ana_reporting"], s["min_cntlid"], s["max_cntlid"])
+                                      for s in c.call("nvmf_get_subsystems")
+                                      if s["nqn"] == NQN2] == [(True, 100, 199)]),
+    "nvmf_subsystem_add_listener_ana": ("cnode2's listener inaccessible",
+                                        lambda c, r: r is True and ana_states(c) ==
+                                        ["inaccessible"]),
+    "nvmf_subsystem_listener_set_ana_state": ("every group non-optimized",
+                                              lambda c, r: r is True and ana_states(c) ==
+                                              ["non_optimized"]),
+    "nvmf_subsystem_listener_set_ana_state_group": ("group 1 optimized",
+                                                    lambda c, r: r is True and
+                                                    ana_states(c)[0] == "optimized"),
+    "nvmf_subsystem_get_listeners": ("one listener, its address and ANA states",
+                                     lambda c, r: [x["address"]["traddr"] for x in r] ==
+                                     ["127.0.0.1"] and r[0]["ana_states"][0] ==
+                                     {"ana_group": 1, "ana_state": "optimized"}),
+    "nvmf_delete_subsystem_ana": ("cnode2 gone",
+                                  lambda c, r: NQN2 not in [s["nqn"] for s in
+                                                            c.call("nvmf_get_subsystems")]),
     "nvmf_subsystem_add_host": ("host admitted",
                                 lambda c, r: [h["nqn"] for h in subsystem(c)["hosts"]] == [HOST]),
     "nvmf_subsystem_allow_any_host": ("any host", lambda c, r: subsystem(c)["allow_any_host"]),

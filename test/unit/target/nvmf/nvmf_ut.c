@@ -160,14 +160,14 @@ suite_init(void)
 	}
 	fake_transport_add(3);
 	if (nvmf_subsystem_create(SUBNQN, NVMF_SUBTYPE_NVME, 8, &g_subsys) != 0 ||
-	    nvmf_subsystem_add_listener(g_subsys, &g_addr) != 0 ||
+	    nvmf_subsystem_add_listener(g_subsys, &g_addr, NVME_ANA_OPTIMIZED) != 0 ||
 	    nvmf_subsystem_add_host(g_subsys, HOSTNQN) != 0) {
 		return -1;
 	}
 	/* A second subsystem open to anyone, for the discovery log. */
 	if (nvmf_subsystem_create(SUBNQN2, NVMF_SUBTYPE_NVME, 4, &s2) != 0 ||
-	    nvmf_subsystem_add_listener(s2, &g_addr) != 0 ||
-	    nvmf_subsystem_add_listener(s2, &g_other_addr) != 0) {
+	    nvmf_subsystem_add_listener(s2, &g_addr, NVME_ANA_OPTIMIZED) != 0 ||
+	    nvmf_subsystem_add_listener(s2, &g_other_addr, NVME_ANA_OPTIMIZED) != 0) {
 		return -1;
 	}
 	nvmf_subsystem_set_allow_any_host(s2, true);
@@ -441,7 +441,7 @@ test_discovery_log(void)
 	CU_ASSERT(nvmf_subsystem_remove_host(g_subsys, HOSTNQN2) == 0);
 	UT_ASSERT_EQ(nvmf_subsystem_remove_host(g_subsys, HOSTNQN2), -ENOENT);
 	UT_ASSERT_EQ(nvmf_subsystem_add_host(g_subsys, "junk"), -EINVAL);
-	UT_ASSERT_EQ(nvmf_subsystem_add_listener(g_subsys, &g_addr), -EEXIST);
+	UT_ASSERT_EQ(nvmf_subsystem_add_listener(g_subsys, &g_addr, NVME_ANA_OPTIMIZED), -EEXIST);
 }
 
 /* ---- Through the request path ---- */
