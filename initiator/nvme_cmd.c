@@ -90,6 +90,18 @@ nvme_cmd_build_set_num_queues(struct nvme_cmd *cmd, uint32_t num_queues)
 }
 
 void
+nvme_cmd_build_get_log_page(struct nvme_cmd *cmd, uint8_t lid, uint32_t nsid, uint32_t len)
+{
+	uint32_t numd = len / 4 - 1;
+
+	cmd_init(cmd, NVME_OPC_GET_LOG_PAGE);
+	cmd->nsid = nsid;
+	/* LID 7:0, NUMDL 31:16; NUMDU in CDW11 15:0; offset 0. */
+	cmd->cdw10 = lid | ((numd & 0xffffu) << 16);
+	cmd->cdw11 = numd >> 16;
+}
+
+void
 nvme_cmd_build_keep_alive(struct nvme_cmd *cmd)
 {
 	cmd_init(cmd, NVME_OPC_KEEP_ALIVE);
@@ -119,6 +131,26 @@ nvme_cmd_build_dsm(struct nvme_cmd *cmd, uint32_t nsid, uint32_t nr_ranges, uint
 	cmd->nsid = nsid;
 	cmd->cdw10 = (nr_ranges - 1) & NVME_DSM_NR_MASK;
 	cmd->cdw11 = attributes;
+}
+
+void
+nvme_cmd_build_resv(struct nvme_cmd *cmd, uint8_t opc, uint32_t nsid, uint32_t action, bool iekey,
+		    uint32_t rtype, uint32_t cptpl)
+{
+	cmd_init(cmd, opc);
+	cmd->nsid = nsid;
+	/* Action 2:0, IEKEY 3, RTYPE 15:8 (Acquire, Release), CPTPL 31:30 (Register). */
+	cmd->cdw10 = (action & 0x7u) | (iekey ? 1u << 3 : 0) | ((rtype & 0xffu) << 8) |
+		     ((cptpl & 0x3u) << 30);
+}
+
+void
+nvme_cmd_build_resv_report(struct nvme_cmd *cmd, uint32_t nsid, uint32_t len)
+{
+	cmd_init(cmd, NVME_OPC_RESERVATION_REPORT);
+	cmd->nsid = nsid;
+	cmd->cdw10 = len / 4 - 1; /* NUMD, 0-based dwords */
+	cmd->cdw11 = 1;           /* EDS: 128-bit host identifiers */
 }
 
 void

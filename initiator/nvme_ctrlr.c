@@ -796,6 +796,22 @@ keep_alive_cpl(void *cb_arg, const struct nvme_cpl *cpl)
 	}
 }
 
+int
+nvme_ctrlr_get_log_page(struct nvme_ctrlr *ctrlr, uint8_t lid, uint32_t nsid, void *buf,
+			uint32_t len, nvme_cmd_cb cb, void *cb_arg)
+{
+	struct nvme_cmd cmd;
+
+	if (len == 0 || len % 4 != 0) {
+		return -EINVAL;
+	}
+	if (ctrlr->state != NVME_CTRLR_CONNECTED) {
+		return -ENXIO;
+	}
+	nvme_cmd_build_get_log_page(&cmd, lid, nsid, len);
+	return nvme_qpair_submit_buf(ctrlr->admin, &cmd, buf, len, cb, cb_arg);
+}
+
 static int
 keep_alive_poll(void *ctx)
 {

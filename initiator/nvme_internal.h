@@ -81,7 +81,10 @@ struct nvme_request {
 	TAILQ_ENTRY(nvme_request) link;
 	/* Storage for a single-buffer payload (internal commands, DSM range). */
 	struct iovec local_iov;
-	struct nvme_dsm_range dsm;
+	union {
+		struct nvme_dsm_range dsm;
+		uint64_t resv_keys[2]; /* a reservation command's data */
+	};
 	/*
 	 * The transport's per-request state (ops->req_ctx_size bytes) follows:
 	 * a queue pair's requests lie req_stride bytes apart.
@@ -353,6 +356,13 @@ void nvme_cmd_build_keep_alive(struct nvme_cmd *cmd);
 void nvme_cmd_build_rw(struct nvme_cmd *cmd, uint8_t opc, uint32_t nsid, uint64_t lba,
 		       uint32_t nlb);
 void nvme_cmd_build_flush(struct nvme_cmd *cmd, uint32_t nsid);
+/* Get Log Page lid, len bytes (a multiple of 4) from offset 0, RAE clear. */
+void nvme_cmd_build_get_log_page(struct nvme_cmd *cmd, uint8_t lid, uint32_t nsid, uint32_t len);
+/* Reservation Register, Acquire or Release (opc); rtype/cptpl 0 where the command has none. */
+void nvme_cmd_build_resv(struct nvme_cmd *cmd, uint8_t opc, uint32_t nsid, uint32_t action,
+			 bool iekey, uint32_t rtype, uint32_t cptpl);
+/* Reservation Report of len bytes (a multiple of 4), the extended data structure. */
+void nvme_cmd_build_resv_report(struct nvme_cmd *cmd, uint32_t nsid, uint32_t len);
 void nvme_cmd_build_dsm(struct nvme_cmd *cmd, uint32_t nsid, uint32_t nr_ranges,
 			uint32_t attributes);
 /* Fill the data pointer SGL: none, in-capsule or transport data block. */

@@ -106,3 +106,77 @@ nvme_ns_cmd_deallocate(struct nvme_qpair *qp, struct nvme_ns *ns, uint64_t lba, 
 	nvme_cmd_build_dsm(&cmd, ns->info.nsid, 1, NVME_DSM_ATTR_DEALLOCATE);
 	return nvme_qpair_submit(qp, &cmd, &req->local_iov, 1, 0, sizeof(req->dsm), cb, cb_arg);
 }
+
+/* A reservation command whose data (1 or 2 keys) lives in the request slot. */
+static int
+resv_keys_cmd(struct nvme_qpair *qp, struct nvme_cmd *cmd, uint64_t key0, uint64_t key1,
+	      uint32_t nkeys, nvme_cmd_cb cb, void *cb_arg)
+{
+	struct nvme_request *req = TAILQ_FIRST(&qp->free_reqs);
+
+	if (req == NULL) {
+		return qp->state == QPAIR_LIVE || qp->state == QPAIR_CONNECTING ? -ENOMEM : -ENXIO;
+	}
+	req->resv_keys[0] = key0;
+	req->resv_keys[1] = key1;
+	req->local_iov.iov_base = req->resv_keys;
+	req->local_iov.iov_len = nkeys * sizeof(uint64_t);
+	return nvme_qpair_submit(qp, cmd, &req->local_iov, 1, 0, nkeys * sizeof(uint64_t), cb,
+				 cb_arg);
+}
+
+int
+nvme_ns_cmd_resv_register(struct nvme_qpair *qp, struct nvme_ns *ns, uint32_t rrega, bool iekey,
+			  uint32_t cptpl, uint64_t crkey, uint64_t nrkey, nvme_cmd_cb cb,
+			  void *cb_arg)
+{
+	struct nvme_cmd cmd;
+
+	if (rrega > 2 || cptpl == 1 || cptpl > 3) {
+		return -EINVAL;
+	}
+	nvme_cmd_build_resv(&cmd, NVME_OPC_RESERVATION_REGISTER, ns->info.nsid, rrega, iekey, 0,
+			    cptpl);
+	return resv_keys_cmd(qp, &cmd, crkey, nrkey, 2, cb, cb_arg);
+}
+
+int
+nvme_ns_cmd_resv_acquire(struct nvme_qpair *qp, struct nvme_ns *ns, uint32_t racqa, uint32_t rtype,
+			 uint64_t crkey, uint64_t prkey, nvme_cmd_cb cb, void *cb_arg)
+{
+	struct nvme_cmd cmd;
+
+	if (racqa > 2 || rtype < 1 || rtype > 6) {
+		return -EINVAL;
+	}
+	nvme_cmd_build_resv(&cmd, NVME_OPC_RESERVATION_ACQUIRE, ns->info.nsid, racqa, false, rtype,
+			    0);
+	return resv_keys_cmd(qp, &cmd, crkey, prkey, 2, cb, cb_arg);
+}
+
+int
+nvme_ns_cmd_resv_release(struct nvme_qpair *qp, struct nvme_ns *ns, uint32_t rrela, uint32_t rtype,
+			 uint64_t crkey, nvme_cmd_cb cb, void *cb_arg)
+{
+	struct nvme_cmd cmd;
+
+	if (rrela > 1 || rtype > 6) {
+		return -EINVAL;
+	}
+	nvme_cmd_build_resv(&cmd, NVME_OPC_RESERVATION_RELEASE, ns->info.nsid, rrela, false, rtype,
+			    0);
+	return resv_keys_cmd(qp, &cmd, crkey, 0, 1, cb, cb_arg);
+}
+
+int
+nvme_ns_cmd_resv_report(struct nvme_qpair *qp, struct nvme_ns *ns, void *buf, uint32_t len,
+			nvme_cmd_cb cb, void *cb_arg)
+{
+	struct nvme_cmd cmd;
+
+	if (len < 64 || len % 4 != 0) {
+		return -EINVAL;
+	}
+	nvme_cmd_build_resv_report(&cmd, ns->info.nsid, len);
+	return nvme_qpair_submit_buf(qp, &cmd, buf, len, cb, cb_arg);
+}

@@ -281,6 +281,36 @@ int nvme_ns_cmd_flush(struct nvme_qpair *qpair, struct nvme_ns *ns, nvme_cmd_cb 
 int nvme_ns_cmd_deallocate(struct nvme_qpair *qpair, struct nvme_ns *ns, uint64_t lba, uint32_t nlb,
 			   nvme_cmd_cb cb, void *cb_arg);
 
+/*
+ * Reservation commands (NVMe Base Specification, "Reservations"), with the
+ * fields of command dword 10: rrega/racqa/rrela the action, rtype the
+ * reservation type (1..6), cptpl the persist-through-power-loss change
+ * (0 none, 2 clear, 3 set). The keys travel in the request slot; a report
+ * reads the extended data structure (len >= 64, a multiple of 4) into buf,
+ * which must live until cb. Returns 0 (cb will be called), -EINVAL (a field
+ * out of range), -ENOMEM or -ENXIO as the I/O commands above. A command the
+ * target's reservations forbid completes with NVME_SC_RESERVATION_CONFLICT.
+ */
+int nvme_ns_cmd_resv_register(struct nvme_qpair *qpair, struct nvme_ns *ns, uint32_t rrega,
+			      bool iekey, uint32_t cptpl, uint64_t crkey, uint64_t nrkey,
+			      nvme_cmd_cb cb, void *cb_arg);
+int nvme_ns_cmd_resv_acquire(struct nvme_qpair *qpair, struct nvme_ns *ns, uint32_t racqa,
+			     uint32_t rtype, uint64_t crkey, uint64_t prkey, nvme_cmd_cb cb,
+			     void *cb_arg);
+int nvme_ns_cmd_resv_release(struct nvme_qpair *qpair, struct nvme_ns *ns, uint32_t rrela,
+			     uint32_t rtype, uint64_t crkey, nvme_cmd_cb cb, void *cb_arg);
+int nvme_ns_cmd_resv_report(struct nvme_qpair *qpair, struct nvme_ns *ns, void *buf, uint32_t len,
+			    nvme_cmd_cb cb, void *cb_arg);
+
+/*
+ * Get Log Page `lid` (controller's thread) of len bytes (a multiple of 4)
+ * from offset 0 into buf, which must live until cb; RAE clear. It fails
+ * with a path status if the association is lost meanwhile. Returns 0 (cb
+ * will be called), -EINVAL, -ENXIO (not connected), -ENOMEM (admin queue full).
+ */
+int nvme_ctrlr_get_log_page(struct nvme_ctrlr *ctrlr, uint8_t lid, uint32_t nsid, void *buf,
+			    uint32_t len, nvme_cmd_cb cb, void *cb_arg);
+
 /* A short human-readable name of an NVMe status ("Invalid Field in Command", ...). */
 const char *nvme_status_string(uint16_t status);
 

@@ -13,6 +13,21 @@
  * for every channel, and so every queue pair, to go), detaches the
  * controller, and only then completes, so the bdev layer's shutdown waits
  * for the controller to be shut down cleanly.
+ *
+ * Multipath (bdev_nvme.h): the first attach of a name is its *primary* path:
+ * it owns the bdevs and lists every path, itself first. A later path is an
+ * nvme_bdev_ctrlr of its own (its own controller and io_device, not in the
+ * list of names) whose namespaces match the primary's by nsid and NGUID. A
+ * bdev's channel is the primary's; it takes a channel of another path on
+ * its thread the first time it sends I/O there. Paths are only added while
+ * the name lives (num_paths is published last) and all go in its teardown:
+ * the primary's io_device goes first (its channels put the others'), then
+ * every other path is detached, then the primary's controller.
+ *
+ * Each path of a multipath name whose subsystem reports ANA (CMIC bit 3)
+ * reads its ANA log page every second, and within 100 ms of an I/O that met
+ * an ANA status; the state of each namespace through each path is a byte
+ * I/O threads read when they choose a path.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,6 +44,13 @@
 #define NVME_BDEV_NAME_MAX 64
 /* A first connect that keeps failing is logged at its first failure, then every this many. */
 #define RETRY_LOG_EVERY    50
+/* I/O held for want of a usable path is tried again this often. */
+#define HOLD_RETRY_US      20000
+#define HOLD_DEFAULT_MS    10000
+/* The ANA poller's tick; the log is read every ANA_READ_TICKS ticks, or at the next when asked. */
+#define ANA_TICK_US        100000
+#define ANA_READ_TICKS     10
+#define ANA_LOG_MAX        65536
 
 enum nvme_bdev_ctrlr_state {
 	NBC_ATTACHING,
@@ -65,6 +87,27 @@ struct nvme_bdev_ctrlr {
 	char last_error[256];
 	bool io_device_registered;
 
+	/* Multipath: see the top of the file. */
+	enum bdev_nvme_multipath multipath;
+	struct nvme_bdev_ctrlr *primary;
+	struct nvme_bdev_ctrlr *paths[BDEV_NVME_MAX_PATHS]; /* primary: every path, itself first */
+	uint32_t num_paths;                                 /* primary; read by I/O threads */
+	uint32_t hold_ms;                                   /* primary */
+	uint32_t paths_left; /* primary, in its teardown: other paths not detached yet */
+	/* Primary: paths still in their first connect (not in paths[] yet). */
+	struct nvme_bdev_ctrlr *pending[BDEV_NVME_MAX_PATHS];
+	uint32_t num_pending;
+	/* This path's namespace of each bdev of the primary, and its ANA state (I/O threads read). */
+	struct nvme_ns **path_ns;
+	uint8_t *ana;
+	bool ana_reporting;
+	bool ana_inflight;
+	bool ana_wanted; /* atomic: an I/O thread met an ANA status */
+	uint32_t ana_ticks;
+	struct poller *ana_poller;
+	void *ana_log;
+	uint32_t ana_log_len;
+
 	struct nvme_bdev **bdevs; /* one per namespace, NULL once destructed */
 	uint32_t num_bdevs;
 	uint32_t live_bdevs;         /* registered and not destructed yet */
@@ -90,17 +133,32 @@ struct nvme_bdev {
 	uint32_t max_rw_blocks; /* per command */
 };
 
+struct nvme_bdev_io;
+
 struct nvme_bdev_channel {
 	struct nvme_qpair *qpair;
+	/* A primary's channel: the other paths' channels on this thread, taken at first use. */
+	struct io_channel *path_ch[BDEV_NVME_MAX_PATHS];
+	/* I/O waiting for a usable path, and the timer that tries it again. */
+	TAILQ_HEAD(, nvme_bdev_io) held;
+	struct poller *hold_poller;
 };
 
 /* Per-I/O context in bdev_io->driver_ctx. */
 struct nvme_bdev_io {
 	struct nvme_qpair *qpair;
-	uint64_t lba;      /* next block to send */
-	uint64_t left;     /* blocks not sent yet */
-	size_t iov_offset; /* buffer offset of the next block */
-	uint32_t chunk;    /* blocks of the command in flight */
+	struct nvme_ns *ns; /* of the path in use */
+	uint64_t lba;       /* next block to send */
+	uint64_t left;      /* blocks not sent yet */
+	size_t iov_offset;  /* buffer offset of the next block */
+	uint32_t chunk;     /* blocks of the command in flight */
+	/* Multipath: the path in use, the paths that failed it, until when it may wait. */
+	uint32_t path;
+	uint32_t tried;
+	uint64_t hold_deadline; /* ticks; 0: never held */
+	struct nvme_bdev_channel *nch;
+	struct bdev_io *io;
+	TAILQ_ENTRY(nvme_bdev_io) link;
 };
 
 static TAILQ_HEAD(, nvme_bdev_ctrlr) g_ctrlrs = TAILQ_HEAD_INITIALIZER(g_ctrlrs);
@@ -143,28 +201,86 @@ complete_submit_error(struct bdev_io *io, int rc)
 	}
 }
 
+static int submit_any_path(struct bdev_io *io);
+static void path_retry(struct bdev_io *io);
+
+/*
+ * Does the name have another path to try? A name with one path keeps the
+ * single-path behaviour whatever its mode: I/O fails at once when its
+ * controller is lost (a gga bdev fails that member rather than wait).
+ */
+static bool
+multipathed(const struct nvme_bdev_ctrlr *primary)
+{
+	return primary->multipath != BDEV_NVME_MP_DISABLE &&
+	       __atomic_load_n(&primary->num_paths, __ATOMIC_ACQUIRE) > 1;
+}
+
+/* A status another path may not have (a path status without DNR). */
+static bool
+is_path_status(const struct nvme_bdev_ctrlr *primary, uint16_t status)
+{
+	return multipathed(primary) && NVME_STATUS_GET_SCT(status) == NVME_SCT_PATH &&
+	       !(status & NVME_STATUS_DNR);
+}
+
+/* An ANA status tells the namespace's state through that path: note it, and read the log. */
+static void
+note_ana_status(struct nvme_bdev_ctrlr *path, uint32_t index, uint16_t status)
+{
+	uint8_t state;
+
+	switch (NVME_STATUS_GET_SC(status)) {
+	case NVME_SC_ANA_INACCESSIBLE:
+		state = NVME_ANA_INACCESSIBLE;
+		break;
+	case NVME_SC_ANA_PERSISTENT_LOSS:
+		state = NVME_ANA_PERSISTENT_LOSS;
+		break;
+	case NVME_SC_ANA_TRANSITION:
+		state = NVME_ANA_CHANGE;
+		break;
+	default:
+		return;
+	}
+	__atomic_store_n(&path->ana[index], state, __ATOMIC_RELAXED);
+	__atomic_store_n(&path->ana_wanted, true, __ATOMIC_RELAXED);
+}
+
 static void
 cmd_done(void *cb_arg, const struct nvme_cpl *cpl)
 {
 	struct bdev_io *io = cb_arg;
 	struct nvme_bdev_io *nio = (struct nvme_bdev_io *)io->driver_ctx;
 	struct nvme_bdev *nbdev = io->bdev->ctxt;
+	struct nvme_bdev_ctrlr *primary = nbdev->nctrlr;
+	uint16_t status = cpl->status & (uint16_t)~NVME_STATUS_P;
 	int rc;
 
-	if (unlikely(!NVME_STATUS_IS_SUCCESS(cpl->status))) {
-		bdev_io_complete_nvme_status(io, NVME_STATUS_GET_SCT(cpl->status),
-					     NVME_STATUS_GET_SC(cpl->status));
+	if (unlikely(!NVME_STATUS_IS_SUCCESS(status))) {
+		if (is_path_status(primary, status)) {
+			note_ana_status(primary->paths[nio->path], nbdev->index, status);
+			nio->tried |= 1u << nio->path;
+			path_retry(io);
+			return;
+		}
+		bdev_io_complete_nvme_status(io, NVME_STATUS_GET_SCT(status),
+					     NVME_STATUS_GET_SC(status));
 		return;
 	}
 	nio->lba += nio->chunk;
 	nio->left -= nio->chunk;
-	nio->iov_offset += (size_t)nio->chunk * nvme_ns_get_info(nbdev->ns)->xfer_block_size;
+	nio->iov_offset += (size_t)nio->chunk * nvme_ns_get_info(nio->ns)->xfer_block_size;
 	if (likely(nio->left == 0)) {
 		bdev_io_complete(io, BDEV_IO_STATUS_SUCCESS);
 		return;
 	}
 	rc = submit_chunk(io);
-	if (rc != 0) {
+	if (rc == -ENXIO && multipathed(primary)) {
+		/* The path went away between two commands: the rest goes another way. */
+		nio->tried |= 1u << nio->path;
+		path_retry(io);
+	} else if (rc != 0) {
 		/* Part of the I/O is done: retrying from the start is not what NOMEM means here. */
 		bdev_io_complete_nvme_status(io, NVME_SCT_PATH, NVME_SC_HOST_PATH_ERROR);
 	}
@@ -180,25 +296,159 @@ submit_chunk(struct bdev_io *io)
 	switch (io->type) {
 	case BDEV_IO_TYPE_READ:
 		nio->chunk = (uint32_t)GGA_MIN(nio->left, (uint64_t)nbdev->max_rw_blocks);
-		return nvme_ns_cmd_readv(qp, nbdev->ns, nio->lba, nio->chunk, io->u.iovs,
+		return nvme_ns_cmd_readv(qp, nio->ns, nio->lba, nio->chunk, io->u.iovs,
 					 io->u.iovcnt, nio->iov_offset, cmd_done, io);
 	case BDEV_IO_TYPE_WRITE:
 		nio->chunk = (uint32_t)GGA_MIN(nio->left, (uint64_t)nbdev->max_rw_blocks);
-		return nvme_ns_cmd_writev(qp, nbdev->ns, nio->lba, nio->chunk, io->u.iovs,
+		return nvme_ns_cmd_writev(qp, nio->ns, nio->lba, nio->chunk, io->u.iovs,
 					  io->u.iovcnt, nio->iov_offset, cmd_done, io);
 	case BDEV_IO_TYPE_WRITE_ZEROES:
 		nio->chunk = (uint32_t)GGA_MIN(nio->left, (uint64_t)NVME_RW_NLB_MASK + 1);
-		return nvme_ns_cmd_write_zeroes(qp, nbdev->ns, nio->lba, nio->chunk, cmd_done, io);
+		return nvme_ns_cmd_write_zeroes(qp, nio->ns, nio->lba, nio->chunk, cmd_done, io);
 	case BDEV_IO_TYPE_UNMAP:
 		nio->chunk = (uint32_t)GGA_MIN(nio->left, (uint64_t)UINT32_MAX);
-		return nvme_ns_cmd_deallocate(qp, nbdev->ns, nio->lba, nio->chunk, cmd_done, io);
+		return nvme_ns_cmd_deallocate(qp, nio->ns, nio->lba, nio->chunk, cmd_done, io);
 	case BDEV_IO_TYPE_FLUSH:
 		/* One Flush covers the namespace. */
 		nio->chunk = (uint32_t)nio->left;
-		return nvme_ns_cmd_flush(qp, nbdev->ns, cmd_done, io);
+		return nvme_ns_cmd_flush(qp, nio->ns, cmd_done, io);
 	default:
 		return -ENOTSUP;
 	}
+}
+
+/* This thread's queue pair of path i (the primary's channel takes the others' at first use). */
+static struct nvme_qpair *
+path_qpair(struct nvme_bdev_channel *nch, struct nvme_bdev_ctrlr *primary, uint32_t i)
+{
+	if (i == 0) {
+		return nch->qpair;
+	}
+	if (nch->path_ch[i] == NULL) {
+		nch->path_ch[i] = io_channel_get(primary->paths[i]);
+		if (nch->path_ch[i] == NULL) {
+			return NULL;
+		}
+	}
+	return ((struct nvme_bdev_channel *)io_channel_get_ctx(nch->path_ch[i]))->qpair;
+}
+
+/*
+ * Send the I/O (from where it stands) on the first usable path it has not
+ * failed on yet: with MULTIPATH the optimized paths, then the non-optimized
+ * ones; with FAILOVER either, in order. -ENXIO: no path can take it now.
+ */
+static int
+submit_any_path(struct bdev_io *io)
+{
+	struct nvme_bdev_io *nio = (struct nvme_bdev_io *)io->driver_ctx;
+	struct nvme_bdev *nbdev = io->bdev->ctxt;
+	struct nvme_bdev_ctrlr *primary = nbdev->nctrlr, *path;
+	uint32_t n = __atomic_load_n(&primary->num_paths, __ATOMIC_ACQUIRE), i;
+	bool prefer = primary->multipath == BDEV_NVME_MP_MULTIPATH;
+	struct nvme_qpair *qp;
+	int pass, rc;
+	uint8_t st;
+
+	for (pass = 0; pass < (prefer ? 2 : 1); pass++) {
+		for (i = 0; i < n; i++) {
+			if (nio->tried & (1u << i)) {
+				continue;
+			}
+			path = primary->paths[i];
+			st = __atomic_load_n(&path->ana[nbdev->index], __ATOMIC_RELAXED);
+			if (prefer ? st != (pass == 0 ? NVME_ANA_OPTIMIZED :
+							NVME_ANA_NON_OPTIMIZED) :
+				     st != NVME_ANA_OPTIMIZED && st != NVME_ANA_NON_OPTIMIZED) {
+				continue;
+			}
+			qp = path_qpair(nio->nch, primary, i);
+			if (qp == NULL) {
+				nio->tried |= 1u << i;
+				continue;
+			}
+			nio->qpair = qp;
+			nio->ns = path->path_ns[nbdev->index];
+			nio->path = i;
+			rc = submit_chunk(io);
+			if (rc != -ENXIO) {
+				return rc;
+			}
+			nio->tried |= 1u << i;
+		}
+	}
+	return -ENXIO;
+}
+
+static int hold_poll(void *ctx);
+
+/* No path for the I/O now: hold it for the rest of hold_ms, or fail it with a path error. */
+static void
+hold_or_fail(struct bdev_io *io)
+{
+	struct nvme_bdev_io *nio = (struct nvme_bdev_io *)io->driver_ctx;
+	struct nvme_bdev_ctrlr *primary = ((struct nvme_bdev *)io->bdev->ctxt)->nctrlr;
+	struct nvme_bdev_channel *nch = nio->nch;
+	uint64_t now = ticks_get();
+	uint32_t i, n;
+
+	if (!multipathed(primary) || primary->state == NBC_DETACHING) {
+		bdev_io_complete_nvme_status(io, NVME_SCT_PATH, NVME_SC_HOST_PATH_ERROR);
+		return;
+	}
+	if (nio->hold_deadline == 0) {
+		nio->hold_deadline = now + us_to_ticks(1000ull * primary->hold_ms);
+	}
+	if (now >= nio->hold_deadline) {
+		bdev_io_complete_nvme_status(io, NVME_SCT_PATH, NVME_SC_HOST_PATH_ERROR);
+		return;
+	}
+	/* What changed may be an ANA state: have every path read its log soon. */
+	n = __atomic_load_n(&primary->num_paths, __ATOMIC_ACQUIRE);
+	for (i = 0; i < n; i++) {
+		__atomic_store_n(&primary->paths[i]->ana_wanted, true, __ATOMIC_RELAXED);
+	}
+	TAILQ_INSERT_TAIL(&nch->held, nio, link);
+	if (nch->hold_poller == NULL) {
+		nch->hold_poller = poller_register(hold_poll, nch, HOLD_RETRY_US, "nvme_mp_hold");
+		if (nch->hold_poller == NULL) {
+			TAILQ_REMOVE(&nch->held, nio, link);
+			bdev_io_complete_nvme_status(io, NVME_SCT_PATH, NVME_SC_HOST_PATH_ERROR);
+		}
+	}
+}
+
+/* The path failed the I/O: another path, or hold it. */
+static void
+path_retry(struct bdev_io *io)
+{
+	int rc = submit_any_path(io);
+
+	if (rc == -ENXIO) {
+		hold_or_fail(io);
+	} else if (rc != 0) {
+		complete_submit_error(io, rc);
+	}
+}
+
+static int
+hold_poll(void *ctx)
+{
+	struct nvme_bdev_channel *nch = ctx;
+	TAILQ_HEAD(, nvme_bdev_io) retry = TAILQ_HEAD_INITIALIZER(retry);
+	struct nvme_bdev_io *nio;
+
+	TAILQ_CONCAT(&retry, &nch->held, link);
+	while ((nio = TAILQ_FIRST(&retry)) != NULL) {
+		TAILQ_REMOVE(&retry, nio, link);
+		/* Every path may have come back: try them all again. */
+		nio->tried = 0;
+		path_retry(nio->io);
+	}
+	if (TAILQ_EMPTY(&nch->held)) {
+		poller_unregister(&nch->hold_poller);
+	}
+	return POLLER_BUSY;
 }
 
 static void
@@ -206,26 +456,45 @@ nvme_bdev_submit_request(struct io_channel *ch, struct bdev_io *io)
 {
 	struct nvme_bdev_channel *nch = io_channel_get_ctx(ch);
 	struct nvme_bdev_io *nio = (struct nvme_bdev_io *)io->driver_ctx;
+	struct nvme_bdev *nbdev = io->bdev->ctxt;
+	struct nvme_bdev_ctrlr *primary = nbdev->nctrlr;
+	uint32_t i, n;
 	int rc;
 
 	if (unlikely(io->type == BDEV_IO_TYPE_RESET)) {
 		/*
-		 * The controller drops its association: every I/O in flight fails
+		 * Each controller drops its association: every I/O in flight fails
 		 * now rather than at its command timeout, and it reconnects.
 		 */
-		nvme_ctrlr_request_reset(((struct nvme_bdev *)io->bdev->ctxt)->nctrlr->ctrlr,
-					 "reset of its bdev");
+		n = __atomic_load_n(&primary->num_paths, __ATOMIC_ACQUIRE);
+		for (i = 0; i < n; i++) {
+			nvme_ctrlr_request_reset(primary->paths[i]->ctrlr, "reset of its bdev");
+		}
 		bdev_io_complete(io, BDEV_IO_STATUS_SUCCESS);
 		return;
 	}
-	nio->qpair = nch->qpair;
+	nio->io = io;
+	nio->nch = nch;
+	nio->tried = 0;
+	nio->hold_deadline = 0;
 	nio->lba = io->u.offset_blocks;
 	nio->left = io->u.num_blocks;
 	nio->iov_offset = 0;
 	if (io->type == BDEV_IO_TYPE_FLUSH && nio->left == 0) {
 		nio->left = 1;
 	}
-	rc = submit_chunk(io);
+	if (likely(!multipathed(primary))) {
+		nio->qpair = nch->qpair;
+		nio->ns = nbdev->ns;
+		nio->path = 0;
+		rc = submit_chunk(io);
+	} else {
+		rc = submit_any_path(io);
+		if (rc == -ENXIO) {
+			hold_or_fail(io);
+			return;
+		}
+	}
 	if (unlikely(rc != 0)) {
 		complete_submit_error(io, rc);
 	}
@@ -266,6 +535,7 @@ nvme_channel_create(void *io_device, void *ctx_buf)
 	struct nvme_bdev_ctrlr *nctrlr = io_device;
 	struct nvme_bdev_channel *nch = ctx_buf;
 
+	TAILQ_INIT(&nch->held);
 	nch->qpair = nvme_ctrlr_alloc_io_qpair(nctrlr->ctrlr);
 	if (nch->qpair == NULL) {
 		ERRLOG("nvme controller '%s': no I/O queue for thread %s: %s\n", nctrlr->name,
@@ -279,7 +549,21 @@ static void
 nvme_channel_destroy(void *io_device, void *ctx_buf)
 {
 	struct nvme_bdev_channel *nch = ctx_buf;
+	struct nvme_bdev_io *nio;
+	uint32_t i;
 
+	/* Nothing is held by a channel that goes (the bdev layer has no I/O on it). */
+	while ((nio = TAILQ_FIRST(&nch->held)) != NULL) {
+		TAILQ_REMOVE(&nch->held, nio, link);
+		bdev_io_complete_nvme_status(nio->io, NVME_SCT_PATH, NVME_SC_HOST_PATH_ERROR);
+	}
+	poller_unregister(&nch->hold_poller);
+	for (i = 1; i < BDEV_NVME_MAX_PATHS; i++) {
+		if (nch->path_ch[i] != NULL) {
+			io_channel_put(nch->path_ch[i]);
+			nch->path_ch[i] = NULL;
+		}
+	}
 	nvme_ctrlr_free_io_qpair(nch->qpair);
 	nch->qpair = NULL;
 }
@@ -287,6 +571,23 @@ nvme_channel_destroy(void *io_device, void *ctx_buf)
 /* ------------------------------------------------------------------------ */
 /* JSON                                                                     */
 /* ------------------------------------------------------------------------ */
+
+static const char *
+nvmf_ana_name(uint8_t state)
+{
+	switch (state) {
+	case NVME_ANA_OPTIMIZED:
+		return "optimized";
+	case NVME_ANA_NON_OPTIMIZED:
+		return "non_optimized";
+	case NVME_ANA_INACCESSIBLE:
+		return "inaccessible";
+	case NVME_ANA_PERSISTENT_LOSS:
+		return "persistent_loss";
+	default:
+		return "change";
+	}
+}
 
 static json_t *
 trid_json(const struct nvme_transport_id *trid)
@@ -323,6 +624,56 @@ nctrlr_state_name(const struct nvme_bdev_ctrlr *nctrlr)
 	default:
 		return nvme_ctrlr_state_name(nvme_ctrlr_get_state(nctrlr->ctrlr));
 	}
+}
+
+static const char *
+multipath_name(enum bdev_nvme_multipath mp)
+{
+	switch (mp) {
+	case BDEV_NVME_MP_FAILOVER:
+		return "failover";
+	case BDEV_NVME_MP_DISABLE:
+		return "disable";
+	default:
+		return "multipath";
+	}
+}
+
+/* Each path: where, its controller's state and id, and each namespace's ANA state there. */
+static json_t *
+paths_json(const struct nvme_bdev_ctrlr *primary)
+{
+	const struct nvme_bdev_ctrlr *path;
+	json_t *arr = json_array(), *ana;
+	uint32_t i, k;
+
+	for (i = 0; i < primary->num_paths; i++) {
+		path = primary->paths[i];
+		ana = json_array();
+		for (k = 0; k < primary->num_bdevs; k++) {
+			json_array_append_new(ana, json_pack("{s:I, s:s}", "nsid",
+							     (json_int_t)nvme_ns_get_info(
+								     path->path_ns[k])
+								     ->nsid,
+							     "ana_state",
+							     path->ana_reporting ?
+								     nvmf_ana_name(path->ana[k]) :
+								     "optimized"));
+		}
+		json_array_append_new(arr, json_pack("{s:o, s:s, s:I, s:o}", "trid",
+						     trid_json(&path->trid), "state",
+						     nvme_ctrlr_state_name(
+							     nvme_ctrlr_get_state(path->ctrlr)),
+						     "cntlid",
+						     (json_int_t)nvme_ctrlr_get_cntlid(path->ctrlr),
+						     "ana_states", ana));
+	}
+	for (i = 0; i < primary->num_pending; i++) {
+		json_array_append_new(arr, json_pack("{s:o, s:s}", "trid",
+						     trid_json(&primary->pending[i]->trid), "state",
+						     "connecting"));
+	}
+	return arr;
 }
 
 static json_t *
@@ -368,6 +719,12 @@ nctrlr_json(const struct nvme_bdev_ctrlr *nctrlr)
 						 0));
 	json_object_set_new(obj, "namespaces", namespaces);
 	json_object_set_new(obj, "retry_first_connect", json_boolean(nctrlr->retry_first_connect));
+	json_object_set_new(obj, "multipath", json_string(multipath_name(nctrlr->multipath)));
+	if (nctrlr->multipath != BDEV_NVME_MP_DISABLE) {
+		json_object_set_new(obj, "fast_io_fail_timeout_sec",
+				    json_integer(nctrlr->hold_ms / 1000));
+		json_object_set_new(obj, "paths", paths_json(nctrlr));
+	}
 	if (nctrlr->state == NBC_ATTACHING && nctrlr->failed_attempts > 0) {
 		/* Why it is not connected yet, and how long it has been trying. */
 		json_object_set_new(obj, "connect_attempts",
@@ -404,6 +761,7 @@ nvme_module_config_json(json_t *config)
 {
 	struct nvme_bdev_ctrlr *nctrlr;
 	json_t *params;
+	uint32_t i;
 
 	TAILQ_FOREACH(nctrlr, &g_ctrlrs, link) {
 		/*
@@ -414,12 +772,13 @@ nvme_module_config_json(json_t *config)
 		    !(nctrlr->state == NBC_ATTACHING && nctrlr->attach_cb == NULL)) {
 			continue;
 		}
-		params = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:b}", "name", nctrlr->name,
-				   "trtype",
+		params = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:b, s:s}", "name",
+				   nctrlr->name, "trtype",
 				   nctrlr->trid.trtype == NVME_TRANSPORT_TCP ? "tcp" : "rdma",
 				   "adrfam", "ipv4", "traddr", nctrlr->trid.traddr, "trsvcid",
 				   nctrlr->trid.trsvcid, "subnqn", nctrlr->trid.subnqn, "hdgst",
-				   nctrlr->hdgst, "ddgst", nctrlr->ddgst);
+				   nctrlr->hdgst, "ddgst", nctrlr->ddgst, "multipath",
+				   multipath_name(nctrlr->multipath));
 		if (params == NULL) {
 			ERRLOG("nvme controller '%s': out of memory writing its configuration\n",
 			       nctrlr->name);
@@ -438,9 +797,27 @@ nvme_module_config_json(json_t *config)
 		if (nctrlr->retry_first_connect) {
 			json_object_set_new(params, "retry_first_connect", json_true());
 		}
+		if (nctrlr->multipath != BDEV_NVME_MP_DISABLE &&
+		    nctrlr->hold_ms != HOLD_DEFAULT_MS) {
+			json_object_set_new(params, "fast_io_fail_timeout_sec",
+					    json_integer(nctrlr->hold_ms / 1000));
+		}
 		json_array_append_new(config,
 				      json_pack("{s:s, s:o}", "method",
 						"bdev_nvme_attach_controller", "params", params));
+		/* Its other paths: the same call at their addresses. */
+		for (i = 1; i < nctrlr->num_paths; i++) {
+			json_t *p = json_deep_copy(params);
+
+			json_object_set_new(p, "traddr",
+					    json_string(nctrlr->paths[i]->trid.traddr));
+			json_object_set_new(p, "trsvcid",
+					    json_string(nctrlr->paths[i]->trid.trsvcid));
+			json_object_del(p, "retry_first_connect");
+			json_array_append_new(config, json_pack("{s:s, s:o}", "method",
+								"bdev_nvme_attach_controller",
+								"params", p));
+		}
 	}
 }
 
@@ -451,6 +828,10 @@ nvme_module_config_json(json_t *config)
 static void
 nctrlr_free(struct nvme_bdev_ctrlr *nctrlr)
 {
+	poller_unregister(&nctrlr->ana_poller);
+	free(nctrlr->ana_log);
+	free(nctrlr->ana);
+	free(nctrlr->path_ns);
 	free(nctrlr->bdevs);
 	free(nctrlr->hostnqn);
 	free(nctrlr->name);
@@ -488,9 +869,8 @@ ctrlr_detached(void *cb_arg)
 }
 
 static void
-io_device_gone(void *io_device)
+primary_detach(struct nvme_bdev_ctrlr *nctrlr)
 {
-	struct nvme_bdev_ctrlr *nctrlr = io_device;
 	int rc;
 
 	rc = nvme_ctrlr_detach(nctrlr->ctrlr, ctrlr_detached, nctrlr);
@@ -500,11 +880,88 @@ io_device_gone(void *io_device)
 	}
 }
 
+/* One more of the primary's other paths is gone; the primary's controller goes after the last. */
+static void
+path_gone(struct nvme_bdev_ctrlr *primary)
+{
+	if (--primary->paths_left == 0) {
+		primary_detach(primary);
+	}
+}
+
+static void
+other_path_detached(void *cb_arg)
+{
+	struct nvme_bdev_ctrlr *path = cb_arg;
+	struct nvme_bdev_ctrlr *primary = path->primary;
+
+	NOTICELOG("nvme controller '%s': path %s:%s detached\n", path->name, path->trid.traddr,
+		  path->trid.trsvcid);
+	if (path->attach_cb != NULL) {
+		/* A path abandoned in its first connect: its attach has not answered yet. */
+		path->attach_cb(path->attach_cb_arg, -ECANCELED,
+				"the controller was detached before this path connected", NULL, 0);
+	}
+	nctrlr_free(path);
+	path_gone(primary);
+}
+
+static void
+other_path_io_device_gone(void *io_device)
+{
+	struct nvme_bdev_ctrlr *path = io_device;
+	int rc;
+
+	rc = nvme_ctrlr_detach(path->ctrlr, other_path_detached, path);
+	if (rc != 0) {
+		ERRLOG("nvme controller '%s': detach of path %s:%s failed: %s\n", path->name,
+		       path->trid.traddr, path->trid.trsvcid, strerror(-rc));
+		other_path_detached(path);
+	}
+}
+
+/*
+ * The primary's channels are gone (and with them their references to the
+ * other paths' channels): detach every other path, and abandon those still
+ * connecting, then the primary's own controller.
+ */
+static void
+io_device_gone(void *io_device)
+{
+	struct nvme_bdev_ctrlr *nctrlr = io_device, *path;
+	uint32_t i, n = nctrlr->num_paths, pending = nctrlr->num_pending;
+	int rc;
+
+	if (nctrlr->primary != nctrlr || (n <= 1 && pending == 0)) {
+		primary_detach(nctrlr);
+		return;
+	}
+	nctrlr->paths_left = (n - 1) + pending;
+	nctrlr->num_pending = 0;
+	for (i = 0; i < pending; i++) {
+		path = nctrlr->pending[i];
+		path->state = NBC_DETACHING;
+		rc = path->connecting != NULL ?
+			     nvme_ctrlr_detach(path->connecting, other_path_detached, path) :
+			     -ENODEV;
+		if (rc != 0) {
+			other_path_detached(path);
+		}
+	}
+	for (i = 1; i < n; i++) {
+		path = nctrlr->paths[i];
+		path->state = NBC_DETACHING;
+		poller_unregister(&path->ana_poller);
+		io_device_unregister(path, other_path_io_device_gone);
+	}
+}
+
 /* Every bdev is gone: drop the channels (queue pairs), then the controller. */
 static void
 release_ctrlr(struct nvme_bdev_ctrlr *nctrlr)
 {
 	nctrlr->state = NBC_DETACHING;
+	poller_unregister(&nctrlr->ana_poller);
 	if (nctrlr->io_device_registered) {
 		io_device_unregister(nctrlr, io_device_gone);
 	} else {
@@ -689,9 +1146,25 @@ create_bdev(struct nvme_bdev_ctrlr *nctrlr, uint32_t index, struct nvme_ns *ns)
 static void
 ctrlr_reconnected(void *cb_arg, struct nvme_ctrlr *ctrlr, bool connected)
 {
-	struct nvme_bdev_ctrlr *nctrlr = cb_arg;
+	struct nvme_bdev_ctrlr *path = cb_arg;
+	struct nvme_bdev_ctrlr *nctrlr = path->primary != NULL ? path->primary : path;
 	uint32_t i;
 
+	if (connected) {
+		/* Its ANA states may have changed while it was away. */
+		__atomic_store_n(&path->ana_wanted, true, __ATOMIC_RELAXED);
+	}
+	/* With another path connected, the namespaces never went away. */
+	for (i = 0; i < nctrlr->num_paths; i++) {
+		if (nctrlr->paths[i] != path && nctrlr->paths[i]->ctrlr != NULL &&
+		    nvme_ctrlr_get_state(nctrlr->paths[i]->ctrlr) == NVME_CTRLR_CONNECTED) {
+			NOTICELOG("nvme controller '%s': path %s:%s %s; I/O goes by the other "
+				  "paths\n",
+				  nctrlr->name, path->trid.traddr, path->trid.trsvcid,
+				  connected ? "is back" : "is lost");
+			return;
+		}
+	}
 	for (i = 0; i < nctrlr->num_bdevs; i++) {
 		if (nctrlr->bdevs[i] == NULL) {
 			continue;
@@ -702,6 +1175,103 @@ ctrlr_reconnected(void *cb_arg, struct nvme_ctrlr *ctrlr, bool connected)
 			bdev_notify_offline(&nctrlr->bdevs[i]->bdev);
 		}
 	}
+}
+
+/*
+ * ANA (multipath names whose subsystem reports it).
+ */
+
+static void
+ana_log_done(void *cb_arg, const struct nvme_cpl *cpl)
+{
+	struct nvme_bdev_ctrlr *path = cb_arg;
+	struct nvme_bdev_ctrlr *primary = path->primary;
+	const uint8_t *log = path->ana_log;
+	size_t off = 16, len = path->ana_log_len;
+	uint32_t nns, nsid, k, i;
+	uint16_t ngrps, g;
+	uint8_t state;
+
+	path->ana_inflight = false;
+	if (!NVME_STATUS_IS_SUCCESS(cpl->status & (uint16_t)~NVME_STATUS_P)) {
+		/* Lost meanwhile, or refused: the states stay as the I/O left them. */
+		return;
+	}
+	memcpy(&ngrps, log + 8, sizeof(ngrps));
+	for (g = 0; g < ngrps && off + 32 <= len; g++) {
+		memcpy(&nns, log + off + 4, sizeof(nns));
+		state = log[off + 16] & 0xf;
+		if (nns > (len - off - 32) / 4) {
+			break;
+		}
+		for (k = 0; k < nns; k++) {
+			memcpy(&nsid, log + off + 32 + 4 * k, sizeof(nsid));
+			for (i = 0; i < primary->num_bdevs; i++) {
+				if (path->path_ns[i] != NULL &&
+				    nvme_ns_get_info(path->path_ns[i])->nsid == nsid) {
+					__atomic_store_n(&path->ana[i], state, __ATOMIC_RELAXED);
+				}
+			}
+		}
+		off += 32 + 4 * (size_t)nns;
+	}
+}
+
+static int
+ana_poll(void *ctx)
+{
+	struct nvme_bdev_ctrlr *path = ctx;
+
+	if (++path->ana_ticks < ANA_READ_TICKS &&
+	    !__atomic_exchange_n(&path->ana_wanted, false, __ATOMIC_RELAXED)) {
+		return POLLER_IDLE;
+	}
+	path->ana_ticks = 0;
+	if (path->ana_inflight || path->ctrlr == NULL || path->state != NBC_ATTACHED) {
+		return POLLER_IDLE;
+	}
+	if (nvme_ctrlr_get_log_page(path->ctrlr, NVME_LOG_ANA, NVME_NSID_ALL, path->ana_log,
+				    path->ana_log_len, ana_log_done, path) == 0) {
+		path->ana_inflight = true;
+	}
+	return POLLER_BUSY;
+}
+
+/*
+ * Make nctrlr a path of primary (itself for the first): its namespace of
+ * each bdev (ns[i]), their ANA states, and the ANA poller when the name is
+ * multipath and the subsystem reports ANA.
+ */
+static int
+path_setup(struct nvme_bdev_ctrlr *path, struct nvme_bdev_ctrlr *primary, struct nvme_ns **ns)
+{
+	const struct nvme_identify_ctrlr *id = nvme_ctrlr_get_data(path->ctrlr);
+	uint32_t n = GGA_MAX(primary->num_bdevs, 1u);
+	uint64_t len;
+
+	path->primary = primary;
+	path->path_ns = calloc(n, sizeof(*path->path_ns));
+	path->ana = malloc(n);
+	if (path->path_ns == NULL || path->ana == NULL) {
+		return -ENOMEM;
+	}
+	memcpy(path->path_ns, ns, primary->num_bdevs * sizeof(*ns));
+	memset(path->ana, NVME_ANA_OPTIMIZED, n);
+	path->ana_reporting = primary->multipath != BDEV_NVME_MP_DISABLE &&
+			      (id->cmic & NVME_CMIC_ANA_REPORTING) && id->nanagrpid > 0;
+	if (!path->ana_reporting) {
+		return 0;
+	}
+	len = 16 + 32ull * id->nanagrpid + 4ull * id->nn;
+	path->ana_log_len = (uint32_t)GGA_MIN((len + 3) & ~3ull, (uint64_t)ANA_LOG_MAX);
+	path->ana_log = calloc(1, path->ana_log_len);
+	path->ana_poller = poller_register(ana_poll, path, ANA_TICK_US, "nvme_ana");
+	if (path->ana_log == NULL || path->ana_poller == NULL) {
+		return -ENOMEM;
+	}
+	/* Read it at the first tick. */
+	path->ana_wanted = true;
+	return 0;
 }
 
 /*
@@ -789,6 +1359,129 @@ schedule_retry(struct nvme_bdev_ctrlr *nctrlr)
 	}
 }
 
+/* A new path that connected cannot be used: detach it, then answer its attach. */
+static void
+other_path_refused_detached(void *cb_arg)
+{
+	struct nvme_bdev_ctrlr *path = cb_arg;
+
+	path->attach_cb(path->attach_cb_arg, path->attach_rc, path->attach_err, NULL, 0);
+	nctrlr_free(path);
+}
+
+static void
+other_path_refuse(struct nvme_bdev_ctrlr *path, int rc)
+{
+	ERRLOG("nvme controller '%s': path %s:%s: %s\n", path->name, path->trid.traddr,
+	       path->trid.trsvcid, path->attach_err);
+	path->attach_rc = rc;
+	if (nvme_ctrlr_detach(path->ctrlr, other_path_refused_detached, path) != 0) {
+		other_path_refused_detached(path);
+	}
+}
+
+/* Do the new path's namespaces match the primary's (nsid, NGUID, geometry)? Fills ns. */
+static int
+other_path_match(struct nvme_bdev_ctrlr *path, struct nvme_bdev_ctrlr *primary, struct nvme_ns **ns)
+{
+	const struct nvme_ns_info *a, *b;
+	uint32_t i;
+
+	for (i = 0; i < primary->num_bdevs; i++) {
+		a = nvme_ns_get_info(primary->path_ns[i]);
+		ns[i] = nvme_ctrlr_get_ns(path->ctrlr, a->nsid);
+		b = ns[i] != NULL ? nvme_ns_get_info(ns[i]) : NULL;
+		if (b == NULL || memcmp(a->nguid, b->nguid, sizeof(a->nguid)) != 0 ||
+		    a->num_blocks != b->num_blocks || a->block_size != b->block_size ||
+		    a->md_size != b->md_size || a->extended_lba != b->extended_lba) {
+			snprintf(
+				path->attach_err, sizeof(path->attach_err),
+				"namespace %u is not the same namespace there (missing, or another "
+				"NGUID or geometry)",
+				a->nsid);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static void
+other_path_connected(struct nvme_bdev_ctrlr *path, struct nvme_ctrlr *ctrlr, int rc,
+		     const char *reason)
+{
+	struct nvme_bdev_ctrlr *primary = path->primary;
+	bdev_nvme_attach_cb cb = path->attach_cb;
+	const char **names;
+	struct nvme_ns **ns;
+	uint32_t i, k, n;
+
+	for (i = 0; i < primary->num_pending; i++) {
+		if (primary->pending[i] == path) {
+			primary->pending[i] = primary->pending[--primary->num_pending];
+			break;
+		}
+	}
+	path->connecting = NULL;
+	if (rc != 0) {
+		cb(path->attach_cb_arg, rc, reason, NULL, 0);
+		nctrlr_free(path);
+		return;
+	}
+	path->ctrlr = ctrlr;
+	n = primary->num_bdevs;
+	ns = calloc(GGA_MAX(n, 1u), sizeof(*ns));
+	names = calloc(GGA_MAX(n, 1u), sizeof(*names));
+	if (ns == NULL || names == NULL) {
+		free(ns);
+		free(names);
+		snprintf(path->attach_err, sizeof(path->attach_err), "out of memory");
+		other_path_refuse(path, -ENOMEM);
+		return;
+	}
+	if (primary->state != NBC_ATTACHED) {
+		snprintf(path->attach_err, sizeof(path->attach_err),
+			 "the controller is being detached");
+		rc = -ECANCELED;
+	} else if (primary->num_paths == BDEV_NVME_MAX_PATHS) {
+		snprintf(path->attach_err, sizeof(path->attach_err), "it has %u paths already",
+			 BDEV_NVME_MAX_PATHS);
+		rc = -ENOSPC;
+	} else {
+		rc = other_path_match(path, primary, ns);
+	}
+	if (rc == 0) {
+		rc = path_setup(path, primary, ns);
+		if (rc != 0) {
+			snprintf(path->attach_err, sizeof(path->attach_err), "out of memory");
+		}
+	}
+	free(ns);
+	if (rc != 0) {
+		free(names);
+		other_path_refuse(path, rc);
+		return;
+	}
+	io_device_register(path, nvme_channel_create, nvme_channel_destroy,
+			   sizeof(struct nvme_bdev_channel), path->name);
+	path->io_device_registered = true;
+	path->state = NBC_ATTACHED;
+	path->attach_cb = NULL;
+	primary->paths[primary->num_paths] = path;
+	/* Published last: an I/O thread that sees the count sees the path whole. */
+	__atomic_store_n(&primary->num_paths, primary->num_paths + 1, __ATOMIC_RELEASE);
+	nvme_ctrlr_set_reconnect_cb(ctrlr, ctrlr_reconnected, path);
+	NOTICELOG("nvme controller '%s': path %u at %s:%s added (%s)\n", primary->name,
+		  primary->num_paths, path->trid.traddr, path->trid.trsvcid,
+		  primary->multipath == BDEV_NVME_MP_FAILOVER ? "failover" : "multipath");
+	for (i = 0, k = 0; i < n; i++) {
+		if (primary->bdevs[i] != NULL) {
+			names[k++] = primary->bdevs[i]->bdev.name;
+		}
+	}
+	cb(path->attach_cb_arg, 0, NULL, names, k);
+	free(names);
+}
+
 static void
 attach_connected(void *cb_arg, struct nvme_ctrlr *ctrlr, int rc, const char *reason)
 {
@@ -798,6 +1491,10 @@ attach_connected(void *cb_arg, struct nvme_ctrlr *ctrlr, int rc, const char *rea
 	const char **names;
 	uint32_t i, n;
 
+	if (nctrlr->primary != NULL && nctrlr->primary != nctrlr) {
+		other_path_connected(nctrlr, ctrlr, rc, reason);
+		return;
+	}
 	nctrlr->connecting = NULL;
 	if (rc != 0) {
 		/*
@@ -845,6 +1542,29 @@ attach_connected(void *cb_arg, struct nvme_ctrlr *ctrlr, int rc, const char *rea
 		goto out_teardown;
 	}
 	nctrlr->num_bdevs = n;
+	/* The first path, itself: set up before any bdev can take I/O. */
+	{
+		struct nvme_ns **ns = calloc(n, sizeof(*ns));
+
+		if (ns == NULL) {
+			free(names);
+			rc = -ENOMEM;
+			snprintf(nctrlr->attach_err, sizeof(nctrlr->attach_err), "out of memory");
+			goto out_teardown;
+		}
+		for (i = 0; i < n; i++) {
+			ns[i] = nvme_ctrlr_get_ns_by_index(ctrlr, i);
+		}
+		rc = path_setup(nctrlr, nctrlr, ns);
+		free(ns);
+		if (rc != 0) {
+			free(names);
+			snprintf(nctrlr->attach_err, sizeof(nctrlr->attach_err), "out of memory");
+			goto out_teardown;
+		}
+	}
+	nctrlr->paths[0] = nctrlr;
+	nctrlr->num_paths = 1;
 	io_device_register(nctrlr, nvme_channel_create, nvme_channel_destroy,
 			   sizeof(struct nvme_bdev_channel), nctrlr->name);
 	nctrlr->io_device_registered = true;
@@ -874,11 +1594,55 @@ out_teardown:
 	nctrlr_teardown(nctrlr);
 }
 
+/*
+ * May this attach add a path to the existing name? 0, or: -EEXIST (either
+ * says multipath disable), -EBUSY (not attached yet or being detached),
+ * -EXDEV (another subsystem NQN), -EALREADY (that address is a path of it
+ * already), -ENOSPC (BDEV_NVME_MAX_PATHS), -EPERM (another host NQN or
+ * digests), -ENOTSUP (retry_first_connect, for a first path only).
+ */
+static int
+other_path_check(struct nvme_bdev_ctrlr *primary, const struct bdev_nvme_attach_opts *opts)
+{
+	const struct nvme_transport_id *t;
+	uint32_t i;
+
+	if (opts->multipath == BDEV_NVME_MP_DISABLE || primary->multipath == BDEV_NVME_MP_DISABLE) {
+		return -EEXIST;
+	}
+	if (primary->state != NBC_ATTACHED) {
+		return -EBUSY;
+	}
+	if (strcmp(opts->trid.subnqn, primary->trid.subnqn) != 0) {
+		return -EXDEV;
+	}
+	for (i = 0; i < primary->num_paths + primary->num_pending; i++) {
+		t = i < primary->num_paths ? &primary->paths[i]->trid :
+					     &primary->pending[i - primary->num_paths]->trid;
+		if (t->trtype == opts->trid.trtype && strcmp(t->traddr, opts->trid.traddr) == 0 &&
+		    strcmp(t->trsvcid, opts->trid.trsvcid) == 0) {
+			return -EALREADY;
+		}
+	}
+	if (primary->num_paths + primary->num_pending >= BDEV_NVME_MAX_PATHS) {
+		return -ENOSPC;
+	}
+	if ((opts->hostnqn == NULL) != (primary->hostnqn == NULL) ||
+	    (opts->hostnqn != NULL && strcmp(opts->hostnqn, primary->hostnqn) != 0) ||
+	    opts->hdgst != primary->hdgst || opts->ddgst != primary->ddgst) {
+		return -EPERM;
+	}
+	if (opts->retry_first_connect) {
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
 int
 bdev_nvme_attach_controller(const struct bdev_nvme_attach_opts *opts, bdev_nvme_attach_cb cb,
 			    void *cb_arg)
 {
-	struct nvme_bdev_ctrlr *nctrlr;
+	struct nvme_bdev_ctrlr *nctrlr, *primary;
 	struct nvme_ctrlr_opts copts;
 	int rc;
 
@@ -889,8 +1653,12 @@ bdev_nvme_attach_controller(const struct bdev_nvme_attach_opts *opts, bdev_nvme_
 	if (opts->hostnqn != NULL && strlen(opts->hostnqn) > NVME_NQN_MAX_LEN) {
 		return -EINVAL;
 	}
-	if (nctrlr_by_name(opts->name) != NULL) {
-		return -EEXIST;
+	primary = nctrlr_by_name(opts->name);
+	if (primary != NULL) {
+		rc = other_path_check(primary, opts);
+		if (rc != 0) {
+			return rc;
+		}
 	}
 	nvme_ctrlr_opts_init(&copts);
 	copts.header_digest = opts->hdgst;
@@ -906,6 +1674,11 @@ bdev_nvme_attach_controller(const struct bdev_nvme_attach_opts *opts, bdev_nvme_
 	}
 	/* Retrying: attempt_failed() logs the failures, not every one of them. */
 	copts.quiet_connect_failure = opts->retry_first_connect;
+	if (primary != NULL) {
+		/* One host: every path has the first one's host identifier. */
+		memcpy(copts.hostid, nvme_ctrlr_get_opts(primary->ctrlr)->hostid,
+		       sizeof(copts.hostid));
+	}
 
 	nctrlr = calloc(1, sizeof(*nctrlr));
 	if (nctrlr == NULL) {
@@ -928,11 +1701,19 @@ bdev_nvme_attach_controller(const struct bdev_nvme_attach_opts *opts, bdev_nvme_
 	nctrlr->attach_cb_arg = cb_arg;
 	nctrlr->copts = copts;
 	nctrlr->retry_delay_ms = GGA_MAX(copts.reconnect_delay_min_ms, 1u);
+	nctrlr->multipath = primary != NULL ? primary->multipath : opts->multipath;
+	nctrlr->hold_ms = opts->hold_ms != 0 ? opts->hold_ms : HOLD_DEFAULT_MS;
+	nctrlr->primary = primary;
 
 	rc = connect_attempt(nctrlr);
 	if (rc != 0) {
 		nctrlr_free(nctrlr);
 		return rc;
+	}
+	if (primary != NULL) {
+		/* Another path of the name: the primary knows it until it connects. */
+		primary->pending[primary->num_pending++] = nctrlr;
+		return 0;
 	}
 	/* Listed from now on, so that the name stays reserved while connecting. */
 	TAILQ_INSERT_TAIL(&g_ctrlrs, nctrlr, link);

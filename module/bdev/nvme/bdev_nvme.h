@@ -34,8 +34,31 @@
 
 #include "gga/nvme_host.h"
 
+/*
+ * Multipath (SPDK's `multipath`): a second attach of a name with another
+ * address of the same subsystem adds a path to it, unless either attach says
+ * DISABLE. Every path stays connected; I/O goes to the first usable path in
+ * the order the paths were attached: with MULTIPATH, ANA optimized paths
+ * before non-optimized ones; with FAILOVER, in that order whatever their ANA
+ * state. A path whose namespace is ANA inaccessible, lost or changing, or
+ * whose controller is lost, is not used. I/O that fails with a path status
+ * is retried on another path; with no path usable it is held, and tried
+ * again every 20 ms, for at most hold_ms (fast_io_fail_timeout_sec).
+ */
+enum bdev_nvme_multipath {
+	BDEV_NVME_MP_MULTIPATH = 0, /* SPDK's default */
+	BDEV_NVME_MP_FAILOVER,
+	BDEV_NVME_MP_DISABLE,
+};
+
+/* The most paths one controller name has. */
+#define BDEV_NVME_MAX_PATHS 4
+
 struct bdev_nvme_attach_opts {
 	const char *name; /* controller name, the prefix of its bdev names */
+	enum bdev_nvme_multipath multipath;
+	/* Multipath: how long I/O waits for a usable path (ms); 0: the default, 10 s. */
+	uint32_t hold_ms;
 	struct nvme_transport_id trid;
 	const char *hostnqn; /* NULL: the library's default */
 	bool hdgst;

@@ -27,6 +27,8 @@ struct rpc_nvme_attach {
 	uint32_t timeout_ms;
 	uint32_t keep_alive_timeout_ms;
 	bool retry_first_connect;
+	char *multipath;
+	uint32_t fast_io_fail_timeout_sec;
 };
 
 static const struct rpc_param nvme_attach_params[] = {
@@ -118,12 +120,24 @@ static const struct rpc_param nvme_attach_params[] = {
 	RPC_PARAM_SPDK_NOOP("prchk_reftag", "false"),
 	RPC_PARAM_SPDK_NOOP("prchk_guard", "false"),
 	RPC_PARAM_SPDK_NOOP("fabrics_connect_timeout_us", "0"),
-	RPC_PARAM_SPDK_NOOP("multipath", "\"failover\"", "\"disable\""),
+	{
+		.name = "multipath",
+		.type = RPC_PARAM_STRING,
+		.optional = true,
+		.offset = offsetof(struct rpc_nvme_attach, multipath),
+	},
+	{
+		.name = "fast_io_fail_timeout_sec",
+		.type = RPC_PARAM_UINT32,
+		.optional = true,
+		.min = 1,
+		.max = 3600,
+		.offset = offsetof(struct rpc_nvme_attach, fast_io_fail_timeout_sec),
+	},
 	RPC_PARAM_SPDK_NOOP("num_io_queues", "1024"),
 	/* gga reconnects a lost controller for ever and fails I/O meanwhile at once. */
 	RPC_PARAM_SPDK_NOOP("ctrlr_loss_timeout_sec", "-1"),
 	RPC_PARAM_SPDK_UNSUPPORTED("reconnect_delay_sec"),
-	RPC_PARAM_SPDK_UNSUPPORTED("fast_io_fail_timeout_sec"),
 	RPC_PARAM_SPDK_UNSUPPORTED("psk"),
 	RPC_PARAM_SPDK_NOOP("max_bdevs", "128"),
 	RPC_PARAM_SPDK_UNSUPPORTED("dhchap_key"),
@@ -194,13 +208,56 @@ nvme_rpc_attach(struct rpc_request *req, json_t *params)
 	opts.timeout_ms = args.timeout_ms;
 	opts.keep_alive_timeout_ms = args.keep_alive_timeout_ms;
 	opts.retry_first_connect = args.retry_first_connect;
+	opts.hold_ms = args.fast_io_fail_timeout_sec * 1000;
+	if (args.multipath == NULL || strcmp(args.multipath, "multipath") == 0) {
+		opts.multipath = BDEV_NVME_MP_MULTIPATH;
+	} else if (strcmp(args.multipath, "failover") == 0) {
+		opts.multipath = BDEV_NVME_MP_FAILOVER;
+	} else if (strcmp(args.multipath, "disable") == 0) {
+		opts.multipath = BDEV_NVME_MP_DISABLE;
+	} else {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "multipath: '%s' is not multipath, failover or disable",
+			       args.multipath);
+		goto out_free_params;
+	}
 
 	rc = bdev_nvme_attach_controller(&opts, nvme_rpc_attach_done, req);
 	switch (rc) {
 	case 0:
 		break;
 	case -EEXIST:
-		rpc_send_errno(req, rc, "nvme controller '%s' already exists", args.name);
+		rpc_send_errno(req, rc, "nvme controller '%s' already exists%s", args.name,
+			       opts.multipath == BDEV_NVME_MP_DISABLE ?
+				       " and multipath is disabled" :
+				       " and its multipath is disabled");
+		break;
+	case -EBUSY:
+		rpc_send_errno(req, rc, "nvme controller '%s' is being attached or detached",
+			       args.name);
+		break;
+	case -EXDEV:
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "subnqn: nvme controller '%s' exists with another subsystem NQN",
+			       args.name);
+		break;
+	case -EALREADY:
+		rpc_send_errno(req, rc, "nvme controller '%s' already has the path %s:%s",
+			       args.name, args.traddr, args.trsvcid);
+		break;
+	case -ENOSPC:
+		rpc_send_errno(req, rc, "nvme controller '%s' has %d paths already", args.name,
+			       BDEV_NVME_MAX_PATHS);
+		break;
+	case -EPERM:
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "hostnqn/hdgst/ddgst: a path of nvme controller '%s' must use the "
+			       "same host NQN and digests as its first",
+			       args.name);
+		break;
+	case -ENOTSUP:
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "retry_first_connect: only for the first path of a controller");
 		break;
 	case -EINVAL:
 		rpc_send_errno(req, rc, "traddr/trsvcid: '%s:%s' is not an IPv4 address and port",

@@ -163,6 +163,31 @@ test_admin(void)
 	nvme_cmd_build_flush(&cmd, 9);
 	UT_ASSERT_EQ(cmd.opc, 0x00);
 	UT_ASSERT_EQ(cmd.nsid, 9);
+
+	nvme_cmd_build_get_log_page(&cmd, NVME_LOG_ANA, 0xffffffffu, 0x40008);
+	UT_ASSERT_EQ(cmd.opc, 0x02);
+	UT_ASSERT_EQ(cmd.cdw10, 0x0001000cu); /* NUMDL 0x0001 (0x10002 dwords - 1) */
+	UT_ASSERT_EQ(cmd.cdw11, 1);           /* NUMDU */
+	UT_ASSERT_EQ(nvme_opc_data_xfer(cmd.opc), NVME_XFER_CTRLR_TO_HOST);
+
+	/* Reservations: action 2:0, IEKEY 3, RTYPE 15:8, CPTPL 31:30. */
+	nvme_cmd_build_resv(&cmd, NVME_OPC_RESERVATION_REGISTER, 3, 2, true, 0, 3);
+	UT_ASSERT_EQ(cmd.opc, 0x0d);
+	UT_ASSERT_EQ(cmd.nsid, 3);
+	UT_ASSERT_EQ(cmd.cdw10, 0xc000000a);
+	UT_ASSERT_EQ(nvme_opc_data_xfer(cmd.opc), NVME_XFER_HOST_TO_CTRLR);
+	nvme_cmd_build_resv(&cmd, NVME_OPC_RESERVATION_ACQUIRE, 1, 2, false, 2, 0);
+	UT_ASSERT_EQ(cmd.opc, 0x11);
+	UT_ASSERT_EQ(cmd.cdw10, 0x202);
+	UT_ASSERT_EQ(nvme_opc_data_xfer(cmd.opc), NVME_XFER_HOST_TO_CTRLR);
+	nvme_cmd_build_resv(&cmd, NVME_OPC_RESERVATION_RELEASE, 1, 1, false, 6, 0);
+	UT_ASSERT_EQ(cmd.opc, 0x15);
+	UT_ASSERT_EQ(cmd.cdw10, 0x601);
+	nvme_cmd_build_resv_report(&cmd, 4, 4096);
+	UT_ASSERT_EQ(cmd.opc, 0x0e);
+	UT_ASSERT_EQ(cmd.cdw10, 1023);
+	UT_ASSERT_EQ(cmd.cdw11, 1);
+	UT_ASSERT_EQ(nvme_opc_data_xfer(cmd.opc), NVME_XFER_CTRLR_TO_HOST);
 }
 
 static void

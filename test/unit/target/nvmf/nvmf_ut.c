@@ -365,9 +365,15 @@ static void
 test_identify_ns_layout(void)
 {
 	struct nvme_identify_ns id;
-	struct nvmf_ns ns = { .nsid = 3, .block_size = 4096, .md_size = 8, .num_blocks = 1000 };
+	struct nvmf_subsystem subsys = { .ana_reporting = false };
+	struct nvmf_ns ns = { .subsys = &subsys,
+			      .nsid = 3,
+			      .block_size = 4096,
+			      .md_size = 8,
+			      .num_blocks = 1000,
+			      .anagrpid = 2 };
 	uint8_t *raw = (uint8_t *)&id, desc[4096];
-	uint32_t lbaf;
+	uint32_t lbaf, grp;
 	uint64_t nsze;
 	size_t n;
 
@@ -375,6 +381,17 @@ test_identify_ns_layout(void)
 	nvmf_identify_ns_fill(&ns, &id);
 	memcpy(&nsze, raw, 8);
 	UT_ASSERT_EQ(nsze, 1000);
+	UT_ASSERT_EQ(raw[30], 1);    /* NMIC: shared */
+	UT_ASSERT_EQ(raw[31], 0xfe); /* RESCAP: the six types and IEKEY; no PTPL without a file */
+	memcpy(&grp, raw + 92, 4);
+	UT_ASSERT_EQ(grp, 0); /* ANAGRPID: no ANA reporting */
+	subsys.ana_reporting = true;
+	ns.ptpl_file = (char *)"/nonexistent";
+	nvmf_identify_ns_fill(&ns, &id);
+	memcpy(&grp, raw + 92, 4);
+	UT_ASSERT_EQ(grp, 2);
+	UT_ASSERT_EQ(raw[31], 0xff);
+	ns.ptpl_file = NULL;
 	UT_ASSERT_EQ(raw[25], 0);    /* NLBAF: one format */
 	UT_ASSERT_EQ(raw[26], 0x10); /* FLBAS: format 0, extended LBA */
 	UT_ASSERT_EQ(raw[27], 0x01); /* MC: metadata in the data buffer */

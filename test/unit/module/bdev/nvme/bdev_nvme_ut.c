@@ -201,6 +201,36 @@ nvme_ns_get_info(const struct nvme_ns *ns)
 	return &ns->info;
 }
 
+struct nvme_ns *
+nvme_ctrlr_get_ns(struct nvme_ctrlr *ctrlr, uint32_t nsid)
+{
+	uint32_t i;
+
+	for (i = 0; i < ctrlr->num_ns; i++) {
+		if (ctrlr->ns[i].info.nsid == nsid) {
+			return &ctrlr->ns[i];
+		}
+	}
+	return NULL;
+}
+
+/* The stubbed controller does not report ANA: the log page is never read. */
+const struct nvme_identify_ctrlr *
+nvme_ctrlr_get_data(const struct nvme_ctrlr *ctrlr)
+{
+	static const struct nvme_identify_ctrlr id;
+
+	return &id;
+}
+
+int
+nvme_ctrlr_get_log_page(struct nvme_ctrlr *ctrlr, uint8_t lid, uint32_t nsid, void *buf,
+			uint32_t len, nvme_cmd_cb cb, void *cb_arg)
+{
+	CU_FAIL("no ANA log page without ANA reporting");
+	return -ENXIO;
+}
+
 struct nvme_qpair *
 nvme_ctrlr_alloc_io_qpair(struct nvme_ctrlr *ctrlr)
 {
@@ -500,11 +530,26 @@ test_attach_bdevs(void)
 		bdev_close(d2);
 	}
 
-	/* The name is taken while attached. */
+	/* The name is taken while attached: without multipath, or for another subsystem. */
 	{
-		struct bdev_nvme_attach_opts opts = { .name = "N0" };
+		struct bdev_nvme_attach_opts opts = { .name = "N0",
+						      .multipath = BDEV_NVME_MP_DISABLE };
 
 		UT_ASSERT_EQ(bdev_nvme_attach_controller(&opts, attach_cb, &r), -EEXIST);
+		opts.multipath = BDEV_NVME_MP_MULTIPATH;
+		UT_ASSERT_EQ(bdev_nvme_attach_controller(&opts, attach_cb, &r), -EXDEV);
+		/* The same subsystem at the same address: that path it has. */
+		opts.trid = g_ctrlr.trid;
+		UT_ASSERT_EQ(bdev_nvme_attach_controller(&opts, attach_cb, &r), -EALREADY);
+		/* Another address, but other digests or host NQN than the first path's (hdgst on). */
+		snprintf(opts.trid.trsvcid, sizeof(opts.trid.trsvcid), "4421");
+		UT_ASSERT_EQ(bdev_nvme_attach_controller(&opts, attach_cb, &r), -EPERM);
+		opts.hdgst = true;
+		opts.hostnqn = "nqn.2014-08.io.gga:another";
+		UT_ASSERT_EQ(bdev_nvme_attach_controller(&opts, attach_cb, &r), -EPERM);
+		opts.hostnqn = NULL;
+		opts.retry_first_connect = true;
+		UT_ASSERT_EQ(bdev_nvme_attach_controller(&opts, attach_cb, &r), -ENOTSUP);
 	}
 	detach("N0");
 	CU_ASSERT(bdev_get_by_name("N0n1") == NULL);
@@ -868,11 +913,14 @@ test_retry_then_connect(void)
 	/* The next attempt waits for a timer, the library's reconnect backoff (1 ms doubling). */
 	CU_ASSERT(nctrlr->retry_poller != NULL);
 	UT_ASSERT_EQ(nctrlr->retry_delay_ms, 2);
-	/* The name stays taken. */
+	/* The name stays taken (and gets no second path before its first connects). */
 	{
-		struct bdev_nvme_attach_opts opts = { .name = "T0" };
+		struct bdev_nvme_attach_opts opts = { .name = "T0",
+						      .multipath = BDEV_NVME_MP_DISABLE };
 
 		UT_ASSERT_EQ(bdev_nvme_attach_controller(&opts, attach_cb, &r), -EEXIST);
+		opts.multipath = BDEV_NVME_MP_MULTIPATH;
+		UT_ASSERT_EQ(bdev_nvme_attach_controller(&opts, attach_cb, &r), -EBUSY);
 	}
 
 	/* Unknown subsystem NQN (target still being configured), then a timeout: retried. */
