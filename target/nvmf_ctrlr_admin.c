@@ -104,6 +104,8 @@ nvmf_identify_ctrlr_fill(const struct nvmf_ctrlr *ctrlr, struct nvme_identify_ct
 		id->anacap = 0x1f | (1u << 6) | (1u << 7);
 		id->anagrpmax = subsys->max_nsid;
 		id->nanagrpid = subsys->max_nsid;
+		/* Linux sizes its ANA log buffer with MNAN and refuses 0 with ANA. */
+		id->mnan = subsys->max_nsid;
 	}
 }
 

@@ -72,6 +72,7 @@ def sc_ana(args):
     expect(struct.unpack_from("<I", idc, 92)[0] & (1 << 11), "OAES: ANA change notices")
     expect(idc[343] & 0x7 == 0x7, "ANACAP: optimized, non-optimized, inaccessible")
     expect(struct.unpack_from("<II", idc, 344) == (4, 4), "ANAGRPMAX and NANAGRPID 4")
+    expect(struct.unpack_from("<I", idc, 540)[0] == 4, "MNAN 4 (Linux refuses 0 with ANA)")
     for nsid in (1, 2):
         cpl, idn = a_admin.cmd(OPC_IDENTIFY, nsid=nsid, cdw10=0, read_len=4096)
         expect(cpl.ok and struct.unpack_from("<I", idn, 92)[0] == nsid,

@@ -12,8 +12,6 @@ source "$(dirname "$0")/../guest_lib.sh"
 
 vm_in_guest || skip "not inside the test VM (run through test/vm/run_tests.sh)"
 command -v nvme >/dev/null || skip "nvme-cli is not installed"
-[ "$(cat /sys/module/nvme_core/parameters/multipath 2>/dev/null)" = Y ] ||
-	skip "the kernel's NVMe native multipath is off"
 
 HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:$(cat /proc/sys/kernel/random/uuid)
 HOSTID=$(cat /proc/sys/kernel/random/uuid)
@@ -59,7 +57,9 @@ rw_check() { # TAG: write 1 MiB at a fresh offset, read it back, compare
 	dd if="$DEV" bs=64k skip=$((off * 16)) count=16 iflag=direct status=none | cmp -s - "$TMP/pat.$1"
 }
 
-check "nvme-tcp module loads" vm_modprobe nvme-tcp
+vm_modprobe nvme-tcp || skip "the nvme-tcp module does not load"
+[ "$(cat /sys/module/nvme_core/parameters/multipath 2>/dev/null)" = Y ] ||
+	skip "the kernel's NVMe native multipath is off"
 PA=$(free_port)
 PB=$(free_port)
 start_tgt t0 --mem-size 64m || {
@@ -77,7 +77,8 @@ check "a subsystem with ana_reporting on two listeners" test $? -eq 0
 
 for port in "$PA" "$PB"; do
 	timeout 60 nvme connect -t tcp -a 127.0.0.1 -s "$port" -n $NQN --hostnqn "$HOSTNQN" \
-		--hostid "$HOSTID" --ctrl-loss-tmo 30 >"$TMP/conn.log" 2>&1 && CONNECTED=1
+		--hostid "$HOSTID" --ctrl-loss-tmo 30 >"$TMP/conn.log" 2>&1 && CONNECTED=1 ||
+		{ cat "$TMP/conn.log"; dmesg | tail -15; tail -5 "$TMP/t0.log"; }
 	check "nvme connect through $port" test $CONNECTED -eq 1
 done
 DEV=$(vm_nvme_wait_ns $NQN 30) || DEV=
