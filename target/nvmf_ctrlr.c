@@ -170,6 +170,7 @@ ctrlr_free(struct nvmf_ctrlr *ctrlr)
 		  ctrlr->hostnqn);
 	poller_unregister(&ctrlr->ka_poller);
 	TAILQ_REMOVE(&subsys->ctrlrs, ctrlr, link);
+	free(ctrlr->resv_mask);
 	free(ctrlr->ana_state);
 	free(ctrlr->io_qpairs);
 	free(ctrlr);
@@ -368,7 +369,10 @@ ctrlr_create(struct nvmf_subsystem *subsys, struct nvmf_qpair *qpair,
 		const uint8_t *ana = nvmf_subsystem_listener_ana(subsys, &qpair->listen);
 
 		ctrlr->ana_state = malloc(subsys->max_nsid > 0 ? subsys->max_nsid : 1);
-		if (ctrlr->ana_state == NULL) {
+		ctrlr->resv_mask = calloc(subsys->max_nsid > 0 ? subsys->max_nsid : 1, 1);
+		if (ctrlr->ana_state == NULL || ctrlr->resv_mask == NULL) {
+			free(ctrlr->resv_mask);
+			free(ctrlr->ana_state);
 			free(ctrlr->io_qpairs);
 			free(ctrlr);
 			return -ENOMEM;
@@ -382,6 +386,7 @@ ctrlr_create(struct nvmf_subsystem *subsys, struct nvmf_qpair *qpair,
 	}
 	rc = nvmf_ctrlr_set_kato(ctrlr, cmd->kato);
 	if (rc != 0) {
+		free(ctrlr->resv_mask);
 		free(ctrlr->ana_state);
 		free(ctrlr->io_qpairs);
 		free(ctrlr);

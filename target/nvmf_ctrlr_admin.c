@@ -294,6 +294,9 @@ log_copy(struct nvmf_request *req, const void *log, size_t log_len, uint64_t off
 	return 0;
 }
 
+static uint16_t resv_notif_log(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr, bool rae,
+			       uint64_t offset);
+
 static uint16_t
 get_log_page(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 {
@@ -369,6 +372,8 @@ get_log_page(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 			ctrlr->masked_events &= ~NVMF_EVENT_ANA_CHANGED;
 		}
 		return status;
+	case NVME_LOG_RESERVATION_NOTIFICATION:
+		return resv_notif_log(req, ctrlr, rae, offset);
 	case NVME_LOG_DISCOVERY:
 		log = nvmf_discovery_log_build(ctrlr->hostnqn, &len);
 		if (log == NULL) {
@@ -449,6 +454,20 @@ set_features(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 			return disc ? INVALID_FIELD : INVALID_NS;
 		}
 		return nvmf_ns_resv_set_ptpl(ns, cdw11 & 1u);
+	case NVME_FEAT_RESERVATION_NOTIF_MASK:
+		if (disc) {
+			return INVALID_FIELD;
+		}
+		if (req->cmd.nsid == NVME_NSID_ALL) {
+			memset(ctrlr->resv_mask, (int)(cdw11 & NVME_RESV_NOTIF_MASK_ALL),
+			       ctrlr->subsys->max_nsid);
+			return 0;
+		}
+		if (nvmf_subsystem_get_ns(ctrlr->subsys, req->cmd.nsid) == NULL) {
+			return INVALID_NS;
+		}
+		ctrlr->resv_mask[req->cmd.nsid - 1] = (uint8_t)(cdw11 & NVME_RESV_NOTIF_MASK_ALL);
+		return 0;
 	default:
 		return INVALID_FIELD;
 	}
@@ -497,6 +516,15 @@ get_features(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 				current                        ? value :
 								 0;
 		return 0;
+	case NVME_FEAT_RESERVATION_NOTIF_MASK:
+		if (disc || nvmf_subsystem_get_ns(ctrlr->subsys, req->cmd.nsid) == NULL) {
+			return disc ? INVALID_FIELD : INVALID_NS;
+		}
+		value = ctrlr->resv_mask[req->cmd.nsid - 1];
+		req->rsp.cdw0 = sel == NVME_FEAT_SEL_SUPPORTED ? (1u << 1) | (1u << 2) :
+				current                        ? value :
+								 0;
+		return 0;
 	default:
 		return INVALID_FIELD;
 	}
@@ -528,6 +556,10 @@ aer_try_complete(struct nvmf_ctrlr *ctrlr)
 		} else if (ev == NVMF_EVENT_ANA_CHANGED) {
 			req->rsp.cdw0 = NVME_AER_CDW0(NVME_AER_TYPE_NOTICE,
 						      NVME_AER_NOTICE_ANA_CHANGE, NVME_LOG_ANA);
+		} else if (ev == NVMF_EVENT_RESV_LOG) {
+			req->rsp.cdw0 = NVME_AER_CDW0(NVME_AER_TYPE_IO_CMD_SET,
+						      NVME_AER_IO_RESV_LOG_AVAILABLE,
+						      NVME_LOG_RESERVATION_NOTIFICATION);
 		} else {
 			req->rsp.cdw0 = NVME_AER_CDW0(NVME_AER_TYPE_NOTICE,
 						      NVME_AER_NOTICE_DISCOVERY_LOG,
@@ -546,12 +578,68 @@ nvmf_ctrlr_event_post(struct nvmf_ctrlr *ctrlr, uint32_t event)
 			  event == NVMF_EVENT_ANA_CHANGED ? NVME_AEC_ANA_CHANGE_NOTICE :
 							    NVME_AEC_DISCOVERY_LOG_NOTICE;
 
-	/* Reported once until the host reads the log page that clears it. */
-	if (!(ctrlr->aec & enable) || (ctrlr->masked_events & event)) {
+	/*
+	 * Reported once until the host reads the log page that clears it.
+	 * Reservation notifications have no AEC bit: Feature 82h masks them at
+	 * the source.
+	 */
+	if ((event != NVMF_EVENT_RESV_LOG && !(ctrlr->aec & enable)) ||
+	    (ctrlr->masked_events & event)) {
 		return;
 	}
 	ctrlr->pending_events |= event;
 	aer_try_complete(ctrlr);
+}
+
+void
+nvmf_ctrlr_resv_notify(struct nvmf_ctrlr *ctrlr, uint32_t nsid, uint8_t type)
+{
+	uint32_t tail;
+
+	if (ctrlr->resv_mask == NULL || nsid == 0 || nsid > ctrlr->subsys->max_nsid ||
+	    (ctrlr->resv_mask[nsid - 1] & (1u << type))) {
+		return;
+	}
+	/* Counted even when the queue is full: the host sees the gap in the count. */
+	ctrlr->resv_log_count++;
+	if (ctrlr->resv_notif_len == NVMF_RESV_NOTIF_MAX) {
+		return;
+	}
+	tail = (ctrlr->resv_notif_head + ctrlr->resv_notif_len) % NVMF_RESV_NOTIF_MAX;
+	ctrlr->resv_notif[tail].count = ctrlr->resv_log_count;
+	ctrlr->resv_notif[tail].nsid = nsid;
+	ctrlr->resv_notif[tail].type = type;
+	ctrlr->resv_notif_len++;
+	nvmf_ctrlr_event_post(ctrlr, NVMF_EVENT_RESV_LOG);
+}
+
+/* Log page 80h: the oldest notification (taken off the queue unless rae), or an empty one. */
+static uint16_t
+resv_notif_log(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr, bool rae, uint64_t offset)
+{
+	struct nvme_resv_notif_log log = { 0 };
+	uint16_t status;
+
+	if (ctrlr->resv_notif_len > 0) {
+		log.log_page_count = ctrlr->resv_notif[ctrlr->resv_notif_head].count;
+		log.type = ctrlr->resv_notif[ctrlr->resv_notif_head].type;
+		log.nsid = ctrlr->resv_notif[ctrlr->resv_notif_head].nsid;
+		log.navail = (uint8_t)GGA_MIN(ctrlr->resv_notif_len - 1, 255u);
+	}
+	status = log_copy(req, &log, sizeof(log), offset);
+	if (status != 0 || rae) {
+		return status;
+	}
+	if (ctrlr->resv_notif_len > 0) {
+		ctrlr->resv_notif_head = (ctrlr->resv_notif_head + 1) % NVMF_RESV_NOTIF_MAX;
+		ctrlr->resv_notif_len--;
+	}
+	ctrlr->masked_events &= ~NVMF_EVENT_RESV_LOG;
+	if (ctrlr->resv_notif_len > 0) {
+		/* More to read: tell the host again. */
+		nvmf_ctrlr_event_post(ctrlr, NVMF_EVENT_RESV_LOG);
+	}
+	return 0;
 }
 
 void

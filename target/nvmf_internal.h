@@ -43,6 +43,7 @@
 #define NVMF_MAX_NAMESPACES         1024
 #define NVMF_MAX_AER                4 /* AERL + 1 */
 #define NVMF_MAX_ABORTS             4 /* ACL + 1 */
+#define NVMF_RESV_NOTIF_MAX         16
 /* Keep alive granularity in 100 ms units: 1 second. */
 #define NVMF_KAS                    10
 /* CAP.TO in 500 ms units. */
@@ -238,12 +239,28 @@ struct nvmf_ctrlr {
 	uint32_t num_changed_ns;
 	bool changed_ns_overflow;
 
+	/*
+	 * Reservation notifications waiting to be read (log page 80h), oldest
+	 * first; a notification that finds the queue full only counts
+	 * (resv_log_count). resv_mask: Feature 82h per namespace ([max_nsid]).
+	 */
+	struct {
+		uint64_t count;
+		uint32_t nsid;
+		uint8_t type;
+	} resv_notif[NVMF_RESV_NOTIF_MAX];
+	uint32_t resv_notif_head;
+	uint32_t resv_notif_len;
+	uint64_t resv_log_count;
+	uint8_t *resv_mask;
+
 	TAILQ_ENTRY(nvmf_ctrlr) link;
 };
 
 #define NVMF_EVENT_NS_CHANGED        (1u << 0)
 #define NVMF_EVENT_DISCOVERY_CHANGED (1u << 1)
 #define NVMF_EVENT_ANA_CHANGED       (1u << 2)
+#define NVMF_EVENT_RESV_LOG          (1u << 3)
 
 struct nvmf_poll_group {
 	struct thread *thread;
@@ -403,6 +420,8 @@ uint32_t nvmf_ctrlr_apply_cc(struct nvmf_ctrlr_regs *regs, uint32_t new_cc, bool
 void nvmf_ctrlr_exec_admin(struct nvmf_request *req);
 void nvmf_ctrlr_aer_complete_all(struct nvmf_ctrlr *ctrlr, uint16_t status);
 void nvmf_ctrlr_event_post(struct nvmf_ctrlr *ctrlr, uint32_t event);
+/* Queue a reservation notification (enum nvme_resv_notif_type) unless masked; AEN. */
+void nvmf_ctrlr_resv_notify(struct nvmf_ctrlr *ctrlr, uint32_t nsid, uint8_t type);
 void nvmf_identify_ctrlr_fill(const struct nvmf_ctrlr *ctrlr, struct nvme_identify_ctrlr *id);
 void nvmf_identify_ns_fill(const struct nvmf_ns *ns, struct nvme_identify_ns *id);
 size_t nvmf_ns_id_desc_fill(const struct nvmf_ns *ns, uint8_t *buf, size_t len);

@@ -454,11 +454,66 @@ resv_decide(struct nvmf_ns *ns, struct nvmf_request *req, struct nvmf_resv *next
 	return sc == NVME_SC_SUCCESS ? 0 : RESV_STATUS(sc);
 }
 
+/* Tell the controllers of one host (log page 80h and its event). */
+static void
+notify_host(struct nvmf_ns *ns, const uint8_t *hostid, uint8_t type)
+{
+	struct nvmf_ctrlr *ctrlr;
+
+	TAILQ_FOREACH(ctrlr, &ns->subsys->ctrlrs, link) {
+		if (ctrlr->state == NVMF_CTRLR_LIVE &&
+		    memcmp(ctrlr->hostid, hostid, NVMF_RESV_HOSTID_LEN) == 0) {
+			nvmf_ctrlr_resv_notify(ctrlr, ns->nsid, type);
+		}
+	}
+}
+
+/*
+ * The notifications of a change, to hosts other than the one that made it:
+ * a preempt tells the hosts it unregistered (Registration Preempted); a
+ * release of a registrants-only or all-registrants reservation tells the
+ * other registrants (Reservation Released); a clear tells every other
+ * former registrant (Reservation Preempted).
+ */
+static void
+resv_notify(struct nvmf_ns *ns, const struct nvmf_request *req, const struct nvmf_resv *old,
+	    const struct nvmf_resv_result *res)
+{
+	const uint8_t *self = req->qpair->ctrlr->hostid;
+	uint32_t action = RESV_ACTION(req->cmd.cdw10), i;
+	const struct nvmf_resv *now = &ns->resv;
+
+	if (req->cmd.opc == NVME_OPC_RESERVATION_ACQUIRE && action != NVMF_RESV_ACQUIRE) {
+		for (i = 0; i < res->npreempted; i++) {
+			notify_host(ns, res->preempted[i], NVME_RESV_NOTIF_REGISTRATION_PREEMPTED);
+		}
+		return;
+	}
+	if (req->cmd.opc != NVME_OPC_RESERVATION_RELEASE) {
+		return;
+	}
+	if (action == NVMF_RESV_CLEAR) {
+		for (i = 0; i < old->nregs; i++) {
+			if (memcmp(old->regs[i].hostid, self, NVMF_RESV_HOSTID_LEN) != 0) {
+				notify_host(ns, old->regs[i].hostid,
+					    NVME_RESV_NOTIF_RESERVATION_PREEMPTED);
+			}
+		}
+	} else if (old->type >= NVMF_RESV_WRITE_EXCLUSIVE_REG_ONLY && now->type == NVMF_RESV_NONE) {
+		for (i = 0; i < now->nregs; i++) {
+			if (memcmp(now->regs[i].hostid, self, NVMF_RESV_HOSTID_LEN) != 0) {
+				notify_host(ns, now->regs[i].hostid,
+					    NVME_RESV_NOTIF_RESERVATION_RELEASED);
+			}
+		}
+	}
+}
+
 static void
 resv_run(struct nvmf_ns *ns, struct nvmf_request *req)
 {
 	struct nvmf_resv_result res;
-	struct nvmf_resv next;
+	struct nvmf_resv next, old;
 	char id[UUID_STR_LEN];
 	uint16_t status;
 	uint32_t k;
@@ -493,9 +548,11 @@ resv_run(struct nvmf_ns *ns, struct nvmf_request *req)
 		NOTICELOG("nvmf: subsystem %s namespace %u: host %s preempted by controller %u\n",
 			  ns->subsys->nqn, ns->nsid, id, req->qpair->ctrlr->cntlid);
 	}
+	old = ns->resv;
 	pthread_mutex_lock(&ns->resv_lock);
 	ns->resv = next;
 	pthread_mutex_unlock(&ns->resv_lock);
+	resv_notify(ns, req, &old, &res);
 	ns->resv_busy = true;
 	io_device_for_each_channel(ns, resv_install_fn, req, resv_install_done);
 }

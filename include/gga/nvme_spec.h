@@ -607,8 +607,28 @@ enum nvme_log_page {
 	NVME_LOG_COMMAND_EFFECTS = 0x05,
 	NVME_LOG_ANA = 0x0c,
 	NVME_LOG_DISCOVERY = 0x70,
+	NVME_LOG_RESERVATION_NOTIFICATION = 0x80,
 };
-#define NVME_LOG_RAE (1u << 15)
+
+/* Reservation Notification log page (80h): one 64-byte entry per read. */
+enum nvme_resv_notif_type {
+	NVME_RESV_NOTIF_EMPTY = 0,
+	NVME_RESV_NOTIF_REGISTRATION_PREEMPTED = 1,
+	NVME_RESV_NOTIF_RESERVATION_RELEASED = 2,
+	NVME_RESV_NOTIF_RESERVATION_PREEMPTED = 3,
+};
+struct nvme_resv_notif_log {
+	uint64_t log_page_count; /* 0 */
+	uint8_t type;            /* 8 */
+	uint8_t navail;          /* 9: entries left after this one (255: 255 or more) */
+	uint8_t rsvd10[2];
+	uint32_t nsid; /* 12 */
+	uint8_t rsvd16[48];
+};
+static_assert(sizeof(struct nvme_resv_notif_log) == 64, "reservation notification log");
+/* Reservation Notification Mask (feature 82h): a set bit masks that type (bits 1..3). */
+#define NVME_RESV_NOTIF_MASK_ALL 0xeu
+#define NVME_LOG_RAE             (1u << 15)
 
 /* Set/Get Features: CDW10 FID 7:0, SV 31 (set) / SEL 10:8 (get). */
 enum nvme_feature {
@@ -660,6 +680,8 @@ enum nvme_async_event_type {
 	NVME_AER_TYPE_IO_CMD_SET = 0x6,
 	NVME_AER_TYPE_VENDOR = 0x7,
 };
+/* Info of an I/O command set specific event (type 6). */
+#define NVME_AER_IO_RESV_LOG_AVAILABLE 0x00
 enum nvme_async_event_notice {
 	NVME_AER_NOTICE_NS_ATTR_CHANGED = 0x00,
 	NVME_AER_NOTICE_FW_ACTIVATION = 0x01,

@@ -47,6 +47,8 @@ check "register, acquire, preempt, release, clear, report; the access of all six
 	client basic --nsid 1
 check "a preempt fences the other host: its writes complete before or fail after" \
 	client fence --nsid 1
+check "reservation notifications: log page 80h, its event, Feature 82h masks" \
+	client notify --nsid 1
 rpc t0 bdev_malloc_create --name R3 --num_blocks 4096 --block_size 512 >/dev/null
 rpc t0 bdev_error_create --base_name R3 >/dev/null
 add_ns '{"bdev_name": "EE_R3", "nsid": 3}' >/dev/null

@@ -15,7 +15,8 @@ while A writes without pause: every write of A completes before the
 preempt or fails with Reservation Conflict, and B's data is what is left),
 fence-held (a write of A the namespace holds: the preempt completes only
 after it, and A's next write fails at once); b-preempt and b-clear (host B
-alone, for a test whose other host is the Linux kernel).
+alone, for a test whose other host is the Linux kernel); notify (the
+reservation notification log page 80h, its event, Feature 82h).
 """
 import argparse
 import shlex
@@ -27,12 +28,15 @@ import threading
 import time
 
 from nvme_tcp_client import Conn, Closed, Fail, Cpl, expect, pattern, sqe, sgl_incapsule, \
-    OPC_IDENTIFY, OPC_GET_FEAT, OPC_SET_FEAT, OPC_WRITE, OPC_READ, RSP
+    sgl_transport, OPC_IDENTIFY, OPC_GET_FEAT, OPC_SET_FEAT, OPC_WRITE, OPC_READ, OPC_AER, RSP
 
 OPC_REGISTER, OPC_REPORT, OPC_ACQUIRE, OPC_RELEASE = 0x0D, 0x0E, 0x11, 0x15
 SC_INVALID_FIELD, SC_HOSTID_FORMAT, SC_CONFLICT = 0x02, 0x18, 0x83
 WE, EA, WE_RO, EA_RO, WE_AR, EA_AR = 1, 2, 3, 4, 5, 6
 FEAT_RESV_PERSIST = 0x83
+FEAT_RESV_MASK = 0x82
+LOG_RESV = 0x80
+NOTIF_EMPTY, NOTIF_REG_PREEMPTED, NOTIF_RELEASED, NOTIF_RESV_PREEMPTED = 0, 1, 2, 3
 
 HOSTID_A = bytes([0xA0] * 15 + [1])
 HOSTID_B = bytes([0xB0] * 15 + [2])
@@ -311,6 +315,69 @@ def sc_b_clear(args):
     b.close()
 
 
+def resv_log(host):
+    """(log page count, type, entries left, nsid) of the next reservation notification."""
+    cpl, d = host.admin.get_log(LOG_RESV, 64, nsid=0xFFFFFFFF)
+    expect(cpl.ok, "reservation notification log: %r" % cpl)
+    count, ntype, navail, nsid = struct.unpack_from("<QBBxxI", d, 0)
+    return count, ntype, navail, nsid
+
+
+def aer_send(host):
+    cid = host.admin.next_cid()
+    host.admin.send_cmd(sqe(OPC_AER, cid, sgl=sgl_transport(0)))
+    return cid
+
+
+def aer_wait(host, cid, what):
+    ptype, _, psh, _ = host.admin.recv_pdu()
+    cpl = Cpl(psh[:16])
+    expect(ptype == RSP and cpl.cid == cid and cpl.cdw0 == 0x800006,
+           "%s: event (I/O command set, reservation log page 80h): %r" % (what, cpl))
+
+
+def sc_notify(args):
+    """The reservation notification log page and its event, and Feature 82h."""
+    a = Host(args, HOSTNQN_A, HOSTID_A)
+    b = Host(args, HOSTNQN_B, HOSTID_B)
+    n = args.nsid
+    expect(resv_log(b)[1] == NOTIF_EMPTY, "no notification yet")
+    expect(a.register(0, 0, 0xA).ok and b.register(0, 0, 0xB).ok, "both register")
+    expect(a.acquire(0, WE_RO, 0xA).ok, "A acquires WE registrants only")
+    cid = aer_send(b)
+    expect(a.release(0, WE_RO, 0xA).ok, "A releases")
+    aer_wait(b, cid, "A released")
+    got = resv_log(b)
+    expect(got == (1, NOTIF_RELEASED, 0, n), "B: Reservation Released, count 1: %r" % (got,))
+    expect(resv_log(b)[1] == NOTIF_EMPTY, "read once, then empty")
+    expect(resv_log(a)[1] == NOTIF_EMPTY, "A made the change: nothing for A")
+    # A preempt takes B's registration away.
+    expect(b.acquire(0, WE, 0xB).ok, "B acquires WE")
+    cid = aer_send(b)
+    expect(a.acquire(1, EA, 0xA, prkey=0xB).ok, "A preempts B")
+    aer_wait(b, cid, "B preempted")
+    got = resv_log(b)
+    expect(got == (2, NOTIF_REG_PREEMPTED, 0, n), "B: Registration Preempted, count 2: %r" %
+           (got,))
+    # Feature 82h masks a type: a clear then tells B nothing.
+    cpl = b.admin.cmd(OPC_SET_FEAT, nsid=n, cdw10=FEAT_RESV_MASK, cdw11=1 << NOTIF_RESV_PREEMPTED)[0]
+    expect(cpl.ok, "Set Features 82h: %r" % cpl)
+    cpl = b.admin.cmd(OPC_GET_FEAT, nsid=n, cdw10=FEAT_RESV_MASK)[0]
+    expect(cpl.ok and cpl.cdw0 == 1 << NOTIF_RESV_PREEMPTED, "Get Features 82h: %r" % cpl)
+    expect(b.register(0, 0, 0xB).ok, "B registers again")
+    expect(a.release(1, 0, 0xA).ok, "A clears")
+    expect(resv_log(b)[1] == NOTIF_EMPTY, "masked: no Reservation Preempted for B")
+    # Unmasked, the clear is told.
+    b.admin.cmd(OPC_SET_FEAT, nsid=n, cdw10=FEAT_RESV_MASK, cdw11=0)
+    expect(a.register(0, 0, 0xA).ok and b.register(0, 0, 0xB).ok, "both register again")
+    expect(a.release(1, 0, 0xA).ok, "A clears again")
+    got = resv_log(b)
+    expect(got[1] == NOTIF_RESV_PREEMPTED and got[0] == 3, "B: Reservation Preempted, count 3 "
+           "(the masked one was not counted): %r" % (got,))
+    a.close()
+    b.close()
+
+
 def rpc(args, *argv):
     r = subprocess.run(shlex.split(args.rpc) + list(argv), stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, timeout=30)
@@ -356,7 +423,7 @@ def sc_fence_held(args):
 
 SCENARIOS = {"basic": sc_basic, "ptpl-set": sc_ptpl_set, "ptpl-check": sc_ptpl_check,
              "ptpl-empty": sc_ptpl_empty, "fence": sc_fence, "fence-held": sc_fence_held,
-             "b-preempt": sc_b_preempt, "b-clear": sc_b_clear}
+             "b-preempt": sc_b_preempt, "b-clear": sc_b_clear, "notify": sc_notify}
 
 
 def main():
