@@ -516,6 +516,20 @@ get_features(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 				current                        ? value :
 								 0;
 		return 0;
+	case NVME_FEAT_HOST_IDENTIFIER:
+		/*
+		 * The one from Connect, 128 bits (CTRATT bit 0): a 64-bit one
+		 * (EXHID 0) is Invalid Field. It cannot be set over fabrics.
+		 */
+		if (disc || !(req->cmd.cdw11 & 1u)) {
+			return INVALID_FIELD;
+		}
+		if (req->xfer != NVME_XFER_CTRLR_TO_HOST || req->length < sizeof(ctrlr->hostid)) {
+			return STATUS_DNR(NVME_SCT_GENERIC, NVME_SC_DATA_SGL_LENGTH_INVALID);
+		}
+		nvmf_request_copy_to(req, ctrlr->hostid, sizeof(ctrlr->hostid));
+		req->rsp.cdw0 = sel == NVME_FEAT_SEL_SUPPORTED ? 0 : 1; /* EXHID */
+		return 0;
 	case NVME_FEAT_RESERVATION_NOTIF_MASK:
 		if (disc || nvmf_subsystem_get_ns(ctrlr->subsys, req->cmd.nsid) == NULL) {
 			return disc ? INVALID_FIELD : INVALID_NS;

@@ -124,6 +124,12 @@ def sc_basic(args):
     cpl, idn = a.admin.cmd(OPC_IDENTIFY, nsid=args.nsid, cdw10=0, read_len=4096)
     expect(cpl.ok and idn[31] == 0xFE, "RESCAP 0xfe without ptpl_file: 0x%x" % idn[31])
     expect(idn[30] & 1, "NMIC: shared namespace")
+    # Get Features Host Identifier (81h), 128-bit (EXHID): what each host sent in Connect.
+    for h, hid in ((a, HOSTID_A), (b, HOSTID_B)):
+        cpl, got = h.admin.cmd(OPC_GET_FEAT, cdw10=0x81, cdw11=1, read_len=16)
+        expect(cpl.ok and bytes(got) == hid, "Host Identifier feature: %r %r" % (cpl, got))
+    cpl, _ = a.admin.cmd(OPC_GET_FEAT, cdw10=0x81, cdw11=0, read_len=8)
+    expect(cpl.sc == SC_INVALID_FIELD, "a 64-bit Host Identifier: Invalid Field: %r" % cpl)
 
     cpl, rep = a.report()
     expect(cpl.ok and rep["rtype"] == 0 and rep["regs"] == [], "empty report: %r" % rep)
