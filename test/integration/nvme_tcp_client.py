@@ -421,10 +421,25 @@ class Ctx:
         return c
 
     def rpc(self, *argv):
-        cmd = shlex.split(self.args.rpc) + list(argv)
-        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
-        expect(r.returncode == 0, "rpc %s failed: %s" % (" ".join(argv), r.stderr.decode()))
-        return r.stdout.decode()
+        return rpc_run(self.args.rpc, *argv)
+
+
+def rpc_run(cmdline, *argv):
+    """Run gga_rpc (cmdline: the command with its socket) with argv; its output."""
+    r = subprocess.run(shlex.split(cmdline) + list(argv), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=30)
+    expect(r.returncode == 0, "rpc %s failed: %s" % (" ".join(argv), r.stderr.decode()))
+    return r.stdout.decode()
+
+
+def run_scenario(name, fn, arg):
+    """Exit status of scenario fn(arg): 0, or 1 with what failed printed."""
+    try:
+        fn(arg)
+    except (Fail, Closed, OSError, struct.error) as e:
+        print("FAIL %s: %s: %s" % (name, type(e).__name__, e))
+        return 1
+    return 0
 
 
 def pattern(n, seed):
@@ -1125,12 +1140,7 @@ def main():
     p.add_argument("--seconds", type=float, default=5)
     p.add_argument("--rpc", default="gga_rpc", help="command line of gga_rpc with its socket")
     args = p.parse_args()
-    try:
-        SCENARIOS[args.scenario](Ctx(args))
-    except (Fail, Closed, OSError, struct.error) as e:
-        print("FAIL %s: %s: %s" % (args.scenario, type(e).__name__, e))
-        return 1
-    return 0
+    return run_scenario(args.scenario, SCENARIOS[args.scenario], Ctx(args))
 
 
 if __name__ == "__main__":

@@ -12,13 +12,11 @@ group 1 and namespace 2 in group 2; listener A is optimized, listener B
 inaccessible. The scenario leaves B optimized, group 2 of B in change.
 """
 import argparse
-import shlex
 import struct
-import subprocess
 import sys
 
-from nvme_tcp_client import Conn, Closed, Fail, Cpl, expect, sqe, sgl_transport, OPC_IDENTIFY, \
-    OPC_SET_FEAT, OPC_AER, OPC_READ, RSP
+from nvme_tcp_client import Conn, Cpl, expect, rpc_run, run_scenario, sqe, sgl_transport, \
+    OPC_IDENTIFY, OPC_SET_FEAT, OPC_AER, OPC_READ, RSP
 
 HOSTNQN = "nqn.2014-08.io.gga:ana-host"
 LOG_ANA = 0x0C
@@ -27,9 +25,7 @@ FEAT_AEC = 0x0B
 
 
 def rpc(args, *argv):
-    r = subprocess.run(shlex.split(args.rpc) + list(argv), stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=30)
-    expect(r.returncode == 0, "rpc %s: %s" % (" ".join(argv), r.stderr.decode()))
+    rpc_run(args.rpc, *argv)
 
 
 def attach(args, port):
@@ -126,12 +122,7 @@ def main():
     p.add_argument("--nqn", required=True)
     p.add_argument("--rpc", required=True)
     args = p.parse_args()
-    try:
-        sc_ana(args)
-    except (Fail, Closed, OSError, struct.error) as e:
-        print("FAIL %s: %s: %s" % (args.scenario, type(e).__name__, e))
-        return 1
-    return 0
+    return run_scenario(args.scenario, sc_ana, args)
 
 
 if __name__ == "__main__":

@@ -19,16 +19,15 @@ alone, for a test whose other host is the Linux kernel); notify (the
 reservation notification log page 80h, its event, Feature 82h).
 """
 import argparse
-import shlex
 import socket
 import struct
-import subprocess
 import sys
 import threading
 import time
 
-from nvme_tcp_client import Conn, Closed, Fail, Cpl, expect, pattern, sqe, sgl_incapsule, \
-    sgl_transport, OPC_IDENTIFY, OPC_GET_FEAT, OPC_SET_FEAT, OPC_WRITE, OPC_READ, OPC_AER, RSP
+from nvme_tcp_client import Conn, Closed, Fail, Cpl, expect, pattern, rpc_run, run_scenario, sqe, \
+    sgl_incapsule, sgl_transport, OPC_IDENTIFY, OPC_GET_FEAT, OPC_SET_FEAT, OPC_WRITE, OPC_READ, \
+    OPC_AER, RSP
 
 OPC_REGISTER, OPC_REPORT, OPC_ACQUIRE, OPC_RELEASE = 0x0D, 0x0E, 0x11, 0x15
 SC_INVALID_FIELD, SC_HOSTID_FORMAT, SC_CONFLICT = 0x02, 0x18, 0x83
@@ -385,9 +384,7 @@ def sc_notify(args):
 
 
 def rpc(args, *argv):
-    r = subprocess.run(shlex.split(args.rpc) + list(argv), stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=30)
-    expect(r.returncode == 0, "rpc %s: %s" % (" ".join(argv), r.stderr.decode()))
+    rpc_run(args.rpc, *argv)
 
 
 def sc_fence_held(args):
@@ -444,12 +441,7 @@ def main():
     p.add_argument("--error-bdev", default="EE_R3")
     p.add_argument("--prkey", type=lambda v: int(v, 0), default=0xA)
     args = p.parse_args()
-    try:
-        SCENARIOS[args.scenario](args)
-    except (Fail, Closed, OSError, struct.error) as e:
-        print("FAIL %s: %s: %s" % (args.scenario, type(e).__name__, e))
-        return 1
-    return 0
+    return run_scenario(args.scenario, SCENARIOS[args.scenario], args)
 
 
 if __name__ == "__main__":
