@@ -14,7 +14,8 @@
  * controller, and only then completes, so the bdev layer's shutdown waits
  * for the controller to be shut down cleanly.
  *
- * Multipath (bdev_nvme.h): the first attach of a name is its *primary* path:
+ * Multipath (bdev_nvme.h; the other paths and ANA in bdev_nvme_paths.c): the
+ * first attach of a name is its *primary* path:
  * it owns the bdevs and lists every path, itself first. A later path is an
  * nvme_bdev_ctrlr of its own (its own controller and io_device, not in the
  * list of names) whose namespaces match the primary's by nsid and NGUID. A
@@ -39,127 +40,7 @@
 #include "gga/log.h"
 #include "gga/util.h"
 
-#include "bdev_nvme.h"
-
-#define NVME_BDEV_NAME_MAX 64
-/* A first connect that keeps failing is logged at its first failure, then every this many. */
-#define RETRY_LOG_EVERY    50
-/* I/O held for want of a usable path is tried again this often. */
-#define HOLD_RETRY_US      20000
-#define HOLD_DEFAULT_MS    10000
-/* The ANA poller's tick; the log is read every ANA_READ_TICKS ticks, or at the next when asked. */
-#define ANA_TICK_US        100000
-#define ANA_READ_TICKS     10
-#define ANA_LOG_MAX        65536
-
-enum nvme_bdev_ctrlr_state {
-	NBC_ATTACHING,
-	NBC_ATTACHED,
-	NBC_DETACHING,
-};
-
-struct nvme_bdev;
-
-struct nvme_bdev_ctrlr {
-	char *name;
-	struct nvme_transport_id trid;
-	char *hostnqn; /* as given, NULL for the default */
-	bool hdgst;
-	bool ddgst;
-	uint32_t timeout_ms; /* as given, 0 for the default */
-	uint32_t keep_alive_timeout_ms;
-	bool retry_first_connect;
-	enum nvme_bdev_ctrlr_state state;
-	struct nvme_ctrlr *ctrlr;
-	/*
-	 * The first connect: the attempt in flight (NULL between attempts), so
-	 * that a detach or a shutdown can give it up. With retry_first_connect a
-	 * failed attempt that can pass arms retry_poller, a one-shot timer, for
-	 * the next one: reconnect_delay_min_ms doubling up to
-	 * reconnect_delay_max_ms of the host library's options, as a lost
-	 * controller reconnects.
-	 */
-	struct nvme_ctrlr *connecting;
-	struct poller *retry_poller;
-	struct nvme_ctrlr_opts copts;
-	uint32_t retry_delay_ms;
-	uint64_t failed_attempts;
-	char last_error[256];
-	bool io_device_registered;
-
-	/* Multipath: see the top of the file. */
-	enum bdev_nvme_multipath multipath;
-	struct nvme_bdev_ctrlr *primary;
-	struct nvme_bdev_ctrlr *paths[BDEV_NVME_MAX_PATHS]; /* primary: every path, itself first */
-	uint32_t num_paths;                                 /* primary; read by I/O threads */
-	uint32_t hold_ms;                                   /* primary */
-	uint32_t paths_left; /* primary, in its teardown: other paths not detached yet */
-	/* Primary: paths still in their first connect (not in paths[] yet). */
-	struct nvme_bdev_ctrlr *pending[BDEV_NVME_MAX_PATHS];
-	uint32_t num_pending;
-	/* This path's namespace of each bdev of the primary, and its ANA state (I/O threads read). */
-	struct nvme_ns **path_ns;
-	uint8_t *ana;
-	bool ana_reporting;
-	bool ana_inflight;
-	bool ana_wanted; /* atomic: an I/O thread met an ANA status */
-	uint32_t ana_ticks;
-	struct poller *ana_poller;
-	void *ana_log;
-	uint32_t ana_log_len;
-
-	struct nvme_bdev **bdevs; /* one per namespace, NULL once destructed */
-	uint32_t num_bdevs;
-	uint32_t live_bdevs;         /* registered and not destructed yet */
-	struct nvme_bdev *last_bdev; /* its destruct waits for the controller */
-
-	/* NULL once answered (attached, or retrying in the background). */
-	bdev_nvme_attach_cb attach_cb;
-	void *attach_cb_arg;
-	/* An attach that failed after connecting reports once the controller is gone. */
-	int attach_rc;
-	char attach_err[256];
-	bdev_nvme_detach_cb detach_cb;
-	void *detach_cb_arg;
-
-	TAILQ_ENTRY(nvme_bdev_ctrlr) link;
-};
-
-struct nvme_bdev {
-	struct bdev bdev;
-	struct nvme_bdev_ctrlr *nctrlr;
-	struct nvme_ns *ns;
-	uint32_t index;
-	uint32_t max_rw_blocks; /* per command */
-};
-
-struct nvme_bdev_io;
-
-struct nvme_bdev_channel {
-	struct nvme_qpair *qpair;
-	/* A primary's channel: the other paths' channels on this thread, taken at first use. */
-	struct io_channel *path_ch[BDEV_NVME_MAX_PATHS];
-	/* I/O waiting for a usable path, and the timer that tries it again. */
-	TAILQ_HEAD(, nvme_bdev_io) held;
-	struct poller *hold_poller;
-};
-
-/* Per-I/O context in bdev_io->driver_ctx. */
-struct nvme_bdev_io {
-	struct nvme_qpair *qpair;
-	struct nvme_ns *ns; /* of the path in use */
-	uint64_t lba;       /* next block to send */
-	uint64_t left;      /* blocks not sent yet */
-	size_t iov_offset;  /* buffer offset of the next block */
-	uint32_t chunk;     /* blocks of the command in flight */
-	/* Multipath: the path in use, the paths that failed it, until when it may wait. */
-	uint32_t path;
-	uint32_t tried;
-	uint64_t hold_deadline; /* ticks; 0: never held */
-	struct nvme_bdev_channel *nch;
-	struct bdev_io *io;
-	TAILQ_ENTRY(nvme_bdev_io) link;
-};
+#include "bdev_nvme_internal.h"
 
 static TAILQ_HEAD(, nvme_bdev_ctrlr) g_ctrlrs = TAILQ_HEAD_INITIALIZER(g_ctrlrs);
 static struct bdev_module nvme_module;
@@ -529,8 +410,8 @@ nvme_bdev_get_io_channel(void *ctxt)
 	return io_channel_get(nbdev->nctrlr);
 }
 
-static int
-nvme_channel_create(void *io_device, void *ctx_buf)
+int
+nbc_channel_create(void *io_device, void *ctx_buf)
 {
 	struct nvme_bdev_ctrlr *nctrlr = io_device;
 	struct nvme_bdev_channel *nch = ctx_buf;
@@ -545,8 +426,8 @@ nvme_channel_create(void *io_device, void *ctx_buf)
 	return 0;
 }
 
-static void
-nvme_channel_destroy(void *io_device, void *ctx_buf)
+void
+nbc_channel_destroy(void *io_device, void *ctx_buf)
 {
 	struct nvme_bdev_channel *nch = ctx_buf;
 	struct nvme_bdev_io *nio;
@@ -572,25 +453,8 @@ nvme_channel_destroy(void *io_device, void *ctx_buf)
 /* JSON                                                                     */
 /* ------------------------------------------------------------------------ */
 
-static const char *
-nvmf_ana_name(uint8_t state)
-{
-	switch (state) {
-	case NVME_ANA_OPTIMIZED:
-		return "optimized";
-	case NVME_ANA_NON_OPTIMIZED:
-		return "non_optimized";
-	case NVME_ANA_INACCESSIBLE:
-		return "inaccessible";
-	case NVME_ANA_PERSISTENT_LOSS:
-		return "persistent_loss";
-	default:
-		return "change";
-	}
-}
-
-static json_t *
-trid_json(const struct nvme_transport_id *trid)
+json_t *
+nbc_trid_json(const struct nvme_transport_id *trid)
 {
 	return json_pack("{s:s, s:s, s:s, s:s, s:s}", "trtype",
 			 nvme_transport_type_name(trid->trtype), "adrfam",
@@ -607,7 +471,7 @@ nvme_bdev_dump_info_json(void *ctxt, json_t *info)
 
 	json_object_set_new(info, "nvme",
 			    json_pack("{s:s, s:o, s:I, s:s, s:b}", "controller", nctrlr->name,
-				      "trid", trid_json(&nctrlr->trid), "nsid",
+				      "trid", nbc_trid_json(&nctrlr->trid), "nsid",
 				      (json_int_t)ns->nsid, "state",
 				      nvme_ctrlr_state_name(nvme_ctrlr_get_state(nctrlr->ctrlr)),
 				      "extended_lba", ns->extended_lba));
@@ -624,56 +488,6 @@ nctrlr_state_name(const struct nvme_bdev_ctrlr *nctrlr)
 	default:
 		return nvme_ctrlr_state_name(nvme_ctrlr_get_state(nctrlr->ctrlr));
 	}
-}
-
-static const char *
-multipath_name(enum bdev_nvme_multipath mp)
-{
-	switch (mp) {
-	case BDEV_NVME_MP_FAILOVER:
-		return "failover";
-	case BDEV_NVME_MP_DISABLE:
-		return "disable";
-	default:
-		return "multipath";
-	}
-}
-
-/* Each path: where, its controller's state and id, and each namespace's ANA state there. */
-static json_t *
-paths_json(const struct nvme_bdev_ctrlr *primary)
-{
-	const struct nvme_bdev_ctrlr *path;
-	json_t *arr = json_array(), *ana;
-	uint32_t i, k;
-
-	for (i = 0; i < primary->num_paths; i++) {
-		path = primary->paths[i];
-		ana = json_array();
-		for (k = 0; k < primary->num_bdevs; k++) {
-			json_array_append_new(ana, json_pack("{s:I, s:s}", "nsid",
-							     (json_int_t)nvme_ns_get_info(
-								     path->path_ns[k])
-								     ->nsid,
-							     "ana_state",
-							     path->ana_reporting ?
-								     nvmf_ana_name(path->ana[k]) :
-								     "optimized"));
-		}
-		json_array_append_new(arr, json_pack("{s:o, s:s, s:I, s:o}", "trid",
-						     trid_json(&path->trid), "state",
-						     nvme_ctrlr_state_name(
-							     nvme_ctrlr_get_state(path->ctrlr)),
-						     "cntlid",
-						     (json_int_t)nvme_ctrlr_get_cntlid(path->ctrlr),
-						     "ana_states", ana));
-	}
-	for (i = 0; i < primary->num_pending; i++) {
-		json_array_append_new(arr, json_pack("{s:o, s:s}", "trid",
-						     trid_json(&primary->pending[i]->trid), "state",
-						     "connecting"));
-	}
-	return arr;
 }
 
 static json_t *
@@ -699,7 +513,7 @@ nctrlr_json(const struct nvme_bdev_ctrlr *nctrlr)
 		json_array_append_new(namespaces, ns_obj);
 	}
 	obj = json_pack("{s:s, s:o, s:s, s:b, s:b, s:s}", "name", nctrlr->name, "trid",
-			trid_json(&nctrlr->trid), "hostnqn",
+			nbc_trid_json(&nctrlr->trid), "hostnqn",
 			nctrlr->ctrlr != NULL ? nvme_ctrlr_get_opts(nctrlr->ctrlr)->hostnqn :
 						(nctrlr->hostnqn != NULL ? nctrlr->hostnqn : ""),
 			"hdgst", nctrlr->hdgst, "ddgst", nctrlr->ddgst, "state",
@@ -719,11 +533,11 @@ nctrlr_json(const struct nvme_bdev_ctrlr *nctrlr)
 						 0));
 	json_object_set_new(obj, "namespaces", namespaces);
 	json_object_set_new(obj, "retry_first_connect", json_boolean(nctrlr->retry_first_connect));
-	json_object_set_new(obj, "multipath", json_string(multipath_name(nctrlr->multipath)));
+	json_object_set_new(obj, "multipath", json_string(nbc_multipath_name(nctrlr->multipath)));
 	if (nctrlr->multipath != BDEV_NVME_MP_DISABLE) {
 		json_object_set_new(obj, "fast_io_fail_timeout_sec",
 				    json_integer(nctrlr->hold_ms / 1000));
-		json_object_set_new(obj, "paths", paths_json(nctrlr));
+		json_object_set_new(obj, "paths", nbc_paths_json(nctrlr));
 	}
 	if (nctrlr->state == NBC_ATTACHING && nctrlr->failed_attempts > 0) {
 		/* Why it is not connected yet, and how long it has been trying. */
@@ -778,7 +592,7 @@ nvme_module_config_json(json_t *config)
 				   "adrfam", "ipv4", "traddr", nctrlr->trid.traddr, "trsvcid",
 				   nctrlr->trid.trsvcid, "subnqn", nctrlr->trid.subnqn, "hdgst",
 				   nctrlr->hdgst, "ddgst", nctrlr->ddgst, "multipath",
-				   multipath_name(nctrlr->multipath));
+				   nbc_multipath_name(nctrlr->multipath));
 		if (params == NULL) {
 			ERRLOG("nvme controller '%s': out of memory writing its configuration\n",
 			       nctrlr->name);
@@ -825,8 +639,8 @@ nvme_module_config_json(json_t *config)
 /* Teardown                                                                 */
 /* ------------------------------------------------------------------------ */
 
-static void
-nctrlr_free(struct nvme_bdev_ctrlr *nctrlr)
+void
+nbc_free(struct nvme_bdev_ctrlr *nctrlr)
 {
 	poller_unregister(&nctrlr->ana_poller);
 	free(nctrlr->ana_log);
@@ -865,11 +679,11 @@ ctrlr_detached(void *cb_arg)
 		nctrlr->detach_cb(nctrlr->detach_cb_arg, 0);
 	}
 	NOTICELOG("nvme controller '%s' detached\n", nctrlr->name);
-	nctrlr_free(nctrlr);
+	nbc_free(nctrlr);
 }
 
-static void
-primary_detach(struct nvme_bdev_ctrlr *nctrlr)
+void
+nbc_primary_detach(struct nvme_bdev_ctrlr *nctrlr)
 {
 	int rc;
 
@@ -877,46 +691,6 @@ primary_detach(struct nvme_bdev_ctrlr *nctrlr)
 	if (rc != 0) {
 		ERRLOG("nvme controller '%s': detach failed: %s\n", nctrlr->name, strerror(-rc));
 		ctrlr_detached(nctrlr);
-	}
-}
-
-/* One more of the primary's other paths is gone; the primary's controller goes after the last. */
-static void
-path_gone(struct nvme_bdev_ctrlr *primary)
-{
-	if (--primary->paths_left == 0) {
-		primary_detach(primary);
-	}
-}
-
-static void
-other_path_detached(void *cb_arg)
-{
-	struct nvme_bdev_ctrlr *path = cb_arg;
-	struct nvme_bdev_ctrlr *primary = path->primary;
-
-	NOTICELOG("nvme controller '%s': path %s:%s detached\n", path->name, path->trid.traddr,
-		  path->trid.trsvcid);
-	if (path->attach_cb != NULL) {
-		/* A path abandoned in its first connect: its attach has not answered yet. */
-		path->attach_cb(path->attach_cb_arg, -ECANCELED,
-				"the controller was detached before this path connected", NULL, 0);
-	}
-	nctrlr_free(path);
-	path_gone(primary);
-}
-
-static void
-other_path_io_device_gone(void *io_device)
-{
-	struct nvme_bdev_ctrlr *path = io_device;
-	int rc;
-
-	rc = nvme_ctrlr_detach(path->ctrlr, other_path_detached, path);
-	if (rc != 0) {
-		ERRLOG("nvme controller '%s': detach of path %s:%s failed: %s\n", path->name,
-		       path->trid.traddr, path->trid.trsvcid, strerror(-rc));
-		other_path_detached(path);
 	}
 }
 
@@ -933,7 +707,7 @@ io_device_gone(void *io_device)
 	int rc;
 
 	if (nctrlr->primary != nctrlr || (n <= 1 && pending == 0)) {
-		primary_detach(nctrlr);
+		nbc_primary_detach(nctrlr);
 		return;
 	}
 	nctrlr->paths_left = (n - 1) + pending;
@@ -942,17 +716,17 @@ io_device_gone(void *io_device)
 		path = nctrlr->pending[i];
 		path->state = NBC_DETACHING;
 		rc = path->connecting != NULL ?
-			     nvme_ctrlr_detach(path->connecting, other_path_detached, path) :
+			     nvme_ctrlr_detach(path->connecting, nbc_other_path_detached, path) :
 			     -ENODEV;
 		if (rc != 0) {
-			other_path_detached(path);
+			nbc_other_path_detached(path);
 		}
 	}
 	for (i = 1; i < n; i++) {
 		path = nctrlr->paths[i];
 		path->state = NBC_DETACHING;
 		poller_unregister(&path->ana_poller);
-		io_device_unregister(path, other_path_io_device_gone);
+		io_device_unregister(path, nbc_other_path_io_device_gone);
 	}
 }
 
@@ -1019,7 +793,7 @@ connect_given_up(void *cb_arg)
 	if (nctrlr->detach_cb != NULL) {
 		nctrlr->detach_cb(nctrlr->detach_cb_arg, 0);
 	}
-	nctrlr_free(nctrlr);
+	nbc_free(nctrlr);
 }
 
 /*
@@ -1143,8 +917,8 @@ create_bdev(struct nvme_bdev_ctrlr *nctrlr, uint32_t index, struct nvme_ns *ns)
  * It is connected again: the target may have restarted on other media, so
  * tell them too (a gga bdev checks its member).
  */
-static void
-ctrlr_reconnected(void *cb_arg, struct nvme_ctrlr *ctrlr, bool connected)
+void
+nbc_reconnected(void *cb_arg, struct nvme_ctrlr *ctrlr, bool connected)
 {
 	struct nvme_bdev_ctrlr *path = cb_arg;
 	struct nvme_bdev_ctrlr *nctrlr = path->primary != NULL ? path->primary : path;
@@ -1175,103 +949,6 @@ ctrlr_reconnected(void *cb_arg, struct nvme_ctrlr *ctrlr, bool connected)
 			bdev_notify_offline(&nctrlr->bdevs[i]->bdev);
 		}
 	}
-}
-
-/*
- * ANA (multipath names whose subsystem reports it).
- */
-
-static void
-ana_log_done(void *cb_arg, const struct nvme_cpl *cpl)
-{
-	struct nvme_bdev_ctrlr *path = cb_arg;
-	struct nvme_bdev_ctrlr *primary = path->primary;
-	const uint8_t *log = path->ana_log;
-	size_t off = 16, len = path->ana_log_len;
-	uint32_t nns, nsid, k, i;
-	uint16_t ngrps, g;
-	uint8_t state;
-
-	path->ana_inflight = false;
-	if (!NVME_STATUS_IS_SUCCESS(cpl->status & (uint16_t)~NVME_STATUS_P)) {
-		/* Lost meanwhile, or refused: the states stay as the I/O left them. */
-		return;
-	}
-	memcpy(&ngrps, log + 8, sizeof(ngrps));
-	for (g = 0; g < ngrps && off + 32 <= len; g++) {
-		memcpy(&nns, log + off + 4, sizeof(nns));
-		state = log[off + 16] & 0xf;
-		if (nns > (len - off - 32) / 4) {
-			break;
-		}
-		for (k = 0; k < nns; k++) {
-			memcpy(&nsid, log + off + 32 + 4 * k, sizeof(nsid));
-			for (i = 0; i < primary->num_bdevs; i++) {
-				if (path->path_ns[i] != NULL &&
-				    nvme_ns_get_info(path->path_ns[i])->nsid == nsid) {
-					__atomic_store_n(&path->ana[i], state, __ATOMIC_RELAXED);
-				}
-			}
-		}
-		off += 32 + 4 * (size_t)nns;
-	}
-}
-
-static int
-ana_poll(void *ctx)
-{
-	struct nvme_bdev_ctrlr *path = ctx;
-
-	if (++path->ana_ticks < ANA_READ_TICKS &&
-	    !__atomic_exchange_n(&path->ana_wanted, false, __ATOMIC_RELAXED)) {
-		return POLLER_IDLE;
-	}
-	path->ana_ticks = 0;
-	if (path->ana_inflight || path->ctrlr == NULL || path->state != NBC_ATTACHED) {
-		return POLLER_IDLE;
-	}
-	if (nvme_ctrlr_get_log_page(path->ctrlr, NVME_LOG_ANA, NVME_NSID_ALL, path->ana_log,
-				    path->ana_log_len, ana_log_done, path) == 0) {
-		path->ana_inflight = true;
-	}
-	return POLLER_BUSY;
-}
-
-/*
- * Make nctrlr a path of primary (itself for the first): its namespace of
- * each bdev (ns[i]), their ANA states, and the ANA poller when the name is
- * multipath and the subsystem reports ANA.
- */
-static int
-path_setup(struct nvme_bdev_ctrlr *path, struct nvme_bdev_ctrlr *primary, struct nvme_ns **ns)
-{
-	const struct nvme_identify_ctrlr *id = nvme_ctrlr_get_data(path->ctrlr);
-	uint32_t n = GGA_MAX(primary->num_bdevs, 1u);
-	uint64_t len;
-
-	path->primary = primary;
-	path->path_ns = calloc(n, sizeof(*path->path_ns));
-	path->ana = malloc(n);
-	if (path->path_ns == NULL || path->ana == NULL) {
-		return -ENOMEM;
-	}
-	memcpy(path->path_ns, ns, primary->num_bdevs * sizeof(*ns));
-	memset(path->ana, NVME_ANA_OPTIMIZED, n);
-	path->ana_reporting = primary->multipath != BDEV_NVME_MP_DISABLE &&
-			      (id->cmic & NVME_CMIC_ANA_REPORTING) && id->nanagrpid > 0;
-	if (!path->ana_reporting) {
-		return 0;
-	}
-	len = 16 + 32ull * id->nanagrpid + 4ull * id->nn;
-	path->ana_log_len = (uint32_t)GGA_MIN((len + 3) & ~3ull, (uint64_t)ANA_LOG_MAX);
-	path->ana_log = calloc(1, path->ana_log_len);
-	path->ana_poller = poller_register(ana_poll, path, ANA_TICK_US, "nvme_ana");
-	if (path->ana_log == NULL || path->ana_poller == NULL) {
-		return -ENOMEM;
-	}
-	/* Read it at the first tick. */
-	path->ana_wanted = true;
-	return 0;
 }
 
 /*
@@ -1359,129 +1036,6 @@ schedule_retry(struct nvme_bdev_ctrlr *nctrlr)
 	}
 }
 
-/* A new path that connected cannot be used: detach it, then answer its attach. */
-static void
-other_path_refused_detached(void *cb_arg)
-{
-	struct nvme_bdev_ctrlr *path = cb_arg;
-
-	path->attach_cb(path->attach_cb_arg, path->attach_rc, path->attach_err, NULL, 0);
-	nctrlr_free(path);
-}
-
-static void
-other_path_refuse(struct nvme_bdev_ctrlr *path, int rc)
-{
-	ERRLOG("nvme controller '%s': path %s:%s: %s\n", path->name, path->trid.traddr,
-	       path->trid.trsvcid, path->attach_err);
-	path->attach_rc = rc;
-	if (nvme_ctrlr_detach(path->ctrlr, other_path_refused_detached, path) != 0) {
-		other_path_refused_detached(path);
-	}
-}
-
-/* Do the new path's namespaces match the primary's (nsid, NGUID, geometry)? Fills ns. */
-static int
-other_path_match(struct nvme_bdev_ctrlr *path, struct nvme_bdev_ctrlr *primary, struct nvme_ns **ns)
-{
-	const struct nvme_ns_info *a, *b;
-	uint32_t i;
-
-	for (i = 0; i < primary->num_bdevs; i++) {
-		a = nvme_ns_get_info(primary->path_ns[i]);
-		ns[i] = nvme_ctrlr_get_ns(path->ctrlr, a->nsid);
-		b = ns[i] != NULL ? nvme_ns_get_info(ns[i]) : NULL;
-		if (b == NULL || memcmp(a->nguid, b->nguid, sizeof(a->nguid)) != 0 ||
-		    a->num_blocks != b->num_blocks || a->block_size != b->block_size ||
-		    a->md_size != b->md_size || a->extended_lba != b->extended_lba) {
-			snprintf(
-				path->attach_err, sizeof(path->attach_err),
-				"namespace %u is not the same namespace there (missing, or another "
-				"NGUID or geometry)",
-				a->nsid);
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
-static void
-other_path_connected(struct nvme_bdev_ctrlr *path, struct nvme_ctrlr *ctrlr, int rc,
-		     const char *reason)
-{
-	struct nvme_bdev_ctrlr *primary = path->primary;
-	bdev_nvme_attach_cb cb = path->attach_cb;
-	const char **names;
-	struct nvme_ns **ns;
-	uint32_t i, k, n;
-
-	for (i = 0; i < primary->num_pending; i++) {
-		if (primary->pending[i] == path) {
-			primary->pending[i] = primary->pending[--primary->num_pending];
-			break;
-		}
-	}
-	path->connecting = NULL;
-	if (rc != 0) {
-		cb(path->attach_cb_arg, rc, reason, NULL, 0);
-		nctrlr_free(path);
-		return;
-	}
-	path->ctrlr = ctrlr;
-	n = primary->num_bdevs;
-	ns = calloc(GGA_MAX(n, 1u), sizeof(*ns));
-	names = calloc(GGA_MAX(n, 1u), sizeof(*names));
-	if (ns == NULL || names == NULL) {
-		free(ns);
-		free(names);
-		snprintf(path->attach_err, sizeof(path->attach_err), "out of memory");
-		other_path_refuse(path, -ENOMEM);
-		return;
-	}
-	if (primary->state != NBC_ATTACHED) {
-		snprintf(path->attach_err, sizeof(path->attach_err),
-			 "the controller is being detached");
-		rc = -ECANCELED;
-	} else if (primary->num_paths == BDEV_NVME_MAX_PATHS) {
-		snprintf(path->attach_err, sizeof(path->attach_err), "it has %u paths already",
-			 BDEV_NVME_MAX_PATHS);
-		rc = -ENOSPC;
-	} else {
-		rc = other_path_match(path, primary, ns);
-	}
-	if (rc == 0) {
-		rc = path_setup(path, primary, ns);
-		if (rc != 0) {
-			snprintf(path->attach_err, sizeof(path->attach_err), "out of memory");
-		}
-	}
-	free(ns);
-	if (rc != 0) {
-		free(names);
-		other_path_refuse(path, rc);
-		return;
-	}
-	io_device_register(path, nvme_channel_create, nvme_channel_destroy,
-			   sizeof(struct nvme_bdev_channel), path->name);
-	path->io_device_registered = true;
-	path->state = NBC_ATTACHED;
-	path->attach_cb = NULL;
-	primary->paths[primary->num_paths] = path;
-	/* Published last: an I/O thread that sees the count sees the path whole. */
-	__atomic_store_n(&primary->num_paths, primary->num_paths + 1, __ATOMIC_RELEASE);
-	nvme_ctrlr_set_reconnect_cb(ctrlr, ctrlr_reconnected, path);
-	NOTICELOG("nvme controller '%s': path %u at %s:%s added (%s)\n", primary->name,
-		  primary->num_paths, path->trid.traddr, path->trid.trsvcid,
-		  primary->multipath == BDEV_NVME_MP_FAILOVER ? "failover" : "multipath");
-	for (i = 0, k = 0; i < n; i++) {
-		if (primary->bdevs[i] != NULL) {
-			names[k++] = primary->bdevs[i]->bdev.name;
-		}
-	}
-	cb(path->attach_cb_arg, 0, NULL, names, k);
-	free(names);
-}
-
 static void
 attach_connected(void *cb_arg, struct nvme_ctrlr *ctrlr, int rc, const char *reason)
 {
@@ -1492,7 +1046,7 @@ attach_connected(void *cb_arg, struct nvme_ctrlr *ctrlr, int rc, const char *rea
 	uint32_t i, n;
 
 	if (nctrlr->primary != NULL && nctrlr->primary != nctrlr) {
-		other_path_connected(nctrlr, ctrlr, rc, reason);
+		nbc_other_path_connected(nctrlr, ctrlr, rc, reason);
 		return;
 	}
 	nctrlr->connecting = NULL;
@@ -1513,7 +1067,7 @@ attach_connected(void *cb_arg, struct nvme_ctrlr *ctrlr, int rc, const char *rea
 			return;
 		}
 		TAILQ_REMOVE(&g_ctrlrs, nctrlr, link);
-		nctrlr_free(nctrlr);
+		nbc_free(nctrlr);
 		cb(cb_arg2, rc, reason, NULL, 0);
 		return;
 	}
@@ -1555,7 +1109,7 @@ attach_connected(void *cb_arg, struct nvme_ctrlr *ctrlr, int rc, const char *rea
 		for (i = 0; i < n; i++) {
 			ns[i] = nvme_ctrlr_get_ns_by_index(ctrlr, i);
 		}
-		rc = path_setup(nctrlr, nctrlr, ns);
+		rc = nbc_path_setup(nctrlr, nctrlr, ns);
 		free(ns);
 		if (rc != 0) {
 			free(names);
@@ -1565,7 +1119,7 @@ attach_connected(void *cb_arg, struct nvme_ctrlr *ctrlr, int rc, const char *rea
 	}
 	nctrlr->paths[0] = nctrlr;
 	nctrlr->num_paths = 1;
-	io_device_register(nctrlr, nvme_channel_create, nvme_channel_destroy,
+	io_device_register(nctrlr, nbc_channel_create, nbc_channel_destroy,
 			   sizeof(struct nvme_bdev_channel), nctrlr->name);
 	nctrlr->io_device_registered = true;
 	for (i = 0; i < n; i++) {
@@ -1578,7 +1132,7 @@ attach_connected(void *cb_arg, struct nvme_ctrlr *ctrlr, int rc, const char *rea
 	}
 	nctrlr->state = NBC_ATTACHED;
 	nctrlr->attach_cb = NULL;
-	nvme_ctrlr_set_reconnect_cb(ctrlr, ctrlr_reconnected, nctrlr);
+	nvme_ctrlr_set_reconnect_cb(ctrlr, nbc_reconnected, nctrlr);
 	NOTICELOG("nvme controller '%s' attached: %s at %s:%s, %u bdev(s)\n", nctrlr->name,
 		  nctrlr->trid.subnqn, nctrlr->trid.traddr, nctrlr->trid.trsvcid, n);
 	if (cb != NULL) {
@@ -1592,50 +1146,6 @@ out_teardown:
 	ERRLOG("nvme controller '%s': %s\n", nctrlr->name, nctrlr->attach_err);
 	nctrlr->attach_rc = rc;
 	nctrlr_teardown(nctrlr);
-}
-
-/*
- * May this attach add a path to the existing name? 0, or: -EEXIST (either
- * says multipath disable), -EBUSY (not attached yet or being detached),
- * -EXDEV (another subsystem NQN), -EALREADY (that address is a path of it
- * already), -ENOSPC (BDEV_NVME_MAX_PATHS), -EPERM (another host NQN or
- * digests), -ENOTSUP (retry_first_connect, for a first path only).
- */
-static int
-other_path_check(struct nvme_bdev_ctrlr *primary, const struct bdev_nvme_attach_opts *opts)
-{
-	const struct nvme_transport_id *t;
-	uint32_t i;
-
-	if (opts->multipath == BDEV_NVME_MP_DISABLE || primary->multipath == BDEV_NVME_MP_DISABLE) {
-		return -EEXIST;
-	}
-	if (primary->state != NBC_ATTACHED) {
-		return -EBUSY;
-	}
-	if (strcmp(opts->trid.subnqn, primary->trid.subnqn) != 0) {
-		return -EXDEV;
-	}
-	for (i = 0; i < primary->num_paths + primary->num_pending; i++) {
-		t = i < primary->num_paths ? &primary->paths[i]->trid :
-					     &primary->pending[i - primary->num_paths]->trid;
-		if (t->trtype == opts->trid.trtype && strcmp(t->traddr, opts->trid.traddr) == 0 &&
-		    strcmp(t->trsvcid, opts->trid.trsvcid) == 0) {
-			return -EALREADY;
-		}
-	}
-	if (primary->num_paths + primary->num_pending >= BDEV_NVME_MAX_PATHS) {
-		return -ENOSPC;
-	}
-	if ((opts->hostnqn == NULL) != (primary->hostnqn == NULL) ||
-	    (opts->hostnqn != NULL && strcmp(opts->hostnqn, primary->hostnqn) != 0) ||
-	    opts->hdgst != primary->hdgst || opts->ddgst != primary->ddgst) {
-		return -EPERM;
-	}
-	if (opts->retry_first_connect) {
-		return -ENOTSUP;
-	}
-	return 0;
 }
 
 int
@@ -1655,7 +1165,7 @@ bdev_nvme_attach_controller(const struct bdev_nvme_attach_opts *opts, bdev_nvme_
 	}
 	primary = nctrlr_by_name(opts->name);
 	if (primary != NULL) {
-		rc = other_path_check(primary, opts);
+		rc = nbc_other_path_check(primary, opts);
 		if (rc != 0) {
 			return rc;
 		}
@@ -1687,7 +1197,7 @@ bdev_nvme_attach_controller(const struct bdev_nvme_attach_opts *opts, bdev_nvme_
 	nctrlr->name = strdup(opts->name);
 	nctrlr->hostnqn = opts->hostnqn != NULL ? strdup(opts->hostnqn) : NULL;
 	if (nctrlr->name == NULL || (opts->hostnqn != NULL && nctrlr->hostnqn == NULL)) {
-		nctrlr_free(nctrlr);
+		nbc_free(nctrlr);
 		return -ENOMEM;
 	}
 	nctrlr->trid = opts->trid;
@@ -1707,7 +1217,7 @@ bdev_nvme_attach_controller(const struct bdev_nvme_attach_opts *opts, bdev_nvme_
 
 	rc = connect_attempt(nctrlr);
 	if (rc != 0) {
-		nctrlr_free(nctrlr);
+		nbc_free(nctrlr);
 		return rc;
 	}
 	if (primary != NULL) {

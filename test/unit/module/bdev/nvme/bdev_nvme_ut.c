@@ -14,6 +14,7 @@
 
 #include "module/bdev/malloc/bdev_malloc.h"
 #include "module/bdev/nvme/bdev_nvme.c"
+#include "module/bdev/nvme/bdev_nvme_paths.c"
 #include "module/bdev/nvme/bdev_nvme_rpc.c"
 
 /* ---- the host library, stubbed ---- */
