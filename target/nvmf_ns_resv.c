@@ -47,12 +47,6 @@
  * The persist file.
  */
 
-static void
-hostid_str(const uint8_t *hostid, char out[UUID_STR_LEN])
-{
-	uuid_format(hostid, out);
-}
-
 static json_t *
 resv_to_json(const struct nvmf_resv *r)
 {
@@ -61,13 +55,13 @@ resv_to_json(const struct nvmf_resv *r)
 	uint32_t i;
 
 	for (i = 0; i < r->nregs; i++) {
-		hostid_str(r->regs[i].hostid, id);
+		uuid_format(r->regs[i].hostid, id);
 		/* Hex: a key is 64 bits, more than a JSON integer of jansson holds. */
 		snprintf(key, sizeof(key), "0x%016" PRIx64, r->regs[i].key);
 		json_array_append_new(regs, json_pack("{s:s, s:s, s:i}", "hostid", id, "key", key,
 						      "cntlid", (int)r->regs[i].cntlid));
 	}
-	hostid_str(r->holder, id);
+	uuid_format(r->holder, id);
 	o = json_pack("{s:s, s:b, s:I, s:i, s:s, s:o}", "format", PTPL_FORMAT, "ptpl", r->ptpl,
 		      "generation", (json_int_t)r->generation, "rtype", (int)r->type, "holder", id,
 		      "registrants", regs);
