@@ -385,6 +385,7 @@ identify_ns_done(struct nvme_ctrlr *ctrlr, const struct nvme_cpl *cpl, uint16_t 
 	} else {
 		info->dsm_supported = (ctrlr->cdata->oncs & NVME_ONCS_DSM) != 0;
 		info->write_zeroes_supported = (ctrlr->cdata->oncs & NVME_ONCS_WRITE_ZEROES) != 0;
+		info->reservations_supported = (ctrlr->cdata->oncs & NVME_ONCS_RESERVATIONS) != 0;
 		info->volatile_write_cache = (ctrlr->cdata->vwc & NVME_VWC_PRESENT) != 0;
 		ctrlr->num_ns_found++;
 	}

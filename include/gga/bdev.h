@@ -44,6 +44,8 @@ enum bdev_io_type {
 	BDEV_IO_TYPE_WRITE_ZEROES,
 	BDEV_IO_TYPE_UNMAP,
 	BDEV_IO_TYPE_RESET,
+	/* An NVMe reservation command (bdev_nvme_reservation()); NVMe bdevs only. */
+	BDEV_IO_TYPE_NVME_RESV,
 	BDEV_NUM_IO_TYPES,
 };
 
@@ -135,6 +137,45 @@ int bdev_reset(struct bdev_desc *desc, struct io_channel *ch, bdev_io_completion
 	       void *cb_arg);
 
 void bdev_free_io(struct bdev_io *io);
+
+/*
+ * NVMe reservations through the bdev layer (NVM Express Base Specification,
+ * "Reservations"), for a user that arbitrates a shared namespace: a gga
+ * bdev with two fronts fences the old one at its members (docs/DESIGN.md
+ * section 1). The request is typed rather than a raw command so the layer
+ * can check it and modules need not parse commands. The NVMe bdev sends it
+ * on the path it would use for I/O; bdevs that are not NVMe namespaces do
+ * not support BDEV_IO_TYPE_NVME_RESV (-ENOTSUP).
+ */
+enum bdev_nvme_resv_op {
+	BDEV_NVME_RESV_REGISTER = 1, /* action: 0 register, 1 unregister, 2 replace */
+	BDEV_NVME_RESV_ACQUIRE,      /* action: 0 acquire, 1 preempt, 2 preempt and abort */
+	BDEV_NVME_RESV_RELEASE,      /* action: 0 release, 1 clear */
+	BDEV_NVME_RESV_REPORT,       /* the extended data structure into buf */
+};
+
+struct bdev_nvme_resv_cmd {
+	enum bdev_nvme_resv_op op;
+	uint32_t action;
+	uint32_t rtype; /* reservation type 1..6 (acquire, release) */
+	bool iekey;
+	uint32_t cptpl; /* register: 0 no change, 2 clear, 3 set persist through power loss */
+	uint64_t crkey; /* the current key */
+	uint64_t nrkey; /* register: the new key; acquire: the key to preempt */
+	void *buf;      /* report: buffer of len bytes (>= 64, multiple of 4), live until cb */
+	uint32_t len;
+};
+
+/*
+ * Submit a reservation command (descriptor opened for writing). The
+ * completion's NVMe status (bdev_io_get_nvme_status) is the target's: a
+ * command the reservation forbids fails with Reservation Conflict (generic
+ * 83h), which bdev_io_get_errno gives as -EBADE. Errors as the block calls:
+ * -EINVAL (a field out of range), -EBADF, -ENOTSUP, -ENOMEM, -ENODEV.
+ */
+int bdev_nvme_reservation(struct bdev_desc *desc, struct io_channel *ch,
+			  const struct bdev_nvme_resv_cmd *cmd, bdev_io_completion_cb cb,
+			  void *cb_arg);
 
 /*
  * After a submit returned -ENOMEM: queue `entry`; entry->cb_fn(cb_arg) runs

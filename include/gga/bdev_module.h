@@ -169,6 +169,7 @@ struct bdev_io {
 		int iovcnt;
 		uint64_t offset_blocks;
 		uint64_t num_blocks;
+		struct bdev_nvme_resv_cmd resv; /* BDEV_IO_TYPE_NVME_RESV */
 	} u;
 
 	/* Owned by the bdev layer. */

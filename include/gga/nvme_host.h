@@ -227,6 +227,7 @@ struct nvme_ns_info {
 	uint8_t eui64[8];
 	bool dsm_supported;          /* ONCS Dataset Management */
 	bool write_zeroes_supported; /* ONCS Write Zeroes */
+	bool reservations_supported; /* ONCS Reservations */
 	bool volatile_write_cache;   /* VWC present: Flush is meaningful */
 };
 

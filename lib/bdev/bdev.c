@@ -682,6 +682,8 @@ bdev_io_type_name(enum bdev_io_type type)
 		return "unmap";
 	case BDEV_IO_TYPE_RESET:
 		return "reset";
+	case BDEV_IO_TYPE_NVME_RESV:
+		return "nvme_resv";
 	default:
 		return "invalid";
 	}

@@ -506,6 +506,38 @@ bdev_flush_blocks(struct bdev_desc *desc, struct io_channel *ch, uint64_t offset
 				     num_blocks, cb, cb_arg);
 }
 
+int
+bdev_nvme_reservation(struct bdev_desc *desc, struct io_channel *_ch,
+		      const struct bdev_nvme_resv_cmd *cmd, bdev_io_completion_cb cb, void *cb_arg)
+{
+	struct bdev *bdev = desc->bdev;
+	struct bdev_channel *ch = io_channel_get_ctx(_ch);
+	struct bdev_io *io;
+
+	if (__atomic_load_n(&bdev->internal->state, __ATOMIC_RELAXED) != BDEV_STATE_READY) {
+		return -ENODEV;
+	}
+	if (cmd == NULL || cmd->op < BDEV_NVME_RESV_REGISTER || cmd->op > BDEV_NVME_RESV_REPORT ||
+	    (cmd->op == BDEV_NVME_RESV_REPORT &&
+	     (cmd->buf == NULL || cmd->len < 64 || cmd->len % 4 != 0))) {
+		return -EINVAL;
+	}
+	if (!desc->write) {
+		return -EBADF;
+	}
+	if (!bdev->fn_table->io_type_supported(bdev->ctxt, BDEV_IO_TYPE_NVME_RESV)) {
+		return -ENOTSUP;
+	}
+	io = bdev_io_get(desc, ch, BDEV_IO_TYPE_NVME_RESV, 0, 0, cb, cb_arg);
+	if (io == NULL) {
+		return -ENOMEM;
+	}
+	io->u.resv = *cmd;
+	io->internal.submit_ticks = ticks_get();
+	bdev_io_submit(ch, io);
+	return 0;
+}
+
 static void reset_unfreeze(struct bdev_io *io);
 
 static void
@@ -742,6 +774,8 @@ nvme_status_to_errno(int sct, int sc)
 			return -ENOSPC;
 		case NVME_SC_NAMESPACE_NOT_READY:
 			return -EAGAIN;
+		case NVME_SC_RESERVATION_CONFLICT:
+			return -EBADE;
 		default:
 			return -EIO;
 		}

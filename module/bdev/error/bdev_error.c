@@ -286,6 +286,10 @@ error_io_type_supported(void *ctxt, enum bdev_io_type type)
 	if (type == BDEV_IO_TYPE_RESET) {
 		return true;
 	}
+	/* Reservations are not forwarded: the error bdev injects block I/O errors only. */
+	if (type == BDEV_IO_TYPE_NVME_RESV) {
+		return false;
+	}
 	return bdev_io_type_supported(disk->base, type);
 }
 

@@ -168,6 +168,27 @@ cmd_done(void *cb_arg, const struct nvme_cpl *cpl)
 }
 
 static int
+submit_resv(struct nvme_qpair *qp, struct nvme_ns *ns, const struct bdev_nvme_resv_cmd *c,
+	    struct bdev_io *io)
+{
+	switch (c->op) {
+	case BDEV_NVME_RESV_REGISTER:
+		return nvme_ns_cmd_resv_register(qp, ns, c->action, c->iekey, c->cptpl, c->crkey,
+						 c->nrkey, cmd_done, io);
+	case BDEV_NVME_RESV_ACQUIRE:
+		return nvme_ns_cmd_resv_acquire(qp, ns, c->action, c->rtype, c->crkey, c->nrkey,
+						cmd_done, io);
+	case BDEV_NVME_RESV_RELEASE:
+		return nvme_ns_cmd_resv_release(qp, ns, c->action, c->rtype, c->crkey, cmd_done,
+						io);
+	case BDEV_NVME_RESV_REPORT:
+		return nvme_ns_cmd_resv_report(qp, ns, c->buf, c->len, cmd_done, io);
+	default:
+		return -EINVAL;
+	}
+}
+
+static int
 submit_chunk(struct bdev_io *io)
 {
 	struct nvme_bdev_io *nio = (struct nvme_bdev_io *)io->driver_ctx;
@@ -193,6 +214,9 @@ submit_chunk(struct bdev_io *io)
 		/* One Flush covers the namespace. */
 		nio->chunk = (uint32_t)nio->left;
 		return nvme_ns_cmd_flush(qp, nio->ns, cmd_done, io);
+	case BDEV_IO_TYPE_NVME_RESV:
+		nio->chunk = (uint32_t)nio->left;
+		return submit_resv(qp, nio->ns, &io->u.resv, io);
 	default:
 		return -ENOTSUP;
 	}
@@ -361,7 +385,9 @@ nvme_bdev_submit_request(struct io_channel *ch, struct bdev_io *io)
 	nio->lba = io->u.offset_blocks;
 	nio->left = io->u.num_blocks;
 	nio->iov_offset = 0;
-	if (io->type == BDEV_IO_TYPE_FLUSH && nio->left == 0) {
+	if ((io->type == BDEV_IO_TYPE_FLUSH || io->type == BDEV_IO_TYPE_NVME_RESV) &&
+	    nio->left == 0) {
+		/* One command, as the chunk loop counts it. */
 		nio->left = 1;
 	}
 	if (likely(!multipathed(primary))) {
@@ -393,6 +419,8 @@ nvme_bdev_io_type_supported(void *ctxt, enum bdev_io_type type)
 	case BDEV_IO_TYPE_FLUSH:
 	case BDEV_IO_TYPE_RESET:
 		return true;
+	case BDEV_IO_TYPE_NVME_RESV:
+		return info->reservations_supported;
 	case BDEV_IO_TYPE_WRITE_ZEROES:
 		return info->write_zeroes_supported;
 	case BDEV_IO_TYPE_UNMAP:

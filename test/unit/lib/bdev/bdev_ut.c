@@ -983,7 +983,7 @@ test_nvme_status(void)
 		int sct, sc, err;
 	} cases[] = {
 		{ 0, 0x80, -ERANGE }, { 0, 0x02, -EINVAL }, { 0, 0x07, -ECANCELED },
-		{ 0, 0x06, -EIO },    { 2, 0x81, -EIO },
+		{ 0, 0x06, -EIO },    { 2, 0x81, -EIO },    { 0, 0x83, -EBADE },
 	};
 	size_t i;
 
@@ -1028,6 +1028,76 @@ test_nvme_status(void)
 	UT_ASSERT_EQ(r.sct, 0);
 	UT_ASSERT_EQ(r.sc, 0x07);
 	UT_ASSERT_EQ(r.err, -ECANCELED);
+	io_env_teardown(&e);
+	ut_stop();
+}
+
+/* Reservation requests: checked by the layer, carried to the module as given. */
+static void
+test_nvme_resv(void)
+{
+	struct ut_io_env e;
+	struct ut_io_result r;
+	struct bdev_io *io;
+	uint8_t report[64];
+	struct bdev_nvme_resv_cmd c = {
+		.op = BDEV_NVME_RESV_ACQUIRE,
+		.action = 2,
+		.rtype = 2,
+		.crkey = 0x1111,
+		.nrkey = 0x2222,
+	};
+
+	ut_start(64, 8);
+	io_env_setup(&e, "resv", 0);
+	e.disk.mode = UT_COMPLETE_LATER;
+
+	memset(&r, 0, sizeof(r));
+	UT_ASSERT_EQ(SUBMIT(bdev_nvme_reservation(e.desc, e.ch[0], &c, ut_io_done, &r)), 0);
+	io = ut_pop(0);
+	CU_ASSERT_FATAL(io != NULL && io == e.disk.last_io);
+	UT_ASSERT_EQ(io->type, BDEV_IO_TYPE_NVME_RESV);
+	UT_ASSERT_EQ(io->u.resv.op, BDEV_NVME_RESV_ACQUIRE);
+	UT_ASSERT_EQ(io->u.resv.action, 2);
+	UT_ASSERT_EQ(io->u.resv.rtype, 2);
+	UT_ASSERT_EQ(io->u.resv.crkey, 0x1111);
+	UT_ASSERT_EQ(io->u.resv.nrkey, 0x2222);
+	UT_ASSERT_EQ(e.disk.submitted[BDEV_IO_TYPE_NVME_RESV], 1);
+	/* The target's Reservation Conflict reaches the user as it is, and as -EBADE. */
+	bdev_io_complete_nvme_status(io, 0, 0x83);
+	UT_ASSERT_EQ(r.count, 1);
+	CU_ASSERT(!r.success);
+	UT_ASSERT_EQ(r.sc, 0x83);
+	UT_ASSERT_EQ(r.err, -EBADE);
+
+	/* A report carries its buffer. */
+	memset(&r, 0, sizeof(r));
+	memset(&c, 0, sizeof(c));
+	c.op = BDEV_NVME_RESV_REPORT;
+	c.buf = report;
+	c.len = sizeof(report);
+	UT_ASSERT_EQ(SUBMIT(bdev_nvme_reservation(e.desc, e.ch[0], &c, ut_io_done, &r)), 0);
+	io = ut_pop(0);
+	CU_ASSERT_FATAL(io != NULL);
+	CU_ASSERT(io->u.resv.buf == report);
+	UT_ASSERT_EQ(io->u.resv.len, 64);
+	bdev_io_complete(io, BDEV_IO_STATUS_SUCCESS);
+	CU_ASSERT(r.success);
+
+	/* Refusals, none of which reaches the module. */
+	c.len = 60;
+	UT_ASSERT_EQ(bdev_nvme_reservation(e.desc, e.ch[0], &c, ut_io_done, &r), -EINVAL);
+	c.len = 64;
+	c.buf = NULL;
+	UT_ASSERT_EQ(bdev_nvme_reservation(e.desc, e.ch[0], &c, ut_io_done, &r), -EINVAL);
+	c.op = 0;
+	UT_ASSERT_EQ(bdev_nvme_reservation(e.desc, e.ch[0], &c, ut_io_done, &r), -EINVAL);
+	c.op = BDEV_NVME_RESV_REGISTER;
+	UT_ASSERT_EQ(bdev_nvme_reservation(e.desc, e.ch[0], NULL, ut_io_done, &r), -EINVAL);
+	UT_ASSERT_EQ(bdev_nvme_reservation(e.ro_desc, e.ch[0], &c, ut_io_done, &r), -EBADF);
+	e.disk.unsupported[BDEV_IO_TYPE_NVME_RESV] = true;
+	UT_ASSERT_EQ(bdev_nvme_reservation(e.desc, e.ch[0], &c, ut_io_done, &r), -ENOTSUP);
+	UT_ASSERT_EQ(e.disk.submitted[BDEV_IO_TYPE_NVME_RESV], 2);
 	io_env_teardown(&e);
 	ut_stop();
 }
@@ -1395,6 +1465,7 @@ main(void)
 		UT_TEST(test_reset_aborts),
 		UT_TEST(test_iostat),
 		UT_TEST(test_nvme_status),
+		UT_TEST(test_nvme_resv),
 		UT_TEST(test_fini_stacked),
 		UT_TEST(test_init_failure),
 		UT_TEST(test_rpc),

@@ -47,7 +47,7 @@ struct nvme_qpair {
 	struct nvme_ctrlr *ctrlr;
 };
 
-enum sub_op { SUB_READ, SUB_WRITE, SUB_WZ, SUB_FLUSH, SUB_DEALLOC };
+enum sub_op { SUB_READ, SUB_WRITE, SUB_WZ, SUB_FLUSH, SUB_DEALLOC, SUB_RESV };
 
 struct sub {
 	enum sub_op op;
@@ -298,6 +298,42 @@ nvme_ns_cmd_deallocate(struct nvme_qpair *qp, struct nvme_ns *ns, uint64_t lba, 
 	return record(SUB_DEALLOC, ns, lba, nlb, 0, cb, cb_arg);
 }
 
+/* Reservations: the stub records the action in lba, the type in nlb, the last key in iov_offset. */
+static uint32_t g_resv_opc;
+
+int
+nvme_ns_cmd_resv_register(struct nvme_qpair *qp, struct nvme_ns *ns, uint32_t rrega, bool iekey,
+			  uint32_t cptpl, uint64_t crkey, uint64_t nrkey, nvme_cmd_cb cb,
+			  void *cb_arg)
+{
+	g_resv_opc = NVME_OPC_RESERVATION_REGISTER;
+	return record(SUB_RESV, ns, rrega, 0, nrkey, cb, cb_arg);
+}
+
+int
+nvme_ns_cmd_resv_acquire(struct nvme_qpair *qp, struct nvme_ns *ns, uint32_t racqa, uint32_t rtype,
+			 uint64_t crkey, uint64_t prkey, nvme_cmd_cb cb, void *cb_arg)
+{
+	g_resv_opc = NVME_OPC_RESERVATION_ACQUIRE;
+	return record(SUB_RESV, ns, racqa, rtype, prkey, cb, cb_arg);
+}
+
+int
+nvme_ns_cmd_resv_release(struct nvme_qpair *qp, struct nvme_ns *ns, uint32_t rrela, uint32_t rtype,
+			 uint64_t crkey, nvme_cmd_cb cb, void *cb_arg)
+{
+	g_resv_opc = NVME_OPC_RESERVATION_RELEASE;
+	return record(SUB_RESV, ns, rrela, rtype, crkey, cb, cb_arg);
+}
+
+int
+nvme_ns_cmd_resv_report(struct nvme_qpair *qp, struct nvme_ns *ns, void *buf, uint32_t len,
+			nvme_cmd_cb cb, void *cb_arg)
+{
+	g_resv_opc = NVME_OPC_RESERVATION_REPORT;
+	return record(SUB_RESV, ns, 0, len, 0, cb, cb_arg);
+}
+
 int
 nvme_transport_type_parse(const char *str, enum nvme_transport_type *type)
 {
@@ -407,6 +443,7 @@ fake_ctrlr_init(void)
 					    .block_size = 512,
 					    .md_size = 8,
 					    .extended_lba = true,
+					    .reservations_supported = true,
 					    .xfer_block_size = 520 } };
 	g_nsubs = 0;
 	g_submit_rc = 0;
@@ -632,6 +669,48 @@ test_io_split_and_status(void)
 	UT_ASSERT_EQ(g_subs[0].op, SUB_FLUSH);
 	complete_sub(0, 0);
 	CU_ASSERT(io.done && io.success);
+
+	/* A reservation is one command on the namespace; its Reservation Conflict comes back as is. */
+	g_nsubs = 0;
+	{
+		struct bdev_nvme_resv_cmd c = { .op = BDEV_NVME_RESV_ACQUIRE,
+						.action = 2,
+						.rtype = 2,
+						.crkey = 7,
+						.nrkey = 9 };
+		uint8_t rep[64];
+
+		memset(&io, 0, sizeof(io));
+		thread_set_current(dev.thread);
+		UT_ASSERT_EQ(bdev_nvme_reservation(dev.desc, dev.ch, &c, ut_io_done, &io), 0);
+		thread_set_current(g_ut_app);
+		ut_poll_idle();
+		UT_ASSERT_EQ_FATAL(g_nsubs, 1);
+		UT_ASSERT_EQ(g_subs[0].op, SUB_RESV);
+		UT_ASSERT_EQ(g_resv_opc, NVME_OPC_RESERVATION_ACQUIRE);
+		UT_ASSERT_EQ(g_subs[0].lba, 2);
+		UT_ASSERT_EQ(g_subs[0].nlb, 2);
+		UT_ASSERT_EQ(g_subs[0].iov_offset, 9);
+		complete_sub(0, NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_RESERVATION_CONFLICT));
+		CU_ASSERT(io.done && !io.success);
+		UT_ASSERT_EQ(io.sc, NVME_SC_RESERVATION_CONFLICT);
+
+		g_nsubs = 0;
+		memset(&c, 0, sizeof(c));
+		c.op = BDEV_NVME_RESV_REPORT;
+		c.buf = rep;
+		c.len = sizeof(rep);
+		memset(&io, 0, sizeof(io));
+		thread_set_current(dev.thread);
+		UT_ASSERT_EQ(bdev_nvme_reservation(dev.desc, dev.ch, &c, ut_io_done, &io), 0);
+		thread_set_current(g_ut_app);
+		ut_poll_idle();
+		UT_ASSERT_EQ_FATAL(g_nsubs, 1);
+		UT_ASSERT_EQ(g_resv_opc, NVME_OPC_RESERVATION_REPORT);
+		UT_ASSERT_EQ(g_subs[0].nlb, 64);
+		complete_sub(0, 0);
+		CU_ASSERT(io.done && io.success);
+	}
 
 	/* A reset of the bdev resets the controller (its I/O fails at once), submitting nothing. */
 	g_nsubs = 0;
