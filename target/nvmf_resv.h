@@ -17,8 +17,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Registrants one namespace keeps (SPDK keeps as many as hosts connect). */
-#define NVMF_RESV_MAX_REGS   32
+/*
+ * Registrants one namespace keeps (SPDK keeps as many as hosts connect). A
+ * model checker that uses this module as its members may build it smaller.
+ */
+#ifndef NVMF_RESV_MAX_REGS
+#define NVMF_RESV_MAX_REGS 32
+#endif
 #define NVMF_RESV_HOSTID_LEN 16
 
 enum nvmf_resv_type {

@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The role of one front of a shared gga bdev: decisions only (gga_front.h).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "gga_front.h"
+
+uint32_t
+gga_front_quorum(uint32_t k, uint32_t m)
+{
+	uint32_t n = k + m, a = m + 1, b = n / 2 + 1;
+
+	return a > b ? a : b;
+}
+
+void
+gga_front_init(struct gga_front *f, uint32_t k, uint32_t m, uint16_t front_id, uint64_t lease_ms,
+	       bool preferred, uint64_t now)
+{
+	memset(f, 0, sizeof(*f));
+	f->n = k + m;
+	f->k = k;
+	f->q = gga_front_quorum(k, m);
+	f->front_id = front_id;
+	f->lease_ms = lease_ms;
+	f->preferred = preferred;
+	f->role = GGA_FRONT_STANDBY;
+	f->since = now;
+	f->reason = "started";
+}
+
+uint64_t
+gga_front_current_key(const struct gga_front *f)
+{
+	return gga_front_key(f->front_id, f->renewals);
+}
+
+/* Forget what the reports showed: after a role change they are read again. */
+static void
+forget_seen(struct gga_front *f)
+{
+	uint32_t i;
+
+	for (i = 0; i < f->n; i++) {
+		f->members[i].seen = false;
+	}
+}
+
+static void
+become(struct gga_front *f, enum gga_front_role role, uint64_t now, const char *reason)
+{
+	uint32_t i;
+
+	f->role = role;
+	f->since = now;
+	f->reason = reason;
+	if (role == GGA_FRONT_STANDBY) {
+		for (i = 0; i < f->n; i++) {
+			f->members[i].held = false;
+		}
+		f->takeover_now = false;
+		forget_seen(f);
+	}
+}
+
+void
+gga_front_report(struct gga_front *f, uint32_t i, uint64_t now, bool ok, uint64_t holder_key)
+{
+	struct gga_front_member *mb = &f->members[i];
+
+	if (!ok) {
+		mb->seen = false;
+		return;
+	}
+	if (!mb->seen || mb->seen_key != holder_key) {
+		mb->seen = true;
+		mb->seen_key = holder_key;
+		mb->seen_since = now;
+	}
+}
+
+/*
+ * May member i be taken now: seen, not ours yet, and its holder either this
+ * front (an earlier life of it), nobody (at once for the preferred front or
+ * a hand-over, after a lease otherwise), or a key unchanged for a lease.
+ */
+static bool
+lapsed(const struct gga_front *f, uint32_t i, uint64_t now)
+{
+	const struct gga_front_member *mb = &f->members[i];
+
+	if (mb->held || mb->busy || !mb->seen) {
+		return false;
+	}
+	if (f->takeover_now ||
+	    (mb->seen_key != 0 && gga_front_key_owner(mb->seen_key) == f->front_id)) {
+		return true;
+	}
+	if (mb->seen_key == 0 && (f->preferred || f->role == GGA_FRONT_ACTIVE)) {
+		return true;
+	}
+	return now - mb->seen_since >= f->lease_ms;
+}
+
+static void
+take_cmd(struct gga_front *f, uint32_t i, struct gga_front_cmd *c)
+{
+	const struct gga_front_member *mb = &f->members[i];
+	bool other = mb->seen_key != 0 && gga_front_key_owner(mb->seen_key) != f->front_id;
+
+	c->op = other ? GGA_FRONT_OP_PREEMPT : GGA_FRONT_OP_ACQUIRE;
+	c->crkey = gga_front_current_key(f);
+	c->nrkey = gga_front_current_key(f);
+	c->prkey = other ? mb->seen_key : 0;
+}
+
+static void
+set_busy(struct gga_front *f, uint32_t i, const struct gga_front_cmd *c)
+{
+	f->members[i].busy = true;
+	f->members[i].busy_op = c->op;
+	f->members[i].busy_nrkey = c->nrkey;
+}
+
+static uint32_t
+count_held(const struct gga_front *f)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < f->n; i++) {
+		n += f->members[i].held;
+	}
+	return n;
+}
+
+static bool
+any_busy(const struct gga_front *f)
+{
+	uint32_t i;
+
+	for (i = 0; i < f->n; i++) {
+		if (f->members[i].busy) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static uint32_t
+poll_standby(struct gga_front *f, uint64_t now, struct gga_front_cmd *cmds)
+{
+	uint32_t i, n = 0, held = 0;
+
+	for (i = 0; i < f->n; i++) {
+		n += lapsed(f, i, now);
+	}
+	if (n < f->q) {
+		return 0;
+	}
+	/* Before the first command: the key may not change while the takeover is out. */
+	for (i = 0; i < f->n; i++) {
+		if (lapsed(f, i, now)) {
+			take_cmd(f, i, &cmds[i]);
+			set_busy(f, i, &cmds[i]);
+			held++;
+		}
+	}
+	become(f, GGA_FRONT_TAKING_OVER, now, f->takeover_now ? "hand-over" : "lease lapsed");
+	f->takeover_now = false;
+	return held;
+}
+
+static uint32_t
+poll_active(struct gga_front *f, uint64_t now, struct gga_front_cmd *cmds)
+{
+	struct gga_front_member *mb;
+	uint32_t i, n = 0, fresh = 0;
+	uint64_t key;
+
+	for (i = 0; i < f->n; i++) {
+		mb = &f->members[i];
+		if (mb->held && now - mb->renewed_at < f->lease_ms) {
+			fresh++;
+		}
+	}
+	if (fresh < f->q) {
+		become(f, GGA_FRONT_STANDBY, now, "lease not renewed on enough members");
+		return 0;
+	}
+	/* A member it does not hold (back after the takeover) is taken as the standby would. */
+	for (i = 0; i < f->n; i++) {
+		if (lapsed(f, i, now)) {
+			take_cmd(f, i, &cmds[i]);
+			set_busy(f, i, &cmds[i]);
+			n++;
+		}
+	}
+	if (now - f->last_round < f->lease_ms / 4 && f->last_round != 0) {
+		return n;
+	}
+	f->last_round = now;
+	f->renewals++;
+	key = gga_front_current_key(f);
+	for (i = 0; i < f->n; i++) {
+		mb = &f->members[i];
+		if (!mb->held || mb->busy) {
+			continue;
+		}
+		cmds[i].op = GGA_FRONT_OP_RENEW;
+		cmds[i].crkey = mb->key;
+		cmds[i].nrkey = key;
+		cmds[i].prkey = 0;
+		set_busy(f, i, &cmds[i]);
+		n++;
+	}
+	return n;
+}
+
+static uint32_t
+poll_hand_over(struct gga_front *f, uint64_t now, struct gga_front_cmd *cmds)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < f->n; i++) {
+		if (!f->members[i].held || f->members[i].busy) {
+			continue;
+		}
+		cmds[i].op = GGA_FRONT_OP_RELEASE;
+		cmds[i].crkey = f->members[i].key;
+		set_busy(f, i, &cmds[i]);
+		n++;
+	}
+	if (n == 0 && !any_busy(f)) {
+		become(f, GGA_FRONT_STANDBY, now, "handed over");
+	}
+	return n;
+}
+
+uint32_t
+gga_front_poll(struct gga_front *f, uint64_t now, struct gga_front_cmd *cmds)
+{
+	memset(cmds, 0, sizeof(*cmds) * f->n);
+	switch (f->role) {
+	case GGA_FRONT_STANDBY:
+		return poll_standby(f, now, cmds);
+	case GGA_FRONT_ACTIVE:
+		return poll_active(f, now, cmds);
+	case GGA_FRONT_HANDING_OVER:
+		return poll_hand_over(f, now, cmds);
+	default:
+		return 0; /* taking over: waits for the answers */
+	}
+}
+
+static void
+step_down(struct gga_front *f, uint64_t now, const char *reason)
+{
+	if (f->role == GGA_FRONT_ACTIVE || f->role == GGA_FRONT_TAKING_OVER ||
+	    f->role == GGA_FRONT_HANDING_OVER) {
+		become(f, GGA_FRONT_STANDBY, now, reason);
+	}
+}
+
+void
+gga_front_done(struct gga_front *f, uint32_t i, uint64_t now, enum gga_front_result result)
+{
+	struct gga_front_member *mb = &f->members[i];
+	enum gga_front_op op = mb->busy_op;
+
+	if (!mb->busy) {
+		return;
+	}
+	mb->busy = false;
+	switch (op) {
+	case GGA_FRONT_OP_ACQUIRE:
+	case GGA_FRONT_OP_PREEMPT:
+		if (result == GGA_FRONT_OK &&
+		    (f->role == GGA_FRONT_TAKING_OVER || f->role == GGA_FRONT_ACTIVE)) {
+			mb->held = true;
+			mb->key = mb->busy_nrkey;
+			mb->renewed_at = now;
+		} else {
+			/* Someone renewed or holds it: read it again before another try. */
+			mb->seen = false;
+		}
+		break;
+	case GGA_FRONT_OP_RENEW:
+		if (result == GGA_FRONT_CONFLICT) {
+			/* Our registration is gone: another front preempted us. */
+			step_down(f, now, "fenced: a member refused the renewal");
+			return;
+		}
+		if (result == GGA_FRONT_OK && mb->held) {
+			mb->key = mb->busy_nrkey;
+			mb->renewed_at = now;
+		}
+		break;
+	case GGA_FRONT_OP_RELEASE:
+		mb->held = false;
+		break;
+	default:
+		break;
+	}
+	if (f->role == GGA_FRONT_TAKING_OVER && !any_busy(f)) {
+		if (count_held(f) >= f->q) {
+			become(f, GGA_FRONT_ACTIVE, now, f->reason);
+			f->last_round = now;
+		} else {
+			become(f, GGA_FRONT_STANDBY, now, "takeover reached too few members");
+		}
+	} else if (f->role == GGA_FRONT_HANDING_OVER && !any_busy(f) && count_held(f) == 0) {
+		become(f, GGA_FRONT_STANDBY, now, "handed over");
+	}
+}
+
+bool
+gga_front_conflict(struct gga_front *f, uint32_t i, uint64_t now)
+{
+	(void)i;
+	step_down(f, now, "fenced: a member refused an I/O");
+	return f->role != GGA_FRONT_ACTIVE;
+}
+
+bool
+gga_front_may_use(const struct gga_front *f, uint32_t i)
+{
+	return f->role == GGA_FRONT_ACTIVE && f->members[i].held;
+}
+
+int
+gga_front_hand_over(struct gga_front *f, uint64_t now)
+{
+	if (f->role == GGA_FRONT_ACTIVE) {
+		become(f, GGA_FRONT_HANDING_OVER, now, "handing over");
+		return 0;
+	}
+	if (f->role == GGA_FRONT_STANDBY) {
+		f->takeover_now = true;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+const char *
+gga_front_role_name(enum gga_front_role role)
+{
+	switch (role) {
+	case GGA_FRONT_STANDBY:
+		return "standby";
+	case GGA_FRONT_TAKING_OVER:
+		return "taking_over";
+	case GGA_FRONT_ACTIVE:
+		return "active";
+	case GGA_FRONT_HANDING_OVER:
+		return "handing_over";
+	default:
+		return "unknown";
+	}
+}

@@ -1,0 +1,756 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * An exhaustive checker of the two-front roles (bdev_gga/gga_front.c).
+ *
+ * The world: two fronts, each a gga_front, and n members, each an NVMe
+ * namespace whose reservations are the target's own pure module
+ * (target/nvmf_resv.c, built here with 4 registrant slots). The world
+ * carries out the commands each front asks for the way the gga bdev does
+ * (a command is out until its delivery, which may come any time later or
+ * never), and adds its own events: time passes, a front reads a member's
+ * report, writes (sent to the members the front may use; acknowledged once k
+ * accepted it and none refused), a member goes away or comes back, a front
+ * crashes and restarts, a hand-over is asked for. A paused front is one whose
+ * events do not come: every order is walked, so every pause is.
+ *
+ * Every sequence of events up to a depth is walked from a world where front
+ * A is active and has acknowledged a write (iterative deepening; states
+ * already explored to the same remaining depth are not explored again), and
+ * after each step:
+ *   S1  a front that becomes active holds a member that has the last
+ *       acknowledged write (so its assembly finds it);
+ *   S2  no front acknowledges a write after the other front became active
+ *       later than it did (the old active is fenced by the members).
+ * Then a liveness check: with members up and the events in a fair order,
+ * the standby takes over within a bound after the active stops.
+ *
+ * GGA_FRONT_DEPTH=d walks to depth d instead of DEPTH.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NVMF_RESV_MAX_REGS 4
+#include "target/nvmf_resv.c"
+
+#include "bdev_gga/gga_front.h"
+#include "gga/nvme_spec.h"
+#include "gga_ut.h"
+
+#define MAXN      6
+#define NF        2
+#define LEASE     4 /* ticks; renewals every tick */
+#define DEPTH     10
+#define MAX_DEPTH 14
+#define MEMO_BITS 22
+
+enum ev_type {
+	E_TICK,
+	E_POLL,     /* arg: front */
+	E_REPORT,   /* arg: front * MAXN + member */
+	E_DELIVER,  /* arg: front * MAXN + member */
+	E_WRITE,    /* arg: front */
+	E_TOGGLE,   /* arg: member */
+	E_CRASH,    /* arg: front */
+	E_RESTART,  /* arg: front */
+	E_HANDOVER, /* arg: front */
+	E_NTYPES,
+};
+
+static const char *const g_ev_names[E_NTYPES] = {
+	"tick", "poll", "report", "deliver", "write", "toggle", "crash", "restart", "hand-over",
+};
+
+struct ev {
+	uint8_t type;
+	uint8_t arg;
+};
+
+/* Everything the checker explores: compared and hashed as bytes. */
+struct world {
+	struct gga_front f[NF];
+	struct nvmf_resv mem[MAXN];
+	struct gga_front_cmd out[NF][MAXN]; /* commands sent, not delivered */
+	uint8_t ver[MAXN];                  /* the newest write the member took */
+	uint8_t up[MAXN];                   /* the member answers */
+	uint8_t front_up[NF];
+	uint8_t act_epoch[NF]; /* epoch at which the front last became active */
+	uint8_t was_active[NF];
+	uint8_t epoch;
+	uint8_t acked;                               /* the newest acknowledged write */
+	uint8_t gen;                                 /* the newest write sent */
+	uint8_t toggles, crashes, handovers, writes; /* budgets left */
+	uint8_t pad[3];
+	uint64_t now;
+};
+
+struct memo {
+	uint64_t fp;
+	uint32_t rem;
+	uint64_t count;
+};
+
+static struct {
+	uint32_t k, m, n;
+	uint32_t q_override; /* 0: the module's quorum */
+	uint64_t lease;      /* the fronts' lease (LEASE but in one test) */
+	uint64_t t_max;
+	struct memo *memo;
+	bool memo_full;
+	bool bad;
+	const char *why;
+	struct ev path[MAX_DEPTH + 1];
+	uint32_t path_len;
+	uint64_t states, steps;
+} g;
+
+static const uint8_t g_hostid[NF][NVMF_RESV_HOSTID_LEN] = { { 0xa }, { 0xb } };
+
+static void
+front_init(struct world *w, uint32_t x)
+{
+	gga_front_init(&w->f[x], g.k, g.m, (uint16_t)(x + 1), g.lease, x == 0, w->now);
+	/* The reason is a pointer: equal worlds must compare equal. */
+	w->f[x].reason = NULL;
+	if (g.q_override != 0) {
+		w->f[x].q = g.q_override;
+	}
+	memset(w->out[x], 0, sizeof(w->out[x]));
+	w->was_active[x] = 0;
+}
+
+/* The holder's key on member i, 0 if nobody holds it. */
+static uint64_t
+holder_key(const struct nvmf_resv *r)
+{
+	uint32_t j;
+
+	if (r->type == NVMF_RESV_NONE) {
+		return 0;
+	}
+	for (j = 0; j < r->nregs; j++) {
+		if (memcmp(r->regs[j].hostid, r->holder, NVMF_RESV_HOSTID_LEN) == 0) {
+			return r->regs[j].key;
+		}
+	}
+	return 0;
+}
+
+static enum gga_front_result
+as_result(int sc)
+{
+	if (sc == NVME_SC_SUCCESS) {
+		return GGA_FRONT_OK;
+	}
+	return sc == NVME_SC_RESERVATION_CONFLICT ? GGA_FRONT_CONFLICT : GGA_FRONT_ERROR;
+}
+
+/* What the gga bdev's shell sends for one command, at the member (DESIGN.md 1.3). */
+static enum gga_front_result
+carry_out(struct nvmf_resv *r, const uint8_t *hostid, const struct gga_front_cmd *c)
+{
+	int sc;
+
+	switch (c->op) {
+	case GGA_FRONT_OP_ACQUIRE:
+	case GGA_FRONT_OP_PREEMPT:
+		sc = nvmf_resv_register(r, hostid, 1, NVMF_RESV_REPLACE, true, 0, 0, c->nrkey,
+					NULL);
+		if (sc != NVME_SC_SUCCESS) {
+			return as_result(sc);
+		}
+		if (c->op == GGA_FRONT_OP_PREEMPT) {
+			sc = nvmf_resv_acquire(r, hostid, NVMF_RESV_PREEMPT_ABORT, false,
+					       GGA_FRONT_RTYPE, c->nrkey, c->prkey, NULL);
+			if (sc != NVME_SC_SUCCESS) {
+				return as_result(sc);
+			}
+		}
+		/* Confirms the holder: a preempt of a released member acquires nothing. */
+		return as_result(nvmf_resv_acquire(r, hostid, NVMF_RESV_ACQUIRE, false,
+						   GGA_FRONT_RTYPE, c->nrkey, 0, NULL));
+	case GGA_FRONT_OP_RENEW:
+		return as_result(nvmf_resv_register(r, hostid, 1, NVMF_RESV_REPLACE, false, 0,
+						    c->crkey, c->nrkey, NULL));
+	case GGA_FRONT_OP_RELEASE:
+		return as_result(nvmf_resv_release(r, hostid, NVMF_RESV_RELEASE, false,
+						   GGA_FRONT_RTYPE, c->crkey, NULL));
+	default:
+		return GGA_FRONT_ERROR;
+	}
+}
+
+static void
+fail(const char *why)
+{
+	if (!g.bad) {
+		g.bad = true;
+		g.why = why;
+	}
+}
+
+/* After any event: a front that just became active must see the last acknowledged write (S1). */
+static void
+w_note_roles(struct world *w)
+{
+	uint32_t x, i;
+	bool sees;
+
+	for (x = 0; x < NF; x++) {
+		bool active = w->front_up[x] && w->f[x].role == GGA_FRONT_ACTIVE;
+
+		if (active && !w->was_active[x]) {
+			sees = w->acked == 0;
+			for (i = 0; i < g.n; i++) {
+				if (w->f[x].members[i].held && w->ver[i] >= w->acked) {
+					sees = true;
+				}
+			}
+			if (!sees) {
+				fail("S1: a front became active without a member that has the last acknowledged write");
+			}
+			w->epoch++;
+			w->act_epoch[x] = w->epoch;
+		}
+		w->was_active[x] = active;
+	}
+}
+
+static void
+w_write(struct world *w, uint32_t x)
+{
+	struct gga_front *f = &w->f[x];
+	uint32_t i, took = 0;
+	bool refused = false;
+	uint8_t v = (uint8_t)(w->gen + 1);
+
+	w->gen = v;
+	w->writes--;
+	for (i = 0; i < g.n; i++) {
+		if (!gga_front_may_use(f, i) || !w->up[i]) {
+			continue;
+		}
+		if (nvmf_resv_check(&w->mem[i], g_hostid[x], true) != NVME_SC_SUCCESS) {
+			refused = true;
+			gga_front_conflict(f, i, w->now);
+			continue;
+		}
+		w->ver[i] = v;
+		took++;
+	}
+	if (refused || took < g.k) {
+		return;
+	}
+	if (w->act_epoch[x] != w->epoch) {
+		fail("S2: a front acknowledged a write after the other became active");
+	}
+	w->acked = v;
+}
+
+static bool
+w_enabled(const struct world *w, struct ev e)
+{
+	uint32_t x = e.arg / MAXN, i = e.arg % MAXN;
+
+	switch (e.type) {
+	case E_TICK:
+		return w->now < g.t_max;
+	case E_POLL:
+		return w->front_up[e.arg];
+	case E_REPORT:
+		return w->front_up[x] && !w->f[x].members[i].held && !w->f[x].members[i].busy;
+	case E_DELIVER:
+		return w->front_up[x] && w->out[x][i].op != GGA_FRONT_OP_NONE;
+	case E_WRITE:
+		return w->writes > 0 && w->front_up[e.arg] && w->f[e.arg].role == GGA_FRONT_ACTIVE;
+	case E_TOGGLE:
+		return w->toggles > 0;
+	case E_CRASH:
+		return w->crashes > 0 && w->front_up[e.arg];
+	case E_RESTART:
+		return !w->front_up[e.arg];
+	case E_HANDOVER:
+		return w->handovers > 0 && w->front_up[e.arg] &&
+		       (w->f[e.arg].role == GGA_FRONT_ACTIVE ||
+			w->f[e.arg].role == GGA_FRONT_STANDBY);
+	default:
+		return false;
+	}
+}
+
+static void
+w_event(struct world *w, struct ev e)
+{
+	struct gga_front_cmd cmds[MAXN];
+	uint32_t x = e.arg / MAXN, i = e.arg % MAXN, j;
+	enum gga_front_result res;
+
+	switch (e.type) {
+	case E_TICK:
+		w->now++;
+		break;
+	case E_POLL:
+		gga_front_poll(&w->f[e.arg], w->now, cmds);
+		for (j = 0; j < g.n; j++) {
+			if (cmds[j].op != GGA_FRONT_OP_NONE) {
+				w->out[e.arg][j] = cmds[j];
+			}
+		}
+		break;
+	case E_REPORT:
+		gga_front_report(&w->f[x], i, w->now, w->up[i],
+				 w->up[i] ? holder_key(&w->mem[i]) : 0);
+		break;
+	case E_DELIVER:
+		res = w->up[i] ? carry_out(&w->mem[i], g_hostid[x], &w->out[x][i]) :
+				 GGA_FRONT_ERROR;
+		memset(&w->out[x][i], 0, sizeof(w->out[x][i]));
+		gga_front_done(&w->f[x], i, w->now, res);
+		break;
+	case E_WRITE:
+		w_write(w, e.arg);
+		break;
+	case E_TOGGLE:
+		w->up[e.arg] = !w->up[e.arg];
+		w->toggles--;
+		break;
+	case E_CRASH:
+		w->front_up[e.arg] = 0;
+		w->crashes--;
+		memset(&w->f[e.arg], 0, sizeof(w->f[e.arg]));
+		memset(w->out[e.arg], 0, sizeof(w->out[e.arg]));
+		w->was_active[e.arg] = 0;
+		break;
+	case E_RESTART:
+		w->front_up[e.arg] = 1;
+		front_init(w, e.arg);
+		break;
+	case E_HANDOVER:
+		gga_front_hand_over(&w->f[e.arg], w->now);
+		w->handovers--;
+		break;
+	default:
+		break;
+	}
+	for (x = 0; x < NF; x++) {
+		w->f[x].reason = NULL;
+	}
+	w_note_roles(w);
+}
+
+static uint32_t
+w_events(struct ev *evs)
+{
+	uint32_t c = 0, x, i, t;
+
+	for (t = 0; t < E_NTYPES; t++) {
+		switch (t) {
+		case E_TICK:
+			evs[c++] = (struct ev){ (uint8_t)t, 0 };
+			break;
+		case E_REPORT:
+		case E_DELIVER:
+			for (x = 0; x < NF; x++) {
+				for (i = 0; i < g.n; i++) {
+					evs[c++] = (struct ev){ (uint8_t)t,
+								(uint8_t)(x * MAXN + i) };
+				}
+			}
+			break;
+		case E_TOGGLE:
+			for (i = 0; i < g.n; i++) {
+				evs[c++] = (struct ev){ (uint8_t)t, (uint8_t)i };
+			}
+			break;
+		default:
+			for (x = 0; x < NF; x++) {
+				evs[c++] = (struct ev){ (uint8_t)t, (uint8_t)x };
+			}
+			break;
+		}
+	}
+	return c;
+}
+
+static uint64_t
+w_hash(const struct world *w)
+{
+	const uint8_t *p = (const uint8_t *)w;
+	uint64_t h = 0xcbf29ce484222325ull, v;
+	size_t i;
+
+	for (i = 0; i + 8 <= sizeof(*w); i += 8) {
+		memcpy(&v, p + i, 8);
+		h = (h ^ v) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	for (; i < sizeof(*w); i++) {
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	}
+	return h;
+}
+
+static struct memo *
+memo_slot(uint64_t fp, uint32_t rem, bool *hit)
+{
+	uint64_t key = fp ^ ((uint64_t)rem * 0x9e3779b97f4a7c15ull), mask = (1ull << MEMO_BITS) - 1;
+	uint64_t i, idx = key & mask;
+	struct memo *s;
+
+	for (i = 0; i < 64; i++) {
+		s = &g.memo[(idx + i) & mask];
+		if (s->rem == 0) {
+			*hit = false;
+			return s;
+		}
+		if (s->fp == fp && s->rem == rem) {
+			*hit = true;
+			return s;
+		}
+	}
+	*hit = false;
+	g.memo_full = true;
+	return NULL;
+}
+
+static bool
+dfs(const struct world *w, uint32_t rem, uint32_t depth, uint64_t *count)
+{
+	struct ev evs[E_NTYPES * NF * MAXN];
+	uint32_t ne = w_events(evs), e;
+	struct world nw;
+	struct memo *slot;
+	uint64_t sub, fp;
+	bool hit;
+
+	*count = 0;
+	for (e = 0; e < ne; e++) {
+		if (!w_enabled(w, evs[e])) {
+			continue;
+		}
+		memcpy(&nw, w, sizeof(nw));
+		g.path[depth] = evs[e];
+		w_event(&nw, evs[e]);
+		g.steps++;
+		if (g.bad) {
+			g.path_len = depth + 1;
+			return true;
+		}
+		sub = 0;
+		if (rem > 1) {
+			fp = w_hash(&nw);
+			slot = memo_slot(fp, rem - 1, &hit);
+			if (hit) {
+				sub = slot->count;
+			} else {
+				g.states++;
+				if (dfs(&nw, rem - 1, depth + 1, &sub)) {
+					return true;
+				}
+				if (slot != NULL) {
+					slot->fp = fp;
+					slot->rem = rem - 1;
+					slot->count = sub;
+				}
+			}
+		}
+		*count += 1 + sub;
+	}
+	return false;
+}
+
+/* Run one event that must be enabled (the set-up and the liveness check). */
+static void
+run(struct world *w, uint8_t type, uint32_t x, uint32_t i)
+{
+	struct ev e = { type, (uint8_t)(type == E_REPORT || type == E_DELIVER ? x * MAXN + i : x) };
+
+	if (type == E_TOGGLE) {
+		e.arg = (uint8_t)i;
+	}
+	if (w_enabled(w, e)) {
+		w_event(w, e);
+	}
+}
+
+/* Reports, a poll and the deliveries of front x, for every member. */
+static void
+round_of(struct world *w, uint32_t x)
+{
+	uint32_t i;
+
+	for (i = 0; i < g.n; i++) {
+		run(w, E_REPORT, x, i);
+	}
+	run(w, E_POLL, x, 0);
+	for (i = 0; i < g.n; i++) {
+		run(w, E_DELIVER, x, i);
+	}
+}
+
+/* Both fronts up over blank members; A takes them, writes once; B has read the reports. */
+static void
+w_init(struct world *w)
+{
+	uint32_t i, x;
+
+	memset(w, 0, sizeof(*w));
+	w->now = 1;
+	for (i = 0; i < g.n; i++) {
+		nvmf_resv_init(&w->mem[i]);
+		w->up[i] = 1;
+	}
+	for (x = 0; x < NF; x++) {
+		w->front_up[x] = 1;
+		front_init(w, x);
+	}
+	round_of(w, 0);
+	w->writes = 3;
+	run(w, E_WRITE, 0, 0);
+	for (i = 0; i < g.n; i++) {
+		run(w, E_REPORT, 1, i);
+	}
+	w->toggles = 1;
+	w->crashes = 1;
+	w->handovers = 1;
+}
+
+static void
+print_path(void)
+{
+	uint32_t i;
+	struct ev e;
+
+	printf("  shortest counterexample (%u events), then: %s\n", g.path_len, g.why);
+	for (i = 0; i < g.path_len; i++) {
+		e = g.path[i];
+		printf("    %u. %s", i + 1, g_ev_names[e.type]);
+		if (e.type == E_REPORT || e.type == E_DELIVER) {
+			printf(" %c member %u\n", 'A' + e.arg / MAXN, e.arg % MAXN);
+		} else if (e.type == E_TOGGLE) {
+			printf(" member %u\n", e.arg);
+		} else if (e.type != E_TICK) {
+			printf(" %c\n", 'A' + e.arg);
+		} else {
+			printf("\n");
+		}
+	}
+}
+
+static void
+setup(uint32_t k, uint32_t m, uint32_t q_override)
+{
+	g.k = k;
+	g.m = m;
+	g.n = k + m;
+	g.q_override = q_override;
+	g.lease = LEASE;
+	g.bad = false;
+	g.why = NULL;
+	g.steps = 0;
+	g.states = 0;
+	g.memo_full = false;
+}
+
+/*
+ * Every sequence up to max_depth, with the fronts' lease `lease`; the length
+ * of the shortest violating one, 0 if none.
+ */
+static uint32_t
+check_lease(uint32_t k, uint32_t m, uint32_t q_override, uint64_t lease, uint32_t max_depth)
+{
+	struct timespec t0, t1;
+	struct world w;
+	uint64_t count = 0;
+	uint32_t d, found = 0;
+
+	setup(k, m, q_override);
+	g.lease = lease;
+	w_init(&w);
+	CU_ASSERT_FATAL(!g.bad);
+	/* The set-up must reach what the walk starts from. */
+	CU_ASSERT_FATAL(w.f[0].role == GGA_FRONT_ACTIVE);
+	CU_ASSERT_FATAL(w.f[1].role == GGA_FRONT_STANDBY);
+	CU_ASSERT_FATAL(w.acked == 1);
+	g.t_max = w.now + LEASE + 2;
+	g.memo = calloc(1ull << MEMO_BITS, sizeof(*g.memo));
+	CU_ASSERT_FATAL(g.memo != NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (d = 1; d <= max_depth; d++) {
+		memset(g.memo, 0, (1ull << MEMO_BITS) * sizeof(*g.memo));
+		if (dfs(&w, d, 0, &count)) {
+			found = d;
+			break;
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("\n  %u+%u, q %u, lease %" PRIu64 ": ", k, m,
+	       q_override ? q_override : gga_front_quorum(k, m), lease);
+	if (found) {
+		printf("violation at depth %u", found);
+	} else {
+		printf("depth %u, %" PRIu64 " event sequences of 1..%u events, no violation",
+		       max_depth, count, max_depth);
+	}
+	printf("; %" PRIu64 " states expanded, %" PRIu64 " steps, %.2f s%s\n", g.states, g.steps,
+	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
+	       g.memo_full ? " (memo table full: some states explored twice)" : "");
+	if (found) {
+		print_path();
+	}
+	free(g.memo);
+	g.memo = NULL;
+	return found;
+}
+
+static uint32_t
+check(uint32_t k, uint32_t m, uint32_t q_override, uint32_t max_depth)
+{
+	return check_lease(k, m, q_override, LEASE, max_depth);
+}
+
+static uint32_t
+depth_env(uint32_t dflt)
+{
+	const char *s = getenv("GGA_FRONT_DEPTH");
+	long d = s != NULL ? strtol(s, NULL, 10) : (long)dflt;
+
+	return d >= 1 && d <= MAX_DEPTH ? (uint32_t)d : dflt;
+}
+
+static void
+test_quorum(void)
+{
+	UT_ASSERT_EQ(gga_front_quorum(2, 1), 2);
+	UT_ASSERT_EQ(gga_front_quorum(4, 2), 4);
+	UT_ASSERT_EQ(gga_front_quorum(8, 3), 6);
+	UT_ASSERT_EQ(gga_front_quorum(1, 1), 2);
+	UT_ASSERT_EQ(gga_front_quorum(3, 2), 3);
+	UT_ASSERT_EQ(gga_front_key(3, 7), 0x0003000000000007ull);
+	UT_ASSERT_EQ(gga_front_key_owner(gga_front_key(3, 7)), 3);
+}
+
+static void
+test_safe_2_1(void)
+{
+	UT_ASSERT_EQ(check(2, 1, 0, depth_env(DEPTH)), 0);
+}
+
+static void
+test_safe_3_2(void)
+{
+	UT_ASSERT_EQ(check(3, 2, 0, depth_env(DEPTH) > 8 ? 8 : depth_env(DEPTH)), 0);
+}
+
+/*
+ * Safety does not hang on the clock: with a lease of 0 the standby preempts
+ * at its first poll, taking over from a live active again and again; the
+ * members still keep every acknowledged write (docs/DESIGN.md 1.5).
+ */
+static void
+test_safe_without_lease(void)
+{
+	UT_ASSERT_EQ(check_lease(2, 1, 0, 0, 9), 0);
+}
+
+/* The checker finds what a quorum below m + 1 allows: a takeover that misses a write. */
+static void
+test_quorum_one_found(void)
+{
+	CU_ASSERT(check(2, 1, 1, 12) != 0);
+	CU_ASSERT(g.why != NULL && g.why[0] == 'S');
+}
+
+/*
+ * Liveness: events in a fair order (each front's round, then a tick).
+ * Blank members: one front is active within a round. The active stops (its
+ * events no longer come): the standby is active within lease + 2 ticks, and
+ * the old one, back, steps down at its first renewal without writing.
+ */
+static void
+test_takeover_bound(void)
+{
+	struct world w;
+	uint64_t stop_at;
+	uint32_t t;
+
+	setup(2, 1, 0);
+	w_init(&w);
+	g.t_max = UINT64_MAX;
+	CU_ASSERT_FATAL(w.f[0].role == GGA_FRONT_ACTIVE);
+	/* Both running: A keeps it (B's preempts would be refused if tried). */
+	for (t = 0; t < 3 * LEASE; t++) {
+		round_of(&w, 0);
+		round_of(&w, 1);
+		run(&w, E_TICK, 0, 0);
+	}
+	UT_ASSERT_EQ(w.f[0].role, GGA_FRONT_ACTIVE);
+	UT_ASSERT_EQ(w.f[1].role, GGA_FRONT_STANDBY);
+	/* A pauses. */
+	stop_at = w.now;
+	for (t = 0; t < LEASE + 3 && w.f[1].role != GGA_FRONT_ACTIVE; t++) {
+		round_of(&w, 1);
+		run(&w, E_TICK, 0, 0);
+	}
+	UT_ASSERT_EQ(w.f[1].role, GGA_FRONT_ACTIVE);
+	CU_ASSERT(w.now - stop_at <= LEASE + 2);
+	printf("\n  takeover %" PRIu64 " ticks after the active stopped (lease %u)\n",
+	       w.now - stop_at, LEASE);
+	/* A comes back believing it is active: its write is refused, it steps down. */
+	UT_ASSERT_EQ(w.f[0].role, GGA_FRONT_ACTIVE);
+	w.writes = 1;
+	run(&w, E_WRITE, 0, 0);
+	CU_ASSERT(!g.bad);
+	UT_ASSERT_EQ(w.f[0].role, GGA_FRONT_STANDBY);
+	UT_ASSERT_EQ(w.acked, 1);
+	/* A hand-over back to A: B releases, A takes over without waiting a lease. */
+	UT_ASSERT_EQ(gga_front_hand_over(&w.f[1], w.now), 0);
+	UT_ASSERT_EQ(gga_front_hand_over(&w.f[0], w.now), 0);
+	round_of(&w, 1);
+	UT_ASSERT_EQ(w.f[1].role, GGA_FRONT_STANDBY);
+	round_of(&w, 0);
+	UT_ASSERT_EQ(w.f[0].role, GGA_FRONT_ACTIVE);
+	/* A front that is neither active nor standby refuses a hand-over. */
+	w.f[1].role = GGA_FRONT_TAKING_OVER;
+	UT_ASSERT_EQ(gga_front_hand_over(&w.f[1], w.now), -EINVAL);
+	CU_ASSERT(!g.bad);
+}
+
+/* A member that refuses the renewal (a preempt happened): the active steps down. */
+static void
+test_renew_conflict_steps_down(void)
+{
+	struct world w;
+
+	setup(2, 1, 0);
+	w_init(&w);
+	g.t_max = UINT64_MAX;
+	CU_ASSERT_FATAL(w.f[0].role == GGA_FRONT_ACTIVE);
+	/* Someone cleared member 1's registrations. */
+	nvmf_resv_init(&w.mem[1]);
+	run(&w, E_TICK, 0, 0);
+	run(&w, E_POLL, 0, 0);
+	CU_ASSERT(w.out[0][1].op == GGA_FRONT_OP_RENEW);
+	run(&w, E_DELIVER, 0, 1);
+	UT_ASSERT_EQ(w.f[0].role, GGA_FRONT_STANDBY);
+	CU_ASSERT(!gga_front_may_use(&w.f[0], 0));
+}
+
+int
+main(void)
+{
+	static const struct ut_test tests[] = {
+		UT_TEST(test_quorum),
+		UT_TEST(test_safe_2_1),
+		UT_TEST(test_safe_3_2),
+		UT_TEST(test_safe_without_lease),
+		UT_TEST(test_quorum_one_found),
+		UT_TEST(test_takeover_bound),
+		UT_TEST(test_renew_conflict_steps_down),
+	};
+
+	return ut_run("gga_front", tests, sizeof(tests) / sizeof(tests[0]), NULL, NULL);
+}
