@@ -296,28 +296,18 @@ nvmf_subsystem_set_cntlid_range(struct nvmf_subsystem *subsys, uint16_t min, uin
 	return 0;
 }
 
-static const struct {
-	uint8_t state;
-	const char *name;
-} g_ana_states[] = {
-	{ NVME_ANA_OPTIMIZED, "optimized" },
-	{ NVME_ANA_NON_OPTIMIZED, "non_optimized" },
-	{ NVME_ANA_INACCESSIBLE, "inaccessible" },
-	{ NVME_ANA_PERSISTENT_LOSS, "persistent_loss" },
-	{ NVME_ANA_CHANGE, "change" },
+/* The states an RPC may set, in the order of their values. */
+static const uint8_t g_ana_states[] = {
+	NVME_ANA_OPTIMIZED,       NVME_ANA_NON_OPTIMIZED, NVME_ANA_INACCESSIBLE,
+	NVME_ANA_PERSISTENT_LOSS, NVME_ANA_CHANGE,
 };
 
 const char *
 nvmf_ana_state_str(uint8_t state)
 {
-	size_t i;
+	const char *name = nvme_ana_state_name(state);
 
-	for (i = 0; i < ARRAY_SIZE(g_ana_states); i++) {
-		if (g_ana_states[i].state == state) {
-			return g_ana_states[i].name;
-		}
-	}
-	return "?";
+	return name != NULL ? name : "?";
 }
 
 int
@@ -326,8 +316,8 @@ nvmf_ana_state_parse(const char *s, uint8_t *state)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(g_ana_states); i++) {
-		if (strcmp(g_ana_states[i].name, s) == 0) {
-			*state = g_ana_states[i].state;
+		if (strcmp(nvme_ana_state_name(g_ana_states[i]), s) == 0) {
+			*state = g_ana_states[i];
 			return 0;
 		}
 	}

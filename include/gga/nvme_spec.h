@@ -765,6 +765,26 @@ enum nvme_ana_state {
 	NVME_ANA_PERSISTENT_LOSS = 0x4,
 	NVME_ANA_CHANGE = 0xf,
 };
+
+/* The name of an ANA state as RPCs spell it (SPDK's), or NULL for a value the spec does not define. */
+static inline const char *
+nvme_ana_state_name(uint8_t state)
+{
+	switch (state) {
+	case NVME_ANA_OPTIMIZED:
+		return "optimized";
+	case NVME_ANA_NON_OPTIMIZED:
+		return "non_optimized";
+	case NVME_ANA_INACCESSIBLE:
+		return "inaccessible";
+	case NVME_ANA_PERSISTENT_LOSS:
+		return "persistent_loss";
+	case NVME_ANA_CHANGE:
+		return "change";
+	default:
+		return NULL;
+	}
+}
 /* Get Log Page ANA, LSP bit 0: Return Groups Only (no NSID lists). */
 #define NVME_LOG_ANA_LSP_RGO     (1u << 8)
 /* CNTRLTYPE values. */

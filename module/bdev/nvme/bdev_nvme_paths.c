@@ -15,21 +15,13 @@
 
 #include "bdev_nvme_internal.h"
 
+/* A state the log gave that the spec does not define is shown as in transition. */
 static const char *
-nvmf_ana_name(uint8_t state)
+ana_name(uint8_t state)
 {
-	switch (state) {
-	case NVME_ANA_OPTIMIZED:
-		return "optimized";
-	case NVME_ANA_NON_OPTIMIZED:
-		return "non_optimized";
-	case NVME_ANA_INACCESSIBLE:
-		return "inaccessible";
-	case NVME_ANA_PERSISTENT_LOSS:
-		return "persistent_loss";
-	default:
-		return "change";
-	}
+	const char *name = nvme_ana_state_name(state);
+
+	return name != NULL ? name : "change";
 }
 
 const char *
@@ -63,7 +55,7 @@ nbc_paths_json(const struct nvme_bdev_ctrlr *primary)
 								     ->nsid,
 							     "ana_state",
 							     path->ana_reporting ?
-								     nvmf_ana_name(path->ana[k]) :
+								     ana_name(path->ana[k]) :
 								     "optimized"));
 		}
 		json_array_append_new(arr, json_pack("{s:o, s:s, s:I, s:o}", "trid",
