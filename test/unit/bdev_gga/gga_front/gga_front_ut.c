@@ -39,6 +39,7 @@
 #include "bdev_gga/gga_front.h"
 #include "gga/nvme_spec.h"
 #include "gga_ut.h"
+#include "ut_explore.h"
 
 #define MAXN      6
 #define NF        2
@@ -87,19 +88,12 @@ struct world {
 	uint64_t now;
 };
 
-struct memo {
-	uint64_t fp;
-	uint32_t rem;
-	uint64_t count;
-};
-
 static struct {
 	uint32_t k, m, n;
 	uint32_t q_override; /* 0: the module's quorum */
 	uint64_t lease;      /* the fronts' lease (LEASE but in one test) */
 	uint64_t t_max;
-	struct memo *memo;
-	bool memo_full;
+	struct ut_memo memo;
 	bool bad;
 	const char *why;
 	struct ev path[MAX_DEPTH + 1];
@@ -378,42 +372,7 @@ w_events(struct ev *evs)
 static uint64_t
 w_hash(const struct world *w)
 {
-	const uint8_t *p = (const uint8_t *)w;
-	uint64_t h = 0xcbf29ce484222325ull, v;
-	size_t i;
-
-	for (i = 0; i + 8 <= sizeof(*w); i += 8) {
-		memcpy(&v, p + i, 8);
-		h = (h ^ v) * 0x100000001b3ull;
-		h ^= h >> 29;
-	}
-	for (; i < sizeof(*w); i++) {
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	}
-	return h;
-}
-
-static struct memo *
-memo_slot(uint64_t fp, uint32_t rem, bool *hit)
-{
-	uint64_t key = fp ^ ((uint64_t)rem * 0x9e3779b97f4a7c15ull), mask = (1ull << MEMO_BITS) - 1;
-	uint64_t i, idx = key & mask;
-	struct memo *s;
-
-	for (i = 0; i < 64; i++) {
-		s = &g.memo[(idx + i) & mask];
-		if (s->rem == 0) {
-			*hit = false;
-			return s;
-		}
-		if (s->fp == fp && s->rem == rem) {
-			*hit = true;
-			return s;
-		}
-	}
-	*hit = false;
-	g.memo_full = true;
-	return NULL;
+	return ut_hash_bytes(w, sizeof(*w));
 }
 
 static bool
@@ -422,7 +381,7 @@ dfs(const struct world *w, uint32_t rem, uint32_t depth, uint64_t *count)
 	struct ev evs[E_NTYPES * NF * MAXN];
 	uint32_t ne = w_events(evs), e;
 	struct world nw;
-	struct memo *slot;
+	struct ut_memo_entry *slot;
 	uint64_t sub, fp;
 	bool hit;
 
@@ -442,7 +401,7 @@ dfs(const struct world *w, uint32_t rem, uint32_t depth, uint64_t *count)
 		sub = 0;
 		if (rem > 1) {
 			fp = w_hash(&nw);
-			slot = memo_slot(fp, rem - 1, &hit);
+			slot = ut_memo_slot(&g.memo, fp, rem - 1, &hit);
 			if (hit) {
 				sub = slot->count;
 			} else {
@@ -552,7 +511,6 @@ setup(uint32_t k, uint32_t m, uint32_t q_override)
 	g.why = NULL;
 	g.steps = 0;
 	g.states = 0;
-	g.memo_full = false;
 }
 
 /*
@@ -576,11 +534,10 @@ check_lease(uint32_t k, uint32_t m, uint32_t q_override, uint64_t lease, uint32_
 	CU_ASSERT_FATAL(w.f[1].role == GGA_FRONT_STANDBY);
 	CU_ASSERT_FATAL(w.acked == 1);
 	g.t_max = w.now + LEASE + 2;
-	g.memo = calloc(1ull << MEMO_BITS, sizeof(*g.memo));
-	CU_ASSERT_FATAL(g.memo != NULL);
+	CU_ASSERT_FATAL(ut_memo_init(&g.memo, MEMO_BITS));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (d = 1; d <= max_depth; d++) {
-		memset(g.memo, 0, (1ull << MEMO_BITS) * sizeof(*g.memo));
+		ut_memo_clear(&g.memo);
 		if (dfs(&w, d, 0, &count)) {
 			found = d;
 			break;
@@ -597,12 +554,11 @@ check_lease(uint32_t k, uint32_t m, uint32_t q_override, uint64_t lease, uint32_
 	}
 	printf("; %" PRIu64 " states expanded, %" PRIu64 " steps, %.2f s%s\n", g.states, g.steps,
 	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
-	       g.memo_full ? " (memo table full: some states explored twice)" : "");
+	       g.memo.full ? " (memo table full: some states explored twice)" : "");
 	if (found) {
 		print_path();
 	}
-	free(g.memo);
-	g.memo = NULL;
+	ut_memo_fini(&g.memo);
 	return found;
 }
 

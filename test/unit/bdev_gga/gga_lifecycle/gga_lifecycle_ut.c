@@ -30,6 +30,7 @@
 
 #include "bdev_gga/gga_lifecycle.h"
 #include "gga_ut.h"
+#include "ut_explore.h"
 
 #define NB          2    /* logical blocks: 0 below a checkpoint, 1 above */
 #define MAXN        6    /* 4 + 2 */
@@ -130,12 +131,7 @@ static struct {
 	uint32_t path_len;
 	uint64_t steps;
 	uint64_t states;
-	struct memo {
-		uint64_t fp;
-		uint64_t count;
-		uint32_t rem;
-	} * memo;
-	bool memo_full;
+	struct ut_memo memo;
 } g;
 
 static void
@@ -784,42 +780,7 @@ w_check(const struct world *w)
 static uint64_t
 w_hash(const struct world *w)
 {
-	const uint8_t *p = (const uint8_t *)w;
-	uint64_t h = 0xcbf29ce484222325ull, x;
-	size_t i;
-
-	for (i = 0; i + 8 <= sizeof(*w); i += 8) {
-		memcpy(&x, p + i, 8);
-		h = (h ^ x) * 0x100000001b3ull;
-		h ^= h >> 29;
-	}
-	for (; i < sizeof(*w); i++) {
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	}
-	return h;
-}
-
-static struct memo *
-memo_slot(uint64_t fp, uint32_t rem, bool *hit)
-{
-	uint64_t key = fp ^ ((uint64_t)rem * 0x9e3779b97f4a7c15ull), mask = (1ull << MEMO_BITS) - 1;
-	uint64_t i, idx = key & mask;
-	struct memo *s;
-
-	for (i = 0; i < 64; i++) {
-		s = &g.memo[(idx + i) & mask];
-		if (s->rem == 0) {
-			*hit = false;
-			return s;
-		}
-		if (s->fp == fp && s->rem == rem) {
-			*hit = true;
-			return s;
-		}
-	}
-	*hit = false;
-	g.memo_full = true;
-	return NULL;
+	return ut_hash_bytes(w, sizeof(*w));
 }
 
 /* Number of the events possible in a world: writes 2, five per member, the rest. */
@@ -863,7 +824,7 @@ dfs(const struct world *w, uint32_t rem, uint32_t depth, uint64_t *count)
 	struct w_ev evs[E_NTYPES * MAXN];
 	uint32_t ne = w_events(evs), e;
 	struct world nw;
-	struct memo *slot;
+	struct ut_memo_entry *slot;
 	uint64_t sub;
 	bool hit;
 
@@ -883,7 +844,7 @@ dfs(const struct world *w, uint32_t rem, uint32_t depth, uint64_t *count)
 		}
 		sub = 0;
 		if (rem > 1) {
-			slot = memo_slot(w_hash(&nw), rem - 1, &hit);
+			slot = ut_memo_slot(&g.memo, w_hash(&nw), rem - 1, &hit);
 			if (hit) {
 				sub = slot->count;
 			} else {
@@ -974,16 +935,14 @@ check_restore(uint32_t k, uint32_t m, const struct gga_lc_rules *rules, uint32_t
 	g.bad = false;
 	g.steps = 0;
 	g.states = 0;
-	g.memo_full = false;
-	g.memo = calloc(1ull << MEMO_BITS, sizeof(*g.memo));
-	CU_ASSERT_FATAL(g.memo != NULL);
+	CU_ASSERT_FATAL(ut_memo_init(&g.memo, MEMO_BITS));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	w_init(&w);
 	w_check(&w);
 	CU_ASSERT_FATAL(!g.bad);
 	CU_ASSERT_FATAL(w.front_up);
 	for (d = 1; d <= max_depth; d++) {
-		memset(g.memo, 0, (1ull << MEMO_BITS) * sizeof(*g.memo));
+		ut_memo_clear(&g.memo);
 		if (dfs(&w, d, 0, &count)) {
 			found = d;
 			break;
@@ -1000,12 +959,11 @@ check_restore(uint32_t k, uint32_t m, const struct gga_lc_rules *rules, uint32_t
 	}
 	printf("; %" PRIu64 " states expanded, %" PRIu64 " steps, %.2f s%s\n", g.states, g.steps,
 	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
-	       g.memo_full ? " (memo table full: some states explored twice)" : "");
+	       g.memo.full ? " (memo table full: some states explored twice)" : "");
 	if (found) {
 		print_path();
 	}
-	free(g.memo);
-	g.memo = NULL;
+	ut_memo_fini(&g.memo);
 	return found;
 }
 

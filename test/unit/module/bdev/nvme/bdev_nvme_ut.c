@@ -596,6 +596,20 @@ test_attach_bdevs(void)
 	UT_ASSERT_EQ(bdev_nvme_detach_controller("N0", NULL, NULL), -ENODEV);
 }
 
+/* Submit a reservation on the device's thread and let it reach the stub. */
+static int
+resv_submit(struct ut_dev *dev, const struct bdev_nvme_resv_cmd *c, struct ut_io *io)
+{
+	int rc;
+
+	memset(io, 0, sizeof(*io));
+	thread_set_current(dev->thread);
+	rc = bdev_nvme_reservation(dev->desc, dev->ch, c, ut_io_done, io);
+	thread_set_current(g_ut_app);
+	ut_poll_idle();
+	return rc;
+}
+
 static void
 test_io_split_and_status(void)
 {
@@ -680,11 +694,7 @@ test_io_split_and_status(void)
 						.nrkey = 9 };
 		uint8_t rep[64];
 
-		memset(&io, 0, sizeof(io));
-		thread_set_current(dev.thread);
-		UT_ASSERT_EQ(bdev_nvme_reservation(dev.desc, dev.ch, &c, ut_io_done, &io), 0);
-		thread_set_current(g_ut_app);
-		ut_poll_idle();
+		UT_ASSERT_EQ(resv_submit(&dev, &c, &io), 0);
 		UT_ASSERT_EQ_FATAL(g_nsubs, 1);
 		UT_ASSERT_EQ(g_subs[0].op, SUB_RESV);
 		UT_ASSERT_EQ(g_resv_opc, NVME_OPC_RESERVATION_ACQUIRE);
@@ -700,11 +710,7 @@ test_io_split_and_status(void)
 		c.op = BDEV_NVME_RESV_REPORT;
 		c.buf = rep;
 		c.len = sizeof(rep);
-		memset(&io, 0, sizeof(io));
-		thread_set_current(dev.thread);
-		UT_ASSERT_EQ(bdev_nvme_reservation(dev.desc, dev.ch, &c, ut_io_done, &io), 0);
-		thread_set_current(g_ut_app);
-		ut_poll_idle();
+		UT_ASSERT_EQ(resv_submit(&dev, &c, &io), 0);
 		UT_ASSERT_EQ_FATAL(g_nsubs, 1);
 		UT_ASSERT_EQ(g_resv_opc, NVME_OPC_RESERVATION_REPORT);
 		UT_ASSERT_EQ(g_subs[0].nlb, 64);
