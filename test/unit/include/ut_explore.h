@@ -8,11 +8,14 @@
 #ifndef UT_EXPLORE_H
 #define UT_EXPLORE_H
 
+#include <inttypes.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* A 64-bit fingerprint of len bytes (FNV-1a over words, with a shift mix). */
 static inline uint64_t
@@ -93,6 +96,30 @@ ut_memo_slot(struct ut_memo *m, uint64_t fp, uint32_t rem, bool *hit)
 	*hit = false;
 	m->full = true;
 	return NULL;
+}
+
+/*
+ * The rest of a checker's summary line, after its own title: what the walk
+ * to max_depth found (`found`: the depth of the first violation, 0 none),
+ * the sequences it counted, the worlds expanded and the steps run, its time
+ * since t0.
+ */
+static inline void
+ut_explore_summary(uint32_t found, uint32_t max_depth, uint64_t count, uint64_t states,
+		   uint64_t steps, const struct timespec *t0, const struct ut_memo *m)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (found) {
+		printf("violation at depth %u", found);
+	} else {
+		printf("depth %u, %" PRIu64 " event sequences of 1..%u events, no violation",
+		       max_depth, count, max_depth);
+	}
+	printf("; %" PRIu64 " states expanded, %" PRIu64 " steps, %.2f s%s\n", states, steps,
+	       (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9,
+	       m->full ? " (memo table full: some states explored twice)" : "");
 }
 
 #endif /* UT_EXPLORE_H */

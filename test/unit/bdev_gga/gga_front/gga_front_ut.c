@@ -520,7 +520,7 @@ setup(uint32_t k, uint32_t m, uint32_t q_override)
 static uint32_t
 check_lease(uint32_t k, uint32_t m, uint32_t q_override, uint64_t lease, uint32_t max_depth)
 {
-	struct timespec t0, t1;
+	struct timespec t0;
 	struct world w;
 	uint64_t count = 0;
 	uint32_t d, found = 0;
@@ -543,18 +543,9 @@ check_lease(uint32_t k, uint32_t m, uint32_t q_override, uint64_t lease, uint32_
 			break;
 		}
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	printf("\n  %u+%u, q %u, lease %" PRIu64 ": ", k, m,
 	       q_override ? q_override : gga_front_quorum(k, m), lease);
-	if (found) {
-		printf("violation at depth %u", found);
-	} else {
-		printf("depth %u, %" PRIu64 " event sequences of 1..%u events, no violation",
-		       max_depth, count, max_depth);
-	}
-	printf("; %" PRIu64 " states expanded, %" PRIu64 " steps, %.2f s%s\n", g.states, g.steps,
-	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
-	       g.memo.full ? " (memo table full: some states explored twice)" : "");
+	ut_explore_summary(found, max_depth, count, g.states, g.steps, &t0, &g.memo);
 	if (found) {
 		print_path();
 	}
