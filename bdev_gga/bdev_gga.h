@@ -97,6 +97,18 @@ struct bdev_gga_opts {
 	 * than at its own timeout (default 5000; 0 = never).
 	 */
 	uint32_t member_timeout_ms;
+	/*
+	 * Two fronts for one array (docs/DESIGN.md section 1): this front's id
+	 * (1..65535, distinct per front; 0: a single front, no reservations).
+	 * Needs `uuid` and members that are NVMe namespaces with reservations.
+	 * The bdev is registered at once, inaccessible, and assembled only once
+	 * this front holds the members (docs/RPC.md "bdev_gga_create").
+	 */
+	uint16_t front_id;
+	/* The lease in ms (default 2000): the standby takes over after it lapses. */
+	uint32_t lease_ms;
+	/* Start as the standby: do not take members nobody holds without a lease first. */
+	bool standby;
 };
 
 /* Progress of a recovery pass, or the summary of the last one. */
@@ -247,6 +259,15 @@ struct bdev_gga_info {
 	 * last full scrub that found none: while non-zero the array is degraded.
 	 */
 	uint64_t unrecoverable_blocks;
+	/* Two fronts: front_id 0 for a single front (the rest unset). */
+	uint16_t front_id;
+	uint32_t lease_ms;
+	bool standby;
+	const char *role; /* "standby", "taking_over", "active", "handing_over", "stepped_down" */
+	const char *role_reason; /* why it holds that role (static string) */
+	double role_seconds;     /* how long it has held it */
+	uint32_t members_held;   /* members whose reservation it holds */
+	bool serving;            /* assembled and serving I/O */
 };
 
 typedef void (*bdev_gga_info_cb)(void *cb_arg, int rc);
@@ -301,6 +322,14 @@ int bdev_gga_set_member_policy(const char *name, const uint32_t *member_error_li
  * -EALREADY (the member is not faulted).
  */
 int bdev_gga_clear_member(const char *name, const char *member);
+
+/*
+ * Planned hand-over of a shared array (app thread): on the active front it
+ * stops serving and releases its reservations; on the standby it takes over
+ * at once, without waiting for the lease. 0, -ENODEV (no such gga bdev),
+ * -ENOTSUP (a single front), -EINVAL (neither active nor standby).
+ */
+int bdev_gga_hand_over(const char *name);
 
 /* The gga bdevs, in creation order, for listing (NULL-terminated walk). */
 struct bdev *bdev_gga_first(void);

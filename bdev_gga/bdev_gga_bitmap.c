@@ -174,7 +174,9 @@ bitmap_flush(struct gga_bitmap *bm)
 	bm->pending = 1;
 	for (i = 0; i < disk->n; i++) {
 		member = &disk->members[i];
-		if (!(targets & (1u << i)) || member->app_ch == NULL || member->removing) {
+		if (!(targets & (1u << i)) || member->app_ch == NULL || member->removing ||
+		    gga_disk_gated(disk)) {
+			/* (Gated: a front that does not serve writes nothing; its writes fail.) */
 			continue;
 		}
 		bm->ctx[i].owner = bm;

@@ -55,6 +55,11 @@ struct gga_create_ctx {
 	uint32_t absent;
 	uint8_t *bitmap;
 	uint32_t region_shift; /* requested (format) */
+	/*
+	 * A front of a shared array: the bdev was registered (gated) before the
+	 * members were read, and creation goes on once this front holds them.
+	 */
+	bool early;
 	int rc;
 	char msg[512];
 };
@@ -86,12 +91,29 @@ create_release(struct gga_create_ctx *ctx)
 		if (ctx->creating_listed) {
 			TAILQ_REMOVE(&g_creating, disk, link);
 		}
+		gga_front_shell_free(disk, disk->front);
 		gga_disk_free(disk);
 	}
 	env_dma_free(ctx->region);
 	env_dma_free(ctx->zero_buf);
 	free(ctx->bitmap);
 	free(ctx);
+}
+
+/* The context of an early-registered disk goes; the disk stays. */
+static void
+create_early_end(struct gga_create_ctx *ctx)
+{
+	struct gga_disk *disk = ctx->disk;
+
+	env_dma_free(ctx->region);
+	env_dma_free(ctx->zero_buf);
+	free(ctx->bitmap);
+	free(ctx);
+	disk->pending_ops--;
+	if (disk->destructing) {
+		gga_disk_try_free(disk);
+	}
 }
 
 /* Creation failed: release everything, then tell the caller. */
@@ -103,6 +125,12 @@ create_fail(struct gga_create_ctx *ctx)
 	char msg[sizeof(ctx->msg)];
 	int rc = ctx->rc;
 
+	if (ctx->early) {
+		/* The bdev is registered and stays, inaccessible: the front says why. */
+		gga_front_shell_assembled(ctx->disk, rc, ctx->msg);
+		create_early_end(ctx);
+		return;
+	}
 	if (ctx->disk != NULL && ctx->disk->bdev.name != NULL) {
 		ERRLOG("gga bdev '%s': %s\n", ctx->disk->bdev.name, ctx->msg);
 	} else {
@@ -139,8 +167,12 @@ create_check_removed(struct gga_create_ctx *ctx)
 	char label[160];
 	uint32_t i;
 
+	if (ctx->early && disk->destructing) {
+		create_set_msg(ctx, -ENODEV, "the bdev was deleted during assembly");
+		return true;
+	}
 	for (i = 0; i < disk->n; i++) {
-		if (disk->members[i].removing) {
+		if (disk->members[i].removing && !(ctx->absent & (1u << i))) {
 			create_set_msg(ctx, -ENODEV, "%s was removed during creation",
 				       gga_member_label(disk, i, label, sizeof(label)));
 			return true;
@@ -179,6 +211,17 @@ create_finish(struct gga_create_ctx *ctx)
 	}
 	disk->persisted_sync_mask = disk->live_mask;
 	disk->persisted_rec_mask = disk->rec_mask;
+	if (ctx->early) {
+		uuid_format(disk->array_uuid, uuid);
+		NOTICELOG("gga bdev '%s': %s array %s (%u + %u, %" PRIu64 " blocks of %u bytes, "
+			  "generations from %" PRIu64 ") as the active front\n",
+			  disk->bdev.name, ctx->format ? "formatted" : "assembled", uuid, disk->k,
+			  disk->m, disk->bdev.num_blocks, disk->block_size, disk->next_gen);
+		gga_disk_start(disk);
+		gga_front_shell_assembled(disk, 0, "");
+		create_early_end(ctx);
+		return;
+	}
 	/* The list entry is reused for the list of registered disks. */
 	TAILQ_REMOVE(&g_creating, disk, link);
 	ctx->creating_listed = false;
@@ -1083,9 +1126,171 @@ create_check_opts(struct gga_create_ctx *ctx, const struct bdev_gga_opts *opts)
 		create_set_msg(ctx, -EINVAL, "force: only valid with mode create");
 		return ctx->rc;
 	}
+	if (opts->front_id != 0 && !ctx->uuid_set) {
+		create_set_msg(ctx, -EINVAL,
+			       "front_id: a shared array needs its uuid (both fronts export the "
+			       "same namespace, and a standby may not read the members)");
+		return ctx->rc;
+	}
+	if (opts->front_id != 0 && opts->lease_ms != 0 && opts->lease_ms < 100) {
+		create_set_msg(ctx, -EINVAL, "lease_ms: %u is below 100", opts->lease_ms);
+		return ctx->rc;
+	}
+	if (opts->front_id == 0 && opts->standby) {
+		create_set_msg(ctx, -EINVAL, "standby: only with front_id");
+		return ctx->rc;
+	}
 	if (name_in_use(opts->name)) {
 		create_set_msg(ctx, -EEXIST, "bdev '%s' already exists", opts->name);
 		return ctx->rc;
+	}
+	return 0;
+}
+
+/*
+ * Read every present member's reserved region: its superblock and bitmap, or
+ * nothing. Returns 0 (creation goes on in create_read_done), or the result of
+ * create_fail_async.
+ */
+static int
+create_read_superblocks(struct gga_create_ctx *ctx)
+{
+	struct gga_disk *disk = ctx->disk;
+	struct gga_member *member;
+	uint32_t i;
+	int rc;
+
+	ctx->pending = 1;
+	for (i = 0; i < disk->n; i++) {
+		member = &disk->members[i];
+		if (ctx->absent & (1u << i)) {
+			continue;
+		}
+		rc = bdev_read_blocks(member->desc, member->app_ch,
+				      ctx->region + i * ctx->region_len, 0, disk->data_offset,
+				      create_read_done, ctx);
+		if (rc != 0) {
+			ctx->failed_mask |= 1u << i;
+			continue;
+		}
+		ctx->pending++;
+	}
+	if (--ctx->pending == 0) {
+		/* Nothing was submitted, so nothing calls back: fail from a message. */
+		create_set_msg(ctx, -EIO, "cannot read the superblocks");
+		return create_fail_async(ctx);
+	}
+	return 0;
+}
+
+/* The bdev of a front is registered: the caller learns it now, before any assembly. */
+static void
+create_front_registered(void *arg)
+{
+	struct gga_create_ctx *ctx = arg;
+	bdev_gga_create_cb cb = ctx->cb;
+
+	if (cb != NULL) {
+		ctx->cb = NULL;
+		cb(ctx->cb_arg, &ctx->disk->bdev, 0, "");
+	}
+}
+
+/*
+ * This front holds its members (gga_front_shell): read and assemble (or
+ * format) the ones it holds; the others are left out, as absent members,
+ * and probed once it holds them too.
+ */
+static void
+create_front_assemble(void *arg)
+{
+	struct gga_create_ctx *ctx = arg;
+	struct gga_disk *disk = ctx->disk;
+	uint32_t held = gga_front_shell_held_mask(disk), i;
+
+	create_front_registered(ctx);
+	if (create_check_removed(ctx)) {
+		create_fail(ctx);
+		return;
+	}
+	for (i = 0; i < disk->n; i++) {
+		if (!(held & (1u << i)) && !(ctx->absent & (1u << i))) {
+			ctx->absent |= 1u << i;
+			disk->members[i].state = BDEV_GGA_MEMBER_ABSENT;
+			disk->members[i]
+				.reason = "reserved by the other front: taken when it lapses";
+		}
+	}
+	if (ctx->mode == BDEV_GGA_MODE_CREATE && ctx->absent != 0) {
+		create_set_msg(ctx, -EBUSY,
+			       "mode create needs every member, and this front holds "
+			       "only some");
+		create_fail(ctx);
+		return;
+	}
+	if (create_read_superblocks(ctx) != 0) {
+		ERRLOG("gga bdev '%s': cannot start the assembly\n", disk->bdev.name);
+	}
+}
+
+/*
+ * A front of a shared array (docs/DESIGN.md 1): register the bdev now,
+ * inaccessible, so that its NVMe-oF namespace can be exported; read and
+ * write the members only once this front holds them.
+ */
+static int
+create_front(struct gga_create_ctx *ctx, const struct bdev_gga_opts *opts)
+{
+	struct gga_disk *disk = ctx->disk;
+	char label[160];
+	uint32_t i;
+	int rc;
+
+	for (i = 0; i < disk->n; i++) {
+		if (ctx->absent & (1u << i)) {
+			continue;
+		}
+		if (!bdev_io_type_supported(disk->members[i].bdev, BDEV_IO_TYPE_NVME_RESV)) {
+			create_set_msg(
+				ctx, -EOPNOTSUPP,
+				"%s: a front of a shared array (front_id) needs members that "
+				"are NVMe namespaces with reservations, to fence the other "
+				"front at the members",
+				gga_member_label(disk, i, label, sizeof(label)));
+			return create_fail_async(ctx);
+		}
+	}
+	memcpy(disk->array_uuid, ctx->uuid, sizeof(disk->array_uuid));
+	rc = gga_front_shell_create(disk, opts->front_id,
+				    opts->lease_ms != 0 ? opts->lease_ms : 2000, opts->standby);
+	if (rc != 0) {
+		create_set_msg(ctx, rc, "out of memory");
+		return create_fail_async(ctx);
+	}
+	TAILQ_REMOVE(&g_creating, disk, link);
+	ctx->creating_listed = false;
+	rc = gga_disk_register(disk);
+	if (rc != 0) {
+		TAILQ_INSERT_TAIL(&g_creating, disk, link);
+		ctx->creating_listed = true;
+		create_set_msg(ctx, rc, "registering the bdev failed: %s", strerror(-rc));
+		return create_fail_async(ctx);
+	}
+	ctx->early = true;
+	/* The assembly holds the disk; create_early_end lets it go. */
+	disk->pending_ops++;
+	rc = gga_front_shell_run(disk, create_front_assemble, ctx);
+	if (rc == 0) {
+		rc = thread_send_msg(thread_get_current(), create_front_registered, ctx);
+	}
+	if (rc != 0) {
+		/* Registered: it is deleted like any bdev; this call reports the failure. */
+		ERRLOG("gga bdev '%s': cannot start its front role: %s\n", disk->bdev.name,
+		       strerror(-rc));
+		ctx->cb = NULL;
+		gga_front_shell_assembled(disk, rc, "cannot start the role poller");
+		create_early_end(ctx);
+		return rc;
 	}
 	return 0;
 }
@@ -1105,6 +1310,7 @@ bdev_gga_opts_init(struct bdev_gga_opts *opts)
 	opts->member_error_limit = 20;
 	opts->member_error_window_s = 600;
 	opts->member_timeout_ms = 5000;
+	opts->lease_ms = 2000;
 }
 
 int
@@ -1217,26 +1423,8 @@ bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *c
 		}
 	}
 
-	/* Read every member's reserved region: its superblock and bitmap, or nothing. */
-	ctx->pending = 1;
-	for (i = 0; i < disk->n; i++) {
-		member = &disk->members[i];
-		if (ctx->absent & (1u << i)) {
-			continue;
-		}
-		rc = bdev_read_blocks(member->desc, member->app_ch,
-				      ctx->region + i * ctx->region_len, 0, disk->data_offset,
-				      create_read_done, ctx);
-		if (rc != 0) {
-			ctx->failed_mask |= 1u << i;
-			continue;
-		}
-		ctx->pending++;
+	if (opts->front_id != 0) {
+		return create_front(ctx, opts);
 	}
-	if (--ctx->pending == 0) {
-		/* Nothing was submitted, so nothing calls back: fail from a message. */
-		create_set_msg(ctx, -EIO, "cannot read the superblocks");
-		return create_fail_async(ctx);
-	}
-	return 0;
+	return create_read_superblocks(ctx);
 }

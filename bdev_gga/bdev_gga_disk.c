@@ -479,11 +479,15 @@ sb_write_done(struct bdev_io *io, bool success, void *cb_arg)
 	struct gga_member_ctx *mctx = cb_arg;
 	struct gga_disk *disk = mctx->owner;
 	struct gga_member *member = &disk->members[mctx->index];
+	bool fenced = !success && disk->front != NULL && bdev_io_get_errno(io) == -EBADE;
 
 	bdev_free_io(io);
 	if (success) {
 		disk->sb_ok_mask |= 1u << member->index;
 		member->sb_events = disk->sb_events;
+	} else if (fenced) {
+		/* Reservation Conflict: this front is fenced (not counted), the member is fine. */
+		gga_disk_fenced(disk);
 	} else {
 		gga_member_fail(disk, member->index, "superblock write failed");
 	}
@@ -575,6 +579,10 @@ sb_update_msg(void *arg)
 	int rc;
 
 	__atomic_store_n(&disk->sb_kicked, false, __ATOMIC_RELEASE);
+	if (gga_disk_gated(disk)) {
+		/* A front that does not serve writes no record; nothing it holds waits for one. */
+		return;
+	}
 	if (disk->sb_inflight) {
 		disk->sb_again = true;
 		return;

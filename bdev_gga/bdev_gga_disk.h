@@ -333,6 +333,18 @@ struct gga_disk {
 	bool destructing;
 	bool channels_gone;
 
+	/*
+	 * Two fronts (bdev_gga_front.c): the role shell, NULL for a single
+	 * front. front_serving is set once this front holds its members and
+	 * has assembled them, and cleared when it steps down; every thread
+	 * reads it before it serves a request. front_fenced is set by any
+	 * thread whose member I/O met a Reservation Conflict; the shell's
+	 * poller steps the front down.
+	 */
+	struct gga_front_shell *front;
+	bool front_serving;
+	bool front_fenced;
+
 	/* Counters of channels already destroyed. */
 	pthread_mutex_t gone_mutex;
 	struct bdev_gga_counters gone;
@@ -402,6 +414,8 @@ struct gga_io {
 	bool periodic;     /* this read leaves a data member out on purpose */
 	bool forced;       /* some chunk needed a forced recovery */
 	bool aborted;      /* a member I/O was aborted (reset) */
+	/* Two fronts: this front does not serve (now): fail with an ANA path error. */
+	bool path_error;
 	bool locked;
 	bool reread;           /* the chunk did not decode: read it again under the lock */
 	bool bm_held;          /* the chunk's regions count this write */
@@ -534,6 +548,30 @@ void gga_channel_member_drained(struct gga_channel *ch, uint32_t index);
  * Returns 0, -ENOMEM, or bdev_register()'s error (nothing left registered).
  */
 int gga_disk_register(struct gga_disk *disk);
+/*
+ * Start the disk's background work (bitmap sweep, watchdog, probes and
+ * recovery). gga_disk_register does it, but for a front of a shared array,
+ * which registers before it may assemble: it starts once assembled.
+ */
+void gga_disk_start(struct gga_disk *disk);
+
+/* bdev_gga_front.c: the role of a front of a shared array (docs/DESIGN.md 1). */
+struct gga_front_shell;
+/* Give disk its role shell (before registration). 0 or -ENOMEM. */
+int gga_front_shell_create(struct gga_disk *disk, uint16_t front_id, uint32_t lease_ms,
+			   bool standby);
+void gga_front_shell_free(struct gga_disk *disk, struct gga_front_shell *sh);
+/* Start the poller (after registration); assemble(arg) runs once the front is active. */
+int gga_front_shell_run(struct gga_disk *disk, void (*assemble)(void *arg), void *arg);
+/* Members whose reservation this front holds now. */
+uint32_t gga_front_shell_held_mask(const struct gga_disk *disk);
+/* The assembly asked for ended: rc 0 serves (if still active); else msg says why not. */
+void gga_front_shell_assembled(struct gga_disk *disk, int rc, const char *msg);
+/* Stop (destruct): the disk is freed once the shell's I/O has ended. */
+void gga_front_shell_stop(struct gga_disk *disk);
+/* Planned hand-over: 0, -ENOTSUP (single front), -EINVAL (neither active nor standby). */
+int gga_front_shell_hand_over(struct gga_disk *disk);
+void gga_front_shell_info(const struct gga_disk *disk, struct bdev_gga_info *info);
 
 /* bdev_gga_bitmap.c: the write-intent bitmap. */
 /*
@@ -603,6 +641,28 @@ void gga_submit_request(struct io_channel *ch, struct bdev_io *io);
 int gga_retry_poll(void *ctx);
 bool gga_lock_try(struct gga_disk *disk, uint64_t lba, uint32_t count);
 void gga_lock_release(struct gga_disk *disk, uint64_t lba, uint32_t count);
+
+/*
+ * A front of a shared array that does not serve now (standby, taking over,
+ * stepped down): nothing may be written to the members and no request
+ * served. Always false for a single front.
+ */
+static inline bool
+gga_disk_gated(const struct gga_disk *disk)
+{
+	return disk->front != NULL && !__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * A member I/O met a Reservation Conflict (any thread): another front holds
+ * the member. Stop serving now; the shell's poller steps the front down.
+ */
+static inline void
+gga_disk_fenced(struct gga_disk *disk)
+{
+	__atomic_store_n(&disk->front_serving, false, __ATOMIC_RELEASE);
+	__atomic_store_n(&disk->front_fenced, true, __ATOMIC_RELEASE);
+}
 
 static inline uint32_t
 gga_live_mask(const struct gga_disk *disk)

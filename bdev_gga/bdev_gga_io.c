@@ -39,6 +39,7 @@
 
 #include "gga/bdev_module.h"
 #include "gga/log.h"
+#include "gga/nvme_spec.h"
 #include "gga/util.h"
 
 #include "bdev_gga_disk.h"
@@ -168,10 +169,15 @@ retry_enqueue(struct bdev_io *io)
 static void write_phase_done(struct bdev_io *io);
 static void passthru_done(struct bdev_io *io);
 static void request_fail(struct bdev_io *io);
+static void request_fail_gated(struct bdev_io *io);
 
 static void
 retry_resume(struct bdev_io *io)
 {
+	if (unlikely(gga_disk_gated(io_disk(io)))) {
+		request_fail_gated(io);
+		return;
+	}
 	switch (gga_io_ctx(io)->phase) {
 	case GGA_PHASE_WRITE_LOCK:
 		write_chunk_go(io);
@@ -325,7 +331,20 @@ request_done(struct bdev_io *io, enum bdev_io_status status)
 		st->failed_ios++;
 	}
 	__atomic_fetch_add(&io_disk(io)->front_done, 1, __ATOMIC_RELAXED);
+	if (unlikely(gio->path_error)) {
+		/* Not served from this front: a multipath host retries on the other. */
+		bdev_io_complete_nvme_status(io, NVME_SCT_PATH, NVME_SC_ANA_INACCESSIBLE);
+		return;
+	}
 	bdev_io_complete(io, status);
+}
+
+/* This front may not serve it (standby, or stepped down): nothing is acknowledged. */
+static void
+request_fail_gated(struct bdev_io *io)
+{
+	gga_io_ctx(io)->path_error = true;
+	request_done(io, BDEV_IO_STATUS_FAILED);
 }
 
 /* The request cannot be served: an abort of a member I/O reports as one. */
@@ -371,6 +390,13 @@ member_io_done(struct bdev_io *mio, bool success, void *cb_arg)
 	} else if (err == -ECANCELED) {
 		/* Cancelled by the reset of a member failed meanwhile (it stalled): go on without it. */
 		ch->stats.member_io_errors++;
+	} else if (err == -EBADE && disk->front != NULL) {
+		/*
+		 * Reservation Conflict: the other front took the member. Not a
+		 * member failure: this front is fenced and steps down, and the
+		 * request is not acknowledged.
+		 */
+		gga_disk_fenced(disk);
 	} else {
 		ch->stats.member_io_errors++;
 		gga_member_fail(disk, i,
@@ -1152,6 +1178,11 @@ passthru_done(struct bdev_io *io)
 static void
 phase_done(struct bdev_io *io)
 {
+	if (unlikely(gga_disk_gated(io_disk(io)))) {
+		/* Stepped down while it was at the members: whatever they did, not acknowledged. */
+		request_fail_gated(io);
+		return;
+	}
 	switch (gga_io_ctx(io)->phase) {
 	case GGA_PHASE_READ:
 		read_phase_done(io);
@@ -1193,10 +1224,15 @@ gga_submit_request(struct io_channel *_ch, struct bdev_io *io)
 	gio->locked = false;
 	gio->reread = false;
 	gio->bm_held = false;
+	gio->path_error = false;
 	gio->pending = 0;
 	gio->submit_mask = 0;
 	gio->direct_mask = 0;
 	gio->next_lba = io->u.offset_blocks;
+	if (unlikely(gga_disk_gated(disk)) && io->type != BDEV_IO_TYPE_RESET) {
+		request_fail_gated(io);
+		return;
+	}
 
 	switch (io->type) {
 	case BDEV_IO_TYPE_READ:

@@ -37,6 +37,7 @@ gga_destruct(void *ctxt)
 	struct gga_disk *disk = ctxt;
 
 	disk->destructing = true;
+	gga_front_shell_stop(disk);
 	gga_recover_stop_disk(disk);
 	gga_bitmap_stop(disk);
 	io_device_unregister(disk, disk_unregistered);
@@ -57,6 +58,13 @@ gga_io_type_supported(void *ctxt, enum bdev_io_type type)
 	default:
 		return false;
 	}
+}
+
+/* A front of a shared array serves only while active and assembled. */
+static bool
+gga_is_accessible(void *ctxt)
+{
+	return !gga_disk_gated(ctxt);
 }
 
 static struct io_channel *
@@ -126,18 +134,31 @@ gga_write_config_json(struct bdev *bdev, json_t *config)
 	 * formats fresh ones (e.g. malloc bases in a new process) with the same uuid.
 	 */
 	/* Unsigned 32-bit options as json_int_t: an int would write 2^31 and above negative. */
-	params = json_pack("{s:s, s:s, s:I, s:b, s:s, s:s, s:I, s:b, s:I, s:I, s:I}", "name",
-			   bdev->name, "matrix_type", gga_matrix_name(disk->matrix),
-			   "recovery_read_every_n", (json_int_t)disk->recovery_read_every_n,
-			   "repair", disk->repair, "mode", "auto", "uuid", uuid,
-			   "bitmap_region_kib", (json_int_t)((1ull << disk->region_shift) / 1024),
-			   "auto_readd", disk->auto_readd, "rebuild_rate_mib_s",
-			   (json_int_t)disk->rebuild_rate, "member_error_limit",
-			   (json_int_t)disk->err_limit, "member_error_window_s",
-			   (json_int_t)disk->err_window_s);
+	params = json_pack("{s:s, s:s, s:I, s:b, s:s, s:s, s:b, s:I, s:I, s:I}", "name", bdev->name,
+			   "matrix_type", gga_matrix_name(disk->matrix), "recovery_read_every_n",
+			   (json_int_t)disk->recovery_read_every_n, "repair", disk->repair, "mode",
+			   "auto", "uuid", uuid, "auto_readd", disk->auto_readd,
+			   "rebuild_rate_mib_s", (json_int_t)disk->rebuild_rate,
+			   "member_error_limit", (json_int_t)disk->err_limit,
+			   "member_error_window_s", (json_int_t)disk->err_window_s);
 	if (params != NULL) {
 		json_object_set_new(params, "member_timeout_ms",
 				    json_integer((json_int_t)disk->timeout_ms));
+	}
+	/* (A front that has not assembled the members yet does not know their region size.) */
+	if (params != NULL && disk->region_shift != 0) {
+		json_object_set_new(params, "bitmap_region_kib",
+				    json_integer(
+					    (json_int_t)((1ull << disk->region_shift) / 1024)));
+	}
+	if (params != NULL && disk->front != NULL) {
+		struct bdev_gga_info fi;
+
+		memset(&fi, 0, sizeof(fi));
+		gga_front_shell_info(disk, &fi);
+		json_object_set_new(params, "front_id", json_integer(fi.front_id));
+		json_object_set_new(params, "lease_ms", json_integer((json_int_t)fi.lease_ms));
+		json_object_set_new(params, "standby", json_boolean(fi.standby));
 	}
 	if (params == NULL) {
 		ERRLOG("gga bdev '%s': out of memory writing its configuration\n", bdev->name);
@@ -177,6 +198,7 @@ static const struct bdev_fn_table gga_fn_table = {
 	.dump_info_json = gga_dump_info_json,
 	.write_config_json = gga_write_config_json,
 	.get_bases = gga_get_bases,
+	.is_accessible = gga_is_accessible,
 };
 
 /* Member buffers: small elements for small requests, chunk-sized ones for large. */
@@ -249,15 +271,34 @@ gga_disk_register(struct gga_disk *disk)
 		return rc;
 	}
 	gga_disk_link(disk);
+	if (disk->front == NULL) {
+		gga_disk_start(disk);
+	}
+	return 0;
+}
+
+void
+gga_disk_start(struct gga_disk *disk)
+{
 	gga_bitmap_start(disk);
 	gga_app_watchdog_start(disk);
 	gga_recover_start_disk(disk);
-	return 0;
 }
 
 /* ---------------------------------------------------------------------- */
 /* Deletion and information                                                */
 /* ---------------------------------------------------------------------- */
+
+int
+bdev_gga_hand_over(const char *name)
+{
+	struct gga_disk *disk = gga_disk_lookup(name);
+
+	if (disk == NULL) {
+		return -ENODEV;
+	}
+	return gga_front_shell_hand_over(disk);
+}
 
 int
 bdev_gga_delete(const char *name, bdev_gga_delete_cb cb, void *cb_arg)
@@ -313,6 +354,7 @@ info_done(struct io_channel_iter *i, int status)
 	info->member_error_limit = disk->err_limit;
 	info->member_error_window_s = disk->err_window_s;
 	info->member_timeout_ms = disk->timeout_ms;
+	gga_front_shell_info(disk, info);
 	info->events = disk->events;
 	info->bitmap_region_kib = (uint32_t)((1ull << disk->region_shift) / 1024);
 	info->bitmap_regions = gga_bitmap_regions_count(disk);

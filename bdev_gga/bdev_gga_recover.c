@@ -434,7 +434,7 @@ probe_poll(void *arg)
 	uint32_t i, state;
 	bool busy = false;
 
-	if (disk->destructing) {
+	if (disk->destructing || gga_disk_gated(disk)) {
 		return POLLER_IDLE;
 	}
 	for (i = 0; i < disk->n; i++) {

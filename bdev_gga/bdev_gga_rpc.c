@@ -36,6 +36,9 @@ struct rpc_gga_create {
 	uint32_t member_timeout_ms;
 	json_t *data_members;
 	json_t *parity_members;
+	uint32_t front_id;
+	uint32_t lease_ms;
+	bool standby;
 };
 
 static const char *const matrix_choices[] = { "vandermonde", "cauchy", NULL };
@@ -118,6 +121,28 @@ static const struct rpc_param gga_create_params[] = {
 		.optional = true,
 		.max = 3600 * 1000,
 		.offset = offsetof(struct rpc_gga_create, member_timeout_ms),
+	},
+	{
+		.name = "front_id",
+		.type = RPC_PARAM_UINT32,
+		.optional = true,
+		.min = 1,
+		.max = 65535,
+		.offset = offsetof(struct rpc_gga_create, front_id),
+	},
+	{
+		.name = "lease_ms",
+		.type = RPC_PARAM_UINT32,
+		.optional = true,
+		.min = 100,
+		.max = 600000,
+		.offset = offsetof(struct rpc_gga_create, lease_ms),
+	},
+	{
+		.name = "standby",
+		.type = RPC_PARAM_BOOL,
+		.optional = true,
+		.offset = offsetof(struct rpc_gga_create, standby),
 	},
 	{
 		.name = "matrix_type",
@@ -268,6 +293,9 @@ gga_rpc_create(struct rpc_request *req, json_t *params)
 	opts.member_error_limit = args.member_error_limit;
 	opts.member_error_window_s = args.member_error_window_s;
 	opts.member_timeout_ms = args.member_timeout_ms;
+	opts.front_id = (uint16_t)args.front_id;
+	opts.lease_ms = args.lease_ms != 0 ? args.lease_ms : 2000;
+	opts.standby = args.standby;
 	if (args.matrix_type != NULL) {
 		/* The decoder has checked it is one of the choices. */
 		gga_matrix_parse(args.matrix_type, &opts.matrix);
@@ -476,6 +504,16 @@ info_json(const struct bdev_gga_info *info)
 	json_object_set_new(obj, "recovery", recovery_json(info, &info->recovery, false));
 	json_object_set_new(obj, "last_recovery", recovery_json(info, &info->last_recovery, true));
 	json_object_set_new(obj, "scrub", scrub_json(&info->scrub));
+	if (info->front_id != 0) {
+		json_object_set_new(obj, "front",
+				    json_pack("{s:i, s:s, s:s?, s:f, s:b, s:i, s:I, s:b}",
+					      "front_id", (int)info->front_id, "role", info->role,
+					      "reason", info->role_reason, "role_seconds",
+					      info->role_seconds, "serving", info->serving,
+					      "members_held", (int)info->members_held, "lease_ms",
+					      (json_int_t)info->lease_ms, "standby",
+					      info->standby));
+	}
 	return obj;
 }
 
@@ -872,6 +910,47 @@ out_free_params:
 	rpc_free_params(gga_clear_member_params, ARRAY_SIZE(gga_clear_member_params), &args);
 }
 
+static const struct rpc_param gga_hand_over_params[] = {
+	{
+		.name = "name",
+		.type = RPC_PARAM_STRING,
+		.offset = offsetof(struct rpc_gga_name, name),
+	},
+};
+
+static void
+gga_rpc_hand_over(struct rpc_request *req, json_t *params)
+{
+	struct rpc_gga_name args = { 0 };
+	int rc;
+
+	if (rpc_decode_params(req, params, gga_hand_over_params, ARRAY_SIZE(gga_hand_over_params),
+			      &args) != 0) {
+		goto out_free_params;
+	}
+	rc = bdev_gga_hand_over(args.name);
+	switch (rc) {
+	case 0:
+		rpc_send_result(req, json_true());
+		break;
+	case -ENODEV:
+		rpc_send_errno(req, rc, "gga bdev '%s' does not exist", args.name);
+		break;
+	case -ENOTSUP:
+		rpc_send_errno(req, rc, "gga bdev '%s' has a single front (no front_id)",
+			       args.name);
+		break;
+	default:
+		rpc_send_errno(req, rc,
+			       "front of '%s' is neither active nor standby (taking over, handing "
+			       "over or stepped down)",
+			       args.name);
+		break;
+	}
+out_free_params:
+	rpc_free_params(gga_hand_over_params, ARRAY_SIZE(gga_hand_over_params), &args);
+}
+
 void
 bdev_gga_rpc_register(void)
 {
@@ -882,4 +961,5 @@ bdev_gga_rpc_register(void)
 	rpc_register_method("bdev_gga_scrub", gga_rpc_scrub, RPC_STATE_ANY);
 	rpc_register_method("bdev_gga_set_options", gga_rpc_set_options, RPC_STATE_ANY);
 	rpc_register_method("bdev_gga_clear_member", gga_rpc_clear_member, RPC_STATE_ANY);
+	rpc_register_method("bdev_gga_hand_over", gga_rpc_hand_over, RPC_STATE_ANY);
 }

@@ -544,6 +544,11 @@ walk_issue(struct gga_walk *walk)
 	bool limited;
 	double cap;
 
+	if (gga_disk_gated(disk)) {
+		/* A front that stepped down writes no member: the pass ends here. */
+		walk->stopping = true;
+		return;
+	}
 	/*
 	 * As md does: the rate limits a pass while the front has I/O; with none
 	 * for WALK_IDLE_MS the pass goes at full speed.

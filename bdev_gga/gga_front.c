@@ -108,7 +108,8 @@ static void
 take_cmd(struct gga_front *f, uint32_t i, struct gga_front_cmd *c)
 {
 	const struct gga_front_member *mb = &f->members[i];
-	bool other = mb->seen_key != 0 && gga_front_key_owner(mb->seen_key) != f->front_id;
+	bool other = mb->seen_key != 0 &&
+		     (gga_front_key_owner(mb->seen_key) != f->front_id || mb->own_key_elsewhere);
 
 	c->op = other ? GGA_FRONT_OP_PREEMPT : GGA_FRONT_OP_ACQUIRE;
 	c->crkey = gga_front_current_key(f);
@@ -279,9 +280,14 @@ gga_front_done(struct gga_front *f, uint32_t i, uint64_t now, enum gga_front_res
 		if (result == GGA_FRONT_OK &&
 		    (f->role == GGA_FRONT_TAKING_OVER || f->role == GGA_FRONT_ACTIVE)) {
 			mb->held = true;
+			mb->own_key_elsewhere = false;
 			mb->key = mb->busy_nrkey;
 			mb->renewed_at = now;
 		} else {
+			if (op == GGA_FRONT_OP_ACQUIRE && result == GGA_FRONT_CONFLICT &&
+			    mb->seen_key != 0 && gga_front_key_owner(mb->seen_key) == f->front_id) {
+				mb->own_key_elsewhere = true;
+			}
 			/* Someone renewed or holds it: read it again before another try. */
 			mb->seen = false;
 		}

@@ -94,6 +94,11 @@ struct gga_front_member {
 	bool held;
 	uint64_t key;
 	uint64_t renewed_at;
+	/*
+	 * Its holder has our front id but refused our Acquire: an earlier life
+	 * of this front that had another host identifier. Taken by preempt.
+	 */
+	bool own_key_elsewhere;
 	/* A command is out to it (its answer not in yet). */
 	bool busy;
 	enum gga_front_op busy_op;

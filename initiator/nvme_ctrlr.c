@@ -895,8 +895,19 @@ ctrlr_alloc(const struct nvme_transport_id *trid, const struct nvme_ctrlr_opts *
 static int
 ctrlr_set_host_ids(struct nvme_ctrlr *ctrlr)
 {
+	static const char uuid_nqn[] = "nqn.2014-08.org.nvmexpress:uuid:";
 	char hostid_str[UUID_STR_LEN];
+	uint8_t id[16];
 
+	/*
+	 * A host NQN of the UUID form names its host identifier, as nvme-cli and
+	 * SPDK take it: a host that keeps its NQN keeps its reservations.
+	 */
+	if (mem_is_zero(ctrlr->opts.hostid, sizeof(ctrlr->opts.hostid)) &&
+	    strncmp(ctrlr->opts.hostnqn, uuid_nqn, sizeof(uuid_nqn) - 1) == 0 &&
+	    uuid_parse(ctrlr->opts.hostnqn + sizeof(uuid_nqn) - 1, id) == 0) {
+		memcpy(ctrlr->opts.hostid, id, sizeof(id));
+	}
 	if (mem_is_zero(ctrlr->opts.hostid, sizeof(ctrlr->opts.hostid)) &&
 	    getrandom(ctrlr->opts.hostid, sizeof(ctrlr->opts.hostid), 0) !=
 		    (ssize_t)sizeof(ctrlr->opts.hostid)) {

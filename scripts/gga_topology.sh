@@ -9,12 +9,12 @@
 #   scripts/gga_topology.sh up DIR [--base-port P] [--size MiB] [--cores MASK]
 #                                  [--allow-host HOSTNQN] [--trtype tcp|rdma]
 #                                  [--traddr ADDR] [--members file|malloc]
-#                                  [--layout K+M]
+#                                  [--layout K+M] [--fronts 1|2]
 #   scripts/gga_topology.sh down DIR
 #   scripts/gga_topology.sh status DIR
-#   scripts/gga_topology.sh kill-target DIR N|front    (SIGKILL)
-#   scripts/gga_topology.sh stop-target DIR N|front    (SIGTERM, bounded wait)
-#   scripts/gga_topology.sh start-target DIR N|front   (same file, port, configuration;
+#   scripts/gga_topology.sh kill-target DIR N|front|front2    (SIGKILL)
+#   scripts/gga_topology.sh stop-target DIR N|front|front2    (SIGTERM, bounded wait)
+#   scripts/gga_topology.sh start-target DIR N|front|front2   (same file, port, configuration;
 #                                                       the front starts even with a target down)
 #
 # DIR holds the RPC sockets (NAME.sock), logs (NAME.log), pid files (NAME.pid),
@@ -35,7 +35,14 @@
 # restarted half-block target comes back blank. --layout K+M (default 2+1)
 # runs K+M half-block targets hb0..hb<K+M-1> (ports P+1..P+K+M) of 4096/K-byte
 # blocks, and builds gga0 with data_members/parity_members and the cauchy
-# matrix (4+2 survives two targets lost).
+# matrix (4+2 survives two targets lost). --fronts 2 adds a second front,
+# front2 (port P+K+M+1), over the same members (docs/DESIGN.md section 1):
+# both export the same subsystem and namespace with ANA reporting and
+# disjoint controller ID ranges; front (front_id 1) is the active one,
+# front2 (front_id 2) the standby that takes over when front's lease lapses;
+# each holds the members through NVMe reservations (Exclusive Access, its
+# own host NQN), which the members keep in DIR/hbN.resv. bdevperf.json then
+# attaches both paths under one name (multipath).
 #
 # Environment: GGA_BUILD (default build/) selects the build tree.
 # GGA_IDLE_SPELL (default 0): the daemons' --idle-spell. The four share the
@@ -57,7 +64,7 @@ die() {
 	# A half-built topology is of no use: stop whatever up started.
 	if [ $in_up -eq 1 ]; then
 		in_up=0
-		for n in front $(member_names); do
+		for n in $(front_names) $(member_names); do
 			stop "$n" TERM >/dev/null
 		done
 	fi
@@ -185,6 +192,12 @@ member_names() {
 	done
 }
 
+# front, and front2 with --fronts 2
+front_names() {
+	echo front
+	[ "${fronts:-1}" = 2 ] && echo front2
+}
+
 # Member block size: a 4 KiB logical block in k fragments.
 member_bs() {
 	echo $((4096 / k))
@@ -209,53 +222,92 @@ setup_target() {
 	step "$name" nvmf_create_transport "$(transport_params)"
 	step "$name" nvmf_create_subsystem \
 		"{\"nqn\":\"$NQN_PREFIX:$name\",\"allow_any_host\":true,\"serial_number\":\"GGAHB$n\"}"
-	step "$name" nvmf_subsystem_add_ns "{\"nqn\":\"$NQN_PREFIX:$name\",\"namespace\":{\"bdev_name\":\"$name\"}}"
+	if [ "$fronts" = 2 ]; then
+		# The fronts' reservations survive a restart of this target.
+		step "$name" nvmf_subsystem_add_ns "{\"nqn\":\"$NQN_PREFIX:$name\",\"namespace\":{\"bdev_name\":\"$name\",\"ptpl_file\":\"$dir/$name.resv\"}}"
+	else
+		step "$name" nvmf_subsystem_add_ns "{\"nqn\":\"$NQN_PREFIX:$name\",\"namespace\":{\"bdev_name\":\"$name\"}}"
+	fi
 	step "$name" nvmf_subsystem_add_listener "$(listener "$NQN_PREFIX:$name" "$port")"
 	save "$name"
 }
 
+# setup_front NAME: attach the members, build gga0, export it. With --fronts 2,
+# NAME is front (front_id 1, the active one) or front2 (front_id 2, standby).
 setup_front() {
-	local n fnqn=$NQN_PREFIX:gga0 any=true data parity params
+	local name=$1 n fnqn=$NQN_PREFIX:gga0 any=true data parity params extra= fid=1 port=$base_port
+	local sub_extra= hostnqn=
+	if [ "$fronts" = 2 ]; then
+		[ "$name" = front2 ] && fid=2 && port=$((base_port + k + m + 1))
+		# Its own host identity at the members: the reservations are per host.
+		hostnqn=$([ "$fid" = 1 ] && echo "$hostnqn1" || echo "$hostnqn2")
+		extra=",\"front_id\":$fid,\"uuid\":\"$array_uuid\",\"lease_ms\":$lease_ms"
+		[ "$fid" = 2 ] && extra="$extra,\"standby\":true"
+		# One subsystem seen through two fronts: ANA, and controller IDs apart.
+		sub_extra=",\"ana_reporting\":true,\"min_cntlid\":$((fid * 1000 - 999)),\"max_cntlid\":$((fid * 1000))"
+	fi
 	for n in $(seq 0 $((k + m - 1))); do
 		# retry_first_connect: saved with the controller, so that a front
 		# restarted while this target is down keeps trying it and the member
 		# comes back by itself once the target is up again.
 		params=$(attach_params "hb$n" $((base_port + 1 + n)) "$NQN_PREFIX:hb$n")
-		if ! rpc front bdev_nvme_attach_controller "${params%\}},\"retry_first_connect\":true}" \
+		[ -n "$hostnqn" ] && params="${params%\}},\"hostnqn\":\"$hostnqn\"}"
+		if ! rpc "$name" bdev_nvme_attach_controller "${params%\}},\"retry_first_connect\":true}" \
 			>"$dir/attach.out" 2>&1; then
 			# A build from before retry_first_connect (a regression test run
 			# against an old commit) attaches without it: the front then
 			# starts only with every target up.
 			grep -q "unknown parameter 'retry_first_connect'" "$dir/attach.out" ||
-				die "front: bdev_nvme_attach_controller failed: $(cat "$dir/attach.out")"
-			[ "$n" = 0 ] && echo "front: this build has no retry_first_connect; attaching without it"
-			step front bdev_nvme_attach_controller "$params"
+				die "$name: bdev_nvme_attach_controller failed: $(cat "$dir/attach.out")"
+			[ "$n" = 0 ] && echo "$name: this build has no retry_first_connect; attaching without it"
+			step "$name" bdev_nvme_attach_controller "$params"
 		fi
 		rm -f "$dir/attach.out"
 	done
 	if [ "$k" = 2 ] && [ "$m" = 1 ]; then
-		step front bdev_gga_create \
-			'{"name":"gga0","data_1":"hb0n1","data_2":"hb1n1","parity":"hb2n1","mode":"auto"}'
+		step "$name" bdev_gga_create \
+			"{\"name\":\"gga0\",\"data_1\":\"hb0n1\",\"data_2\":\"hb1n1\",\"parity\":\"hb2n1\",\"mode\":\"auto\"$extra}"
 	else
 		data=$(seq 0 $((k - 1)) | sed 's/.*/"hb&n1"/' | paste -sd,)
 		parity=$(seq "$k" $((k + m - 1)) | sed 's/.*/"hb&n1"/' | paste -sd,)
-		step front bdev_gga_create "{\"name\":\"gga0\",\"data_members\":[$data],\"parity_members\":[$parity],\"matrix_type\":\"cauchy\",\"mode\":\"auto\"}"
+		step "$name" bdev_gga_create "{\"name\":\"gga0\",\"data_members\":[$data],\"parity_members\":[$parity],\"matrix_type\":\"cauchy\",\"mode\":\"auto\"$extra}"
 	fi
-	step front nvmf_create_transport "$(transport_params)"
+	step "$name" nvmf_create_transport "$(transport_params)"
 	[ -n "$allow_host" ] && any=false
-	step front nvmf_create_subsystem \
-		"{\"nqn\":\"$fnqn\",\"allow_any_host\":$any,\"serial_number\":\"GGA0\"}"
+	step "$name" nvmf_create_subsystem \
+		"{\"nqn\":\"$fnqn\",\"allow_any_host\":$any,\"serial_number\":\"GGA0\"$sub_extra}"
 	if [ -n "$allow_host" ]; then
-		step front nvmf_subsystem_add_host "{\"nqn\":\"$fnqn\",\"host\":\"$allow_host\"}"
+		step "$name" nvmf_subsystem_add_host "{\"nqn\":\"$fnqn\",\"host\":\"$allow_host\"}"
 	fi
-	step front nvmf_subsystem_add_ns "{\"nqn\":\"$fnqn\",\"namespace\":{\"bdev_name\":\"gga0\"}}"
-	step front nvmf_subsystem_add_listener "$(listener "$fnqn" "$base_port")"
-	save front
+	step "$name" nvmf_subsystem_add_ns "{\"nqn\":\"$fnqn\",\"namespace\":{\"bdev_name\":\"gga0\"}}"
+	step "$name" nvmf_subsystem_add_listener "$(listener "$fnqn" "$port")"
+	# (With two fronts, saved once its role is known: see cmd_up.)
+	[ "$fronts" = 2 ] || save "$name"
+}
+
+# wait_role NAME ROLE: the front's gga0 holds ROLE and, if active, serves (15 s).
+wait_role() {
+	local i
+	for i in $(seq 1 150); do
+		rpc "$1" bdev_gga_get_info '{"name":"gga0"}' 2>/dev/null | python3 -c 'import json, sys
+f = json.load(sys.stdin)[0].get("front", {})
+sys.exit(0 if f.get("role") == sys.argv[1] and (sys.argv[1] != "active" or f.get("serving")) else 1)' "$2" &&
+			return 0
+		sleep 0.1
+	done
+	die "$1: gga0 is not $2 after 15 s (log: $dir/$1.log)"
 }
 
 write_bdevperf_json() {
-	printf '{"subsystems":[{"subsystem":"bdev","config":[{"method":"bdev_nvme_attach_controller","params":%s}]}]}\n' \
-		"$(attach_params gga "$base_port" "$NQN_PREFIX:gga0")" >"$dir/bdevperf.json"
+	local second=
+	if [ "$fronts" = 2 ]; then
+		# The second path of the same name: bdevperf's host follows ANA between the fronts.
+		second=$(printf ',{"method":"bdev_nvme_attach_controller","params":%s}' \
+			"$(attach_params gga $((base_port + k + m + 1)) "$NQN_PREFIX:gga0" |
+				sed 's/}$/,"multipath":"multipath"}/')")
+	fi
+	printf '{"subsystems":[{"subsystem":"bdev","config":[{"method":"bdev_nvme_attach_controller","params":%s}%s]}]}\n' \
+		"$(attach_params gga "$base_port" "$NQN_PREFIX:gga0")" "$second" >"$dir/bdevperf.json"
 }
 
 load_env() {
@@ -268,21 +320,24 @@ load_env() {
 	members=${members:-file}
 	k=${k:-2}
 	m=${m:-1}
+	fronts=${fronts:-1}
 }
 
 # name_of N|front
 name_of() {
-	if [ "$1" = front ]; then
-		echo front
+	if [ "$1" = front ] || { [ "$1" = front2 ] && [ "$fronts" = 2 ]; }; then
+		echo "$1"
 	elif [[ "$1" =~ ^[0-9]+$ ]] && [ "$1" -lt $((k + m)) ]; then
 		echo "hb$1"
 	else
-		die "target must be 0 .. $((k + m - 1)) or front, not '$1'"
+		die "target must be 0 .. $((k + m - 1)), front or front2 (--fronts 2), not '$1'"
 	fi
 }
 
 cmd_up() {
 	local size=64 n layout=2+1
+	fronts=1
+	lease_ms=2000
 	base_port=
 	cores=0x1
 	allow_host=
@@ -299,6 +354,7 @@ cmd_up() {
 		--cores) cores=$2 && shift ;;
 		--allow-host) allow_host=$2 && shift ;;
 		--layout) layout=$2 && shift ;;
+		--fronts) fronts=$2 && shift ;;
 		*) die "up: unknown option '$1'" ;;
 		esac
 		shift || die "up: option needs a value"
@@ -318,18 +374,30 @@ cmd_up() {
 		die "--layout must be K+M with K 1, 2, 4 or 8, M below K and K+M at most 16, not '$layout'"
 	k=${BASH_REMATCH[1]}
 	m=${BASH_REMATCH[2]}
+	case "$fronts" in
+	1 | 2) ;;
+	*) die "--fronts must be 1 or 2, not '$fronts'" ;;
+	esac
+	array_uuid=
+	hostnqn1=
+	hostnqn2=
+	if [ "$fronts" = 2 ]; then
+		array_uuid=$(python3 -c 'import uuid; print(uuid.uuid4())')
+		hostnqn1=nqn.2014-08.org.nvmexpress:uuid:$(python3 -c 'import uuid; print(uuid.uuid4())')
+		hostnqn2=nqn.2014-08.org.nvmexpress:uuid:$(python3 -c 'import uuid; print(uuid.uuid4())')
+	fi
 
 	[ -x "$bin/gga_tgt" ] || die "$bin/gga_tgt is not built (make -j2)"
 	mkdir -p "$dir" || die "cannot create $dir"
 	dir=$(cd "$dir" && pwd)
-	for n in front $(member_names); do
+	for n in front front2 $(member_names); do
 		alive "$n" && die "$n is already running in $dir (down first)"
 	done
 	if [ -z "$base_port" ]; then
 		# Consecutive free ports keep the layout simple; retry a few times.
 		for n in $(seq 1 20); do
 			base_port=$(free_port)
-			python3 - "$base_port" $((k + m + 1)) <<'PY' && break
+			python3 - "$base_port" $((k + m + fronts)) <<'PY' && break
 import socket, sys
 p = int(sys.argv[1])
 try:
@@ -340,7 +408,7 @@ except OSError:
 PY
 			base_port=
 		done
-		[ -n "$base_port" ] || die "found no $((k + m + 1)) consecutive free ports"
+		[ -n "$base_port" ] || die "found no $((k + m + fronts)) consecutive free ports"
 	fi
 	# size MiB of 4 KiB blocks, one member block each, plus the 64 KiB reserved region.
 	member_blocks=$((size * 256 + 65536 / $(member_bs)))
@@ -357,6 +425,7 @@ traddr=$traddr
 members=$members
 k=$k
 m=$m
+fronts=$fronts
 EOF
 	for n in $(seq 0 $((k + m - 1))); do
 		start "hb$n"
@@ -369,20 +438,32 @@ EOF
 		echo "hb$n: pid $(pid_of "hb$n"), $NQN_PREFIX:hb$n on $traddr:$((base_port + 1 + n))$via, $store"
 	done
 	start front
-	setup_front
+	setup_front front
+	if [ "$fronts" = 2 ]; then
+		# The active one assembles first; the standby then watches its lease.
+		wait_role front active
+		save front
+		start front2
+		setup_front front2
+		wait_role front2 standby
+		save front2
+	fi
 	write_bdevperf_json
 	in_up=0
 	rpc front bdev_gga_get_info '{"name":"gga0"}' | python3 -c 'import json, sys
 g = json.load(sys.stdin)[0]
 print("front: gga0 %s, array %s" % (g["state"], g["array_uuid"]))'
 	echo "front: pid $(pid_of front), $NQN_PREFIX:gga0 on $traddr:$base_port$via (RPC $dir/front.sock)"
+	if [ "$fronts" = 2 ]; then
+		echo "front2: pid $(pid_of front2), $NQN_PREFIX:gga0 on $traddr:$((base_port + k + m + 1))$via (RPC $dir/front2.sock), standby"
+	fi
 	echo "bdevperf: $bin/bdevperf --json $dir/bdevperf.json -b ggan1 -m 0x2 ..."
 }
 
 cmd_down() {
 	local n
 	load_env
-	for n in front $(member_names); do
+	for n in $(front_names) $(member_names); do
 		stop "$n" TERM
 	done
 }
@@ -390,7 +471,7 @@ cmd_down() {
 cmd_status() {
 	local n rc=0
 	load_env
-	for n in $(member_names) front; do
+	for n in $(member_names) $(front_names); do
 		if alive "$n"; then
 			echo "$n: running (pid $(pid_of "$n"))"
 		else
@@ -415,7 +496,7 @@ cmd_start_target() {
 	load_env
 	name=$(name_of "$1")
 	[ -f "$dir/$name.json" ] || die "no saved configuration $dir/$name.json"
-	if [ "$name" = front ]; then
+	if [ "$name" = front ] || [ "$name" = front2 ]; then
 		# A half-block target still down must not keep the front from
 		# starting: its attach (retry_first_connect, see setup_front) answers
 		# at once and keeps trying, the array assembles without it, and the

@@ -397,6 +397,26 @@ ctrlr_create(struct nvmf_subsystem *subsys, struct nvmf_qpair *qpair,
 	return 0;
 }
 
+uint8_t
+nvmf_ctrlr_group_ana_state(const struct nvmf_ctrlr *ctrlr, uint32_t anagrpid)
+{
+	struct nvmf_subsystem *subsys = ctrlr->subsys;
+	const struct nvmf_ns *ns;
+	uint32_t i;
+
+	/* A namespace its bdev keeps from this node makes its group inaccessible here. */
+	for (i = 1; __atomic_load_n(&subsys->inaccessible_ns, __ATOMIC_ACQUIRE) > 0 &&
+		    i <= subsys->max_nsid;
+	     i++) {
+		ns = nvmf_subsystem_get_ns(subsys, i);
+		if (ns != NULL && ns->anagrpid == anagrpid &&
+		    __atomic_load_n(&ns->inaccessible, __ATOMIC_ACQUIRE)) {
+			return NVME_ANA_INACCESSIBLE;
+		}
+	}
+	return __atomic_load_n(&ctrlr->ana_state[anagrpid - 1], __ATOMIC_SEQ_CST);
+}
+
 uint16_t
 nvmf_ctrlr_ana_check(const struct nvmf_ctrlr *ctrlr, const struct nvmf_ns *ns)
 {
@@ -405,7 +425,7 @@ nvmf_ctrlr_ana_check(const struct nvmf_ctrlr *ctrlr, const struct nvmf_ns *ns)
 	if (!ctrlr->subsys->ana_reporting || ctrlr->ana_state == NULL) {
 		return 0;
 	}
-	state = __atomic_load_n(&ctrlr->ana_state[ns->anagrpid - 1], __ATOMIC_SEQ_CST);
+	state = nvmf_ctrlr_group_ana_state(ctrlr, ns->anagrpid);
 	/* Path errors without DNR: the host retries them on another path. */
 	switch (state) {
 	case NVME_ANA_OPTIMIZED:

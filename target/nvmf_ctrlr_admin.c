@@ -273,7 +273,7 @@ nvmf_ana_log_build(const struct nvmf_ctrlr *ctrlr, bool rgo, size_t *len)
 		memcpy(d, &g, 4);
 		memcpy(d + 4, rgo ? &(uint32_t){ 0 } : &n, 4);
 		memcpy(d + 8, &subsys->ana_chgcnt, 8);
-		d[16] = __atomic_load_n(&ctrlr->ana_state[g - 1], __ATOMIC_SEQ_CST);
+		d[16] = nvmf_ctrlr_group_ana_state(ctrlr, g);
 		off += 32 + (rgo ? 0 : 4 * (size_t)n);
 		ngrps++;
 	}

@@ -108,6 +108,12 @@ struct nvmf_ns {
 	bool has_flush;
 	/* Set (app thread) when removal starts; read by I/O threads. */
 	bool removing;
+	/*
+	 * Its bdev may not be served from this node (bdev_is_accessible: a gga
+	 * bdev whose front is standby): its ANA group reads inaccessible
+	 * through every listener. App thread writes, I/O threads read.
+	 */
+	bool inaccessible;
 	/* Removal completion: every channel released, then the caller's callback. */
 	void (*released_cb)(struct nvmf_ns *ns);
 	void (*remove_cb)(void *arg, int rc);
@@ -169,6 +175,8 @@ struct nvmf_subsystem {
 	/* ANA: reported (CMIC bit 3, log page 0Ch) and enforced per listener. */
 	bool ana_reporting;
 	uint64_t ana_chgcnt;
+	/* Namespaces whose bdev may not be served from here (nvmf_ns.inaccessible). */
+	uint32_t inaccessible_ns;
 	/* Controller IDs this subsystem hands out (two fronts of one NQN must not overlap). */
 	uint16_t min_cntlid;
 	uint16_t max_cntlid;
@@ -363,6 +371,11 @@ const uint8_t *nvmf_subsystem_listener_ana(const struct nvmf_subsystem *subsys,
 					   const struct nvmf_listen_addr *addr);
 /* -EINVAL unless 1 <= min <= max <= 0xffef. */
 int nvmf_subsystem_set_cntlid_range(struct nvmf_subsystem *subsys, uint16_t min, uint16_t max);
+/*
+ * The ANA state of group anagrpid through ctrlr: its listener's, or
+ * inaccessible while a namespace of the group may not be served from here.
+ */
+uint8_t nvmf_ctrlr_group_ana_state(const struct nvmf_ctrlr *ctrlr, uint32_t anagrpid);
 /* 0, or the ANA path status of a command to ns through ctrlr (any thread). */
 uint16_t nvmf_ctrlr_ana_check(const struct nvmf_ctrlr *ctrlr, const struct nvmf_ns *ns);
 const char *nvmf_ana_state_str(uint8_t state);

@@ -480,12 +480,45 @@ notify_ns_changed(struct nvmf_subsystem *subsys, uint32_t nsid)
 	}
 }
 
+/* Follow bdev_is_accessible: the namespace's ANA group, through every listener, and the event. */
+static void
+ns_set_accessible(struct nvmf_ns *ns, bool accessible)
+{
+	struct nvmf_subsystem *subsys = ns->subsys;
+	struct nvmf_ctrlr *ctrlr;
+
+	if (ns->inaccessible == !accessible) {
+		return;
+	}
+	__atomic_store_n(&ns->inaccessible, !accessible, __ATOMIC_RELEASE);
+	if (accessible) {
+		__atomic_fetch_sub(&subsys->inaccessible_ns, 1, __ATOMIC_RELEASE);
+	} else {
+		__atomic_fetch_add(&subsys->inaccessible_ns, 1, __ATOMIC_RELEASE);
+	}
+	NOTICELOG("nvmf: subsystem %s: namespace %u (bdev %s) is %s from here\n", subsys->nqn,
+		  ns->nsid, ns->bdev_name, accessible ? "served" : "inaccessible");
+	if (!subsys->ana_reporting) {
+		return;
+	}
+	subsys->ana_chgcnt++;
+	TAILQ_FOREACH(ctrlr, &subsys->ctrlrs, link) {
+		if (ctrlr->ana_state != NULL) {
+			nvmf_ctrlr_event_post(ctrlr, NVMF_EVENT_ANA_CHANGED);
+		}
+	}
+}
+
 static void
 ns_bdev_event(enum bdev_event_type type, struct bdev *bdev, void *ctx)
 {
 	struct nvmf_ns *ns = ctx;
 	int rc;
 
+	if (type == BDEV_EVENT_ACCESS_CHANGED && !ns->removing) {
+		ns_set_accessible(ns, bdev_is_accessible(bdev));
+		return;
+	}
 	if (type != BDEV_EVENT_REMOVE || ns->removing) {
 		return;
 	}
@@ -593,6 +626,10 @@ nvmf_subsystem_add_ns(struct nvmf_subsystem *subsys, const char *bdev_name, uint
 		ns_free(ns);
 		return rc;
 	}
+	ns->inaccessible = !bdev_is_accessible(bdev);
+	if (ns->inaccessible) {
+		__atomic_fetch_add(&subsys->inaccessible_ns, 1, __ATOMIC_RELEASE);
+	}
 	/* Publish last: I/O threads read the slot without a lock. */
 	__atomic_store_n(&subsys->ns[nsid - 1], ns, __ATOMIC_RELEASE);
 	subsys->num_ns++;
@@ -614,6 +651,9 @@ ns_removed(struct nvmf_ns *ns)
 
 	bdev_close(ns->desc);
 	__atomic_store_n(&subsys->ns[nsid - 1], NULL, __ATOMIC_RELEASE);
+	if (ns->inaccessible) {
+		__atomic_fetch_sub(&subsys->inaccessible_ns, 1, __ATOMIC_RELEASE);
+	}
 	subsys->num_ns--;
 	NOTICELOG("nvmf: subsystem %s: namespace %u (bdev %s) removed\n", subsys->nqn, nsid,
 		  ns->bdev_name);

@@ -67,6 +67,12 @@ enum bdev_event_type {
 	 * Users that keep redundancy (a gga bdev) stop counting on it at once.
 	 */
 	BDEV_EVENT_OFFLINE,
+	/*
+	 * Whether this node may serve the bdev's I/O changed (bdev_is_accessible):
+	 * a gga bdev shared by two fronts is served by the active one only. An
+	 * NVMe-oF namespace turns its ANA state with it.
+	 */
+	BDEV_EVENT_ACCESS_CHANGED,
 };
 
 typedef void (*bdev_event_cb)(enum bdev_event_type type, struct bdev *bdev, void *ctx);
@@ -105,6 +111,12 @@ uint32_t bdev_get_buf_align(const struct bdev *bdev);
 const uint8_t *bdev_get_uuid(const struct bdev *bdev);
 const char *bdev_get_uuid_str(const struct bdev *bdev);
 bool bdev_is_claimed(const struct bdev *bdev);
+/*
+ * May this node serve the bdev's I/O now? False for a gga bdev whose front
+ * is standby: its I/O fails with an ANA Inaccessible path status, which a
+ * multipath host retries on another path. True for every other bdev.
+ */
+bool bdev_is_accessible(const struct bdev *bdev);
 /*
  * For messages, why the bdev called bdev_name cannot be claimed or opened
  * for writing: "is a base of another bdev (claimed by the gga module)", "is

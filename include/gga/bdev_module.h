@@ -69,6 +69,8 @@ struct bdev_fn_table {
 	 * it (a gga member replaced by a bdev created later).
 	 */
 	int (*get_bases)(void *ctxt, struct bdev **bases, int max);
+	/* Optional: bdev_is_accessible (absent: always). Any thread. */
+	bool (*is_accessible)(void *ctxt);
 };
 
 /* The most bases a get_bases callback is asked for. */
@@ -117,6 +119,8 @@ void bdev_unregister(struct bdev *bdev, bdev_unregister_cb cb, void *cb_arg);
 void bdev_notify_media_changed(struct bdev *bdev);
 /* The same with BDEV_EVENT_OFFLINE (any thread). */
 void bdev_notify_offline(struct bdev *bdev);
+/* The same with BDEV_EVENT_ACCESS_CHANGED (any thread). */
+void bdev_notify_access_changed(struct bdev *bdev);
 
 /*
  * Delete-RPC helper: look up `name`, check it belongs to `module`, unregister.

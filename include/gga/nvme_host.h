@@ -76,7 +76,10 @@ const char *nvme_adrfam_name(enum nvme_adrfam adrfam);
 struct nvme_ctrlr_opts {
 	/* Host NQN; empty: a default derived from the host id. */
 	char hostnqn[NVME_NQN_MAX_LEN + 1];
-	/* Host identifier; all zero: a random one is generated per controller. */
+	/*
+	 * Host identifier; all zero: the UUID of a host NQN of the form
+	 * nqn.2014-08.org.nvmexpress:uuid:<uuid>, else a random one per controller.
+	 */
 	uint8_t hostid[16];
 	/* NVMe/TCP header and data digests (CRC-32C). */
 	bool header_digest;

@@ -307,6 +307,12 @@ desc_offline_notify(void *ctx)
 	desc_notify(ctx, BDEV_EVENT_OFFLINE);
 }
 
+static void
+desc_access_notify(void *ctx)
+{
+	desc_notify(ctx, BDEV_EVENT_ACCESS_CHANGED);
+}
+
 /* Send `fn` to every open descriptor's thread (g_bdev_mutex held). */
 static void
 descs_notify(struct bdev *bdev, void (*fn)(void *ctx), const char *what)
@@ -354,6 +360,27 @@ bdev_notify_offline(struct bdev *bdev)
 		descs_notify(bdev, desc_offline_notify, "its base going offline");
 	}
 	pthread_mutex_unlock(&g_bdev_mutex);
+}
+
+void
+bdev_notify_access_changed(struct bdev *bdev)
+{
+	struct bdev_internal *internal = bdev->internal;
+
+	if (internal == NULL) {
+		return;
+	}
+	pthread_mutex_lock(&g_bdev_mutex);
+	if (internal->state == BDEV_STATE_READY) {
+		descs_notify(bdev, desc_access_notify, "a change of who serves it");
+	}
+	pthread_mutex_unlock(&g_bdev_mutex);
+}
+
+bool
+bdev_is_accessible(const struct bdev *bdev)
+{
+	return bdev->fn_table->is_accessible == NULL || bdev->fn_table->is_accessible(bdev->ctxt);
 }
 
 void

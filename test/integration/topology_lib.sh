@@ -15,7 +15,7 @@ topo() {
 # still stops them by pid if the topology's own down did not.
 track() {
 	local n
-	for n in hb0 hb1 hb2 front; do
+	for n in hb0 hb1 hb2 front front2; do
 		[ -s "$D/$n.pid" ] && PIDS+=("$(cat "$D/$n.pid")")
 	done
 }

@@ -248,6 +248,17 @@ test_create_refusals_geometry(void)
 	opts3(&opts, "A1", "A2", "A3");
 	opts.uuid = "not-a-uuid";
 	expect_refusal(&opts, -EINVAL, "uuid");
+	/* Two fronts: the uuid is needed, and members that can be fenced (malloc cannot). */
+	opts3(&opts, "A1", "A2", "A3");
+	opts.front_id = 1;
+	expect_refusal(&opts, -EINVAL, "front_id: a shared array needs its uuid");
+	opts.uuid = "0f6e4d39-8b51-4b46-9e0c-5f8a2f2f8f01";
+	expect_refusal(&opts, -EOPNOTSUPP,
+		       "data_1 'A1': a front of a shared array (front_id) needs "
+		       "members that are NVMe namespaces with reservations");
+	opts3(&opts, "A1", "A2", "A3");
+	opts.standby = true;
+	expect_refusal(&opts, -EINVAL, "standby: only with front_id");
 	opts3(&opts, "A1", "A2", "A3");
 	opts.force = true;
 	expect_refusal(&opts, -EINVAL, "force");
