@@ -280,7 +280,8 @@ front_poll(void *arg)
 	if (__atomic_exchange_n(&disk->front_fenced, false, __ATOMIC_ACQ_REL)) {
 		gga_front_conflict(&sh->f, 0, now);
 	}
-	if (sh->stepped_down || sh->failed) {
+	/* A front that stepped down takes nothing again; one handing over still releases. */
+	if (sh->failed || (sh->stepped_down && sh->f.role != GGA_FRONT_HANDING_OVER)) {
 		return POLLER_IDLE;
 	}
 	if (gga_front_poll(&sh->f, now, cmds) > 0) {

@@ -140,6 +140,7 @@ track
 check "front2 restarted as standby" wait_front front2 10 'f["role"] == "standby"'
 "$BIN/gga_rpc" -s "$D/front.sock" -t 10 bdev_gga_hand_over '{"name":"gga0"}' >/dev/null
 check "hand-over: front stops serving" test "$(front_of front '[f["role"], f["serving"]]')" = '["stepped_down", false]'
+check "hand-over: front releases the three members" wait_front front 5 'f["members_held"] == 0'
 t0=$(date +%s%N)
 f2rpc bdev_gga_hand_over '{"name":"gga0"}' >/dev/null
 check "hand-over: front2 active and serving" wait_front front2 10 'f["role"] == "active" and f["serving"]'
