@@ -1090,7 +1090,8 @@ gga_member_event_cb(enum bdev_event_type type, struct bdev *bdev, void *ctx)
 	struct gga_member *member = ctx;
 	struct gga_disk *disk = member->disk;
 
-	if ((type == BDEV_EVENT_MEDIA_CHANGED || type == BDEV_EVENT_OFFLINE) && gga_disk_gated(disk)) {
+	if ((type == BDEV_EVENT_MEDIA_CHANGED || type == BDEV_EVENT_OFFLINE) &&
+	    gga_disk_gated(disk)) {
 		/*
 		 * A front that does not serve: the members are read when it
 		 * assembles them (their superblocks say what they hold then).

@@ -299,11 +299,9 @@ front_poll(void *arg)
 			}
 		}
 	}
-	/* Then read again what this front does not hold, for the next poll. */
+	/* Then read again what this front does not hold (or is unsure of), for the next poll. */
 	for (i = 0; i < disk->n; i++) {
-		struct gga_front_member *mb = &sh->f.members[i];
-
-		if (!mb->held && !mb->busy && sh->m[i].step == STEP_IDLE) {
+		if (gga_front_wants_report(&sh->f, i) && sh->m[i].step == STEP_IDLE) {
 			member_send(&sh->m[i], STEP_REPORT);
 		}
 	}

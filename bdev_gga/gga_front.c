@@ -29,6 +29,7 @@ gga_front_init(struct gga_front *f, uint32_t k, uint32_t m, uint16_t front_id, u
 	f->role = GGA_FRONT_STANDBY;
 	f->since = now;
 	f->reason = "started";
+	f->rule_uncertain = true;
 }
 
 uint64_t
@@ -59,10 +60,45 @@ become(struct gga_front *f, enum gga_front_role role, uint64_t now, const char *
 	if (role == GGA_FRONT_STANDBY) {
 		for (i = 0; i < f->n; i++) {
 			f->members[i].held = false;
+			f->members[i].uncertain = false;
 		}
 		f->takeover_now = false;
 		forget_seen(f);
 	}
+}
+
+static void step_down(struct gga_front *f, uint64_t now, const char *reason);
+
+bool
+gga_front_wants_report(const struct gga_front *f, uint32_t i)
+{
+	const struct gga_front_member *mb = &f->members[i];
+
+	return !mb->busy && (!mb->held || mb->uncertain);
+}
+
+/* What an uncertain member holds (see gga_front_member.uncertain). */
+static void
+report_uncertain(struct gga_front *f, uint32_t i, uint64_t now, uint64_t holder_key)
+{
+	struct gga_front_member *mb = &f->members[i];
+
+	mb->uncertain = false;
+	if (holder_key != 0 && gga_front_key_owner(holder_key) == f->front_id) {
+		/* Still ours: with the key the lost answer carried, or the one before. */
+		mb->key = holder_key;
+		return;
+	}
+	mb->held = false;
+	if (holder_key == 0) {
+		/* It lost its reservations (restarted without persisting them): take it again. */
+		mb->seen = true;
+		mb->seen_key = 0;
+		mb->seen_since = now;
+		return;
+	}
+	/* Another front holds a member this front held: it was preempted. */
+	step_down(f, now, "fenced: another front holds a member");
 }
 
 void
@@ -70,6 +106,12 @@ gga_front_report(struct gga_front *f, uint32_t i, uint64_t now, bool ok, uint64_
 {
 	struct gga_front_member *mb = &f->members[i];
 
+	if (mb->held && mb->uncertain) {
+		if (ok) {
+			report_uncertain(f, i, now, holder_key);
+		}
+		return;
+	}
 	if (!ok) {
 		mb->seen = false;
 		return;
@@ -206,7 +248,7 @@ poll_active(struct gga_front *f, uint64_t now, struct gga_front_cmd *cmds)
 	key = gga_front_current_key(f);
 	for (i = 0; i < f->n; i++) {
 		mb = &f->members[i];
-		if (!mb->held || mb->busy) {
+		if (!mb->held || mb->busy || mb->uncertain) {
 			continue;
 		}
 		cmds[i].op = GGA_FRONT_OP_RENEW;
@@ -280,6 +322,7 @@ gga_front_done(struct gga_front *f, uint32_t i, uint64_t now, enum gga_front_res
 		if (result == GGA_FRONT_OK &&
 		    (f->role == GGA_FRONT_TAKING_OVER || f->role == GGA_FRONT_ACTIVE)) {
 			mb->held = true;
+			mb->uncertain = false;
 			mb->own_key_elsewhere = false;
 			mb->key = mb->busy_nrkey;
 			mb->renewed_at = now;
@@ -301,6 +344,9 @@ gga_front_done(struct gga_front *f, uint32_t i, uint64_t now, enum gga_front_res
 		if (result == GGA_FRONT_OK && mb->held) {
 			mb->key = mb->busy_nrkey;
 			mb->renewed_at = now;
+		} else if (result == GGA_FRONT_ERROR && mb->held && f->rule_uncertain) {
+			/* The renewal may have happened: ask the member before the next. */
+			mb->uncertain = true;
 		}
 		break;
 	case GGA_FRONT_OP_RELEASE:

@@ -95,6 +95,12 @@ struct gga_front_member {
 	uint64_t key;
 	uint64_t renewed_at;
 	/*
+	 * A renewal got no answer: the member may hold the old key or the new
+	 * one. No renewal goes to it until a report says which (or that another
+	 * front holds it: then this front was fenced).
+	 */
+	bool uncertain;
+	/*
 	 * Its holder has our front id but refused our Acquire: an earlier life
 	 * of this front that had another host identifier. Taken by preempt.
 	 */
@@ -118,6 +124,12 @@ struct gga_front {
 	uint64_t last_round; /* when the last renewal round was sent */
 	/* A hand-over was asked for: the standby takes over without waiting for a lease. */
 	bool takeover_now;
+	/*
+	 * The fix the checker found (S3): a renewal without an answer makes the
+	 * member uncertain. Always true but in the checker's test that shows
+	 * what happens without it.
+	 */
+	bool rule_uncertain;
 	struct gga_front_member members[GGA_FRONT_MAX_MEMBERS];
 };
 
@@ -133,6 +145,9 @@ uint64_t gga_front_current_key(const struct gga_front *f);
  * failed (the member is not seen); holder_key 0 when nobody holds it.
  */
 void gga_front_report(struct gga_front *f, uint32_t i, uint64_t now, bool ok, uint64_t holder_key);
+
+/* Should member i's Reservation Report be read now (one it does not hold, or one uncertain)? */
+bool gga_front_wants_report(const struct gga_front *f, uint32_t i);
 
 /*
  * What to send now, one command per member in cmds (GGA_FRONT_OP_NONE:

@@ -9,7 +9,7 @@
 #   scripts/gga_topology.sh up DIR [--base-port P] [--size MiB] [--cores MASK]
 #                                  [--allow-host HOSTNQN] [--trtype tcp|rdma]
 #                                  [--traddr ADDR] [--members file|malloc]
-#                                  [--layout K+M] [--fronts 1|2]
+#                                  [--layout K+M] [--fronts 1|2] [--lease-ms MS]
 #   scripts/gga_topology.sh down DIR
 #   scripts/gga_topology.sh status DIR
 #   scripts/gga_topology.sh kill-target DIR N|front|front2    (SIGKILL)
@@ -42,7 +42,8 @@
 # front2 (front_id 2) the standby that takes over when front's lease lapses;
 # each holds the members through NVMe reservations (Exclusive Access, its
 # own host NQN), which the members keep in DIR/hbN.resv. bdevperf.json then
-# attaches both paths under one name (multipath).
+# attaches both paths under one name (multipath). --lease-ms (default 2000)
+# is the fronts' lease.
 #
 # Environment: GGA_BUILD (default build/) selects the build tree.
 # GGA_IDLE_SPELL (default 0): the daemons' --idle-spell. The four share the
@@ -355,6 +356,7 @@ cmd_up() {
 		--allow-host) allow_host=$2 && shift ;;
 		--layout) layout=$2 && shift ;;
 		--fronts) fronts=$2 && shift ;;
+		--lease-ms) lease_ms=$2 && shift ;;
 		*) die "up: unknown option '$1'" ;;
 		esac
 		shift || die "up: option needs a value"
@@ -378,6 +380,8 @@ cmd_up() {
 	1 | 2) ;;
 	*) die "--fronts must be 1 or 2, not '$fronts'" ;;
 	esac
+	[[ "$lease_ms" =~ ^[1-9][0-9]*$ ]] && [ "$lease_ms" -ge 100 ] ||
+		die "--lease-ms must be a whole number of ms, at least 100"
 	array_uuid=
 	hostnqn1=
 	hostnqn2=

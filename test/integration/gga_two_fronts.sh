@@ -13,7 +13,10 @@
 #     data;
 #  5. planned hand-over back to front2 (restarted), no lease to wait out;
 #  6. a failover while a half-block target is down: the array changes hands
-#     degraded, and the member is taken and resynced when it is back.
+#     degraded, and the member is taken and resynced when it is back;
+#  7. a takeover while a rebuild runs under I/O: the new active resumes the
+#     rebuild from the checkpoint the old one persisted, and bdevperf (both
+#     paths) sees no failed I/O and no mismatch.
 source "$(dirname "$0")/common.sh"
 
 D=$TMP/topo
@@ -169,6 +172,41 @@ track
 check "hb1 back: front takes it once front2's lease on it lapses, resyncs it" \
 	wait_info 30 'd[0]["state"] == "online" and d[0]["front"]["members_held"] == 3'
 check "set D reads back with every member" via front check 4 2048:2560
+
+# 7. A takeover during a rebuild.
+topo start-target front2 >/dev/null 2>&1
+track
+check "front2 back as standby" wait_front front2 10 'f["role"] == "standby"'
+frpc bdev_gga_set_options '{"name":"gga0","rebuild_rate_mib_s":1}' >/dev/null
+topo stop-target 1 >/dev/null 2>&1
+size=$(stat -c %s "$D/hb1.img")
+truncate -s 0 "$D/hb1.img" && truncate -s "$size" "$D/hb1.img"
+timeout -k 5 90 "$BP" --json "$D/bdevperf.json" -m 0x2 -q 4 -o 4096 -w verify -t 25 \
+	>"$TMP/rebuild.out" 2>&1 &
+bpp=$!
+PIDS+=("$bpp")
+topo start-target 1 >/dev/null 2>&1
+track
+check "front rebuilds the blank data_2 at 1 MiB/s under I/O" \
+	wait_info 20 'd[0]["recovery"] is not None and d[0]["recovery"]["kind"] == "rebuild" and d[0]["recovery"]["blocks_done"] >= 512'
+# A checkpoint is persisted every 2 s.
+sleep 3
+off=$(stat -c %s "$D/front2.log")
+topo kill-target front >/dev/null 2>&1
+check "front2 takes over during the rebuild" \
+	wait_front front2 15 'f["role"] == "active" and f["serving"]'
+line=$(tail -c +$((off + 1)) "$D/front2.log" | grep -m1 "rebuilding data_2")
+echo "# $line"
+check "front2 resumes the rebuild from the checkpoint, not from block 0" \
+	bash -c "[[ '$line' =~ from\ block\ ([0-9]+) ]] && [ \${BASH_REMATCH[1]} -gt 0 ]"
+wait $bpp
+rc=$?
+check "bdevperf across the takeover during the rebuild: exit 0 (rc $rc)" test $rc -eq 0
+check "bdevperf: blocks verified, 0 mismatches, no failed I/O" \
+	bash -c "grep -q 'verify: [1-9][0-9]* blocks compared, 0 mismatches' '$TMP/rebuild.out' &&
+		! grep -q 'run failed' '$TMP/rebuild.out'"
+check "front2 ends the rebuild: all three online" \
+	bash -c "for i in \$(seq 1 300); do \"$BIN/gga_rpc\" -s '$D/front2.sock' -t 10 bdev_gga_get_info '{\"name\":\"gga0\"}' | grep -q '\"state\": \"online\"' && exit 0; sleep 0.2; done; exit 1"
 
 topo down >"$TMP/down.out" 2>&1
 check "down: the daemons exit 0" test "$(grep -c 'exit 0)' "$TMP/down.out")" -ge 4

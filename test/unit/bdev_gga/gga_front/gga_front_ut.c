@@ -20,7 +20,10 @@
  *   S1  a front that becomes active holds a member that has the last
  *       acknowledged write (so its assembly finds it);
  *   S2  no front acknowledges a write after the other front became active
- *       later than it did (the old active is fenced by the members).
+ *       later than it did (the old active is fenced by the members);
+ *   S3  a front that steps down as fenced was fenced: the other front holds
+ *       a member, or a member dropped its registration (a renewal whose
+ *       answer was lost must not look like a fence).
  * Then a liveness check: with members up and the events in a fair order,
  * the standby takes over within a bound after the active stops.
  *
@@ -53,6 +56,7 @@ enum ev_type {
 	E_POLL,     /* arg: front */
 	E_REPORT,   /* arg: front * MAXN + member */
 	E_DELIVER,  /* arg: front * MAXN + member */
+	E_LOST,     /* arg: front * MAXN + member: carried out, the answer lost */
 	E_WRITE,    /* arg: front */
 	E_TOGGLE,   /* arg: member */
 	E_CRASH,    /* arg: front */
@@ -62,7 +66,8 @@ enum ev_type {
 };
 
 static const char *const g_ev_names[E_NTYPES] = {
-	"tick", "poll", "report", "deliver", "write", "toggle", "crash", "restart", "hand-over",
+	"tick",  "poll",   "report", "deliver", "answer lost",
+	"write", "toggle", "crash",  "restart", "hand-over",
 };
 
 struct ev {
@@ -92,6 +97,7 @@ static struct {
 	uint32_t k, m, n;
 	uint32_t q_override; /* 0: the module's quorum */
 	uint64_t lease;      /* the fronts' lease (LEASE but in one test) */
+	bool no_uncertain;   /* turn gga_front.rule_uncertain off */
 	uint64_t t_max;
 	struct ut_memo memo;
 	bool bad;
@@ -112,6 +118,7 @@ front_init(struct world *w, uint32_t x)
 	if (g.q_override != 0) {
 		w->f[x].q = g.q_override;
 	}
+	w->f[x].rule_uncertain = !g.no_uncertain;
 	memset(w->out[x], 0, sizeof(w->out[x]));
 	w->was_active[x] = 0;
 }
@@ -213,6 +220,25 @@ w_note_roles(struct world *w)
 	}
 }
 
+/*
+ * S3: a front that steps down saying it was fenced was: the other front holds
+ * one of the members, or a member no longer has its registration. (A false
+ * fence loses nothing but the array's service: the check keeps it honest.)
+ */
+static void
+w_check_fenced(const struct world *w, uint32_t x)
+{
+	uint32_t i;
+
+	for (i = 0; i < g.n; i++) {
+		if (nvmf_resv_is_holder(&w->mem[i], g_hostid[1 - x]) ||
+		    !nvmf_resv_is_registered(&w->mem[i], g_hostid[x])) {
+			return;
+		}
+	}
+	fail("S3: a front stepped down as fenced while no member had fenced it");
+}
+
 static void
 w_write(struct world *w, uint32_t x)
 {
@@ -255,9 +281,11 @@ w_enabled(const struct world *w, struct ev e)
 	case E_POLL:
 		return w->front_up[e.arg];
 	case E_REPORT:
-		return w->front_up[x] && !w->f[x].members[i].held && !w->f[x].members[i].busy;
+		return w->front_up[x] && gga_front_wants_report(&w->f[x], i);
 	case E_DELIVER:
 		return w->front_up[x] && w->out[x][i].op != GGA_FRONT_OP_NONE;
+	case E_LOST:
+		return w->front_up[x] && w->up[i] && w->out[x][i].op != GGA_FRONT_OP_NONE;
 	case E_WRITE:
 		return w->writes > 0 && w->front_up[e.arg] && w->f[e.arg].role == GGA_FRONT_ACTIVE;
 	case E_TOGGLE:
@@ -304,6 +332,12 @@ w_event(struct world *w, struct ev e)
 		memset(&w->out[x][i], 0, sizeof(w->out[x][i]));
 		gga_front_done(&w->f[x], i, w->now, res);
 		break;
+	case E_LOST:
+		/* The member did it; the front hears only that the command failed. */
+		carry_out(&w->mem[i], g_hostid[x], &w->out[x][i]);
+		memset(&w->out[x][i], 0, sizeof(w->out[x][i]));
+		gga_front_done(&w->f[x], i, w->now, GGA_FRONT_ERROR);
+		break;
 	case E_WRITE:
 		w_write(w, e.arg);
 		break;
@@ -330,6 +364,10 @@ w_event(struct world *w, struct ev e)
 		break;
 	}
 	for (x = 0; x < NF; x++) {
+		if (w->front_up[x] && w->was_active[x] && w->f[x].role != GGA_FRONT_ACTIVE &&
+		    w->f[x].reason != NULL && strncmp(w->f[x].reason, "fenced", 6) == 0) {
+			w_check_fenced(w, x);
+		}
 		w->f[x].reason = NULL;
 	}
 	w_note_roles(w);
@@ -347,6 +385,7 @@ w_events(struct ev *evs)
 			break;
 		case E_REPORT:
 		case E_DELIVER:
+		case E_LOST:
 			for (x = 0; x < NF; x++) {
 				for (i = 0; i < g.n; i++) {
 					evs[c++] = (struct ev){ (uint8_t)t,
@@ -425,7 +464,9 @@ dfs(const struct world *w, uint32_t rem, uint32_t depth, uint64_t *count)
 static void
 run(struct world *w, uint8_t type, uint32_t x, uint32_t i)
 {
-	struct ev e = { type, (uint8_t)(type == E_REPORT || type == E_DELIVER ? x * MAXN + i : x) };
+	struct ev e = { type, (uint8_t)(type == E_REPORT || type == E_DELIVER || type == E_LOST ?
+						x * MAXN + i :
+						x) };
 
 	if (type == E_TOGGLE) {
 		e.arg = (uint8_t)i;
@@ -487,7 +528,7 @@ print_path(void)
 	for (i = 0; i < g.path_len; i++) {
 		e = g.path[i];
 		printf("    %u. %s", i + 1, g_ev_names[e.type]);
-		if (e.type == E_REPORT || e.type == E_DELIVER) {
+		if (e.type == E_REPORT || e.type == E_DELIVER || e.type == E_LOST) {
 			printf(" %c member %u\n", 'A' + e.arg / MAXN, e.arg % MAXN);
 		} else if (e.type == E_TOGGLE) {
 			printf(" member %u\n", e.arg);
@@ -507,6 +548,7 @@ setup(uint32_t k, uint32_t m, uint32_t q_override)
 	g.n = k + m;
 	g.q_override = q_override;
 	g.lease = LEASE;
+	g.no_uncertain = false;
 	g.bad = false;
 	g.why = NULL;
 	g.steps = 0;
@@ -611,6 +653,33 @@ test_quorum_one_found(void)
 	CU_ASSERT(g.why != NULL && g.why[0] == 'S');
 }
 
+/* Without the uncertain rule, a renewal whose answer was lost is taken for a fence (S3). */
+static void
+test_lost_answer_found(void)
+{
+	struct world w;
+	uint64_t count = 0;
+	uint32_t d, found = 0;
+
+	setup(2, 1, 0);
+	g.no_uncertain = true;
+	w_init(&w);
+	g.t_max = w.now + LEASE + 2;
+	CU_ASSERT_FATAL(ut_memo_init(&g.memo, MEMO_BITS));
+	for (d = 1; d <= 8 && !found; d++) {
+		ut_memo_clear(&g.memo);
+		found = dfs(&w, d, 0, &count) ? d : 0;
+	}
+	ut_memo_fini(&g.memo);
+	printf("\n  without the uncertain rule: %s at depth %u\n", found ? "violation" : "none",
+	       found);
+	if (found) {
+		print_path();
+	}
+	CU_ASSERT(found != 0 && g.why != NULL && strncmp(g.why, "S3", 2) == 0);
+	g.no_uncertain = false;
+}
+
 /*
  * Liveness: events in a fair order (each front's round, then a tick).
  * Blank members: one front is active within a round. The active stops (its
@@ -686,6 +755,44 @@ test_renew_conflict_steps_down(void)
 	CU_ASSERT(!gga_front_may_use(&w.f[0], 0));
 }
 
+/*
+ * A renewal the member carried out but whose answer was lost: the next
+ * renewal must not go with the old key (the member would refuse it, and the
+ * front would take that for a fence). It asks the member first (S3).
+ */
+static void
+test_lost_renewal_not_a_fence(void)
+{
+	struct world w;
+
+	setup(2, 1, 0);
+	w_init(&w);
+	g.t_max = UINT64_MAX;
+	CU_ASSERT_FATAL(w.f[0].role == GGA_FRONT_ACTIVE);
+	run(&w, E_TICK, 0, 0);
+	run(&w, E_POLL, 0, 0);
+	CU_ASSERT_FATAL(w.out[0][1].op == GGA_FRONT_OP_RENEW);
+	run(&w, E_LOST, 0, 1);
+	CU_ASSERT(w.f[0].members[1].uncertain);
+	run(&w, E_DELIVER, 0, 0);
+	run(&w, E_DELIVER, 0, 2);
+	run(&w, E_TICK, 0, 0);
+	run(&w, E_POLL, 0, 0);
+	/* No renewal to the uncertain member; a report instead. */
+	CU_ASSERT(w.out[0][1].op == GGA_FRONT_OP_NONE);
+	CU_ASSERT(gga_front_wants_report(&w.f[0], 1));
+	run(&w, E_REPORT, 0, 1);
+	CU_ASSERT(!w.f[0].members[1].uncertain && w.f[0].members[1].held);
+	run(&w, E_DELIVER, 0, 0);
+	run(&w, E_DELIVER, 0, 2);
+	run(&w, E_TICK, 0, 0);
+	run(&w, E_POLL, 0, 0);
+	CU_ASSERT_FATAL(w.out[0][1].op == GGA_FRONT_OP_RENEW);
+	run(&w, E_DELIVER, 0, 1);
+	UT_ASSERT_EQ(w.f[0].role, GGA_FRONT_ACTIVE);
+	CU_ASSERT(!g.bad);
+}
+
 int
 main(void)
 {
@@ -695,8 +802,10 @@ main(void)
 		UT_TEST(test_safe_3_2),
 		UT_TEST(test_safe_without_lease),
 		UT_TEST(test_quorum_one_found),
+		UT_TEST(test_lost_answer_found),
 		UT_TEST(test_takeover_bound),
 		UT_TEST(test_renew_conflict_steps_down),
+		UT_TEST(test_lost_renewal_not_a_fence),
 	};
 
 	return ut_run("gga_front", tests, sizeof(tests) / sizeof(tests[0]), NULL, NULL);
