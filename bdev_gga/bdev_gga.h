@@ -268,6 +268,8 @@ struct bdev_gga_info {
 	double role_seconds;     /* how long it has held it */
 	uint32_t members_held;   /* members whose reservation it holds */
 	bool serving;            /* assembled and serving I/O */
+	/* This front has read and assembled the members (else their states are not known here). */
+	bool assembled;
 };
 
 typedef void (*bdev_gga_info_cb)(void *cb_arg, int rc);

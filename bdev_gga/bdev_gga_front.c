@@ -59,6 +59,7 @@ struct gga_front_shell {
 	void (*assemble)(void *arg);
 	void *assemble_arg;
 	bool assembling;
+	bool assembled;
 	bool stepped_down;
 	bool failed;
 	bool stopping;
@@ -407,6 +408,7 @@ gga_front_shell_assembled(struct gga_disk *disk, int rc, const char *msg)
 		       disk->bdev.name, sh->f.front_id, msg);
 		return;
 	}
+	sh->assembled = true;
 	if (sh->stepped_down || sh->f.role != GGA_FRONT_ACTIVE) {
 		/* Stepped down while it assembled: it must not serve. */
 		return;
@@ -481,6 +483,7 @@ gga_front_shell_info(const struct gga_disk *disk, struct bdev_gga_info *info)
 	info->lease_ms = (uint32_t)sh->f.lease_ms;
 	info->standby = !sh->f.preferred;
 	info->serving = __atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE);
+	info->assembled = sh->assembled;
 	if (sh->stepped_down) {
 		info->role = "stepped_down";
 		info->role_reason = sh->why_down;

@@ -86,6 +86,9 @@ check "front: active, serving, holds the three members" \
 	test "$(front_of front '[f["role"], f["serving"], f["members_held"]]')" = '["active", true, 3]'
 check "front2: standby, not serving, holds none" \
 	test "$(front_of front2 '[f["role"], f["serving"], f["members_held"]]')" = '["standby", false, 0]'
+check "front2 has read no member: the states it shows are unknown" \
+	test "$("$BIN/gga_rpc" -s "$D/front2.sock" bdev_gga_get_info '{"name":"gga0"}' |
+		jget - '[d[0]["state"]] + [m["state"] for m in d[0]["members"]]')" = '["unknown", "unknown", "unknown", "unknown"]'
 check "a write through front" via front write 6 0:16
 check_fails "a write through the standby fails (its namespace is inaccessible)" via front2 write 7 0:16
 check "the block front wrote reads back through it" via front check 6 0:16
