@@ -15,6 +15,10 @@
 #     mode follows lost paths, not ANA states). Pass: bdevperf exits 0.
 #  3. gga's bdevperf as the multipath host of SPDK's nvmf_tgt with ANA: the
 #     same ANA failover and lost path, every block verified.
+#  4. SPDK's bdevperf as the host of gga's two fronts (scripts/gga_topology.sh
+#     --fronts 2), `multipath` then `failover`: verify while the active front
+#     is SIGKILLed and the standby takes over. Pass: bdevperf exits 0 (no
+#     failed I/O, no mismatch); the longest I/O is printed.
 # Prints `ok - ...` / `not ok - ...` per check; exits non-zero if any failed.
 set -u
 spdk=${SPDK_DIR:-}
@@ -171,5 +175,39 @@ JSON
 	check "and every block it read back was verified" \
 		grep -q 'verify: [1-9][0-9]* blocks compared, 0 mismatches' "$tmp/gbp.out"
 fi
+# 4. SPDK's bdevperf across a front failover.
+for mode in multipath failover; do
+	topo=$tmp/topo.$mode
+	GGA_BUILD=$(dirname "$bin") bash scripts/gga_topology.sh up "$topo" --fronts 2 --size 16 \
+		>"$tmp/topo.$mode.out" 2>&1 || {
+		cat "$tmp/topo.$mode.out"
+		check "topology with two fronts up" false
+		continue
+	}
+	# shellcheck disable=SC1090
+	source "$topo/topology.env"
+	# SPDK retries an I/O whose path failed without limit (bdev_retry_count -1), as a
+	# host that must ride out the takeover does.
+	cat >"$tmp/bpf.json" <<JSON
+{"subsystems": [{"subsystem": "bdev", "config": [
+ {"method": "bdev_nvme_set_options", "params": {"bdev_retry_count": -1}},
+ {"method": "bdev_nvme_attach_controller", "params": {"name": "N0", "trtype": "tcp", "adrfam": "ipv4", "traddr": "127.0.0.1", "trsvcid": "$base_port", "subnqn": "nqn.2016-06.io.gga:gga0", "multipath": "$mode"}},
+ {"method": "bdev_nvme_attach_controller", "params": {"name": "N0", "trtype": "tcp", "adrfam": "ipv4", "traddr": "127.0.0.1", "trsvcid": "$((base_port + k + m + 1))", "subnqn": "nqn.2016-06.io.gga:gga0", "multipath": "$mode"}}
+]}]}
+JSON
+	timeout -k 5 90 "$spdk/build/examples/bdevperf" -m 0x1 --disable-cpumask-locks --json "$tmp/bpf.json" -q 16 -o 4096 \
+		-w verify -t 12 >"$tmp/bpf.$mode.out" 2>&1 &
+	bp=$!
+	pids+=($bp)
+	sleep 4
+	bash scripts/gga_topology.sh kill-target "$topo" front >/dev/null 2>&1
+	wait $bp
+	rc=$?
+	grep -E "Latency|N0n1|Total|error|fail" "$tmp/bpf.$mode.out" | grep -v "EAL" | head -12 | sed 's/^/  | /'
+	check "SPDK bdevperf ($mode) across a SIGKILL of the active front: exit 0 (rc $rc)" test $rc -eq 0
+	[ $rc -eq 0 ] || tail -n 30 "$tmp/bpf.$mode.out" "$tmp/topo.$mode.out" | cut -c1-200
+	bash scripts/gga_topology.sh down "$topo" >/dev/null 2>&1
+done
+
 echo "interop_spdk: $fails failed"
 [ $fails -eq 0 ]
