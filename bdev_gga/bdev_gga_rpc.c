@@ -476,14 +476,15 @@ info_json(const struct bdev_gga_info *info)
 		mi = &info->members[i];
 		json_array_append_new(
 			members,
-			json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:b, s:I}", "role",
-				  bdev_gga_role_name(i, info->k, info->m, role, sizeof(role)), "name",
-				  mi->name, "state",
-				  unread ? "unknown" : bdev_gga_member_state_name(mi->state), "needs",
-				  unread ? NULL : mi->needs, "reason",
-				  unread ? "not read by this front (it has not assembled the array)" :
-					   mi->reason,
-				  "faulted", mi->faulted, "errors", (json_int_t)mi->errors));
+			json_pack(
+				"{s:s, s:s, s:s, s:s?, s:s?, s:b, s:I}", "role",
+				bdev_gga_role_name(i, info->k, info->m, role, sizeof(role)), "name",
+				mi->name, "state",
+				unread ? "unknown" : bdev_gga_member_state_name(mi->state), "needs",
+				unread ? NULL : mi->needs, "reason",
+				unread ? "not read by this front (it has not assembled the array)" :
+					 mi->reason,
+				"faulted", mi->faulted, "errors", (json_int_t)mi->errors));
 	}
 	uuid_format(info->array_uuid, uuid);
 	obj = json_pack("{s:s, s:i, s:I, s:i, s:i, s:s, s:s, s:I, s:b, s:s, s:o, s:o}", "name",
@@ -491,8 +492,8 @@ info_json(const struct bdev_gga_info *info)
 			(json_int_t)info->num_blocks, "k", (int)info->k, "m", (int)info->m,
 			"matrix_type", gga_matrix_name(info->matrix), "array_uuid", uuid,
 			"recovery_read_every_n", (json_int_t)info->recovery_read_every_n, "repair",
-			info->repair, "state", unread ? "unknown" : bdev_gga_state_name(info->state),
-			"members", members,
+			info->repair, "state",
+			unread ? "unknown" : bdev_gga_state_name(info->state), "members", members,
 			"counters", counters_json(info));
 	json_object_set_new(obj, "events", json_integer((json_int_t)info->events));
 	json_object_set_new(obj, "unrecoverable_blocks",

@@ -3,7 +3,7 @@
 # they print numbers. Runs side by side in one invocation so ratios are
 # comparable on a shared, noisy machine.
 #
-#   scripts/bench.sh [-t SECONDS] [suite...]    suites: malloc codec gga nvmf vs_spdk rebuild stall (default: all)
+#   scripts/bench.sh [-t SECONDS] [suite...]    suites: malloc codec gga nvmf vs_spdk rebuild stall failover (default: all)
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ ${#suites[@]} -gt 0 ] || suites=(malloc codec gga nvmf vs_spdk rebuild stall)
+[ ${#suites[@]} -gt 0 ] || suites=(malloc codec gga nvmf vs_spdk rebuild stall failover)
 
 bash scripts/pkgdep.sh || exit 1
 [ -f mk/config.mk ] || ./configure || exit 1
@@ -87,6 +87,9 @@ JSON
 		;;
 	stall)
 		bash "$root/scripts/bench_stall.sh" -t "$((secs > 6 ? secs : 6))"
+		;;
+	failover)
+		bash "$root/scripts/bench_failover.sh" -t "$((secs > 8 ? secs : 8))"
 		;;
 	*)
 		echo "bench: unknown suite '$s'" >&2
