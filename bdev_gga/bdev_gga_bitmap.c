@@ -118,12 +118,13 @@ flush_done(struct bdev_io *io, bool success, void *cb_arg)
 	struct gga_member_ctx *ctx = cb_arg;
 	struct gga_bitmap *bm = ctx->owner;
 	struct gga_disk *disk = bm->disk;
+	bool fenced = !success && gga_member_io_fenced(disk, io);
 
 	bdev_free_io(io);
 	gga_member_app_io_done(&disk->members[ctx->index]);
 	if (success) {
 		bm->ok_mask |= 1u << ctx->index;
-	} else {
+	} else if (!fenced) {
 		gga_member_fail(disk, ctx->index, "bitmap write failed");
 	}
 	if (--bm->pending > 0) {

@@ -479,16 +479,14 @@ sb_write_done(struct bdev_io *io, bool success, void *cb_arg)
 	struct gga_member_ctx *mctx = cb_arg;
 	struct gga_disk *disk = mctx->owner;
 	struct gga_member *member = &disk->members[mctx->index];
-	bool fenced = !success && disk->front != NULL && bdev_io_get_errno(io) == -EBADE;
+	bool fenced = !success && gga_member_io_fenced(disk, io);
 
 	bdev_free_io(io);
 	if (success) {
 		disk->sb_ok_mask |= 1u << member->index;
 		member->sb_events = disk->sb_events;
-	} else if (fenced) {
-		/* Reservation Conflict: this front is fenced (not counted), the member is fine. */
-		gga_disk_fenced(disk);
-	} else {
+	} else if (!fenced) {
+		/* (Fenced: not counted, and the member is fine.) */
 		gga_member_fail(disk, member->index, "superblock write failed");
 	}
 	disk->sb_pending &= ~(1u << member->index);

@@ -664,6 +664,21 @@ gga_disk_fenced(struct gga_disk *disk)
 	__atomic_store_n(&disk->front_fenced, true, __ATOMIC_RELEASE);
 }
 
+/*
+ * A failed member I/O of a front of a shared array that met Reservation
+ * Conflict: the front is fenced (gga_disk_fenced) and the member is not
+ * failed for it. Call before bdev_free_io(io).
+ */
+static inline bool
+gga_member_io_fenced(struct gga_disk *disk, const struct bdev_io *io)
+{
+	if (disk->front == NULL || bdev_io_get_errno(io) != -EBADE) {
+		return false;
+	}
+	gga_disk_fenced(disk);
+	return true;
+}
+
 static inline uint32_t
 gga_live_mask(const struct gga_disk *disk)
 {

@@ -166,12 +166,13 @@ op_io_done(struct bdev_io *io, bool success, void *cb_arg)
 	struct gga_member_ctx *ctx = cb_arg;
 	struct walk_op *op = ctx->owner;
 	struct gga_disk *disk = op->walk->disk;
+	bool fenced = !success && gga_member_io_fenced(disk, io);
 
 	bdev_free_io(io);
 	gga_member_app_io_done(&disk->members[ctx->index]);
 	if (success) {
 		op->ok_mask |= 1u << ctx->index;
-	} else {
+	} else if (!fenced) {
 		gga_member_fail(disk, ctx->index,
 				op->writing ? "a recovery write failed" : "a recovery read failed");
 	}
