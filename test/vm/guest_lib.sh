@@ -10,6 +10,7 @@
 #   vm_nvme_ns_of NQN            print /dev/nvmeXnY of the first namespace of
 #                                the kernel host's controller connected to NQN
 #   vm_nvme_wait_ns NQN [SECS]   like vm_nvme_ns_of, waiting for it to appear
+#   vm_path_ana_state PORT       the kernel's ANA state of the path through PORT
 #   vm_nvme_disconnect_all       disconnect every kernel NVMe-oF controller
 #
 # Functions return non-zero (after a message on stderr) on failure; none exits.
@@ -106,6 +107,21 @@ vm_wait_tcp_port() {
 		echo "vm_wait_tcp_port: nothing listens on $addr:$port after ${secs}s" >&2
 		return 1
 	fi
+}
+
+# vm_path_ana_state PORT: the kernel's ANA state (sysfs ana_state) of the
+# namespace through the controller connected to TCP port PORT; "none" if no
+# such path.
+vm_path_ana_state() {
+	local p c
+	for p in /sys/block/nvme*c*n*; do
+		[ -e "$p/ana_state" ] || continue
+		c=$(readlink -f "$p/device")
+		grep -q "trsvcid=$1\b" "$c/address" 2>/dev/null || continue
+		cat "$p/ana_state"
+		return 0
+	done
+	echo none
 }
 
 # vm_nvme_ns_of NQN: the block device of the first namespace of the (live)

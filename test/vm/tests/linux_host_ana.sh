@@ -34,20 +34,8 @@ ana() { # PORT STATE
 	rpc t0 nvmf_subsystem_listener_set_ana_state --nqn $NQN --ana_state "$2" \
 		--listen_address "$(addr "$1")" >/dev/null
 }
-# path_state PORT: the kernel's ANA state of the namespace through the controller at PORT.
-path_state() {
-	local p c
-	for p in /sys/block/nvme*c*n*; do
-		[ -e "$p/ana_state" ] || continue
-		c=$(readlink -f "$p/device")
-		grep -q "trsvcid=$1\b" "$c/address" 2>/dev/null || continue
-		cat "$p/ana_state"
-		return 0
-	done
-	echo none
-}
 states_are() { # PA_STATE PB_STATE
-	[ "$(path_state "$PA") $(path_state "$PB")" = "$1 $2" ]
+	[ "$(vm_path_ana_state "$PA") $(vm_path_ana_state "$PB")" = "$1 $2" ]
 }
 rw_check() { # TAG: write 1 MiB at a fresh offset, read it back, compare
 	local off=$((RANDOM % 16))

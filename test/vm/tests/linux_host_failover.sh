@@ -30,20 +30,8 @@ vm_cleanup() {
 }
 trap vm_cleanup EXIT
 
-# path_state PORT: the kernel's ANA state of the namespace through the controller at PORT.
-path_state() {
-	local p c
-	for p in /sys/block/nvme*c*n*; do
-		[ -e "$p/ana_state" ] || continue
-		c=$(readlink -f "$p/device")
-		grep -q "trsvcid=$1\b" "$c/address" 2>/dev/null || continue
-		cat "$p/ana_state"
-		return 0
-	done
-	echo none
-}
 states_are() { # STATE_OF_FRONT STATE_OF_FRONT2
-	[ "$(path_state "$P1") $(path_state "$P2")" = "$1 $2" ]
+	[ "$(vm_path_ana_state "$P1") $(vm_path_ana_state "$P2")" = "$1 $2" ]
 }
 
 vm_modprobe nvme-tcp || skip "the nvme-tcp module does not load"
@@ -136,8 +124,10 @@ check "no write failed at the host" test "${fails:-1}" = 0
 check "every block reads back as last written" test "${bad:-1}" = 0
 check "the kernel logged no I/O error on the device" \
 	bash -c "! dmesg | grep -E 'I/O error, dev $(basename "$DEV")'"
-check "the kernel now uses front2's path (optimized)" \
-	vm_retry 20 bash -c "[ \"\$(for p in /sys/block/nvme*c*n*; do c=\$(readlink -f \$p/device); grep -q 'trsvcid=$P2\b' \$c/address 2>/dev/null && cat \$p/ana_state; done)\" = optimized ]"
+front2_optimized() {
+	[ "$(vm_path_ana_state "$P2")" = optimized ]
+}
+check "the kernel now uses front2's path (optimized)" vm_retry 20 front2_optimized
 out=$(timeout 60 nvme disconnect -n $NQN 2>&1)
 check "nvme disconnect ($out)" bash -c "echo '$out' | grep -q disconnected"
 CONNECTED=0
