@@ -60,6 +60,7 @@ struct gga_front_shell {
 	void *assemble_arg;
 	bool assembling;
 	bool assembled;
+	enum gga_front_role logged_role; /* the role last logged */
 	bool stepped_down;
 	bool failed;
 	bool stopping;
@@ -76,6 +77,7 @@ now_ms(const struct gga_front_shell *sh)
 }
 
 static void shell_try_free(struct gga_front_shell *sh);
+static void follow_role(struct gga_front_shell *sh);
 
 /* The holder's key in a report, 0 if nobody holds the reservation. */
 static uint64_t
@@ -188,6 +190,7 @@ cmd_end(struct front_member *fm, enum gga_front_result res)
 	fm->step = STEP_IDLE;
 	if (!sh->stopping) {
 		gga_front_done(&sh->f, fm->index, now_ms(sh), res);
+		follow_role(sh);
 	}
 }
 
@@ -213,6 +216,7 @@ member_io_done(struct bdev_io *io, bool success, void *cb_arg)
 		fm->step = STEP_IDLE;
 		gga_front_report(&sh->f, fm->index, now_ms(sh), res == GGA_FRONT_OK,
 				 res == GGA_FRONT_OK ? report_holder_key(fm->report) : 0);
+		follow_role(sh);
 		return;
 	case STEP_REGISTER:
 		if (res == GGA_FRONT_OK) {
@@ -265,13 +269,41 @@ step_down_for_good(struct gga_front_shell *sh, const char *why)
 	       disk->bdev.name, sh->f.front_id, why);
 }
 
+/*
+ * Carry out what the module's role now asks, at once (after a poll, an
+ * answer or a report): log a change, assemble once active, stop serving as
+ * soon as it is not.
+ */
+static void
+follow_role(struct gga_front_shell *sh)
+{
+	struct gga_disk *disk = sh->disk;
+
+	if (sh->f.role != sh->logged_role) {
+		NOTICELOG("gga bdev '%s': front %u: %s -> %s (%s)\n", disk->bdev.name,
+			  sh->f.front_id, gga_front_role_name(sh->logged_role),
+			  gga_front_role_name(sh->f.role),
+			  sh->f.reason != NULL ? sh->f.reason : "");
+		sh->logged_role = sh->f.role;
+	}
+	if (sh->failed || sh->stopping) {
+		return;
+	}
+	if (sh->f.role == GGA_FRONT_ACTIVE && !sh->assembling && !sh->stepped_down) {
+		sh->assembling = true;
+		sh->assemble(sh->assemble_arg);
+	} else if (sh->f.role != GGA_FRONT_ACTIVE && sh->assembling) {
+		/* Was active: stepped down, or handed over. */
+		step_down_for_good(sh, sh->f.reason != NULL ? sh->f.reason : "lost the members");
+	}
+}
+
 static int
 front_poll(void *arg)
 {
 	struct gga_front_shell *sh = arg;
 	struct gga_disk *disk = sh->disk;
 	struct gga_front_cmd cmds[BDEV_GGA_MAX_MEMBERS];
-	enum gga_front_role was = sh->f.role;
 	uint64_t now = now_ms(sh);
 	uint32_t i;
 
@@ -306,19 +338,7 @@ front_poll(void *arg)
 			member_send(&sh->m[i], STEP_REPORT);
 		}
 	}
-	if (sh->f.role != was) {
-		NOTICELOG("gga bdev '%s': front %u: %s -> %s (%s)\n", disk->bdev.name,
-			  sh->f.front_id, gga_front_role_name(was), gga_front_role_name(sh->f.role),
-			  sh->f.reason != NULL ? sh->f.reason : "");
-	}
-	if (sh->f.role == GGA_FRONT_ACTIVE && !sh->assembling &&
-	    !__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE)) {
-		sh->assembling = true;
-		sh->assemble(sh->assemble_arg);
-	} else if (sh->f.role != GGA_FRONT_ACTIVE && sh->assembling) {
-		/* Was active: stepped down, or handed over. */
-		step_down_for_good(sh, sh->f.reason != NULL ? sh->f.reason : "lost the members");
-	}
+	follow_role(sh);
 	return POLLER_IDLE;
 }
 
@@ -404,8 +424,11 @@ gga_front_shell_assembled(struct gga_disk *disk, int rc, const char *msg)
 
 	if (rc != 0) {
 		sh->failed = true;
-		ERRLOG("gga bdev '%s': front %u holds the members but could not assemble them: %s\n",
-		       disk->bdev.name, sh->f.front_id, msg);
+		if (!sh->stopping) {
+			ERRLOG("gga bdev '%s': front %u holds the members but could not assemble "
+			       "them: %s\n",
+			       disk->bdev.name, sh->f.front_id, msg);
+		}
 		return;
 	}
 	sh->assembled = true;
