@@ -136,8 +136,14 @@ lapsed(const struct gga_front *f, uint32_t i, uint64_t now)
 	if (mb->held || mb->busy || !mb->seen) {
 		return false;
 	}
+	/*
+	 * Our own key: an earlier life of this front, same host. With another
+	 * host identifier (own_key_elsewhere) it could as well be a second
+	 * front given our id by mistake: that one must lapse like any other.
+	 */
 	if (f->takeover_now ||
-	    (mb->seen_key != 0 && gga_front_key_owner(mb->seen_key) == f->front_id)) {
+	    (mb->seen_key != 0 && gga_front_key_owner(mb->seen_key) == f->front_id &&
+	     !mb->own_key_elsewhere)) {
 		return true;
 	}
 	if (mb->seen_key == 0 && (f->preferred || f->role == GGA_FRONT_ACTIVE)) {

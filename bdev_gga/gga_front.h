@@ -102,7 +102,8 @@ struct gga_front_member {
 	bool uncertain;
 	/*
 	 * Its holder has our front id but refused our Acquire: an earlier life
-	 * of this front that had another host identifier. Taken by preempt.
+	 * of this front that had another host identifier, or another front
+	 * given the same id by mistake. Taken by preempt once it lapsed.
 	 */
 	bool own_key_elsewhere;
 	/* A command is out to it (its answer not in yet). */

@@ -793,6 +793,48 @@ test_lost_renewal_not_a_fence(void)
 	CU_ASSERT(!g.bad);
 }
 
+/*
+ * A second front given the same front_id by mistake (another host): it must
+ * not take the members from the live one. Its Acquire is refused, after
+ * which its namesake's key is treated as any other's: it changes at every
+ * renewal, so it never lapses.
+ */
+static void
+test_duplicate_front_id(void)
+{
+	struct world w;
+	uint32_t t;
+
+	setup(2, 1, 0);
+	w_init(&w);
+	g.t_max = UINT64_MAX;
+	CU_ASSERT_FATAL(w.f[0].role == GGA_FRONT_ACTIVE);
+	/* Front B restarts with A's id. */
+	gga_front_init(&w.f[1], g.k, g.m, 1, LEASE, false, w.now);
+	w.f[1].reason = NULL;
+	for (t = 0; t < 4 * LEASE; t++) {
+		round_of(&w, 0);
+		round_of(&w, 1);
+		run(&w, E_TICK, 0, 0);
+		/* Every tick: A keeps the array, B never has it (no ping-pong). */
+		if (w.f[0].role != GGA_FRONT_ACTIVE || w.f[1].role == GGA_FRONT_ACTIVE) {
+			break;
+		}
+	}
+	UT_ASSERT_EQ(t, 4 * LEASE);
+	UT_ASSERT_EQ(w.f[0].role, GGA_FRONT_ACTIVE);
+	CU_ASSERT(w.f[1].role == GGA_FRONT_STANDBY);
+	CU_ASSERT(w.f[1].members[0].own_key_elsewhere);
+	CU_ASSERT(!g.bad);
+	/* A stops: B, whatever its id, takes over once A's key has lapsed. */
+	for (t = 0; t < LEASE + 3 && w.f[1].role != GGA_FRONT_ACTIVE; t++) {
+		round_of(&w, 1);
+		run(&w, E_TICK, 0, 0);
+	}
+	UT_ASSERT_EQ(w.f[1].role, GGA_FRONT_ACTIVE);
+	CU_ASSERT(!g.bad);
+}
+
 int
 main(void)
 {
@@ -806,6 +848,7 @@ main(void)
 		UT_TEST(test_takeover_bound),
 		UT_TEST(test_renew_conflict_steps_down),
 		UT_TEST(test_lost_renewal_not_a_fence),
+		UT_TEST(test_duplicate_front_id),
 	};
 
 	return ut_run("gga_front", tests, sizeof(tests) / sizeof(tests[0]), NULL, NULL);
