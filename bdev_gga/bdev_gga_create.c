@@ -78,6 +78,16 @@ create_set_msg(struct gga_create_ctx *ctx, int rc, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The context's own buffers, and the context. */
+static void
+create_ctx_free(struct gga_create_ctx *ctx)
+{
+	env_dma_free(ctx->region);
+	env_dma_free(ctx->zero_buf);
+	free(ctx->bitmap);
+	free(ctx);
+}
+
 static void
 create_release(struct gga_create_ctx *ctx)
 {
@@ -94,10 +104,7 @@ create_release(struct gga_create_ctx *ctx)
 		gga_front_shell_free(disk, disk->front);
 		gga_disk_free(disk);
 	}
-	env_dma_free(ctx->region);
-	env_dma_free(ctx->zero_buf);
-	free(ctx->bitmap);
-	free(ctx);
+	create_ctx_free(ctx);
 }
 
 /* The context of an early-registered disk goes; the disk stays. */
@@ -106,10 +113,7 @@ create_early_end(struct gga_create_ctx *ctx)
 {
 	struct gga_disk *disk = ctx->disk;
 
-	env_dma_free(ctx->region);
-	env_dma_free(ctx->zero_buf);
-	free(ctx->bitmap);
-	free(ctx);
+	create_ctx_free(ctx);
 	disk->pending_ops--;
 	if (disk->destructing) {
 		gga_disk_try_free(disk);
@@ -252,10 +256,7 @@ create_finish(struct gga_create_ctx *ctx)
 		  gga_matrix_name(disk->matrix), disk->bdev.num_blocks, disk->block_size,
 		  disk->next_gen);
 	ctx->disk = NULL;
-	env_dma_free(ctx->region);
-	env_dma_free(ctx->zero_buf);
-	free(ctx->bitmap);
-	free(ctx);
+	create_ctx_free(ctx);
 	cb(cb_arg, &disk->bdev, 0, "");
 }
 

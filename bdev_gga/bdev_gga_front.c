@@ -496,7 +496,6 @@ gga_front_shell_info(const struct gga_disk *disk, struct bdev_gga_info *info)
 {
 	const struct gga_front_shell *sh = disk->front;
 	uint64_t now, since;
-	uint32_t i;
 
 	if (sh == NULL) {
 		return;
@@ -517,8 +516,5 @@ gga_front_shell_info(const struct gga_disk *disk, struct bdev_gga_info *info)
 		since = sh->f.since;
 	}
 	info->role_seconds = (double)(now - GGA_MIN(now, since)) / 1000.0;
-	info->members_held = 0;
-	for (i = 0; i < disk->n; i++) {
-		info->members_held += sh->f.members[i].held;
-	}
+	info->members_held = (uint32_t)__builtin_popcount(gga_front_shell_held_mask(disk));
 }

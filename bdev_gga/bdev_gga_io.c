@@ -370,12 +370,14 @@ member_io_done(struct bdev_io *mio, bool success, void *cb_arg)
 	struct bdev_io *io = bdev_io_from_ctx(gio);
 	struct gga_disk *disk = io_disk(io);
 	struct gga_channel *ch = gio->ch;
+	bool fenced = false;
 	int err = 0;
 
 	assert(i < disk->n && idx == &gio->member_idx[i]);
 	assert(mio->bdev == disk->members[i].bdev && ch->member_outstanding[i] > 0);
 	if (unlikely(!success)) {
 		err = bdev_io_get_errno(mio);
+		fenced = gga_member_io_fenced(disk, mio);
 	}
 	/* Free first so the next submission can reuse it at once. */
 	bdev_free_io(mio);
@@ -390,13 +392,12 @@ member_io_done(struct bdev_io *mio, bool success, void *cb_arg)
 	} else if (err == -ECANCELED) {
 		/* Cancelled by the reset of a member failed meanwhile (it stalled): go on without it. */
 		ch->stats.member_io_errors++;
-	} else if (err == -EBADE && disk->front != NULL) {
+	} else if (fenced) {
 		/*
 		 * Reservation Conflict: the other front took the member. Not a
-		 * member failure: this front is fenced and steps down, and the
-		 * request is not acknowledged.
+		 * member failure: gga_member_io_fenced stopped this front serving,
+		 * it steps down, and the request is not acknowledged.
 		 */
-		gga_disk_fenced(disk);
 	} else {
 		ch->stats.member_io_errors++;
 		gga_member_fail(disk, i,
