@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The application framework shared by gga_tgt and bdevperf: command-line
- * options, env + reactors, subsystems (bdev, later nvmf), the JSON-RPC server,
+ * options, env + reactors, subsystems (keyring, bdev, nvmf), the JSON-RPC server,
  * --json configuration replay, save_config, and signal-driven shutdown.
  *
  * Start-up: parse args → env_init → reactors_init → on the app thread:
@@ -33,7 +33,10 @@ struct app_subsystem {
 	struct app_subsystem *next;
 };
 
-/* Register before app_start(). The bdev subsystem is built in and first. */
+/*
+ * Register before app_start(). Two subsystems are built in and come first:
+ * keyring (keys named by what follows), then bdev.
+ */
 void app_subsystem_register(struct app_subsystem *subsystem);
 
 struct app_opts {

@@ -28,6 +28,7 @@
 #include "gga/app.h"
 #include "gga/bdev_module.h"
 #include "gga/env.h"
+#include "gga/keyring.h"
 #include "gga/log.h"
 #include "gga/reactor.h"
 #include "gga/rpc.h"
@@ -43,8 +44,21 @@ static struct app_subsystem g_bdev_subsystem = {
 	.write_config_json = bdev_subsystem_config_json,
 };
 
-/* Registration order; the bdev subsystem is always first. */
-static struct app_subsystem *g_subsystems = &g_bdev_subsystem;
+/*
+ * The keyring comes first: bdevs (an NVMe controller attached with a key)
+ * and nvmf hosts name keys, so its calls must be replayed before theirs, and
+ * it stops last, once they have let go of their references.
+ */
+static struct app_subsystem g_keyring_subsystem = {
+	.name = "keyring",
+	.init = keyring_subsystem_init,
+	.fini = keyring_subsystem_fini,
+	.write_config_json = keyring_subsystem_config_json,
+	.next = &g_bdev_subsystem,
+};
+
+/* Registration order; the built-in keyring and bdev subsystems are always first. */
+static struct app_subsystem *g_subsystems = &g_keyring_subsystem;
 
 static struct app_opts *g_opts;
 static int g_exit_code;

@@ -16,8 +16,9 @@ rpc a bdev_malloc_create --name Gone --num_blocks 8 --block_size 512 >/dev/null
 rpc a bdev_malloc_delete --name Gone >/dev/null
 
 rpc a save_config >"$TMP/config.json"
-check "save_config has a bdev subsystem" \
-	test "$(jget "$TMP/config.json" '[s["subsystem"] for s in d["subsystems"]][0]')" = bdev
+# The keyring comes first: bdevs and nvmf hosts name its keys.
+check "save_config has the keyring, bdev and nvmf subsystems, in that order" \
+	test "$(jget "$TMP/config.json" '[s["subsystem"] for s in d["subsystems"]]')" = '["keyring", "bdev", "nvmf"]'
 check "save_config has one create call per bdev, in order" \
 	test "$(jget "$TMP/config.json" '[c["method"] for s in d["subsystems"] if s["subsystem"] == "bdev" for c in s["config"] if c["method"].endswith("_create")]')" \
 	= '["bdev_malloc_create", "bdev_malloc_create", "bdev_null_create", "bdev_error_create"]'

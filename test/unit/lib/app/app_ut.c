@@ -314,13 +314,17 @@ test_save_config(void)
 	cfg = app_save_config();
 	CU_ASSERT_FATAL(cfg != NULL);
 	subs = json_object_get(cfg, "subsystems");
-	UT_ASSERT_EQ_FATAL(json_array_size(subs), 2);
+	/* The built-in keyring and bdev come first, in that order, then the registered ones. */
+	UT_ASSERT_EQ_FATAL(json_array_size(subs), 3);
 	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(subs, 0), "subsystem")),
-			 "bdev");
-	CU_ASSERT(json_is_array(json_object_get(json_array_get(subs, 0), "config")));
+			 "keyring");
+	UT_ASSERT_EQ(json_array_size(json_object_get(json_array_get(subs, 0), "config")), 0);
 	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(subs, 1), "subsystem")),
+			 "bdev");
+	CU_ASSERT(json_is_array(json_object_get(json_array_get(subs, 1), "config")));
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(subs, 2), "subsystem")),
 			 "testsub");
-	UT_ASSERT_EQ(json_array_size(json_object_get(json_array_get(subs, 1), "config")), 1);
+	UT_ASSERT_EQ(json_array_size(json_object_get(json_array_get(subs, 2), "config")), 1);
 	json_decref(cfg);
 }
 
