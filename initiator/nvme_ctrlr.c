@@ -79,6 +79,8 @@ ctrlr_free(struct nvme_ctrlr *ctrlr)
 	free(ctrlr->ns);
 	free(ctrlr->cdata);
 	free(ctrlr->id_buf);
+	/* The DH-HMAC-CHAP secrets in the options. */
+	explicit_bzero(&ctrlr->opts, sizeof(ctrlr->opts));
 	free(ctrlr);
 }
 

@@ -155,6 +155,8 @@ struct nvme_qpair {
 	/* The Fabrics Connect uses a request slot of its own, beyond the pool. */
 	struct nvme_request *connect_req;
 	struct nvme_connect_data *connect_data;
+	/* DH-HMAC-CHAP after Connect (the connect_req slot carries it). */
+	struct nvme_qpair_auth *auth;
 
 	/* connect_done(qpair, rc) ends a connect attempt; lost(qpair, rc) reports a lost queue. */
 	nvme_qpair_event_fn connect_done;

@@ -26,6 +26,12 @@
 
 #include "nvme_internal.h"
 
+static void qpair_auth_free(struct nvme_qpair *qp);
+static int qpair_send(struct nvme_qpair *qp, struct nvme_request *req);
+static void req_init(struct nvme_qpair *qp, struct nvme_request *req, const struct nvme_cmd *cmd,
+		     const struct iovec *iov, int iovcnt, size_t iov_offset, uint32_t data_len,
+		     nvme_cmd_cb cb, void *cb_arg);
+
 static int qpair_poll(void *ctx);
 
 static void
@@ -196,6 +202,7 @@ nvme_qpair_destroy(struct nvme_qpair *qp)
 	}
 	qpair_transport_fini(qp);
 	free(qp->connect_data);
+	qpair_auth_free(qp);
 	free(qp->reqs);
 	qpair_free(qp);
 }
@@ -244,6 +251,171 @@ qpair_submit_queued(struct nvme_qpair *qp)
 	}
 }
 
+/* Connected (and authenticated where asked): queued I/O goes out, the owner hears. */
+static void
+qpair_go_live(struct nvme_qpair *qp)
+{
+	qp->state = QPAIR_LIVE;
+	DEBUGLOG(nvme, "%s: connected, cntlid %u\n", qp->name, qp->cntlid);
+
+	nvme_qpair_hold(qp);
+	qpair_submit_queued(qp);
+	if (qp->state == QPAIR_LIVE) {
+		qp->connect_done(qp, 0);
+	}
+	nvme_qpair_release(qp);
+}
+
+/*
+ * DH-HMAC-CHAP: the host's state machine (lib/auth) driven by Authentication
+ * Send and Receive commands in the Connect's own request slot, before the
+ * queue is live. The connect deadline bounds it.
+ */
+#define AUTH_BUF_SIZE 4096
+
+struct nvme_qpair_auth {
+	struct nvme_dhchap t;
+	bool receiving;
+	uint8_t buf[AUTH_BUF_SIZE];
+};
+
+static void
+qpair_auth_free(struct nvme_qpair *qp)
+{
+	if (qp->auth != NULL) {
+		nvme_dhchap_fini(&qp->auth->t);
+		explicit_bzero(qp->auth->buf, sizeof(qp->auth->buf));
+		free(qp->auth);
+		qp->auth = NULL;
+	}
+}
+
+static void qpair_auth_step(struct nvme_qpair *qp);
+
+static void
+qpair_auth_cpl(void *cb_arg, const struct nvme_cpl *cpl)
+{
+	struct nvme_qpair *qp = cb_arg;
+	struct nvme_qpair_auth *a = qp->auth;
+	uint16_t status = cpl->status & ~NVME_STATUS_P;
+	char reason[sizeof(qp->fail_reason)];
+
+	if (qp->state != QPAIR_CONNECTING || a == NULL) {
+		return;
+	}
+	if (!NVME_STATUS_IS_SUCCESS(status)) {
+		snprintf(reason, sizeof(reason),
+			 "DH-HMAC-CHAP: Authentication %s failed: %s (sct 0x%x, sc 0x%x)",
+			 a->receiving ? "Receive" : "Send", nvme_status_string(status),
+			 NVME_STATUS_GET_SCT(status), NVME_STATUS_GET_SC(status));
+		nvme_qpair_fail(qp, -EACCES, reason);
+		return;
+	}
+	if (a->receiving) {
+		(void)nvme_dhchap_host_recv(&a->t, a->buf, sizeof(a->buf));
+	}
+	qpair_auth_step(qp);
+}
+
+static void
+qpair_auth_step(struct nvme_qpair *qp)
+{
+	struct nvme_qpair_auth *a = qp->auth;
+	struct nvme_request *req = qp->connect_req;
+	struct nvme_auth_cmd *cmd;
+	struct nvme_cmd sqe;
+	char reason[sizeof(qp->fail_reason)];
+	int len, rc;
+
+	switch (nvme_dhchap_result(&a->t)) {
+	case NVME_DHCHAP_RES_SUCCESS:
+		DEBUGLOG(nvme, "%s: authenticated (DH-HMAC-CHAP %s, %s)\n", qp->name,
+			 nvme_auth_hash_name(a->t.hash), nvme_auth_dhgroup_name(a->t.dhgroup));
+		qpair_auth_free(qp);
+		qpair_go_live(qp);
+		return;
+	case NVME_DHCHAP_RES_FAILED:
+		snprintf(reason, sizeof(reason), "DH-HMAC-CHAP failed: %s (%s, 0x%x)",
+			 a->t.why != NULL ? a->t.why : "?", nvme_auth_rce_str(a->t.rce), a->t.rce);
+		nvme_qpair_fail(qp, -EACCES, reason);
+		return;
+	default:
+		break;
+	}
+	memset(&sqe, 0, sizeof(sqe));
+	cmd = (struct nvme_auth_cmd *)&sqe;
+	cmd->opc = NVME_OPC_FABRICS;
+	cmd->flags = NVME_CMD_FLAGS_SGL;
+	cmd->secp = NVME_AUTH_SECP;
+	cmd->spsp0 = NVME_AUTH_SPSP;
+	cmd->spsp1 = NVME_AUTH_SPSP;
+	a->receiving = nvme_dhchap_host_receiving(&a->t);
+	memset(a->buf, 0, sizeof(a->buf));
+	if (a->receiving) {
+		cmd->fctype = NVME_FCTYPE_AUTH_RECV;
+		len = (int)sizeof(a->buf);
+	} else {
+		cmd->fctype = NVME_FCTYPE_AUTH_SEND;
+		len = nvme_dhchap_host_next(&a->t, a->buf, sizeof(a->buf));
+		if (len <= 0) {
+			nvme_qpair_fail(qp, -EPROTO, "DH-HMAC-CHAP: no message to send");
+			return;
+		}
+	}
+	cmd->len = (uint32_t)len;
+	req->local_iov.iov_base = a->buf;
+	req->local_iov.iov_len = (size_t)len;
+	req_init(qp, req, &sqe, &req->local_iov, 1, 0, (uint32_t)len, qpair_auth_cpl, qp);
+	rc = qpair_send(qp, req);
+	if (rc != 0) {
+		nvme_qpair_fail(qp, rc, "cannot send an Authentication command");
+	}
+}
+
+/*
+ * After a successful Connect: 1 if authentication started (the queue goes
+ * live when it succeeds), 0 if none is needed, or -EACCES (the queue failed).
+ */
+static int
+qpair_auth_start(struct nvme_qpair *qp, bool required)
+{
+	const struct nvme_ctrlr_opts *opts = &qp->ctrlr->opts;
+	struct nvme_dhchap_params p = { 0 };
+	uint32_t seqnum = 0;
+
+	if (!required) {
+		if (opts->dhchap_ctrlr_key.len > 0) {
+			/* The controller's identity was to be checked: an impostor would not ask. */
+			nvme_qpair_fail(qp, -EACCES,
+					"the controller does not ask for DH-HMAC-CHAP, and a "
+					"dhchap_ctrlr_key is set: its identity cannot be checked");
+			return -EACCES;
+		}
+		return 0;
+	}
+	if (opts->dhchap_key.len == 0) {
+		nvme_qpair_fail(qp, -EACCES,
+				"the controller requires DH-HMAC-CHAP and no dhchap_key is set");
+		return -EACCES;
+	}
+	qpair_auth_free(qp);
+	qp->auth = calloc(1, sizeof(*qp->auth));
+	if (qp->auth == NULL || nvme_auth_random(&seqnum, sizeof(seqnum)) != 0) {
+		nvme_qpair_fail(qp, -ENOMEM, "cannot start DH-HMAC-CHAP");
+		return -EACCES;
+	}
+	p.hostnqn = qp->ctrlr->opts.hostnqn;
+	p.subnqn = qp->ctrlr->trid.subnqn;
+	p.host_key = opts->dhchap_key;
+	p.ctrlr_key = opts->dhchap_ctrlr_key;
+	p.digests = opts->dhchap_digests != 0 ? opts->dhchap_digests : 0x0e;
+	p.dhgroups = opts->dhchap_dhgroups != 0 ? opts->dhchap_dhgroups : 0x3f;
+	nvme_dhchap_host_init(&qp->auth->t, &p, qp->qid, seqnum);
+	explicit_bzero(&p, sizeof(p));
+	qpair_auth_step(qp);
+	return 1;
+}
+
 static void
 qpair_connect_cpl(void *cb_arg, const struct nvme_cpl *cpl)
 {
@@ -269,15 +441,10 @@ qpair_connect_cpl(void *cb_arg, const struct nvme_cpl *cpl)
 		nvme_qpair_fail(qp, -EPROTO, reason);
 		return;
 	}
-	qp->state = QPAIR_LIVE;
-	DEBUGLOG(nvme, "%s: connected, cntlid %u\n", qp->name, qp->cntlid);
-
-	nvme_qpair_hold(qp);
-	qpair_submit_queued(qp);
-	if (qp->state == QPAIR_LIVE) {
-		qp->connect_done(qp, 0);
+	if (qpair_auth_start(qp, (cpl->cdw0 & NVME_CONNECT_RSP_ATR) != 0) != 0) {
+		return;
 	}
-	nvme_qpair_release(qp);
+	qpair_go_live(qp);
 }
 
 /* Put a request on the wire (or on the queue of a connecting queue pair). */
@@ -322,8 +489,8 @@ req_init(struct nvme_qpair *qp, struct nvme_request *req, const struct nvme_cmd 
 	if (data_len == 0) {
 		req->xfer = NVME_XFER_NONE;
 	} else if (cmd->opc == NVME_OPC_FABRICS) {
-		/* Fabrics opcodes do not encode a direction; only Connect carries data. */
-		req->xfer = NVME_XFER_HOST_TO_CTRLR;
+		/* A Fabrics command's type encodes its direction as an opcode does. */
+		req->xfer = nvme_opc_data_xfer(((const struct nvme_fabrics_cmd *)cmd)->fctype);
 	} else {
 		req->xfer = nvme_opc_data_xfer(cmd->opc);
 	}

@@ -51,7 +51,7 @@ endif
 
 override CFLAGS := $(CFLAGS_COMMON) $(CFLAGS)
 LDFLAGS_COMMON += -pthread
-SYS_LIBS := -ljansson -llz4 -lisal -luring -lnuma $(SYS_LIBS_RDMA) $(SYS_LIBS_SYSTEMD) -lm
+SYS_LIBS := -ljansson -llz4 -lisal -luring -lnuma -lssl -lcrypto $(SYS_LIBS_RDMA) $(SYS_LIBS_SYSTEMD) -lm
 
 Q ?= @
 ifeq ($(V),1)

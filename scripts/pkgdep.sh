@@ -14,7 +14,7 @@ set -euo pipefail
 base=(
 	build-essential pkg-config
 	libibverbs-dev librdmacm-dev libnl-3-dev
-	liblz4-dev libisal-dev libnuma-dev libjansson-dev liburing-dev
+	liblz4-dev libisal-dev libnuma-dev libjansson-dev liburing-dev libssl-dev
 	libcunit1-dev libsystemd-dev
 	python3
 	clang-format

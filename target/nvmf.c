@@ -17,12 +17,16 @@
 #include "gga/rpc.h"
 #include "gga/util.h"
 
+#include "gga/nvme_auth.h"
+
 #include "nvmf_internal.h"
 
 struct nvmf_tgt g_nvmf_tgt = {
 	.transports = TAILQ_HEAD_INITIALIZER(g_nvmf_tgt.transports),
 	.subsystems = TAILQ_HEAD_INITIALIZER(g_nvmf_tgt.subsystems),
 	.listeners = TAILQ_HEAD_INITIALIZER(g_nvmf_tgt.listeners),
+	.dhchap_digests = NVMF_DHCHAP_DIGESTS_ALL,
+	.dhchap_dhgroups = NVMF_DHCHAP_DHGROUPS_ALL,
 };
 
 extern const struct nvmf_transport_ops nvmf_tcp_ops;
@@ -612,6 +616,18 @@ is_connect(const struct nvmf_request *req)
 	return req->cmd.opc == NVME_OPC_FABRICS && fc->fctype == NVME_FCTYPE_CONNECT;
 }
 
+static bool
+is_auth(const struct nvmf_request *req)
+{
+	const struct nvme_fabrics_cmd *fc = (const struct nvme_fabrics_cmd *)&req->cmd;
+
+	return req->cmd.opc == NVME_OPC_FABRICS &&
+	       (fc->fctype == NVME_FCTYPE_AUTH_SEND || fc->fctype == NVME_FCTYPE_AUTH_RECV);
+}
+
+/* What a queue that has not authenticated yet answers to anything else. */
+#define AUTH_REQUIRED NVME_STATUS(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_AUTH_REQUIRED)
+
 /* Finish a request on its qpair's thread and hand it back to the transport. */
 static void
 request_complete_local(struct nvmf_request *req)
@@ -619,6 +635,10 @@ request_complete_local(struct nvmf_request *req)
 	struct nvmf_qpair *qpair = req->qpair;
 	struct nvmf_poll_group *pg = qpair->pg;
 
+	if (req->auth_done) {
+		req->auth_done = false;
+		qpair->auth_pending = false;
+	}
 	if (is_connect(req) && qpair->state == NVMF_QPAIR_CONNECTING) {
 		if (NVME_STATUS_IS_SUCCESS(req->rsp.status) && qpair->ctrlr != NULL) {
 			qpair->state = NVMF_QPAIR_LIVE;
@@ -685,6 +705,7 @@ nvmf_request_exec(struct nvmf_request *req)
 	struct thread *app = thread_get_app();
 
 	memset(&req->rsp, 0, sizeof(req->rsp));
+	req->auth_done = false;
 	__atomic_store_n(&qpair->last_cmd_tick, ticks_get(), __ATOMIC_RELAXED);
 
 	if (req->cmd.opc == NVME_OPC_FABRICS) {
@@ -701,6 +722,9 @@ nvmf_request_exec(struct nvmf_request *req)
 							   NVME_SC_COMMAND_SEQUENCE_ERROR) |
 						       NVME_STATUS_DNR);
 			return;
+		} else if (qpair->auth_pending && !is_auth(req)) {
+			nvmf_request_fail(req, AUTH_REQUIRED);
+			return;
 		}
 		/* Controllers live on the app thread: Connect and properties go there. */
 		if (thread_send_msg(app, exec_fabrics_msg, req) != 0) {
@@ -715,6 +739,10 @@ nvmf_request_exec(struct nvmf_request *req)
 		nvmf_request_fail(req,
 				  NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_COMMAND_SEQUENCE_ERROR) |
 					  NVME_STATUS_DNR);
+		return;
+	}
+	if (qpair->auth_pending) {
+		nvmf_request_fail(req, AUTH_REQUIRED);
 		return;
 	}
 	if (qpair->qid == 0) {
@@ -743,6 +771,8 @@ nvmf_qpair_init(struct nvmf_qpair *qpair, struct nvmf_transport *transport,
 	qpair->sqhd = 0;
 	qpair->state = NVMF_QPAIR_UNCONNECTED;
 	qpair->pgs = NULL;
+	qpair->auth = NULL;
+	qpair->auth_pending = false;
 	qpair->listen = *listen;
 	snprintf(qpair->peer, sizeof(qpair->peer), "%s", peer ? peer : "?");
 	qpair->id = __atomic_fetch_add(&g_nvmf_tgt.next_qpair_id, 1, __ATOMIC_RELAXED);
@@ -767,6 +797,7 @@ qpair_detach_msg(void *arg)
 {
 	struct nvmf_qpair *qpair = arg;
 
+	nvmf_auth_qpair_fini(qpair);
 	nvmf_ctrlr_qpair_detach(qpair);
 	nvmf_tgt_conn_gone(qpair->admit_portid);
 	qpair->admit_portid = 0;
@@ -1017,7 +1048,27 @@ nvmf_write_config_json(json_t *config)
 {
 	struct nvmf_subsystem *subsys;
 	struct nvmf_transport *t;
+	json_t *digests = json_array(), *groups = json_array();
 
+	for (uint8_t id = 0; id <= NVME_AUTH_DHGROUP_MAX; id++) {
+		if (g_nvmf_tgt.dhchap_digests & (1u << id)) {
+			json_array_append_new(digests, json_string(nvme_auth_hash_name(id)));
+		}
+		if (g_nvmf_tgt.dhchap_dhgroups & (1u << id)) {
+			json_array_append_new(groups, json_string(nvme_auth_dhgroup_name(id)));
+		}
+	}
+	/* Written only when changed: the defaults need no call. */
+	if (g_nvmf_tgt.dhchap_digests != NVMF_DHCHAP_DIGESTS_ALL ||
+	    g_nvmf_tgt.dhchap_dhgroups != NVMF_DHCHAP_DHGROUPS_ALL) {
+		json_array_append_new(config,
+				      json_pack("{s:s, s:{s:o, s:o}}", "method", "nvmf_set_config",
+						"params", "dhchap_digests", digests,
+						"dhchap_dhgroups", groups));
+	} else {
+		json_decref(digests);
+		json_decref(groups);
+	}
 	TAILQ_FOREACH(t, &g_nvmf_tgt.transports, link) {
 		json_array_append_new(config,
 				      json_pack("{s:s, s:o}", "method", "nvmf_create_transport",

@@ -13,6 +13,8 @@
 #include "gga/log.h"
 #include "gga/util.h"
 
+#include "gga/nvme_auth.h"
+
 #include "nvmf_internal.h"
 
 #define STATUS_DNR(sct, sc) (NVME_STATUS(sct, sc) | NVME_STATUS_DNR)
@@ -545,6 +547,7 @@ connect(struct nvmf_request *req)
 	struct nvmf_qpair *qpair = req->qpair;
 	struct nvme_connect_data data;
 	struct nvmf_subsystem *subsys;
+	int auth;
 
 	if (qpair->ctrlr != NULL) {
 		nvmf_request_set_status(req, STATUS_DNR(NVME_SCT_GENERIC,
@@ -591,10 +594,23 @@ connect(struct nvmf_request *req)
 							NVME_SC_CONNECT_INVALID_HOST));
 		return;
 	}
+	/* A host with a key authenticates every queue before using it. */
+	auth = nvmf_auth_qpair_init(qpair, subsys, data.hostnqn);
+	if (auth < 0) {
+		nvmf_request_set_status(req, NVME_STATUS(NVME_SCT_GENERIC,
+							 NVME_SC_INTERNAL_DEVICE_ERROR));
+		return;
+	}
 	if (cmd->qid == 0) {
 		connect_admin(req, subsys, cmd, &data);
 	} else {
 		connect_io(req, subsys, cmd, &data);
+	}
+	if (!NVME_STATUS_IS_SUCCESS(req->rsp.status)) {
+		nvmf_auth_qpair_fini(qpair);
+	} else if (auth > 0) {
+		req->rsp.cdw0 |= NVME_CONNECT_RSP_ATR;
+		qpair->auth_pending = true;
 	}
 }
 
@@ -680,6 +696,15 @@ nvmf_ctrlr_exec_fabrics(struct nvmf_request *req)
 	switch (fc->fctype) {
 	case NVME_FCTYPE_CONNECT:
 		connect(req);
+		break;
+	case NVME_FCTYPE_AUTH_SEND:
+	case NVME_FCTYPE_AUTH_RECV:
+		if (ctrlr == NULL) {
+			nvmf_request_set_status(req, STATUS_DNR(NVME_SCT_GENERIC,
+								NVME_SC_COMMAND_SEQUENCE_ERROR));
+		} else {
+			nvmf_auth_exec(req);
+		}
 		break;
 	case NVME_FCTYPE_PROPERTY_GET:
 	case NVME_FCTYPE_PROPERTY_SET:

@@ -26,6 +26,7 @@
 
 #include "gga/bdev.h"
 #include "gga/nvme_spec.h"
+#include "gga/keyring.h"
 #include "gga/thread.h"
 
 #include "nvmf_resv.h"
@@ -66,6 +67,9 @@ enum nvmf_subsystem_state {
 
 struct nvmf_host {
 	char nqn[NVME_NQN_FIELD_LEN];
+	/* DH-HMAC-CHAP: the host's key (auth required when set) and the controller's. */
+	struct key *dhchap_key;
+	struct key *dhchap_ctrlr_key;
 	TAILQ_ENTRY(nvmf_host) link;
 };
 
@@ -294,6 +298,11 @@ enum nvmf_tgt_state {
 
 struct nvmf_tgt {
 	enum nvmf_tgt_state state;
+	/* nvmf_set_config: the DH-HMAC-CHAP digests and groups allowed (bit 1 << id). */
+	uint8_t dhchap_digests;
+	uint8_t dhchap_dhgroups;
+	/* S1 of the next challenge (never 0). */
+	uint32_t auth_seqnum;
 	struct nvmf_poll_group *pgs;
 	uint32_t num_pgs;
 	uint32_t next_pg;
@@ -353,7 +362,15 @@ int nvmf_subsystem_set_sn(struct nvmf_subsystem *subsys, const char *sn);
 int nvmf_subsystem_set_mn(struct nvmf_subsystem *subsys, const char *mn);
 /* Disconnect every controller, remove namespaces and listeners, free; cb on the app thread. */
 int nvmf_subsystem_delete(struct nvmf_subsystem *subsys, void (*cb)(void *arg), void *arg);
-int nvmf_subsystem_add_host(struct nvmf_subsystem *subsys, const char *hostnqn);
+/* Key names (NULL: none) of a host added with DH-HMAC-CHAP. */
+struct nvmf_host_opts {
+	const char *dhchap_key;
+	const char *dhchap_ctrlr_key;
+};
+int nvmf_subsystem_add_host(struct nvmf_subsystem *subsys, const char *hostnqn,
+			    const struct nvmf_host_opts *opts, char *msg, size_t msg_len);
+const struct nvmf_host *nvmf_subsystem_find_host(const struct nvmf_subsystem *subsys,
+						 const char *hostnqn);
 int nvmf_subsystem_remove_host(struct nvmf_subsystem *subsys, const char *hostnqn);
 void nvmf_subsystem_set_allow_any_host(struct nvmf_subsystem *subsys, bool allow);
 bool nvmf_subsystem_host_allowed(const struct nvmf_subsystem *subsys, const char *hostnqn);
@@ -396,6 +413,21 @@ int nvmf_subsystem_add_ns(struct nvmf_subsystem *subsys, const char *bdev_name, 
 int nvmf_subsystem_remove_ns(struct nvmf_subsystem *subsys, uint32_t nsid,
 			     void (*cb)(void *arg, int rc), void *arg);
 struct nvmf_ns *nvmf_subsystem_get_ns(const struct nvmf_subsystem *subsys, uint32_t nsid);
+/* nvmf_auth.c: DH-HMAC-CHAP on a queue (app thread). */
+#define NVMF_DHCHAP_DIGESTS_ALL  0x0e
+#define NVMF_DHCHAP_DHGROUPS_ALL 0x3f
+/* 0 if the key holds a DH-HMAC-CHAP secret; else -errno with the reason in msg. */
+int nvmf_auth_check_key(struct key *key, char *msg, size_t msg_len);
+/*
+ * At Connect: a host with a key must authenticate this queue. 1: required
+ * (transaction set up), 0: not required, -errno: cannot (a key unreadable).
+ */
+int nvmf_auth_qpair_init(struct nvmf_qpair *qpair, struct nvmf_subsystem *subsys,
+			 const char *hostnqn);
+void nvmf_auth_qpair_fini(struct nvmf_qpair *qpair);
+/* Authentication Send / Receive. */
+void nvmf_auth_exec(struct nvmf_request *req);
+
 /* The discovery log page for hostnqn, built into a new buffer of *len bytes. */
 void *nvmf_discovery_log_build(const char *hostnqn, size_t *len);
 json_t *nvmf_subsystem_info_json(const struct nvmf_subsystem *subsys);

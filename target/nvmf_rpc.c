@@ -13,6 +13,8 @@
 #include "gga/rpc.h"
 #include "gga/util.h"
 
+#include "gga/nvme_auth.h"
+
 #include "nvmf_internal.h"
 
 /* SPDK's methods may name their target; gga has one, SPDK's default "nvmf_tgt". */
@@ -894,6 +896,8 @@ rpc_nvmf_subsystem_listener_set_ana_state(struct rpc_request *req, json_t *param
 struct rpc_host {
 	char *nqn;
 	char *host;
+	char *dhchap_key;
+	char *dhchap_ctrlr_key;
 };
 
 #define HOST_PARAMS                                                                            \
@@ -903,12 +907,18 @@ struct rpc_host {
 		  .offset = offsetof(struct rpc_host, host) },                                 \
 		TGT_NAME_PARAM
 
-/* SPDK's host authentication (TLS PSK, DH-HMAC-CHAP) is not in gga. */
+/* Keys by name (keyring_file_add_key). TLS PSKs are not in gga yet. */
 static const struct rpc_param add_host_params[] = {
 	HOST_PARAMS,
+	{ .name = "dhchap_key",
+	  .type = RPC_PARAM_STRING,
+	  .offset = offsetof(struct rpc_host, dhchap_key),
+	  .optional = true },
+	{ .name = "dhchap_ctrlr_key",
+	  .type = RPC_PARAM_STRING,
+	  .offset = offsetof(struct rpc_host, dhchap_ctrlr_key),
+	  .optional = true },
 	RPC_PARAM_SPDK_UNSUPPORTED("psk"),
-	RPC_PARAM_SPDK_UNSUPPORTED("dhchap_key"),
-	RPC_PARAM_SPDK_UNSUPPORTED("dhchap_ctrlr_key"),
 };
 
 static const struct rpc_param remove_host_params[] = {
@@ -922,7 +932,9 @@ rpc_host_change(struct rpc_request *req, json_t *params, bool add)
 	const struct rpc_param *decl = add ? add_host_params : remove_host_params;
 	size_t count = add ? ARRAY_SIZE(add_host_params) : ARRAY_SIZE(remove_host_params);
 	struct rpc_host args = { 0 };
+	struct nvmf_host_opts opts = { 0 };
 	struct nvmf_subsystem *subsys;
+	char msg[256] = "";
 	int rc;
 
 	if (rpc_decode_params(req, params, decl, count, &args) != 0) {
@@ -932,9 +944,13 @@ rpc_host_change(struct rpc_request *req, json_t *params, bool add)
 	if (subsys == NULL) {
 		goto out_free_params;
 	}
-	rc = add ? nvmf_subsystem_add_host(subsys, args.host) :
+	opts.dhchap_key = args.dhchap_key;
+	opts.dhchap_ctrlr_key = args.dhchap_ctrlr_key;
+	rc = add ? nvmf_subsystem_add_host(subsys, args.host, &opts, msg, sizeof(msg)) :
 		   nvmf_subsystem_remove_host(subsys, args.host);
-	if (rc == -EINVAL) {
+	if (msg[0] != '\0') {
+		rpc_send_errno(req, rc, "%s", msg);
+	} else if (rc == -EINVAL) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "host: '%s' is not a valid NQN",
 			       args.host);
 	} else if (rc == -EEXIST) {
@@ -1075,6 +1091,84 @@ rpc_nvmf_get_stats(struct rpc_request *req, json_t *params)
 	}
 }
 
+/*
+ * nvmf_set_config: the target-wide settings SPDK keeps there. gga has the
+ * DH-HMAC-CHAP digests and groups a controller may choose from.
+ */
+struct rpc_set_config {
+	json_t *digests;
+	json_t *dhgroups;
+};
+
+static const struct rpc_param set_config_params[] = {
+	{ .name = "dhchap_digests",
+	  .type = RPC_PARAM_JSON,
+	  .offset = offsetof(struct rpc_set_config, digests),
+	  .optional = true },
+	{ .name = "dhchap_dhgroups",
+	  .type = RPC_PARAM_JSON,
+	  .offset = offsetof(struct rpc_set_config, dhgroups),
+	  .optional = true },
+	RPC_PARAM_SPDK_NOOP("admin_cmd_passthru", "{\"identify_ctrlr\":false}",
+			    "{\"identify_ctrlr\": false}"),
+	RPC_PARAM_SPDK_NOOP("discovery_filter", "\"match_any\""),
+	RPC_PARAM_SPDK_UNSUPPORTED("poll_groups_mask"),
+};
+
+/* A set of names as a mask (1 << id); -1 and the error sent if one is unknown. */
+static int
+name_mask(struct rpc_request *req, const char *param, json_t *arr, int (*lookup)(const char *))
+{
+	size_t i;
+	json_t *v;
+	int mask = 0, id;
+
+	if (!json_is_array(arr) || json_array_size(arr) == 0) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "%s: expected a non-empty array",
+			       param);
+		return -1;
+	}
+	json_array_foreach(arr, i, v)
+	{
+		id = json_is_string(v) ? lookup(json_string_value(v)) : -1;
+		if (id < 0) {
+			rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "%s: unknown value %s", param,
+				       json_is_string(v) ? json_string_value(v) : "(not a string)");
+			return -1;
+		}
+		mask |= 1 << id;
+	}
+	return mask;
+}
+
+static void
+rpc_nvmf_set_config(struct rpc_request *req, json_t *params)
+{
+	struct rpc_set_config args = { 0 };
+	int digests = g_nvmf_tgt.dhchap_digests, groups = g_nvmf_tgt.dhchap_dhgroups;
+
+	if (rpc_decode_params(req, params, set_config_params, ARRAY_SIZE(set_config_params),
+			      &args) != 0) {
+		return;
+	}
+	if (args.digests != NULL) {
+		digests = name_mask(req, "dhchap_digests", args.digests, nvme_auth_hash_from_name);
+		if (digests < 0) {
+			return;
+		}
+	}
+	if (args.dhgroups != NULL) {
+		groups = name_mask(req, "dhchap_dhgroups", args.dhgroups,
+				   nvme_auth_dhgroup_from_name);
+		if (groups < 0) {
+			return;
+		}
+	}
+	g_nvmf_tgt.dhchap_digests = (uint8_t)digests;
+	g_nvmf_tgt.dhchap_dhgroups = (uint8_t)groups;
+	rpc_send_bool(req, true);
+}
+
 void
 nvmf_rpc_register(void)
 {
@@ -1100,4 +1194,5 @@ nvmf_rpc_register(void)
 	rpc_register_method("nvmf_subsystem_allow_any_host", rpc_nvmf_subsystem_allow_any_host,
 			    RPC_STATE_ANY);
 	rpc_register_method("nvmf_get_stats", rpc_nvmf_get_stats, RPC_STATE_ANY);
+	rpc_register_method("nvmf_set_config", rpc_nvmf_set_config, RPC_STATE_ANY);
 }

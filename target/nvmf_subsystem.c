@@ -204,20 +204,75 @@ nvmf_subsystem_host_allowed(const struct nvmf_subsystem *subsys, const char *hos
 	return subsys->allow_any_host || find_host(subsys, hostnqn) != NULL;
 }
 
-int
-nvmf_subsystem_add_host(struct nvmf_subsystem *subsys, const char *hostnqn)
+const struct nvmf_host *
+nvmf_subsystem_find_host(const struct nvmf_subsystem *subsys, const char *hostnqn)
 {
-	struct nvmf_host *host;
+	return find_host(subsys, hostnqn);
+}
 
+static void
+host_free(struct nvmf_host *host)
+{
+	keyring_put_key(host->dhchap_key);
+	keyring_put_key(host->dhchap_ctrlr_key);
+	free(host);
+}
+
+/* A named key holding a DH-HMAC-CHAP secret, with a reference; else NULL and msg. */
+static int
+host_key(const char *name, struct key **out, char *msg, size_t msg_len)
+{
+	struct key *key;
+	int rc;
+
+	*out = NULL;
+	if (name == NULL) {
+		return 0;
+	}
+	key = keyring_get_key(name);
+	if (key == NULL) {
+		snprintf(msg, msg_len, "no key named %s (keyring_file_add_key first)", name);
+		return -ENOKEY;
+	}
+	rc = nvmf_auth_check_key(key, msg, msg_len);
+	if (rc != 0) {
+		keyring_put_key(key);
+		return rc;
+	}
+	*out = key;
+	return 0;
+}
+
+int
+nvmf_subsystem_add_host(struct nvmf_subsystem *subsys, const char *hostnqn,
+			const struct nvmf_host_opts *opts, char *msg, size_t msg_len)
+{
+	static const struct nvmf_host_opts none;
+	struct nvmf_host *host;
+	int rc;
+
+	opts = opts != NULL ? opts : &none;
 	if (subsys->subtype == NVMF_SUBTYPE_DISCOVERY || !nvmf_nqn_is_valid(hostnqn)) {
 		return -EINVAL;
 	}
 	if (find_host(subsys, hostnqn) != NULL) {
 		return -EEXIST;
 	}
+	if (opts->dhchap_ctrlr_key != NULL && opts->dhchap_key == NULL) {
+		snprintf(msg, msg_len, "dhchap_ctrlr_key needs dhchap_key");
+		return -EINVAL;
+	}
 	host = calloc(1, sizeof(*host));
 	if (host == NULL) {
 		return -ENOMEM;
+	}
+	rc = host_key(opts->dhchap_key, &host->dhchap_key, msg, msg_len);
+	if (rc == 0) {
+		rc = host_key(opts->dhchap_ctrlr_key, &host->dhchap_ctrlr_key, msg, msg_len);
+	}
+	if (rc != 0) {
+		host_free(host);
+		return rc;
 	}
 	snprintf(host->nqn, sizeof(host->nqn), "%s", hostnqn);
 	TAILQ_INSERT_TAIL(&subsys->hosts, host, link);
@@ -250,7 +305,7 @@ nvmf_subsystem_remove_host(struct nvmf_subsystem *subsys, const char *hostnqn)
 		return -ENOENT;
 	}
 	TAILQ_REMOVE(&subsys->hosts, host, link);
-	free(host);
+	host_free(host);
 	disconnect_disallowed_hosts(subsys);
 	nvmf_tgt_discovery_changed();
 	return 0;
@@ -718,7 +773,7 @@ delete_finish(void *arg)
 
 	while ((host = TAILQ_FIRST(&subsys->hosts)) != NULL) {
 		TAILQ_REMOVE(&subsys->hosts, host, link);
-		free(host);
+		host_free(host);
 	}
 	TAILQ_REMOVE(&g_nvmf_tgt.subsystems, subsys, link);
 	g_nvmf_tgt.by_id[subsys->id] = NULL;
@@ -911,6 +966,22 @@ listen_addr_json(const struct nvmf_listen_addr *addr)
 			 addr->trsvcid);
 }
 
+/* A host as nvmf_get_subsystems and save_config show it: keys by name only. */
+static json_t *
+host_json(const struct nvmf_host *host)
+{
+	json_t *obj = json_pack("{s:s}", "nqn", host->nqn);
+
+	if (host->dhchap_key != NULL) {
+		json_object_set_new(obj, "dhchap_key", json_string(key_get_name(host->dhchap_key)));
+	}
+	if (host->dhchap_ctrlr_key != NULL) {
+		json_object_set_new(obj, "dhchap_ctrlr_key",
+				    json_string(key_get_name(host->dhchap_ctrlr_key)));
+	}
+	return obj;
+}
+
 json_t *
 nvmf_subsystem_info_json(const struct nvmf_subsystem *subsys)
 {
@@ -932,7 +1003,7 @@ nvmf_subsystem_info_json(const struct nvmf_subsystem *subsys)
 		json_array_append_new(listeners, listen_addr_json(&l->tl->addr));
 	}
 	TAILQ_FOREACH(host, &subsys->hosts, link) {
-		json_array_append_new(hosts, json_pack("{s:s}", "nqn", host->nqn));
+		json_array_append_new(hosts, host_json(host));
 	}
 	if (subsys->subtype == NVMF_SUBTYPE_DISCOVERY) {
 		return obj;
@@ -1008,9 +1079,11 @@ nvmf_subsystem_write_config_json(const struct nvmf_subsystem *subsys, json_t *co
 					(json_int_t)subsys->min_cntlid, "max_cntlid",
 					(json_int_t)subsys->max_cntlid));
 		TAILQ_FOREACH(host, &subsys->hosts, link) {
-			config_append(config, "nvmf_subsystem_add_host",
-				      json_pack("{s:s, s:s}", "nqn", subsys->nqn, "host",
-						host->nqn));
+			json_t *params = host_json(host);
+
+			json_object_set_new(params, "host", json_string(host->nqn));
+			json_object_set_new(params, "nqn", json_string(subsys->nqn));
+			config_append(config, "nvmf_subsystem_add_host", params);
 		}
 		for (i = 0; i < subsys->max_nsid; i++) {
 			const struct nvmf_ns *ns = subsys->ns[i];

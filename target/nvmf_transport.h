@@ -199,6 +199,14 @@ struct nvmf_qpair {
 	uint16_t admit_portid;
 	/* The peer's address, for log messages. */
 	char peer[64];
+	/*
+	 * DH-HMAC-CHAP: the transaction (app thread), and whether the queue
+	 * still waits for its first success (set at Connect, cleared on the
+	 * qpair's thread when that success completes): until then only
+	 * Authentication Send/Receive are taken.
+	 */
+	struct nvmf_qpair_auth *auth;
+	bool auth_pending;
 	uint32_t id;
 	/* ticks_get() of the last command: keep-alive traffic (read by the app thread). */
 	uint64_t last_cmd_tick;
@@ -229,6 +237,8 @@ struct nvmf_request {
 
 	/* Core private. */
 	struct nvmf_ns_channel *nsch;
+	/* The queue's first authentication succeeded with this request. */
+	bool auth_done;
 	struct bdev_io_wait_entry bdev_wait;
 	uint32_t dsm_next;
 	uint32_t dsm_count;

@@ -41,6 +41,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "gga/nvme_auth.h"
 #include "gga/nvme_spec.h"
 
 struct nvme_ctrlr;
@@ -107,6 +108,18 @@ struct nvme_ctrlr_opts {
 	 * reports it (one that retries every few seconds logs a few of them).
 	 */
 	bool quiet_connect_failure;
+	/*
+	 * DH-HMAC-CHAP (NVMe in-band authentication). dhchap_key: the host's
+	 * secret (len 0: none; a controller that requires authentication is
+	 * then refused). dhchap_ctrlr_key: the controller's (len 0: not
+	 * checked); with it the host authenticates the controller too and
+	 * refuses one that does not ask for authentication. Digests and groups
+	 * offered: bit (1 << id), 0 = all.
+	 */
+	struct nvme_dhchap_secret dhchap_key;
+	struct nvme_dhchap_secret dhchap_ctrlr_key;
+	uint8_t dhchap_digests;
+	uint8_t dhchap_dhgroups;
 };
 
 /* Defaults: KATO 10 s, 128-entry I/O queues, 64 I/O queues, connect 5 s,

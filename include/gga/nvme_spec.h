@@ -535,6 +535,24 @@ static_assert(offsetof(struct nvme_connect_cmd, sqsize) == 44, "connect sqsize")
 static_assert(offsetof(struct nvme_connect_cmd, cattr) == 46, "connect cattr");
 static_assert(offsetof(struct nvme_connect_cmd, kato) == 48, "connect kato");
 
+/* Authentication Send (TL) and Receive (AL): the same layout. */
+struct nvme_auth_cmd {
+	uint8_t opc;
+	uint8_t flags;
+	uint16_t cid;
+	uint8_t fctype;
+	uint8_t rsvd1[19];
+	struct nvme_sgl_desc sgl1;
+	uint8_t rsvd2;
+	uint8_t spsp0;
+	uint8_t spsp1;
+	uint8_t secp;
+	uint32_t len; /* TL (send) or AL (receive) */
+	uint8_t rsvd3[16];
+};
+static_assert(sizeof(struct nvme_auth_cmd) == NVME_SQE_SIZE, "auth cmd size");
+static_assert(offsetof(struct nvme_auth_cmd, secp) == 43, "auth secp");
+
 /* The 1024-byte data of a Connect command. */
 struct nvme_connect_data {
 	uint8_t hostid[16];

@@ -419,11 +419,50 @@ def rdma_capsule_seeds():
     return seeds
 
 
+def dhchap_seeds():
+    """fuzz_dhchap: records [op][len16][data]; messages as nvme_auth.h lays them out."""
+    def rec(op, data=b"", length=None):
+        return struct.pack("<BH", op, len(data) if length is None else length) + data
+
+    def negotiate(tid=1, hashes=(3, 2, 1), groups=(0,), sc_c=0):
+        desc = bytes([1, 0, len(hashes), len(groups)]) + bytes(hashes).ljust(30, b"\0") + \
+            bytes(groups).ljust(30, b"\0")
+        return struct.pack("<BBHHBB", 0, 0, 0, tid, sc_c, 1) + desc
+
+    def reply(tid=1, hl=64, cvalid=0, seq=0):
+        return struct.pack("<BBHHBBBBHI", 1, 2, 0, tid, hl, 0, cvalid, 0, 0, seq) + bytes(2 * hl)
+
+    def challenge(tid=3, hl=32, hash_id=1, dhg=0, seq=5):
+        return struct.pack("<BBHHBBBBHI", 1, 1, 0, tid, hl, 0, hash_id, dhg, 0, seq) + bytes(hl)
+
+    def success1(tid=3, hl=32, rvalid=0):
+        return struct.pack("<BBHHBBB7s", 1, 3, 0, tid, hl, 0, rvalid, b"") + bytes(hl)
+
+    seeds = {}
+    seeds["ctrlr_wrong_reply"] = (b"\x00" + rec(0, negotiate()) + rec(1, length=1024) +
+                                  rec(0, reply()) + rec(1, length=1024))
+    seeds["ctrlr_bidir_reply"] = (b"\x02" + rec(0, negotiate(hashes=(1,))) + rec(1, length=1024) +
+                                  rec(0, reply(hl=32, cvalid=1, seq=9)) + rec(1, length=1024))
+    seeds["ctrlr_out_of_order"] = (b"\x00" + rec(1, length=64) + rec(0, reply()) +
+                                   rec(0, negotiate(sc_c=1)) + rec(1, length=8))
+    seeds["ctrlr_reauth"] = (b"\x00" + rec(0, negotiate()) + rec(0, negotiate(tid=2)) +
+                             rec(1, length=1024) + rec(0, struct.pack("<BBHHBB", 0, 0xF0, 0, 2, 1, 1)))
+    seeds["host_unidir"] = (b"\x00" + rec(3, length=1024) + rec(2, challenge()) +
+                            rec(3, length=1024) + rec(2, success1()) + rec(3, length=64))
+    seeds["host_bidir"] = (b"\x02" + rec(3, length=1024) + rec(2, challenge(hash_id=3, hl=64)) +
+                           rec(3, length=1024) + rec(2, success1(hl=64, rvalid=1)) +
+                           rec(3, length=64))
+    seeds["host_failure1"] = (b"\x00" + rec(3, length=1024) +
+                              rec(2, struct.pack("<BBHHBB", 0, 0xF1, 0, 3, 1, 4)))
+    return seeds
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "corpus")
     for harness, seeds in (("fuzz_tcp_pdu", tcp_pdu_seeds()), ("fuzz_nvmf_cmd", nvmf_cmd_seeds()),
                            ("fuzz_tcp_conn", tcp_conn_seeds()),
-                           ("fuzz_rdma_capsule", rdma_capsule_seeds())):
+                           ("fuzz_rdma_capsule", rdma_capsule_seeds()),
+                           ("fuzz_dhchap", dhchap_seeds())):
         d = os.path.join(root, harness)
         os.makedirs(d, exist_ok=True)
         for name, blob in seeds.items():

@@ -21,7 +21,7 @@ secs=${2:-30}
 min_runs=${3:-}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/test/fuzz
-harnesses="fuzz_tcp_pdu fuzz_nvmf_cmd fuzz_tcp_conn fuzz_rdma_capsule"
+harnesses="fuzz_tcp_pdu fuzz_nvmf_cmd fuzz_tcp_conn fuzz_rdma_capsule fuzz_dhchap"
 CC=${FUZZ_CC:-clang}
 
 if ! command -v "$CC" >/dev/null 2>&1; then
@@ -52,7 +52,7 @@ not_ok() {
 # Built without GGA_CONFIG_RDMA, the core does not reference the RDMA
 # transport; its pure capsule checks (rdma_capsule.c) need no verbs and go in.
 srcs=$(cd "$root" && ls target/*.c lib/util/*.c lib/log/*.c lib/env/*.c lib/thread/*.c \
-	lib/bdev/*.c lib/rpc/*.c module/bdev/malloc/*.c module/bdev/bdev_module_util.c |
+	lib/bdev/*.c lib/rpc/*.c lib/auth/*.c lib/keyring/*.c module/bdev/malloc/*.c module/bdev/bdev_module_util.c |
 	grep -v -e '^target/rdma\.c' -e '^target/rdma_conn\.c')
 # fuzz_rdma_capsule needs the verbs and CM headers (not the libraries).
 if ! printf '#include <infiniband/verbs.h>\n#include <rdma/rdma_cma.h>\n' |
@@ -63,7 +63,7 @@ fi
 cflags=(-std=gnu11 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE -pthread
 	-fsanitize=address,undefined -fno-sanitize-recover=all
 	-Wall -Wextra -Wno-unused-parameter -I"$root/include" -I"$root")
-libs=(-ljansson -llz4 -lisal -luring -lnuma -lm -pthread)
+libs=(-ljansson -llz4 -lisal -luring -lnuma -lssl -lcrypto -lm -pthread)
 
 # stale OBJ DEPFILE: true if OBJ is missing or older than a file it was built from.
 stale() {

@@ -690,6 +690,89 @@ def sc_swarm(ctx, rng):
             rand_close(h, rng)
 
 
+# A subsystem whose host must authenticate (DH-HMAC-CHAP): the hostile host
+# has no key. Whatever it sends, nothing but Authentication Send/Receive is
+# ever executed for it.
+AUTH_NQN = "nqn.2016-06.io.gga:connfuzz-auth"
+AUTH_HOSTNQN = "nqn.2014-08.org.nvmexpress:uuid:0b0c0d0e-1f20-4a2b-8c3d-4e5f60718293"
+FCT_AUTH_SEND, FCT_AUTH_RECV = 0x05, 0x06
+SC_AUTH_REQUIRED = (1 << 8) | 0x91  # SCT 1, SC 91h (status >> 1, DNR clear)
+
+
+def auth_msg(rng):
+    """A plausible or broken AUTH message: Negotiate, Reply, Success2, Failure2, junk."""
+    tid = rng.choice([0, 1, rng.randrange(1 << 16)])
+    kind = rng.choice(["negotiate", "reply", "success2", "failure2", "junk"])
+    if kind == "negotiate":
+        hashes = bytes(rng.choice([1, 2, 3, 0, 9]) for _ in range(rng.randrange(0, 4)))
+        groups = bytes(rng.choice([0, 1, 2, 7]) for _ in range(rng.randrange(0, 3)))
+        desc = bytes([rng.choice([1, 1, 2]), 0, len(hashes), len(groups)]) + \
+            hashes.ljust(30, b"\0") + groups.ljust(30, b"\0")
+        m = struct.pack("<BBHHBB", 0, 0, 0, tid, rng.choice([0, 0, 1]), rng.choice([1, 1, 0, 2])) + desc
+    elif kind == "reply":
+        hl = rng.choice([32, 48, 64, 0, 255])
+        m = struct.pack("<BBHHBBBBHI", 1, 2, 0, tid, hl, 0, rng.randrange(2), 0,
+                        rng.choice([0, 256, 1024]), rng.randrange(1 << 32)) + \
+            bytes(rng.randrange(256) for _ in range(rng.choice([0, 2 * hl, 64])))
+    elif kind == "success2":
+        m = struct.pack("<BBHH10s", 1, 4, 0, tid, b"")
+    elif kind == "failure2":
+        m = struct.pack("<BBHHBB", 0, 0xF0, 0, tid, 1, rng.randrange(8))
+    else:
+        m = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 128)))
+    if rng.random() < 0.2:
+        m = mutate(rng, m)
+    return m or b"\0"
+
+
+def sc_auth(ctx, rng):
+    """The keyed host without its key: AUTH messages in any order, other commands refused."""
+    h = Host(ctx.port, rng)
+    h.icreq(False, False)
+    cid = h.next_cid()
+    h.send(h.cmd_pdu(connect_sqe(cid, 0, 31), connect_data(subnqn=AUTH_NQN,
+                                                             hostnqn=AUTH_HOSTNQN)))
+    r = h.wait_cpl(cid)
+    if r is None:
+        raise Closed("no Connect response")
+    if r[0] != 0 or not r[1] & (1 << 17):
+        ctx.finding("auth: Connect of a keyed host: status 0x%x cdw0 0x%x (no ATR)" % r[:2])
+        h.close()
+        return
+    for _ in range(rng.randrange(1, 12)):
+        cid = h.next_cid()
+        what = rng.choice(["send", "send", "recv", "identify", "prop_get"])
+        if what == "send":
+            m = auth_msg(rng)
+            tl = rng.choice([len(m)] * 4 + [len(m) + 1, 0])
+            c = bytearray(64)
+            struct.pack_into("<BBHB", c, 0, OPC_FABRICS, 0x40, cid, FCT_AUTH_SEND)
+            c[24:40] = sgl_icd(len(m))
+            struct.pack_into("<BBBBI", c, 40, 0, 1, 1, rng.choice([0xE9] * 6 + [0xEA]), tl)
+            h.send(h.cmd_pdu(bytes(c), m))
+            r = h.wait_cpl(cid)
+        elif what == "recv":
+            al = rng.choice([8, 16, 1024, 4096, 100000])
+            c = bytearray(64)
+            struct.pack_into("<BBHB", c, 0, OPC_FABRICS, 0x40, cid, FCT_AUTH_RECV)
+            c[24:40] = sgl_transport(al)
+            struct.pack_into("<BBBBI", c, 40, 0, 1, 1, 0xE9, al)
+            h.send(h.cmd_pdu(bytes(c)))
+            r = h.wait_cpl(cid)
+        elif what == "identify":
+            h.send(h.cmd_pdu(sqe(0x06, cid, 0, (1, 0, 0, 0, 0, 0), sgl=sgl_transport(4096))))
+            r = h.wait_cpl(cid)
+            if r is not None and r[0] != SC_AUTH_REQUIRED:
+                ctx.finding("auth: Identify before authentication: status 0x%x" % r[0])
+        else:
+            r = h.prop_get(0x1C)
+            if r is not None and r[0] != SC_AUTH_REQUIRED:
+                ctx.finding("auth: Property Get before authentication: status 0x%x" % r[0])
+        if r is None:
+            raise Closed("no response")
+    rand_close(h, rng)
+
+
 SCENARIOS = {
     "issue10": (sc_issue10, 1),
     "icreq": (sc_icreq, 4),
@@ -698,6 +781,7 @@ SCENARIOS = {
     "admin": (sc_admin, 3),
     "io": (sc_io, 4),
     "io_valid": (sc_io_valid, 1),
+    "auth": (sc_auth, 3),
     "term": (sc_term, 3),
     "partial": (sc_partial, 3),
     "slow": (sc_slow, 1),
@@ -820,6 +904,17 @@ def main():
         d.rpc("nvmf_create_subsystem", {"nqn": NQN, "allow_any_host": True}, 5)
         d.rpc("nvmf_subsystem_add_ns", {"nqn": NQN, "namespace": {"bdev_name": "M0"}}, 5)
         d.rpc("nvmf_subsystem_add_listener", {"nqn": NQN, "listen_address": {
+            "trtype": "tcp", "adrfam": "ipv4", "traddr": "127.0.0.1", "trsvcid": str(port)}}, 5)
+        # The authenticated subsystem of sc_auth (a DH-HMAC-CHAP key the fuzzer never uses).
+        key_path = os.path.join(tmp, "auth.key")
+        with open(os.open(key_path, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+            f.write("DHHC-1:00:Y29ubmVjdGlvbi1mdXp6ZXItZGhjaGFwLWtleS0zMmLXvE/P:\n")
+        d.rpc("keyring_file_add_key", {"name": "auth", "path": key_path}, 5)
+        d.rpc("nvmf_create_subsystem", {"nqn": AUTH_NQN}, 5)
+        d.rpc("nvmf_subsystem_add_ns", {"nqn": AUTH_NQN, "namespace": {"bdev_name": "M0"}}, 5)
+        d.rpc("nvmf_subsystem_add_host", {"nqn": AUTH_NQN, "host": AUTH_HOSTNQN,
+                                          "dhchap_key": "auth"}, 5)
+        d.rpc("nvmf_subsystem_add_listener", {"nqn": AUTH_NQN, "listen_address": {
             "trtype": "tcp", "adrfam": "ipv4", "traddr": "127.0.0.1", "trsvcid": str(port)}}, 5)
 
         # Warm-up: a swarm and a verify touch the pools and buffers a busy target uses,

@@ -629,6 +629,13 @@ nvme_module_config_json(json_t *config)
 		if (nctrlr->hostnqn != NULL) {
 			json_object_set_new(params, "hostnqn", json_string(nctrlr->hostnqn));
 		}
+		if (nctrlr->dhchap_key != NULL) {
+			json_object_set_new(params, "dhchap_key", json_string(nctrlr->dhchap_key));
+		}
+		if (nctrlr->dhchap_ctrlr_key != NULL) {
+			json_object_set_new(params, "dhchap_ctrlr_key",
+					    json_string(nctrlr->dhchap_ctrlr_key));
+		}
 		if (nctrlr->timeout_ms != 0) {
 			json_object_set_new(params, "timeout_ms", json_integer(nctrlr->timeout_ms));
 		}
@@ -676,7 +683,10 @@ nbc_free(struct nvme_bdev_ctrlr *nctrlr)
 	free(nctrlr->path_ns);
 	free(nctrlr->bdevs);
 	free(nctrlr->hostnqn);
+	free(nctrlr->dhchap_key);
+	free(nctrlr->dhchap_ctrlr_key);
 	free(nctrlr->name);
+	explicit_bzero(&nctrlr->copts, sizeof(nctrlr->copts));
 	free(nctrlr);
 }
 
@@ -1212,6 +1222,8 @@ bdev_nvme_attach_controller(const struct bdev_nvme_attach_opts *opts, bdev_nvme_
 	}
 	/* Retrying: attempt_failed() logs the failures, not every one of them. */
 	copts.quiet_connect_failure = opts->retry_first_connect;
+	copts.dhchap_key = opts->dhchap_key;
+	copts.dhchap_ctrlr_key = opts->dhchap_ctrlr_key;
 	if (primary != NULL) {
 		/* One host: every path has the first one's host identifier. */
 		memcpy(copts.hostid, nvme_ctrlr_get_opts(primary->ctrlr)->hostid,
@@ -1224,7 +1236,14 @@ bdev_nvme_attach_controller(const struct bdev_nvme_attach_opts *opts, bdev_nvme_
 	}
 	nctrlr->name = strdup(opts->name);
 	nctrlr->hostnqn = opts->hostnqn != NULL ? strdup(opts->hostnqn) : NULL;
-	if (nctrlr->name == NULL || (opts->hostnqn != NULL && nctrlr->hostnqn == NULL)) {
+	nctrlr->dhchap_key = opts->dhchap_key_name != NULL ? strdup(opts->dhchap_key_name) : NULL;
+	nctrlr->dhchap_ctrlr_key = opts->dhchap_ctrlr_key_name != NULL ?
+					   strdup(opts->dhchap_ctrlr_key_name) :
+					   NULL;
+	if (nctrlr->name == NULL || (opts->hostnqn != NULL && nctrlr->hostnqn == NULL) ||
+	    (opts->dhchap_key_name != NULL && nctrlr->dhchap_key == NULL) ||
+	    (opts->dhchap_ctrlr_key_name != NULL && nctrlr->dhchap_ctrlr_key == NULL)) {
+		explicit_bzero(&copts, sizeof(copts));
 		nbc_free(nctrlr);
 		return -ENOMEM;
 	}
@@ -1238,6 +1257,7 @@ bdev_nvme_attach_controller(const struct bdev_nvme_attach_opts *opts, bdev_nvme_
 	nctrlr->attach_cb = cb;
 	nctrlr->attach_cb_arg = cb_arg;
 	nctrlr->copts = copts;
+	explicit_bzero(&copts, sizeof(copts));
 	nctrlr->retry_delay_ms = GGA_MAX(copts.reconnect_delay_min_ms, 1u);
 	nctrlr->multipath = primary != NULL ? primary->multipath : opts->multipath;
 	nctrlr->hold_ms = opts->hold_ms != 0 ? opts->hold_ms : HOLD_DEFAULT_MS;

@@ -73,6 +73,11 @@ struct bdev_nvme_attach_opts {
 	 * connects (its bdevs are registered then) or is detached.
 	 */
 	bool retry_first_connect;
+	/* DH-HMAC-CHAP: the keys' names (for save_config) and their secrets. */
+	const char *dhchap_key_name;
+	const char *dhchap_ctrlr_key_name;
+	struct nvme_dhchap_secret dhchap_key;
+	struct nvme_dhchap_secret dhchap_ctrlr_key;
 };
 
 /* Register the module and its RPCs (once, before bdev_subsystem_init). */

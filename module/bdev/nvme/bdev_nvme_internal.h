@@ -41,6 +41,9 @@ struct nvme_bdev_ctrlr {
 	char *name;
 	struct nvme_transport_id trid;
 	char *hostnqn; /* as given, NULL for the default */
+	/* DH-HMAC-CHAP keys by name (their secrets are in copts), NULL: none. */
+	char *dhchap_key;
+	char *dhchap_ctrlr_key;
 	bool hdgst;
 	bool ddgst;
 	uint32_t timeout_ms; /* as given, 0 for the default */

@@ -12,6 +12,9 @@
 #include "gga/rpc.h"
 #include "gga/util.h"
 
+#include "gga/keyring.h"
+#include "gga/nvme_auth.h"
+
 #include "bdev_nvme.h"
 
 struct rpc_nvme_attach {
@@ -29,6 +32,8 @@ struct rpc_nvme_attach {
 	bool retry_first_connect;
 	char *multipath;
 	uint32_t fast_io_fail_timeout_sec;
+	char *dhchap_key;
+	char *dhchap_ctrlr_key;
 };
 
 static const struct rpc_param nvme_attach_params[] = {
@@ -140,8 +145,18 @@ static const struct rpc_param nvme_attach_params[] = {
 	RPC_PARAM_SPDK_UNSUPPORTED("reconnect_delay_sec"),
 	RPC_PARAM_SPDK_UNSUPPORTED("psk"),
 	RPC_PARAM_SPDK_NOOP("max_bdevs", "128"),
-	RPC_PARAM_SPDK_UNSUPPORTED("dhchap_key"),
-	RPC_PARAM_SPDK_UNSUPPORTED("dhchap_ctrlr_key"),
+	{
+		.name = "dhchap_key",
+		.type = RPC_PARAM_STRING,
+		.optional = true,
+		.offset = offsetof(struct rpc_nvme_attach, dhchap_key),
+	},
+	{
+		.name = "dhchap_ctrlr_key",
+		.type = RPC_PARAM_STRING,
+		.optional = true,
+		.offset = offsetof(struct rpc_nvme_attach, dhchap_ctrlr_key),
+	},
 	RPC_PARAM_SPDK_NOOP("allow_unrecognized_csi", "false"),
 	RPC_PARAM_SPDK_UNSUPPORTED("multipath_opts"),
 	RPC_PARAM_SPDK_NOOP("disable_sq_flow_control", "false"),
@@ -166,6 +181,38 @@ nvme_rpc_attach_done(void *cb_arg, int rc, const char *errmsg, const char *const
 		json_array_append_new(result, json_string(names[i]));
 	}
 	rpc_send_result(req, result);
+}
+
+/* A named key's DH-HMAC-CHAP secret; on failure the error is sent and -1 returned. */
+static int
+rpc_load_secret(struct rpc_request *req, const char *param, const char *name,
+		struct nvme_dhchap_secret *secret)
+{
+	struct key *key;
+	int rc;
+
+	if (name == NULL) {
+		return 0;
+	}
+	key = keyring_get_key(name);
+	if (key == NULL) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "%s: no key named %s (keyring_file_add_key first)", param, name);
+		return -1;
+	}
+	rc = nvme_dhchap_secret_load(key, secret);
+	keyring_put_key(key);
+	if (rc == -EINVAL) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "%s: key %s is not a DH-HMAC-CHAP secret (DHHC-1:HH:...:)", param,
+			       name);
+		return -1;
+	} else if (rc != 0) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "%s: key %s cannot be read: %s",
+			       param, name, strerror(-rc));
+		return -1;
+	}
+	return 0;
 }
 
 static void
@@ -209,6 +256,17 @@ nvme_rpc_attach(struct rpc_request *req, json_t *params)
 	opts.keep_alive_timeout_ms = args.keep_alive_timeout_ms;
 	opts.retry_first_connect = args.retry_first_connect;
 	opts.hold_ms = args.fast_io_fail_timeout_sec * 1000;
+	if (args.dhchap_ctrlr_key != NULL && args.dhchap_key == NULL) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "dhchap_ctrlr_key: needs dhchap_key");
+		goto out_free_params;
+	}
+	if (rpc_load_secret(req, "dhchap_key", args.dhchap_key, &opts.dhchap_key) != 0 ||
+	    rpc_load_secret(req, "dhchap_ctrlr_key", args.dhchap_ctrlr_key,
+			    &opts.dhchap_ctrlr_key) != 0) {
+		goto out_free_params;
+	}
+	opts.dhchap_key_name = args.dhchap_key;
+	opts.dhchap_ctrlr_key_name = args.dhchap_ctrlr_key;
 	if (args.multipath == NULL || strcmp(args.multipath, "multipath") == 0) {
 		opts.multipath = BDEV_NVME_MP_MULTIPATH;
 	} else if (strcmp(args.multipath, "failover") == 0) {
@@ -269,6 +327,7 @@ nvme_rpc_attach(struct rpc_request *req, json_t *params)
 	}
 
 out_free_params:
+	explicit_bzero(&opts, sizeof(opts));
 	rpc_free_params(nvme_attach_params, ARRAY_SIZE(nvme_attach_params), &args);
 }
 

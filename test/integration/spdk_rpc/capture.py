@@ -21,15 +21,26 @@ import threading
 NQN = "nqn.2016-06.io.spdk:cnode1"
 NQN2 = "nqn.2016-06.io.spdk:cnode2"
 HOST = "nqn.2014-08.org.nvmexpress:uuid:7f1b1c1e-7a84-4c55-9f0a-2f6a3d5e8b10"
+HOST2 = "nqn.2014-08.org.nvmexpress:uuid:8e2c2d2f-8b95-4d66-8e7b-3f7b4e6f9c21"
 # The port the replay substitutes with a free one (trsvcid only).
 PORT = "4420"
 LISTEN = ["-t", "tcp", "-a", "127.0.0.1", "-s", PORT, "-f", "ipv4"]
+# The key file path the replay substitutes with a key file of its own.
+KEY_PATH = "/var/tmp/spdk_rpc_compat.key"
 
 # (fixture name, rpc.py arguments). The replay runs them in this order.
 COMMANDS = [
     ("rpc_get_methods", ["rpc_get_methods"]),
     ("rpc_get_methods_current", ["rpc_get_methods", "--current"]),
     ("framework_get_reactors", ["framework_get_reactors"]),
+    # The keyring first: what follows may name key0.
+    ("keyring_file_add_key_relative", ["keyring_file_add_key", "key0", "key0.txt"]),
+    ("keyring_file_add_key", ["keyring_file_add_key", "key0", KEY_PATH]),
+    ("keyring_file_add_key_dup", ["keyring_file_add_key", "key0", KEY_PATH]),
+    ("keyring_get_keys", ["keyring_get_keys"]),
+    # The target's DH-HMAC-CHAP digests and groups.
+    ("nvmf_set_config", ["nvmf_set_config", "--dhchap-digests", "sha384,sha512",
+                         "--dhchap-dhgroups", "null,ffdhe2048"]),
     # Refused before anything exists: features gga does not have.
     ("bdev_malloc_create_dif", ["bdev_malloc_create", "-b", "MX", "-m", "8", "-i", "-t", "1",
                                 "16", "512"]),
@@ -71,6 +82,8 @@ COMMANDS = [
     ("nvmf_delete_subsystem_ana", ["nvmf_delete_subsystem", NQN2]),
     ("nvmf_subsystem_add_host_psk", ["nvmf_subsystem_add_host", NQN, HOST, "--psk", "key0"]),
     ("nvmf_subsystem_add_host", ["nvmf_subsystem_add_host", NQN, HOST]),
+    ("nvmf_subsystem_add_host_dhchap", ["nvmf_subsystem_add_host", NQN, HOST2,
+                                        "--dhchap-key", "key0"]),
     ("nvmf_subsystem_allow_any_host", ["nvmf_subsystem_allow_any_host", NQN,
                                        "--allow-any-host"]),
     ("nvmf_get_subsystems", ["nvmf_get_subsystems"]),
@@ -91,6 +104,8 @@ COMMANDS = [
     ("bdev_null_delete", ["bdev_null_delete", "N0"]),
     ("bdev_malloc_delete", ["bdev_malloc_delete", "M1"]),
     ("bdev_malloc_delete_m0", ["bdev_malloc_delete", "M0"]),
+    ("keyring_file_remove_key", ["keyring_file_remove_key", "key0"]),
+    ("keyring_file_remove_key_unknown", ["keyring_file_remove_key", "key0"]),
 ]
 
 # What the recording server answers, so that rpc.py finishes normally.
@@ -108,6 +123,7 @@ RESULTS = {
     "nvmf_subsystem_get_listeners": [],
     "framework_get_subsystems": [{"subsystem": "bdev", "depends_on": []}],
     "framework_get_config": [],
+    "keyring_get_keys": [],
 }
 
 
@@ -173,7 +189,7 @@ def main():
     os.rmdir(tmp)
     json.dump({"spdk_version": version, "spdk_commit": commit,
                "captured_by": "test/integration/spdk_rpc/capture.py (scripts/rpc.py -s SOCK ARGS)",
-               "port": PORT, "requests": fixtures}, sys.stdout, indent=1)
+               "port": PORT, "key_path": KEY_PATH, "requests": fixtures}, sys.stdout, indent=1)
     sys.stdout.write("\n")
 
 

@@ -2,14 +2,16 @@
 """Replay the requests SPDK's scripts/rpc.py sends (rpc_py_requests.json,
 captured by capture.py) against a running gga_tgt and check each answer.
 
-  replay.py GGA_SOCK FIXTURES PORT
+  replay.py GGA_SOCK FIXTURES PORT KEY_FILE
 
 Every request goes on the wire as captured, except that the captured TCP port
-(trsvcid) becomes PORT. Before each request expected to succeed, a copy with
-one unknown parameter more must be refused (-32602 "unknown parameter"); after
-every refused request the target's state (bdevs, NVMe controllers, transports,
-subsystems) must be what it was before, so nothing was half-created. Prints
-"ok - ..." / "not ok - ..." per check; exits 1 if any failed.
+(trsvcid) becomes PORT and the captured key file path becomes KEY_FILE (a key
+file of mode 0600 the caller made). Before each request expected to succeed, a
+copy with one unknown parameter more must be refused (-32602 "unknown
+parameter"); after every refused request the target's state (keys, bdevs, NVMe
+controllers, transports, subsystems) must be what it was before, so nothing
+was half-created. Prints "ok - ..." / "not ok - ..." per check; exits 1 if any
+failed.
 """
 import copy
 import json
@@ -19,6 +21,7 @@ import sys
 NQN = "nqn.2016-06.io.spdk:cnode1"
 NQN2 = "nqn.2016-06.io.spdk:cnode2"
 HOST = "nqn.2014-08.org.nvmexpress:uuid:7f1b1c1e-7a84-4c55-9f0a-2f6a3d5e8b10"
+HOST2 = "nqn.2014-08.org.nvmexpress:uuid:8e2c2d2f-8b95-4d66-8e7b-3f7b4e6f9c21"
 INVALID_PARAMS = -32602
 # gga's own methods, not SPDK's: the fixtures need not cover them. (SPDK's
 # save_config is rpc.py's own, made of framework_get_subsystems and
@@ -26,6 +29,9 @@ INVALID_PARAMS = -32602
 GGA_ONLY = ("gga_", "test_", "bdev_gga_", "bdev_file_", "save_config")
 
 failures = 0
+# The key file the test made, and the path captured in its place (main sets both).
+KEY_FILE = None
+KEY_PATH = None
 
 
 def report(good, desc):
@@ -69,8 +75,9 @@ class Client:
         return resp["result"]
 
     def state(self):
-        return {m: self.call(m) for m in ("bdev_get_bdevs", "bdev_nvme_get_controllers",
-                                           "nvmf_get_transports", "nvmf_get_subsystems")}
+        return {m: self.call(m) for m in ("keyring_get_keys", "bdev_get_bdevs",
+                                           "bdev_nvme_get_controllers", "nvmf_get_transports",
+                                           "nvmf_get_subsystems")}
 
 
 def subsystem(c):
@@ -89,8 +96,12 @@ def bdev_names(c):
     return sorted(b["name"] for b in c.call("bdev_get_bdevs"))
 
 
-# Refused requests: the text the message must contain.
+# Refused requests: the text the message must contain, with -32602; or the
+# code (a negative errno, SPDK's) and the text.
 REFUSED = {
+    "keyring_file_add_key_relative": (-1, "path 'key0.txt' is not absolute"),
+    "keyring_file_add_key_dup": (-17, "key 'key0' already exists"),
+    "keyring_file_remove_key_unknown": (-126, "key 'key0' does not exist"),
     "bdev_malloc_create_dif": "dif_type 1: not supported by gga",
     "bdev_malloc_create_md_separate": "md_interleave false: not supported by gga",
     "bdev_null_create_dif": "dif_type 1: not supported by gga",
@@ -110,6 +121,11 @@ ACCEPTED = {
     "rpc_get_methods_current": ("lists the methods callable now",
                                 lambda c, r: "bdev_malloc_create" in r),
     "framework_get_reactors": ("one reactor", lambda c, r: len(r["reactors"]) == 1),
+    "keyring_file_add_key": ("key0 added", lambda c, r: r is True),
+    "keyring_get_keys": ("key0 as SPDK lists it",
+                         lambda c, r: r == [{"name": "key0", "module": "keyring_file",
+                                             "removed": False, "probed": False, "refcnt": 1,
+                                             "path": KEY_FILE}]),
     "bdev_malloc_create": ("M0 of 8192 4096-byte blocks",
                            lambda c, r: r == "M0" and [(b["num_blocks"], b["block_size"])
                                                        for b in c.call("bdev_get_bdevs",
@@ -165,14 +181,24 @@ ACCEPTED = {
                                                             c.call("nvmf_get_subsystems")]),
     "nvmf_subsystem_add_host": ("host admitted",
                                 lambda c, r: [h["nqn"] for h in subsystem(c)["hosts"]] == [HOST]),
+    "nvmf_set_config": ("DH-HMAC-CHAP digests and groups set",
+                        lambda c, r: r is True and [
+                            x["params"] for s in c.call("save_config")["subsystems"]
+                            if s["subsystem"] == "nvmf" for x in s["config"]
+                            if x["method"] == "nvmf_set_config"] ==
+                        [{"dhchap_digests": ["sha384", "sha512"],
+                          "dhchap_dhgroups": ["null", "ffdhe2048"]}]),
+    "nvmf_subsystem_add_host_dhchap": ("host 2 admitted with DH-HMAC-CHAP key0",
+                                       lambda c, r: r is True and subsystem(c)["hosts"][1] ==
+                                       {"nqn": HOST2, "dhchap_key": "key0"}),
     "nvmf_subsystem_allow_any_host": ("any host", lambda c, r: subsystem(c)["allow_any_host"]),
     "nvmf_get_subsystems": ("the subsystem and its namespace",
                             lambda c, r: [len(s["namespaces"]) for s in r if s["nqn"] == NQN]
                             == [1]),
     "nvmf_get_stats": ("poll groups", lambda c, r: len(r["poll_groups"]) >= 1),
-    "save_config": ("bdev first, then nvmf",
-                    lambda c, r: [(s["subsystem"], s["depends_on"]) for s in r][:2]
-                    == [("bdev", []), ("nvmf", ["bdev"])]),
+    "save_config": ("keyring first, then bdev, then nvmf",
+                    lambda c, r: [(s["subsystem"], s["depends_on"]) for s in r][:3]
+                    == [("keyring", []), ("bdev", ["keyring"]), ("nvmf", ["keyring", "bdev"])]),
     "save_config#2": ("the bdev calls, as gga's save_config has them",
                       lambda c, r: r == [s["config"] for s in c.call("save_config")["subsystems"]
                                          if s["subsystem"] == "bdev"][0]
@@ -182,7 +208,9 @@ ACCEPTED = {
     "bdev_nvme_get_controllers": ("Nvme0", lambda c, r: [x["name"] for x in r] == ["Nvme0"]),
     "bdev_nvme_detach_controller": ("Nvme0n1 gone",
                                     lambda c, r: r is True and "Nvme0n1" not in bdev_names(c)),
-    "nvmf_subsystem_remove_host": ("host withdrawn", lambda c, r: subsystem(c)["hosts"] == []),
+    "nvmf_subsystem_remove_host": ("host withdrawn",
+                                   lambda c, r: [h["nqn"] for h in subsystem(c)["hosts"]] ==
+                                   [HOST2]),
     "nvmf_subsystem_remove_listener": ("no listener",
                                        lambda c, r: subsystem(c)["listen_addresses"] == []),
     "nvmf_subsystem_remove_ns": ("no namespace", lambda c, r: subsystem(c)["namespaces"] == []),
@@ -191,26 +219,32 @@ ACCEPTED = {
     "bdev_null_delete": ("N0 gone", lambda c, r: "N0" not in bdev_names(c)),
     "bdev_malloc_delete": ("M1 gone", lambda c, r: bdev_names(c) == ["M0"]),
     "bdev_malloc_delete_m0": ("no bdev left", lambda c, r: bdev_names(c) == []),
+    "keyring_file_remove_key": ("no key left", lambda c, r: r is True and
+                                c.call("keyring_get_keys") == []),
 }
 
 
 def with_port(request, port, captured):
-    """The request with the captured trsvcid replaced by the test's port."""
+    """The request with the captured trsvcid replaced by the test's port, and the
+    captured key file path by the test's key file."""
     req = copy.deepcopy(request)
     params = req.get("params", {})
     for obj in (params, params.get("listen_address", {})):
         if obj.get("trsvcid") == captured:
             obj["trsvcid"] = port
+    if KEY_PATH is not None and params.get("path") == KEY_PATH:
+        params["path"] = KEY_FILE
     return req
 
 
-def expect_refused(c, name, req, text):
+def expect_refused(c, name, req, expected):
+    code, text = expected if isinstance(expected, tuple) else (INVALID_PARAMS, expected)
     before = c.state()
     resp = c.send(req)
     err = resp.get("error", {})
-    good = err.get("code") == INVALID_PARAMS and text in err.get("message", "")
-    report(good, "%s: refused with -32602 '%s'%s" % (name, text,
-                                                     "" if good else " -- got " + json.dumps(resp)))
+    good = err.get("code") == code and text in err.get("message", "")
+    report(good, "%s: refused with %d '%s'%s" % (name, code, text,
+                                                 "" if good else " -- got " + json.dumps(resp)))
     report(c.state() == before, "%s: nothing created or changed" % name)
 
 
@@ -235,9 +269,11 @@ def replay(c, fixture, port, captured):
 
 
 def main():
-    path, fixtures_path, port = sys.argv[1:4]
+    global KEY_FILE, KEY_PATH
+    path, fixtures_path, port, KEY_FILE = sys.argv[1:5]
     with open(fixtures_path) as f:
         fixtures = json.load(f)
+    KEY_PATH = fixtures.get("key_path")
     print("# SPDK %s (%s), %d requests" % (fixtures["spdk_version"], fixtures["spdk_commit"],
                                            len(fixtures["requests"])))
     c = Client(path)

@@ -161,7 +161,7 @@ suite_init(void)
 	fake_transport_add(3);
 	if (nvmf_subsystem_create(SUBNQN, NVMF_SUBTYPE_NVME, 8, &g_subsys) != 0 ||
 	    nvmf_subsystem_add_listener(g_subsys, &g_addr, NVME_ANA_OPTIMIZED) != 0 ||
-	    nvmf_subsystem_add_host(g_subsys, HOSTNQN) != 0) {
+	    nvmf_subsystem_add_host(g_subsys, HOSTNQN, NULL, NULL, 0) != 0) {
 		return -1;
 	}
 	/* A second subsystem open to anyone, for the discovery log. */
@@ -453,11 +453,11 @@ test_discovery_log(void)
 	UT_ASSERT_STR_EQ(log->entries[0].subnqn, SUBNQN2);
 	free(log);
 	/* Changes bump the generation counter. */
-	CU_ASSERT(nvmf_subsystem_add_host(g_subsys, HOSTNQN2) == 0);
+	CU_ASSERT(nvmf_subsystem_add_host(g_subsys, HOSTNQN2, NULL, NULL, 0) == 0);
 	CU_ASSERT(g_nvmf_tgt.discovery_genctr > gen);
 	CU_ASSERT(nvmf_subsystem_remove_host(g_subsys, HOSTNQN2) == 0);
 	UT_ASSERT_EQ(nvmf_subsystem_remove_host(g_subsys, HOSTNQN2), -ENOENT);
-	UT_ASSERT_EQ(nvmf_subsystem_add_host(g_subsys, "junk"), -EINVAL);
+	UT_ASSERT_EQ(nvmf_subsystem_add_host(g_subsys, "junk", NULL, NULL, 0), -EINVAL);
 	UT_ASSERT_EQ(nvmf_subsystem_add_listener(g_subsys, &g_addr, NVME_ANA_OPTIMIZED), -EEXIST);
 }
 
@@ -727,7 +727,7 @@ test_discovery_controller(void)
 	/* A change of the log raises a discovery AEN. */
 	cmd0(fq, &aer, NVME_OPC_ASYNC_EVENT_REQUEST, 0, 0, 0, 0);
 	CU_ASSERT(!aer.f.done);
-	CU_ASSERT(nvmf_subsystem_add_host(g_subsys, HOSTNQN2) == 0);
+	CU_ASSERT(nvmf_subsystem_add_host(g_subsys, HOSTNQN2, NULL, NULL, 0) == 0);
 	poll_all();
 	CU_ASSERT(aer.f.done);
 	UT_ASSERT_EQ(aer.f.req.rsp.cdw0, NVME_AER_CDW0(NVME_AER_TYPE_NOTICE, 0xf0, 0x70));
@@ -742,7 +742,7 @@ test_host_removal_disconnects(void)
 	struct fake_qpair *fq = new_qpair(&g_addr);
 	struct nvme_cpl cpl;
 
-	CU_ASSERT(nvmf_subsystem_add_host(g_subsys, HOSTNQN2) == 0);
+	CU_ASSERT(nvmf_subsystem_add_host(g_subsys, HOSTNQN2, NULL, NULL, 0) == 0);
 	cpl = connect(fq, SUBNQN, HOSTNQN2, 0, 31, 0xffff);
 	CU_ASSERT_FATAL(NVME_STATUS_IS_SUCCESS(cpl.status));
 	CU_ASSERT(nvmf_subsystem_remove_host(g_subsys, HOSTNQN2) == 0);
