@@ -669,6 +669,18 @@ nvme_qpair_fail(struct nvme_qpair *qp, int rc, const char *reason)
 	if (was == QPAIR_DISCONNECTED) {
 		return;
 	}
+	/*
+	 * The host refused the controller (its Failure2 on the way) and the
+	 * controller hung up first: the refusal is the reason, not the hang-up.
+	 */
+	if (qp->auth != NULL && nvme_dhchap_result(&qp->auth->t) == NVME_DHCHAP_RES_FAILED &&
+	    qp->auth->t.is_host && qp->auth->t.why != NULL && rc != -EACCES) {
+		snprintf(qp->fail_reason, sizeof(qp->fail_reason),
+			 "DH-HMAC-CHAP failed: %s (%s, 0x%x)", qp->auth->t.why,
+			 nvme_auth_rce_str(qp->auth->t.rce), qp->auth->t.rce);
+		rc = -EACCES;
+		reason = NULL;
+	}
 	if (reason != NULL && reason != qp->fail_reason) {
 		snprintf(qp->fail_reason, sizeof(qp->fail_reason), "%s", reason);
 	}

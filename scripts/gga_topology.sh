@@ -10,6 +10,7 @@
 #                                  [--allow-host HOSTNQN] [--trtype tcp|rdma]
 #                                  [--traddr ADDR] [--members file|malloc]
 #                                  [--layout K+M] [--fronts 1|2] [--lease-ms MS]
+#                                  [--dhchap]
 #   scripts/gga_topology.sh down DIR
 #   scripts/gga_topology.sh status DIR
 #   scripts/gga_topology.sh kill-target DIR N|front|front2    (SIGKILL)
@@ -43,7 +44,15 @@
 # each holds the members through NVMe reservations (Exclusive Access, its
 # own host NQN), which the members keep in DIR/hbN.resv. bdevperf.json then
 # attaches both paths under one name (multipath). --lease-ms (default 2000)
-# is the fronts' lease.
+# is the fronts' lease. --dhchap authenticates every connection with
+# DH-HMAC-CHAP, both ways (docs/RPC.md, nvmf_subsystem_add_host): each front
+# to the members under its own host NQN, and the host of bdevperf.json to the
+# fronts (host NQN in DIR/topology.env, host_nqn; --allow-host names another
+# one). The secrets are made in DIR/keys (mode 0700, files 0600) and kept
+# there for the next up: front-host.key (the fronts at the members),
+# member.key (the members to the fronts), host.key (the host at the fronts)
+# and front.key (the fronts to the host); the daemons and bdevperf.json name
+# them through keyring_file_add_key.
 #
 # Environment: GGA_BUILD (default build/) selects the build tree.
 # GGA_IDLE_SPELL (default 0): the daemons' --idle-spell. The four share the
@@ -193,6 +202,38 @@ member_names() {
 	done
 }
 
+# DH-HMAC-CHAP (--dhchap): the secrets in DIR/keys, made once.
+make_keys() {
+	local f
+	mkdir -p -m 700 "$dir/keys" || die "cannot create $dir/keys"
+	for f in front-host member host front; do
+		[ -s "$dir/keys/$f.key" ] && continue
+		(umask 077 && python3 -c 'import base64, os, struct, zlib
+k = os.urandom(32)
+print("DHHC-1:01:%s:" % base64.b64encode(k + struct.pack("<I", zlib.crc32(k))).decode())' \
+			>"$dir/keys/$f.key") || die "cannot write $dir/keys/$f.key"
+	done
+}
+
+# add_keys NAME KEY...: the daemon's keyring gets each DIR/keys/KEY.key as KEY.
+add_keys() {
+	local name=$1 f
+	shift
+	for f in "$@"; do
+		step "$name" keyring_file_add_key "{\"name\":\"$f\",\"path\":\"$dir/keys/$f.key\"}"
+	done
+}
+
+# The keyring part of a --json config: the keys named.
+keyring_json() {
+	local f out= sep=
+	for f in "$@"; do
+		out="$out$sep{\"method\":\"keyring_file_add_key\",\"params\":{\"name\":\"$f\",\"path\":\"$dir/keys/$f.key\"}}"
+		sep=,
+	done
+	printf '{"subsystem":"keyring","config":[%s]},' "$out"
+}
+
 # front, and front2 with --fronts 2
 front_names() {
 	echo front
@@ -206,7 +247,7 @@ member_bs() {
 
 # setup_target N: bdev hbN on DIR/hbN.img exported as NQN_PREFIX:hbN on port PORT_N.
 setup_target() {
-	local n=$1 name=hb$1 port img bs
+	local n=$1 name=hb$1 port img bs h
 	bs=$(member_bs)
 	port=$((base_port + 1 + n))
 	img=$dir/$name.img
@@ -221,8 +262,18 @@ setup_target() {
 			"{\"name\":\"$name\",\"filename\":\"$img\",\"block_size\":$bs,\"md_size\":64,\"num_blocks\":$member_blocks}"
 	fi
 	step "$name" nvmf_create_transport "$(transport_params)"
-	step "$name" nvmf_create_subsystem \
-		"{\"nqn\":\"$NQN_PREFIX:$name\",\"allow_any_host\":true,\"serial_number\":\"GGAHB$n\"}"
+	if [ "$dhchap" = 1 ]; then
+		# Only the fronts, each proving its host NQN, and proven to.
+		add_keys "$name" front-host member
+		step "$name" nvmf_create_subsystem \
+			"{\"nqn\":\"$NQN_PREFIX:$name\",\"allow_any_host\":false,\"serial_number\":\"GGAHB$n\"}"
+		for h in $hostnqn1 $hostnqn2; do
+			step "$name" nvmf_subsystem_add_host "{\"nqn\":\"$NQN_PREFIX:$name\",\"host\":\"$h\",\"dhchap_key\":\"front-host\",\"dhchap_ctrlr_key\":\"member\"}"
+		done
+	else
+		step "$name" nvmf_create_subsystem \
+			"{\"nqn\":\"$NQN_PREFIX:$name\",\"allow_any_host\":true,\"serial_number\":\"GGAHB$n\"}"
+	fi
 	if [ "$fronts" = 2 ]; then
 		# The fronts' reservations survive a restart of this target.
 		step "$name" nvmf_subsystem_add_ns "{\"nqn\":\"$NQN_PREFIX:$name\",\"namespace\":{\"bdev_name\":\"$name\",\"ptpl_file\":\"$dir/$name.resv\"}}"
@@ -238,6 +289,7 @@ setup_target() {
 setup_front() {
 	local name=$1 n fnqn=$NQN_PREFIX:gga0 any=true data parity params extra= fid=1 port=$base_port
 	local sub_extra= hostnqn=
+	[ "$dhchap" = 1 ] && hostnqn=$hostnqn1 && add_keys "$name" front-host member host front
 	if [ "$fronts" = 2 ]; then
 		[ "$name" = front2 ] && fid=2 && port=$((base_port + k + m + 1))
 		# Its own host identity at the members: the reservations are per host.
@@ -253,6 +305,7 @@ setup_front() {
 		# comes back by itself once the target is up again.
 		params=$(attach_params "hb$n" $((base_port + 1 + n)) "$NQN_PREFIX:hb$n")
 		[ -n "$hostnqn" ] && params="${params%\}},\"hostnqn\":\"$hostnqn\"}"
+		[ "$dhchap" = 1 ] && params="${params%\}},\"dhchap_key\":\"front-host\",\"dhchap_ctrlr_key\":\"member\"}"
 		if ! rpc "$name" bdev_nvme_attach_controller "${params%\}},\"retry_first_connect\":true}" \
 			>"$dir/attach.out" 2>&1; then
 			# A build from before retry_first_connect (a regression test run
@@ -277,7 +330,9 @@ setup_front() {
 	[ -n "$allow_host" ] && any=false
 	step "$name" nvmf_create_subsystem \
 		"{\"nqn\":\"$fnqn\",\"allow_any_host\":$any,\"serial_number\":\"GGA0\"$sub_extra}"
-	if [ -n "$allow_host" ]; then
+	if [ -n "$allow_host" ] && [ "$dhchap" = 1 ]; then
+		step "$name" nvmf_subsystem_add_host "{\"nqn\":\"$fnqn\",\"host\":\"$allow_host\",\"dhchap_key\":\"host\",\"dhchap_ctrlr_key\":\"front\"}"
+	elif [ -n "$allow_host" ]; then
 		step "$name" nvmf_subsystem_add_host "{\"nqn\":\"$fnqn\",\"host\":\"$allow_host\"}"
 	fi
 	step "$name" nvmf_subsystem_add_ns "{\"nqn\":\"$fnqn\",\"namespace\":{\"bdev_name\":\"gga0\"}}"
@@ -300,15 +355,20 @@ sys.exit(0 if f.get("role") == sys.argv[1] and (sys.argv[1] != "active" or f.get
 }
 
 write_bdevperf_json() {
-	local second=
+	local second= keyring= auth=
+	if [ "$dhchap" = 1 ]; then
+		keyring=$(keyring_json host front)
+		auth=",\"hostnqn\":\"$allow_host\",\"dhchap_key\":\"host\",\"dhchap_ctrlr_key\":\"front\"}"
+	fi
 	if [ "$fronts" = 2 ]; then
 		# The second path of the same name: bdevperf's host follows ANA between the fronts.
 		second=$(printf ',{"method":"bdev_nvme_attach_controller","params":%s}' \
 			"$(attach_params gga $((base_port + k + m + 1)) "$NQN_PREFIX:gga0" |
-				sed 's/}$/,"multipath":"multipath"}/')")
+				sed 's/}$/,"multipath":"multipath"}/' | sed "s/}\$/${auth:-\}}/")")
 	fi
-	printf '{"subsystems":[{"subsystem":"bdev","config":[{"method":"bdev_nvme_attach_controller","params":%s}%s]}]}\n' \
-		"$(attach_params gga "$base_port" "$NQN_PREFIX:gga0")" "$second" >"$dir/bdevperf.json"
+	printf '{"subsystems":[%s{"subsystem":"bdev","config":[{"method":"bdev_nvme_attach_controller","params":%s}%s]}]}\n' \
+		"$keyring" "$(attach_params gga "$base_port" "$NQN_PREFIX:gga0" | sed "s/}\$/${auth:-\}}/")" \
+		"$second" >"$dir/bdevperf.json"
 }
 
 load_env() {
@@ -322,6 +382,7 @@ load_env() {
 	k=${k:-2}
 	m=${m:-1}
 	fronts=${fronts:-1}
+	dhchap=${dhchap:-0}
 }
 
 # name_of N|front
@@ -345,6 +406,7 @@ cmd_up() {
 	trtype=tcp
 	traddr=127.0.0.1
 	members=file
+	dhchap=0
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--base-port) base_port=$2 && shift ;;
@@ -357,6 +419,11 @@ cmd_up() {
 		--layout) layout=$2 && shift ;;
 		--fronts) fronts=$2 && shift ;;
 		--lease-ms) lease_ms=$2 && shift ;;
+		--dhchap)
+			dhchap=1
+			shift
+			continue
+			;;
 		*) die "up: unknown option '$1'" ;;
 		esac
 		shift || die "up: option needs a value"
@@ -389,6 +456,13 @@ cmd_up() {
 		array_uuid=$(python3 -c 'import uuid; print(uuid.uuid4())')
 		hostnqn1=nqn.2014-08.org.nvmexpress:uuid:$(python3 -c 'import uuid; print(uuid.uuid4())')
 		hostnqn2=nqn.2014-08.org.nvmexpress:uuid:$(python3 -c 'import uuid; print(uuid.uuid4())')
+	fi
+	if [ "$dhchap" = 1 ]; then
+		# Authentication is per host NQN: the front has one, and so has the host.
+		[ -n "$hostnqn1" ] ||
+			hostnqn1=nqn.2014-08.org.nvmexpress:uuid:$(python3 -c 'import uuid; print(uuid.uuid4())')
+		[ -n "$allow_host" ] ||
+			allow_host=nqn.2014-08.org.nvmexpress:uuid:$(python3 -c 'import uuid; print(uuid.uuid4())')
 	fi
 
 	[ -x "$bin/gga_tgt" ] || die "$bin/gga_tgt is not built (make -j2)"
@@ -430,7 +504,10 @@ members=$members
 k=$k
 m=$m
 fronts=$fronts
+dhchap=$dhchap
+host_nqn='$allow_host'
 EOF
+	[ "$dhchap" = 1 ] && make_keys
 	for n in $(seq 0 $((k + m - 1))); do
 		start "hb$n"
 		setup_target "$n"
@@ -460,6 +537,11 @@ print("front: gga0 %s, array %s" % (g["state"], g["array_uuid"]))'
 	echo "front: pid $(pid_of front), $NQN_PREFIX:gga0 on $traddr:$base_port$via (RPC $dir/front.sock)"
 	if [ "$fronts" = 2 ]; then
 		echo "front2: pid $(pid_of front2), $NQN_PREFIX:gga0 on $traddr:$((base_port + k + m + 1))$via (RPC $dir/front2.sock), standby"
+	fi
+	if [ "$dhchap" = 1 ]; then
+		echo "DH-HMAC-CHAP both ways on every connection; keys in $dir/keys; host NQN $allow_host"
+		echo "  Linux: nvme connect -t $trtype -a $traddr -s $base_port -n $NQN_PREFIX:gga0 --hostnqn $allow_host" \
+			"--dhchap-secret \$(cat $dir/keys/host.key) --dhchap-ctrl-secret \$(cat $dir/keys/front.key)"
 	fi
 	echo "bdevperf: $bin/bdevperf --json $dir/bdevperf.json -b ggan1 -m 0x2 ..."
 }

@@ -72,8 +72,12 @@ setup_target() {
 		rpc t nvmf_subsystem_add_ns "{\"nqn\":\"$OPEN\",\"namespace\":{\"bdev_name\":\"M1\"}}" &&
 		rpc t nvmf_subsystem_add_listener "$(listener $OPEN)"
 }
+# quiet CMD...: CMD with its output dropped (a check's own line must stay).
+quiet() {
+	"$@" >/dev/null
+}
 check "target set-up: keys, a namespace, a subsystem with two keyed hosts, an open one" \
-	setup_target >/dev/null
+	quiet setup_target
 
 # add_host errors: unknown key, not a secret, a controller key alone.
 out=$(rpc t nvmf_subsystem_add_host "{\"nqn\":\"$NQN\",\"host\":\"nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-000000000001\",\"dhchap_key\":\"nokey\"}" 2>&1)

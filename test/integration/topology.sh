@@ -10,7 +10,9 @@
 # bitmap may change), a randread run passes; (e) a half-block target
 # restarted on its file: checked, online again, its data unchanged; (c) two
 # targets killed: I/O errors, never a verify mismatch; (f) a front exported
-# to one host NQN refuses another.
+# to one host NQN refuses another; (g) memory members; (h) --dhchap: every
+# connection authenticated both ways, a host without the key refused, a
+# restarted member authenticates the front again.
 source "$(dirname "$0")/common.sh"
 
 BP=$BIN/bdevperf
@@ -218,4 +220,42 @@ check "(g) verify through malloc members: exit 0, no mismatch" \
 check_fails "(g) --members disk is refused" topo up --members disk
 topo down >"$TMP/down3.out"
 check "(g) down: four daemons exit 0" test "$(grep -c 'exit 0)' "$TMP/down3.out")" = 4
+
+# --- (h) --dhchap: every connection authenticated, both ways ---
+D=$TMP/topo-dhchap
+topo up --size 16 --dhchap >"$TMP/up4.out" 2>&1
+rc=$?
+track
+check "(h) up --dhchap (exit $rc)" test $rc -eq 0
+[ $rc -eq 0 ] || cat "$TMP/up4.out"
+check "(h) the secrets are private (keys/ 0700, files 0600)" \
+	bash -c "[ \"\$(stat -c %a '$D/keys')\" = 700 ] && [ \"\$(stat -c %a '$D'/keys/*.key | sort -u)\" = 600 ]"
+# members_authenticated: each member's log has the front's admin queue authenticated both ways.
+members_authenticated() {
+	local n
+	for n in 0 1 2; do
+		grep -q "authenticated queue 0 of nqn.2016-06.io.gga:hb$n (.*bidirectional)" \
+			"$D/hb$n.log" || return 1
+	done
+}
+check "(h) the front authenticated to each member both ways" members_authenticated
+bp dhchap -w verify -t 2
+check "(h) verify through the authenticated front: exit 0, no mismatch" \
+	bash -c "[ $? -eq 0 ] && grep -q 'verify: [1-9][0-9]* blocks compared, 0 mismatches' '$TMP/dhchap.out'"
+check "(h) bdevperf's queues authenticated at the front" \
+	grep -q "authenticated queue [1-9] of nqn.2016-06.io.gga:gga0" "$D/front.log"
+jget "$D/bdevperf.json" "[c['params'].pop('dhchap_key') and c['params'].pop('dhchap_ctrlr_key') for s in d['subsystems'] if s['subsystem'] == 'bdev' for c in s['config']] and d" \
+	>"$TMP/nokey.json"
+bp nokey "$TMP/nokey.json" -w verify -t 1
+check "(h) a host without the key is refused, saying why" \
+	bash -c "[ $? -ne 0 ] && grep -q 'requires DH-HMAC-CHAP' '$TMP/nokey.out' && ! grep -q '^Total' '$TMP/nokey.out'"
+topo kill-target 1 >/dev/null
+topo start-target 1 >/dev/null
+check "(h) a restarted member authenticates the front again (keyring in its saved config)" \
+	wait_connected hb1 15
+check "(h) and the array is whole again" wait_online
+check_fails "(h) no key material in any log or saved configuration" \
+	grep -q -F -f <(cut -d: -f3 "$D"/keys/*.key | cut -c1-24) "$D"/*.log "$D"/*.json
+topo down >"$TMP/down4.out"
+check "(h) down: four daemons exit 0" test "$(grep -c 'exit 0)' "$TMP/down4.out")" = 4
 finish
