@@ -20,7 +20,7 @@ base=(
 	clang-format
 )
 vm=(qemu-system-x86 busybox-static kmod iproute2 rdma-core ibverbs-providers ibverbs-utils
-	rdmacm-utils nvme-cli cpio)
+	rdmacm-utils nvme-cli cpio xz-utils)
 # clang alone (without recommends) lacks the libFuzzer and sanitizer runtimes.
 fuzz=(clang libclang-rt-14-dev)
 

@@ -9,7 +9,10 @@
 # With GGA_VM_ASAN_OUT=DIR (an ASan+UBSan build tree), the tests named in
 # GGA_VM_ASAN_TESTS run a second time against DIR/bin, reported as
 # "NAME [asan]": the RDMA code runs only in this VM, so this is where its
-# sanitizer run happens. Started by test/vm/run_tests.sh through vm_run.sh.
+# sanitizer run happens. GGA_VM_TESTS="a.sh b.sh", when not empty, runs only
+# the tests so named (run_tests.sh splits the tests between the default-kernel
+# VM and the 6.12 one this way). Started by test/vm/run_tests.sh through
+# vm_run.sh.
 set -u
 # One block, read before it runs: edits to this file cannot break a run.
 {
@@ -67,10 +70,14 @@ run_one() {
 	nvme disconnect-all >/dev/null 2>&1
 }
 
+echo "guest kernel ${GGA_VM_KVER:-?}"
 for t in "${GGA_VM_TESTS_DIR:-$here/tests}"/*.sh; do
 	[ -e "$t" ] || continue
 	name=$(basename "$t")
 	if [ -n "${GGA_TEST_FILTER:-}" ] && [[ "$name" != *"$GGA_TEST_FILTER"* ]]; then
+		continue
+	fi
+	if [ -n "${GGA_VM_TESTS:-}" ] && [[ " $GGA_VM_TESTS " != *" $name "* ]]; then
 		continue
 	fi
 	run_one "$t" "$out" "$name"

@@ -230,7 +230,15 @@ for m in virtio_pci 9pnet_virtio 9p virtio_rng configfs; do
 		[ -z "${seen[$path]:-}" ] || continue
 		seen[$path]=1
 		n=$((n + 1))
-		cp "$path" "$ird/mods/$(printf '%02d' $n)-$(basename "$path")"
+		# Newer Debian kernels (6.12) ship compressed modules; busybox's
+		# insmod wants them plain.
+		dst=$ird/mods/$(printf '%02d' $n)-$(basename "$path")
+		case "$path" in
+		*.ko.xz) xz -dc "$path" >"${dst%.xz}" ;;
+		*.ko.zst) zstd -dcq "$path" >"${dst%.zst}" ;;
+		*.ko.gz) gzip -dc "$path" >"${dst%.gz}" ;;
+		*) cp "$path" "$dst" ;;
+		esac || { log "cannot copy $path into the initramfs"; exit $EXIT_VMFAIL; }
 	done < <("$modprobe" -d "$ktree" -S "$kver" --show-depends "$m" 2>/dev/null)
 done
 [ $n -gt 0 ] || { log "no virtio/9p modules found in $ktree"; exit $EXIT_VMFAIL; }
