@@ -19,6 +19,25 @@
 #     --fronts 2), `multipath` then `failover`: verify while the active front
 #     is SIGKILLed and the standby takes over. Pass: bdevperf exits 0 (no
 #     failed I/O, no mismatch); the longest I/O is printed.
+#  5. DH-HMAC-CHAP, both keys (the host's and the controller's), fresh secrets
+#     (nvme_auth.py gen-key, files of mode 0600) in the keyring, both ways round:
+#     a. SPDK's bdevperf as the host of gga_tgt (nvmf_subsystem_add_host with
+#        dhchap_key and dhchap_ctrlr_key) for three digest/group pairs: SPDK's
+#        default offer (gga_tgt picks sha512/ffdhe8192), SPDK's
+#        bdev_nvme_set_options restricted to sha384/ffdhe3072, gga_tgt's
+#        nvmf_set_config restricted to sha256/null. Each: verify exits 0 with no
+#        failed I/O and no error, gga_tgt logs "authenticated queue" with that
+#        pair for the admin and the I/O queue; a wrong host key (gga_tgt answers
+#        Failure1, SPDK's attach fails) and a wrong controller key (SPDK's host
+#        refuses gga_tgt's response and sends Failure2) fail the attach, and a
+#        right run after them passes.
+#     b. gga's bdevperf as the host of SPDK's nvmf_tgt (keyring keys,
+#        nvmf_subsystem_add_host --dhchap-key --dhchap-ctrlr-key), SPDK's
+#        default (sha512/ffdhe8192) and its nvmf_set_config restricted to
+#        sha384/ffdhe2048: verify exits 0 with 0 mismatches, nvmf_subsystem_get_qpairs
+#        shows the admin and I/O queues authenticated with that pair; a wrong
+#        controller key is refused by gga's host ("wrong controller response"),
+#        a wrong host key by SPDK (Failure1); a right run after them passes.
 # Prints `ok - ...` / `not ok - ...` per check; exits non-zero if any failed.
 set -u
 spdk=${SPDK_DIR:-}
@@ -174,6 +193,10 @@ JSON
 		test $rc -eq 0
 	check "and every block it read back was verified" \
 		grep -q 'verify: [1-9][0-9]* blocks compared, 0 mismatches' "$tmp/gbp.out"
+	# nvmf_tgt busy-polls core 0: stop it before the next sections.
+	kill -TERM "${pids[0]}"
+	wait "${pids[0]}" 2>/dev/null
+	pids=()
 fi
 # 4. SPDK's bdevperf across a front failover.
 for mode in multipath failover; do
@@ -208,6 +231,218 @@ JSON
 	[ $rc -eq 0 ] || tail -n 30 "$tmp/bpf.$mode.out" "$tmp/topo.$mode.out" | cut -c1-200
 	bash scripts/gga_topology.sh down "$topo" >/dev/null 2>&1
 done
+
+# 5. DH-HMAC-CHAP both ways round: SPDK's host against gga_tgt, gga's host against SPDK's nvmf_tgt.
+AHOST=nqn.2014-08.org.nvmexpress:uuid:5c1d2a7e-3b4f-4c6d-8e9f-0a1b2c3d4e5f
+ANQN=nqn.2016-06.io.gga:auth
+keys=$tmp/keys
+mkdir -m 700 "$keys"
+for k in hk:1 ck:3 wrong:1; do
+	(umask 077 && python3 test/integration/nvme_auth.py gen-key --hash "${k#*:}" >"$keys/${k%:*}")
+done
+# keyring_json: the keyring subsystem of a bdevperf config, the three keys.
+keyring_json() {
+	local k sep=
+	printf '{"subsystem": "keyring", "config": ['
+	for k in hk ck wrong; do
+		printf '%s\n {"method": "keyring_file_add_key", "params": {"name": "%s", "path": "%s"}}' "$sep" $k "$keys/$k"
+		sep=,
+	done
+	printf ']}'
+}
+# auth_json OUT PORT SUBNQN HOSTKEY CTRLKEY [A bdev_nvme_set_options CALL]: a bdevperf config that
+# attaches N0 as AHOST with those keys.
+auth_json() {
+	cat >"$1" <<JSON
+{"subsystems": [$(keyring_json),
+ {"subsystem": "bdev", "config": [${6:+$6,}
+ {"method": "bdev_nvme_attach_controller", "params": {"name": "N0", "trtype": "tcp", "adrfam": "ipv4", "traddr": "127.0.0.1", "trsvcid": "$2", "subnqn": "$3", "hostnqn": "$AHOST", "dhchap_key": "$4", "dhchap_ctrlr_key": "$5"}}
+]}]}
+JSON
+}
+# since LOG N: LOG from line N on.
+since() { tail -n +"$2" "$1"; }
+# secs T0: seconds since EPOCHREALTIME T0.
+secs() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+
+# 5a. SPDK's bdevperf (host) against gga_tgt.
+rm -f "$tmp/t.sock"
+"$bin/gga_tgt" -m 0x2 -r "$tmp/t.sock" >"$tmp/ta.log" 2>&1 &
+pids+=($!)
+for i in $(seq 1 100); do grep -q ': ready' "$tmp/ta.log" && break; sleep 0.1; done
+auth_target() {
+	local k
+	for k in hk ck wrong; do
+		rpc keyring_file_add_key "{\"name\": \"$k\", \"path\": \"$keys/$k\"}" || return 1
+	done
+	rpc bdev_malloc_create --name A0 --num_blocks 32768 --block_size 512 &&
+		rpc nvmf_create_transport --trtype TCP &&
+		rpc nvmf_create_subsystem "{\"nqn\": \"$ANQN\"}" &&
+		rpc nvmf_subsystem_add_ns "{\"nqn\": \"$ANQN\", \"namespace\": {\"bdev_name\": \"A0\"}}" &&
+		rpc nvmf_subsystem_add_listener "{\"nqn\": \"$ANQN\", \"listen_address\": $(addr "$PA")}" &&
+		rpc nvmf_subsystem_add_host "{\"nqn\": \"$ANQN\", \"host\": \"$AHOST\", \"dhchap_key\": \"hk\", \"dhchap_ctrlr_key\": \"ck\"}"
+}
+check "gga_tgt with keyring keys, a malloc namespace, the host added with dhchap_key and dhchap_ctrlr_key" \
+	eval 'auth_target >/dev/null'
+# sbp NAME SECONDS HOSTKEY CTRLKEY [OPTIONS CALL]: SPDK's bdevperf verify through gga_tgt as AHOST.
+sbp() {
+	auth_json "$tmp/$1.json" "$PA" "$ANQN" "$3" "$4" "${5:-}"
+	timeout -k 5 60 "$spdk/build/examples/bdevperf" -m 0x1 --disable-cpumask-locks --json "$tmp/$1.json" \
+		-q 16 -o 4096 -w verify -t "$2" >"$tmp/$1.out" 2>&1
+}
+# no_failed OUT: SPDK's bdevperf reported its job and no failed I/O, and logged no error.
+no_failed() {
+	awk '$1 == "N0n1" && $2 == ":" { n++; if ($6 != "0.00") bad = 1 } END { exit !(n == 1 && !bad) }' "$1" &&
+		! grep -q '\*ERROR\*' "$1"
+}
+# SPDK's host offers every digest and group and gga_tgt takes the strongest; then SPDK's
+# host offers only sha384/ffdhe3072; then gga_tgt allows only sha256 and null.
+for pair in "sha512 ffdhe8192 -" "sha384 ffdhe3072 host" "sha256 null target"; do
+	read -r dg gr how <<<"$pair"
+	opts=
+	case $how in
+	host) opts="{\"method\": \"bdev_nvme_set_options\", \"params\": {\"dhchap_digests\": [\"$dg\"], \"dhchap_dhgroups\": [\"$gr\"]}}" ;;
+	target) rpc nvmf_set_config "{\"dhchap_digests\": [\"$dg\"], \"dhchap_dhgroups\": [\"$gr\"]}" >/dev/null ;;
+	esac
+	what="$dg/$gr$([ "$how" = - ] && echo ", SPDK's default offer" || echo ", restricted by the $how")"
+	n0=$(($(wc -l <"$tmp/ta.log") + 1))
+	t0=$EPOCHREALTIME
+	sbp sa 3 hk ck "$opts"
+	rc=$?
+	grep -E "^[[:space:]]*N0n1|\*ERROR\*" "$tmp/sa.out" | head -6 | sed 's/^/  | /'
+	check "SPDK bdevperf verify through gga_tgt, both keys ($what): exit 0, no failed I/O, no error ($(secs "$t0") s)" \
+		eval "[ $rc -eq 0 ] && no_failed '$tmp/sa.out'"
+	{ since "$tmp/ta.log" "$n0" | grep -m1 "authenticated queue 0 " &&
+		since "$tmp/ta.log" "$n0" | grep -m1 "authenticated queue [1-9]"; } | cut -c1-220 | sed 's/^/  | /'
+	check "gga_tgt authenticated the admin queue ($dg, $gr, bidirectional)" \
+		eval "since '$tmp/ta.log' $n0 | grep -q 'authenticated queue 0 of $ANQN (DH-HMAC-CHAP $dg, $gr, bidirectional)'"
+	check "and the I/O queue" \
+		eval "since '$tmp/ta.log' $n0 | grep -q 'authenticated queue [1-9][0-9]* of $ANQN (DH-HMAC-CHAP $dg, $gr, bidirectional)'"
+	n0=$(($(wc -l <"$tmp/ta.log") + 1))
+	sbp sw 1 wrong ck "$opts"
+	rc=$?
+	grep -E "AUTH_failure|Failed to|failed" "$tmp/sw.out" | head -2 | cut -c1-220 | sed 's/^/  | /'
+	check "a wrong host key: SPDK's attach fails (Failure1 from gga_tgt)" \
+		eval "[ $rc -ne 0 ] && grep -q 'received AUTH_failure1: rc=1, rce=1' '$tmp/sw.out'"
+	check "gga_tgt logged the wrong response" \
+		eval "since '$tmp/ta.log' $n0 | grep -q 'of $ANQN failed: wrong response; disconnecting'"
+	n0=$(($(wc -l <"$tmp/ta.log") + 1))
+	sbp sc 1 hk wrong "$opts"
+	rc=$?
+	grep -E "challenge mismatch" "$tmp/sc.out" | head -1 | cut -c1-220 | sed 's/^/  | /'
+	check "a wrong controller key: SPDK's host refuses gga_tgt's response, the attach fails" \
+		eval "[ $rc -ne 0 ] && grep -q 'controller challenge mismatch' '$tmp/sc.out'"
+	check "gga_tgt logged the host's Failure2" \
+		eval "since '$tmp/ta.log' $n0 | grep -q 'of $ANQN failed: the host sent Failure2; disconnecting'"
+	sbp sa2 1 hk ck "$opts"
+	rc=$?
+	check "gga_tgt keeps serving: a second right run passes" eval "[ $rc -eq 0 ] && no_failed '$tmp/sa2.out'"
+done
+kill -TERM "${pids[0]}"
+wait "${pids[0]}"
+check "gga_tgt exits 0" test $? -eq 0
+pids=()
+
+# 5b. gga's bdevperf (host) against SPDK's nvmf_tgt.
+if [ -x "$spdk/build/bin/nvmf_tgt" ]; then
+	SANQN=nqn.2016-06.io.spdk:auth
+	# spdk_auth_tgt [DIGESTS GROUPS]: nvmf_tgt (digests and groups restricted by its
+	# nvmf_set_config, before init) with the keys and AHOST, both keys, on PB.
+	spdk_auth_tgt() {
+		rm -f "$tmp/spdk.sock"
+		"$spdk/build/bin/nvmf_tgt" -m 0x1 -r "$tmp/spdk.sock" --wait-for-rpc >"$tmp/sauth.log" 2>&1 &
+		spid=$!
+		pids+=($spid)
+		for i in $(seq 1 100); do [ -S "$tmp/spdk.sock" ] && break; sleep 0.1; done
+		# One rpc.py for all of it (a start of rpc.py costs a second on a busy machine).
+		{
+			[ $# -eq 0 ] || echo "nvmf_set_config --dhchap-digests $1 --dhchap-dhgroups $2"
+			cat <<RPC
+framework_start_init
+keyring_file_add_key hk $keys/hk
+keyring_file_add_key ck $keys/ck
+bdev_malloc_create -b M0 64 512
+nvmf_create_transport -t TCP
+nvmf_create_subsystem $SANQN
+nvmf_subsystem_add_ns $SANQN M0
+nvmf_subsystem_add_listener $SANQN -t tcp -a 127.0.0.1 -s $PB -f ipv4
+nvmf_subsystem_add_host $SANQN $AHOST --dhchap-key hk --dhchap-ctrlr-key ck
+RPC
+		} >"$tmp/sauth.rpc"
+		python3 "$spdk/scripts/rpc.py" -s "$tmp/spdk.sock" <"$tmp/sauth.rpc" >"$tmp/sauth.rpc.out" 2>&1 || {
+			tail -5 "$tmp/sauth.rpc.out" "$tmp/sauth.log" | sed 's/^/  | /'
+			return 1
+		}
+	}
+	# gbp NAME SECONDS HOSTKEY CTRLKEY: gga's bdevperf verify through nvmf_tgt as AHOST.
+	gbp() {
+		auth_json "$tmp/$1.json" "$PB" "$SANQN" "$3" "$4"
+		timeout -k 5 60 "$bin/bdevperf" -m 0x2 --json "$tmp/$1.json" -q 16 -o 4096 -w verify \
+			-t "$2" -b N0n1 >"$tmp/$1.out" 2>&1
+	}
+	# qpairs_auth DIGEST GROUP: nvmf_tgt listed an admin and an I/O queue of AHOST, each
+	# authenticated with DIGEST and GROUP (SPDK logs no success; its qpairs show it).
+	qpairs_auth() {
+		python3 -c '
+import json, sys
+try:
+    qs = [q for q in json.load(open(sys.argv[1])) if q.get("hostnqn") == sys.argv[2]]
+except ValueError:
+    print("  | " + open(sys.argv[1]).read()[:300])
+    sys.exit(1)
+for q in qs:
+    print("  | qid %d: auth %s" % (q["qid"], json.dumps(q.get("auth"))))
+want = {"state": "completed", "digest": sys.argv[3], "dhgroup": sys.argv[4]}
+sys.exit(0 if qs and all(q.get("auth") == want for q in qs) and
+         {q["qid"] == 0 for q in qs} == {True, False} else 1)' "$tmp/qp.json" "$AHOST" "$1" "$2"
+	}
+	# gga's host offers every digest and group and SPDK takes the strongest; then SPDK's
+	# nvmf_tgt allows only sha384 and ffdhe2048.
+	for pair in "sha512 ffdhe8192 -" "sha384 ffdhe2048 target"; do
+		read -r dg gr how <<<"$pair"
+		what="$dg/$gr$([ "$how" = - ] && echo ", gga's default offer" || echo ", restricted by SPDK's nvmf_set_config")"
+		check "SPDK's nvmf_tgt with keyring keys and nvmf_subsystem_add_host --dhchap-key --dhchap-ctrlr-key$([ "$how" = - ] || echo ", nvmf_set_config $dg/$gr")" \
+			spdk_auth_tgt $([ "$how" = - ] || echo "$dg $gr")
+		t0=$EPOCHREALTIME
+		auth_json "$tmp/ga.json" "$PB" "$SANQN" hk ck
+		timeout -k 5 60 "$bin/bdevperf" -m 0x2 --json "$tmp/ga.json" -q 16 -o 4096 -w verify \
+			-t 4 -b N0n1 >"$tmp/ga.out" 2>&1 &
+		bp=$!
+		pids+=($bp)
+		sleep 2
+		python3 "$spdk/scripts/rpc.py" -s "$tmp/spdk.sock" nvmf_subsystem_get_qpairs $SANQN >"$tmp/qp.json" 2>&1
+		wait $bp
+		rc=$?
+		grep -E "verify:|ERROR" "$tmp/ga.out" | head -4 | cut -c1-220 | sed 's/^/  | /'
+		check "gga's bdevperf verify through SPDK's nvmf_tgt, both keys ($what): exit 0, 0 mismatches ($(secs "$t0") s)" \
+			eval "[ $rc -eq 0 ] && grep -q 'verify: [1-9][0-9]* blocks compared, 0 mismatches' '$tmp/ga.out'"
+		check "SPDK's nvmf_tgt showed the admin and the I/O queue authenticated ($dg, $gr, during the run)" \
+			qpairs_auth "$dg" "$gr"
+		n0=$(($(wc -l <"$tmp/sauth.log") + 1))
+		gbp gc 1 hk wrong
+		rc=$?
+		grep -E "wrong controller|ERROR" "$tmp/gc.out" | head -1 | cut -c1-220 | sed 's/^/  | /'
+		check "a wrong controller key: gga's host refuses SPDK's response (wrong controller response)" \
+			eval "[ $rc -ne 0 ] && grep -q 'wrong controller response' '$tmp/gc.out'"
+		check "SPDK's nvmf_tgt got the host's Failure2" \
+			eval "since '$tmp/sauth.log' $n0 | grep -q 'ctrlr authentication failed'"
+		n0=$(($(wc -l <"$tmp/sauth.log") + 1))
+		gbp gw 1 wrong ck
+		rc=$?
+		grep -E "Failure1|ERROR" "$tmp/gw.out" | head -1 | cut -c1-220 | sed 's/^/  | /'
+		check "a wrong host key: refused by SPDK's nvmf_tgt (Failure1, authentication failed)" \
+			eval "[ $rc -ne 0 ] && grep -q 'the controller sent Failure1 (authentication failed' '$tmp/gw.out'"
+		check "SPDK's nvmf_tgt logged the wrong response" \
+			eval "since '$tmp/sauth.log' $n0 | grep -q 'challenge response mismatch'"
+		gbp ga2 1 hk ck
+		rc=$?
+		check "SPDK's nvmf_tgt keeps serving: a second right run passes" \
+			eval "[ $rc -eq 0 ] && grep -q 'verify: [1-9][0-9]* blocks compared, 0 mismatches' '$tmp/ga2.out'"
+		kill -TERM $spid
+		wait $spid 2>/dev/null
+		pids=()
+	done
+fi
 
 echo "interop_spdk: $fails failed"
 [ $fails -eq 0 ]

@@ -1115,32 +1115,6 @@ static const struct rpc_param set_config_params[] = {
 	RPC_PARAM_SPDK_UNSUPPORTED("poll_groups_mask"),
 };
 
-/* A set of names as a mask (1 << id); -1 and the error sent if one is unknown. */
-static int
-name_mask(struct rpc_request *req, const char *param, json_t *arr, int (*lookup)(const char *))
-{
-	size_t i;
-	json_t *v;
-	int mask = 0, id;
-
-	if (!json_is_array(arr) || json_array_size(arr) == 0) {
-		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "%s: expected a non-empty array",
-			       param);
-		return -1;
-	}
-	json_array_foreach(arr, i, v)
-	{
-		id = json_is_string(v) ? lookup(json_string_value(v)) : -1;
-		if (id < 0) {
-			rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "%s: unknown value %s", param,
-				       json_is_string(v) ? json_string_value(v) : "(not a string)");
-			return -1;
-		}
-		mask |= 1 << id;
-	}
-	return mask;
-}
-
 static void
 rpc_nvmf_set_config(struct rpc_request *req, json_t *params)
 {
@@ -1152,14 +1126,15 @@ rpc_nvmf_set_config(struct rpc_request *req, json_t *params)
 		return;
 	}
 	if (args.digests != NULL) {
-		digests = name_mask(req, "dhchap_digests", args.digests, nvme_auth_hash_from_name);
+		digests = rpc_name_mask(req, "dhchap_digests", args.digests,
+					nvme_auth_hash_from_name);
 		if (digests < 0) {
 			return;
 		}
 	}
 	if (args.dhgroups != NULL) {
-		groups = name_mask(req, "dhchap_dhgroups", args.dhgroups,
-				   nvme_auth_dhgroup_from_name);
+		groups = rpc_name_mask(req, "dhchap_dhgroups", args.dhgroups,
+				       nvme_auth_dhgroup_from_name);
 		if (groups < 0) {
 			return;
 		}

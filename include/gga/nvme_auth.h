@@ -328,4 +328,101 @@ void nvme_dhchap_fini(struct nvme_dhchap *t);
 /* The largest message either side sends: a Reply with SHA-512 and ffdhe8192. */
 #define NVME_DHCHAP_MSG_MAX (16 + 2 * NVME_AUTH_DIGEST_MAX + NVME_AUTH_DH_MAX)
 
+/*
+ * ---------------------------------------------------------------------------
+ * NVMe/TCP TLS 1.3 PSKs (NVMe/TCP Transport 1.1 section 3.6.1.3, TP 8011 and
+ * TP 8018): from a configured PSK (nvme_tls_psk_parse()) to the retained PSK,
+ * the PSK identity and the TLS PSK handed to TLS. Pure functions on OpenSSL
+ * 3's HKDF and HMAC; lib/auth/nvme_tls.c says which implementations they
+ * match and why.
+ * ---------------------------------------------------------------------------
+ */
+
+/*
+ * How HKDF-Expand-Label's info (the HkdfLabel) is encoded. RFC 8446 (the
+ * default) is what SPDK, libnvme >= 1.16 and Linux's nvme_auth_derive_tls_psk()
+ * (since the 2025 fix) compute; COMPAT is what libnvme <= 1.15 computed and
+ * libnvme still offers as nvme_insert_tls_key_compat(): the length in
+ * little-endian and the label and context without their length bytes. Keys
+ * inserted by older nvme-cli versions only match with COMPAT.
+ */
+enum nvme_tls_kdf {
+	NVME_TLS_KDF_RFC8446 = 0,
+	NVME_TLS_KDF_COMPAT = 1,
+};
+
+#define NVME_TLS_NQN_MAX      223 /* bytes, without the NUL */
+/* A PSK digest: base64 of a SHA-384 HMAC (64 characters) and the NUL. */
+#define NVME_TLS_DIGEST_MAX   65
+/* "NVMe1R02 <hostnqn> <subnqn> <digest>" and the NUL. */
+#define NVME_TLS_IDENTITY_MAX (8 + 1 + NVME_TLS_NQN_MAX + 1 + NVME_TLS_NQN_MAX + 1 + 64 + 1)
+
+/*
+ * The hash of the TLS cipher suite a configured PSK is used with, from its
+ * length as SPDK and libnvme choose it: 32 bytes NVME_AUTH_HASH_SHA256, 48
+ * bytes NVME_AUTH_HASH_SHA384 (also for interchange hash 00); 0 for any
+ * other length. It is the <hh> of the PSK identity.
+ */
+uint8_t nvme_tls_psk_cipher_hash(const struct nvme_tls_psk *configured);
+
+/* "TLS_AES_128_GCM_SHA256" (SHA-256), "TLS_AES_256_GCM_SHA384" (SHA-384), or NULL. */
+const char *nvme_tls_cipher_suite(uint8_t hash);
+
+/*
+ * The retained PSK. Interchange hash 00: the configured PSK as is; 01/02:
+ * HKDF-Expand-Label(HKDF-Extract(0, configured), "HostNQN", hostnqn, len)
+ * with SHA-256/SHA-384. configured->len (32 or 48; for 01/02 the hash's
+ * length) bytes are written to out. 0, -EINVAL (hash, length, NQN) or -EIO.
+ */
+int nvme_tls_retained_psk(const struct nvme_tls_psk *configured, const char *hostnqn,
+			  enum nvme_tls_kdf kdf, uint8_t *out);
+
+/*
+ * The PSK digest of an identity version 1: base64 (with padding) of
+ * HMAC-hash(psk, hostnqn || " " || subnqn || " " || "NVMe-over-Fabrics"),
+ * 44 characters for SHA-256 and 64 for SHA-384, NUL-terminated into digest
+ * (size bytes). psk is the retained (or generated) PSK, psk_len the hash's
+ * length. 0, -EINVAL, -ENOBUFS or -EIO.
+ */
+int nvme_tls_psk_digest(uint8_t hash, const uint8_t *psk, size_t psk_len, const char *hostnqn,
+			const char *subnqn, char *digest, size_t size);
+
+/*
+ * The PSK identity of a retained PSK: version 0 "NVMe0R<hh> <hostnqn> <subnqn>",
+ * version 1 "NVMe1R<hh> <hostnqn> <subnqn> <digest>", <hh> "01" or "02" as
+ * hash. digest is ignored for version 0. Written NUL-terminated into
+ * identity (size bytes). 0, -EINVAL (version, hash, NQN longer than
+ * NVME_TLS_NQN_MAX or empty, digest missing) or -ENOBUFS.
+ */
+int nvme_tls_psk_identity(unsigned int version, uint8_t hash, const char *hostnqn,
+			  const char *subnqn, const char *digest, char *identity, size_t size);
+
+/*
+ * The TLS PSK: HKDF-Expand-Label(HKDF-Extract(0, psk), "nvme-tls-psk",
+ * context, L) with the cipher suite's hash and L its length. The context is
+ * the identity itself for version 0 (context = the identity string) and
+ * "<hh> <digest>" for version 1 (context = the PSK digest; the "<hh> " is
+ * added here). psk_len must be the hash's length. L bytes into out. 0,
+ * -EINVAL (hash, length, version, a context over 255 bytes) or -EIO.
+ */
+int nvme_tls_derive_psk(uint8_t hash, const uint8_t *psk, size_t psk_len, unsigned int version,
+			const char *context, enum nvme_tls_kdf kdf, uint8_t *out);
+
+/* What a TLS 1.3 handshake needs, derived from a configured PSK. Wipe it after use. */
+struct nvme_tls_key {
+	uint8_t hash; /* the cipher suite's: NVME_AUTH_HASH_SHA256 or _SHA384 */
+	uint8_t len;  /* of psk: 32 or 48 */
+	uint8_t psk[48];
+	char identity[NVME_TLS_IDENTITY_MAX];
+};
+
+/*
+ * All the steps above for a host and subsystem: retained PSK, (digest,)
+ * identity of the given version (0 or 1) and TLS PSK. 0 or the errors above;
+ * on an error key is zeroed.
+ */
+int nvme_tls_key_derive(const struct nvme_tls_psk *configured, const char *hostnqn,
+			const char *subnqn, unsigned int version, enum nvme_tls_kdf kdf,
+			struct nvme_tls_key *key);
+
 #endif /* GGA_NVME_AUTH_H */

@@ -147,6 +147,13 @@ struct rpc_param {
  */
 int rpc_decode_params(struct rpc_request *req, json_t *params, const struct rpc_param *decl,
 		      size_t count, void *out);
+/*
+ * A JSON array of names as a bit mask (bit lookup(name) for each): the mask,
+ * or -1 with INVALID_PARAMS sent ("PARAM: unknown value X", "PARAM: expected
+ * a non-empty array"). lookup returns 0..30, or -1 for an unknown name.
+ */
+int rpc_name_mask(struct rpc_request *req, const char *param, json_t *arr,
+		  int (*lookup)(const char *name));
 /* Free the strings rpc_decode_params allocated (safe on partial decodes). */
 void rpc_free_params(const struct rpc_param *decl, size_t count, void *out);
 

@@ -341,3 +341,29 @@ rpc_free_params(const struct rpc_param *decl, size_t count, void *out)
 		}
 	}
 }
+
+int
+rpc_name_mask(struct rpc_request *req, const char *param, json_t *arr,
+	      int (*lookup)(const char *name))
+{
+	size_t i;
+	json_t *v;
+	int mask = 0, id;
+
+	if (!json_is_array(arr) || json_array_size(arr) == 0) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "%s: expected a non-empty array",
+			       param);
+		return -1;
+	}
+	json_array_foreach(arr, i, v)
+	{
+		id = json_is_string(v) ? lookup(json_string_value(v)) : -1;
+		if (id < 0 || id > 30) {
+			rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "%s: unknown value %s", param,
+				       json_is_string(v) ? json_string_value(v) : "(not a string)");
+			return -1;
+		}
+		mask |= 1 << id;
+	}
+	return mask;
+}

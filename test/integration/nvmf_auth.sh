@@ -176,6 +176,24 @@ check "an attach after it works" attached C "$HOST2" "$NQN" '"dhchap_key":"h2"'
 check "and used SHA-256 and ffdhe2048" \
 	grep -q "authenticated queue 0 of $NQN (DH-HMAC-CHAP sha256, ffdhe2048)" "$TMP/t.log"
 
+# bdev_nvme_set_options: what gga's host offers.
+rpc t nvmf_set_config '{"dhchap_digests":["sha256","sha384","sha512"],"dhchap_dhgroups":["null","ffdhe2048","ffdhe3072","ffdhe4096","ffdhe6144","ffdhe8192"]}' >/dev/null
+check "bdev_nvme_set_options sets the host's digests and groups" \
+	rpc f bdev_nvme_set_options '{"dhchap_digests":["sha384"],"dhchap_dhgroups":["ffdhe3072"]}'
+check "the host offers only those: SHA-384 and ffdhe3072 chosen" \
+	bash -c "$BIN/gga_rpc -s $TMP/f.sock bdev_nvme_attach_controller '$(attach_json D "$HOST2" "$NQN" '"dhchap_key":"h2"')' >/dev/null &&
+		grep -q 'authenticated queue 0 of $NQN (DH-HMAC-CHAP sha384, ffdhe3072)' $TMP/t.log"
+rpc t nvmf_set_config '{"dhchap_digests":["sha512"]}' >/dev/null
+check "nothing in common with the target: refused (hash function not usable)" \
+	refused X8 "$HOST2" '"dhchap_key":"h2"' "hash function not usable"
+out=$(rpc f bdev_nvme_set_options '{"dhchap_dhgroups":["ffdhe1024"]}' 2>&1)
+check "bdev_nvme_set_options refuses an unknown group" \
+	grep -q "dhchap_dhgroups: unknown value ffdhe1024" <<<"$out"
+rpc f save_config >"$TMP/f-opts.json"
+check "the front's save_config has bdev_nvme_set_options before its attaches" \
+	test "$(jget "$TMP/f-opts.json" '[c["method"] for s in d["subsystems"] if s["subsystem"] == "bdev" for c in s["config"] if c["method"].startswith("bdev_nvme")][0]')" = bdev_nvme_set_options
+rpc f bdev_nvme_set_options '{"dhchap_digests":["sha256","sha384","sha512"],"dhchap_dhgroups":["null","ffdhe2048","ffdhe3072","ffdhe4096","ffdhe6144","ffdhe8192"]}' >/dev/null
+
 # The independent host (Python): interoperability and the hostile cases.
 py() {
 	timeout -k 5 60 python3 "$AUTHPY" "$@" --addr 127.0.0.1 --port "$PORT"

@@ -80,6 +80,12 @@ struct bdev_nvme_attach_opts {
 	struct nvme_dhchap_secret dhchap_ctrlr_key;
 };
 
+/*
+ * The DH-HMAC-CHAP digests and groups the host offers at the next attaches
+ * (bit 1 << id; 0 leaves that one as it is; all by default).
+ */
+void bdev_nvme_set_dhchap_options(uint8_t digests, uint8_t dhgroups);
+
 /* Register the module and its RPCs (once, before bdev_subsystem_init). */
 void bdev_nvme_module_register(void);
 

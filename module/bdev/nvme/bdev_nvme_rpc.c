@@ -422,9 +422,93 @@ out_free_params:
 	rpc_free_params(nvme_get_params, ARRAY_SIZE(nvme_get_params), &args);
 }
 
+/* bdev_nvme_set_options: the DH-HMAC-CHAP digests and groups the host offers. */
+struct rpc_nvme_options {
+	json_t *digests;
+	json_t *dhgroups;
+};
+
+static const struct rpc_param nvme_options_params[] = {
+	{
+		.name = "dhchap_digests",
+		.type = RPC_PARAM_JSON,
+		.optional = true,
+		.offset = offsetof(struct rpc_nvme_options, digests),
+	},
+	{
+		.name = "dhchap_dhgroups",
+		.type = RPC_PARAM_JSON,
+		.optional = true,
+		.offset = offsetof(struct rpc_nvme_options, dhgroups),
+	},
+	/* SPDK's rpc.py sends these at their defaults on every call. */
+	RPC_PARAM_SPDK_NOOP("delay_cmd_submit", "true", "false"),
+	RPC_PARAM_SPDK_NOOP("disable_auto_failback", "false"),
+	RPC_PARAM_SPDK_NOOP("generate_uuids", "false"),
+	RPC_PARAM_SPDK_NOOP("nvme_error_stat", "false"),
+	RPC_PARAM_SPDK_NOOP("io_path_stat", "false"),
+	RPC_PARAM_SPDK_NOOP("allow_accel_sequence", "false"),
+	RPC_PARAM_SPDK_NOOP("enable_flush", "false"),
+	/* The rest of SPDK's options: gga's own per-attach settings instead. */
+	RPC_PARAM_SPDK_UNSUPPORTED("action_on_timeout"),
+	RPC_PARAM_SPDK_UNSUPPORTED("timeout_us"),
+	RPC_PARAM_SPDK_UNSUPPORTED("timeout_admin_us"),
+	RPC_PARAM_SPDK_UNSUPPORTED("keep_alive_timeout_ms"),
+	RPC_PARAM_SPDK_UNSUPPORTED("arbitration_burst"),
+	RPC_PARAM_SPDK_UNSUPPORTED("low_priority_weight"),
+	RPC_PARAM_SPDK_UNSUPPORTED("medium_priority_weight"),
+	RPC_PARAM_SPDK_UNSUPPORTED("high_priority_weight"),
+	RPC_PARAM_SPDK_UNSUPPORTED("nvme_adminq_poll_period_us"),
+	RPC_PARAM_SPDK_UNSUPPORTED("nvme_ioq_poll_period_us"),
+	RPC_PARAM_SPDK_UNSUPPORTED("io_queue_requests"),
+	RPC_PARAM_SPDK_UNSUPPORTED("transport_retry_count"),
+	RPC_PARAM_SPDK_UNSUPPORTED("bdev_retry_count"),
+	RPC_PARAM_SPDK_UNSUPPORTED("transport_ack_timeout"),
+	RPC_PARAM_SPDK_UNSUPPORTED("ctrlr_loss_timeout_sec"),
+	RPC_PARAM_SPDK_UNSUPPORTED("reconnect_delay_sec"),
+	RPC_PARAM_SPDK_UNSUPPORTED("fast_io_fail_timeout_sec"),
+	RPC_PARAM_SPDK_UNSUPPORTED("transport_tos"),
+	RPC_PARAM_SPDK_UNSUPPORTED("rdma_srq_size"),
+	RPC_PARAM_SPDK_UNSUPPORTED("rdma_max_cq_size"),
+	RPC_PARAM_SPDK_UNSUPPORTED("rdma_cm_event_timeout_ms"),
+	RPC_PARAM_SPDK_UNSUPPORTED("rdma_umr_per_io"),
+	RPC_PARAM_SPDK_UNSUPPORTED("tcp_connect_timeout_ms"),
+	RPC_PARAM_SPDK_UNSUPPORTED("multipath_opts"),
+};
+
+static void
+nvme_rpc_set_options(struct rpc_request *req, json_t *params)
+{
+	struct rpc_nvme_options args = { 0 };
+	int digests = -2, groups = -2;
+
+	if (rpc_decode_params(req, params, nvme_options_params, ARRAY_SIZE(nvme_options_params),
+			      &args) != 0) {
+		return;
+	}
+	if (args.digests != NULL) {
+		digests = rpc_name_mask(req, "dhchap_digests", args.digests,
+					nvme_auth_hash_from_name);
+		if (digests < 0) {
+			return;
+		}
+	}
+	if (args.dhgroups != NULL) {
+		groups = rpc_name_mask(req, "dhchap_dhgroups", args.dhgroups,
+				       nvme_auth_dhgroup_from_name);
+		if (groups < 0) {
+			return;
+		}
+	}
+	bdev_nvme_set_dhchap_options(digests >= 0 ? (uint8_t)digests : 0,
+				     groups >= 0 ? (uint8_t)groups : 0);
+	rpc_send_bool(req, true);
+}
+
 void
 bdev_nvme_rpc_register(void)
 {
+	rpc_register_method("bdev_nvme_set_options", nvme_rpc_set_options, RPC_STATE_ANY);
 	rpc_register_method("bdev_nvme_attach_controller", nvme_rpc_attach, RPC_STATE_ANY);
 	rpc_register_method("bdev_nvme_detach_controller", nvme_rpc_detach, RPC_STATE_ANY);
 	rpc_register_method("bdev_nvme_get_controllers", nvme_rpc_get_controllers, RPC_STATE_ANY);

@@ -41,6 +41,8 @@ COMMANDS = [
     # The target's DH-HMAC-CHAP digests and groups.
     ("nvmf_set_config", ["nvmf_set_config", "--dhchap-digests", "sha384,sha512",
                          "--dhchap-dhgroups", "null,ffdhe2048"]),
+    ("bdev_nvme_set_options", ["bdev_nvme_set_options", "--dhchap-digests", "sha384,sha512",
+                               "--dhchap-dhgroups", "ffdhe2048,ffdhe3072"]),
     # Refused before anything exists: features gga does not have.
     ("bdev_malloc_create_dif", ["bdev_malloc_create", "-b", "MX", "-m", "8", "-i", "-t", "1",
                                 "16", "512"]),

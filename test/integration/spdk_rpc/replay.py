@@ -188,6 +188,13 @@ ACCEPTED = {
                             if x["method"] == "nvmf_set_config"] ==
                         [{"dhchap_digests": ["sha384", "sha512"],
                           "dhchap_dhgroups": ["null", "ffdhe2048"]}]),
+    "bdev_nvme_set_options": ("the host's DH-HMAC-CHAP digests and groups set",
+                              lambda c, r: r is True and [
+                                  x["params"] for s in c.call("save_config")["subsystems"]
+                                  if s["subsystem"] == "bdev" for x in s["config"]
+                                  if x["method"] == "bdev_nvme_set_options"] ==
+                              [{"dhchap_digests": ["sha384", "sha512"],
+                                "dhchap_dhgroups": ["ffdhe2048", "ffdhe3072"]}]),
     "nvmf_subsystem_add_host_dhchap": ("host 2 admitted with DH-HMAC-CHAP key0",
                                        lambda c, r: r is True and subsystem(c)["hosts"][1] ==
                                        {"nqn": HOST2, "dhchap_key": "key0"}),
