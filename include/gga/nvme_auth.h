@@ -175,7 +175,8 @@ int nvme_dhchap_secret_load(struct key *key, struct nvme_dhchap_secret *secret);
 
 /*
  * A TLS PSK in the interchange format, "NVMeTLSkey-1:HH:<base64 of PSK || CRC-32 LE>:",
- * HH 01 (SHA-256, 32-byte PSK) or 02 (SHA-384, 48-byte PSK). 0 or -EINVAL.
+ * HH 00 (no transform, a 32- or 48-byte PSK), 01 (SHA-256, 32 bytes) or 02
+ * (SHA-384, 48 bytes). 0 or -EINVAL.
  */
 struct nvme_tls_psk {
 	uint8_t hash;

@@ -110,8 +110,11 @@ nvme_tls_psk_parse(const char *text, struct nvme_tls_psk *psk)
 	if (n < 0) {
 		return n;
 	}
-	if ((psk->hash != NVME_AUTH_HASH_SHA256 && psk->hash != NVME_AUTH_HASH_SHA384) ||
-	    (size_t)n != nvme_auth_hash_len(psk->hash)) {
+	/* 00: used as is (32 or 48 bytes); 01/02: the hash its length must match. */
+	if ((psk->hash == NVME_AUTH_HASH_NONE && n != 32 && n != 48) ||
+	    (psk->hash != NVME_AUTH_HASH_NONE && psk->hash != NVME_AUTH_HASH_SHA256 &&
+	     psk->hash != NVME_AUTH_HASH_SHA384) ||
+	    (psk->hash != NVME_AUTH_HASH_NONE && (size_t)n != nvme_auth_hash_len(psk->hash))) {
 		explicit_bzero(psk, sizeof(*psk));
 		return -EINVAL;
 	}

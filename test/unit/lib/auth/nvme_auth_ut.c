@@ -111,6 +111,17 @@ test_secret_parse(void)
 			     "NVMeTLSkey-1:02:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:",
 			     &psk),
 		     -EINVAL);
+	/* 00: a 32-byte PSK used as is; 03 is no hash. */
+	UT_ASSERT_EQ(nvme_tls_psk_parse(
+			     "NVMeTLSkey-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:",
+			     &psk),
+		     0);
+	UT_ASSERT_EQ(psk.hash, 0);
+	UT_ASSERT_EQ(psk.len, 32);
+	UT_ASSERT_EQ(nvme_tls_psk_parse(
+			     "NVMeTLSkey-1:03:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:",
+			     &psk),
+		     -EINVAL);
 	UT_ASSERT_EQ(nvme_tls_psk_parse(
 			     "DHHC-1:01:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:", &psk),
 		     -EINVAL);
