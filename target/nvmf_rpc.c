@@ -1119,28 +1119,13 @@ static void
 rpc_nvmf_set_config(struct rpc_request *req, json_t *params)
 {
 	struct rpc_set_config args = { 0 };
-	int digests = g_nvmf_tgt.dhchap_digests, groups = g_nvmf_tgt.dhchap_dhgroups;
 
 	if (rpc_decode_params(req, params, set_config_params, ARRAY_SIZE(set_config_params),
-			      &args) != 0) {
+			      &args) != 0 ||
+	    nvme_auth_rpc_lists(req, args.digests, args.dhgroups, &g_nvmf_tgt.dhchap_digests,
+				&g_nvmf_tgt.dhchap_dhgroups) != 0) {
 		return;
 	}
-	if (args.digests != NULL) {
-		digests = rpc_name_mask(req, "dhchap_digests", args.digests,
-					nvme_auth_hash_from_name);
-		if (digests < 0) {
-			return;
-		}
-	}
-	if (args.dhgroups != NULL) {
-		groups = rpc_name_mask(req, "dhchap_dhgroups", args.dhgroups,
-				       nvme_auth_dhgroup_from_name);
-		if (groups < 0) {
-			return;
-		}
-	}
-	g_nvmf_tgt.dhchap_digests = (uint8_t)digests;
-	g_nvmf_tgt.dhchap_dhgroups = (uint8_t)groups;
 	rpc_send_bool(req, true);
 }
 

@@ -216,6 +216,16 @@ int nvme_dhchap_response(uint8_t hash, const uint8_t *key, size_t key_len, const
 			 uint32_t seqnum, uint16_t t_id, uint8_t sc_c, enum nvme_dhchap_role role,
 			 const char *hostnqn, const char *subnqn, uint8_t *out);
 
+/*
+ * The "dhchap_digests" and "dhchap_dhgroups" lists of an RPC (JSON arrays of
+ * names; NULL: not given) into the masks, which keep their value for a list
+ * not given. 0, or -1 with INVALID_PARAMS sent. (lib/auth/nvme_auth_rpc.c)
+ */
+struct rpc_request;
+typedef struct json_t json_t;
+int nvme_auth_rpc_lists(struct rpc_request *req, json_t *digests, json_t *dhgroups,
+			uint8_t *digest_mask, uint8_t *dhgroup_mask);
+
 /* Constant-time comparison: true if equal. */
 bool nvme_auth_equal(const void *a, const void *b, size_t len);
 /* Random bytes from OpenSSL's CSPRNG: 0 or -EIO. */

@@ -480,28 +480,15 @@ static void
 nvme_rpc_set_options(struct rpc_request *req, json_t *params)
 {
 	struct rpc_nvme_options args = { 0 };
-	int digests = -2, groups = -2;
+	uint8_t digests = 0, groups = 0;
 
 	if (rpc_decode_params(req, params, nvme_options_params, ARRAY_SIZE(nvme_options_params),
-			      &args) != 0) {
+			      &args) != 0 ||
+	    nvme_auth_rpc_lists(req, args.digests, args.dhgroups, &digests, &groups) != 0) {
 		return;
 	}
-	if (args.digests != NULL) {
-		digests = rpc_name_mask(req, "dhchap_digests", args.digests,
-					nvme_auth_hash_from_name);
-		if (digests < 0) {
-			return;
-		}
-	}
-	if (args.dhgroups != NULL) {
-		groups = rpc_name_mask(req, "dhchap_dhgroups", args.dhgroups,
-				       nvme_auth_dhgroup_from_name);
-		if (groups < 0) {
-			return;
-		}
-	}
-	bdev_nvme_set_dhchap_options(digests >= 0 ? (uint8_t)digests : 0,
-				     groups >= 0 ? (uint8_t)groups : 0);
+	/* 0: not given, left as it is. */
+	bdev_nvme_set_dhchap_options(digests, groups);
 	rpc_send_bool(req, true);
 }
 
