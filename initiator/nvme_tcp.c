@@ -239,6 +239,17 @@ queue_h2c(struct nvme_qpair *qp, struct nvme_request *req)
  * arrived, every byte of a write was asked for (a controller that reports a
  * write done without taking its data has not written it).
  */
+/*
+ * Authentication Receive's AL is an upper bound: a controller (SPDK's)
+ * sends only the message, which the host parses by its own lengths.
+ */
+static bool
+short_read_allowed(const struct nvme_request *req)
+{
+	return req->cmd.opc == NVME_OPC_FABRICS &&
+	       ((const struct nvme_fabrics_cmd *)&req->cmd)->fctype == NVME_FCTYPE_AUTH_RECV;
+}
+
 static bool
 data_all_moved(const struct nvme_request *req)
 {
@@ -246,7 +257,7 @@ data_all_moved(const struct nvme_request *req)
 
 	switch (req->xfer) {
 	case NVME_XFER_CTRLR_TO_HOST:
-		return tr->c2h_next == req->data_len;
+		return tr->c2h_next == req->data_len || short_read_allowed(req);
 	case NVME_XFER_HOST_TO_CTRLR:
 		return tr->in_capsule || tr->h2c_next == req->data_len;
 	default:
@@ -516,7 +527,8 @@ handle_c2h_data_hdr(struct nvme_qpair *qp)
 				      "C2HData length fields disagree");
 	}
 	if ((h->ch.flags & NVME_TCP_F_DATA_SUCCESS) != 0 &&
-	    ((h->ch.flags & NVME_TCP_F_DATA_LAST) == 0 || h->datao + h->datal != req->data_len)) {
+	    ((h->ch.flags & NVME_TCP_F_DATA_LAST) == 0 ||
+	     (h->datao + h->datal != req->data_len && !short_read_allowed(req)))) {
 		return protocol_error(qp, NVME_TCP_FES_INVALID_PDU_HDR_FIELD,
 				      offsetof(struct nvme_tcp_common_hdr, flags),
 				      "C2HData SUCCESS flag without the last data");

@@ -80,6 +80,11 @@ check() {
 	shift
 	if "$@"; then echo "ok - $desc"; else echo "not ok - $desc"; fails=$((fails + 1)); fi
 }
+# spdk_cpls OUT: the completions SPDK's bdevperf printed (the statuses of failed I/O), counted.
+spdk_cpls() {
+	grep -o 'print_completion_ext: .*' "$1" | sed 's/^[^]]*\] //; s/ cid:[0-9]*//; s/ sqhd:[0-9a-f]*//' |
+		sort | uniq -c | sort -rn | head -5 | sed 's/^/  | completions: /'
+}
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
@@ -150,6 +155,7 @@ JSON
 	grep -E "Latency|N0n1|Total|error|fail" "$tmp/bp.$mode.out" | grep -v "EAL" | head -12 | sed 's/^/  | /'
 	check "SPDK bdevperf ($mode) over two gga_tgt paths$([ $mode = multipath ] && echo " through an ANA failover and" || echo " through") a lost path: exit 0" \
 		test $rc -eq 0
+	[ $rc -eq 0 ] || spdk_cpls "$tmp/bp.$mode.out"
 done
 kill -TERM "${pids[0]}"
 wait "${pids[0]}"
@@ -161,7 +167,8 @@ if [ -x "$spdk/build/bin/nvmf_tgt" ]; then
 	srpc() { python3 "$spdk/scripts/rpc.py" -s "$tmp/spdk.sock" "$@" >/dev/null; }
 	SNQN=nqn.2016-06.io.spdk:interop
 	"$spdk/build/bin/nvmf_tgt" -m 0x1 -r "$tmp/spdk.sock" >"$tmp/spdk.log" 2>&1 &
-	pids+=($!)
+	spid=$!
+	pids+=($spid)
 	for i in $(seq 1 100); do [ -S "$tmp/spdk.sock" ] && break; sleep 0.1; done
 	srpc bdev_malloc_create -b M0 64 512
 	srpc nvmf_create_transport -t TCP
@@ -194,8 +201,8 @@ JSON
 	check "and every block it read back was verified" \
 		grep -q 'verify: [1-9][0-9]* blocks compared, 0 mismatches' "$tmp/gbp.out"
 	# nvmf_tgt busy-polls core 0: stop it before the next sections.
-	kill -TERM "${pids[0]}"
-	wait "${pids[0]}" 2>/dev/null
+	kill -TERM $spid
+	wait $spid 2>/dev/null
 	pids=()
 fi
 # 4. SPDK's bdevperf across a front failover.
@@ -228,7 +235,7 @@ JSON
 	rc=$?
 	grep -E "Latency|N0n1|Total|error|fail" "$tmp/bpf.$mode.out" | grep -v "EAL" | head -12 | sed 's/^/  | /'
 	check "SPDK bdevperf ($mode) across a SIGKILL of the active front: exit 0 (rc $rc)" test $rc -eq 0
-	[ $rc -eq 0 ] || tail -n 30 "$tmp/bpf.$mode.out" "$tmp/topo.$mode.out" | cut -c1-200
+	[ $rc -eq 0 ] || { tail -n 30 "$tmp/bpf.$mode.out" "$tmp/topo.$mode.out" | cut -c1-200; spdk_cpls "$tmp/bpf.$mode.out"; }
 	bash scripts/gga_topology.sh down "$topo" >/dev/null 2>&1
 done
 
@@ -268,7 +275,8 @@ secs() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
 # 5a. SPDK's bdevperf (host) against gga_tgt.
 rm -f "$tmp/t.sock"
 "$bin/gga_tgt" -m 0x2 -r "$tmp/t.sock" >"$tmp/ta.log" 2>&1 &
-pids+=($!)
+gpid=$!
+pids+=($gpid)
 for i in $(seq 1 100); do grep -q ': ready' "$tmp/ta.log" && break; sleep 0.1; done
 auth_target() {
 	local k
@@ -338,8 +346,8 @@ for pair in "sha512 ffdhe8192 -" "sha384 ffdhe3072 host" "sha256 null target"; d
 	rc=$?
 	check "gga_tgt keeps serving: a second right run passes" eval "[ $rc -eq 0 ] && no_failed '$tmp/sa2.out'"
 done
-kill -TERM "${pids[0]}"
-wait "${pids[0]}"
+kill -TERM $gpid
+wait $gpid
 check "gga_tgt exits 0" test $? -eq 0
 pids=()
 

@@ -90,6 +90,10 @@ EVIL_MODES = {
     "id_nsze_huge": ("", "Identify Namespace: 2^64 - 1 blocks"),
     "shutdown_stall": ("", "the shutdown (Property Set CC.SHN) never answered"),
     "icresp_stall": ("", "ICReq never answered"),
+    "auth_short": ("", "DH-HMAC-CHAP required; each AUTH_Receive answered with just the "
+                   "message (shorter than AL), any response taken"),
+    "auth_bad_r2": ("", "DH-HMAC-CHAP required; Success1 carries a controller response "
+                    "nobody could compute"),
 }
 
 # How long a stalled connection waits before giving up on its own.
@@ -478,7 +482,10 @@ class Conn:
                 self.cntlid = cntlid
                 if "connect_cntlid" in self.tgt.evil:
                     return self.respond(cid, 0, self.cntlid + 7)
-            return self.respond(cid, 0, self.cntlid)
+            atr = (1 << 17) if self.tgt.evil & {"auth_short", "auth_bad_r2"} else 0
+            return self.respond(cid, 0, self.cntlid | atr)
+        if fctype in (0x05, 0x06):
+            return self.handle_auth(cid, sqe, icd, sgl_len, fctype == 0x05)
         if fctype == 0x04:
             size8 = sqe[40] & 1
             ofst = struct.unpack_from("<I", sqe, 44)[0]
@@ -505,6 +512,28 @@ class Conn:
                     self.hang()
             return self.respond(cid)
         return self.respond(cid, status(0, 1))
+
+    def handle_auth(self, cid, sqe, icd, sgl_len, send):
+        """A controller that asks for DH-HMAC-CHAP and checks nothing (SHA-256, null group)."""
+        length = struct.unpack_from("<I", sqe, 44)[0]
+        if send:
+            msg = self.get_host_data(cid, sgl_len, icd)
+            self.auth_tid = struct.unpack_from("<H", msg, 4)[0]
+            self.auth_next = {0x00: "challenge", 0x02: "success1"}.get(msg[1], "none")
+            self.auth_bidir = msg[1] == 0x02 and msg[8] == 1
+            return self.respond(cid)
+        tid = getattr(self, "auth_tid", 0)
+        if getattr(self, "auth_next", "none") == "challenge":
+            msg = struct.pack("<BBHHBBBBHI", 1, 1, 0, tid, 32, 0, 1, 0, 0, 7) + bytes(range(32))
+        else:
+            bad = "auth_bad_r2" in self.tgt.evil and self.auth_bidir
+            msg = struct.pack("<BBHHBBB7x", 1, 3, 0, tid, 32, 0, 1 if bad else 0) + \
+                (bytes(range(32, 64)) if bad else bytes(32))
+        self.auth_next = "none"
+        # Just the message, as SPDK's target sends it: fewer bytes than AL.
+        assert len(msg) < length
+        self.send_c2h(cid, msg)
+        return self.respond(cid)
 
     def serve(self):
         ptype, flags, hdr, _ = self.read_pdu()

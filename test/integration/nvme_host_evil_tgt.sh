@@ -9,7 +9,10 @@
 # identify modes are attached by a gga_tgt through RPC: each attach fails
 # with the reason, and the daemon keeps no controller, stays responsive and
 # idle; with a controller attached that never answers the shutdown, SIGTERM
-# still ends it with exit 0 within 5 s. About 55 s.
+# still ends it with exit 0 within 5 s. DH-HMAC-CHAP: a controller that sends
+# each AUTH_Receive's message alone (shorter than AL, as SPDK's does) is
+# served; one whose Success1 carries a response nobody could compute is
+# refused by a host that checks the controller. About 60 s.
 source "$(dirname "$0")/common.sh"
 source "$(dirname "$0")/fake_tgt_lib.sh"
 
@@ -146,4 +149,26 @@ check "the unanswered shutdown is logged" grep -q 'Property Set CC.SHN not answe
 check "gga_tgt left nothing registered at exit" \
 	bash -c "! grep -q 'still registered' '$TMP/host.log'"
 check "gga_tgt: no sanitizer report" sanitizer_clean "$TMP/host.log"
+# DH-HMAC-CHAP against a controller of its own making.
+printf 'DHHC-1:00:ZmFrZS10YXJnZXQtZGhjaGFwLWtleS0zMi1ieXRlcyH1rZy8:\n' >"$TMP/k.key"
+chmod 600 "$TMP/k.key"
+auth_config() {
+	printf '{"subsystems":[{"subsystem":"keyring","config":[{"method":"keyring_file_add_key","params":{"name":"k","path":"%s"}}]},{"subsystem":"bdev","config":[{"method":"bdev_nvme_attach_controller","params":%s}]}]}\n' \
+		"$TMP/k.key" "$(fake_attach N0 "$1")" >"$2"
+}
+start_fake auth_short --evil auth_short || not_ok "auth_short: the fake target starts"
+auth_config ',"dhchap_key":"k"' "$TMP/auth_short.json"
+timeout -k 5 30 "$BIN/bdevperf" --json "$TMP/auth_short.json" -q 8 -o 4096 -w verify -t 1 \
+	>"$TMP/auth_short.log" 2>&1
+check "auth_short: AUTH_Receive data shorter than AL is taken; verify passes" \
+	grep -q 'verify: [1-9][0-9]* blocks compared, 0 mismatches' "$TMP/auth_short.log"
+stop_fake
+start_fake auth_bad_r2 --evil auth_bad_r2 || not_ok "auth_bad_r2: the fake target starts"
+auth_config ',"dhchap_key":"k","dhchap_ctrlr_key":"k"' "$TMP/auth_bad_r2.json"
+timeout -k 5 30 "$BIN/bdevperf" --json "$TMP/auth_bad_r2.json" -q 8 -o 4096 -w verify -t 1 \
+	>"$TMP/auth_bad_r2.log" 2>&1
+rc=$?
+check "auth_bad_r2: a controller response nobody could compute is refused (rc $rc)" \
+	bash -c "[ $rc -ne 0 ] && grep -q 'wrong controller response' '$TMP/auth_bad_r2.log' && ! grep -q '^Total' '$TMP/auth_bad_r2.log'"
+stop_fake
 finish
