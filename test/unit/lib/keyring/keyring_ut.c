@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "gga_ut.h"
+#include "ut_rpc.h"
 #include "lib/keyring/keyring.c"
 #include "lib/keyring/keyring_rpc.c"
 
@@ -100,31 +101,14 @@ reset_keyring(void)
 
 /* ---- In-process RPC calls ---- */
 
-struct capture {
-	json_t *resp;
-	int calls;
-};
-
-static void
-capture_cb(void *ctx, json_t *resp)
-{
-	struct capture *c = ctx;
-
-	c->calls++;
-	json_decref(c->resp);
-	c->resp = resp;
-}
-
-/* Call a method; returns the whole response (caller decrefs). */
+/* Call a method; returns the whole response (caller decrefs). params is consumed. */
 static json_t *
 call(const char *method, json_t *params)
 {
-	struct capture c = { 0 };
+	json_t *resp = ut_rpc_call(method, params);
 
-	UT_ASSERT_EQ_FATAL(rpc_call(method, params, capture_cb, &c), 0);
 	json_decref(params);
-	UT_ASSERT_EQ_FATAL(c.calls, 1);
-	return c.resp;
+	return resp;
 }
 
 static json_int_t

@@ -17,6 +17,7 @@
 #include "gga/thread.h"
 #include "gga/util.h"
 #include "gga_ut.h"
+#include "ut_rpc.h"
 
 #include "lib/rpc/rpc_internal.h"
 
@@ -181,47 +182,30 @@ method_other(struct rpc_request *req, json_t *params)
 
 /* ---- In-process helpers ---- */
 
-struct capture {
-	json_t *resp;
-	int calls;
-};
-
-static void
-capture_cb(void *ctx, json_t *resp)
-{
-	struct capture *c = ctx;
-
-	c->calls++;
-	json_decref(c->resp);
-	c->resp = resp;
-}
-
 /* Call a synchronous method; returns the whole response (caller decrefs). */
 static json_t *
 call(const char *method, const char *params_text)
 {
-	struct capture c = { 0 };
-	json_t *params = NULL;
+	json_t *params = NULL, *resp;
 
 	if (params_text != NULL) {
 		params = json_loads(params_text, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
 		CU_ASSERT_FATAL(params != NULL);
 	}
-	UT_ASSERT_EQ_FATAL(rpc_call(method, params, capture_cb, &c), 0);
+	resp = ut_rpc_call(method, params);
 	json_decref(params);
-	UT_ASSERT_EQ_FATAL(c.calls, 1);
-	return c.resp;
+	return resp;
 }
 
 /* Process raw text as a client value; returns what would be sent (NULL: nothing). */
 static json_t *
 process(const char *text, int *calls)
 {
-	struct capture c = { 0 };
+	struct ut_capture c = { 0 };
 	json_t *v = json_loads(text, JSON_DECODE_ANY, NULL);
 
 	CU_ASSERT_FATAL(v != NULL);
-	UT_ASSERT_EQ_FATAL(rpc_process_value(v, capture_cb, &c), 0);
+	UT_ASSERT_EQ_FATAL(rpc_process_value(v, ut_capture_cb, &c), 0);
 	json_decref(v);
 	if (calls != NULL) {
 		*calls = c.calls;
@@ -445,7 +429,7 @@ test_invalid_requests(void)
 static void
 test_ids_and_not_found(void)
 {
-	struct capture c = { 0 };
+	struct ut_capture c = { 0 };
 	json_t *resp, *v;
 	int calls;
 
@@ -473,7 +457,7 @@ test_ids_and_not_found(void)
 	CU_ASSERT(resp == NULL);
 	g_async_count = 0;
 	v = json_loads("{\"jsonrpc\":\"2.0\",\"method\":\"test_async\"}", 0, NULL);
-	UT_ASSERT_EQ_FATAL(rpc_process_value(v, capture_cb, &c), 0);
+	UT_ASSERT_EQ_FATAL(rpc_process_value(v, ut_capture_cb, &c), 0);
 	json_decref(v);
 	UT_ASSERT_EQ(c.calls, 0);
 	UT_ASSERT_EQ_FATAL(g_async_count, 1);
@@ -524,7 +508,7 @@ test_batch(void)
 static void
 test_batch_async(void)
 {
-	struct capture c = { 0 };
+	struct ut_capture c = { 0 };
 	json_t *v, *a;
 
 	/* The batch is answered once, after its last (asynchronous) member. */
@@ -533,7 +517,7 @@ test_batch_async(void)
 		       "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"test_echo\"},"
 		       "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"test_async\"}]",
 		       0, NULL);
-	UT_ASSERT_EQ_FATAL(rpc_process_value(v, capture_cb, &c), 0);
+	UT_ASSERT_EQ_FATAL(rpc_process_value(v, ut_capture_cb, &c), 0);
 	json_decref(v);
 	UT_ASSERT_EQ(c.calls, 0);
 	UT_ASSERT_EQ_FATAL(g_async_count, 2);
@@ -553,7 +537,7 @@ test_batch_async(void)
 	/* rpc_call with an asynchronous handler calls back only when answered. */
 	c.calls = 0;
 	c.resp = NULL;
-	UT_ASSERT_EQ(rpc_call("test_async", NULL, capture_cb, &c), 0);
+	UT_ASSERT_EQ(rpc_call("test_async", NULL, ut_capture_cb, &c), 0);
 	UT_ASSERT_EQ(c.calls, 0);
 	UT_ASSERT_EQ_FATAL(g_async_count, 1);
 	rpc_send_bool(g_async_req[0], false);
