@@ -408,8 +408,8 @@ qpair_auth_start(struct nvme_qpair *qp, bool required)
 	p.subnqn = qp->ctrlr->trid.subnqn;
 	p.host_key = opts->dhchap_key;
 	p.ctrlr_key = opts->dhchap_ctrlr_key;
-	p.digests = opts->dhchap_digests != 0 ? opts->dhchap_digests : 0x0e;
-	p.dhgroups = opts->dhchap_dhgroups != 0 ? opts->dhchap_dhgroups : 0x3f;
+	p.digests = opts->dhchap_digests != 0 ? opts->dhchap_digests : NVME_AUTH_DIGESTS_ALL;
+	p.dhgroups = opts->dhchap_dhgroups != 0 ? opts->dhchap_dhgroups : NVME_AUTH_DHGROUPS_ALL;
 	nvme_dhchap_host_init(&qp->auth->t, &p, qp->qid, seqnum);
 	explicit_bzero(&p, sizeof(p));
 	qpair_auth_step(qp);

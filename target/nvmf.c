@@ -25,8 +25,8 @@ struct nvmf_tgt g_nvmf_tgt = {
 	.transports = TAILQ_HEAD_INITIALIZER(g_nvmf_tgt.transports),
 	.subsystems = TAILQ_HEAD_INITIALIZER(g_nvmf_tgt.subsystems),
 	.listeners = TAILQ_HEAD_INITIALIZER(g_nvmf_tgt.listeners),
-	.dhchap_digests = NVMF_DHCHAP_DIGESTS_ALL,
-	.dhchap_dhgroups = NVMF_DHCHAP_DHGROUPS_ALL,
+	.dhchap_digests = NVME_AUTH_DIGESTS_ALL,
+	.dhchap_dhgroups = NVME_AUTH_DHGROUPS_ALL,
 };
 
 extern const struct nvmf_transport_ops nvmf_tcp_ops;
@@ -1048,27 +1048,10 @@ nvmf_write_config_json(json_t *config)
 {
 	struct nvmf_subsystem *subsys;
 	struct nvmf_transport *t;
-	json_t *digests = json_array(), *groups = json_array();
 
-	for (uint8_t id = 0; id <= NVME_AUTH_DHGROUP_MAX; id++) {
-		if (g_nvmf_tgt.dhchap_digests & (1u << id)) {
-			json_array_append_new(digests, json_string(nvme_auth_hash_name(id)));
-		}
-		if (g_nvmf_tgt.dhchap_dhgroups & (1u << id)) {
-			json_array_append_new(groups, json_string(nvme_auth_dhgroup_name(id)));
-		}
-	}
 	/* Written only when changed: the defaults need no call. */
-	if (g_nvmf_tgt.dhchap_digests != NVMF_DHCHAP_DIGESTS_ALL ||
-	    g_nvmf_tgt.dhchap_dhgroups != NVMF_DHCHAP_DHGROUPS_ALL) {
-		json_array_append_new(config,
-				      json_pack("{s:s, s:{s:o, s:o}}", "method", "nvmf_set_config",
-						"params", "dhchap_digests", digests,
-						"dhchap_dhgroups", groups));
-	} else {
-		json_decref(digests);
-		json_decref(groups);
-	}
+	nvme_auth_rpc_lists_config(config, "nvmf_set_config", g_nvmf_tgt.dhchap_digests,
+				   g_nvmf_tgt.dhchap_dhgroups);
 	TAILQ_FOREACH(t, &g_nvmf_tgt.transports, link) {
 		json_array_append_new(config,
 				      json_pack("{s:s, s:o}", "method", "nvmf_create_transport",

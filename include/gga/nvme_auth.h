@@ -69,6 +69,10 @@ enum nvme_auth_dhgroup {
 };
 #define NVME_AUTH_DHGROUP_MAX 5
 
+/* Every hash and every group, as masks (bit 1 << id): the defaults of both sides. */
+#define NVME_AUTH_DIGESTS_ALL  0x0e
+#define NVME_AUTH_DHGROUPS_ALL 0x3f
+
 #define NVME_AUTH_DIGEST_MAX 64   /* SHA-512 */
 #define NVME_AUTH_DH_MAX     1024 /* ffdhe8192 public value, bytes */
 #define NVME_AUTH_KEY_MAX    64
@@ -225,6 +229,12 @@ struct rpc_request;
 typedef struct json_t json_t;
 int nvme_auth_rpc_lists(struct rpc_request *req, json_t *digests, json_t *dhgroups,
 			uint8_t *digest_mask, uint8_t *dhgroup_mask);
+/*
+ * save_config: append {"method": METHOD, "params": {"dhchap_digests": [...],
+ * "dhchap_dhgroups": [...]}} to config, unless both masks are all (the default).
+ */
+void nvme_auth_rpc_lists_config(json_t *config, const char *method, uint8_t digest_mask,
+				uint8_t dhgroup_mask);
 
 /* Constant-time comparison: true if equal. */
 bool nvme_auth_equal(const void *a, const void *b, size_t len);

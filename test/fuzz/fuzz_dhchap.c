@@ -41,7 +41,7 @@ params(struct nvme_dhchap_params *p, uint8_t cfg)
 		p->ctrlr_key.len = 48;
 		memset(p->ctrlr_key.key, 0xa5, 48);
 	}
-	p->digests = 0x0e;
+	p->digests = NVME_AUTH_DIGESTS_ALL;
 	p->dhgroups = (cfg & 1) ? 0x03 : 0x01;
 }
 

@@ -598,10 +598,8 @@ bdev_nvme_get_controllers_json(const char *name)
 }
 
 /* The DH-HMAC-CHAP digests and groups offered (bdev_nvme_set_options). */
-#define DHCHAP_DIGESTS_ALL  0x0e
-#define DHCHAP_DHGROUPS_ALL 0x3f
-static uint8_t g_dhchap_digests = DHCHAP_DIGESTS_ALL;
-static uint8_t g_dhchap_dhgroups = DHCHAP_DHGROUPS_ALL;
+static uint8_t g_dhchap_digests = NVME_AUTH_DIGESTS_ALL;
+static uint8_t g_dhchap_dhgroups = NVME_AUTH_DHGROUPS_ALL;
 
 void
 bdev_nvme_set_dhchap_options(uint8_t digests, uint8_t dhgroups)
@@ -614,30 +612,6 @@ bdev_nvme_set_dhchap_options(uint8_t digests, uint8_t dhgroups)
 	}
 }
 
-/* bdev_nvme_set_options, when it changed anything. */
-static void
-options_config_json(json_t *config)
-{
-	json_t *digests, *groups;
-
-	if (g_dhchap_digests == DHCHAP_DIGESTS_ALL && g_dhchap_dhgroups == DHCHAP_DHGROUPS_ALL) {
-		return;
-	}
-	digests = json_array();
-	groups = json_array();
-	for (uint8_t id = 0; id <= NVME_AUTH_DHGROUP_MAX; id++) {
-		if (g_dhchap_digests & (1u << id)) {
-			json_array_append_new(digests, json_string(nvme_auth_hash_name(id)));
-		}
-		if (g_dhchap_dhgroups & (1u << id)) {
-			json_array_append_new(groups, json_string(nvme_auth_dhgroup_name(id)));
-		}
-	}
-	json_array_append_new(config, json_pack("{s:s, s:{s:o, s:o}}", "method",
-						"bdev_nvme_set_options", "params", "dhchap_digests",
-						digests, "dhchap_dhgroups", groups));
-}
-
 /* save_config: one attach per controller (module options come before every bdev). */
 static void
 nvme_module_config_json(json_t *config)
@@ -646,7 +620,9 @@ nvme_module_config_json(json_t *config)
 	json_t *params;
 	uint32_t i;
 
-	options_config_json(config);
+	/* bdev_nvme_set_options, when it changed anything. */
+	nvme_auth_rpc_lists_config(config, "bdev_nvme_set_options", g_dhchap_digests,
+				   g_dhchap_dhgroups);
 	TAILQ_FOREACH(nctrlr, &g_ctrlrs, link) {
 		/*
 		 * A controller still retrying its first connect is configured too: a

@@ -18,9 +18,6 @@
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555"
 #define SUBNQN  "nqn.2016-06.io.gga:dhchap"
 
-#define ALL_DIGESTS 0x0e
-#define ALL_GROUPS  0x3f
-
 static void
 make_secret(struct nvme_dhchap_secret *s, uint8_t hash, uint8_t len, uint8_t seed)
 {
@@ -86,7 +83,7 @@ test_pairs(void)
 	for (uint8_t d = NVME_AUTH_HASH_SHA256; d <= NVME_AUTH_HASH_MAX; d++) {
 		for (uint8_t g = NVME_AUTH_DHGROUP_NULL; g <= NVME_AUTH_DHGROUP_3072; g++) {
 			for (int bidir = 0; bidir < 2; bidir++) {
-				params(&hp, ALL_DIGESTS, ALL_GROUPS, bidir);
+				params(&hp, NVME_AUTH_DIGESTS_ALL, NVME_AUTH_DHGROUPS_ALL, bidir);
 				params(&cp, (uint8_t)(1u << d), (uint8_t)(1u << g), bidir);
 				nvme_dhchap_host_init(&h, &hp, 7, 100);
 				nvme_dhchap_ctrlr_init(&c, &cp, 200);
@@ -108,8 +105,8 @@ test_pairs(void)
 		make_secret(&hp.host_key, t, 48, 9);
 		make_secret(&hp.ctrlr_key, (uint8_t)(NVME_AUTH_HASH_MAX - t), 64, 3);
 		cp = hp;
-		cp.digests = ALL_DIGESTS;
-		cp.dhgroups = ALL_GROUPS;
+		cp.digests = NVME_AUTH_DIGESTS_ALL;
+		cp.dhgroups = NVME_AUTH_DHGROUPS_ALL;
 		nvme_dhchap_host_init(&h, &hp, 1, 5);
 		nvme_dhchap_ctrlr_init(&c, &cp, 6);
 		run(&h, &c);
@@ -129,8 +126,8 @@ test_wrong_keys(void)
 	struct nvme_dhchap h, c;
 
 	/* A wrong host key: the controller sends Failure1 "failed". */
-	params(&hp, ALL_DIGESTS, 0x01, false);
-	params(&cp, ALL_DIGESTS, 0x01, false);
+	params(&hp, NVME_AUTH_DIGESTS_ALL, 0x01, false);
+	params(&cp, NVME_AUTH_DIGESTS_ALL, 0x01, false);
 	hp.host_key.key[3] ^= 1;
 	nvme_dhchap_host_init(&h, &hp, 2, 1);
 	nvme_dhchap_ctrlr_init(&c, &cp, 1);
@@ -143,8 +140,8 @@ test_wrong_keys(void)
 	nvme_dhchap_fini(&c);
 
 	/* The right host key under another NQN fails too (the transform binds it). */
-	params(&hp, ALL_DIGESTS, 0x01, false);
-	params(&cp, ALL_DIGESTS, 0x01, false);
+	params(&hp, NVME_AUTH_DIGESTS_ALL, 0x01, false);
+	params(&cp, NVME_AUTH_DIGESTS_ALL, 0x01, false);
 	hp.hostnqn = "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555556";
 	nvme_dhchap_host_init(&h, &hp, 2, 1);
 	nvme_dhchap_ctrlr_init(&c, &cp, 1);
@@ -154,8 +151,8 @@ test_wrong_keys(void)
 	nvme_dhchap_fini(&c);
 
 	/* A wrong controller key: the host refuses its response with Failure2. */
-	params(&hp, ALL_DIGESTS, 0x02, true);
-	params(&cp, ALL_DIGESTS, 0x02, true);
+	params(&hp, NVME_AUTH_DIGESTS_ALL, 0x02, true);
+	params(&cp, NVME_AUTH_DIGESTS_ALL, 0x02, true);
 	cp.ctrlr_key.key[0] ^= 0x80;
 	nvme_dhchap_host_init(&h, &hp, 3, 1);
 	nvme_dhchap_ctrlr_init(&c, &cp, 1);
@@ -168,8 +165,8 @@ test_wrong_keys(void)
 	nvme_dhchap_fini(&c);
 
 	/* The host asks for the controller's response; the controller has no key. */
-	params(&hp, ALL_DIGESTS, 0x01, true);
-	params(&cp, ALL_DIGESTS, 0x01, false);
+	params(&hp, NVME_AUTH_DIGESTS_ALL, 0x01, true);
+	params(&cp, NVME_AUTH_DIGESTS_ALL, 0x01, false);
 	nvme_dhchap_host_init(&h, &hp, 4, 1);
 	nvme_dhchap_ctrlr_init(&c, &cp, 1);
 	run(&h, &c);
@@ -201,8 +198,10 @@ check_refusal(uint8_t host_digests, uint8_t host_groups, uint8_t digests, uint8_
 static void
 test_nothing_in_common(void)
 {
-	check_refusal(0x02, ALL_GROUPS, 0x0c, ALL_GROUPS, NVME_AUTH_RCE_HASH_UNUSABLE);
-	check_refusal(ALL_DIGESTS, 0x01, ALL_DIGESTS, 0x3e, NVME_AUTH_RCE_DHGROUP_UNUSABLE);
+	check_refusal(0x02, NVME_AUTH_DHGROUPS_ALL, 0x0c, NVME_AUTH_DHGROUPS_ALL,
+		      NVME_AUTH_RCE_HASH_UNUSABLE);
+	check_refusal(NVME_AUTH_DIGESTS_ALL, 0x01, NVME_AUTH_DIGESTS_ALL, 0x3e,
+		      NVME_AUTH_RCE_DHGROUP_UNUSABLE);
 }
 
 static void
@@ -226,7 +225,7 @@ test_bad_negotiate(void)
 		{ 1, 0, 1, 1, 4, NVME_AUTH_RCE_INCORRECT_MESSAGE },
 	};
 
-	params(&cp, ALL_DIGESTS, ALL_GROUPS, false);
+	params(&cp, NVME_AUTH_DIGESTS_ALL, NVME_AUTH_DHGROUPS_ALL, false);
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		memset(g_buf, 0, sizeof(g_buf));
 		n->hdr.auth_type = NVME_AUTH_TYPE_COMMON;
@@ -269,8 +268,8 @@ test_reauth(void)
 	struct nvme_dhchap_params hp, cp;
 	struct nvme_dhchap h, c;
 
-	params(&hp, ALL_DIGESTS, 0x01, true);
-	params(&cp, ALL_DIGESTS, 0x01, true);
+	params(&hp, NVME_AUTH_DIGESTS_ALL, 0x01, true);
+	params(&cp, NVME_AUTH_DIGESTS_ALL, 0x01, true);
 	nvme_dhchap_host_init(&h, &hp, 1, 1);
 	nvme_dhchap_ctrlr_init(&c, &cp, 1);
 	run(&h, &c);
@@ -354,8 +353,8 @@ test_hostile_host(void)
 
 	for (int bidir = 0; bidir < 2; bidir++) {
 		/* Record a good transaction's host messages. */
-		params(&hp, ALL_DIGESTS, 0x01, bidir);
-		params(&cp, ALL_DIGESTS, 0x01, bidir);
+		params(&hp, NVME_AUTH_DIGESTS_ALL, 0x01, bidir);
+		params(&cp, NVME_AUTH_DIGESTS_ALL, 0x01, bidir);
 		nvme_dhchap_host_init(&h, &hp, 7, 3);
 		nvme_dhchap_ctrlr_init(&c, &cp, 77);
 		g_npool = 0;
