@@ -36,23 +36,6 @@ struct nvmf_qpair_auth {
 	uint8_t buf[AUTH_BUF_SIZE];
 };
 
-int
-nvmf_auth_check_key(struct key *key, char *msg, size_t msg_len)
-{
-	struct nvme_dhchap_secret secret;
-	int rc = nvme_dhchap_secret_load(key, &secret);
-
-	explicit_bzero(&secret, sizeof(secret));
-	if (rc == -EINVAL) {
-		snprintf(msg, msg_len, "key %s is not a DH-HMAC-CHAP secret (DHHC-1:HH:...:)",
-			 key_get_name(key));
-	} else if (rc != 0) {
-		snprintf(msg, msg_len, "key %s cannot be read: %s", key_get_name(key),
-			 strerror(-rc));
-	}
-	return rc;
-}
-
 static void
 drop_timer(struct nvmf_qpair_auth *a)
 {

@@ -414,8 +414,6 @@ int nvmf_subsystem_remove_ns(struct nvmf_subsystem *subsys, uint32_t nsid,
 			     void (*cb)(void *arg, int rc), void *arg);
 struct nvmf_ns *nvmf_subsystem_get_ns(const struct nvmf_subsystem *subsys, uint32_t nsid);
 /* nvmf_auth.c: DH-HMAC-CHAP on a queue (app thread). */
-/* 0 if the key holds a DH-HMAC-CHAP secret; else -errno with the reason in msg. */
-int nvmf_auth_check_key(struct key *key, char *msg, size_t msg_len);
 /*
  * At Connect: a host with a key must authenticate this queue. 1: required
  * (transaction set up), 0: not required, -errno: cannot (a key unreadable).

@@ -15,6 +15,8 @@
 #include "gga/util.h"
 #include "gga/uuid.h"
 
+#include "gga/nvme_auth.h"
+
 #include "nvmf_internal.h"
 
 /*
@@ -218,31 +220,6 @@ host_free(struct nvmf_host *host)
 	free(host);
 }
 
-/* A named key holding a DH-HMAC-CHAP secret, with a reference; else NULL and msg. */
-static int
-host_key(const char *name, struct key **out, char *msg, size_t msg_len)
-{
-	struct key *key;
-	int rc;
-
-	*out = NULL;
-	if (name == NULL) {
-		return 0;
-	}
-	key = keyring_get_key(name);
-	if (key == NULL) {
-		snprintf(msg, msg_len, "no key named %s (keyring_file_add_key first)", name);
-		return -ENOKEY;
-	}
-	rc = nvmf_auth_check_key(key, msg, msg_len);
-	if (rc != 0) {
-		keyring_put_key(key);
-		return rc;
-	}
-	*out = key;
-	return 0;
-}
-
 int
 nvmf_subsystem_add_host(struct nvmf_subsystem *subsys, const char *hostnqn,
 			const struct nvmf_host_opts *opts, char *msg, size_t msg_len)
@@ -266,9 +243,14 @@ nvmf_subsystem_add_host(struct nvmf_subsystem *subsys, const char *hostnqn,
 	if (host == NULL) {
 		return -ENOMEM;
 	}
-	rc = host_key(opts->dhchap_key, &host->dhchap_key, msg, msg_len);
-	if (rc == 0) {
-		rc = host_key(opts->dhchap_ctrlr_key, &host->dhchap_ctrlr_key, msg, msg_len);
+	rc = 0;
+	if (opts->dhchap_key != NULL) {
+		rc = nvme_dhchap_key_lookup(opts->dhchap_key, &host->dhchap_key, NULL, msg,
+					    msg_len);
+	}
+	if (rc == 0 && opts->dhchap_ctrlr_key != NULL) {
+		rc = nvme_dhchap_key_lookup(opts->dhchap_ctrlr_key, &host->dhchap_ctrlr_key, NULL,
+					    msg, msg_len);
 	}
 	if (rc != 0) {
 		host_free(host);

@@ -176,6 +176,16 @@ int nvme_dhchap_secret_parse(const char *text, struct nvme_dhchap_secret *secret
 /* The same from a key of the keyring (its file read now): 0, -EINVAL or key_get_key's errno. */
 struct key;
 int nvme_dhchap_secret_load(struct key *key, struct nvme_dhchap_secret *secret);
+/*
+ * The key of that name, checked to hold a DH-HMAC-CHAP secret: 0, or -ENOKEY
+ * (no such key), -EINVAL (not a secret) or key_get_key's errno, with the
+ * reason in msg ("no key named K (keyring_file_add_key first)", "key K is
+ * not a DH-HMAC-CHAP secret (DHHC-1:HH:...:)", "key K cannot be read: ...").
+ * key_out (may be NULL) gets a reference on success; secret (may be NULL)
+ * the secret, which the caller wipes.
+ */
+int nvme_dhchap_key_lookup(const char *name, struct key **key_out,
+			   struct nvme_dhchap_secret *secret, char *msg, size_t msg_len);
 
 /*
  * A TLS PSK in the interchange format, "NVMeTLSkey-1:HH:<base64 of PSK || CRC-32 LE>:",

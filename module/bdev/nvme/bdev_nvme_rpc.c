@@ -188,31 +188,13 @@ static int
 rpc_load_secret(struct rpc_request *req, const char *param, const char *name,
 		struct nvme_dhchap_secret *secret)
 {
-	struct key *key;
-	int rc;
+	char msg[256];
 
-	if (name == NULL) {
+	if (name == NULL || nvme_dhchap_key_lookup(name, NULL, secret, msg, sizeof(msg)) == 0) {
 		return 0;
 	}
-	key = keyring_get_key(name);
-	if (key == NULL) {
-		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
-			       "%s: no key named %s (keyring_file_add_key first)", param, name);
-		return -1;
-	}
-	rc = nvme_dhchap_secret_load(key, secret);
-	keyring_put_key(key);
-	if (rc == -EINVAL) {
-		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
-			       "%s: key %s is not a DH-HMAC-CHAP secret (DHHC-1:HH:...:)", param,
-			       name);
-		return -1;
-	} else if (rc != 0) {
-		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "%s: key %s cannot be read: %s",
-			       param, name, strerror(-rc));
-		return -1;
-	}
-	return 0;
+	rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "%s: %s", param, msg);
+	return -1;
 }
 
 static void
