@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "gga/log.h"
+#include "gga/nvme_tls_sock.h"
 #include "gga/util.h"
 
 #include "nvme_tcp_internal.h"
@@ -140,6 +141,8 @@ tcp_disconnect(struct nvme_qpair *qp)
 	}
 	poller_unregister(&conn->flush_poller);
 	thread_fd_unregister(&conn->ev);
+	nvme_tls_sock_free(conn->tls);
+	conn->tls = NULL;
 	close(conn->fd);
 	conn->fd = -1;
 	conn->state = TCP_CONN_CLOSED;
@@ -362,7 +365,6 @@ nvme_tcp_flush(struct nvme_qpair *qp)
 {
 	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
 	struct iovec iov[NVME_TCP_MAX_IOVS];
-	struct msghdr msg = { .msg_iov = iov };
 	struct nvme_tcp_tx *tx;
 	uint32_t epoch = conn->epoch;
 	size_t take;
@@ -383,20 +385,14 @@ nvme_tcp_flush(struct nvme_qpair *qp)
 			return nvme_qpair_error(qp, -EIO,
 						"send: the transmit queue holds no bytes");
 		}
-		msg.msg_iovlen = (size_t)cnt;
-		n = sendmsg(conn->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EINTR) {
-				continue;
-			}
-			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				set_events(conn, THREAD_FD_IN | THREAD_FD_OUT);
-				return 0;
-			}
-			return nvme_qpair_error(qp, -errno, "send: %s", strerror(errno));
+		n = nvme_sock_sendv(conn->fd, conn->tls, iov, cnt);
+		if (n == -EAGAIN) {
+			set_events(conn, THREAD_FD_IN | THREAD_FD_OUT);
+			return 0;
 		}
-		if (n == 0) {
-			return nvme_qpair_error(qp, -EIO, "send: no progress");
+		if (n < 0) {
+			return nvme_qpair_error(qp, (int)n, "send: %s",
+						n == -EIO ? "no progress" : strerror((int)-n));
 		}
 		while (n > 0 && (tx = TAILQ_FIRST(&conn->txq)) != NULL) {
 			take = GGA_MIN((size_t)n, (size_t)(tx->len - tx->sent));
@@ -414,7 +410,8 @@ nvme_tcp_flush(struct nvme_qpair *qp)
 		}
 	}
 	if (conn->state >= TCP_CONN_WAIT_ICRESP) {
-		set_events(conn, THREAD_FD_IN);
+		set_events(conn, THREAD_FD_IN |
+					 (nvme_tls_sock_want_write(conn->tls) ? THREAD_FD_OUT : 0));
 	}
 	return 0;
 }
@@ -430,9 +427,13 @@ send_term_req(struct nvme_qpair *qp, uint16_t fes, uint32_t fei)
 	if (head != NULL && head->sent != 0) {
 		return;
 	}
+	struct iovec iov;
+
 	len = nvme_tcp_build_term_req(conn->ctrl_buf, fes, fei, conn->rx_hdr.raw,
 				      GGA_MIN(conn->rx_got, (uint32_t)NVME_TCP_TERM_REQ_MAX_DATA));
-	(void)send(conn->fd, conn->ctrl_buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	iov.iov_base = conn->ctrl_buf;
+	iov.iov_len = len;
+	(void)nvme_sock_sendv(conn->fd, conn->tls, &iov, 1);
 }
 
 static int
@@ -763,20 +764,22 @@ rx_step(struct nvme_qpair *qp)
 	return 0;
 }
 
-/* A read returned n <= 0: closed by the peer, nothing now (-EAGAIN), EINTR (0) or an error. */
+/* A read returned n <= 0: closed by the peer, nothing now (-EAGAIN) or an error. */
 static int
 rx_failed(struct nvme_qpair *qp, ssize_t n)
 {
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
+
 	if (n == 0) {
 		return nvme_qpair_error(qp, -ECONNRESET, "connection closed by the controller");
 	}
-	if (errno == EAGAIN || errno == EWOULDBLOCK) {
+	if (n == -EAGAIN) {
+		if (nvme_tls_sock_want_write(conn->tls)) {
+			set_events(conn, THREAD_FD_IN | THREAD_FD_OUT);
+		}
 		return -EAGAIN;
 	}
-	if (errno == EINTR) {
-		return 0;
-	}
-	return nvme_qpair_error(qp, -errno, "receive: %s", strerror(errno));
+	return nvme_qpair_error(qp, (int)n, "receive: %s", strerror((int)-n));
 }
 
 /* Read a large payload straight into the caller's buffer. */
@@ -791,7 +794,7 @@ rx_direct(struct nvme_qpair *qp)
 
 	cnt = nvme_iov_range(req->iov, req->iovcnt, req->iov_offset + conn->rx_data_off,
 			     conn->rx_left, iov, NVME_TCP_MAX_IOVS);
-	n = readv(conn->fd, iov, cnt);
+	n = nvme_sock_recvv(conn->fd, conn->tls, iov, cnt);
 	if (n > 0) {
 		return rx_data_advance(qp, (uint32_t)n);
 	}
@@ -802,9 +805,10 @@ static int
 rx_fill(struct nvme_qpair *qp)
 {
 	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
+	struct iovec iov = { .iov_base = conn->rbuf, .iov_len = NVME_TCP_RBUF_SIZE };
 	ssize_t n;
 
-	n = recv(conn->fd, conn->rbuf, NVME_TCP_RBUF_SIZE, MSG_DONTWAIT);
+	n = nvme_sock_recvv(conn->fd, conn->tls, &iov, 1);
 	if (n > 0) {
 		conn->rbuf_off = 0;
 		conn->rbuf_len = (uint32_t)n;
@@ -828,7 +832,8 @@ tcp_rx(struct nvme_qpair *qp)
 
 	for (;;) {
 		if (conn->rbuf_off == conn->rbuf_len) {
-			if (reads++ >= RX_READS_PER_EVENT) {
+			/* Bytes TLS holds already are read past the budget: no event comes for them. */
+			if (reads++ >= RX_READS_PER_EVENT && !nvme_sock_pending(conn->tls)) {
 				return 0;
 			}
 			if (conn->rx_state == TCP_RX_DATA &&
@@ -853,6 +858,55 @@ tcp_rx(struct nvme_qpair *qp)
 	}
 }
 
+/* The secure channel's handshake, after the TCP connect and before the ICReq. */
+static int
+tls_step(struct nvme_qpair *qp)
+{
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
+	char why[256] = "";
+	int rc;
+
+	rc = nvme_tls_sock_handshake(conn->tls, why, sizeof(why));
+	if (rc == NVME_TLS_WANT_READ) {
+		set_events(conn, THREAD_FD_IN);
+		return 0;
+	}
+	if (rc == NVME_TLS_WANT_WRITE) {
+		set_events(conn, THREAD_FD_IN | THREAD_FD_OUT);
+		return 0;
+	}
+	if (rc < 0) {
+		return nvme_qpair_error(qp, rc == -ECONNRESET ? -ECONNRESET : -EPROTO,
+					"TLS handshake failed: %s", why);
+	}
+	DEBUGLOG(nvme, "%s: secure channel up (%s)\n", qp->name, nvme_tls_sock_cipher(conn->tls));
+	tcp_connected(qp);
+	return nvme_tcp_flush(qp);
+}
+
+static int
+tls_start(struct nvme_qpair *qp)
+{
+	struct nvme_tcp_conn *conn = nvme_tcp_conn(qp);
+	const struct nvme_ctrlr_opts *opts = &qp->ctrlr->opts;
+	struct nvme_tls_key key;
+	int rc;
+
+	rc = nvme_tls_key_derive(&opts->tls_psk, opts->hostnqn, qp->ctrlr->trid.subnqn, 0,
+				 NVME_TLS_KDF_RFC8446, &key);
+	if (rc != 0) {
+		return nvme_qpair_error(qp, rc, "cannot derive the TLS PSK of %s for %s",
+					opts->hostnqn, qp->ctrlr->trid.subnqn);
+	}
+	rc = nvme_tls_sock_client(conn->fd, &key, &conn->tls);
+	explicit_bzero(&key, sizeof(key));
+	if (rc != 0) {
+		return nvme_qpair_error(qp, rc, "cannot set up TLS");
+	}
+	conn->state = TCP_CONN_TLS;
+	return tls_step(qp);
+}
+
 static int
 tcp_on_event(void *ctx, uint32_t events)
 {
@@ -869,14 +923,24 @@ tcp_on_event(void *ctx, uint32_t events)
 		}
 		if (err != 0) {
 			rc = nvme_qpair_error(qp, -err, "connect: %s", strerror(err));
+		} else if (qp->ctrlr->opts.tls_psk.len > 0) {
+			rc = tls_start(qp);
 		} else {
 			tcp_connected(qp);
 			rc = nvme_tcp_flush(qp);
 		}
 		goto out_release_qpair;
 	}
+	if (conn->state == TCP_CONN_TLS) {
+		rc = tls_step(qp);
+		goto out_release_qpair;
+	}
 	if ((events & THREAD_FD_OUT) != 0) {
 		rc = nvme_tcp_flush(qp);
+		if (rc == 0 && conn->epoch == epoch && nvme_tls_sock_want_write(conn->tls)) {
+			/* A TLS read waited for the socket to take its answer. */
+			rc = tcp_rx(qp);
+		}
 	}
 	if (rc == 0 && conn->epoch == epoch &&
 	    (events & (THREAD_FD_IN | THREAD_FD_ERR | THREAD_FD_HUP)) != 0) {

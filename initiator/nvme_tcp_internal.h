@@ -66,6 +66,7 @@ struct nvme_tcp_req {
 enum nvme_tcp_conn_state {
 	TCP_CONN_CLOSED = 0,
 	TCP_CONN_CONNECTING, /* non-blocking connect() in progress */
+	TCP_CONN_TLS,        /* secure channel: the TLS handshake */
 	TCP_CONN_WAIT_ICRESP,
 	TCP_CONN_READY,
 };
@@ -81,6 +82,8 @@ enum nvme_tcp_rx_state {
 /* The connection of an NVMe/TCP queue pair. */
 struct nvme_tcp_conn {
 	int fd;
+	/* The secure channel (ctrlr opts tls_psk set); NULL on plaintext. */
+	struct nvme_tls_sock *tls;
 	struct fd_event *ev;
 	uint32_t ev_mask;
 	enum nvme_tcp_conn_state state;

@@ -473,6 +473,10 @@ nvmf_tgt_listen(const struct nvmf_listen_addr *addr, struct nvmf_tgt_listener **
 
 	TAILQ_FOREACH(tl, &g_nvmf_tgt.listeners, link) {
 		if (nvmf_listen_addr_equal(&tl->addr, addr)) {
+			if (tl->addr.secure_channel != addr->secure_channel) {
+				/* One socket cannot be both: the first listener's choice stands. */
+				return -EPROTOTYPE;
+			}
 			tl->refs++;
 			*out = tl;
 			return 0;
@@ -481,6 +485,9 @@ nvmf_tgt_listen(const struct nvmf_listen_addr *addr, struct nvmf_tgt_listener **
 	t = nvmf_tgt_find_transport(addr->trtype);
 	if (t == NULL) {
 		return -ENOENT;
+	}
+	if (addr->secure_channel && addr->trtype != NVME_TRTYPE_TCP) {
+		return -EPROTONOSUPPORT;
 	}
 	tl = calloc(1, sizeof(*tl));
 	if (tl == NULL) {

@@ -17,13 +17,12 @@
 
 #include "nvmf_internal.h"
 
-#define STATUS_DNR(sct, sc) (NVME_STATUS(sct, sc) | NVME_STATUS_DNR)
 /* A queue must authenticate within this after Connect. */
-#define AUTH_TIMEOUT_US     (10ull * 1000 * 1000)
+#define AUTH_TIMEOUT_US (10ull * 1000 * 1000)
 /* The largest AUTH_Receive allocation length taken (Linux asks for 4096). */
-#define AUTH_BUF_SIZE       8192
+#define AUTH_BUF_SIZE   8192
 /* A failed queue is dropped this long after its failure was sent. */
-#define AUTH_DROP_US        (100ull * 1000)
+#define AUTH_DROP_US    (100ull * 1000)
 
 struct nvmf_qpair_auth {
 	struct nvmf_qpair *qpair;

@@ -17,8 +17,6 @@
 
 #include "nvmf_internal.h"
 
-#define STATUS_DNR(sct, sc) (NVME_STATUS(sct, sc) | NVME_STATUS_DNR)
-
 /*
  * Registers.
  */
@@ -547,6 +545,7 @@ connect(struct nvmf_request *req)
 	struct nvmf_qpair *qpair = req->qpair;
 	struct nvme_connect_data data;
 	struct nvmf_subsystem *subsys;
+	uint16_t status;
 	int auth;
 
 	if (qpair->ctrlr != NULL) {
@@ -592,6 +591,11 @@ connect(struct nvmf_request *req)
 			data.hostnqn, qpair->peer);
 		nvmf_request_set_status(req, STATUS_DNR(NVME_SCT_COMMAND_SPECIFIC,
 							NVME_SC_CONNECT_INVALID_HOST));
+		return;
+	}
+	status = nvmf_tls_connect_check(qpair, subsys, data.hostnqn);
+	if (status != 0) {
+		nvmf_request_set_status(req, status);
 		return;
 	}
 	/* A host with a key authenticates every queue before using it. */

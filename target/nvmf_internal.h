@@ -27,6 +27,7 @@
 #include "gga/bdev.h"
 #include "gga/nvme_spec.h"
 #include "gga/keyring.h"
+#include "gga/nvme_auth.h"
 #include "gga/thread.h"
 
 #include "nvmf_resv.h"
@@ -65,8 +66,13 @@ enum nvmf_subsystem_state {
 	NVMF_SUBSYS_DELETING,
 };
 
+/* A command's status with Do Not Retry set. */
+#define STATUS_DNR(sct, sc) (NVME_STATUS(sct, sc) | NVME_STATUS_DNR)
+
 struct nvmf_host {
 	char nqn[NVME_NQN_FIELD_LEN];
+	/* TLS: the host's PSK (a secure channel required when set). */
+	struct key *psk;
 	/* DH-HMAC-CHAP: the host's key (auth required when set) and the controller's. */
 	struct key *dhchap_key;
 	struct key *dhchap_ctrlr_key;
@@ -366,6 +372,7 @@ int nvmf_subsystem_delete(struct nvmf_subsystem *subsys, void (*cb)(void *arg), 
 struct nvmf_host_opts {
 	const char *dhchap_key;
 	const char *dhchap_ctrlr_key;
+	const char *psk;
 };
 int nvmf_subsystem_add_host(struct nvmf_subsystem *subsys, const char *hostnqn,
 			    const struct nvmf_host_opts *opts, char *msg, size_t msg_len);
@@ -413,6 +420,20 @@ int nvmf_subsystem_add_ns(struct nvmf_subsystem *subsys, const char *bdev_name, 
 int nvmf_subsystem_remove_ns(struct nvmf_subsystem *subsys, uint32_t nsid,
 			     void (*cb)(void *arg, int rc), void *arg);
 struct nvmf_ns *nvmf_subsystem_get_ns(const struct nvmf_subsystem *subsys, uint32_t nsid);
+/* nvmf_tls.c: secure channels (TLS PSKs by host and subsystem). */
+/* Add (app thread) the PSK of host on subsystem subnqn; the table takes its own reference. */
+int nvmf_tls_psk_add(const char *hostnqn, const char *subnqn, struct key *key);
+void nvmf_tls_psk_remove(const char *hostnqn, const char *subnqn);
+/* The handshake's lookup (nvme_tls_psk_find_fn; any thread): the TLS PSK of identity. */
+int nvmf_tls_psk_find(void *ctx, const char *identity, struct nvme_tls_key *key, char *why,
+		      size_t why_len);
+/*
+ * At Connect (app thread): 0, or the status refusing it: a TLS queue must
+ * name its identity's host and subsystem; a host with a psk must use TLS.
+ */
+uint16_t nvmf_tls_connect_check(const struct nvmf_qpair *qpair, const struct nvmf_subsystem *subsys,
+				const char *hostnqn);
+
 /* nvmf_auth.c: DH-HMAC-CHAP on a queue (app thread). */
 /*
  * At Connect: a host with a key must authenticate this queue. 1: required

@@ -20,8 +20,7 @@
 
 #include "nvmf_internal.h"
 
-#define STATUS_DNR(sct, sc) (NVME_STATUS(sct, sc) | NVME_STATUS_DNR)
-#define INVALID_NS          STATUS_DNR(NVME_SCT_GENERIC, NVME_SC_INVALID_NAMESPACE_OR_FORMAT)
+#define INVALID_NS STATUS_DNR(NVME_SCT_GENERIC, NVME_SC_INVALID_NAMESPACE_OR_FORMAT)
 
 /*
  * Namespace channels.

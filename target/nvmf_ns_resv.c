@@ -32,10 +32,9 @@
 
 #include "nvmf_internal.h"
 
-#define STATUS_DNR(sct, sc) (NVME_STATUS(sct, sc) | NVME_STATUS_DNR)
-#define RESV_STATUS(sc)     STATUS_DNR(NVME_SCT_GENERIC, sc)
-#define INVALID_NS          RESV_STATUS(NVME_SC_INVALID_NAMESPACE_OR_FORMAT)
-#define PTPL_FORMAT         "gga-nvmf-reservations-1"
+#define RESV_STATUS(sc) STATUS_DNR(NVME_SCT_GENERIC, sc)
+#define INVALID_NS      RESV_STATUS(NVME_SC_INVALID_NAMESPACE_OR_FORMAT)
+#define PTPL_FORMAT     "gga-nvmf-reservations-1"
 
 /* Command dword 10 of Register, Acquire and Release. */
 #define RESV_ACTION(cdw10) ((cdw10)&0x7u)

@@ -676,6 +676,7 @@ struct rpc_listener {
 	json_t *listen_address;
 	char *ana_state;
 	uint32_t anagrpid;
+	bool secure_channel;
 };
 
 #define LISTENER_PARAMS                                                                            \
@@ -710,7 +711,10 @@ static const struct rpc_param add_listener_params[] = {
 	LISTENER_PARAMS,
 	ANA_STATE_PARAM(false),
 	/* SPDK's listener options for what gga lacks, at SPDK's defaults. */
-	RPC_PARAM_SPDK_NOOP("secure_channel", "false"),
+	{ .name = "secure_channel",
+	  .type = RPC_PARAM_BOOL,
+	  .optional = true,
+	  .offset = offsetof(struct rpc_listener, secure_channel) },
 	RPC_PARAM_SPDK_NOOP("sock_impl", "\"posix\""),
 	RPC_PARAM_SPDK_NOOP("numa_id", "-1"),
 };
@@ -773,6 +777,7 @@ decode_listener(struct rpc_request *req, json_t *params, const struct rpc_param 
 	if (anagrpid != NULL) {
 		*anagrpid = args.anagrpid;
 	}
+	addr->secure_channel = args.secure_channel;
 	subsys = rpc_find_subsystem(req, args.nqn, true);
 	if (subsys != NULL && ana != NULL && *ana != NVME_ANA_OPTIMIZED && !subsys->ana_reporting) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
@@ -829,6 +834,15 @@ rpc_nvmf_subsystem_add_listener(struct rpc_request *req, json_t *params)
 	case -EADDRNOTAVAIL:
 		rpc_send_errno(req, rc, "%s is not an address of this host (ip addr lists them)",
 			       addr.traddr);
+		break;
+	case -EPROTOTYPE:
+		rpc_send_errno(req, rc,
+			       "%s:%s is already a listener %s a secure channel: a listener is "
+			       "either TLS or plaintext for every subsystem",
+			       addr.traddr, addr.trsvcid, addr.secure_channel ? "without" : "with");
+		break;
+	case -EPROTONOSUPPORT:
+		rpc_send_errno(req, rc, "secure_channel: TLS is for NVMe/TCP listeners only");
 		break;
 	default:
 		rpc_send_errno(req, rc, "cannot listen on %s:%s", addr.traddr, addr.trsvcid);
@@ -898,6 +912,7 @@ struct rpc_host {
 	char *host;
 	char *dhchap_key;
 	char *dhchap_ctrlr_key;
+	char *psk;
 };
 
 #define HOST_PARAMS                                                                            \
@@ -907,7 +922,7 @@ struct rpc_host {
 		  .offset = offsetof(struct rpc_host, host) },                                 \
 		TGT_NAME_PARAM
 
-/* Keys by name (keyring_file_add_key). TLS PSKs are not in gga yet. */
+/* Keys by name (keyring_file_add_key). */
 static const struct rpc_param add_host_params[] = {
 	HOST_PARAMS,
 	{ .name = "dhchap_key",
@@ -918,7 +933,10 @@ static const struct rpc_param add_host_params[] = {
 	  .type = RPC_PARAM_STRING,
 	  .offset = offsetof(struct rpc_host, dhchap_ctrlr_key),
 	  .optional = true },
-	RPC_PARAM_SPDK_UNSUPPORTED("psk"),
+	{ .name = "psk",
+	  .type = RPC_PARAM_STRING,
+	  .offset = offsetof(struct rpc_host, psk),
+	  .optional = true },
 };
 
 static const struct rpc_param remove_host_params[] = {
@@ -946,6 +964,7 @@ rpc_host_change(struct rpc_request *req, json_t *params, bool add)
 	}
 	opts.dhchap_key = args.dhchap_key;
 	opts.dhchap_ctrlr_key = args.dhchap_ctrlr_key;
+	opts.psk = args.psk;
 	rc = add ? nvmf_subsystem_add_host(subsys, args.host, &opts, msg, sizeof(msg)) :
 		   nvmf_subsystem_remove_host(subsys, args.host);
 	if (msg[0] != '\0') {

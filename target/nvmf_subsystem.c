@@ -213,8 +213,12 @@ nvmf_subsystem_find_host(const struct nvmf_subsystem *subsys, const char *hostnq
 }
 
 static void
-host_free(struct nvmf_host *host)
+host_free(const struct nvmf_subsystem *subsys, struct nvmf_host *host)
 {
+	if (host->psk != NULL) {
+		nvmf_tls_psk_remove(host->nqn, subsys->nqn);
+		keyring_put_key(host->psk);
+	}
 	keyring_put_key(host->dhchap_key);
 	keyring_put_key(host->dhchap_ctrlr_key);
 	free(host);
@@ -252,11 +256,21 @@ nvmf_subsystem_add_host(struct nvmf_subsystem *subsys, const char *hostnqn,
 		rc = nvme_dhchap_key_lookup(opts->dhchap_ctrlr_key, &host->dhchap_ctrlr_key, NULL,
 					    msg, msg_len);
 	}
+	snprintf(host->nqn, sizeof(host->nqn), "%s", hostnqn);
+	if (rc == 0 && opts->psk != NULL) {
+		rc = nvme_tls_key_lookup(opts->psk, &host->psk, NULL, msg, msg_len);
+		if (rc == 0) {
+			rc = nvmf_tls_psk_add(hostnqn, subsys->nqn, host->psk);
+			if (rc != 0) {
+				keyring_put_key(host->psk);
+				host->psk = NULL;
+			}
+		}
+	}
 	if (rc != 0) {
-		host_free(host);
+		host_free(subsys, host);
 		return rc;
 	}
-	snprintf(host->nqn, sizeof(host->nqn), "%s", hostnqn);
 	TAILQ_INSERT_TAIL(&subsys->hosts, host, link);
 	nvmf_tgt_discovery_changed();
 	return 0;
@@ -287,7 +301,7 @@ nvmf_subsystem_remove_host(struct nvmf_subsystem *subsys, const char *hostnqn)
 		return -ENOENT;
 	}
 	TAILQ_REMOVE(&subsys->hosts, host, link);
-	host_free(host);
+	host_free(subsys, host);
 	disconnect_disallowed_hosts(subsys);
 	nvmf_tgt_discovery_changed();
 	return 0;
@@ -755,7 +769,7 @@ delete_finish(void *arg)
 
 	while ((host = TAILQ_FIRST(&subsys->hosts)) != NULL) {
 		TAILQ_REMOVE(&subsys->hosts, host, link);
-		host_free(host);
+		host_free(subsys, host);
 	}
 	TAILQ_REMOVE(&g_nvmf_tgt.subsystems, subsys, link);
 	g_nvmf_tgt.by_id[subsys->id] = NULL;
@@ -881,7 +895,8 @@ discovery_entry_fill(struct nvme_discovery_log_entry *e, const struct nvmf_subsy
 	e->trtype = (uint8_t)tl->addr.trtype;
 	e->adrfam = (uint8_t)tl->addr.adrfam;
 	e->subtype = NVME_SUBTYPE_NVME;
-	e->treq = NVME_TREQ_SECURE_NOT_REQUIRED;
+	e->treq = tl->addr.secure_channel ? NVME_TREQ_SECURE_REQUIRED :
+					    NVME_TREQ_SECURE_NOT_REQUIRED;
 	e->portid = tl->portid;
 	e->cntlid = NVME_CNTLID_DYNAMIC;
 	e->asqsz = (uint16_t)tl->transport->opts.max_aq_depth;
@@ -894,7 +909,8 @@ discovery_entry_fill(struct nvme_discovery_log_entry *e, const struct nvmf_subsy
 		e->tsas[NVME_RDMA_TSAS_PRTYPE] = NVME_RDMA_PRTYPE_NONE;
 		e->tsas[NVME_RDMA_TSAS_CMS] = NVME_RDMA_CMS_RDMA_CM;
 	} else {
-		e->tsas[0] = NVME_TCP_SECTYPE_NONE;
+		e->tsas[0] = tl->addr.secure_channel ? NVME_TCP_SECTYPE_TLS13 :
+						       NVME_TCP_SECTYPE_NONE;
 	}
 }
 
@@ -954,6 +970,10 @@ host_json(const struct nvmf_host *host)
 {
 	json_t *obj = json_pack("{s:s}", "nqn", host->nqn);
 
+	if (host->psk != NULL) {
+		json_object_set_new(obj, "psk", json_string(key_get_name(host->psk)));
+	}
+
 	if (host->dhchap_key != NULL) {
 		json_object_set_new(obj, "dhchap_key", json_string(key_get_name(host->dhchap_key)));
 	}
@@ -982,7 +1002,12 @@ nvmf_subsystem_info_json(const struct nvmf_subsystem *subsys)
 		return NULL;
 	}
 	TAILQ_FOREACH(l, &subsys->listeners, link) {
-		json_array_append_new(listeners, listen_addr_json(&l->tl->addr));
+		json_t *la = listen_addr_json(&l->tl->addr);
+
+		if (l->tl->addr.secure_channel) {
+			json_object_set_new(la, "secure_channel", json_true());
+		}
+		json_array_append_new(listeners, la);
 	}
 	TAILQ_FOREACH(host, &subsys->hosts, link) {
 		json_array_append_new(hosts, host_json(host));
@@ -1086,18 +1111,21 @@ nvmf_subsystem_write_config_json(const struct nvmf_subsystem *subsys, json_t *co
 		}
 	}
 	TAILQ_FOREACH(l, &subsys->listeners, link) {
+		json_t *params = json_pack("{s:s, s:o}", "nqn", subsys->nqn, "listen_address",
+					   listen_addr_json(&l->tl->addr));
 		uint32_t g;
 
+		if (l->tl->addr.secure_channel) {
+			json_object_set_new(params, "secure_channel", json_true());
+		}
+		if (subsys->ana_reporting) {
+			json_object_set_new(params, "ana_state",
+					    json_string(nvmf_ana_state_str(l->ana_state[0])));
+		}
+		config_append(config, "nvmf_subsystem_add_listener", params);
 		if (!subsys->ana_reporting) {
-			config_append(config, "nvmf_subsystem_add_listener",
-				      json_pack("{s:s, s:o}", "nqn", subsys->nqn, "listen_address",
-						listen_addr_json(&l->tl->addr)));
 			continue;
 		}
-		config_append(config, "nvmf_subsystem_add_listener",
-			      json_pack("{s:s, s:o, s:s}", "nqn", subsys->nqn, "listen_address",
-					listen_addr_json(&l->tl->addr), "ana_state",
-					nvmf_ana_state_str(l->ana_state[0])));
 		/* The groups whose state differs from the first's. */
 		for (g = 2; g <= subsys->max_nsid; g++) {
 			if (l->ana_state[g - 1] == l->ana_state[0]) {

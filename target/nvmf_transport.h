@@ -70,6 +70,12 @@ struct nvmf_listen_addr {
 	enum nvme_adrfam adrfam;
 	char traddr[NVME_TRADDR_LEN + 1];
 	char trsvcid[NVME_TRSVCID_LEN + 1];
+	/*
+	 * NVMe/TCP: connections must open with TLS 1.3 (nvmf_subsystem_add_listener
+	 * secure_channel). A property of the listener, not part of the address:
+	 * nvmf_listen_addr_equal() ignores it.
+	 */
+	bool secure_channel;
 };
 
 struct nvmf_transport_ops {
@@ -207,6 +213,11 @@ struct nvmf_qpair {
 	 */
 	struct nvmf_qpair_auth *auth;
 	bool auth_pending;
+	/*
+	 * The PSK identity of a secure channel (TLS), set by the transport before
+	 * the Connect and freed by it with the qpair; NULL on a plaintext connection.
+	 */
+	char *tls_identity;
 	uint32_t id;
 	/* ticks_get() of the last command: keep-alive traffic (read by the app thread). */
 	uint64_t last_cmd_tick;

@@ -281,6 +281,8 @@ tcp_group_dump_stats(struct nvmf_transport_poll_group *tg, json_t *obj)
 	json_object_set_new(obj, "data_digest_errors",
 			    json_integer((json_int_t)group->ddgst_errors));
 	json_object_set_new(obj, "pdu_timeouts", json_integer((json_int_t)group->pdu_timeouts));
+	json_object_set_new(obj, "tls_handshakes_refused",
+			    json_integer((json_int_t)group->tls_refused));
 }
 
 static_assert(offsetof(struct tcp_group, base) == 0, "the core allocates the group");

@@ -82,7 +82,7 @@ tq_update_events(struct tcp_qpair *tq)
 		return;
 	}
 	mask = THREAD_FD_IN;
-	if (!TAILQ_EMPTY(&tq->tx_queue)) {
+	if (!TAILQ_EMPTY(&tq->tx_queue) || nvme_tls_sock_want_write(tq->tls)) {
 		mask |= THREAD_FD_OUT;
 	}
 	if (mask != tq->ev_mask) {
@@ -332,7 +332,6 @@ static void
 tx_flush(struct tcp_qpair *tq)
 {
 	struct iovec iov[TCP_TX_IOV_MAX];
-	struct msghdr msg = { 0 };
 	struct tcp_pdu *pdu;
 	int budget = TCP_TX_BUDGET;
 	ssize_t n;
@@ -365,24 +364,14 @@ tx_flush(struct tcp_qpair *tq)
 			tq_close(tq);
 			break;
 		}
-		msg.msg_iov = iov;
-		msg.msg_iovlen = (size_t)cnt;
-		n = sendmsg(tq->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+		n = nvme_sock_sendv(tq->fd, tq->tls, iov, cnt);
 		if (n < 0) {
-			if (errno == EINTR) {
-				continue;
-			}
-			if (errno != EAGAIN && errno != EWOULDBLOCK) {
-				/* EPIPE, ECONNRESET...: the host is gone; never retry. */
+			if (n != -EAGAIN) {
+				/* EPIPE, ECONNRESET, no progress...: the host is gone; never retry. */
 				DEBUGLOG(nvmf_tcp, "qpair %u: send failed: %s\n", tq->qpair.id,
-					 strerror(errno));
+					 strerror((int)-n));
 				tq_close(tq);
 			}
-			break;
-		}
-		if (n == 0) {
-			/* No progress on a non-empty write: retrying would only spin. */
-			tq_close(tq);
 			break;
 		}
 		while (n > 0 && (pdu = TAILQ_FIRST(&tq->tx_queue)) != NULL) {
@@ -443,6 +432,8 @@ tq_close(struct tcp_qpair *tq)
 	tq_hold(tq);
 	tq->state = TQ_CLOSED;
 	thread_fd_unregister(&tq->ev);
+	nvme_tls_sock_free(tq->tls);
+	tq->tls = NULL;
 	close(tq->fd);
 	tq->fd = -1;
 	poller_unregister(&tq->linger);
@@ -474,6 +465,7 @@ tq_try_free(struct tcp_qpair *tq)
 	tq->group->base.num_conns--;
 	DEBUGLOG(nvmf_tcp, "qpair %u (%s): freed\n", tq->qpair.id, tq->qpair.peer);
 	nvmf_qpair_release(&tq->qpair);
+	free(tq->qpair.tls_identity);
 	env_dma_free(tq->icd_area);
 	free(tq->iov_area);
 	free(tq->buf_area);
@@ -921,17 +913,12 @@ rx_direct(struct tcp_qpair *tq)
 		left -= k;
 		off = 0;
 	}
-	do {
-		n = readv(tq->fd, iov, cnt);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK) {
-			return 0;
-		}
-		tq_close(tq);
-		return -1;
+	n = nvme_sock_recvv(tq->fd, tq->tls, iov, cnt);
+	if (n == -EAGAIN) {
+		tq_update_events(tq);
+		return 0;
 	}
-	if (n == 0) {
+	if (n <= 0) {
 		tq_close(tq);
 		return -1;
 	}
@@ -956,10 +943,12 @@ rx_direct(struct tcp_qpair *tq)
 static void
 rx_process(struct tcp_qpair *tq)
 {
+	struct iovec iov = { .iov_base = tq->rxbuf, .iov_len = TCP_RX_BUF_SIZE };
 	int budget = TCP_RX_BUDGET;
 	ssize_t n;
 
-	while (tq->state != TQ_CLOSED && budget-- > 0) {
+	/* Bytes TLS holds already are read past the budget: no event would come for them. */
+	while (tq->state != TQ_CLOSED && (budget-- > 0 || nvme_sock_pending(tq->tls))) {
 		if (tq->rx_state == RX_DATA && tq->rx_iov != NULL &&
 		    tq->rx_left >= TCP_DIRECT_READ_MIN) {
 			if (rx_direct(tq) <= 0) {
@@ -967,12 +956,12 @@ rx_process(struct tcp_qpair *tq)
 			}
 			continue;
 		}
-		do {
-			n = recv(tq->fd, tq->rxbuf, TCP_RX_BUF_SIZE, MSG_DONTWAIT);
-		} while (n < 0 && errno == EINTR);
+		n = nvme_sock_recvv(tq->fd, tq->tls, &iov, 1);
 		if (n < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			if (n != -EAGAIN) {
 				tq_close(tq);
+			} else {
+				tq_update_events(tq);
 			}
 			return;
 		}
@@ -989,14 +978,58 @@ rx_process(struct tcp_qpair *tq)
 	}
 }
 
+/* The secure channel's handshake, before the ICReq. */
+static void
+tls_handshake(struct tcp_qpair *tq)
+{
+	char why[256] = "";
+	int rc;
+
+	rc = nvme_tls_sock_handshake(tq->tls, why, sizeof(why));
+	if (rc == NVME_TLS_WANT_READ || rc == NVME_TLS_WANT_WRITE) {
+		tq_update_events(tq);
+		return;
+	}
+	if (rc < 0) {
+		WARNLOG("nvmf tcp: qpair %u (%s): TLS handshake refused on %s:%s: %s\n",
+			tq->qpair.id, tq->qpair.peer, tq->qpair.listen.traddr,
+			tq->qpair.listen.trsvcid, why);
+		tq->group->tls_refused++;
+		tq_close(tq);
+		return;
+	}
+	tq->qpair.tls_identity = strdup(nvme_tls_sock_identity(tq->tls));
+	if (tq->qpair.tls_identity == NULL) {
+		tq_close(tq);
+		return;
+	}
+	NOTICELOG("nvmf tcp: qpair %u (%s): secure channel up (%s), PSK identity %s\n",
+		  tq->qpair.id, tq->qpair.peer, nvme_tls_sock_cipher(tq->tls),
+		  tq->qpair.tls_identity);
+	tq->state = TQ_AWAIT_ICREQ;
+	tq->since_tick = ticks_get();
+	tq_update_events(tq);
+	/* The ICReq may have come with the handshake's last flight. */
+	rx_process(tq);
+}
+
 static int
 tq_event(void *ctx, uint32_t events)
 {
 	struct tcp_qpair *tq = ctx;
 
 	tq_hold(tq);
+	if (tq->state == TQ_TLS_HANDSHAKE) {
+		tls_handshake(tq);
+		tq_unhold(tq);
+		return POLLER_BUSY;
+	}
 	if ((events & THREAD_FD_OUT) && tq->state != TQ_CLOSED) {
 		tx_flush(tq);
+		if (nvme_tls_sock_want_write(tq->tls) && tq->state != TQ_CLOSED) {
+			/* A TLS read waited for the socket to take its answer. */
+			rx_process(tq);
+		}
 	}
 	if ((events & (THREAD_FD_IN | THREAD_FD_HUP | THREAD_FD_ERR)) && tq->state != TQ_CLOSED) {
 		rx_process(tq);
@@ -1097,6 +1130,13 @@ nvmf_tcp_conn_create(struct tcp_transport *tt, struct tcp_group *group, struct n
 		ERRLOG("nvmf tcp: no memory for a connection from %s\n", peer);
 		goto out_free_qpair;
 	}
+	if (addr->secure_channel) {
+		if (nvme_tls_sock_server(fd, nvmf_tls_psk_find, NULL, &tq->tls) != 0) {
+			ERRLOG("nvmf tcp: cannot set up TLS for the connection from %s\n", peer);
+			goto out_free_qpair;
+		}
+		tq->state = TQ_TLS_HANDSHAKE;
+	}
 	rx_reset(tq);
 	tq->since_tick = ticks_get();
 	tq->ev = thread_fd_register(fd, THREAD_FD_IN, tq_event, tq, "nvmf_tcp_qpair");
@@ -1114,6 +1154,7 @@ nvmf_tcp_conn_create(struct tcp_transport *tt, struct tcp_group *group, struct n
 	return 0;
 
 out_free_qpair:
+	nvme_tls_sock_free(tq->tls);
 	env_dma_free(tq->icd_area);
 	free(tq->iov_area);
 	free(tq->buf_area);
@@ -1149,6 +1190,9 @@ tq_overdue(struct tcp_qpair *tq, uint64_t now, uint64_t limit_us)
 {
 	bool mid_pdu = tq->rx_state != RX_CH || tq->rx_got > 0;
 
+	if (tq->state == TQ_TLS_HANDSHAKE) {
+		return ticks_to_us(now - tq->since_tick) > limit_us ? "no TLS handshake" : NULL;
+	}
 	if (tq->state == TQ_AWAIT_ICREQ) {
 		return ticks_to_us(now - tq->since_tick) > limit_us ? "no ICReq" : NULL;
 	}

@@ -15,6 +15,7 @@
 
 #include "gga/nvme_spec.h"
 #include "gga/nvme_tcp.h"
+#include "gga/nvme_tls_sock.h"
 
 #include "nvmf_transport.h"
 
@@ -129,6 +130,7 @@ struct tcp_group {
 	uint64_t hdgst_errors;
 	uint64_t ddgst_errors;
 	uint64_t pdu_timeouts;
+	uint64_t tls_refused; /* secure channel handshakes that failed */
 };
 
 struct tcp_pdu {
@@ -172,6 +174,7 @@ struct tcp_req {
 };
 
 enum tcp_qpair_state {
+	TQ_TLS_HANDSHAKE, /* secure channel: TLS before the ICReq */
 	TQ_AWAIT_ICREQ,
 	TQ_RUNNING,
 	TQ_TERMINATING, /* C2HTermReq queued; input is discarded */
@@ -192,6 +195,8 @@ struct tcp_qpair {
 	struct tcp_group *group;
 	struct tcp_transport *tt;
 	int fd;
+	/* The secure channel of a secure_channel listener; NULL on plaintext. */
+	struct nvme_tls_sock *tls;
 	struct fd_event *ev;
 	uint32_t ev_mask;
 	enum tcp_qpair_state state;

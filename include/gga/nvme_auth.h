@@ -198,6 +198,14 @@ struct nvme_tls_psk {
 	uint8_t key[48];
 };
 int nvme_tls_psk_parse(const char *text, struct nvme_tls_psk *psk);
+/* The same from a key of the keyring, as nvme_dhchap_secret_load(). */
+int nvme_tls_psk_load(struct key *key, struct nvme_tls_psk *psk);
+/*
+ * The key of that name, checked to hold a TLS PSK, as nvme_dhchap_key_lookup()
+ * ("key K is not a TLS PSK (NVMeTLSkey-1:HH:...:)").
+ */
+int nvme_tls_key_lookup(const char *name, struct key **key_out, struct nvme_tls_psk *psk, char *msg,
+			size_t msg_len);
 
 /*
  * The key as the exchange uses it: a secret with a transform hash becomes
@@ -427,6 +435,20 @@ int nvme_tls_psk_digest(uint8_t hash, const uint8_t *psk, size_t psk_len, const 
  */
 int nvme_tls_psk_identity(unsigned int version, uint8_t hash, const char *hostnqn,
 			  const char *subnqn, const char *digest, char *identity, size_t size);
+
+/*
+ * A PSK identity split into its parts: "NVMe<v>R<hh> <hostnqn> <subnqn>"
+ * (v 0) or with " <digest>" (v 1), hh 01 or 02. Only the syntax is checked
+ * (an NQN is any word of at most NVME_TLS_NQN_MAX bytes): 0 or -EINVAL.
+ */
+struct nvme_tls_identity {
+	unsigned int version;
+	uint8_t hash;
+	char hostnqn[NVME_TLS_NQN_MAX + 1];
+	char subnqn[NVME_TLS_NQN_MAX + 1];
+	char digest[NVME_TLS_DIGEST_MAX];
+};
+int nvme_tls_identity_parse(const char *identity, struct nvme_tls_identity *id);
 
 /*
  * The TLS PSK: HKDF-Expand-Label(HKDF-Extract(0, psk), "nvme-tls-psk",

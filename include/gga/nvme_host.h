@@ -120,6 +120,13 @@ struct nvme_ctrlr_opts {
 	struct nvme_dhchap_secret dhchap_ctrlr_key;
 	uint8_t dhchap_digests;
 	uint8_t dhchap_dhgroups;
+	/*
+	 * NVMe/TCP secure channel: the configured PSK (len 0: plaintext). Each
+	 * queue opens with TLS 1.3 before its ICReq, offering the version 0
+	 * identity of (hostnqn, subnqn) and the TLS PSK derived from this key
+	 * (the only version SPDK's target takes; gga_tgt takes both).
+	 */
+	struct nvme_tls_psk tls_psk;
 };
 
 /* Defaults: KATO 10 s, 128-entry I/O queues, 64 I/O queues, connect 5 s,

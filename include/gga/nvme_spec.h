@@ -1101,6 +1101,8 @@ enum nvme_subsys_type {
 #define NVME_TREQ_DISABLE_SQFLOW       (1u << 2)
 /* TSAS for TCP: byte 0 SECTYPE. */
 #define NVME_TCP_SECTYPE_NONE          0
+#define NVME_TCP_SECTYPE_TLS12         1
+#define NVME_TCP_SECTYPE_TLS13         2
 
 #define NVME_TRSVCID_LEN     32
 #define NVME_TRADDR_LEN      256

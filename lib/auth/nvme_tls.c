@@ -328,6 +328,52 @@ nvme_tls_psk_identity(unsigned int version, uint8_t hash, const char *hostnqn, c
 	return (size_t)n < size ? 0 : -ENOBUFS;
 }
 
+/* Copy the next space-free word of *p into out (size bytes); 0 or -EINVAL. */
+static int
+next_word(const char **p, char *out, size_t size)
+{
+	size_t n = strcspn(*p, " ");
+
+	if (n == 0 || n >= size) {
+		return -EINVAL;
+	}
+	memcpy(out, *p, n);
+	out[n] = '\0';
+	*p += n;
+	return 0;
+}
+
+int
+nvme_tls_identity_parse(const char *identity, struct nvme_tls_identity *id)
+{
+	const char *p = identity;
+
+	memset(id, 0, sizeof(*id));
+	if (strncmp(p, "NVMe", 4) != 0 || (p[4] != '0' && p[4] != '1') || p[5] != 'R' ||
+	    p[6] != '0' || (p[7] != '1' && p[7] != '2') || p[8] != ' ') {
+		return -EINVAL;
+	}
+	id->version = (unsigned int)(p[4] - '0');
+	id->hash = p[7] == '1' ? NVME_AUTH_HASH_SHA256 : NVME_AUTH_HASH_SHA384;
+	p += 9;
+	if (next_word(&p, id->hostnqn, sizeof(id->hostnqn)) != 0 || *p++ != ' ' ||
+	    next_word(&p, id->subnqn, sizeof(id->subnqn)) != 0) {
+		goto out_invalid;
+	}
+	if (id->version == 1 &&
+	    (*p++ != ' ' || next_word(&p, id->digest, sizeof(id->digest)) != 0)) {
+		goto out_invalid;
+	}
+	if (*p != '\0') {
+		goto out_invalid;
+	}
+	return 0;
+
+out_invalid:
+	memset(id, 0, sizeof(*id));
+	return -EINVAL;
+}
+
 int
 nvme_tls_derive_psk(uint8_t hash, const uint8_t *psk, size_t psk_len, unsigned int version,
 		    const char *context, enum nvme_tls_kdf kdf, uint8_t *out)

@@ -100,9 +100,14 @@ class Conn:
     """One NVMe/TCP connection (one queue pair)."""
 
     def __init__(self, host, port, hdgst=False, ddgst=False, hpda=0, timeout=10.0,
-                 do_icreq=True):
-        self.sock = socket.create_connection((host, port), timeout=timeout)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                 do_icreq=True, sock=None):
+        # sock: a connected stream to use instead (a pipe to a TLS client).
+        if sock is None:
+            sock = socket.create_connection((host, port), timeout=timeout)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        else:
+            sock.settimeout(timeout)
+        self.sock = sock
         self.hdgst = hdgst
         self.ddgst = ddgst
         self.hpda = hpda

@@ -654,6 +654,9 @@ nvme_module_config_json(json_t *config)
 			json_object_set_new(params, "dhchap_ctrlr_key",
 					    json_string(nctrlr->dhchap_ctrlr_key));
 		}
+		if (nctrlr->psk != NULL) {
+			json_object_set_new(params, "psk", json_string(nctrlr->psk));
+		}
 		if (nctrlr->timeout_ms != 0) {
 			json_object_set_new(params, "timeout_ms", json_integer(nctrlr->timeout_ms));
 		}
@@ -703,6 +706,7 @@ nbc_free(struct nvme_bdev_ctrlr *nctrlr)
 	free(nctrlr->hostnqn);
 	free(nctrlr->dhchap_key);
 	free(nctrlr->dhchap_ctrlr_key);
+	free(nctrlr->psk);
 	free(nctrlr->name);
 	explicit_bzero(&nctrlr->copts, sizeof(nctrlr->copts));
 	free(nctrlr);
@@ -1244,6 +1248,7 @@ bdev_nvme_attach_controller(const struct bdev_nvme_attach_opts *opts, bdev_nvme_
 	copts.dhchap_ctrlr_key = opts->dhchap_ctrlr_key;
 	copts.dhchap_digests = g_dhchap_digests;
 	copts.dhchap_dhgroups = g_dhchap_dhgroups;
+	copts.tls_psk = opts->psk;
 	if (primary != NULL) {
 		/* One host: every path has the first one's host identifier. */
 		memcpy(copts.hostid, nvme_ctrlr_get_opts(primary->ctrlr)->hostid,
@@ -1260,8 +1265,10 @@ bdev_nvme_attach_controller(const struct bdev_nvme_attach_opts *opts, bdev_nvme_
 	nctrlr->dhchap_ctrlr_key = opts->dhchap_ctrlr_key_name != NULL ?
 					   strdup(opts->dhchap_ctrlr_key_name) :
 					   NULL;
+	nctrlr->psk = opts->psk_name != NULL ? strdup(opts->psk_name) : NULL;
 	if (nctrlr->name == NULL || (opts->hostnqn != NULL && nctrlr->hostnqn == NULL) ||
 	    (opts->dhchap_key_name != NULL && nctrlr->dhchap_key == NULL) ||
+	    (opts->psk_name != NULL && nctrlr->psk == NULL) ||
 	    (opts->dhchap_ctrlr_key_name != NULL && nctrlr->dhchap_ctrlr_key == NULL)) {
 		explicit_bzero(&copts, sizeof(copts));
 		nbc_free(nctrlr);

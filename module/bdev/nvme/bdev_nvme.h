@@ -78,6 +78,9 @@ struct bdev_nvme_attach_opts {
 	const char *dhchap_ctrlr_key_name;
 	struct nvme_dhchap_secret dhchap_key;
 	struct nvme_dhchap_secret dhchap_ctrlr_key;
+	/* NVMe/TCP secure channel: the PSK key's name and its PSK (len 0: none). */
+	const char *psk_name;
+	struct nvme_tls_psk psk;
 };
 
 /*

@@ -44,6 +44,8 @@ struct nvme_bdev_ctrlr {
 	/* DH-HMAC-CHAP keys by name (their secrets are in copts), NULL: none. */
 	char *dhchap_key;
 	char *dhchap_ctrlr_key;
+	/* The TLS PSK by name (its PSK is in copts), NULL: plaintext. */
+	char *psk;
 	bool hdgst;
 	bool ddgst;
 	uint32_t timeout_ms; /* as given, 0 for the default */

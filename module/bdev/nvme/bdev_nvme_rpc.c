@@ -34,6 +34,7 @@ struct rpc_nvme_attach {
 	uint32_t fast_io_fail_timeout_sec;
 	char *dhchap_key;
 	char *dhchap_ctrlr_key;
+	char *psk;
 };
 
 static const struct rpc_param nvme_attach_params[] = {
@@ -143,7 +144,12 @@ static const struct rpc_param nvme_attach_params[] = {
 	/* gga reconnects a lost controller for ever and fails I/O meanwhile at once. */
 	RPC_PARAM_SPDK_NOOP("ctrlr_loss_timeout_sec", "-1"),
 	RPC_PARAM_SPDK_UNSUPPORTED("reconnect_delay_sec"),
-	RPC_PARAM_SPDK_UNSUPPORTED("psk"),
+	{
+		.name = "psk",
+		.type = RPC_PARAM_STRING,
+		.optional = true,
+		.offset = offsetof(struct rpc_nvme_attach, psk),
+	},
 	RPC_PARAM_SPDK_NOOP("max_bdevs", "128"),
 	{
 		.name = "dhchap_key",
@@ -249,6 +255,20 @@ nvme_rpc_attach(struct rpc_request *req, json_t *params)
 	}
 	opts.dhchap_key_name = args.dhchap_key;
 	opts.dhchap_ctrlr_key_name = args.dhchap_ctrlr_key;
+	if (args.psk != NULL) {
+		char msg[256];
+
+		if (opts.trid.trtype != NVME_TRANSPORT_TCP) {
+			rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+				       "psk: TLS is for NVMe/TCP only (trtype tcp)");
+			goto out_free_params;
+		}
+		if (nvme_tls_key_lookup(args.psk, NULL, &opts.psk, msg, sizeof(msg)) != 0) {
+			rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "psk: %s", msg);
+			goto out_free_params;
+		}
+		opts.psk_name = args.psk;
+	}
 	if (args.multipath == NULL || strcmp(args.multipath, "multipath") == 0) {
 		opts.multipath = BDEV_NVME_MP_MULTIPATH;
 	} else if (strcmp(args.multipath, "failover") == 0) {
