@@ -10,7 +10,7 @@
 #                                  [--allow-host HOSTNQN] [--trtype tcp|rdma]
 #                                  [--traddr ADDR] [--members file|malloc]
 #                                  [--layout K+M] [--fronts 1|2] [--lease-ms MS]
-#                                  [--dhchap]
+#                                  [--dhchap] [--tls]
 #   scripts/gga_topology.sh down DIR
 #   scripts/gga_topology.sh status DIR
 #   scripts/gga_topology.sh kill-target DIR N|front|front2    (SIGKILL)
@@ -53,6 +53,12 @@
 # member.key (the members to the fronts), host.key (the host at the fronts)
 # and front.key (the fronts to the host); the daemons and bdevperf.json name
 # them through keyring_file_add_key.
+# --tls encrypts every connection: the members and the fronts listen with a
+# secure channel (TLS 1.3, docs/RPC.md nvmf_subsystem_add_listener) that
+# takes no plaintext, each front connects to the members with the PSK
+# DIR/keys/member-psk.key under its own host NQN, and the host of
+# bdevperf.json to the fronts with DIR/keys/host-psk.key (NVMeTLSkey-1:01,
+# made once, as for --dhchap). With --dhchap too, both apply. TCP only.
 #
 # Environment: GGA_BUILD (default build/) selects the build tree.
 # GGA_IDLE_SPELL (default 0): the daemons' --idle-spell. The four share the
@@ -176,8 +182,10 @@ save() {
 }
 
 listener() {
-	printf '{"nqn":"%s","listen_address":{"trtype":"%s","adrfam":"ipv4","traddr":"%s","trsvcid":"%s"}}' \
-		"$1" "$trtype" "$traddr" "$2"
+	local secure=
+	[ "${tls:-0}" = 1 ] && secure=',"secure_channel":true'
+	printf '{"nqn":"%s","listen_address":{"trtype":"%s","adrfam":"ipv4","traddr":"%s","trsvcid":"%s"}%s}' \
+		"$1" "$trtype" "$traddr" "$2" "$secure"
 }
 
 attach_params() {
@@ -202,17 +210,50 @@ member_names() {
 	done
 }
 
-# DH-HMAC-CHAP (--dhchap): the secrets in DIR/keys, made once.
+# The secrets in DIR/keys, made once: DH-HMAC-CHAP (--dhchap) and TLS PSKs (--tls).
 make_keys() {
-	local f
+	local f names= format
 	mkdir -p -m 700 "$dir/keys" || die "cannot create $dir/keys"
-	for f in front-host member host front; do
+	[ "$dhchap" = 1 ] && names="front-host member host front"
+	[ "$tls" = 1 ] && names="$names member-psk host-psk"
+	for f in $names; do
 		[ -s "$dir/keys/$f.key" ] && continue
-		(umask 077 && python3 -c 'import base64, os, struct, zlib
+		format=DHHC-1
+		[[ "$f" == *-psk ]] && format=NVMeTLSkey-1
+		(umask 077 && python3 -c 'import base64, os, struct, sys, zlib
 k = os.urandom(32)
-print("DHHC-1:01:%s:" % base64.b64encode(k + struct.pack("<I", zlib.crc32(k))).decode())' \
-			>"$dir/keys/$f.key") || die "cannot write $dir/keys/$f.key"
+print("%s:01:%s:" % (sys.argv[1], base64.b64encode(k + struct.pack("<I", zlib.crc32(k))).decode()))' \
+			"$format" >"$dir/keys/$f.key") || die "cannot write $dir/keys/$f.key"
 	done
+}
+
+# host_keys WHO: the add_host/attach members for the keys of --dhchap and
+# --tls; WHO is member (a front at the members) or host (the host at the fronts).
+host_keys() {
+	local out=
+	if [ "$dhchap" = 1 ] && [ "$1" = member ]; then
+		out=',"dhchap_key":"front-host","dhchap_ctrlr_key":"member"'
+	elif [ "$dhchap" = 1 ]; then
+		out=',"dhchap_key":"host","dhchap_ctrlr_key":"front"'
+	fi
+	[ "$tls" = 1 ] && out="$out,\"psk\":\"$1-psk\""
+	printf '%s' "$out"
+}
+
+# The keys a daemon's keyring holds: WHO as for host_keys (a member's or the front's side).
+key_names() {
+	local out=
+	if [ "$dhchap" = 1 ] && [ "$1" = member ]; then
+		out="front-host member"
+	elif [ "$dhchap" = 1 ]; then
+		out="front-host member host front"
+	fi
+	if [ "$tls" = 1 ] && [ "$1" = member ]; then
+		out="$out member-psk"
+	elif [ "$tls" = 1 ]; then
+		out="$out member-psk host-psk"
+	fi
+	echo "$out"
 }
 
 # add_keys NAME KEY...: the daemon's keyring gets each DIR/keys/KEY.key as KEY.
@@ -262,13 +303,13 @@ setup_target() {
 			"{\"name\":\"$name\",\"filename\":\"$img\",\"block_size\":$bs,\"md_size\":64,\"num_blocks\":$member_blocks}"
 	fi
 	step "$name" nvmf_create_transport "$(transport_params)"
-	if [ "$dhchap" = 1 ]; then
-		# Only the fronts, each proving its host NQN, and proven to.
-		add_keys "$name" front-host member
+	if [ "$dhchap" = 1 ] || [ "$tls" = 1 ]; then
+		# Only the fronts, each proving its host NQN (and proven to).
+		add_keys "$name" $(key_names member)
 		step "$name" nvmf_create_subsystem \
 			"{\"nqn\":\"$NQN_PREFIX:$name\",\"allow_any_host\":false,\"serial_number\":\"GGAHB$n\"}"
 		for h in $hostnqn1 $hostnqn2; do
-			step "$name" nvmf_subsystem_add_host "{\"nqn\":\"$NQN_PREFIX:$name\",\"host\":\"$h\",\"dhchap_key\":\"front-host\",\"dhchap_ctrlr_key\":\"member\"}"
+			step "$name" nvmf_subsystem_add_host "{\"nqn\":\"$NQN_PREFIX:$name\",\"host\":\"$h\"$(host_keys member)}"
 		done
 	else
 		step "$name" nvmf_create_subsystem \
@@ -289,7 +330,10 @@ setup_target() {
 setup_front() {
 	local name=$1 n fnqn=$NQN_PREFIX:gga0 any=true data parity params extra= fid=1 port=$base_port
 	local sub_extra= hostnqn=
-	[ "$dhchap" = 1 ] && hostnqn=$hostnqn1 && add_keys "$name" front-host member host front
+	if [ "$dhchap" = 1 ] || [ "$tls" = 1 ]; then
+		hostnqn=$hostnqn1
+		add_keys "$name" $(key_names host)
+	fi
 	if [ "$fronts" = 2 ]; then
 		[ "$name" = front2 ] && fid=2 && port=$((base_port + k + m + 1))
 		# Its own host identity at the members: the reservations are per host.
@@ -305,7 +349,7 @@ setup_front() {
 		# comes back by itself once the target is up again.
 		params=$(attach_params "hb$n" $((base_port + 1 + n)) "$NQN_PREFIX:hb$n")
 		[ -n "$hostnqn" ] && params="${params%\}},\"hostnqn\":\"$hostnqn\"}"
-		[ "$dhchap" = 1 ] && params="${params%\}},\"dhchap_key\":\"front-host\",\"dhchap_ctrlr_key\":\"member\"}"
+		params="${params%\}}$(host_keys member)}"
 		if ! rpc "$name" bdev_nvme_attach_controller "${params%\}},\"retry_first_connect\":true}" \
 			>"$dir/attach.out" 2>&1; then
 			# A build from before retry_first_connect (a regression test run
@@ -330,10 +374,8 @@ setup_front() {
 	[ -n "$allow_host" ] && any=false
 	step "$name" nvmf_create_subsystem \
 		"{\"nqn\":\"$fnqn\",\"allow_any_host\":$any,\"serial_number\":\"GGA0\"$sub_extra}"
-	if [ -n "$allow_host" ] && [ "$dhchap" = 1 ]; then
-		step "$name" nvmf_subsystem_add_host "{\"nqn\":\"$fnqn\",\"host\":\"$allow_host\",\"dhchap_key\":\"host\",\"dhchap_ctrlr_key\":\"front\"}"
-	elif [ -n "$allow_host" ]; then
-		step "$name" nvmf_subsystem_add_host "{\"nqn\":\"$fnqn\",\"host\":\"$allow_host\"}"
+	if [ -n "$allow_host" ]; then
+		step "$name" nvmf_subsystem_add_host "{\"nqn\":\"$fnqn\",\"host\":\"$allow_host\"$(host_keys host)}"
 	fi
 	step "$name" nvmf_subsystem_add_ns "{\"nqn\":\"$fnqn\",\"namespace\":{\"bdev_name\":\"gga0\"}}"
 	step "$name" nvmf_subsystem_add_listener "$(listener "$fnqn" "$port")"
@@ -355,10 +397,12 @@ sys.exit(0 if f.get("role") == sys.argv[1] and (sys.argv[1] != "active" or f.get
 }
 
 write_bdevperf_json() {
-	local second= keyring= auth=
-	if [ "$dhchap" = 1 ]; then
-		keyring=$(keyring_json host front)
-		auth=",\"hostnqn\":\"$allow_host\",\"dhchap_key\":\"host\",\"dhchap_ctrlr_key\":\"front\"}"
+	local second= keyring= auth= names=
+	if [ "$dhchap" = 1 ] || [ "$tls" = 1 ]; then
+		[ "$dhchap" = 1 ] && names="host front"
+		[ "$tls" = 1 ] && names="$names host-psk"
+		keyring=$(keyring_json $names)
+		auth=",\"hostnqn\":\"$allow_host\"$(host_keys host)}"
 	fi
 	if [ "$fronts" = 2 ]; then
 		# The second path of the same name: bdevperf's host follows ANA between the fronts.
@@ -383,6 +427,7 @@ load_env() {
 	m=${m:-1}
 	fronts=${fronts:-1}
 	dhchap=${dhchap:-0}
+	tls=${tls:-0}
 }
 
 # name_of N|front
@@ -407,6 +452,7 @@ cmd_up() {
 	traddr=127.0.0.1
 	members=file
 	dhchap=0
+	tls=0
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--base-port) base_port=$2 && shift ;;
@@ -424,6 +470,11 @@ cmd_up() {
 			shift
 			continue
 			;;
+		--tls)
+			tls=1
+			shift
+			continue
+			;;
 		*) die "up: unknown option '$1'" ;;
 		esac
 		shift || die "up: option needs a value"
@@ -433,6 +484,7 @@ cmd_up() {
 	tcp | rdma) ;;
 	*) die "--trtype must be tcp or rdma, not '$trtype'" ;;
 	esac
+	[ "$tls" = 1 ] && [ "$trtype" != tcp ] && die "--tls is for NVMe/TCP (--trtype tcp)"
 	[[ "$traddr" =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "--traddr must be an IPv4 address"
 	case "$members" in
 	file | malloc) ;;
@@ -457,8 +509,8 @@ cmd_up() {
 		hostnqn1=nqn.2014-08.org.nvmexpress:uuid:$(python3 -c 'import uuid; print(uuid.uuid4())')
 		hostnqn2=nqn.2014-08.org.nvmexpress:uuid:$(python3 -c 'import uuid; print(uuid.uuid4())')
 	fi
-	if [ "$dhchap" = 1 ]; then
-		# Authentication is per host NQN: the front has one, and so has the host.
+	if [ "$dhchap" = 1 ] || [ "$tls" = 1 ]; then
+		# Keys are per host NQN: the front has one, and so has the host.
 		[ -n "$hostnqn1" ] ||
 			hostnqn1=nqn.2014-08.org.nvmexpress:uuid:$(python3 -c 'import uuid; print(uuid.uuid4())')
 		[ -n "$allow_host" ] ||
@@ -505,9 +557,10 @@ k=$k
 m=$m
 fronts=$fronts
 dhchap=$dhchap
+tls=$tls
 host_nqn='$allow_host'
 EOF
-	[ "$dhchap" = 1 ] && make_keys
+	{ [ "$dhchap" = 1 ] || [ "$tls" = 1 ]; } && make_keys
 	for n in $(seq 0 $((k + m - 1))); do
 		start "hb$n"
 		setup_target "$n"
@@ -542,6 +595,9 @@ print("front: gga0 %s, array %s" % (g["state"], g["array_uuid"]))'
 		echo "DH-HMAC-CHAP both ways on every connection; keys in $dir/keys; host NQN $allow_host"
 		echo "  Linux: nvme connect -t $trtype -a $traddr -s $base_port -n $NQN_PREFIX:gga0 --hostnqn $allow_host" \
 			"--dhchap-secret \$(cat $dir/keys/host.key) --dhchap-ctrl-secret \$(cat $dir/keys/front.key)"
+	fi
+	if [ "$tls" = 1 ]; then
+		echo "TLS 1.3 (PSK) on every connection; PSKs in $dir/keys; host NQN $allow_host, its PSK $dir/keys/host-psk.key"
 	fi
 	echo "bdevperf: $bin/bdevperf --json $dir/bdevperf.json -b ggan1 -m 0x2 ..."
 }

@@ -108,7 +108,8 @@ nvmf_tls_psk_find(void *ctx, const char *identity, struct nvme_tls_key *key, cha
 	rc = e != NULL ? nvme_tls_psk_load(e->key, &configured) : -ENOKEY;
 	pthread_mutex_unlock(&g_psk_lock);
 	if (rc == -ENOKEY && e == NULL) {
-		snprintf(why, why_len, "the PSK identity names host %s and subsystem %s: no such host "
+		snprintf(why, why_len,
+			 "the PSK identity names host %s and subsystem %s: no such host "
 			 "has a psk",
 			 id.hostnqn, id.subnqn);
 		return rc;

@@ -24,7 +24,8 @@
  *    while nvme_sock_pending() says so, whatever the read budget.
  *  - After -EAGAIN from a read or a send, watch the socket for writing as
  *    well when nvme_tls_sock_want_write() says so.
- * The calls retry EINTR themselves.
+ * The calls retry EINTR themselves. OpenSSL writes to the socket with
+ * write(): the process must ignore SIGPIPE, as gga's daemons do (lib/app).
  */
 
 #include <stdbool.h>

@@ -35,7 +35,7 @@
 #include "gga/util.h"
 
 /* The largest plaintext of one TLS record (RFC 8446 section 5.1). */
-#define TLS_RECORD_MAX 16384
+#define TLS_RECORD_MAX        16384
 /* A TLS record header: content type 22 is a handshake. */
 #define TLS_CONTENT_HANDSHAKE 0x16
 
@@ -43,12 +43,12 @@ struct nvme_tls_sock {
 	SSL *ssl;
 	int fd;
 	bool server;
-	bool peeked;      /* server: the first byte was a TLS handshake record */
-	bool failed;      /* a fatal error: no close_notify, no more calls */
-	bool want_write;  /* the last -EAGAIN waits for the socket to take bytes */
+	bool peeked;     /* server: the first byte was a TLS handshake record */
+	bool failed;     /* a fatal error: no close_notify, no more calls */
+	bool want_write; /* the last -EAGAIN waits for the socket to take bytes */
 	nvme_tls_psk_find_fn find;
 	void *find_ctx;
-	struct nvme_tls_key key; /* host: its TLS PSK and identity; wiped at free */
+	struct nvme_tls_key key;              /* host: its TLS PSK and identity; wiped at free */
 	char identity[NVME_TLS_IDENTITY_MAX]; /* server: the identity accepted */
 	char why[160];                        /* server: why the identity was refused */
 	uint8_t wbuf[TLS_RECORD_MAX];

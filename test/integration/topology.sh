@@ -12,7 +12,9 @@
 # targets killed: I/O errors, never a verify mismatch; (f) a front exported
 # to one host NQN refuses another; (g) memory members; (h) --dhchap: every
 # connection authenticated both ways, a host without the key refused, a
-# restarted member authenticates the front again.
+# restarted member authenticates the front again; (i) --tls --dhchap: every
+# connection over TLS and authenticated inside it, a plaintext host refused,
+# a restarted member taking the front over TLS again.
 source "$(dirname "$0")/common.sh"
 
 BP=$BIN/bdevperf
@@ -258,4 +260,42 @@ check_fails "(h) no key material in any log or saved configuration" \
 	grep -q -F -f <(cut -d: -f3 "$D"/keys/*.key | cut -c1-24) "$D"/*.log "$D"/*.json
 topo down >"$TMP/down4.out"
 check "(h) down: four daemons exit 0" test "$(grep -c 'exit 0)' "$TMP/down4.out")" = 4
+
+# --- (i) --tls --dhchap: every connection encrypted and authenticated ---
+D=$TMP/topo-tls
+topo up --size 16 --tls --dhchap >"$TMP/up5.out" 2>&1
+rc=$?
+track
+check "(i) up --tls --dhchap (exit $rc)" test $rc -eq 0
+[ $rc -eq 0 ] || cat "$TMP/up5.out"
+# members_tls: each member's log has the front's queues over TLS and authenticated.
+members_tls() {
+	local n
+	for n in 0 1 2; do
+		grep -q "secure channel up (TLS_AES_128_GCM_SHA256), PSK identity NVMe0R01 .* nqn.2016-06.io.gga:hb$n" \
+			"$D/hb$n.log" &&
+			grep -q "authenticated queue 0 of nqn.2016-06.io.gga:hb$n (.*bidirectional)" \
+				"$D/hb$n.log" || return 1
+	done
+}
+check "(i) the front reaches each member over TLS, and authenticates both ways inside it" members_tls
+bp tls -w verify -t 2
+check "(i) verify through the encrypted front: exit 0, no mismatch" \
+	bash -c "[ $? -eq 0 ] && grep -q 'verify: [1-9][0-9]* blocks compared, 0 mismatches' '$TMP/tls.out'"
+check "(i) bdevperf's queues came over TLS to the front" \
+	grep -q "secure channel up (TLS_AES_128_GCM_SHA256), PSK identity NVMe0R01 .* nqn.2016-06.io.gga:gga0" "$D/front.log"
+jget "$D/bdevperf.json" "[c['params'].pop('psk') for s in d['subsystems'] if s['subsystem'] == 'bdev' for c in s['config']] and d" \
+	>"$TMP/nopsk.json"
+bp nopsk "$TMP/nopsk.json" -w verify -t 1
+check "(i) a host in plaintext is refused; the front logs the plaintext ICReq" \
+	bash -c "[ $? -ne 0 ] && ! grep -q '^Total' '$TMP/nopsk.out' && grep -q 'plaintext NVMe/TCP ICReq' '$D/front.log'"
+topo kill-target 2 >/dev/null
+topo start-target 2 >/dev/null
+check "(i) a restarted member takes the front over TLS again (its saved config)" \
+	wait_connected hb2 15
+check "(i) and the array is whole again" wait_online
+check_fails "(i) no key material in any log or saved configuration" \
+	grep -q -F -f <(cut -d: -f3 "$D"/keys/*.key | cut -c1-24) "$D"/*.log "$D"/*.json
+topo down >"$TMP/down5.out"
+check "(i) down: four daemons exit 0" test "$(grep -c 'exit 0)' "$TMP/down5.out")" = 4
 finish

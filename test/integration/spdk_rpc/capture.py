@@ -68,7 +68,6 @@ COMMANDS = [
     ("nvmf_create_subsystem", ["nvmf_create_subsystem", NQN, "-a", "-s", "SN0001"]),
     ("nvmf_subsystem_add_ns_no_auto_visible", ["nvmf_subsystem_add_ns", NQN, "M0", "-i"]),
     ("nvmf_subsystem_add_ns", ["nvmf_subsystem_add_ns", NQN, "M0"]),
-    ("nvmf_subsystem_add_listener_secure", ["nvmf_subsystem_add_listener", NQN] + LISTEN + ["-k"]),
     ("nvmf_subsystem_add_listener", ["nvmf_subsystem_add_listener", NQN] + LISTEN),
     # A second subsystem with ANA reporting and a controller ID range, for a while.
     ("nvmf_create_subsystem_ana", ["nvmf_create_subsystem", NQN2, "-a", "-s", "SN0002", "-r",
@@ -100,6 +99,9 @@ COMMANDS = [
     ("bdev_nvme_detach_controller", ["bdev_nvme_detach_controller", "Nvme0"]),
     ("nvmf_subsystem_remove_host", ["nvmf_subsystem_remove_host", NQN, HOST]),
     ("nvmf_subsystem_remove_listener", ["nvmf_subsystem_remove_listener", NQN] + LISTEN),
+    # The same address again, as a TLS listener (a listener is TLS or not for every subsystem).
+    ("nvmf_subsystem_add_listener_secure", ["nvmf_subsystem_add_listener", NQN] + LISTEN + ["-k"]),
+    ("nvmf_subsystem_remove_listener_secure", ["nvmf_subsystem_remove_listener", NQN] + LISTEN),
     ("nvmf_subsystem_remove_ns", ["nvmf_subsystem_remove_ns", NQN, "1"]),
     ("nvmf_delete_subsystem", ["nvmf_delete_subsystem", NQN]),
     ("bdev_error_delete", ["bdev_error_delete", "EE_N0"]),

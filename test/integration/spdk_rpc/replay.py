@@ -110,9 +110,9 @@ REFUSED = {
     "bdev_get_iostat_per_channel": "per_channel true: not supported by gga",
     "nvmf_create_transport_zcopy": "zcopy true: not supported by gga",
     "nvmf_subsystem_add_ns_no_auto_visible": "no_auto_visible true: not supported by gga",
-    "nvmf_subsystem_add_listener_secure": "secure_channel true: not supported by gga",
-    "nvmf_subsystem_add_host_psk": 'psk "key0": not supported by gga',
-    "bdev_nvme_attach_controller_psk": 'psk "key0": not supported by gga',
+    # key0 is a DH-HMAC-CHAP secret: psk takes a key by name, as SPDK's does.
+    "nvmf_subsystem_add_host_psk": "key key0 is not a TLS PSK",
+    "bdev_nvme_attach_controller_psk": "psk: key key0 is not a TLS PSK",
 }
 
 # Accepted requests: (description, check of (client, result)).
@@ -220,6 +220,13 @@ ACCEPTED = {
                                    [HOST2]),
     "nvmf_subsystem_remove_listener": ("no listener",
                                        lambda c, r: subsystem(c)["listen_addresses"] == []),
+    "nvmf_subsystem_add_listener_secure": ("a TLS listener (secure_channel)",
+                                           lambda c, r: r is True and
+                                           subsystem(c)["listen_addresses"][0]
+                                           ["secure_channel"] is True),
+    "nvmf_subsystem_remove_listener_secure": ("no listener again",
+                                              lambda c, r: subsystem(c)["listen_addresses"] ==
+                                              []),
     "nvmf_subsystem_remove_ns": ("no namespace", lambda c, r: subsystem(c)["namespaces"] == []),
     "nvmf_delete_subsystem": ("subsystem gone", lambda c, r: subsystem(c) is None),
     "bdev_error_delete": ("EE_N0 gone", lambda c, r: "EE_N0" not in bdev_names(c)),
