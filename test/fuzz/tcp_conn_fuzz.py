@@ -8,7 +8,11 @@ namespace in one subsystem, a TCP listener on 127.0.0.1), then runs batches
 of connections that carry valid and mutated PDUs over a connection's whole
 life: ICReq/ICResp, Fabrics Connect (admin and I/O), admin and I/O commands,
 in-capsule data, R2T/H2CData, TermReqs, half-close, reset, partial PDUs held
-back, slow senders, and 50 connections at once.
+back, slow senders, and 50 connections at once. The same scenarios also run
+over a secure channel (TLS 1.3 with a PSK, through `openssl s_client`), with
+every send cut into TLS records at random places, so that records end inside
+PDU headers, data and digests; and random bytes go to the TLS listener
+itself (handshake records that are not).
 
 After every batch it checks that the daemon is alive and answers an RPC
 within 1 s, that its open fds come back to the baseline (+2) and its VmRSS
@@ -23,6 +27,7 @@ Prints "ok - ..." / "not ok - ..." lines and the connections and PDUs sent;
 exits 0 when every check passed.
 """
 import argparse
+import base64
 import ctypes
 import json
 import os
@@ -38,6 +43,10 @@ import time
 
 from fuzzlib import (Checker, Closed, Daemon, Health, batch_plan, dispose, finish, free_port,
                      recv_chunk)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "unit", "lib",
+                                "tls"))
+import tls_kat  # noqa: E402  (the Python derivation of the TLS PSK)
 
 ISAL = ctypes.CDLL("libisal.so.2")
 ISAL.crc32_iscsi.restype = ctypes.c_uint32
@@ -126,7 +135,19 @@ def connect_sqe(cid, qid, sqsize, kato=0, recfmt=0, sgl_len=1024):
     return bytes(c)
 
 
-def connect_data(cntlid=0xFFFF, subnqn=NQN, hostnqn=HOSTNQN, hostid=bytes(range(16))):
+# The scenario of this thread runs over TLS (sc_tls): new connections open a
+# secure channel, and Connects name the TLS subsystem and host by default.
+TL = threading.local()
+TLS = {"port": None, "identity": None, "psk": None}
+TLS_NQN = "nqn.2016-06.io.gga:connfuzz-tls"
+TLS_HOSTNQN = "nqn.2014-08.org.nvmexpress:uuid:1c2d3e4f-5061-4728-9a3b-4c5d6e7f8091"
+
+
+def connect_data(cntlid=0xFFFF, subnqn=None, hostnqn=None, hostid=bytes(range(16))):
+    if subnqn is None:
+        subnqn = TLS_NQN if getattr(TL, "tls", False) else NQN
+    if hostnqn is None:
+        hostnqn = TLS_HOSTNQN if getattr(TL, "tls", False) else HOSTNQN
     d = bytearray(1024)
     d[0:16] = hostid
     struct.pack_into("<H", d, 16, cntlid)
@@ -170,12 +191,32 @@ def mutate(rng, b):
 # A host connection with bounded I/O.
 
 
+def tls_stream(timeout):
+    """A socket whose other end is `openssl s_client` connected to the TLS
+    listener with the fuzzer's PSK: (socket, process)."""
+    ours, theirs = socket.socketpair()
+    proc = subprocess.Popen(
+        ["openssl", "s_client", "-connect", "127.0.0.1:%d" % TLS["port"], "-tls1_3",
+         "-ciphersuites", "TLS_AES_128_GCM_SHA256", "-psk_identity", TLS["identity"],
+         "-psk", TLS["psk"], "-quiet", "-nocommands", "-no_ticket"],
+        stdin=theirs, stdout=theirs, stderr=subprocess.DEVNULL)
+    theirs.close()
+    ours.settimeout(timeout)
+    return ours, proc
+
+
 class Host:
     def __init__(self, port, rng, timeout=2.0):
         self.rng = rng
-        self.s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-        self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.timeout = timeout
+        self.proc = None
+        if getattr(TL, "tls", False):
+            # s_client makes a record of each read of its input: "records"
+            # sends cut the bytes at random places with a pause between.
+            self.s, self.proc = tls_stream(timeout + 1.0)
+        else:
+            self.s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+            self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.timeout = timeout + (1.0 if self.proc else 0.0)
         self.hd = self.dd = False
         self.buf = b""
         self.cid = 0
@@ -196,6 +237,12 @@ class Host:
             self.s.close()
         except OSError:
             pass
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
 
     def send(self, data, npdus=1):
         STATS.add(pdus=npdus, nbytes=len(data))
@@ -213,6 +260,14 @@ class Host:
                     n = self.rng.randrange(1, 64)
                     self.s.sendall(data[i:i + n])
                     i += n
+            elif self.proc is not None:
+                i = 0
+                while i < len(data):
+                    n = self.rng.choice([1, 3, 7, 24, 100, 1000, 5000, 20000])
+                    self.s.sendall(data[i:i + n])
+                    i += n
+                    if i < len(data):
+                        time.sleep(0.0005)
             else:
                 self.s.sendall(data)
         except (BrokenPipeError, ConnectionResetError, socket.timeout) as e:
@@ -773,6 +828,72 @@ def sc_auth(ctx, rng):
     rand_close(h, rng)
 
 
+# What sc_tls runs over a secure channel.
+TLS_SUBSCENARIOS = ["icreq", "connect", "admin", "io", "io", "io_valid", "term", "partial",
+                    "garbage"]
+
+
+def sc_tls(ctx, rng):
+    """Another scenario, over TLS with records cut at random places."""
+    name = rng.choice(TLS_SUBSCENARIOS)
+    TL.tls = True
+    try:
+        SCENARIOS[name][0](Ctx(TLS["port"], ctx.slot), rng)
+    finally:
+        TL.tls = False
+
+
+def sc_tls_garbage(ctx, rng):
+    """Bytes to the TLS listener that are no good TLS: a handshake record
+    header with a random length and body, random bytes, or a real
+    ClientHello cut short; the target must close or time out, and serve on."""
+    s = socket.create_connection(("127.0.0.1", TLS["port"]), timeout=2.0)
+    STATS.add(conns=1)
+    kind = rng.randrange(3)
+    if kind == 0:
+        body = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 300)))
+        data = bytes([0x16, 3, rng.choice([1, 3])]) + \
+            struct.pack(">H", rng.choice([len(body), 0, 0x4000, 0xFFFF])) + body
+    elif kind == 1:
+        data = bytes([0x16]) + bytes(rng.randrange(256) for _ in range(rng.randrange(1, 600)))
+    else:
+        # The start of a real ClientHello (an s_client's), mutated or cut.
+        data = mutate(rng, TLS["hello"]) if rng.random() < 0.7 else \
+            TLS["hello"][:rng.randrange(1, len(TLS["hello"]))]
+    try:
+        s.sendall(data)
+        deadline = time.monotonic() + 0.3
+        while recv_chunk(s, deadline, 65536) is not None:
+            pass
+    except (Closed, OSError):
+        pass
+    finally:
+        s.close()
+
+
+def capture_client_hello():
+    """The first bytes an s_client sends to the TLS listener (for sc_tls_garbage)."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+    proc = subprocess.Popen(
+        ["openssl", "s_client", "-connect", "127.0.0.1:%d" % port, "-tls1_3", "-psk_identity",
+         TLS["identity"], "-psk", TLS["psk"], "-quiet", "-nocommands"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        srv.settimeout(10)
+        c, _ = srv.accept()
+        c.settimeout(10)
+        hello = c.recv(65536)
+        c.close()
+    finally:
+        srv.close()
+        proc.kill()
+        proc.wait()
+    return hello
+
+
 SCENARIOS = {
     "issue10": (sc_issue10, 1),
     "icreq": (sc_icreq, 4),
@@ -787,6 +908,8 @@ SCENARIOS = {
     "slow": (sc_slow, 1),
     "stuck_reader": (sc_stuck_reader, 1),
     "garbage": (sc_garbage, 2),
+    "tls": (sc_tls, 4),
+    "tls_garbage": (sc_tls_garbage, 1),
     "swarm": (sc_swarm, 0),
 }
 
@@ -916,6 +1039,30 @@ def main():
                                           "dhchap_key": "auth"}, 5)
         d.rpc("nvmf_subsystem_add_listener", {"nqn": AUTH_NQN, "listen_address": {
             "trtype": "tcp", "adrfam": "ipv4", "traddr": "127.0.0.1", "trsvcid": str(port)}}, 5)
+
+        # The secure channel of sc_tls: its own port, subsystem, host and PSK.
+        psk_text = tls_kat.interchange(1, os.urandom(32))
+        psk_path = os.path.join(tmp, "tls.key")
+        with open(os.open(psk_path, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+            f.write(psk_text + "\n")
+        raw = base64.b64decode(psk_text.split(":")[2])[:-4]
+        retained = tls_kat.retained(1, raw, TLS_HOSTNQN, "rfc8446")
+        TLS["identity"] = tls_kat.identity(0, 1, TLS_HOSTNQN, TLS_NQN)
+        TLS["psk"] = tls_kat.tls_psk(1, retained, 0, TLS["identity"], None, "rfc8446").hex()
+        TLS["port"] = free_port()
+        d.rpc("keyring_file_add_key", {"name": "tls", "path": psk_path}, 5)
+        d.rpc("nvmf_create_subsystem", {"nqn": TLS_NQN}, 5)
+        d.rpc("nvmf_subsystem_add_ns", {"nqn": TLS_NQN, "namespace": {"bdev_name": "M0"}}, 5)
+        d.rpc("nvmf_subsystem_add_host", {"nqn": TLS_NQN, "host": TLS_HOSTNQN, "psk": "tls"}, 5)
+        d.rpc("nvmf_subsystem_add_listener", {"nqn": TLS_NQN, "secure_channel": True,
+                                              "listen_address": {
+                                                  "trtype": "tcp", "adrfam": "ipv4",
+                                                  "traddr": "127.0.0.1",
+                                                  "trsvcid": str(TLS["port"])}}, 5)
+        TLS["hello"] = capture_client_hello()
+        ck.check(len(TLS["hello"]) > 100 and TLS["hello"][0] == 0x16,
+                 "an s_client ClientHello captured for the TLS garbage (%d bytes)"
+                 % len(TLS["hello"]))
 
         # Warm-up: a swarm and a verify touch the pools and buffers a busy target uses,
         # so the baseline is that of a target that has served.

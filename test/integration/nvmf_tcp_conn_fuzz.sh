@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The NVMe/TCP connection fuzzer (test/fuzz/tcp_conn_fuzz.py) against a real
+# The NVMe/TCP connection fuzzer (test/fuzz/tcp_conn_fuzz.py, plain and over
+# TLS with records cut at random places) against a real
 # gga_tgt on 127.0.0.1: first the kept regression cases (named scenarios with
 # fixed seeds, one fixed-seed batch), then GGA_CONN_FUZZ_SECONDS (default 30)
 # of random batches with a fresh seed (printed; GGA_CONN_FUZZ_SEED fixes it).
@@ -17,7 +18,8 @@ fuzz() {
 fuzz regress --seed 10 --scenario issue10:1 --scenario icreq_glued:1 \
 	--scenario icreq_glued:2 --scenario icreq_glued:3 --scenario icreq_glued:4 \
 	--scenario icreq_glued:5 --scenario io:710713162 --scenario io:1351711691 \
-	--scenario stuck_reader:3 --scenario swarm:5
+	--scenario stuck_reader:3 --scenario swarm:5 --scenario tls:3 --scenario tls:5 \
+	--scenario tls_garbage:2 --scenario tls_garbage:3
 rc=$?
 check "connection fuzzer: kept regression cases (exit $rc)" test $rc -eq 0
 

@@ -183,6 +183,7 @@ start_tgt f -m 0x2 || {
 	not_ok "front gga_tgt starts"
 	finish
 }
+F_PID=$TGT_PID
 add_keys f
 # refused NAME HOSTNQN SUBNQN PORT EXTRA REASON: the attach fails with REASON in its answer.
 refused() {
@@ -239,8 +240,14 @@ check "the front's save_config has the attach's psk by name" \
 check "no key material in any log or saved file" \
 	bash -c "! grep -l -- '$SECRET_PART' '$TMP'/*.log '$TMP'/*-saved.json '$TMP'/*.out"
 stop_tgt "$T_PID" >/dev/null
+check "the target exits 0 on SIGTERM (in the ASan lane: no leak, no error)" test $? -eq 0
 start_tgt t2 -m 0x1 --json "$TMP/t-saved.json" || not_ok "gga_tgt restarts from its saved configuration"
 check "restarted from save_config: gga's host verifies over TLS again" bp_tls bp3 "$HOST" k1 4096
 check "and plaintext is still refused on the TLS port there" \
 	bash -c "! timeout -k 5 30 python3 '$PEER' discovery --port $TLS_PORT --hostnqn $HOST3 >/dev/null 2>&1"
+stop_tgt "$TGT_PID" >/dev/null
+check "the restarted target exits 0 on SIGTERM" test $? -eq 0
+stop_tgt "$F_PID" >/dev/null
+check "the front exits 0 on SIGTERM (its TLS controller detached)" test $? -eq 0
+check_fails "no sanitizer report in the logs" grep -q "runtime error\|Sanitizer" "$TMP"/*.log
 finish
