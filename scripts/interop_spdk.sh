@@ -38,6 +38,18 @@
 #        shows the admin and I/O queues authenticated with that pair; a wrong
 #        controller key is refused by gga's host ("wrong controller response"),
 #        a wrong host key by SPDK (Failure1); a right run after them passes.
+#  6. TLS (NVMe/TCP secure channels, TLS 1.3 with a PSK), fresh interchange
+#     PSKs (nvme_tls_peer.py gen-key) in the keyring, both ways round:
+#     a. SPDK's bdevperf as the host of gga_tgt (a secure_channel listener,
+#        nvmf_subsystem_add_host psk) with a SHA-256 and a SHA-384 PSK: verify
+#        exits 0 with no failed I/O, gga_tgt logs the admin and I/O queues'
+#        secure channels with the suite of the key and SPDK's version 0
+#        identity; a wrong PSK and a plaintext host are refused (gga_tgt logs
+#        why), and a right run after them passes.
+#     b. gga's bdevperf as the host of SPDK's nvmf_tgt (nvmf_subsystem_add_listener
+#        -k, nvmf_subsystem_add_host --psk) with both keys: verify with 0
+#        mismatches; a wrong PSK ("TLS handshake failed") and plaintext are
+#        refused; a right run after them passes.
 # Prints `ok - ...` / `not ok - ...` per check; exits non-zero if any failed.
 set -u
 spdk=${SPDK_DIR:-}
@@ -443,6 +455,149 @@ sys.exit(0 if qs and all(q.get("auth") == want for q in qs) and
 		check "SPDK's nvmf_tgt logged the wrong response" \
 			eval "since '$tmp/sauth.log' $n0 | grep -q 'challenge response mismatch'"
 		gbp ga2 1 hk ck
+		rc=$?
+		check "SPDK's nvmf_tgt keeps serving: a second right run passes" \
+			eval "[ $rc -eq 0 ] && grep -q 'verify: [1-9][0-9]* blocks compared, 0 mismatches' '$tmp/ga2.out'"
+		kill -TERM $spid
+		wait $spid 2>/dev/null
+		pids=()
+	done
+fi
+
+# 6. TLS (secure channels) both ways round: SPDK's host against gga_tgt, gga's host against SPDK's nvmf_tgt.
+TNQN=nqn.2016-06.io.gga:tls
+for k in tk:1 tk384:2 twrong:1; do
+	# No newline: SPDK takes the file's bytes as they are and wants the final colon last.
+	(umask 077 && python3 test/integration/nvme_tls_peer.py gen-key --hash "${k#*:}" | tr -d "\n" >"$keys/${k%:*}")
+done
+# tls_json OUT PORT SUBNQN [PSK]: a bdevperf config that attaches N0 as AHOST (with PSK, a key name).
+tls_json() {
+	cat >"$1" <<JSON
+{"subsystems": [{"subsystem": "keyring", "config": [
+ {"method": "keyring_file_add_key", "params": {"name": "tk", "path": "$keys/tk"}},
+ {"method": "keyring_file_add_key", "params": {"name": "tk384", "path": "$keys/tk384"}},
+ {"method": "keyring_file_add_key", "params": {"name": "twrong", "path": "$keys/twrong"}}]},
+ {"subsystem": "bdev", "config": [
+ {"method": "bdev_nvme_attach_controller", "params": {"name": "N0", "trtype": "tcp", "adrfam": "ipv4", "traddr": "127.0.0.1", "trsvcid": "$2", "subnqn": "$3", "hostnqn": "$AHOST"${4:+, \"psk\": \"$4\"}}}
+]}]}
+JSON
+}
+
+# 6a. SPDK's bdevperf (host) against gga_tgt's secure channel.
+rm -f "$tmp/t.sock"
+"$bin/gga_tgt" -m 0x2 -r "$tmp/t.sock" >"$tmp/tt.log" 2>&1 &
+gpid=$!
+pids+=($gpid)
+for i in $(seq 1 100); do grep -q ': ready' "$tmp/tt.log" && break; sleep 0.1; done
+AHOST2=nqn.2014-08.org.nvmexpress:uuid:6d2e3b8f-4c50-4d7e-9f01-1b2c3d4e5f60
+tls_target() {
+	local k
+	for k in tk tk384 twrong; do
+		rpc keyring_file_add_key "{\"name\": \"$k\", \"path\": \"$keys/$k\"}" || return 1
+	done
+	rpc bdev_malloc_create --name T0 --num_blocks 32768 --block_size 512 &&
+		rpc nvmf_create_transport --trtype TCP &&
+		rpc nvmf_create_subsystem "{\"nqn\": \"$TNQN\"}" &&
+		rpc nvmf_subsystem_add_ns "{\"nqn\": \"$TNQN\", \"namespace\": {\"bdev_name\": \"T0\"}}" &&
+		rpc nvmf_subsystem_add_listener "{\"nqn\": \"$TNQN\", \"listen_address\": $(addr "$PA"), \"secure_channel\": true}" &&
+		rpc nvmf_subsystem_add_host "{\"nqn\": \"$TNQN\", \"host\": \"$AHOST\", \"psk\": \"tk\"}"
+}
+check "gga_tgt with a secure_channel listener and the host added with a psk" eval 'tls_target >/dev/null'
+# stls NAME SECONDS [PSK]: SPDK's bdevperf verify through gga_tgt's TLS listener as AHOST.
+stls() {
+	tls_json "$tmp/$1.json" "$PA" "$TNQN" "${3:-}"
+	timeout -k 5 60 "$spdk/build/examples/bdevperf" -m 0x1 --disable-cpumask-locks --json "$tmp/$1.json" \
+		-q 16 -o 4096 -w verify -t "$2" >"$tmp/$1.out" 2>&1
+}
+n0=$(($(wc -l <"$tmp/tt.log") + 1))
+t0=$EPOCHREALTIME
+stls ta 3 tk
+rc=$?
+grep -E "^[[:space:]]*N0n1|\*ERROR\*" "$tmp/ta.out" | head -6 | sed 's/^/  | /'
+check "SPDK bdevperf verify through gga_tgt over TLS (SHA-256 PSK): exit 0, no failed I/O, no error ($(secs "$t0") s)" \
+	eval "[ $rc -eq 0 ] && no_failed '$tmp/ta.out'"
+since "$tmp/tt.log" "$n0" | grep -m2 "secure channel up" | cut -c1-220 | sed 's/^/  | /'
+check "gga_tgt: SPDK's admin and I/O queues came over TLS_AES_128_GCM_SHA256 with its v0 identity" \
+	eval "[ \$(since '$tmp/tt.log' $n0 | grep -c 'secure channel up (TLS_AES_128_GCM_SHA256), PSK identity NVMe0R01 $AHOST $TNQN') -ge 2 ]"
+rpc nvmf_subsystem_remove_host "{\"nqn\": \"$TNQN\", \"host\": \"$AHOST\"}" >/dev/null
+rpc nvmf_subsystem_add_host "{\"nqn\": \"$TNQN\", \"host\": \"$AHOST\", \"psk\": \"tk384\"}" >/dev/null
+n0=$(($(wc -l <"$tmp/tt.log") + 1))
+stls ta384 2 tk384
+rc=$?
+check "SPDK bdevperf over TLS with a SHA-384 PSK: exit 0, no failed I/O" \
+	eval "[ $rc -eq 0 ] && no_failed '$tmp/ta384.out'"
+check "gga_tgt: TLS_AES_256_GCM_SHA384, identity NVMe0R02" \
+	eval "since '$tmp/tt.log' $n0 | grep -q 'secure channel up (TLS_AES_256_GCM_SHA384), PSK identity NVMe0R02 $AHOST $TNQN'"
+n0=$(($(wc -l <"$tmp/tt.log") + 1))
+stls tw 1 twrong
+rc=$?
+grep -E "ERROR" "$tmp/tw.out" | head -2 | cut -c1-220 | sed 's/^/  | /'
+check "a wrong PSK: SPDK's attach fails" eval "[ $rc -ne 0 ]"
+check "gga_tgt logged the refused handshake" \
+	eval "since '$tmp/tt.log' $n0 | grep -q 'TLS handshake refused'"
+n0=$(($(wc -l <"$tmp/tt.log") + 1))
+stls tp 1
+rc=$?
+check "SPDK's host in plaintext on the TLS listener: refused" eval "[ $rc -ne 0 ]"
+check "gga_tgt logged the plaintext ICReq" \
+	eval "since '$tmp/tt.log' $n0 | grep -q 'plaintext NVMe/TCP ICReq'"
+stls ta2 1 tk384
+rc=$?
+check "gga_tgt keeps serving: a second right run passes" eval "[ $rc -eq 0 ] && no_failed '$tmp/ta2.out'"
+kill -TERM $gpid
+wait $gpid
+check "gga_tgt exits 0" test $? -eq 0
+pids=()
+
+# 6b. gga's bdevperf (host) against SPDK's nvmf_tgt's secure channel.
+if [ -x "$spdk/build/bin/nvmf_tgt" ]; then
+	STNQN=nqn.2016-06.io.spdk:tls
+	# spdk_tls_tgt PSK: nvmf_tgt with a TLS listener (-k) on PB and AHOST added with PSK.
+	spdk_tls_tgt() {
+		rm -f "$tmp/spdk.sock"
+		"$spdk/build/bin/nvmf_tgt" -m 0x1 -r "$tmp/spdk.sock" >"$tmp/stls.log" 2>&1 &
+		spid=$!
+		pids+=($spid)
+		for i in $(seq 1 100); do [ -S "$tmp/spdk.sock" ] && break; sleep 0.1; done
+		cat >"$tmp/stls.rpc" <<RPC
+keyring_file_add_key tk $keys/tk
+keyring_file_add_key tk384 $keys/tk384
+bdev_malloc_create -b M0 64 512
+nvmf_create_transport -t TCP
+nvmf_create_subsystem $STNQN
+nvmf_subsystem_add_ns $STNQN M0
+nvmf_subsystem_add_listener $STNQN -t tcp -a 127.0.0.1 -s $PB -f ipv4 -k
+nvmf_subsystem_add_host $STNQN $AHOST --psk $1
+RPC
+		python3 "$spdk/scripts/rpc.py" -s "$tmp/spdk.sock" <"$tmp/stls.rpc" >"$tmp/stls.rpc.out" 2>&1 || {
+			tail -n 5 "$tmp/stls.rpc.out" "$tmp/stls.log" | sed 's/^/  | /'
+			return 1
+		}
+	}
+	# gtls NAME SECONDS [PSK]: gga's bdevperf verify through nvmf_tgt's TLS listener as AHOST.
+	gtls() {
+		tls_json "$tmp/$1.json" "$PB" "$STNQN" "${3:-}"
+		timeout -k 5 60 "$bin/bdevperf" -m 0x2 --json "$tmp/$1.json" -q 16 -o 4096 -w verify \
+			-t "$2" -b N0n1 >"$tmp/$1.out" 2>&1
+	}
+	for key in tk tk384; do
+		check "SPDK's nvmf_tgt with a secure-channel listener (-k) and the host added with --psk $key" \
+			spdk_tls_tgt $key
+		t0=$EPOCHREALTIME
+		gtls ga 3 $key
+		rc=$?
+		grep -E "verify:|ERROR" "$tmp/ga.out" | head -4 | cut -c1-220 | sed 's/^/  | /'
+		check "gga's bdevperf verify through SPDK's nvmf_tgt over TLS ($key): exit 0, 0 mismatches ($(secs "$t0") s)" \
+			eval "[ $rc -eq 0 ] && grep -q 'verify: [1-9][0-9]* blocks compared, 0 mismatches' '$tmp/ga.out'"
+		gtls gw 1 twrong
+		rc=$?
+		grep -E "TLS|ERROR" "$tmp/gw.out" | head -1 | cut -c1-220 | sed 's/^/  | /'
+		check "a wrong PSK: gga's host is refused (TLS handshake failed)" \
+			eval "[ $rc -ne 0 ] && grep -q 'TLS handshake failed' '$tmp/gw.out'"
+		gtls gp 1
+		rc=$?
+		check "gga's host in plaintext on SPDK's TLS listener: refused" eval "[ $rc -ne 0 ]"
+		gtls ga2 1 $key
 		rc=$?
 		check "SPDK's nvmf_tgt keeps serving: a second right run passes" \
 			eval "[ $rc -eq 0 ] && grep -q 'verify: [1-9][0-9]* blocks compared, 0 mismatches' '$tmp/ga2.out'"
