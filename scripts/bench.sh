@@ -3,7 +3,7 @@
 # they print numbers. Runs side by side in one invocation so ratios are
 # comparable on a shared, noisy machine.
 #
-#   scripts/bench.sh [-t SECONDS] [suite...]    suites: malloc codec gga nvmf vs_spdk rebuild stall failover auth (default: all)
+#   scripts/bench.sh [-t SECONDS] [suite...]    suites: malloc codec gga nvmf vs_spdk rebuild stall failover auth tls (default: all)
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ ${#suites[@]} -gt 0 ] || suites=(malloc codec gga nvmf vs_spdk rebuild stall failover auth)
+[ ${#suites[@]} -gt 0 ] || suites=(malloc codec gga nvmf vs_spdk rebuild stall failover auth tls)
 
 bash scripts/pkgdep.sh || exit 1
 [ -f mk/config.mk ] || ./configure || exit 1
@@ -93,6 +93,9 @@ JSON
 		;;
 	auth)
 		bash "$root/scripts/bench_auth.sh"
+		;;
+	tls)
+		bash "$root/scripts/bench_tls.sh"
 		;;
 	*)
 		echo "bench: unknown suite '$s'" >&2

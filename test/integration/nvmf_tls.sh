@@ -20,6 +20,7 @@
 source "$(dirname "$0")/common.sh"
 
 command -v openssl >/dev/null || skip "openssl (the command) is needed for s_client"
+command -v nvme >/dev/null || skip "nvme-cli is needed (its gen-tls-key makes a key; scripts/pkgdep.sh installs it)"
 
 NQN=nqn.2016-06.io.gga:tls
 OPEN=nqn.2016-06.io.gga:open
@@ -37,7 +38,8 @@ key_file() {
 	python3 "$PEER" gen-key "$@" >"$KEYS/$name" && chmod 600 "$KEYS/$name"
 }
 key_file k1 --hash 1
-key_file k2 --hash 2
+# The SHA-384 key is nvme-cli's: its interchange format is the one gga reads.
+(umask 077 && nvme gen-tls-key --hmac=2 >"$KEYS/k2")
 key_file wrong --hash 1
 key_file k0 --hash 1 --hh 0
 printf 'DHHC-1:00:not a psk:\n' >"$KEYS/junk"
