@@ -259,11 +259,11 @@ mkdir -m 700 "$keys"
 for k in hk:1 ck:3 wrong:1; do
 	(umask 077 && python3 test/integration/nvme_auth.py gen-key --hash "${k#*:}" >"$keys/${k%:*}")
 done
-# keyring_json: the keyring subsystem of a bdevperf config, the three keys.
+# keyring_json KEY...: the keyring subsystem of a bdevperf config with those keys of $keys.
 keyring_json() {
 	local k sep=
 	printf '{"subsystem": "keyring", "config": ['
-	for k in hk ck wrong; do
+	for k in "$@"; do
 		printf '%s\n {"method": "keyring_file_add_key", "params": {"name": "%s", "path": "%s"}}' "$sep" $k "$keys/$k"
 		sep=,
 	done
@@ -273,7 +273,7 @@ keyring_json() {
 # attaches N0 as AHOST with those keys.
 auth_json() {
 	cat >"$1" <<JSON
-{"subsystems": [$(keyring_json),
+{"subsystems": [$(keyring_json hk ck wrong),
  {"subsystem": "bdev", "config": [${6:+$6,}
  {"method": "bdev_nvme_attach_controller", "params": {"name": "N0", "trtype": "tcp", "adrfam": "ipv4", "traddr": "127.0.0.1", "trsvcid": "$2", "subnqn": "$3", "hostnqn": "$AHOST", "dhchap_key": "$4", "dhchap_ctrlr_key": "$5"}}
 ]}]}
@@ -283,27 +283,42 @@ JSON
 since() { tail -n +"$2" "$1"; }
 # secs T0: seconds since EPOCHREALTIME T0.
 secs() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
-
-# 5a. SPDK's bdevperf (host) against gga_tgt.
-rm -f "$tmp/t.sock"
-"$bin/gga_tgt" -m 0x2 -r "$tmp/t.sock" >"$tmp/ta.log" 2>&1 &
-gpid=$!
-pids+=($gpid)
-for i in $(seq 1 100); do grep -q ': ready' "$tmp/ta.log" && break; sleep 0.1; done
-auth_target() {
-	local k
-	for k in hk ck wrong; do
+# start_gga LOG: a fresh gga_tgt on core 1 (RPC $tmp/t.sock, log LOG), ready; its pid in gpid.
+start_gga() {
+	rm -f "$tmp/t.sock"
+	"$bin/gga_tgt" -m 0x2 -r "$tmp/t.sock" >"$1" 2>&1 &
+	gpid=$!
+	pids+=($gpid)
+	for i in $(seq 1 100); do grep -q ': ready' "$1" && break; sleep 0.1; done
+}
+# keyed_target NQN BDEV LISTEN_EXTRA HOST_EXTRA KEY...: gga_tgt gets KEY... (files of $keys)
+# in its keyring, a malloc namespace BDEV in subsystem NQN listening on PA (LISTEN_EXTRA:
+# more members of that call), and AHOST added with HOST_EXTRA (its keys).
+keyed_target() {
+	local nqn=$1 bdev=$2 lextra=$3 hextra=$4 k
+	shift 4
+	for k in "$@"; do
 		rpc keyring_file_add_key "{\"name\": \"$k\", \"path\": \"$keys/$k\"}" || return 1
 	done
-	rpc bdev_malloc_create --name A0 --num_blocks 32768 --block_size 512 &&
+	rpc bdev_malloc_create --name "$bdev" --num_blocks 32768 --block_size 512 &&
 		rpc nvmf_create_transport --trtype TCP &&
-		rpc nvmf_create_subsystem "{\"nqn\": \"$ANQN\"}" &&
-		rpc nvmf_subsystem_add_ns "{\"nqn\": \"$ANQN\", \"namespace\": {\"bdev_name\": \"A0\"}}" &&
-		rpc nvmf_subsystem_add_listener "{\"nqn\": \"$ANQN\", \"listen_address\": $(addr "$PA")}" &&
-		rpc nvmf_subsystem_add_host "{\"nqn\": \"$ANQN\", \"host\": \"$AHOST\", \"dhchap_key\": \"hk\", \"dhchap_ctrlr_key\": \"ck\"}"
+		rpc nvmf_create_subsystem "{\"nqn\": \"$nqn\"}" &&
+		rpc nvmf_subsystem_add_ns "{\"nqn\": \"$nqn\", \"namespace\": {\"bdev_name\": \"$bdev\"}}" &&
+		rpc nvmf_subsystem_add_listener "{\"nqn\": \"$nqn\", \"listen_address\": $(addr "$PA")$lextra}" &&
+		rpc nvmf_subsystem_add_host "{\"nqn\": \"$nqn\", \"host\": \"$AHOST\"$hextra}"
 }
+# stop_gga: SIGTERM to the gga_tgt of start_gga, which must exit 0.
+stop_gga() {
+	kill -TERM "$gpid"
+	wait "$gpid"
+	check "gga_tgt exits 0" test $? -eq 0
+	pids=()
+}
+
+# 5a. SPDK's bdevperf (host) against gga_tgt.
+start_gga "$tmp/ta.log"
 check "gga_tgt with keyring keys, a malloc namespace, the host added with dhchap_key and dhchap_ctrlr_key" \
-	eval 'auth_target >/dev/null'
+	eval 'keyed_target $ANQN A0 "" ", \"dhchap_key\": \"hk\", \"dhchap_ctrlr_key\": \"ck\"" hk ck wrong >/dev/null'
 # sbp NAME SECONDS HOSTKEY CTRLKEY [OPTIONS CALL]: SPDK's bdevperf verify through gga_tgt as AHOST.
 sbp() {
 	auth_json "$tmp/$1.json" "$PA" "$ANQN" "$3" "$4" "${5:-}"
@@ -358,10 +373,7 @@ for pair in "sha512 ffdhe8192 -" "sha384 ffdhe3072 host" "sha256 null target"; d
 	rc=$?
 	check "gga_tgt keeps serving: a second right run passes" eval "[ $rc -eq 0 ] && no_failed '$tmp/sa2.out'"
 done
-kill -TERM $gpid
-wait $gpid
-check "gga_tgt exits 0" test $? -eq 0
-pids=()
+stop_gga
 
 # 5b. gga's bdevperf (host) against SPDK's nvmf_tgt.
 if [ -x "$spdk/build/bin/nvmf_tgt" ]; then
@@ -473,10 +485,7 @@ done
 # tls_json OUT PORT SUBNQN [PSK]: a bdevperf config that attaches N0 as AHOST (with PSK, a key name).
 tls_json() {
 	cat >"$1" <<JSON
-{"subsystems": [{"subsystem": "keyring", "config": [
- {"method": "keyring_file_add_key", "params": {"name": "tk", "path": "$keys/tk"}},
- {"method": "keyring_file_add_key", "params": {"name": "tk384", "path": "$keys/tk384"}},
- {"method": "keyring_file_add_key", "params": {"name": "twrong", "path": "$keys/twrong"}}]},
+{"subsystems": [$(keyring_json tk tk384 twrong),
  {"subsystem": "bdev", "config": [
  {"method": "bdev_nvme_attach_controller", "params": {"name": "N0", "trtype": "tcp", "adrfam": "ipv4", "traddr": "127.0.0.1", "trsvcid": "$2", "subnqn": "$3", "hostnqn": "$AHOST"${4:+, \"psk\": \"$4\"}}}
 ]}]}
@@ -484,25 +493,9 @@ JSON
 }
 
 # 6a. SPDK's bdevperf (host) against gga_tgt's secure channel.
-rm -f "$tmp/t.sock"
-"$bin/gga_tgt" -m 0x2 -r "$tmp/t.sock" >"$tmp/tt.log" 2>&1 &
-gpid=$!
-pids+=($gpid)
-for i in $(seq 1 100); do grep -q ': ready' "$tmp/tt.log" && break; sleep 0.1; done
-AHOST2=nqn.2014-08.org.nvmexpress:uuid:6d2e3b8f-4c50-4d7e-9f01-1b2c3d4e5f60
-tls_target() {
-	local k
-	for k in tk tk384 twrong; do
-		rpc keyring_file_add_key "{\"name\": \"$k\", \"path\": \"$keys/$k\"}" || return 1
-	done
-	rpc bdev_malloc_create --name T0 --num_blocks 32768 --block_size 512 &&
-		rpc nvmf_create_transport --trtype TCP &&
-		rpc nvmf_create_subsystem "{\"nqn\": \"$TNQN\"}" &&
-		rpc nvmf_subsystem_add_ns "{\"nqn\": \"$TNQN\", \"namespace\": {\"bdev_name\": \"T0\"}}" &&
-		rpc nvmf_subsystem_add_listener "{\"nqn\": \"$TNQN\", \"listen_address\": $(addr "$PA"), \"secure_channel\": true}" &&
-		rpc nvmf_subsystem_add_host "{\"nqn\": \"$TNQN\", \"host\": \"$AHOST\", \"psk\": \"tk\"}"
-}
-check "gga_tgt with a secure_channel listener and the host added with a psk" eval 'tls_target >/dev/null'
+start_gga "$tmp/tt.log"
+check "gga_tgt with a secure_channel listener and the host added with a psk" \
+	eval 'keyed_target $TNQN T0 ", \"secure_channel\": true" ", \"psk\": \"tk\"" tk tk384 twrong >/dev/null'
 # stls NAME SECONDS [PSK]: SPDK's bdevperf verify through gga_tgt's TLS listener as AHOST.
 stls() {
 	tls_json "$tmp/$1.json" "$PA" "$TNQN" "${3:-}"
@@ -544,10 +537,7 @@ check "gga_tgt logged the plaintext ICReq" \
 stls ta2 1 tk384
 rc=$?
 check "gga_tgt keeps serving: a second right run passes" eval "[ $rc -eq 0 ] && no_failed '$tmp/ta2.out'"
-kill -TERM $gpid
-wait $gpid
-check "gga_tgt exits 0" test $? -eq 0
-pids=()
+stop_gga
 
 # 6b. gga's bdevperf (host) against SPDK's nvmf_tgt's secure channel.
 if [ -x "$spdk/build/bin/nvmf_tgt" ]; then

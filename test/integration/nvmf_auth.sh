@@ -23,8 +23,8 @@ OPEN=nqn.2016-06.io.gga:open
 HOST=nqn.2014-08.org.nvmexpress:uuid:6a1e7c3e-0d0b-4e5e-9d57-1a2b3c4d5e6f
 HOST2=nqn.2014-08.org.nvmexpress:uuid:7b2f8d4f-1e1c-4f6f-8e68-2b3c4d5e6f70
 AUTHPY=$GGA_ROOT/test/integration/nvme_auth.py
-KEYS=$TMP/keys
-mkdir -m 700 "$KEYS"
+source "$(dirname "$0")/keys_lib.sh"
+KEY_NAMES="hk ck wrong h2 junk"
 
 # key_file NAME HASH LEN: a fresh DH-HMAC-CHAP secret (transform HASH, LEN bytes) in $KEYS/NAME.
 key_file() {
@@ -41,13 +41,6 @@ key_file h2 0 48
 printf 'not a secret\n' >"$KEYS/junk"
 chmod 600 "$KEYS/junk"
 SECRET_PART=$(cut -d: -f3 "$KEYS/hk" | cut -c5-30)
-
-add_keys() {
-	local s=$1 k
-	for k in hk ck wrong h2 junk; do
-		rpc "$s" keyring_file_add_key "{\"name\":\"$k\",\"path\":\"$KEYS/$k\"}" >/dev/null || return 1
-	done
-}
 
 PORT=$(free_port)
 start_tgt t -m 0x1 || {

@@ -28,8 +28,8 @@ HOST=nqn.2014-08.org.nvmexpress:uuid:3c1f6a2e-55d4-4b5c-8f0e-0a1b2c3d4e5f
 HOST2=nqn.2014-08.org.nvmexpress:uuid:4d2a7b3f-66e5-4c6d-9a1f-1b2c3d4e5f60
 HOST3=nqn.2014-08.org.nvmexpress:uuid:5e3b8c4a-77f6-4d7e-8b2a-2c3d4e5f6071
 PEER=$GGA_ROOT/test/integration/nvme_tls_peer.py
-KEYS=$TMP/keys
-mkdir -m 700 "$KEYS"
+source "$(dirname "$0")/keys_lib.sh"
+KEY_NAMES="k1 k2 wrong k0 junk"
 
 # key_file NAME ARGS...: nvme_tls_peer.py gen-key ARGS into $KEYS/NAME (0600).
 key_file() {
@@ -45,13 +45,6 @@ key_file k0 --hash 1 --hh 0
 printf 'DHHC-1:00:not a psk:\n' >"$KEYS/junk"
 chmod 600 "$KEYS/junk"
 SECRET_PART=$(cut -d: -f3 "$KEYS/k1" | cut -c5-30)
-
-add_keys() {
-	local s=$1 k
-	for k in k1 k2 wrong k0 junk; do
-		rpc "$s" keyring_file_add_key "{\"name\":\"$k\",\"path\":\"$KEYS/$k\"}" >/dev/null || return 1
-	done
-}
 
 TLS_PORT=$(free_port)
 PLAIN_PORT=$(free_port)
