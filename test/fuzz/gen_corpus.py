@@ -457,12 +457,27 @@ def dhchap_seeds():
     return seeds
 
 
+def tls_seeds():
+    """fuzz_tls: a configuration byte, then records [op][arg] (or forged bytes)."""
+    def ops(*pairs):
+        return b"".join(bytes(p) for p in pairs)
+
+    seeds = {}
+    seeds["sha256_mixed"] = b"\x00" + ops((0, 200), (1, 50), (3, 0), (2, 0), (0, 255),
+                                          (1, 255), (2, 0), (0, 1), (1, 0))
+    seeds["sha384_large"] = b"\x01" + ops(*([(0, 255)] * 12 + [(1, 255)] * 6 + [(2, 0)]))
+    seeds["small_reads"] = b"\x00" + ops(*([(0, 30), (1, 0), (1, 1), (3, 7)] * 8))
+    seeds["forged_data"] = b"\x02" + bytes([0x17, 3, 3, 0, 32]) + bytes(32)
+    seeds["forged_alert"] = b"\x02" + bytes([0x15, 3, 3, 0, 2, 2, 40])
+    return seeds
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "corpus")
     for harness, seeds in (("fuzz_tcp_pdu", tcp_pdu_seeds()), ("fuzz_nvmf_cmd", nvmf_cmd_seeds()),
                            ("fuzz_tcp_conn", tcp_conn_seeds()),
                            ("fuzz_rdma_capsule", rdma_capsule_seeds()),
-                           ("fuzz_dhchap", dhchap_seeds())):
+                           ("fuzz_dhchap", dhchap_seeds()), ("fuzz_tls", tls_seeds())):
         d = os.path.join(root, harness)
         os.makedirs(d, exist_ok=True)
         for name, blob in seeds.items():

@@ -21,7 +21,7 @@ secs=${2:-30}
 min_runs=${3:-}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/test/fuzz
-harnesses="fuzz_tcp_pdu fuzz_nvmf_cmd fuzz_tcp_conn fuzz_rdma_capsule fuzz_dhchap"
+harnesses="fuzz_tcp_pdu fuzz_nvmf_cmd fuzz_tcp_conn fuzz_rdma_capsule fuzz_dhchap fuzz_tls"
 CC=${FUZZ_CC:-clang}
 
 if ! command -v "$CC" >/dev/null 2>&1; then

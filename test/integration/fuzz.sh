@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # libFuzzer harnesses of test/fuzz/ (NVMe/TCP PDU checks, NVMe-oF command
-# handling, NVMe/TCP connections, NVMe/RDMA capsules on a fake device): build
+# handling, NVMe/TCP connections, NVMe/RDMA capsules on a fake device,
+# DH-HMAC-CHAP, the TLS byte stream): build
 # with clang, replay the kept crash inputs and the seed corpora, then fuzz
 # each harness for 10 seconds (GGA_FUZZ_SECONDS). Skips without clang.
 source "$(dirname "$0")/common.sh"

@@ -128,8 +128,8 @@ connect_pair(struct pair *p, uint8_t hash, uint8_t seed, unsigned int version, i
 
 	pair_open(p, bufsize);
 	make_psk(&psk, hash, seed);
-	UT_ASSERT_EQ_FATAL(nvme_tls_key_derive(&psk, HOSTNQN, SUBNQN, version,
-					       NVME_TLS_KDF_RFC8446, &key),
+	UT_ASSERT_EQ_FATAL(nvme_tls_key_derive(&psk, HOSTNQN, SUBNQN, version, NVME_TLS_KDF_RFC8446,
+					       &key),
 			   0);
 	UT_ASSERT_EQ_FATAL(nvme_tls_sock_client(p->fd[0], &key, &p->host), 0);
 	UT_ASSERT_EQ_FATAL(nvme_tls_sock_server(p->fd[1], find_psk, NULL, &p->tgt), 0);
