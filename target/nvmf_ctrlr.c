@@ -363,6 +363,7 @@ ctrlr_create(struct nvmf_subsystem *subsys, struct nvmf_qpair *qpair,
 	nvmf_ctrlr_regs_init(&ctrlr->regs, t->opts.max_queue_depth);
 	ctrlr->admin_qpair = qpair;
 	/* Namespace notices by default; discovery controllers report log changes instead. */
+	nvmf_feat_init(&ctrlr->feat);
 	ctrlr->aec = subsys->subtype == NVMF_SUBTYPE_DISCOVERY ? NVME_AEC_DISCOVERY_LOG_NOTICE :
 								 NVME_AEC_NS_ATTR_NOTICE;
 	if (subsys->subtype == NVMF_SUBTYPE_NVME) {

@@ -78,7 +78,11 @@ nvmf_identify_ctrlr_fill(const struct nvmf_ctrlr *ctrlr, struct nvme_identify_ct
 	id->acl = NVMF_MAX_ABORTS - 1;
 	id->aerl = NVMF_MAX_AER - 1;
 	id->frmw = 0x3; /* one slot, read-only */
-	id->lpa = NVME_LPA_EXTENDED_DATA;
+	id->lpa = NVME_LPA_EXTENDED_DATA | (disc ? 0 : NVME_LPA_COMMAND_EFFECTS);
+	if (!disc) {
+		id->wctemp = NVMF_WCTEMP_K;
+		id->cctemp = NVMF_CCTEMP_K;
+	}
 	id->elpe = 0;
 	id->kas = NVMF_KAS;
 	id->sqes = 0x66;
@@ -336,6 +340,25 @@ get_log_page(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 		smart.avail_spare_threshold = 10;
 		return log_copy(req, &smart, sizeof(smart), offset);
 	}
+	case NVME_LOG_FIRMWARE_SLOT: {
+		/* One read-only slot (FRMW): slot 1 active, its revision that of Identify. */
+		uint8_t fw[512] = { 0 };
+
+		fw[0] = 1; /* AFI: slot 1 active, no next reset's slot */
+		nvme_str_pad((char *)fw + 8, 8, NVMF_FW_REVISION);
+		return log_copy(req, fw, sizeof(fw), offset);
+	}
+	case NVME_LOG_COMMAND_EFFECTS: {
+		uint32_t *cse = calloc(1024, sizeof(uint32_t));
+
+		if (cse == NULL) {
+			return nvmf_errno_to_status(-ENOMEM);
+		}
+		nvmf_cmd_effects_fill(cse, cse + 256);
+		status = log_copy(req, cse, 1024 * sizeof(uint32_t), offset);
+		free(cse);
+		return status;
+	}
 	case NVME_LOG_CHANGED_NS_LIST: {
 		struct nvme_changed_ns_list *list = calloc(1, sizeof(*list));
 
@@ -415,8 +438,14 @@ set_features(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 	bool disc = is_discovery(ctrlr);
 	struct nvmf_ns *ns;
 
+	uint16_t status;
+
 	if (req->cmd.cdw10 & NVME_FEAT_SAVE) {
 		return STATUS_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_FEATURE_ID_NOT_SAVEABLE);
+	}
+	status = disc ? NVMF_FEAT_NOT_MINE : nvmf_feat_set(&ctrlr->feat, fid, cdw11);
+	if (status != NVMF_FEAT_NOT_MINE) {
+		return status;
 	}
 	switch (fid) {
 	case NVME_FEAT_NUMBER_OF_QUEUES:
@@ -482,8 +511,15 @@ get_features(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 	struct nvmf_ns *ns;
 	uint32_t value;
 
+	uint16_t status;
+
 	if (sel > NVME_FEAT_SEL_SUPPORTED) {
 		return INVALID_FIELD;
+	}
+	status = disc ? NVMF_FEAT_NOT_MINE :
+			nvmf_feat_get(&ctrlr->feat, fid, sel, req->cmd.cdw11, &req->rsp.cdw0);
+	if (status != NVMF_FEAT_NOT_MINE) {
+		return status;
 	}
 	switch (fid) {
 	case NVME_FEAT_NUMBER_OF_QUEUES:

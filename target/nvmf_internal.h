@@ -30,6 +30,7 @@
 #include "gga/nvme_auth.h"
 #include "gga/thread.h"
 
+#include "nvmf_feat.h"
 #include "nvmf_resv.h"
 #include "nvmf_transport.h"
 
@@ -238,7 +239,8 @@ struct nvmf_ctrlr {
 	/* CC.SHN written: SHST becomes complete when the last I/O qpair is gone and drained. */
 	bool shutting_down;
 
-	/* Features. */
+	/* Features (the value-only ones in feat: nvmf_feat.h). */
+	struct nvmf_feat feat;
 	uint32_t kato_ms;
 	uint32_t aec;
 	uint32_t num_queues_requested; /* Set Features Number of Queues happened */

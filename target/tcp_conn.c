@@ -998,8 +998,9 @@ tls_handshake(struct tcp_qpair *tq)
 		tq_close(tq);
 		return;
 	}
-	tq->qpair.tls_identity = strdup(nvme_tls_sock_identity(tq->tls));
-	if (tq->qpair.tls_identity == NULL) {
+	/* A handshake completes only with a PSK, so with the identity that found it. */
+	if (nvme_tls_sock_identity(tq->tls) == NULL ||
+	    (tq->qpair.tls_identity = strdup(nvme_tls_sock_identity(tq->tls))) == NULL) {
 		tq_close(tq);
 		return;
 	}

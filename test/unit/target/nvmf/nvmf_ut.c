@@ -579,8 +579,57 @@ test_controller_lifecycle(void)
 	UT_ASSERT_EQ(SC(cpl), NVME_SC_INVALID_FIELD);
 	cpl = cmd0(admin, &r, NVME_OPC_SET_FEATURES, 0, NVME_FEAT_NUMBER_OF_QUEUES, 0x00030003, 0);
 	UT_ASSERT_EQ(cpl.cdw0, NVME_FEAT_NUM_QUEUES(126, 126));
+	/* The value-only features (target/nvmf_feat.c has their own test). */
 	cpl = cmd0(admin, &r, NVME_OPC_GET_FEATURES, 0, NVME_FEAT_ARBITRATION, 0, 0);
+	CU_ASSERT(NVME_STATUS_IS_SUCCESS(cpl.status));
+	UT_ASSERT_EQ(cpl.cdw0, 7);
+	cpl = cmd0(admin, &r, NVME_OPC_SET_FEATURES, 0, NVME_FEAT_POWER_MANAGEMENT, 1, 0);
 	UT_ASSERT_EQ(SC(cpl), NVME_SC_INVALID_FIELD);
+	cpl = cmd0(admin, &r, NVME_OPC_SET_FEATURES, 0, NVME_FEAT_TEMPERATURE_THRESHOLD, 350, 0);
+	CU_ASSERT(NVME_STATUS_IS_SUCCESS(cpl.status));
+	cpl = cmd0(admin, &r, NVME_OPC_GET_FEATURES, 0, NVME_FEAT_TEMPERATURE_THRESHOLD, 0, 0);
+	UT_ASSERT_EQ(cpl.cdw0, 350);
+	cpl = cmd0(admin, &r, NVME_OPC_SET_FEATURES, 0, NVME_FEAT_INTERRUPT_COALESCING, 0, 0);
+	UT_ASSERT_EQ(SC(cpl), NVME_SC_INVALID_FIELD);
+	/* Identify: the temperature thresholds, the Commands Supported and Effects log. */
+	cpl = cmd0(admin, &r, NVME_OPC_IDENTIFY, 0, NVME_CNS_CTRLR, 0, 4096);
+	UT_ASSERT_EQ(((struct nvme_identify_ctrlr *)r.buf)->wctemp, NVMF_WCTEMP_K);
+	UT_ASSERT_EQ(((struct nvme_identify_ctrlr *)r.buf)->cctemp, NVMF_CCTEMP_K);
+	CU_ASSERT(((struct nvme_identify_ctrlr *)r.buf)->lpa & NVME_LPA_COMMAND_EFFECTS);
+	/* Firmware Slot Information: slot 1 active, the revision of Identify. */
+	cpl = cmd0(admin, &r, NVME_OPC_GET_LOG_PAGE, 0, NVME_LOG_FIRMWARE_SLOT | (127u << 16), 0,
+		   512);
+	CU_ASSERT(NVME_STATUS_IS_SUCCESS(cpl.status));
+	UT_ASSERT_EQ(r.buf[0], 1);
+	CU_ASSERT(memcmp(r.buf + 8, NVMF_FW_REVISION, strlen(NVMF_FW_REVISION)) == 0);
+	/*
+	 * Commands Supported and Effects: every admin opcode it marks supported is
+	 * executed, every other one is Invalid Opcode (AER, which waits, and the
+	 * Fabrics opcode aside).
+	 */
+	cpl = cmd0(admin, &r, NVME_OPC_GET_LOG_PAGE, 0, NVME_LOG_COMMAND_EFFECTS | (1023u << 16), 0,
+		   4096);
+	CU_ASSERT(NVME_STATUS_IS_SUCCESS(cpl.status));
+	{
+		uint32_t acs[256];
+		unsigned int opc;
+
+		memcpy(acs, r.buf, sizeof(acs));
+		UT_ASSERT_EQ(acs[NVME_OPC_IDENTIFY], 1);
+		for (opc = 0; opc < 256; opc++) {
+			if (opc == NVME_OPC_ASYNC_EVENT_REQUEST || opc == NVME_OPC_FABRICS) {
+				continue;
+			}
+			cpl = cmd0(admin, &r, (uint8_t)opc, 0, 0, 0, 0);
+			if ((acs[opc] & 1) !=
+			    (SC(cpl) != NVME_SC_INVALID_OPCODE || SCT(cpl) != NVME_SCT_GENERIC)) {
+				fprintf(stderr,
+					"admin opcode 0x%02x: effects 0x%x, status %u/0x%x\n", opc,
+					acs[opc], SCT(cpl), SC(cpl));
+				CU_FAIL("the effects log and the admin commands disagree");
+			}
+		}
+	}
 	cpl = cmd0(admin, &r, NVME_OPC_GET_FEATURES, 0,
 		   NVME_FEAT_ASYNC_EVENT_CONFIG | (NVME_FEAT_SEL_SUPPORTED << 8), 0, 0);
 	UT_ASSERT_EQ(cpl.cdw0, 1u << 2);
