@@ -61,13 +61,18 @@ for lane in $lanes; do
 		export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1:halt_on_error=1}
 		export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 		# The sanitizer build also carries the test hooks (test_reactor_stall).
-		run_lane asan "$root/build-asan" CONFIG_ASAN=y CONFIG_TEST_HOOKS=y
+		# The connection fuzzer's random part: 20 s here (30 s in the normal lane).
+		GGA_CONN_FUZZ_SECONDS=${GGA_CONN_FUZZ_SECONDS:-20} \
+			run_lane asan "$root/build-asan" CONFIG_ASAN=y CONFIG_TEST_HOOKS=y
 		unset ASAN_OPTIONS UBSAN_OPTIONS
 		;;
 	nordma)
 		# `./configure --without-rdma` must still build and serve NVMe/TCP:
-		# unit tests and the TCP-facing integration tests in such a build.
+		# unit tests and the TCP-facing integration tests in such a build
+		# (the connection fuzzer's kept cases, and 5 s of its random part:
+		# the other lanes fuzz longer).
 		GGA_TEST_FILTER="tcp topology demo save_config rpc_bad_input daemon_rpc" \
+			GGA_CONN_FUZZ_SECONDS=${GGA_CONN_FUZZ_SECONDS:-5} \
 			run_lane nordma "$root/build-nordma" CONFIG_RDMA=n
 		;;
 	vm)

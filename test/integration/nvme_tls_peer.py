@@ -86,7 +86,7 @@ def cmd_connect(args):
     proc = subprocess.Popen(
         ["openssl", "s_client", "-connect", "127.0.0.1:%d" % args.port, "-tls1_3",
          "-ciphersuites", cipher, "-psk_identity", ident, "-psk", psk.hex(), "-quiet",
-         "-nocommands", "-no_ticket"],
+         "-no_ign_eof", "-nocommands", "-no_ticket"],
         stdin=theirs, stdout=theirs, stderr=subprocess.PIPE)
     theirs.close()
     rc = 2
