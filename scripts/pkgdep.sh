@@ -18,9 +18,12 @@ base=(
 	libcunit1-dev libsystemd-dev
 	python3
 	clang-format
+	# The TLS tests' peers: openssl's s_client (nvmf_tls.sh, the connection
+	# fuzzer) and nvme-cli's gen-tls-key (nvmf_tls.sh), in the normal lane.
+	openssl nvme-cli
 )
 vm=(qemu-system-x86 busybox-static kmod iproute2 rdma-core ibverbs-providers ibverbs-utils
-	rdmacm-utils nvme-cli cpio xz-utils)
+	rdmacm-utils cpio xz-utils)
 # clang alone (without recommends) lacks the libFuzzer and sanitizer runtimes.
 fuzz=(clang libclang-rt-14-dev)
 
