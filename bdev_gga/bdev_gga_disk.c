@@ -122,11 +122,60 @@ gga_disk_all_online(const struct gga_disk *disk)
 	return gga_live_mask(disk) == disk->all_mask;
 }
 
+/* Only a change between none and some is an event: the counts are read when asked. */
+void
+gga_lost_blocks_add(struct gga_disk *disk, uint64_t n)
+{
+	if (n == 0) {
+		return;
+	}
+	__atomic_fetch_add(&disk->lost_total, n, __ATOMIC_RELAXED);
+	if (__atomic_fetch_add(&disk->lost_blocks, n, __ATOMIC_RELAXED) == 0) {
+		bdev_notify_health_changed(&disk->bdev);
+	}
+}
+
+void
+gga_lost_blocks_set(struct gga_disk *disk, uint64_t n)
+{
+	uint64_t old = __atomic_exchange_n(&disk->lost_blocks, n, __ATOMIC_RELAXED);
+
+	if (n > old) {
+		__atomic_fetch_add(&disk->lost_total, n - old, __ATOMIC_RELAXED);
+	}
+	if ((old == 0) != (n == 0)) {
+		bdev_notify_health_changed(&disk->bdev);
+	}
+}
+
+/*
+ * A front of a shared array that does not serve does not know the members'
+ * states (the serving front reports them): whole here. Otherwise degraded
+ * while the array is not online (a member lost, stale or being rebuilt, or
+ * blocks known lost); the spare is the share of members in sync, and its
+ * threshold the share of k, below which the array has lost more than it
+ * can survive (both rounded down, so exactly k members in sync are not
+ * below it).
+ */
+void
+gga_disk_health(const struct gga_disk *disk, struct bdev_health *health)
+{
+	uint32_t live = (uint32_t)__builtin_popcount(gga_live_mask(disk));
+
+	if (gga_disk_gated(disk)) {
+		return;
+	}
+	health->degraded = gga_disk_state(disk) != BDEV_GGA_ONLINE;
+	health->spare_pct = (uint8_t)(live * 100 / disk->n);
+	health->spare_threshold_pct = (uint8_t)(disk->k * 100 / disk->n);
+	health->media_errors = __atomic_load_n(&disk->lost_total, __ATOMIC_RELAXED);
+}
+
 /* Recompute the masks from the states (after a change of one member's state). */
 static void
 masks_update(struct gga_disk *disk, uint32_t index, uint32_t state)
 {
-	uint32_t bit = 1u << index;
+	uint32_t bit = 1u << index, live = gga_live_mask(disk);
 
 	if (state == BDEV_GGA_MEMBER_ONLINE) {
 		__atomic_fetch_or(&disk->write_mask, bit, __ATOMIC_ACQ_REL);
@@ -137,6 +186,9 @@ masks_update(struct gga_disk *disk, uint32_t index, uint32_t state)
 	} else {
 		__atomic_fetch_and(&disk->live_mask, ~bit, __ATOMIC_ACQ_REL);
 		__atomic_fetch_and(&disk->write_mask, ~bit, __ATOMIC_ACQ_REL);
+	}
+	if (gga_live_mask(disk) != live) {
+		bdev_notify_health_changed(&disk->bdev);
 	}
 }
 

@@ -310,8 +310,13 @@ struct gga_disk {
 	struct poller *probe_poller;
 	struct poller *app_watchdog; /* app_watchdog_poll */
 	struct bdev_gga_recovery_info last_recovery;
-	/* Blocks known unrecoverable (any thread adds; a clean full scrub resets). */
+	/*
+	 * Blocks known unrecoverable (any thread adds; a clean full scrub
+	 * resets): gga_lost_blocks_add/set. lost_total only grows: the SMART
+	 * log's media and data integrity errors (bdev_get_health).
+	 */
 	uint64_t lost_blocks;
+	uint64_t lost_total;
 	struct bdev_gga_scrub_info scrub;
 	/*
 	 * A block at which recovery passes stop issuing chunks until it is
@@ -460,6 +465,15 @@ void gga_bm_clear_request(struct gga_disk *disk);
  * App thread: move member `index` to `state` for `reason` (a string
  * literal), updating the masks and logging the change once.
  */
+/*
+ * Count n more blocks found unrecoverable, or (a full scrub) set the count
+ * to n (any thread). A change between none and some changes the health.
+ */
+void gga_lost_blocks_add(struct gga_disk *disk, uint64_t n);
+void gga_lost_blocks_set(struct gga_disk *disk, uint64_t n);
+/* bdev_get_health of a gga bdev (any thread). */
+void gga_disk_health(const struct gga_disk *disk, struct bdev_health *health);
+
 void gga_member_set_state(struct gga_disk *disk, uint32_t index, enum bdev_gga_member_state state,
 			  const char *reason);
 /*

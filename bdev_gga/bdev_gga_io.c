@@ -761,7 +761,7 @@ decode_chunk(struct bdev_io *io, uint32_t flags)
 			count_bad(disk, ch, &info, present, rc, gio->chunk_lba + b);
 		}
 		if ((flags & DECODE_LOG_FAIL) && unlikely(rc != 0)) {
-			__atomic_fetch_add(&disk->lost_blocks, 1, __ATOMIC_RELAXED);
+			gga_lost_blocks_add(disk, 1);
 			ERRLOG("gga bdev '%s': lba %" PRIu64 " cannot be decoded from "
 			       "members 0x%x (corrupt 0x%x); the read fails\n",
 			       io->bdev->name, gio->chunk_lba + b, present, info.corrupt_mask);

@@ -67,6 +67,12 @@ gga_is_accessible(void *ctxt)
 	return !gga_disk_gated(ctxt);
 }
 
+static void
+gga_get_health(void *ctxt, struct bdev_health *health)
+{
+	gga_disk_health(ctxt, health);
+}
+
 static struct io_channel *
 gga_get_io_channel(void *ctxt)
 {
@@ -199,6 +205,7 @@ static const struct bdev_fn_table gga_fn_table = {
 	.write_config_json = gga_write_config_json,
 	.get_bases = gga_get_bases,
 	.is_accessible = gga_is_accessible,
+	.get_health = gga_get_health,
 };
 
 /* Member buffers: small elements for small requests, chunk-sized ones for large. */

@@ -700,7 +700,7 @@ recovery_finish(struct gga_walk *walk)
 	last->regions_total = walk->regions_total;
 	last->fragments_repaired = walk->repaired;
 	last->unrecoverable_blocks = walk->unrecoverable;
-	__atomic_fetch_add(&disk->lost_blocks, walk->unrecoverable, __ATOMIC_RELAXED);
+	gga_lost_blocks_add(disk, walk->unrecoverable);
 	last->rate_mib_s = walk->rate;
 	last->seconds = ticks_to_sec(ticks_get() - walk->start_ticks);
 	last->result = walk->result;
@@ -734,9 +734,9 @@ scrub_finish(struct gga_walk *walk)
 	s->unrecoverable_blocks = walk->unrecoverable;
 	if (s->state == BDEV_GGA_SCRUB_DONE && !walk->marked_only) {
 		/* Every block was just looked at: the count is what it found. */
-		__atomic_store_n(&disk->lost_blocks, walk->unrecoverable, __ATOMIC_RELAXED);
+		gga_lost_blocks_set(disk, walk->unrecoverable);
 	} else {
-		__atomic_fetch_add(&disk->lost_blocks, walk->unrecoverable, __ATOMIC_RELAXED);
+		gga_lost_blocks_add(disk, walk->unrecoverable);
 	}
 	s->seconds = ticks_to_sec(ticks_get() - walk->start_ticks);
 	NOTICELOG("gga bdev '%s': %s %s: %" PRIu64 " of %" PRIu64 " blocks checked, %" PRIu64

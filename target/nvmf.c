@@ -660,6 +660,15 @@ request_complete_local(struct nvmf_request *req)
 			qpair->state = NVMF_QPAIR_UNCONNECTED;
 		}
 	}
+	/*
+	 * A failed I/O command goes in its controller's Error Information log
+	 * (admin commands are recorded on the app thread as they fail). The
+	 * controller outlives the requests of its I/O queues (io_draining).
+	 */
+	if (qpair->qid != 0 && qpair->ctrlr != NULL && !NVME_STATUS_IS_SUCCESS(req->rsp.status) &&
+	    req->cmd.opc != NVME_OPC_FABRICS) {
+		nvmf_ctrlr_error_record(qpair->ctrlr, req);
+	}
 	req->rsp.cid = req->cmd.cid;
 	req->rsp.sqid = qpair->qid;
 	if (qpair->sq_entries > 0) {
@@ -892,6 +901,7 @@ nvmf_subsystem_init(void)
 		return -ENOMEM;
 	}
 	g_nvmf_tgt.num_pgs = 0;
+	g_nvmf_tgt.start_tick = ticks_get();
 	for (i = 0; i < n; i++) {
 		struct thread *thread = thread_get_by_id(i);
 		struct nvmf_poll_group *pg;

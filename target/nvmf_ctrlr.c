@@ -173,6 +173,7 @@ ctrlr_free(struct nvmf_ctrlr *ctrlr)
 	free(ctrlr->resv_mask);
 	free(ctrlr->ana_state);
 	free(ctrlr->io_qpairs);
+	pthread_mutex_destroy(&ctrlr->err_lock);
 	free(ctrlr);
 	if (TAILQ_EMPTY(&subsys->ctrlrs) && subsys->ctrlrs_gone_cb != NULL) {
 		subsys->ctrlrs_gone_cb(subsys);
@@ -341,6 +342,8 @@ ctrlr_create(struct nvmf_subsystem *subsys, struct nvmf_qpair *qpair,
 	if (ctrlr == NULL) {
 		return -ENOMEM;
 	}
+	/* A default mutex holds nothing: the early error paths below just free it. */
+	pthread_mutex_init(&ctrlr->err_lock, NULL);
 	ctrlr->max_io_qpairs = subsys->subtype == NVMF_SUBTYPE_DISCOVERY ?
 				       0 :
 				       t->opts.max_io_qpairs_per_ctrlr;
@@ -754,6 +757,8 @@ nvmf_ctrlr_ns_changed(struct nvmf_ctrlr *ctrlr, uint32_t nsid)
 		}
 	}
 	nvmf_ctrlr_event_post(ctrlr, NVMF_EVENT_NS_CHANGED);
+	/* A namespace that came or went may bring or take a warning. */
+	nvmf_ctrlr_health_check(ctrlr);
 }
 
 void

@@ -78,12 +78,13 @@ nvmf_identify_ctrlr_fill(const struct nvmf_ctrlr *ctrlr, struct nvme_identify_ct
 	id->acl = NVMF_MAX_ABORTS - 1;
 	id->aerl = NVMF_MAX_AER - 1;
 	id->frmw = 0x3; /* one slot, read-only */
-	id->lpa = NVME_LPA_EXTENDED_DATA | (disc ? 0 : NVME_LPA_COMMAND_EFFECTS);
+	id->lpa = NVME_LPA_EXTENDED_DATA |
+		  (disc ? 0 : NVME_LPA_COMMAND_EFFECTS | NVME_LPA_SMART_PER_NS);
 	if (!disc) {
 		id->wctemp = NVMF_WCTEMP_K;
 		id->cctemp = NVMF_CCTEMP_K;
 	}
-	id->elpe = 0;
+	id->elpe = disc ? 0 : NVMF_ERR_LOG_ENTRIES - 1;
 	id->kas = NVMF_KAS;
 	id->sqes = 0x66;
 	id->cqes = 0x44;
@@ -300,8 +301,279 @@ log_copy(struct nvmf_request *req, const void *log, size_t log_len, uint64_t off
 static uint16_t resv_notif_log(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr, bool rae,
 			       uint64_t offset);
 
+/*
+ * Error Information (01h): the entries kept, newest first, then zeros.
+ * Reading it changes nothing (entries are not consumed).
+ */
 static uint16_t
-get_log_page(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
+error_log(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr, uint64_t offset)
+{
+	struct nvme_error_log_entry log[NVMF_ERR_LOG_ENTRIES] = { 0 };
+	uint64_t n, i;
+
+	pthread_mutex_lock(&ctrlr->err_lock);
+	n = GGA_MIN(ctrlr->err_count, (uint64_t)NVMF_ERR_LOG_ENTRIES);
+	for (i = 0; i < n; i++) {
+		log[i] = ctrlr->err_log[(ctrlr->err_count - 1 - i) % NVMF_ERR_LOG_ENTRIES];
+	}
+	pthread_mutex_unlock(&ctrlr->err_lock);
+	return log_copy(req, log, sizeof(log), offset);
+}
+
+/* The starting LBA of the NVM commands that have one (others: 0). */
+static uint64_t
+cmd_slba(const struct nvme_cmd *cmd)
+{
+	switch (cmd->opc) {
+	case NVME_OPC_READ:
+	case NVME_OPC_WRITE:
+	case NVME_OPC_WRITE_ZEROES:
+		return (uint64_t)cmd->cdw10 | (uint64_t)cmd->cdw11 << 32;
+	default:
+		return 0;
+	}
+}
+
+void
+nvmf_ctrlr_error_record(struct nvmf_ctrlr *ctrlr, const struct nvmf_request *req)
+{
+	struct nvme_error_log_entry *e;
+	uint16_t status = req->rsp.status & (uint16_t)~NVME_STATUS_P;
+
+	/* Commands a queue's teardown ends are not errors of the command. */
+	if (status == NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION)) {
+		return;
+	}
+	pthread_mutex_lock(&ctrlr->err_lock);
+	e = &ctrlr->err_log[ctrlr->err_count % NVMF_ERR_LOG_ENTRIES];
+	memset(e, 0, sizeof(*e));
+	e->error_count = ++ctrlr->err_count;
+	e->sqid = req->qpair->qid;
+	e->cid = req->cmd.cid;
+	e->status = status;
+	e->error_location = 0xffff; /* not known */
+	e->lba = cmd_slba(&req->cmd);
+	e->nsid = req->cmd.nsid;
+	e->trtype = (uint8_t)req->qpair->transport->ops->trtype;
+	pthread_mutex_unlock(&ctrlr->err_lock);
+}
+
+/*
+ * SMART / Health (02h), controller-wide (NSID 0 or FFFFFFFFh) or of one
+ * namespace. The bdevs' statistics are summed on their threads, so the
+ * page is built when they are back: everything else it needs is copied
+ * now, and the request is completed without the controller, which may be
+ * gone by then (a host that disconnects with the command in flight).
+ */
+struct smart_ns {
+	struct bdev_desc *desc;
+	struct bdev_io_stat stat;
+};
+
+struct smart_ctx {
+	struct nvmf_request *req;
+	struct nvmf_feat feat;
+	uint64_t offset;
+	uint64_t power_on_s;
+	uint64_t err_count;
+	uint32_t pending;
+	uint32_t n;
+	struct bdev_health *health; /* [n] */
+	struct smart_ns ns[];       /* [n] */
+};
+
+static void
+smart_desc_event(enum bdev_event_type type, struct bdev *bdev, void *ctx)
+{
+	/* The descriptor closes when the statistics are back; a removal waits for that. */
+	(void)type;
+	(void)bdev;
+	(void)ctx;
+}
+
+static void
+smart_finish(struct smart_ctx *ctx)
+{
+	struct nvme_smart_log log;
+	struct bdev_io_stat *stats = calloc(ctx->n > 0 ? ctx->n : 1, sizeof(*stats));
+	uint16_t status = 0;
+	uint32_t i;
+
+	if (stats == NULL) {
+		status = nvmf_errno_to_status(-ENOMEM);
+	} else {
+		for (i = 0; i < ctx->n; i++) {
+			stats[i] = ctx->ns[i].stat;
+		}
+		nvmf_smart_fill(&log, &ctx->feat, ctx->health, stats, ctx->n, ctx->power_on_s,
+				ctx->err_count);
+		status = log_copy(ctx->req, &log, sizeof(log), ctx->offset);
+	}
+	for (i = 0; i < ctx->n; i++) {
+		if (ctx->ns[i].desc != NULL) {
+			bdev_close(ctx->ns[i].desc);
+		}
+	}
+	if (status != 0) {
+		nvmf_request_set_status(ctx->req, status);
+	}
+	nvmf_request_complete(ctx->req);
+	free(stats);
+	free(ctx->health);
+	free(ctx);
+}
+
+static void
+smart_put(struct smart_ctx *ctx)
+{
+	if (--ctx->pending == 0) {
+		smart_finish(ctx);
+	}
+}
+
+static void
+smart_stat_done(struct bdev *bdev, struct bdev_io_stat *stat, void *cb_arg, int rc)
+{
+	struct smart_ctx *ctx = cb_arg;
+
+	(void)bdev;
+	if (rc != 0) {
+		/* Counted as nothing rather than failing the page. */
+		memset(stat, 0, sizeof(*stat));
+	}
+	smart_put(ctx);
+}
+
+/* The namespaces a SMART log of nsid covers: their number, and the namespace list into out (may be NULL). */
+static uint32_t
+smart_namespaces(const struct nvmf_subsystem *subsys, uint32_t nsid, struct nvmf_ns **out)
+{
+	struct nvmf_ns *ns;
+	uint32_t i, n = 0;
+
+	for (i = 1; i <= subsys->max_nsid; i++) {
+		ns = nvmf_subsystem_get_ns(subsys, i);
+		if (ns == NULL || ns->removing ||
+		    (nsid != 0 && nsid != NVME_NSID_ALL && nsid != i)) {
+			continue;
+		}
+		if (out != NULL) {
+			out[n] = ns;
+		}
+		n++;
+	}
+	return n;
+}
+
+static uint16_t
+smart_log(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr, bool rae, uint64_t offset, bool *held)
+{
+	struct nvmf_subsystem *subsys = ctrlr->subsys;
+	uint32_t nsid = req->cmd.nsid, n, i;
+	struct nvmf_ns **list;
+	struct smart_ctx *ctx;
+
+	if (nsid != 0 && nsid != NVME_NSID_ALL &&
+	    (nsid > subsys->max_nsid || nvmf_subsystem_get_ns(subsys, nsid) == NULL)) {
+		return INVALID_NS;
+	}
+	if (offset > sizeof(struct nvme_smart_log)) {
+		return INVALID_FIELD;
+	}
+	n = smart_namespaces(subsys, nsid, NULL);
+	ctx = calloc(1, sizeof(*ctx) + n * sizeof(ctx->ns[0]));
+	list = calloc(n > 0 ? n : 1, sizeof(*list));
+	if (ctx != NULL) {
+		ctx->health = calloc(n > 0 ? n : 1, sizeof(*ctx->health));
+	}
+	if (ctx == NULL || list == NULL || ctx->health == NULL) {
+		if (ctx != NULL) {
+			free(ctx->health);
+		}
+		free(ctx);
+		free(list);
+		return nvmf_errno_to_status(-ENOMEM);
+	}
+	smart_namespaces(subsys, nsid, list);
+	ctx->req = req;
+	ctx->feat = ctrlr->feat;
+	ctx->offset = offset;
+	ctx->n = n;
+	ctx->power_on_s = (ticks_get() - g_nvmf_tgt.start_tick) / ticks_hz();
+	pthread_mutex_lock(&ctrlr->err_lock);
+	ctx->err_count = ctrlr->err_count;
+	pthread_mutex_unlock(&ctrlr->err_lock);
+	ctx->pending = 1;
+	for (i = 0; i < n; i++) {
+		bdev_get_health(list[i]->bdev, &ctx->health[i]);
+		/* A bdev being removed is left out of the counters. */
+		if (bdev_open(list[i]->bdev_name, false, smart_desc_event, NULL,
+			      &ctx->ns[i].desc) == 0) {
+			ctx->pending++;
+			bdev_get_iostat(bdev_desc_get_bdev(ctx->ns[i].desc), &ctx->ns[i].stat,
+					smart_stat_done, ctx);
+		}
+	}
+	free(list);
+	if (!rae) {
+		/* Read: the event type is unmasked, and a warning not yet sent may go now. */
+		ctrlr->masked_events &= ~NVMF_EVENT_SMART;
+		nvmf_ctrlr_health_check(ctrlr);
+	}
+	*held = true;
+	smart_put(ctx);
+	return 0;
+}
+
+/*
+ * The critical warning of the controller's namespaces now, and the event
+ * for what is new in it. A discovery or dying controller has none.
+ */
+void
+nvmf_ctrlr_health_check(struct nvmf_ctrlr *ctrlr)
+{
+	struct nvmf_subsystem *subsys = ctrlr->subsys;
+	struct bdev_health *health;
+	struct nvmf_ns **list;
+	uint32_t n, i;
+	uint8_t warning;
+	int info;
+
+	if (is_discovery(ctrlr) || ctrlr->state != NVMF_CTRLR_LIVE) {
+		return;
+	}
+	n = smart_namespaces(subsys, NVME_NSID_ALL, NULL);
+	health = calloc(n > 0 ? n : 1, sizeof(*health));
+	list = calloc(n > 0 ? n : 1, sizeof(*list));
+	if (health == NULL || list == NULL) {
+		/* Looked at again on the next change or read of the log. */
+		free(health);
+		free(list);
+		return;
+	}
+	smart_namespaces(subsys, NVME_NSID_ALL, list);
+	for (i = 0; i < n; i++) {
+		bdev_get_health(list[i]->bdev, &health[i]);
+	}
+	warning = nvmf_smart_warning(&ctrlr->feat, health, n);
+	free(health);
+	free(list);
+	if (warning != ctrlr->smart_warning) {
+		NOTICELOG("nvmf: subsystem %s: controller %u: SMART critical warning 0x%02x (was "
+			  "0x%02x)\n",
+			  subsys->nqn, ctrlr->cntlid, warning, ctrlr->smart_warning);
+		ctrlr->smart_warning = warning;
+	}
+	info = nvmf_smart_event(warning, ctrlr->aec, (ctrlr->masked_events & NVMF_EVENT_SMART) != 0,
+				&ctrlr->smart_reported);
+	if (info >= 0) {
+		ctrlr->smart_aen_info = (uint8_t)info;
+		nvmf_ctrlr_event_post(ctrlr, NVMF_EVENT_SMART);
+	}
+}
+
+static uint16_t
+get_log_page(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr, bool *held)
 {
 	const struct nvme_cmd *cmd = &req->cmd;
 	uint8_t lid = (uint8_t)(cmd->cdw10 & 0xff);
@@ -322,24 +594,10 @@ get_log_page(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 		return STATUS_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_INVALID_LOG_PAGE);
 	}
 	switch (lid) {
-	case NVME_LOG_ERROR: {
-		/* No error is recorded: one all-zero entry (ELPE = 0). */
-		struct nvme_error_log_entry entry = { 0 };
-
-		return log_copy(req, &entry, sizeof(entry), offset);
-	}
-	case NVME_LOG_SMART: {
-		struct nvme_smart_log smart = { 0 };
-
-		if (cmd->nsid != 0 && cmd->nsid != NVME_NSID_ALL) {
-			return INVALID_FIELD;
-		}
-		smart.temperature[0] = (uint8_t)(293 & 0xff); /* 20 degrees C, in kelvin */
-		smart.temperature[1] = (uint8_t)(293 >> 8);
-		smart.avail_spare = 100;
-		smart.avail_spare_threshold = 10;
-		return log_copy(req, &smart, sizeof(smart), offset);
-	}
+	case NVME_LOG_ERROR:
+		return error_log(req, ctrlr, offset);
+	case NVME_LOG_SMART:
+		return smart_log(req, ctrlr, rae, offset, held);
 	case NVME_LOG_FIRMWARE_SLOT: {
 		/* One read-only slot (FRMW): slot 1 active, its revision that of Identify. */
 		uint8_t fw[512] = { 0 };
@@ -445,6 +703,10 @@ set_features(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 	}
 	status = disc ? NVMF_FEAT_NOT_MINE : nvmf_feat_set(&ctrlr->feat, fid, cdw11);
 	if (status != NVMF_FEAT_NOT_MINE) {
+		if (status == 0 && fid == NVME_FEAT_TEMPERATURE_THRESHOLD) {
+			/* A threshold the temperature is now past is a warning, and an event. */
+			nvmf_ctrlr_health_check(ctrlr);
+		}
 		return status;
 	}
 	switch (fid) {
@@ -467,6 +729,8 @@ set_features(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 						      (ctrlr->subsys->ana_reporting ?
 							       NVME_AEC_ANA_CHANGE_NOTICE :
 							       0));
+		/* A warning whose event was off until now is sent now. */
+		nvmf_ctrlr_health_check(ctrlr);
 		return 0;
 	case NVME_FEAT_KEEP_ALIVE_TIMER:
 		if (nvmf_ctrlr_set_kato(ctrlr, cdw11) != 0) {
@@ -605,6 +869,9 @@ aer_try_complete(struct nvmf_ctrlr *ctrlr)
 		} else if (ev == NVMF_EVENT_ANA_CHANGED) {
 			req->rsp.cdw0 = NVME_AER_CDW0(NVME_AER_TYPE_NOTICE,
 						      NVME_AER_NOTICE_ANA_CHANGE, NVME_LOG_ANA);
+		} else if (ev == NVMF_EVENT_SMART) {
+			req->rsp.cdw0 = NVME_AER_CDW0(NVME_AER_TYPE_SMART, ctrlr->smart_aen_info,
+						      NVME_LOG_SMART);
 		} else if (ev == NVMF_EVENT_RESV_LOG) {
 			req->rsp.cdw0 = NVME_AER_CDW0(NVME_AER_TYPE_IO_CMD_SET,
 						      NVME_AER_IO_RESV_LOG_AVAILABLE,
@@ -630,9 +897,10 @@ nvmf_ctrlr_event_post(struct nvmf_ctrlr *ctrlr, uint32_t event)
 	/*
 	 * Reported once until the host reads the log page that clears it.
 	 * Reservation notifications have no AEC bit: Feature 82h masks them at
-	 * the source.
+	 * the source. SMART events have one per warning bit: nvmf_smart_event
+	 * checks them.
 	 */
-	if ((event != NVMF_EVENT_RESV_LOG && !(ctrlr->aec & enable)) ||
+	if ((event != NVMF_EVENT_RESV_LOG && event != NVMF_EVENT_SMART && !(ctrlr->aec & enable)) ||
 	    (ctrlr->masked_events & event)) {
 		return;
 	}
@@ -771,9 +1039,15 @@ nvmf_ctrlr_exec_admin(struct nvmf_request *req)
 	case NVME_OPC_IDENTIFY:
 		status = identify(req, ctrlr);
 		break;
-	case NVME_OPC_GET_LOG_PAGE:
-		status = get_log_page(req, ctrlr);
+	case NVME_OPC_GET_LOG_PAGE: {
+		bool held = false;
+
+		status = get_log_page(req, ctrlr, &held);
+		if (held) {
+			return;
+		}
 		break;
+	}
 	case NVME_OPC_SET_FEATURES:
 		status = set_features(req, ctrlr);
 		break;
@@ -800,6 +1074,7 @@ nvmf_ctrlr_exec_admin(struct nvmf_request *req)
 	}
 	if (status != 0) {
 		nvmf_request_set_status(req, status);
+		nvmf_ctrlr_error_record(ctrlr, req);
 	}
 	nvmf_request_complete(req);
 }

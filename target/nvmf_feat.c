@@ -155,6 +155,107 @@ nvmf_feat_temp_out_of_range(const struct nvmf_feat *f, uint16_t temp_k)
 	return temp_k >= f->temp_over || temp_k <= f->temp_under;
 }
 
+/* The namespace nearest its spare threshold (the most below it), or -1 with none. */
+static long
+nearest_spare(const struct bdev_health *health, size_t n)
+{
+	long best = -1;
+	int margin, best_margin = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		margin = (int)health[i].spare_pct - (int)health[i].spare_threshold_pct;
+		if (best < 0 || margin < best_margin) {
+			best = (long)i;
+			best_margin = margin;
+		}
+	}
+	return best;
+}
+
+uint8_t
+nvmf_smart_warning(const struct nvmf_feat *f, const struct bdev_health *health, size_t n)
+{
+	uint8_t w = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (health[i].spare_pct < health[i].spare_threshold_pct) {
+			w |= NVME_SMART_WARN_SPARE;
+		}
+		if (health[i].degraded) {
+			w |= NVME_SMART_WARN_RELIABILITY;
+		}
+		if (health[i].read_only) {
+			w |= NVME_SMART_WARN_READ_ONLY;
+		}
+	}
+	if (nvmf_feat_temp_out_of_range(f, NVMF_TEMP_K)) {
+		w |= NVME_SMART_WARN_TEMPERATURE;
+	}
+	return w;
+}
+
+/* Bytes as data units: thousands of 512-byte units, each rounded up. */
+static uint64_t
+data_units(uint64_t bytes)
+{
+	uint64_t units = bytes / 512 + (bytes % 512 != 0);
+
+	return units / 1000 + (units % 1000 != 0);
+}
+
+void
+nvmf_smart_fill(struct nvme_smart_log *log, const struct nvmf_feat *f,
+		const struct bdev_health *health, const struct bdev_io_stat *stats, size_t n,
+		uint64_t power_on_s, uint64_t err_count)
+{
+	uint64_t bytes_read = 0, bytes_written = 0;
+	long near = nearest_spare(health, n);
+	size_t i;
+
+	memset(log, 0, sizeof(*log));
+	log->critical_warning = nvmf_smart_warning(f, health, n);
+	log->temperature[0] = (uint8_t)(NVMF_TEMP_K & 0xff);
+	log->temperature[1] = (uint8_t)(NVMF_TEMP_K >> 8);
+	log->avail_spare = near < 0 ? 100 : health[near].spare_pct;
+	log->avail_spare_threshold = near < 0 ? 0 : health[near].spare_threshold_pct;
+	for (i = 0; i < n; i++) {
+		log->media_errors[0] += health[i].media_errors;
+		if (stats != NULL) {
+			bytes_read += stats[i].bytes_read;
+			bytes_written += stats[i].bytes_written;
+			log->host_reads[0] += stats[i].num_read_ops;
+			log->host_writes[0] += stats[i].num_write_ops;
+		}
+	}
+	log->data_units_read[0] = data_units(bytes_read);
+	log->data_units_written[0] = data_units(bytes_written);
+	log->power_on_hours[0] = power_on_s / 3600;
+	log->num_err_log_entries[0] = err_count;
+}
+
+int
+nvmf_smart_event(uint8_t warning, uint32_t aec, bool masked, uint8_t *reported)
+{
+	uint8_t fresh;
+
+	*reported &= warning;
+	fresh = (uint8_t)(warning & ~*reported & (aec & NVME_AEC_SMART_MASK));
+	if (fresh == 0 || masked) {
+		return -1;
+	}
+	*reported |= fresh;
+	if (fresh &
+	    (NVME_SMART_WARN_RELIABILITY | NVME_SMART_WARN_READ_ONLY | NVME_SMART_WARN_VOLATILE)) {
+		return NVME_AER_SMART_RELIABILITY;
+	}
+	if (fresh & NVME_SMART_WARN_SPARE) {
+		return NVME_AER_SMART_SPARE;
+	}
+	return NVME_AER_SMART_TEMPERATURE;
+}
+
 #define CSE_CSUPP (1u << 0)
 #define CSE_LBCC  (1u << 1)
 

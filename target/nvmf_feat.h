@@ -31,7 +31,11 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "gga/bdev.h"
+#include "gga/nvme_spec.h"
 
 /*
  * The composite temperature gga reports (293 K, 20 C), the warning and
@@ -70,6 +74,44 @@ uint16_t nvmf_feat_set(struct nvmf_feat *f, uint8_t fid, uint32_t cdw11);
 
 /* Is the composite temperature at or over its over-threshold, or at or under its under-threshold? */
 bool nvmf_feat_temp_out_of_range(const struct nvmf_feat *f, uint16_t temp_k);
+
+/*
+ * The SMART / Health log (02h) and its asynchronous events, from what the
+ * bdevs of the namespaces report (bdev_get_health, bdev_get_iostat). n is
+ * the namespaces counted: all of the subsystem's for the controller-wide
+ * log (NSID 0 or FFFFFFFFh), one for a namespace's own (LPA bit 0).
+ *
+ * Critical Warning: bit 0 when a namespace's spare is below its threshold
+ * (a gga array that lost more members than it survives), bit 1 when the
+ * composite temperature is past a threshold of feature 04h, bit 2 while a
+ * bdev is degraded (a gga array with a member lost, stale or rebuilding,
+ * or with blocks known lost; a file bdev whose I/O failed), bit 3 while a
+ * bdev refuses writes. Available Spare and its threshold are those of the
+ * namespace nearest its threshold (100 and 0 with none). Media and Data
+ * Integrity Errors sum the bdevs' media errors (blocks a gga bdev could not
+ * decode, requests a file bdev's file failed). The command and data unit
+ * counters sum the bdevs' own statistics: reads and writes (not Write
+ * Zeroes or Dataset Management), data units of 1000 512-byte units
+ * rounded up, as the specification counts them.
+ */
+uint8_t nvmf_smart_warning(const struct nvmf_feat *f, const struct bdev_health *health, size_t n);
+
+/* stats may be NULL (counters 0); power_on_s: the target's uptime; err_count: Error Information entries made. */
+void nvmf_smart_fill(struct nvme_smart_log *log, const struct nvmf_feat *f,
+		     const struct bdev_health *health, const struct bdev_io_stat *stats, size_t n,
+		     uint64_t power_on_s, uint64_t err_count);
+
+/*
+ * Whether to send a SMART / Health asynchronous event now, and which: the
+ * critical warning bits set in `warning` that AEC enables (its bits 7:0)
+ * and that *reported does not hold. While the event type is masked
+ * (sent, its log page not read yet) nothing is sent and nothing is marked,
+ * so the bits go out once it is unmasked. *reported forgets bits that
+ * cleared, so that a warning that comes back is reported again. Returns
+ * the event's information (NVME_AER_SMART_*: reliability before spare
+ * before temperature) and marks every new bit reported, or -1.
+ */
+int nvmf_smart_event(uint8_t warning, uint32_t aec, bool masked, uint8_t *reported);
 
 #endif /* GGA_NVMF_FEAT_H */
 

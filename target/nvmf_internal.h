@@ -47,6 +47,8 @@
 #define NVMF_MAX_AER                4 /* AERL + 1 */
 #define NVMF_MAX_ABORTS             4 /* ACL + 1 */
 #define NVMF_RESV_NOTIF_MAX         16
+/* Error Information log entries a controller keeps (ELPE + 1). */
+#define NVMF_ERR_LOG_ENTRIES        16
 /* Keep alive granularity in 100 ms units: 1 second. */
 #define NVMF_KAS                    10
 /* CAP.TO in 500 ms units. */
@@ -125,6 +127,8 @@ struct nvmf_ns {
 	 * through every listener. App thread writes, I/O threads read.
 	 */
 	bool inaccessible;
+	/* Its bdev's health was degraded when last looked at (app thread; for the log line). */
+	bool degraded;
 	/* Removal completion: every channel released, then the caller's callback. */
 	void (*released_cb)(struct nvmf_ns *ns);
 	void (*remove_cb)(void *arg, int rc);
@@ -274,6 +278,24 @@ struct nvmf_ctrlr {
 	uint64_t resv_log_count;
 	uint8_t *resv_mask;
 
+	/*
+	 * SMART / Health: the critical warning bits already sent as an
+	 * asynchronous event (nvmf_smart_event), the information of the event
+	 * waiting for an AER, and the warning last seen (for the log line).
+	 */
+	uint8_t smart_reported;
+	uint8_t smart_aen_info;
+	uint8_t smart_warning;
+
+	/*
+	 * Error Information log (01h): the last NVMF_ERR_LOG_ENTRIES failed
+	 * commands, err_count made in all. I/O threads add (nvmf_ctrlr_error_record),
+	 * so under err_lock.
+	 */
+	pthread_mutex_t err_lock;
+	uint64_t err_count;
+	struct nvme_error_log_entry err_log[NVMF_ERR_LOG_ENTRIES];
+
 	TAILQ_ENTRY(nvmf_ctrlr) link;
 };
 
@@ -281,6 +303,7 @@ struct nvmf_ctrlr {
 #define NVMF_EVENT_DISCOVERY_CHANGED (1u << 1)
 #define NVMF_EVENT_ANA_CHANGED       (1u << 2)
 #define NVMF_EVENT_RESV_LOG          (1u << 3)
+#define NVMF_EVENT_SMART             (1u << 4)
 
 struct nvmf_poll_group {
 	struct thread *thread;
@@ -322,6 +345,8 @@ struct nvmf_tgt {
 	TAILQ_HEAD(, nvmf_tgt_listener) listeners;
 	uint16_t next_portid;
 	uint64_t discovery_genctr;
+	/* When the target started (ticks_get): the SMART log's power-on hours. */
+	uint64_t start_tick;
 	/* Live qpairs (all threads). */
 	uint32_t num_qpairs;
 	uint32_t next_qpair_id;
@@ -484,6 +509,15 @@ uint32_t nvmf_ctrlr_apply_cc(struct nvmf_ctrlr_regs *regs, uint32_t new_cc, bool
 void nvmf_ctrlr_exec_admin(struct nvmf_request *req);
 void nvmf_ctrlr_aer_complete_all(struct nvmf_ctrlr *ctrlr, uint16_t status);
 void nvmf_ctrlr_event_post(struct nvmf_ctrlr *ctrlr, uint32_t event);
+/*
+ * Look at the namespaces' health again (app thread): a SMART / Health event
+ * for a critical warning that is new (nvmf_smart_event). After a bdev's
+ * health or accessibility changed, a namespace came or went, the
+ * temperature threshold or AEC changed, or the host read the SMART log.
+ */
+void nvmf_ctrlr_health_check(struct nvmf_ctrlr *ctrlr);
+/* Record a failed command in the controller's Error Information log (any thread). */
+void nvmf_ctrlr_error_record(struct nvmf_ctrlr *ctrlr, const struct nvmf_request *req);
 /* Queue a reservation notification (enum nvme_resv_notif_type) unless masked; AEN. */
 void nvmf_ctrlr_resv_notify(struct nvmf_ctrlr *ctrlr, uint32_t nsid, uint8_t type);
 void nvmf_identify_ctrlr_fill(const struct nvmf_ctrlr *ctrlr, struct nvme_identify_ctrlr *id);

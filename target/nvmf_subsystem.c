@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -560,14 +561,49 @@ ns_set_accessible(struct nvmf_ns *ns, bool accessible)
 	}
 }
 
+static bool
+bdev_degraded(const struct bdev *bdev)
+{
+	struct bdev_health h;
+
+	bdev_get_health(bdev, &h);
+	return h.degraded;
+}
+
+/* The bdev's health changed: log it once, and let every controller look at its warning. */
+static void
+ns_health_changed(struct nvmf_ns *ns)
+{
+	struct nvmf_ctrlr *ctrlr;
+	struct bdev_health h;
+
+	bdev_get_health(ns->bdev, &h);
+	if (h.degraded != ns->degraded) {
+		ns->degraded = h.degraded;
+		NOTICELOG("nvmf: subsystem %s: namespace %u (bdev %s) is %s (spare %u%%, threshold "
+			  "%u%%, %" PRIu64 " media errors)\n",
+			  ns->subsys->nqn, ns->nsid, ns->bdev_name,
+			  h.degraded ? "degraded" : "whole again", h.spare_pct,
+			  h.spare_threshold_pct, h.media_errors);
+	}
+	TAILQ_FOREACH(ctrlr, &ns->subsys->ctrlrs, link) {
+		nvmf_ctrlr_health_check(ctrlr);
+	}
+}
+
 static void
 ns_bdev_event(enum bdev_event_type type, struct bdev *bdev, void *ctx)
 {
 	struct nvmf_ns *ns = ctx;
 	int rc;
 
-	if (type == BDEV_EVENT_ACCESS_CHANGED && !ns->removing) {
-		ns_set_accessible(ns, bdev_is_accessible(bdev));
+	if ((type == BDEV_EVENT_ACCESS_CHANGED || type == BDEV_EVENT_HEALTH_CHANGED) &&
+	    !ns->removing) {
+		if (type == BDEV_EVENT_ACCESS_CHANGED) {
+			ns_set_accessible(ns, bdev_is_accessible(bdev));
+		}
+		/* What the bdev reports may have changed with who serves it. */
+		ns_health_changed(ns);
 		return;
 	}
 	if (type != BDEV_EVENT_REMOVE || ns->removing) {
@@ -678,6 +714,7 @@ nvmf_subsystem_add_ns(struct nvmf_subsystem *subsys, const char *bdev_name, uint
 		return rc;
 	}
 	ns->inaccessible = !bdev_is_accessible(bdev);
+	ns->degraded = bdev_degraded(bdev);
 	if (ns->inaccessible) {
 		__atomic_fetch_add(&subsys->inaccessible_ns, 1, __ATOMIC_RELEASE);
 	}

@@ -73,6 +73,13 @@ enum bdev_event_type {
 	 * NVMe-oF namespace turns its ANA state with it.
 	 */
 	BDEV_EVENT_ACCESS_CHANGED,
+	/*
+	 * What bdev_get_health reports changed (a gga bdev lost a member, or is
+	 * whole again; a file bdev's writes began to fail). An NVMe-oF
+	 * controller reports it in its SMART / Health log and raises an
+	 * asynchronous event.
+	 */
+	BDEV_EVENT_HEALTH_CHANGED,
 };
 
 typedef void (*bdev_event_cb)(enum bdev_event_type type, struct bdev *bdev, void *ctx);
@@ -117,6 +124,33 @@ bool bdev_is_claimed(const struct bdev *bdev);
  * multipath host retries on another path. True for every other bdev.
  */
 bool bdev_is_accessible(const struct bdev *bdev);
+
+/*
+ * A bdev's health as the NVMe SMART / Health log reports it (docs/NVME.md
+ * says how a controller maps it). A bdev without a health of its own (malloc,
+ * null, nvme) is whole: not degraded, spare 100, threshold 0, no errors.
+ */
+struct bdev_health {
+	/*
+	 * Its reliability is reduced: a gga bdev with a member lost, stale or
+	 * being rebuilt, or blocks known unreadable; a file bdev whose I/O
+	 * has failed.
+	 */
+	bool degraded;
+	/* It refuses writes now (no module does yet). */
+	bool read_only;
+	/*
+	 * Its redundancy left, 0..100: a gga bdev's share of members in sync;
+	 * below spare_threshold_pct it has lost more than it can survive.
+	 */
+	uint8_t spare_pct;
+	uint8_t spare_threshold_pct;
+	/* Times data could not be read or written intact (undecodable blocks, failed media I/O). */
+	uint64_t media_errors;
+};
+
+/* Fill *health for bdev (any thread). */
+void bdev_get_health(const struct bdev *bdev, struct bdev_health *health);
 /*
  * For messages, why the bdev called bdev_name cannot be claimed or opened
  * for writing: "is a base of another bdev (claimed by the gga module)", "is

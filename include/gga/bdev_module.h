@@ -71,6 +71,8 @@ struct bdev_fn_table {
 	int (*get_bases)(void *ctxt, struct bdev **bases, int max);
 	/* Optional: bdev_is_accessible (absent: always). Any thread. */
 	bool (*is_accessible)(void *ctxt);
+	/* Optional: bdev_get_health (absent: whole). Any thread. */
+	void (*get_health)(void *ctxt, struct bdev_health *health);
 };
 
 /* The most bases a get_bases callback is asked for. */
@@ -121,6 +123,8 @@ void bdev_notify_media_changed(struct bdev *bdev);
 void bdev_notify_offline(struct bdev *bdev);
 /* The same with BDEV_EVENT_ACCESS_CHANGED (any thread). */
 void bdev_notify_access_changed(struct bdev *bdev);
+/* The same with BDEV_EVENT_HEALTH_CHANGED (any thread; before registration: nothing). */
+void bdev_notify_health_changed(struct bdev *bdev);
 
 /*
  * Delete-RPC helper: look up `name`, check it belongs to `module`, unregister.

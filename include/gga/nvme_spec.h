@@ -700,6 +700,16 @@ enum nvme_async_event_type {
 };
 /* Info of an I/O command set specific event (type 6). */
 #define NVME_AER_IO_RESV_LOG_AVAILABLE 0x00
+/* Asynchronous event information for type SMART / Health status. */
+#define NVME_AER_SMART_RELIABILITY     0x00
+#define NVME_AER_SMART_TEMPERATURE     0x01
+#define NVME_AER_SMART_SPARE           0x02
+/* SMART / Health Critical Warning bits. */
+#define NVME_SMART_WARN_SPARE          (1u << 0)
+#define NVME_SMART_WARN_TEMPERATURE    (1u << 1)
+#define NVME_SMART_WARN_RELIABILITY    (1u << 2)
+#define NVME_SMART_WARN_READ_ONLY      (1u << 3)
+#define NVME_SMART_WARN_VOLATILE       (1u << 4)
 enum nvme_async_event_notice {
 	NVME_AER_NOTICE_NS_ATTR_CHANGED = 0x00,
 	NVME_AER_NOTICE_FW_ACTIVATION = 0x01,

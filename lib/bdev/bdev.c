@@ -332,8 +332,15 @@ descs_notify(struct bdev *bdev, void (*fn)(void *ctx), const char *what)
 	}
 }
 
-void
-bdev_notify_media_changed(struct bdev *bdev)
+static void
+desc_health_notify(void *ctx)
+{
+	desc_notify(ctx, BDEV_EVENT_HEALTH_CHANGED);
+}
+
+/* Send fn to every open descriptor of a registered bdev (any thread). */
+static void
+notify_all(struct bdev *bdev, void (*fn)(void *ctx), const char *what)
 {
 	struct bdev_internal *internal = bdev->internal;
 
@@ -342,45 +349,49 @@ bdev_notify_media_changed(struct bdev *bdev)
 	}
 	pthread_mutex_lock(&g_bdev_mutex);
 	if (internal->state == BDEV_STATE_READY) {
-		descs_notify(bdev, desc_media_notify, "a media change");
+		descs_notify(bdev, fn, what);
 	}
 	pthread_mutex_unlock(&g_bdev_mutex);
+}
+
+void
+bdev_notify_media_changed(struct bdev *bdev)
+{
+	notify_all(bdev, desc_media_notify, "a media change");
 }
 
 void
 bdev_notify_offline(struct bdev *bdev)
 {
-	struct bdev_internal *internal = bdev->internal;
-
-	if (internal == NULL) {
-		return;
-	}
-	pthread_mutex_lock(&g_bdev_mutex);
-	if (internal->state == BDEV_STATE_READY) {
-		descs_notify(bdev, desc_offline_notify, "its base going offline");
-	}
-	pthread_mutex_unlock(&g_bdev_mutex);
+	notify_all(bdev, desc_offline_notify, "its base going offline");
 }
 
 void
 bdev_notify_access_changed(struct bdev *bdev)
 {
-	struct bdev_internal *internal = bdev->internal;
+	notify_all(bdev, desc_access_notify, "a change of who serves it");
+}
 
-	if (internal == NULL) {
-		return;
-	}
-	pthread_mutex_lock(&g_bdev_mutex);
-	if (internal->state == BDEV_STATE_READY) {
-		descs_notify(bdev, desc_access_notify, "a change of who serves it");
-	}
-	pthread_mutex_unlock(&g_bdev_mutex);
+void
+bdev_notify_health_changed(struct bdev *bdev)
+{
+	notify_all(bdev, desc_health_notify, "a change of its health");
 }
 
 bool
 bdev_is_accessible(const struct bdev *bdev)
 {
 	return bdev->fn_table->is_accessible == NULL || bdev->fn_table->is_accessible(bdev->ctxt);
+}
+
+void
+bdev_get_health(const struct bdev *bdev, struct bdev_health *health)
+{
+	memset(health, 0, sizeof(*health));
+	health->spare_pct = 100;
+	if (bdev->fn_table->get_health != NULL) {
+		bdev->fn_table->get_health(bdev->ctxt, health);
+	}
 }
 
 void

@@ -444,6 +444,9 @@ finish(struct file_channel *ch, struct file_io *fio)
 		ERRLOG("file bdev '%s': %s of %" PRIu64 " blocks at %" PRIu64 " failed: %s\n",
 		       io->bdev->name, bdev_io_type_name(io->type), io->u.num_blocks,
 		       io->u.offset_blocks, strerror(-err));
+		if (__atomic_fetch_add(&ch->disk->media_errors, 1, __ATOMIC_RELAXED) == 0) {
+			bdev_notify_health_changed(&ch->disk->bdev);
+		}
 	}
 	ch->outstanding--;
 	bdev_io_complete(io, err == 0 ? BDEV_IO_STATUS_SUCCESS : BDEV_IO_STATUS_FAILED);
@@ -776,7 +779,17 @@ file_write_config_json(struct bdev *bdev, json_t *config)
 						"params", params));
 }
 
+static void
+file_get_health(void *ctxt, struct bdev_health *health)
+{
+	const struct file_disk *disk = ctxt;
+
+	health->media_errors = __atomic_load_n(&disk->media_errors, __ATOMIC_RELAXED);
+	health->degraded = health->media_errors > 0;
+}
+
 const struct bdev_fn_table file_fn_table = {
+	.get_health = file_get_health,
 	.destruct = file_destruct,
 	.submit_request = file_submit_request,
 	.io_type_supported = file_io_type_supported,

@@ -66,6 +66,12 @@ struct file_disk {
 	bool data_falloc;
 	bool md_falloc;
 	/*
+	 * Requests that failed with an error from the file (any thread adds).
+	 * From the first one on the bdev's health is degraded (bdev_get_health),
+	 * until the bdev is created again.
+	 */
+	uint64_t media_errors;
+	/*
 	 * The disk is the io_device of its channels; the bdev is not its first
 	 * member so that the two pointers never coincide.
 	 */

@@ -322,6 +322,51 @@ test_hot_remove(void)
 	ut_stop();
 }
 
+/*
+ * Health: a bdev without get_health is whole; a health change reaches every
+ * open descriptor on its own thread, and nothing before registration.
+ */
+static void
+test_health(void)
+{
+	struct ut_disk d;
+	struct ut_event e1 = { 0 }, e2 = { 0 };
+	struct bdev_desc *d1, *d2;
+	struct bdev_health h;
+
+	ut_start(64, 8);
+	ut_disk_init(&d, "hl", 0);
+	memset(&h, 0xff, sizeof(h));
+	bdev_notify_health_changed(&d.bdev); /* not registered: nothing to tell */
+	UT_ASSERT_EQ_FATAL(bdev_register(&d.bdev), 0);
+	bdev_get_health(&d.bdev, &h);
+	CU_ASSERT(!h.degraded && !h.read_only);
+	UT_ASSERT_EQ(h.spare_pct, 100);
+	UT_ASSERT_EQ(h.spare_threshold_pct, 0);
+	UT_ASSERT_EQ(h.media_errors, 0);
+
+	set_thread(1);
+	UT_ASSERT_EQ_FATAL(bdev_open("hl", false, ut_event_cb, &e1, &d1), 0);
+	set_thread(2);
+	UT_ASSERT_EQ_FATAL(bdev_open("hl", true, ut_event_cb, &e2, &d2), 0);
+	set_thread(0);
+	bdev_notify_health_changed(&d.bdev);
+	poll_threads();
+	UT_ASSERT_EQ(e1.count, 1);
+	UT_ASSERT_EQ(e1.type, BDEV_EVENT_HEALTH_CHANGED);
+	CU_ASSERT(e1.thread == g_thread[1]);
+	UT_ASSERT_EQ(e2.count, 1);
+	UT_ASSERT_EQ(e2.type, BDEV_EVENT_HEALTH_CHANGED);
+	CU_ASSERT(e2.thread == g_thread[2]);
+	set_thread(1);
+	bdev_close(d1);
+	set_thread(2);
+	bdev_close(d2);
+	set_thread(0);
+	ut_unregister_sync(&d.bdev);
+	ut_stop();
+}
+
 /* A descriptor closed before its remove notification arrives gets no callback. */
 static void
 test_close_before_notify(void)
@@ -1456,6 +1501,7 @@ main(void)
 		UT_TEST(test_register_validation),
 		UT_TEST(test_open_close_claim),
 		UT_TEST(test_hot_remove),
+		UT_TEST(test_health),
 		UT_TEST(test_close_before_notify),
 		UT_TEST(test_destruct_async),
 		UT_TEST(test_io_async_contract),

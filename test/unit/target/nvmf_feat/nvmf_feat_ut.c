@@ -4,7 +4,9 @@
  * Management, Temperature Threshold, Error Recovery, Write Atomicity Normal)
  * through Get and Set Features with every select, what is refused and with
  * which status, the temperature thresholds' bounds, and the Commands
- * Supported and Effects log.
+ * Supported and Effects log; the SMART / Health log from the bdevs'
+ * health and statistics, and its asynchronous events, walked over every
+ * order of warnings, reads and AEC settings up to a bound.
  */
 #include "gga/nvme_spec.h"
 #include "gga/util.h"
@@ -145,14 +147,193 @@ test_command_effects(void)
 	UT_ASSERT_EQ(n, 7 + 9);
 }
 
+static struct bdev_health
+health(bool degraded, uint8_t spare, uint8_t threshold, uint64_t media)
+{
+	struct bdev_health h = { .degraded = degraded,
+				 .spare_pct = spare,
+				 .spare_threshold_pct = threshold,
+				 .media_errors = media };
+
+	return h;
+}
+
+static void
+test_smart_mapping(void)
+{
+	struct nvmf_feat f;
+	struct nvme_smart_log log;
+	/* A whole gga 2 + 1, a malloc, a gga 4 + 2 that lost one (83 over 66). */
+	struct bdev_health h[3] = { health(false, 100, 66, 0), health(false, 100, 0, 0),
+				    health(true, 83, 66, 3) };
+	struct bdev_io_stat st[3] = { 0 };
+
+	nvmf_feat_init(&f);
+	/* Nothing, whole: spare 100, threshold 0, the temperature. */
+	nvmf_smart_fill(&log, &f, NULL, NULL, 0, 0, 0);
+	UT_ASSERT_EQ(log.critical_warning, 0);
+	UT_ASSERT_EQ(log.avail_spare, 100);
+	UT_ASSERT_EQ(log.avail_spare_threshold, 0);
+	UT_ASSERT_EQ(log.temperature[0] | log.temperature[1] << 8, NVMF_TEMP_K);
+
+	/* The namespace nearest its threshold gives the spare; any degraded one bit 2. */
+	st[0].bytes_read = 512 * 1000; /* exactly one unit */
+	st[0].num_read_ops = 3;
+	st[1].bytes_read = 1; /* rounded up: with the 1000 above, two units */
+	st[1].bytes_written = 512 * 1001;
+	st[1].num_write_ops = 7;
+	st[2].num_write_zeroes_ops = 9; /* not host writes */
+	nvmf_smart_fill(&log, &f, h, st, 3, 7200 + 59, 5);
+	UT_ASSERT_EQ(log.critical_warning, NVME_SMART_WARN_RELIABILITY);
+	UT_ASSERT_EQ(log.avail_spare, 83);
+	UT_ASSERT_EQ(log.avail_spare_threshold, 66);
+	UT_ASSERT_EQ(log.media_errors[0], 3);
+	UT_ASSERT_EQ(log.host_reads[0], 3);
+	UT_ASSERT_EQ(log.host_writes[0], 7);
+	UT_ASSERT_EQ(log.data_units_read[0], 2);
+	UT_ASSERT_EQ(log.data_units_written[0], 2);
+	UT_ASSERT_EQ(log.power_on_hours[0], 2);
+	UT_ASSERT_EQ(log.num_err_log_entries[0], 5);
+	UT_ASSERT_EQ(nvmf_smart_warning(&f, h, 3), log.critical_warning);
+
+	/* Exactly k of n in sync is at the threshold, not below; one fewer is below. */
+	h[0] = health(true, 66, 66, 0);
+	UT_ASSERT_EQ(nvmf_smart_warning(&f, h, 1), NVME_SMART_WARN_RELIABILITY);
+	h[0] = health(true, 33, 66, 0);
+	UT_ASSERT_EQ(nvmf_smart_warning(&f, h, 1),
+		     NVME_SMART_WARN_RELIABILITY | NVME_SMART_WARN_SPARE);
+	nvmf_smart_fill(&log, &f, h, NULL, 3, 0, 0);
+	UT_ASSERT_EQ(log.avail_spare, 33);
+	UT_ASSERT_EQ(log.avail_spare_threshold, 66);
+	UT_ASSERT_EQ(log.host_reads[0], 0);
+	h[0].read_only = true;
+	UT_ASSERT_EQ(nvmf_smart_warning(&f, h, 1) & NVME_SMART_WARN_READ_ONLY,
+		     NVME_SMART_WARN_READ_ONLY);
+
+	/* Temperature: bit 1 at or past a threshold. */
+	UT_ASSERT_EQ(nvmf_feat_set(&f, NVME_FEAT_TEMPERATURE_THRESHOLD, NVMF_TEMP_K), 0);
+	UT_ASSERT_EQ(nvmf_smart_warning(&f, NULL, 0), NVME_SMART_WARN_TEMPERATURE);
+}
+
+/*
+ * The events, walked: every sequence of up to DEPTH steps, each a new
+ * critical warning (bits 0..3), a read of the log (unmasks), or a new AEC
+ * (none, or all SMART bits), from each start. A model of the host checks
+ * that an event is sent only unmasked, only for bits set and enabled and not
+ * yet reported; that after each step no bit both set and enabled is left
+ * unreported while unmasked; and that a bit that clears and returns is
+ * reported again.
+ */
+#define WALK_DEPTH 5
+#define WALK_STEPS (16 + 1 + 2)
+
+struct walk_state {
+	uint8_t warning;
+	uint32_t aec;
+	bool masked;
+	uint8_t reported;
+};
+
+static unsigned long g_walk_events;
+
+static void
+walk_step(struct walk_state *w, unsigned int step)
+{
+	uint8_t before = w->reported, fresh;
+	int info;
+
+	if (step < 16) {
+		w->warning = (uint8_t)step;
+	} else if (step == 16) {
+		w->masked = false;
+	} else {
+		w->aec = step == 17 ? 0 : NVME_AEC_SMART_MASK;
+	}
+	info = nvmf_smart_event(w->warning, w->aec, w->masked, &w->reported);
+	fresh = (uint8_t)(w->warning & w->aec & ~(before & w->warning));
+	if (info < 0) {
+		/* Nothing sent: masked, or nothing new and enabled. */
+		CU_ASSERT(w->masked || fresh == 0);
+		return;
+	}
+	g_walk_events++;
+	CU_ASSERT(!w->masked);
+	CU_ASSERT(fresh != 0);
+	/* The information names the most serious of the new bits. */
+	if (fresh & (NVME_SMART_WARN_RELIABILITY | NVME_SMART_WARN_READ_ONLY)) {
+		CU_ASSERT(info == NVME_AER_SMART_RELIABILITY);
+	} else if (fresh & NVME_SMART_WARN_SPARE) {
+		CU_ASSERT(info == NVME_AER_SMART_SPARE);
+	} else {
+		CU_ASSERT(info == NVME_AER_SMART_TEMPERATURE);
+	}
+	/* Only bits set now are ever marked; each new enabled one is. */
+	CU_ASSERT((w->reported & ~w->warning) == 0);
+	CU_ASSERT((w->reported & fresh) == fresh);
+	w->masked = true;
+}
+
+static void
+walk(struct walk_state w, unsigned int depth)
+{
+	unsigned int step;
+
+	/* Unmasked, nothing set and enabled is left unreported. */
+	if (!w.masked) {
+		CU_ASSERT((w.warning & w.aec & ~w.reported) == 0);
+	}
+	/* A bit that cleared is not held as reported while it is clear. */
+	CU_ASSERT((w.reported & ~w.warning) == 0);
+	if (depth == WALK_DEPTH) {
+		return;
+	}
+	for (step = 0; step < WALK_STEPS; step++) {
+		struct walk_state next = w;
+
+		walk_step(&next, step);
+		walk(next, depth + 1);
+	}
+}
+
+static void
+test_smart_events(void)
+{
+	struct walk_state w = { 0 };
+	uint8_t reported = 0;
+
+	/* The orders that matter, by hand first. */
+	UT_ASSERT_EQ(nvmf_smart_event(NVME_SMART_WARN_RELIABILITY, NVME_AEC_NS_ATTR_NOTICE, false,
+				      &reported),
+		     -1); /* not enabled: Linux's own AEC */
+	UT_ASSERT_EQ(nvmf_smart_event(NVME_SMART_WARN_RELIABILITY, 0xff, false, &reported),
+		     NVME_AER_SMART_RELIABILITY);
+	UT_ASSERT_EQ(nvmf_smart_event(NVME_SMART_WARN_RELIABILITY, 0xff, false, &reported), -1);
+	/* Whole again: forgotten; degraded again: reported again. */
+	UT_ASSERT_EQ(nvmf_smart_event(0, 0xff, false, &reported), -1);
+	UT_ASSERT_EQ(reported, 0);
+	UT_ASSERT_EQ(nvmf_smart_event(NVME_SMART_WARN_RELIABILITY, 0xff, true, &reported), -1);
+	UT_ASSERT_EQ(reported, 0); /* masked: not marked, so it goes once unmasked */
+	UT_ASSERT_EQ(nvmf_smart_event(NVME_SMART_WARN_RELIABILITY, 0xff, false, &reported),
+		     NVME_AER_SMART_RELIABILITY);
+	UT_ASSERT_EQ(nvmf_smart_event(NVME_SMART_WARN_RELIABILITY | NVME_SMART_WARN_TEMPERATURE,
+				      0xff, false, &reported),
+		     NVME_AER_SMART_TEMPERATURE);
+
+	w.aec = NVME_AEC_SMART_MASK;
+	walk(w, 0);
+	w.aec = 0;
+	walk(w, 0);
+	/* The walk sent events (it is not vacuous). */
+	CU_ASSERT(g_walk_events > 100000);
+}
+
 int
 main(void)
 {
 	static const struct ut_test tests[] = {
-		UT_TEST(test_defaults_and_selects),
-		UT_TEST(test_refusals),
-		UT_TEST(test_temperature),
-		UT_TEST(test_command_effects),
+		UT_TEST(test_defaults_and_selects), UT_TEST(test_refusals),
+		UT_TEST(test_temperature),          UT_TEST(test_command_effects),
+		UT_TEST(test_smart_mapping),        UT_TEST(test_smart_events),
 	};
 
 	return ut_run("nvmf_feat", tests, ARRAY_SIZE(tests), NULL, NULL);
