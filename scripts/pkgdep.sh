@@ -23,7 +23,9 @@ base=(
 	openssl nvme-cli
 )
 vm=(qemu-system-x86 busybox-static kmod iproute2 rdma-core ibverbs-providers ibverbs-utils
-	rdmacm-utils cpio xz-utils)
+	rdmacm-utils cpio xz-utils
+	# smartctl reads the SMART log of the Linux host's NVMe-oF controller (linux_host_health.sh).
+	smartmontools)
 # clang alone (without recommends) lacks the libFuzzer and sanitizer runtimes.
 fuzz=(clang libclang-rt-14-dev)
 
