@@ -644,6 +644,47 @@ test_controller_lifecycle(void)
 	UT_ASSERT_EQ(SCT(cpl), NVME_SCT_COMMAND_SPECIFIC);
 	UT_ASSERT_EQ(SC(cpl), NVME_SC_INVALID_LOG_PAGE);
 
+	/*
+	 * Error Information: the opcode walk above failed some 250 commands; the
+	 * log holds the 16 newest, newest first (the unknown log page, then the
+	 * short SMART read), and SMART counts them all.
+	 */
+	{
+		struct nvme_error_log_entry e[NVMF_ERR_LOG_ENTRIES];
+		uint64_t made;
+		int i;
+
+		cpl = cmd0(admin, &r, NVME_OPC_IDENTIFY, 0, NVME_CNS_CTRLR, 0, 4096);
+		UT_ASSERT_EQ(((struct nvme_identify_ctrlr *)r.buf)->elpe, NVMF_ERR_LOG_ENTRIES - 1);
+		cpl = cmd0(admin, &r, NVME_OPC_GET_LOG_PAGE, 0, NVME_LOG_ERROR | (255u << 16), 0,
+			   sizeof(e));
+		CU_ASSERT(NVME_STATUS_IS_SUCCESS(cpl.status));
+		memcpy(e, r.buf, sizeof(e));
+		made = e[0].error_count;
+		CU_ASSERT(made > 200);
+		for (i = 0; i < NVMF_ERR_LOG_ENTRIES; i++) {
+			UT_ASSERT_EQ(e[i].error_count, made - (uint64_t)i);
+			UT_ASSERT_EQ(e[i].sqid, 0);
+			UT_ASSERT_EQ(e[i].error_location, 0xffff);
+		}
+		UT_ASSERT_EQ(e[0].status,
+			     NVME_STATUS(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_INVALID_LOG_PAGE) |
+				     NVME_STATUS_DNR);
+		UT_ASSERT_EQ(e[1].status,
+			     NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_DATA_SGL_LENGTH_INVALID) |
+				     NVME_STATUS_DNR);
+		UT_ASSERT_EQ(e[2].status & 0x0ffe,
+			     NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_INVALID_OPCODE));
+		cpl = cmd0(admin, &r, NVME_OPC_GET_LOG_PAGE, 0, NVME_LOG_SMART | (127u << 16), 0,
+			   512);
+		UT_ASSERT_EQ(((struct nvme_smart_log *)r.buf)->num_err_log_entries[0], made);
+		/* A read of one entry gives the newest. */
+		cpl = cmd0(admin, &r, NVME_OPC_GET_LOG_PAGE, 0, NVME_LOG_ERROR | (15u << 16), 0,
+			   64);
+		CU_ASSERT(NVME_STATUS_IS_SUCCESS(cpl.status));
+		UT_ASSERT_EQ(((struct nvme_error_log_entry *)r.buf)->error_count, made);
+	}
+
 	/* Asynchronous events: held, completed by a namespace change, masked until read. */
 	{
 		struct ut_req aer1, aer2, extra[NVMF_MAX_AER];
