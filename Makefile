@@ -5,7 +5,8 @@
 #   make demo      install packages, build, run the demo
 #   make bench     run the benchmarks (docs/BENCHMARKS.md)
 #   make torture   the seeded torture run of the gga bdev for GGA_TORTURE_SECONDS (default 600);
-#                  GGA_TORTURE_SEED=S replays a run (docs/TESTING.md)
+#                  GGA_TORTURE_SEED=S replays a run (docs/TESTING.md); then gga_heal.sh and
+#                  gga_recovery_passes.sh under ASan+UBSan (make test runs them unsanitized)
 #   make fuzz      build the libFuzzer harnesses (clang) and fuzz each for 3.5 minutes
 #                  (GGA_FUZZ_SECONDS; at least 10 million runs in all), then run the
 #                  NVMe/TCP connection fuzzer for 10 minutes (GGA_CONN_FUZZ_SECONDS)
@@ -46,11 +47,19 @@ demo:
 bench:
 	@bash scripts/bench.sh
 
+# The ASan runs of the longest scenario tests (make test runs them in its
+# normal lane only): a build-asan tree, then the two tests with GGA_TORTURE=1.
+TORTURE_ASAN_TESTS := gga_heal.sh gga_recovery_passes.sh
 torture: build
 	@$(MAKE) -C test/unit/bdev_gga/bdev_gga_torture all
 	@GGA_TORTURE_SECONDS=$${GGA_TORTURE_SECONDS:-600} \
 		GGA_TORTURE_SEED=$${GGA_TORTURE_SEED:-$$(date +%s%N)} \
 		$(O)/test/unit/bdev_gga/bdev_gga_torture/bdev_gga_torture_ut
+	@$(MAKE) O=$(GGA_ROOT)/build-asan CONFIG_ASAN=y CONFIG_TEST_HOOKS=y build
+	@ASAN_OPTIONS=$${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1:halt_on_error=1} \
+		UBSAN_OPTIONS=$${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+		GGA_LANE=asan GGA_TORTURE=1 GGA_TEST_FILTER="$(TORTURE_ASAN_TESTS)" \
+		bash test/integration/run.sh $(GGA_ROOT)/build-asan
 
 fuzz: build
 	@rc=0; bash test/fuzz/run.sh $(O) $${GGA_FUZZ_SECONDS:-210} \

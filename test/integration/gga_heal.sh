@@ -15,6 +15,13 @@
 #      bdev_gga_scrub repairs every one, a second scrub finds nothing.
 source "$(dirname "$0")/common.sh"
 
+# make test's ASan lane leaves this test to make torture, which runs it under
+# ASan+UBSan (GGA_TORTURE=1): it is among the longest, and make test has a
+# budget. The normal lane runs it in make test.
+if [ "${GGA_LANE:-normal}" = asan ] && [ -z "${GGA_TORTURE:-}" ]; then
+	skip "the ASan run of this test is in make torture (make test's normal lane runs it)"
+fi
+
 BP=$BIN/bdevperf
 D=$TMP/topo
 source "$(dirname "$0")/topology_lib.sh"
