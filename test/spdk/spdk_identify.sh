@@ -9,7 +9,8 @@
 # malloc namespace on 127.0.0.1, runs spdk_nvme_identify (--no-huge, 512 MiB:
 # no hugepages needed), and checks: exit 0, no "failed" line, and the pages
 # and features it prints (Firmware Slot, Commands Supported and Effects,
-# Arbitration, Power Management, Temperature Threshold, Error Recovery).
+# Arbitration, Power Management, Temperature Threshold, Error Recovery, the
+# SMART / Health page with its spare threshold).
 set -u
 spdk=${SPDK_DIR:-}
 build=build
@@ -60,10 +61,10 @@ check "no failed command and no error in its output" \
 	bash -c "! grep -qiE 'failed|\\*ERROR\\*' '$tmp/identify.out'"
 for what in "Firmware Slot Information" "Commands Supported and Effects" "Arbitration Burst:" \
 	"Current Power State:" "Temperature Threshold:" "Error Recovery Timeout:" \
-	"Keep Alive Granularity:"; do
+	"Keep Alive Granularity:" "Health Information" "Available Spare Threshold:"; do
 	check "it prints '$what'" grep -q "$what" "$tmp/identify.out"
 done
-grep -E "Temperature Threshold:|Arbitration Burst:|Current Power State:" "$tmp/identify.out" |
+grep -E "Temperature Threshold:|Arbitration Burst:|Current Power State:|Available Spare" "$tmp/identify.out" |
 	sed 's/^/  | /'
 echo "spdk_identify: $fails failed"
 [ "$fails" -eq 0 ]
