@@ -365,11 +365,6 @@ nvmf_ctrlr_error_record(struct nvmf_ctrlr *ctrlr, const struct nvmf_request *req
  * now, and the request is completed without the controller, which may be
  * gone by then (a host that disconnects with the command in flight).
  */
-struct smart_ns {
-	struct bdev_desc *desc;
-	struct bdev_io_stat stat;
-};
-
 struct smart_ctx {
 	struct nvmf_request *req;
 	struct nvmf_feat feat;
@@ -379,7 +374,8 @@ struct smart_ctx {
 	uint32_t pending;
 	uint32_t n;
 	struct bdev_health *health; /* [n] */
-	struct smart_ns ns[];       /* [n] */
+	struct bdev_io_stat *stats; /* [n] */
+	struct bdev_desc **descs;   /* [n]; NULL: left out (being removed) */
 };
 
 static void
@@ -392,35 +388,34 @@ smart_desc_event(enum bdev_event_type type, struct bdev *bdev, void *ctx)
 }
 
 static void
+smart_ctx_free(struct smart_ctx *ctx)
+{
+	free(ctx->health);
+	free(ctx->stats);
+	free(ctx->descs);
+	free(ctx);
+}
+
+static void
 smart_finish(struct smart_ctx *ctx)
 {
 	struct nvme_smart_log log;
-	struct bdev_io_stat *stats = calloc(ctx->n > 0 ? ctx->n : 1, sizeof(*stats));
-	uint16_t status = 0;
+	uint16_t status;
 	uint32_t i;
 
-	if (stats == NULL) {
-		status = nvmf_errno_to_status(-ENOMEM);
-	} else {
-		for (i = 0; i < ctx->n; i++) {
-			stats[i] = ctx->ns[i].stat;
-		}
-		nvmf_smart_fill(&log, &ctx->feat, ctx->health, stats, ctx->n, ctx->power_on_s,
-				ctx->err_count);
-		status = log_copy(ctx->req, &log, sizeof(log), ctx->offset);
-	}
+	nvmf_smart_fill(&log, &ctx->feat, ctx->health, ctx->stats, ctx->n, ctx->power_on_s,
+			ctx->err_count);
+	status = log_copy(ctx->req, &log, sizeof(log), ctx->offset);
 	for (i = 0; i < ctx->n; i++) {
-		if (ctx->ns[i].desc != NULL) {
-			bdev_close(ctx->ns[i].desc);
+		if (ctx->descs[i] != NULL) {
+			bdev_close(ctx->descs[i]);
 		}
 	}
 	if (status != 0) {
 		nvmf_request_set_status(ctx->req, status);
 	}
 	nvmf_request_complete(ctx->req);
-	free(stats);
-	free(ctx->health);
-	free(ctx);
+	smart_ctx_free(ctx);
 }
 
 static void
@@ -444,33 +439,47 @@ smart_stat_done(struct bdev *bdev, struct bdev_io_stat *stat, void *cb_arg, int 
 	smart_put(ctx);
 }
 
-/* The namespaces a SMART log of nsid covers: their number, and the namespace list into out (may be NULL). */
-static uint32_t
-smart_namespaces(const struct nvmf_subsystem *subsys, uint32_t nsid, struct nvmf_ns **out)
+/*
+ * The namespaces a SMART log of nsid covers (all of them for 0 and
+ * FFFFFFFFh), and the health of each: *list and *health get n entries (at
+ * least one allocated), to be freed by the caller. Returns 0 or -ENOMEM.
+ */
+static int
+smart_collect(const struct nvmf_subsystem *subsys, uint32_t nsid, struct nvmf_ns ***list,
+	      struct bdev_health **health, uint32_t *n)
 {
-	struct nvmf_ns *ns;
-	uint32_t i, n = 0;
+	struct nvmf_ns *ns, **l;
+	struct bdev_health *h;
+	uint32_t i, count = 0;
 
+	l = calloc(subsys->max_nsid > 0 ? subsys->max_nsid : 1, sizeof(*l));
+	h = calloc(subsys->max_nsid > 0 ? subsys->max_nsid : 1, sizeof(*h));
+	if (l == NULL || h == NULL) {
+		free(l);
+		free(h);
+		return -ENOMEM;
+	}
 	for (i = 1; i <= subsys->max_nsid; i++) {
 		ns = nvmf_subsystem_get_ns(subsys, i);
 		if (ns == NULL || ns->removing ||
 		    (nsid != 0 && nsid != NVME_NSID_ALL && nsid != i)) {
 			continue;
 		}
-		if (out != NULL) {
-			out[n] = ns;
-		}
-		n++;
+		bdev_get_health(ns->bdev, &h[count]);
+		l[count++] = ns;
 	}
-	return n;
+	*list = l;
+	*health = h;
+	*n = count;
+	return 0;
 }
 
 static uint16_t
 smart_log(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr, bool rae, uint64_t offset, bool *held)
 {
 	struct nvmf_subsystem *subsys = ctrlr->subsys;
-	uint32_t nsid = req->cmd.nsid, n, i;
-	struct nvmf_ns **list;
+	uint32_t nsid = req->cmd.nsid, i;
+	struct nvmf_ns **list = NULL;
 	struct smart_ctx *ctx;
 
 	if (nsid != 0 && nsid != NVME_NSID_ALL &&
@@ -480,38 +489,35 @@ smart_log(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr, bool rae, uint64_t
 	if (offset > sizeof(struct nvme_smart_log)) {
 		return INVALID_FIELD;
 	}
-	n = smart_namespaces(subsys, nsid, NULL);
-	ctx = calloc(1, sizeof(*ctx) + n * sizeof(ctx->ns[0]));
-	list = calloc(n > 0 ? n : 1, sizeof(*list));
-	if (ctx != NULL) {
-		ctx->health = calloc(n > 0 ? n : 1, sizeof(*ctx->health));
-	}
-	if (ctx == NULL || list == NULL || ctx->health == NULL) {
-		if (ctx != NULL) {
-			free(ctx->health);
-		}
+	ctx = calloc(1, sizeof(*ctx));
+	if (ctx == NULL || smart_collect(subsys, nsid, &list, &ctx->health, &ctx->n) != 0) {
 		free(ctx);
-		free(list);
 		return nvmf_errno_to_status(-ENOMEM);
 	}
-	smart_namespaces(subsys, nsid, list);
+	ctx->stats = calloc(ctx->n > 0 ? ctx->n : 1, sizeof(*ctx->stats));
+	ctx->descs = calloc(ctx->n > 0 ? ctx->n : 1, sizeof(*ctx->descs));
+	if (ctx->stats == NULL || ctx->descs == NULL) {
+		free(list);
+		smart_ctx_free(ctx);
+		return nvmf_errno_to_status(-ENOMEM);
+	}
 	ctx->req = req;
 	ctx->feat = ctrlr->feat;
 	ctx->offset = offset;
-	ctx->n = n;
 	ctx->power_on_s = (ticks_get() - g_nvmf_tgt.start_tick) / ticks_hz();
 	pthread_mutex_lock(&ctrlr->err_lock);
 	ctx->err_count = ctrlr->err_count;
 	pthread_mutex_unlock(&ctrlr->err_lock);
 	ctx->pending = 1;
-	for (i = 0; i < n; i++) {
-		bdev_get_health(list[i]->bdev, &ctx->health[i]);
+	for (i = 0; i < ctx->n; i++) {
 		/* A bdev being removed is left out of the counters. */
-		if (bdev_open(list[i]->bdev_name, false, smart_desc_event, NULL,
-			      &ctx->ns[i].desc) == 0) {
+		if (bdev_open(list[i]->bdev_name, false, smart_desc_event, NULL, &ctx->descs[i]) ==
+		    0) {
 			ctx->pending++;
-			bdev_get_iostat(bdev_desc_get_bdev(ctx->ns[i].desc), &ctx->ns[i].stat,
+			bdev_get_iostat(bdev_desc_get_bdev(ctx->descs[i]), &ctx->stats[i],
 					smart_stat_done, ctx);
+		} else {
+			ctx->descs[i] = NULL;
 		}
 	}
 	free(list);
@@ -535,25 +541,16 @@ nvmf_ctrlr_health_check(struct nvmf_ctrlr *ctrlr)
 	struct nvmf_subsystem *subsys = ctrlr->subsys;
 	struct bdev_health *health;
 	struct nvmf_ns **list;
-	uint32_t n, i;
+	uint32_t n;
 	uint8_t warning;
 	int info;
 
 	if (is_discovery(ctrlr) || ctrlr->state != NVMF_CTRLR_LIVE) {
 		return;
 	}
-	n = smart_namespaces(subsys, NVME_NSID_ALL, NULL);
-	health = calloc(n > 0 ? n : 1, sizeof(*health));
-	list = calloc(n > 0 ? n : 1, sizeof(*list));
-	if (health == NULL || list == NULL) {
+	if (smart_collect(subsys, NVME_NSID_ALL, &list, &health, &n) != 0) {
 		/* Looked at again on the next change or read of the log. */
-		free(health);
-		free(list);
 		return;
-	}
-	smart_namespaces(subsys, NVME_NSID_ALL, list);
-	for (i = 0; i < n; i++) {
-		bdev_get_health(list[i]->bdev, &health[i]);
 	}
 	warning = nvmf_smart_warning(&ctrlr->feat, health, n);
 	free(health);
