@@ -25,6 +25,7 @@
 #include "gga/bdev.h"
 
 #include "gga_format.h"
+#include "gga_lifecycle.h"
 
 /* The most members an array can have (k + m). */
 #define BDEV_GGA_MAX_MEMBERS GGA_MAX_FRAGS
@@ -39,26 +40,29 @@ enum bdev_gga_mode {
 	BDEV_GGA_MODE_ASSEMBLE,
 };
 
-enum bdev_gga_member_state {
-	/* In sync: read and written. */
-	BDEV_GGA_MEMBER_ONLINE = 0,
-	/* An I/O to it failed: not read or written until its base answers again. */
-	BDEV_GGA_MEMBER_FAILED,
-	/* Being resynced or rebuilt from the others: written, not read. */
-	BDEV_GGA_MEMBER_REBUILDING,
-	/* Its base answers but it missed writes (or is blank): waits for a recovery. */
-	BDEV_GGA_MEMBER_STALE,
-	/* Its base bdev is gone (removed, or replaced by nothing yet). */
-	BDEV_GGA_MEMBER_ABSENT,
-};
-
-enum bdev_gga_state {
-	/* Every member online, and no block known to be unrecoverable. */
-	BDEV_GGA_ONLINE = 0,
-	/* Some members not online but at least k, or blocks known unrecoverable: I/O continues. */
-	BDEV_GGA_DEGRADED,
-	BDEV_GGA_FAILED, /* fewer than k online: every I/O fails */
-};
+/*
+ * A member's state and the array's are the lifecycle module's (enum
+ * gga_lc_run and enum gga_lc_array_state, gga_lifecycle.h: one definition,
+ * decided there); these are their public names.
+ *   ONLINE      in sync: read and written
+ *   FAILED      an I/O to it failed: not read or written until its base answers again
+ *   REBUILDING  being resynced or rebuilt from the others: written, not read
+ *   STALE       its base answers but it missed writes (or is blank): waits for a recovery
+ *   ABSENT      its base bdev is gone (removed, or replaced by nothing yet)
+ * and for the array: ONLINE (every member online, no block known lost),
+ * DEGRADED (at least k online, or blocks known lost: I/O continues), FAILED
+ * (fewer than k online: every I/O fails).
+ */
+#define bdev_gga_member_state      gga_lc_run
+#define BDEV_GGA_MEMBER_ONLINE     GGA_LC_ONLINE
+#define BDEV_GGA_MEMBER_FAILED     GGA_LC_FAILED
+#define BDEV_GGA_MEMBER_REBUILDING GGA_LC_REBUILDING
+#define BDEV_GGA_MEMBER_STALE      GGA_LC_STALE
+#define BDEV_GGA_MEMBER_ABSENT     GGA_LC_ABSENT
+#define bdev_gga_state             gga_lc_array_state
+#define BDEV_GGA_ONLINE            GGA_LC_ARRAY_ONLINE
+#define BDEV_GGA_DEGRADED          GGA_LC_ARRAY_DEGRADED
+#define BDEV_GGA_FAILED            GGA_LC_ARRAY_FAILED
 
 struct bdev_gga_opts {
 	const char *name; /* the gga bdev's name, required */

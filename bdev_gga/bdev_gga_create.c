@@ -193,6 +193,7 @@ create_finish(struct gga_create_ctx *ctx)
 	bdev_gga_create_cb cb = ctx->cb;
 	void *cb_arg = ctx->cb_arg;
 	char uuid[UUID_STR_LEN], label[160];
+	struct gga_lc_durable durable;
 	uint32_t i;
 	int rc;
 
@@ -213,8 +214,10 @@ create_finish(struct gga_create_ctx *ctx)
 			disk->members[i].sb_events = ctx->epoch_events;
 		}
 	}
-	disk->persisted_sync_mask = disk->live_mask;
-	disk->persisted_rec_mask = disk->rec_mask;
+	durable.reached = disk->all_mask & ~ctx->absent;
+	durable.sync = disk->live_mask;
+	durable.rec = disk->rec_mask;
+	disk->persisted = gga_lc_durable_pack(&durable);
 	if (ctx->early) {
 		uuid_format(disk->array_uuid, uuid);
 		NOTICELOG("gga bdev '%s': %s array %s (%u + %u, %" PRIu64 " blocks of %u bytes, "
@@ -526,9 +529,7 @@ assemble_states(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank, 
 		if (mb->rec) {
 			disk->rec_mask |= 1u << i;
 		}
-		member->needs = mb->needs == GGA_LC_NEEDS_REBUILD ? GGA_NEEDS_REBUILD :
-				mb->needs == GGA_LC_NEEDS_RESYNC  ? GGA_NEEDS_RESYNC :
-								    GGA_NEEDS_NONE;
+		member->needs = (enum gga_lc_needs)mb->needs;
 		if (mb->run == GGA_LC_ONLINE) {
 			*in_sync |= 1u << i;
 			continue;

@@ -102,16 +102,8 @@ gga_member_label(const struct gga_disk *disk, uint32_t index, char *buf, size_t 
 enum bdev_gga_state
 gga_disk_state(const struct gga_disk *disk)
 {
-	uint32_t live = (uint32_t)__builtin_popcount(gga_live_mask(disk));
-
-	if (live == disk->n && __atomic_load_n(&disk->lost_blocks, __ATOMIC_RELAXED) == 0) {
-		return BDEV_GGA_ONLINE;
-	}
-	if (live == disk->n) {
-		/* Whole in its members, but some blocks are known lost: not the true redundancy. */
-		return BDEV_GGA_DEGRADED;
-	}
-	return live >= disk->k ? BDEV_GGA_DEGRADED : BDEV_GGA_FAILED;
+	return gga_lc_state_of((uint32_t)__builtin_popcount(gga_live_mask(disk)), disk->n, disk->k,
+			       __atomic_load_n(&disk->lost_blocks, __ATOMIC_RELAXED) != 0);
 }
 
 struct gga_test_knobs gga_test_knobs;
@@ -171,20 +163,25 @@ gga_disk_health(const struct gga_disk *disk, struct bdev_health *health)
 	health->media_errors = __atomic_load_n(&disk->lost_total, __ATOMIC_RELAXED);
 }
 
-/* Recompute the masks from the states (after a change of one member's state). */
+/*
+ * Recompute the masks from the states (after a change of one member's
+ * state): who is read and who is written is the lifecycle module's rule.
+ */
 static void
 masks_update(struct gga_disk *disk, uint32_t index, uint32_t state)
 {
 	uint32_t bit = 1u << index, live = gga_live_mask(disk);
 
-	if (state == BDEV_GGA_MEMBER_ONLINE) {
+	/* Written before read, and no longer read before no longer written. */
+	if (gga_lc_run_writes(state)) {
 		__atomic_fetch_or(&disk->write_mask, bit, __ATOMIC_ACQ_REL);
+	}
+	if (gga_lc_run_reads(state)) {
 		__atomic_fetch_or(&disk->live_mask, bit, __ATOMIC_ACQ_REL);
-	} else if (state == BDEV_GGA_MEMBER_REBUILDING) {
-		__atomic_fetch_and(&disk->live_mask, ~bit, __ATOMIC_ACQ_REL);
-		__atomic_fetch_or(&disk->write_mask, bit, __ATOMIC_ACQ_REL);
 	} else {
 		__atomic_fetch_and(&disk->live_mask, ~bit, __ATOMIC_ACQ_REL);
+	}
+	if (!gga_lc_run_writes(state)) {
 		__atomic_fetch_and(&disk->write_mask, ~bit, __ATOMIC_ACQ_REL);
 	}
 	if (gga_live_mask(disk) != live) {
@@ -294,46 +291,16 @@ gga_member_errors(struct gga_disk *disk, uint32_t index, uint32_t count)
 /* The lifecycle module and the disk                                       */
 /* ---------------------------------------------------------------------- */
 
-static uint8_t
-lc_run_of(uint32_t state)
-{
-	switch (state) {
-	case BDEV_GGA_MEMBER_ONLINE:
-		return GGA_LC_ONLINE;
-	case BDEV_GGA_MEMBER_STALE:
-		return GGA_LC_STALE;
-	case BDEV_GGA_MEMBER_REBUILDING:
-		return GGA_LC_REBUILDING;
-	case BDEV_GGA_MEMBER_ABSENT:
-		return GGA_LC_ABSENT;
-	default:
-		return GGA_LC_FAILED;
-	}
-}
-
-static enum bdev_gga_member_state
-state_of_run(uint8_t run)
-{
-	switch (run) {
-	case GGA_LC_ONLINE:
-		return BDEV_GGA_MEMBER_ONLINE;
-	case GGA_LC_STALE:
-		return BDEV_GGA_MEMBER_STALE;
-	case GGA_LC_REBUILDING:
-		return BDEV_GGA_MEMBER_REBUILDING;
-	case GGA_LC_ABSENT:
-		return BDEV_GGA_MEMBER_ABSENT;
-	default:
-		return BDEV_GGA_MEMBER_FAILED;
-	}
-}
-
 void
 gga_lc_view_of(const struct gga_disk *disk, struct gga_lc_view *v)
 {
-	uint32_t i, bit, sync = __atomic_load_n(&disk->persisted_sync_mask, __ATOMIC_ACQUIRE);
 	const struct gga_member *member;
+	struct gga_lc_durable durable;
 	struct gga_lc_member *mb;
+	uint32_t i, bit, sync;
+
+	gga_lc_durable_unpack(__atomic_load_n(&disk->persisted, __ATOMIC_ACQUIRE), &durable);
+	sync = durable.sync;
 
 	memset(v, 0, sizeof(*v));
 	gga_lc_rules_default(&v->rules);
@@ -352,15 +319,14 @@ gga_lc_view_of(const struct gga_disk *disk, struct gga_lc_view *v)
 	v->retry_wait = ticks_get() < disk->rec_retry_ticks;
 	v->deleted = disk->destructing;
 	v->persisted_sync = sync;
-	v->persisted_rec = __atomic_load_n(&disk->persisted_rec_mask, __ATOMIC_ACQUIRE);
+	v->persisted_mask = durable.reached;
+	v->persisted_rec = durable.rec;
 	for (i = 0; i < disk->n; i++) {
 		member = &disk->members[i];
 		mb = &v->mb[i];
 		bit = 1u << i;
-		mb->run = lc_run_of(gga_member_state(member));
-		mb->needs = member->needs == GGA_NEEDS_REBUILD ? GGA_LC_NEEDS_REBUILD :
-			    member->needs == GGA_NEEDS_RESYNC  ? GGA_LC_NEEDS_RESYNC :
-								 GGA_LC_NEEDS_NONE;
+		mb->run = (uint8_t)gga_member_state(member);
+		mb->needs = (uint8_t)member->needs;
 		if (mb->needs == GGA_LC_NEEDS_NONE && mb->run != GGA_LC_ONLINE && !(sync & bit)) {
 			/* Out of the last persisted update's in-sync set: it missed writes. */
 			mb->needs = GGA_LC_NEEDS_RESYNC;
@@ -386,21 +352,18 @@ gga_lc_take(struct gga_disk *disk, const struct gga_lc_view *before, const struc
 		member = &disk->members[i];
 		if (v->mb[i].run != before->mb[i].run) {
 			cur = gga_member_state(member);
-			to = state_of_run(v->mb[i].run);
+			to = v->mb[i].run;
 			if (cur == to ||
 			    (to == BDEV_GGA_MEMBER_FAILED && cur == BDEV_GGA_MEMBER_ABSENT)) {
 				/* There already: a failure the I/O thread took at once. */
-			} else if (!gga_member_cas_state(disk, i, state_of_run(before->mb[i].run),
-							 to, reason)) {
+			} else if (!gga_member_cas_state(disk, i, before->mb[i].run, to, reason)) {
 				/* Failed on an I/O thread meanwhile: that event comes next. */
 				continue;
 			}
 			moved |= 1u << i;
 		}
 		member->foreign = v->mb[i].foreign;
-		member->needs = v->mb[i].needs == GGA_LC_NEEDS_REBUILD ? GGA_NEEDS_REBUILD :
-				v->mb[i].needs == GGA_LC_NEEDS_RESYNC  ? GGA_NEEDS_RESYNC :
-									 GGA_NEEDS_NONE;
+		member->needs = (enum gga_lc_needs)v->mb[i].needs;
 	}
 	disk->rec_mask = 0;
 	for (i = 0; i < disk->n; i++) {
@@ -452,8 +415,8 @@ sb_member_state(const struct gga_disk *disk, uint32_t i, uint32_t sync_mask)
 	if (sync_mask & (1u << i)) {
 		return GGA_SB_MEMBER_IN_SYNC;
 	}
-	return disk->members[i].needs == GGA_NEEDS_REBUILD ? GGA_SB_MEMBER_REBUILD :
-							     GGA_SB_MEMBER_STALE;
+	return disk->members[i].needs == GGA_LC_NEEDS_REBUILD ? GGA_SB_MEMBER_REBUILD :
+								GGA_SB_MEMBER_STALE;
 }
 
 int
@@ -532,6 +495,7 @@ sb_write_done(struct bdev_io *io, bool success, void *cb_arg)
 	struct gga_disk *disk = mctx->owner;
 	struct gga_member *member = &disk->members[mctx->index];
 	bool fenced = !success && gga_member_io_fenced(disk, io);
+	struct gga_lc_durable durable;
 
 	bdev_free_io(io);
 	if (success) {
@@ -566,8 +530,10 @@ sb_write_done(struct bdev_io *io, bool success, void *cb_arg)
 		 * failed the write is failed, and its failure asked for another
 		 * update, which writes that wait for it will wait for too.
 		 */
-		__atomic_store_n(&disk->persisted_sync_mask, disk->sb_sync_mask, __ATOMIC_RELEASE);
-		__atomic_store_n(&disk->persisted_rec_mask, disk->sb_rec_mask, __ATOMIC_RELEASE);
+		durable.reached = disk->sb_ok_mask;
+		durable.sync = disk->sb_sync_mask;
+		durable.rec = disk->sb_rec_mask;
+		__atomic_store_n(&disk->persisted, gga_lc_durable_pack(&durable), __ATOMIC_RELEASE);
 	}
 	bm_clear_step(disk);
 	disk->sb_inflight = false;

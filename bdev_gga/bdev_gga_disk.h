@@ -84,13 +84,6 @@ struct gga_bitmap;
 struct gga_walk;
 struct member_op;
 
-/* What a member that is not online needs before it can be (app thread). */
-enum gga_member_needs {
-	GGA_NEEDS_NONE = 0,
-	GGA_NEEDS_RESYNC,  /* copy the regions marked in the bitmap */
-	GGA_NEEDS_REBUILD, /* rebuild every block: blank, replaced or unknown */
-};
-
 /* A member I/O's context: which member of which request (or walk op). */
 struct gga_member_ctx {
 	void *owner;
@@ -142,7 +135,7 @@ struct gga_member {
 	/* Why it is in that state: a string literal (atomic pointer). */
 	const char *reason;
 	/* App thread: what it needs to come back (persisted as its superblock state). */
-	enum gga_member_needs needs;
+	enum gga_lc_needs needs;
 	/* App thread: a superblock probe or re-attach is under way. */
 	bool probing;
 	/* App thread: its base holds something else; not probed again until replaced. */
@@ -239,17 +232,14 @@ struct gga_disk {
 	/* Members ONLINE or REBUILDING: what the I/O path writes. */
 	uint32_t write_mask;
 	/*
-	 * Members that the superblocks on the members say are in sync. A write
-	 * that one of them missed is acknowledged only once the superblocks say
-	 * otherwise (atomic; changed by superblock updates).
+	 * What the latest persisted superblock update says, for rule 7: the
+	 * members it reached, those it calls in sync and its checkpoint's
+	 * (struct gga_lc_durable, packed; atomic, written by sb_write_done).
+	 * Every write and flush completion decides with gga_lc_ack_decide() on
+	 * it: a write that a member in sync (or of the checkpoint) missed is
+	 * acknowledged only once the superblocks say otherwise.
 	 */
-	uint32_t persisted_sync_mask;
-	/*
-	 * The recovery checkpoint's members as the superblocks say (atomic): a
-	 * write one of them missed is acknowledged only once an update without
-	 * its bit is persisted, or an assembly would resume it past the write.
-	 */
-	uint32_t persisted_rec_mask;
+	uint64_t persisted;
 	uint32_t sb_rec_mask; /* the rec_mask of the update in flight */
 	bool auto_readd;
 	uint32_t rebuild_rate; /* MiB/s; 0 = unlimited */

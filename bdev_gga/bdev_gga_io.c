@@ -1076,19 +1076,37 @@ write_chunk_go(struct bdev_io *io)
 }
 
 /*
+ * The acknowledgement of a write or flush that the members in `received`
+ * took (rule 7), as the lifecycle module decides it on the latest persisted
+ * superblock update.
+ */
+static enum gga_lc_ack
+ack_decide(const struct gga_disk *disk, uint32_t received)
+{
+	struct gga_lc_durable durable;
+
+	gga_lc_durable_unpack(__atomic_load_n(&disk->persisted, __ATOMIC_ACQUIRE), &durable);
+	return gga_lc_ack_decide(&durable, disk->n, disk->k, received, gga_live_mask(disk));
+}
+
+/*
  * k in-sync fragments of the same generation define the block: the write is
  * durable. It is acknowledged once no member that the superblocks call in
- * sync lacks it: a member that missed it must first be recorded as failed
- * there, so that no restart can take it for one that holds the block.
+ * sync (or of the recovery checkpoint) lacks it: a member that missed it must
+ * first be recorded as not in sync there, by an update that reached every
+ * online member that has it, so that no restart can take it for one that
+ * holds the block (gga_lc_ack_decide). Members that joined a pass after the
+ * write went out get the block from the pass, which waits for the range lock
+ * this write holds.
  */
 static void
 write_phase_done(struct bdev_io *io)
 {
 	struct gga_io *gio = gga_io_ctx(io);
 	struct gga_disk *disk = io_disk(io);
-	uint32_t missed;
+	enum gga_lc_ack ack = ack_decide(disk, gio->ok_mask);
 
-	if (unlikely(popcount32(gio->ok_mask & gga_live_mask(disk)) < disk->k || gio->aborted)) {
+	if (unlikely(ack == GGA_LC_ACK_NEVER || gio->aborted)) {
 		/*
 		 * Aborted by a reset: the member that did not take it is not
 		 * failed, so no update will ever say it missed it; the write is
@@ -1097,17 +1115,7 @@ write_phase_done(struct bdev_io *io)
 		request_fail(io);
 		return;
 	}
-	/*
-	 * Also a member of the recovery checkpoint that this write went to and
-	 * that did not take it: until the superblocks drop its bit, an assembly
-	 * would resume its pass past this write. (One that joined a pass after
-	 * the write went out gets the block from the pass, which waits for the
-	 * range lock this write holds.)
-	 */
-	missed = (__atomic_load_n(&disk->persisted_sync_mask, __ATOMIC_ACQUIRE) |
-		  (__atomic_load_n(&disk->persisted_rec_mask, __ATOMIC_ACQUIRE) & gio->read_mask)) &
-		 ~gio->ok_mask;
-	if (unlikely(missed != 0)) {
+	if (unlikely(ack == GGA_LC_ACK_WAIT)) {
 		gio->phase = GGA_PHASE_WRITE_DURABLE;
 		gga_sb_kick(disk);
 		retry_enqueue(io);
@@ -1147,7 +1155,7 @@ passthru_done(struct bdev_io *io)
 {
 	struct gga_io *gio = gga_io_ctx(io);
 	struct gga_disk *disk = io_disk(io);
-	uint32_t missed;
+	enum gga_lc_ack ack;
 
 	if (popcount32(gga_live_mask(disk)) < disk->k || gio->aborted) {
 		request_fail(io);
@@ -1157,12 +1165,15 @@ passthru_done(struct bdev_io *io)
 		/*
 		 * A member whose flush failed may have lost acknowledged writes
 		 * from its cache: the superblocks must call it out of sync before
-		 * the flush is acknowledged, as for a write it missed.
+		 * the flush is acknowledged, as for a write it missed (members not
+		 * asked, without a volatile cache, count as having it).
 		 */
-		missed = (__atomic_load_n(&disk->persisted_sync_mask, __ATOMIC_ACQUIRE) |
-			  __atomic_load_n(&disk->persisted_rec_mask, __ATOMIC_ACQUIRE)) &
-			 gio->read_mask & ~gio->ok_mask;
-		if (unlikely(missed != 0)) {
+		ack = ack_decide(disk, disk->all_mask & ~(gio->read_mask & ~gio->ok_mask));
+		if (unlikely(ack == GGA_LC_ACK_NEVER)) {
+			request_fail(io);
+			return;
+		}
+		if (unlikely(ack == GGA_LC_ACK_WAIT)) {
 			gio->phase = GGA_PHASE_FLUSH_DURABLE;
 			gga_sb_kick(disk);
 			retry_enqueue(io);

@@ -350,9 +350,11 @@ info_done(struct io_channel_iter *i, int status)
 		info->members[m].reason = __atomic_load_n(&disk->members[m].reason,
 							  __ATOMIC_ACQUIRE);
 		/* A member out of sync needs a resync unless it is known to need more. */
-		info->members[m].needs = info->members[m].state == BDEV_GGA_MEMBER_ONLINE ? NULL :
-					 disk->members[m].needs == GGA_NEEDS_REBUILD ? "rebuild" :
-										       "resync";
+		info->members[m].needs = info->members[m].state == BDEV_GGA_MEMBER_ONLINE ?
+						 NULL :
+					 disk->members[m].needs == GGA_LC_NEEDS_REBUILD ?
+						 "rebuild" :
+						 "resync";
 		info->members[m].faulted = __atomic_load_n(&disk->members[m].faulted,
 							   __ATOMIC_ACQUIRE);
 		info->members[m].errors = __atomic_load_n(&disk->members[m].err_count,

@@ -184,7 +184,7 @@ member_format_region(struct member_op *op)
 		snprintf(op->msg, sizeof(op->msg), "out of DMA memory");
 		return -ENOMEM;
 	}
-	member->needs = GGA_NEEDS_REBUILD;
+	member->needs = GGA_LC_NEEDS_REBUILD;
 	/* Whatever a pass had done for it is gone with its old content. */
 	disk->rec_mask &= ~(1u << member->index);
 	/*
@@ -597,7 +597,7 @@ bdev_gga_clear_member(const char *name, const char *member_name)
 		return -EALREADY;
 	}
 	/* Where its bad fragments lie is not known: it comes back through a full rebuild. */
-	member->needs = GGA_NEEDS_REBUILD;
+	member->needs = GGA_LC_NEEDS_REBUILD;
 	member->forced = true;
 	disk->rec_mask &= ~(1u << member->index);
 	__atomic_store_n(&member->err_count, 0, __ATOMIC_RELAXED);

@@ -28,6 +28,7 @@ gga_lc_rules_default(struct gga_lc_rules *rules)
 	rules->ack_waits_checkpoint = true;
 }
 
+/* The members in state `run`. */
 static uint32_t
 lc_mask_of(const struct gga_lc_view *v, enum gga_lc_run run)
 {
@@ -41,21 +42,40 @@ lc_mask_of(const struct gga_lc_view *v, enum gga_lc_run run)
 	return mask;
 }
 
+/* The members whose state passes `rule` (gga_lc_run_reads, gga_lc_run_writes). */
+static uint32_t
+lc_mask_where(const struct gga_lc_view *v, bool (*rule)(uint32_t run))
+{
+	uint32_t i, mask = 0;
+
+	for (i = 0; i < v->n; i++) {
+		if (rule(v->mb[i].run)) {
+			mask |= LC_BIT(i);
+		}
+	}
+	return mask;
+}
+
 static uint32_t
 lc_online(const struct gga_lc_view *v)
 {
-	return (uint32_t)__builtin_popcount(lc_mask_of(v, GGA_LC_ONLINE));
+	return (uint32_t)__builtin_popcount(lc_mask_where(v, gga_lc_run_reads));
+}
+
+enum gga_lc_array_state
+gga_lc_state_of(uint32_t online, uint32_t n, uint32_t k, bool lost)
+{
+	if (online == n) {
+		/* Whole in its members, but blocks known lost: not the true redundancy. */
+		return lost ? GGA_LC_ARRAY_DEGRADED : GGA_LC_ARRAY_ONLINE;
+	}
+	return online >= k ? GGA_LC_ARRAY_DEGRADED : GGA_LC_ARRAY_FAILED;
 }
 
 enum gga_lc_array_state
 gga_lc_array_state(const struct gga_lc_view *v)
 {
-	uint32_t online = lc_online(v);
-
-	if (online == v->n) {
-		return GGA_LC_ARRAY_ONLINE;
-	}
-	return online >= v->k ? GGA_LC_ARRAY_DEGRADED : GGA_LC_ARRAY_FAILED;
+	return gga_lc_state_of(lc_online(v), v->n, v->k, false);
 }
 
 uint32_t
@@ -64,7 +84,7 @@ gga_lc_read_mask(const struct gga_lc_view *v)
 	if (v->deleted || lc_online(v) < v->k) {
 		return 0;
 	}
-	return lc_mask_of(v, GGA_LC_ONLINE);
+	return lc_mask_where(v, gga_lc_run_reads);
 }
 
 uint32_t
@@ -73,22 +93,38 @@ gga_lc_write_mask(const struct gga_lc_view *v)
 	if (v->deleted || lc_online(v) < v->k) {
 		return 0;
 	}
-	return lc_mask_of(v, GGA_LC_ONLINE) | lc_mask_of(v, GGA_LC_REBUILDING);
+	return lc_mask_where(v, gga_lc_run_writes);
+}
+
+enum gga_lc_ack
+gga_lc_ack_decide(const struct gga_lc_durable *d, uint32_t n, uint32_t k, uint32_t received,
+		  uint32_t online)
+{
+	uint32_t all = LC_BIT(n) - 1, missed = all & ~received, have = received & online & all;
+
+	if ((uint32_t)__builtin_popcount(have) < k) {
+		return GGA_LC_ACK_NEVER;
+	}
+	if (missed == 0) {
+		return GGA_LC_ACK_YES;
+	}
+	if ((have & ~d->reached) != 0 || (missed & (d->sync | d->rec)) != 0) {
+		return GGA_LC_ACK_WAIT;
+	}
+	return GGA_LC_ACK_YES;
 }
 
 bool
 gga_lc_ack_ok(const struct gga_lc_view *v, uint32_t received)
 {
-	uint32_t all = LC_BIT(v->n) - 1, missed = all & ~received;
+	struct gga_lc_durable d = {
+		.reached = v->persisted_mask,
+		.sync = v->persisted_sync,
+		.rec = v->persisted_rec,
+	};
 
-	if ((uint32_t)__builtin_popcount(received & all) < v->k) {
-		return false;
-	}
-	if (missed == 0) {
-		return true;
-	}
-	return (received & ~v->persisted_mask) == 0 &&
-	       (missed & (v->persisted_sync | v->persisted_rec)) == 0;
+	return gga_lc_ack_decide(&d, v->n, v->k, received, lc_mask_where(v, gga_lc_run_reads)) ==
+	       GGA_LC_ACK_YES;
 }
 
 void

@@ -20,14 +20,31 @@
 
 #define GGA_LC_MAX_MEMBERS GGA_MAX_FRAGS
 
-/* What a member is doing now, as the array sees it. */
+/*
+ * What a member is doing now, as the array sees it: the one member state of
+ * the gga bdev (bdev_gga.h names it bdev_gga_member_state; the values are
+ * reported by bdev_gga_get_info, so their order stays).
+ */
 enum gga_lc_run {
 	GGA_LC_ONLINE = 0,     /* read and written: holds every acknowledged write */
 	GGA_LC_FAILED = 1,     /* an I/O error or a lost controller: neither read nor written */
-	GGA_LC_STALE = 2,      /* reachable, takes records, waits for a recovery pass */
-	GGA_LC_REBUILDING = 3, /* target of the running pass: written, not read */
-	GGA_LC_ABSENT = 4,     /* not found at assembly */
+	GGA_LC_REBUILDING = 2, /* target of the running pass: written, not read */
+	GGA_LC_STALE = 3,      /* reachable, takes records, waits for a recovery pass */
+	GGA_LC_ABSENT = 4,     /* not found at assembly (or its base went away) */
 };
+
+/* Does a member in this state take reads; writes (and so each mask's rule)? */
+static inline bool
+gga_lc_run_reads(uint32_t run)
+{
+	return run == GGA_LC_ONLINE;
+}
+
+static inline bool
+gga_lc_run_writes(uint32_t run)
+{
+	return run == GGA_LC_ONLINE || run == GGA_LC_REBUILDING;
+}
 
 /* What a member needs before it may be read again. */
 enum gga_lc_needs {
@@ -224,7 +241,14 @@ int gga_lc_assemble(struct gga_lc_view *view, uint32_t k, uint32_t m,
 int gga_lc_apply(struct gga_lc_view *view, const struct gga_lc_event *ev,
 		 struct gga_lc_actions *act);
 
-/* The array's state: the true redundancy, from the members online (rule 10). */
+/*
+ * The array's state from the count of members online and whether blocks are
+ * known lost (rule 10: the true redundancy): what bdev_gga_get_info and the
+ * health report.
+ */
+enum gga_lc_array_state gga_lc_state_of(uint32_t online, uint32_t n, uint32_t k, bool lost);
+
+/* The array's state of a view (no block known lost). */
 enum gga_lc_array_state gga_lc_array_state(const struct gga_lc_view *view);
 
 /* Members that reads may use: the online ones; 0 when the array is failed. */
@@ -234,11 +258,53 @@ uint32_t gga_lc_read_mask(const struct gga_lc_view *view);
 uint32_t gga_lc_write_mask(const struct gga_lc_view *view);
 
 /*
- * Rule 7: may a write that reached the members in `received` be acknowledged?
- * Yes when k members have it and every member that lacks it is recorded as
- * not in sync, and outside the checkpoint's rec_mask, by the latest persisted
- * update, which reached every member that has the write.
+ * Rule 7 as the I/O threads apply it: what the latest persisted update says.
+ * The module keeps it in the view (persisted_mask, persisted_sync,
+ * persisted_rec); the I/O code publishes the same three masks, packed in one
+ * word (gga_lc_durable_pack), when a superblock update lands, and every
+ * write and flush completion decides with gga_lc_ack_decide() on them.
  */
+struct gga_lc_durable {
+	uint32_t reached; /* members the update reached */
+	uint32_t sync;    /* members it records in sync */
+	uint32_t rec;     /* members of its checkpoint (rec_mask) */
+};
+
+static inline uint64_t
+gga_lc_durable_pack(const struct gga_lc_durable *d)
+{
+	return (uint64_t)(d->reached & 0xffffu) | (uint64_t)(d->sync & 0xffffu) << 16 |
+	       (uint64_t)(d->rec & 0xffffu) << 32;
+}
+
+static inline void
+gga_lc_durable_unpack(uint64_t word, struct gga_lc_durable *d)
+{
+	d->reached = (uint32_t)(word & 0xffffu);
+	d->sync = (uint32_t)((word >> 16) & 0xffffu);
+	d->rec = (uint32_t)((word >> 32) & 0xffffu);
+}
+
+enum gga_lc_ack {
+	GGA_LC_ACK_YES = 0, /* acknowledge it */
+	GGA_LC_ACK_WAIT,    /* durable once an update that records the missers lands */
+	GGA_LC_ACK_NEVER,   /* fewer than k online members have it: fail it */
+};
+
+/*
+ * Rule 7: may a write that the members in `received` took be acknowledged,
+ * with the members in `online` online now? Yes when k online members have it
+ * and either every member has it, or every member that lacks it is recorded
+ * as not in sync, and outside the checkpoint's rec_mask, by the latest
+ * persisted update, which reached every online member that has the write.
+ * A flush asks the same with `received` every member but those whose flush
+ * failed. The one formula of the acknowledgement: the I/O path calls it at
+ * every write and flush completion, gga_lc_ack_ok() in the checker.
+ */
+enum gga_lc_ack gga_lc_ack_decide(const struct gga_lc_durable *d, uint32_t n, uint32_t k,
+				  uint32_t received, uint32_t online);
+
+/* gga_lc_ack_decide() with the view's persisted update and online members: YES or not. */
 bool gga_lc_ack_ok(const struct gga_lc_view *view, uint32_t received);
 
 /* The record member i's superblock would carry now (the last one persisted or asked for). */

@@ -36,7 +36,7 @@
 #define MAXN        6    /* 4 + 2 */
 #define GEN_CORRUPT 0xff /* a fragment whose CRC does not match */
 #define DEPTH_21    6    /* 2 + 1, all fixes on */
-#define DEPTH_42    4    /* 4 + 2, all fixes on */
+#define DEPTH_42    5    /* 4 + 2, all fixes on */
 #define MAX_DEPTH   12
 #define MEMO_BITS   21
 
