@@ -408,22 +408,12 @@ gga_area_scatter(const struct gga_disk *disk, const uint8_t *src, uint8_t *dst, 
 	}
 }
 
-/* The state a member's superblock records for it. */
-static uint8_t
-sb_member_state(const struct gga_disk *disk, uint32_t i, uint32_t sync_mask)
-{
-	if (sync_mask & (1u << i)) {
-		return GGA_SB_MEMBER_IN_SYNC;
-	}
-	return disk->members[i].needs == GGA_LC_NEEDS_REBUILD ? GGA_SB_MEMBER_REBUILD :
-								GGA_SB_MEMBER_STALE;
-}
-
 int
 gga_sb_area_encode(struct gga_disk *disk, uint32_t index, uint64_t epoch, uint64_t events,
 		   uint32_t sync_mask, uint8_t *buf)
 {
-	uint8_t rec[GGA_SB_SIZE];
+	uint8_t rec[GGA_SB_SIZE], needs[GGA_LC_MAX_MEMBERS];
+	struct gga_lc_record lc;
 	struct gga_sb sb;
 	uint32_t i;
 	int rc;
@@ -437,11 +427,14 @@ gga_sb_area_encode(struct gga_disk *disk, uint32_t index, uint64_t epoch, uint64
 	sb.events = events;
 	sb.region_shift = disk->region_shift;
 	for (i = 0; i < disk->n; i++) {
-		sb.member_state[i] = sb_member_state(disk, i, sync_mask);
+		needs[i] = (uint8_t)disk->members[i].needs;
 	}
-	sb.recovery_mask = disk->rec_mask;
-	sb.recovery_offset = disk->rec_offset;
-	sb.bitmap_events = disk->bitmap_events;
+	gga_lc_record_make(&lc, disk->n, events, disk->bitmap_events, sync_mask, needs,
+			   disk->rec_mask, disk->rec_offset);
+	memcpy(sb.member_state, lc.member_state, sizeof(sb.member_state));
+	sb.recovery_mask = lc.rec_mask;
+	sb.recovery_offset = lc.rec_offset;
+	sb.bitmap_events = lc.bitmap_events;
 	rc = gga_sb_encode(&sb, rec);
 	if (rc != 0) {
 		return rc;

@@ -628,6 +628,18 @@ void gga_lc_carry(struct gga_disk *disk, const struct gga_lc_actions *act);
  * returned: every lifecycle step of the app thread starts with it.
  */
 void gga_lc_view_now(struct gga_disk *disk, struct gga_lc_view *v);
+/*
+ * One lifecycle step of the app thread: gga_lc_view_now(), then `ev` applied
+ * by the module (with the pass held back when hold_pass: the caller starts
+ * one for every member at once later), the new view taken into the disk with
+ * `reason` (or reason_of(view after, ev) when not NULL) and its actions
+ * carried out. Returns the members it moved; their actions in *act if not NULL.
+ */
+uint32_t gga_lc_step(struct gga_disk *disk, const struct gga_lc_event *ev, bool hold_pass,
+		     const char *reason,
+		     const char *(*reason_of)(const struct gga_lc_view *v,
+					      const struct gga_lc_event *ev),
+		     struct gga_lc_actions *act);
 /* Start a recovery pass for members that need one, if none runs (app thread). */
 void gga_recover_maybe_start(struct gga_disk *disk);
 /* App thread: the running recovery's progress (active false if none) and the scrub's. */

@@ -237,15 +237,23 @@ probe_end(struct member_op *op, int rc)
  * clearing of the bitmap (an old copy of its own storage) and resynced if
  * not. The I/O code carries it out.
  */
+static const char *
+probe_reason(const struct gga_lc_view *v, const struct gga_lc_event *ev)
+{
+	const struct gga_lc_member *mb = &v->mb[ev->member];
+
+	return mb->run == GGA_LC_ONLINE          ? "back; it missed no acknowledged write" :
+	       ev->found == GGA_LC_FOUND_BLANK   ? "came back blank: needs a full rebuild" :
+	       mb->needs == GGA_LC_NEEDS_REBUILD ? "back, needs a full rebuild" :
+						   "back with its superblock; missed writes";
+}
+
 static void
 probe_apply(struct member_op *op, enum gga_lc_found found, const struct gga_sb *sb)
 {
 	struct gga_member *member = op->member;
 	struct gga_disk *disk = member->disk;
 	struct gga_lc_event ev = { .type = GGA_LC_EV_PROBE };
-	struct gga_lc_view before, v;
-	const struct gga_lc_member *mb = &v.mb[member->index];
-	struct gga_lc_actions act;
 	char label[160];
 
 	ev.member = member->index;
@@ -261,17 +269,9 @@ probe_apply(struct member_op *op, enum gga_lc_found found, const struct gga_sb *
 			disk->events = sb->events;
 		}
 	}
-	gga_lc_view_now(disk, &v);
 	/* The probe's end starts the pass (probe_end()), one for every member back. */
-	v.retry_wait = true;
-	before = v;
-	gga_lc_apply(&v, &ev, &act);
-	gga_lc_take(disk, &before, &v,
-		    mb->run == GGA_LC_ONLINE          ? "back; it missed no acknowledged write" :
-		    found == GGA_LC_FOUND_BLANK       ? "came back blank: needs a full rebuild" :
-		    mb->needs == GGA_LC_NEEDS_REBUILD ? "back, needs a full rebuild" :
-							"back with its superblock; missed writes");
-	if (found == GGA_LC_FOUND_RECORD && mb->needs == GGA_LC_NEEDS_REBUILD &&
+	gga_lc_step(disk, &ev, true, NULL, probe_reason, NULL);
+	if (found == GGA_LC_FOUND_RECORD && member->needs == GGA_LC_NEEDS_REBUILD &&
 	    sb->events < disk->bitmap_events) {
 		WARNLOG("gga bdev '%s': %s is back with a record of event %" PRIu64
 			", older than the write-intent bitmap (%" PRIu64 "): an old copy; "
@@ -280,7 +280,6 @@ probe_apply(struct member_op *op, enum gga_lc_found found, const struct gga_sb *
 			gga_member_label(disk, member->index, label, sizeof(label)), sb->events,
 			disk->bitmap_events);
 	}
-	gga_lc_carry(disk, &act);
 }
 
 static void
@@ -618,8 +617,6 @@ replace_end(struct member_op *op, int rc)
 	struct gga_member *member = op->member;
 	struct gga_disk *disk = member->disk;
 	struct gga_lc_event ev = { .type = GGA_LC_EV_REPLACE };
-	struct gga_lc_view before, v;
-	struct gga_lc_actions act;
 	char msg[sizeof(op->msg)], label[160];
 
 	memcpy(msg, op->msg, sizeof(msg));
@@ -633,15 +630,9 @@ replace_end(struct member_op *op, int rc)
 		NOTICELOG("gga bdev '%s': %s replaced; rebuilding it\n", disk->bdev.name,
 			  gga_member_label(disk, member->index, label, sizeof(label)));
 		/* The module decides (GGA_LC_EV_REPLACE): rebuilt whole, its format persisted. */
-		gga_lc_view_now(disk, &v);
 		/* The pass starts below (gga_recover_maybe_start()), logged apart. */
-		v.retry_wait = true;
-		before = v;
 		ev.member = member->index;
-		if (gga_lc_apply(&v, &ev, &act) == 0) {
-			gga_lc_take(disk, &before, &v, "replaced: needs a full rebuild");
-			gga_lc_carry(disk, &act);
-		}
+		gga_lc_step(disk, &ev, true, "replaced: needs a full rebuild", NULL, NULL);
 		gga_recover_maybe_start(disk);
 	} else {
 		ERRLOG("gga bdev '%s': replacing %s failed: %s\n", disk->bdev.name,

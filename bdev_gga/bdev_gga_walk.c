@@ -459,9 +459,10 @@ op_start(struct gga_walk *walk, struct walk_op *op, uint64_t lba, uint32_t block
 static void
 walk_checkpoint(struct gga_walk *walk, bool force)
 {
+	struct gga_lc_event ev = { .type = GGA_LC_EV_PASS_CHECKPOINT };
 	struct gga_disk *disk = walk->disk;
-	uint64_t now = ticks_get(), low = walk->cursor, every;
-	uint32_t i;
+	uint64_t now = ticks_get(), every, starts[WALK_DEPTH];
+	uint32_t i, count = 0;
 
 	every = gga_test_knobs.checkpoint_ms != 0 ?
 			(uint64_t)gga_test_knobs.checkpoint_ms * ticks_hz() / 1000 :
@@ -472,12 +473,13 @@ walk_checkpoint(struct gga_walk *walk, bool force)
 	walk->ckpt_ticks = now;
 	for (i = 0; i < WALK_DEPTH; i++) {
 		if (walk->ops[i].active) {
-			low = GGA_MIN(low, walk->ops[i].lba);
+			starts[count++] = walk->ops[i].lba;
 		}
 	}
-	if (low != disk->rec_offset) {
-		disk->rec_offset = low;
-		gga_sb_kick(disk);
+	ev.offset = gga_lc_checkpoint_at(walk->cursor, starts, count);
+	if (ev.offset != disk->rec_offset) {
+		/* The module records it (and persists it) only while its pass runs. */
+		gga_lc_step(disk, &ev, false, "checkpoint", NULL, NULL);
 	}
 }
 
@@ -650,8 +652,6 @@ recovery_finish(struct gga_walk *walk)
 	struct gga_disk *disk = walk->disk;
 	struct bdev_gga_recovery_info *last = &disk->last_recovery;
 	struct gga_lc_event ev = { .type = GGA_LC_EV_PASS_DONE };
-	struct gga_lc_view before, v;
-	struct gga_lc_actions act;
 	uint32_t i, done = 0;
 
 	if (walk->result == -ECANCELED && disk->destructing) {
@@ -659,24 +659,19 @@ recovery_finish(struct gga_walk *walk)
 		walk_checkpoint(walk, true);
 		disk->pass_targets = 0;
 	} else {
-		gga_lc_view_now(disk, &v);
-		before = v;
 		ev.result = walk->result;
 		ev.mask = walk->targets;
-		gga_lc_apply(&v, &ev, &act);
-		done = gga_lc_take(disk, &before, &v,
+		done = gga_lc_step(disk, &ev, false,
 				   walk->result == 0 ? (walk->rebuild ? "rebuilt" : "resynced") :
 				   walk->result == -ECANCELED ? "recovery stopped" :
-								"recovery failed") &
+								"recovery failed",
+				   NULL, NULL) &
 		       walk->targets;
 		for (i = 0; i < disk->n; i++) {
 			if ((done & (1u << i)) &&
 			    gga_member_state(&disk->members[i]) == BDEV_GGA_MEMBER_ONLINE) {
 				disk->members[i].forced = false;
 			}
-		}
-		if (act.flags & GGA_LC_ACT_START_PASS) {
-			lc_carry_start(disk, &act);
 		}
 	}
 	if (walk->result == 0) {
@@ -892,6 +887,42 @@ gga_lc_view_now(struct gga_disk *disk, struct gga_lc_view *v)
 	gga_lc_view_of(disk, v);
 }
 
+uint32_t
+gga_lc_step(struct gga_disk *disk, const struct gga_lc_event *ev, bool hold_pass,
+	    const char *reason,
+	    const char *(*reason_of)(const struct gga_lc_view *v, const struct gga_lc_event *ev),
+	    struct gga_lc_actions *act_out)
+{
+	struct gga_lc_view before, v;
+	struct gga_lc_actions act;
+	uint32_t moved;
+
+	gga_lc_view_now(disk, &v);
+	if (hold_pass) {
+		v.retry_wait = true;
+	}
+	before = v;
+	if (gga_lc_apply(&v, ev, &act) != 0) {
+		memset(&act, 0, sizeof(act));
+		moved = 0;
+	} else {
+		moved = gga_lc_take(disk, &before, &v,
+				    reason_of != NULL ? reason_of(&v, ev) : reason);
+		gga_lc_carry(disk, &act);
+	}
+	if (act_out != NULL) {
+		*act_out = act;
+	}
+	return moved;
+}
+
+static const char *
+pass_start_reason(const struct gga_lc_view *v, const struct gga_lc_event *ev)
+{
+	(void)ev;
+	return v->pass_rebuild ? "rebuild started" : "resync started";
+}
+
 /*
  * Start a recovery pass if the lifecycle module says one may: the members
  * it recovers, rebuild or resync, and whether it resumes a checkpoint.
@@ -902,8 +933,6 @@ void
 gga_recover_maybe_start(struct gga_disk *disk)
 {
 	struct gga_lc_event ev = { .type = GGA_LC_EV_PASS_START };
-	struct gga_lc_view before, v;
-	struct gga_lc_actions act;
 	uint32_t i;
 
 	if (disk->destructing || disk->walk != NULL) {
@@ -925,14 +954,7 @@ gga_recover_maybe_start(struct gga_disk *disk)
 			return;
 		}
 	}
-	gga_lc_view_now(disk, &v);
-	before = v;
-	gga_lc_apply(&v, &ev, &act);
-	if (!(act.flags & GGA_LC_ACT_START_PASS)) {
-		return;
-	}
-	gga_lc_take(disk, &before, &v, act.pass_rebuild ? "rebuild started" : "resync started");
-	lc_carry_start(disk, &act);
+	gga_lc_step(disk, &ev, false, NULL, pass_start_reason, NULL);
 }
 
 void

@@ -114,6 +114,20 @@ gga_lc_ack_decide(const struct gga_lc_durable *d, uint32_t n, uint32_t k, uint32
 	return GGA_LC_ACK_YES;
 }
 
+uint64_t
+gga_lc_checkpoint_at(uint64_t cursor, const uint64_t *starts, uint32_t count)
+{
+	uint64_t low = cursor;
+	uint32_t i;
+
+	for (i = 0; i < count; i++) {
+		if (starts[i] < low) {
+			low = starts[i];
+		}
+	}
+	return low;
+}
+
 bool
 gga_lc_ack_ok(const struct gga_lc_view *v, uint32_t received)
 {
@@ -128,23 +142,36 @@ gga_lc_ack_ok(const struct gga_lc_view *v, uint32_t received)
 }
 
 void
-gga_lc_record_fill(const struct gga_lc_view *v, struct gga_lc_record *rec)
+gga_lc_record_make(struct gga_lc_record *rec, uint32_t n, uint64_t events, uint64_t bitmap_events,
+		   uint32_t sync, const uint8_t *needs, uint32_t rec_mask, uint64_t rec_offset)
 {
 	uint32_t i;
 
 	memset(rec, 0, sizeof(*rec));
-	rec->events = v->events;
-	rec->bitmap_events = v->bitmap_events;
-	for (i = 0; i < v->n; i++) {
-		rec->member_state[i] = v->mb[i].needs == GGA_LC_NEEDS_NONE ? GGA_SB_MEMBER_IN_SYNC :
-				       v->mb[i].needs == GGA_LC_NEEDS_RESYNC ?
-									     GGA_SB_MEMBER_STALE :
-									     GGA_SB_MEMBER_REBUILD;
-		if (v->mb[i].rec) {
-			rec->rec_mask |= LC_BIT(i);
-		}
+	rec->events = events;
+	rec->bitmap_events = bitmap_events;
+	for (i = 0; i < n; i++) {
+		rec->member_state[i] = (sync & LC_BIT(i))               ? GGA_SB_MEMBER_IN_SYNC :
+				       needs[i] == GGA_LC_NEEDS_REBUILD ? GGA_SB_MEMBER_REBUILD :
+									  GGA_SB_MEMBER_STALE;
 	}
-	rec->rec_offset = rec->rec_mask != 0 ? v->rec_offset : 0;
+	rec->rec_mask = rec_mask & (LC_BIT(n) - 1);
+	rec->rec_offset = rec->rec_mask != 0 ? rec_offset : 0;
+}
+
+void
+gga_lc_record_fill(const struct gga_lc_view *v, struct gga_lc_record *rec)
+{
+	uint8_t needs[GGA_LC_MAX_MEMBERS];
+	uint32_t i, sync = 0, recs = 0;
+
+	for (i = 0; i < v->n; i++) {
+		needs[i] = v->mb[i].needs;
+		sync |= v->mb[i].needs == GGA_LC_NEEDS_NONE ? LC_BIT(i) : 0;
+		recs |= v->mb[i].rec ? LC_BIT(i) : 0;
+	}
+	gga_lc_record_make(rec, v->n, v->events, v->bitmap_events, sync, needs, recs,
+			   v->rec_offset);
 }
 
 /*

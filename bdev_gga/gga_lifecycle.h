@@ -304,8 +304,27 @@ enum gga_lc_ack {
 enum gga_lc_ack gga_lc_ack_decide(const struct gga_lc_durable *d, uint32_t n, uint32_t k,
 				  uint32_t received, uint32_t online);
 
+/*
+ * Rule 6: where a pass's checkpoint may stand: the next block it would issue
+ * (`cursor`), or the first block of the lowest of its `count` chunks still in
+ * flight (`starts`), whichever is lower. Every block below it is recovered on
+ * every target; a chunk in flight is not, whatever is above it. Feed the
+ * result as GGA_LC_EV_PASS_CHECKPOINT.
+ */
+uint64_t gga_lc_checkpoint_at(uint64_t cursor, const uint64_t *starts, uint32_t count);
+
 /* gga_lc_ack_decide() with the view's persisted update and online members: YES or not. */
 bool gga_lc_ack_ok(const struct gga_lc_view *view, uint32_t received);
+
+/*
+ * The record an update carries (rule 7): each member in `sync` recorded in
+ * sync, every other as stale, or as needing a rebuild where needs[i] says so;
+ * the checkpoint only with members. The one formula of a record: the
+ * superblock writer (gga_sb_area_encode) and gga_lc_record_fill both use it.
+ */
+void gga_lc_record_make(struct gga_lc_record *rec, uint32_t n, uint64_t events,
+			uint64_t bitmap_events, uint32_t sync, const uint8_t *needs,
+			uint32_t rec_mask, uint64_t rec_offset);
 
 /* The record member i's superblock would carry now (the last one persisted or asked for). */
 void gga_lc_record_fill(const struct gga_lc_view *view, struct gga_lc_record *rec);
