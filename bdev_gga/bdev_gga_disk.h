@@ -2,7 +2,7 @@
 /*
  * The gga disk and its members: the state every file of the gga bdev shares,
  * with the calls of each. The files stand in layers, each calling only those
- * below it (farm-studio look bdev_gga draws them):
+ * below it (bdev_gga/LAYERS lists them; scripts/check_layers.sh checks it):
  *
  *   bdev_gga_rpc.c       RPCs
  *   bdev_gga_create.c    create, format, assemble (the lifecycle module decides)
@@ -11,9 +11,10 @@
  *   bdev_gga_walk.c      recovery passes and scrub
  *   bdev_gga_io.c        the I/O state machine
  *   bdev_gga_bitmap.c    the write-intent bitmap
+ *   bdev_gga_front.c     the shell around gga_front.c (reservations, the poller)
  *   bdev_gga_disk.c      member states, superblock writer, generations,
  *                        channels and watchdogs, hot-remove, the end of a disk
- *   gga_codec.c, gga_lifecycle.c, gga_format.c: pure, no I/O
+ *   gga_codec.c, gga_lifecycle.c, gga_format.c, gga_front.c: pure, no I/O
  *
  * A lower file that must hear of something above it reads state the upper
  * file keeps here (disk->walk, disk->bm) rather than calling up.

@@ -19,7 +19,7 @@
  * and for a violation its shortest sequence of events.
  *
  * GGA_LC_DEPTH=d runs the 2 + 1 walk with all fixes on to depth d instead of
- * 6, GGA_LC_DEPTH_42=d the 4 + 2 one instead of 4.
+ * 6, GGA_LC_DEPTH_42=d the 4 + 2 one instead of 5.
  */
 #include <errno.h>
 #include <inttypes.h>
