@@ -289,17 +289,17 @@ sweep_poll(void *arg)
 	if (bm->dirty == 0 || !gga_disk_all_online(disk) || disk->rec_mask != 0 ||
 	    gga_recover_busy(disk) || bm->flushing) {
 		if (!gga_disk_all_online(disk)) {
-			disk->bm_clear_stage = GGA_BM_CLEAR_IDLE;
+			disk->bm_clear.stage = GGA_LC_CLEAR_IDLE;
 		}
 		return POLLER_IDLE;
 	}
-	if (disk->bm_clear_stage == GGA_BM_CLEAR_FIRST ||
-	    disk->bm_clear_stage == GGA_BM_CLEAR_SECOND) {
+	if (disk->bm_clear.stage == GGA_LC_CLEAR_FIRST ||
+	    disk->bm_clear.stage == GGA_LC_CLEAR_SECOND) {
 		/* The updates that let marks go are under way. */
 		return POLLER_IDLE;
 	}
-	clear = disk->bm_clear_stage == GGA_BM_CLEAR_READY;
-	disk->bm_clear_stage = GGA_BM_CLEAR_IDLE;
+	clear = disk->bm_clear.stage == GGA_LC_CLEAR_READY;
+	disk->bm_clear.stage = GGA_LC_CLEAR_IDLE;
 	for (p = bm->bits; (p = memchr(p, 1, (size_t)(end - p))) != NULL; p++) {
 		r = (uint64_t)(p - bm->bits);
 		if (__atomic_load_n(&bm->touched[r], __ATOMIC_RELAXED)) {

@@ -447,8 +447,9 @@ gga_sb_area_encode(struct gga_disk *disk, uint32_t index, uint64_t epoch, uint64
 static void sb_update_msg(void *arg);
 
 /*
- * An update of the clearing of write-intent marks ended (sb_write_done):
- * it counts only if it reached every member, all of them online.
+ * An update of the clearing of write-intent marks ended (sb_write_done): it
+ * counts only if it reached every member, all of them online (rule 8, the
+ * module's gga_lc_clear_landed()).
  */
 static void
 bm_clear_step(struct gga_disk *disk)
@@ -456,27 +457,22 @@ bm_clear_step(struct gga_disk *disk)
 	bool whole = !disk->sb_short && disk->sb_ok_mask == disk->all_mask &&
 		     gga_disk_all_online(disk);
 
-	if (disk->sb_clear_stage == GGA_BM_CLEAR_IDLE) {
-		return;
-	}
-	if (!whole || disk->bm_clear_stage != disk->sb_clear_stage) {
-		/* A member was left out: the sweep starts over once all are back. */
-		disk->bm_clear_stage = GGA_BM_CLEAR_IDLE;
-	} else if (disk->sb_clear_stage == GGA_BM_CLEAR_FIRST) {
-		disk->bm_clear_events = disk->sb_events;
-		disk->bm_clear_stage = GGA_BM_CLEAR_SECOND;
+	if (gga_lc_clear_landed(&disk->bm_clear, disk->sb_clear_stage, disk->sb_events, whole) ==
+		    GGA_LC_CLEAR_SECOND &&
+	    disk->sb_clear_stage == GGA_LC_CLEAR_FIRST) {
+		/* The second update, carrying bitmap_events: at once. */
 		disk->sb_again = true;
-	} else {
-		disk->bm_clear_stage = GGA_BM_CLEAR_READY;
 	}
-	disk->sb_clear_stage = GGA_BM_CLEAR_IDLE;
+	disk->sb_clear_stage = GGA_LC_CLEAR_IDLE;
 }
 
 void
 gga_bm_clear_request(struct gga_disk *disk)
 {
-	if (disk->bm_clear_stage == GGA_BM_CLEAR_IDLE) {
-		disk->bm_clear_stage = GGA_BM_CLEAR_FIRST;
+	if (gga_lc_clear_may_start(&disk->bm_clear,
+				   (uint32_t)__builtin_popcount(gga_live_mask(disk)), disk->n,
+				   disk->walk != NULL || disk->pass_targets != 0, disk->rec_mask)) {
+		disk->bm_clear.stage = GGA_LC_CLEAR_FIRST;
 		gga_sb_kick(disk);
 	}
 }
@@ -623,12 +619,12 @@ sb_update_msg(void *arg)
 	disk->sb_rec_mask = disk->rec_mask;
 	/* A new count for every update, persisted or not: two records never tie and differ. */
 	disk->sb_events = ++disk->events;
-	disk->sb_clear_stage = GGA_BM_CLEAR_IDLE;
-	if (disk->bm_clear_stage == GGA_BM_CLEAR_FIRST ||
-	    disk->bm_clear_stage == GGA_BM_CLEAR_SECOND) {
-		disk->sb_clear_stage = disk->bm_clear_stage;
-		if (disk->bm_clear_stage == GGA_BM_CLEAR_SECOND) {
-			disk->bitmap_events = disk->bm_clear_events;
+	disk->sb_clear_stage = GGA_LC_CLEAR_IDLE;
+	if (disk->bm_clear.stage == GGA_LC_CLEAR_FIRST ||
+	    disk->bm_clear.stage == GGA_LC_CLEAR_SECOND) {
+		disk->sb_clear_stage = disk->bm_clear.stage;
+		if (disk->bm_clear.stage == GGA_LC_CLEAR_SECOND) {
+			disk->bitmap_events = disk->bm_clear.first_events;
 		}
 	}
 	disk->sb_short = false;

@@ -177,19 +177,6 @@ struct gga_member {
 };
 
 /*
- * Clearing write-intent marks (docs/FORMAT.md 3.2): the sweep finds regions
- * to clear; a first update reaches every member (events E); a second one
- * persists bitmap_events = E; only then are the marks cleared and written. A
- * member whose own record is older than E may be an old copy of itself.
- */
-enum gga_bm_clear_stage {
-	GGA_BM_CLEAR_IDLE = 0,
-	GGA_BM_CLEAR_FIRST,  /* the first update is wanted or in flight */
-	GGA_BM_CLEAR_SECOND, /* the second update (bitmap_events) is wanted or in flight */
-	GGA_BM_CLEAR_READY,  /* persisted: the next sweep clears */
-};
-
-/*
  * Timings that only the unit tests change (0: the default), so that a
  * torture run reaches persisted checkpoints mid-pass and gets its members
  * back in milliseconds rather than seconds.
@@ -273,13 +260,17 @@ struct gga_disk {
 	/* The largest event count handed out: every record write takes a new one. */
 	uint64_t events;
 	uint64_t sb_events; /* the event count of the update in flight */
-	/* Write-intent marks clear only after two updates (bdev_gga_bitmap.c sweep). */
-	uint64_t bitmap_events;   /* persisted: see struct gga_sb */
-	uint8_t bm_clear_stage;   /* enum gga_bm_clear_stage */
-	uint8_t sb_clear_stage;   /* the stage of the update in flight (0: none) */
-	uint64_t bm_clear_events; /* the first update's events, once on every member */
-	uint32_t sb_sync_mask;    /* in-sync members of the update in flight */
-	uint32_t sb_blocks;       /* member blocks holding the superblock record */
+	/*
+	 * Write-intent marks clear only after two updates (rule 8, docs/FORMAT.md
+	 * 3.2): the sweep (bdev_gga_bitmap.c) starts it when the module says it
+	 * may (gga_lc_clear_may_start()), the superblock writer steps it
+	 * (gga_lc_clear_landed()), the sweep clears once it is READY.
+	 */
+	uint64_t bitmap_events;       /* persisted: see struct gga_sb */
+	struct gga_lc_clear bm_clear; /* app thread */
+	uint8_t sb_clear_stage;       /* the stage the update in flight carries (IDLE: none) */
+	uint32_t sb_sync_mask;        /* in-sync members of the update in flight */
+	uint32_t sb_blocks;           /* member blocks holding the superblock record */
 	/* Superblock buffers: n areas of sb_blocks member blocks (arena memory). */
 	uint8_t *sb_buf;
 	uint32_t sb_pending;
@@ -449,7 +440,7 @@ extern struct bdev_module gga_bdev_module;
 void gga_sb_kick(struct gga_disk *disk);
 /*
  * App thread: the bitmap sweep found marks to clear; start the two updates
- * after which it may (disk->bm_clear_stage becomes GGA_BM_CLEAR_READY).
+ * after which it may (disk->bm_clear.stage becomes GGA_LC_CLEAR_READY).
  */
 void gga_bm_clear_request(struct gga_disk *disk);
 /*

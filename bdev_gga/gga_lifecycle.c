@@ -452,27 +452,66 @@ lc_pass_done(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc
 	lc_maybe_start(v, act);
 }
 
+bool
+gga_lc_clear_may_start(const struct gga_lc_clear *c, uint32_t online, uint32_t n, bool pass,
+		       uint32_t rec_mask)
+{
+	return c->stage == GGA_LC_CLEAR_IDLE && online == n && !pass && rec_mask == 0;
+}
+
+enum gga_lc_clear_stage
+gga_lc_clear_landed(struct gga_lc_clear *c, uint8_t carried, uint64_t events, bool whole)
+{
+	if (carried == GGA_LC_CLEAR_IDLE) {
+		return (enum gga_lc_clear_stage)c->stage;
+	}
+	if (!whole || c->stage != carried) {
+		/* A member was left out (or it was overtaken): over again once all are back. */
+		c->stage = GGA_LC_CLEAR_IDLE;
+	} else if (carried == GGA_LC_CLEAR_FIRST) {
+		c->first_events = events;
+		c->stage = GGA_LC_CLEAR_SECOND;
+	} else if (carried == GGA_LC_CLEAR_SECOND) {
+		c->stage = GGA_LC_CLEAR_READY;
+	}
+	return (enum gga_lc_clear_stage)c->stage;
+}
+
+static uint32_t
+lc_rec_mask(const struct gga_lc_view *v)
+{
+	uint32_t i, mask = 0;
+
+	for (i = 0; i < v->n; i++) {
+		mask |= v->mb[i].rec ? LC_BIT(i) : 0;
+	}
+	return mask;
+}
+
 /*
  * Rule 8. One phase: an update whose bitmap_events is its own count, then the
- * clear. Two phases: a plain update first; once every member has it, one
- * whose bitmap_events is the plain one's count, then the clear.
+ * clear. Two phases (gga_lc_clear_landed()): a plain update first; once every
+ * member has it, one whose bitmap_events is the plain one's count, then the
+ * clear.
  */
 static void
 lc_bitmap_clear(struct gga_lc_view *v, struct gga_lc_actions *act)
 {
 	uint32_t i;
 
-	if (v->pass || v->clear_events != 0 || v->sync_events != 0 || lc_online(v) != v->n) {
+	if (v->clear_events != 0 ||
+	    !gga_lc_clear_may_start(&v->clear, lc_online(v), v->n, v->pass, lc_rec_mask(v))) {
 		return;
 	}
 	for (i = 0; i < v->n; i++) {
-		if (v->mb[i].needs != GGA_LC_NEEDS_NONE || v->mb[i].rec) {
+		if (v->mb[i].needs != GGA_LC_NEEDS_NONE) {
 			return;
 		}
 	}
 	if (v->rules.clear_two_phase) {
+		v->clear.stage = GGA_LC_CLEAR_FIRST;
 		lc_persist(v, act);
-		v->sync_events = v->events;
+		v->clear_issued = v->events;
 		return;
 	}
 	v->bitmap_events = v->events + 1;
@@ -484,6 +523,7 @@ static void
 lc_persisted(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc_actions *act)
 {
 	uint32_t i, all = LC_BIT(v->n) - 1;
+	uint8_t carried;
 
 	for (i = 0; i < v->n; i++) {
 		if (ev->mask & LC_BIT(i)) {
@@ -497,13 +537,23 @@ lc_persisted(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc
 		v->persisted_sync = v->issued_sync;
 		v->persisted_rec = v->rules.ack_waits_checkpoint ? v->issued_rec : 0;
 	}
-	if (v->sync_events != 0 && ev->events == v->sync_events) {
-		/* The plain update of a two-phase clear: every member must have it. */
-		v->sync_events = 0;
-		if ((ev->mask & all) == all && lc_online(v) == v->n && !v->pass) {
-			v->bitmap_events = ev->events;
+	if ((v->clear.stage == GGA_LC_CLEAR_FIRST || v->clear.stage == GGA_LC_CLEAR_SECOND) &&
+	    ev->events == v->clear_issued) {
+		carried = v->clear.stage;
+		switch (gga_lc_clear_landed(&v->clear, carried, ev->events,
+					    (ev->mask & all) == all && lc_online(v) == v->n &&
+						    !v->pass)) {
+		case GGA_LC_CLEAR_SECOND:
+			v->bitmap_events = v->clear.first_events;
 			lc_persist(v, act);
-			v->clear_events = v->events;
+			v->clear_issued = v->events;
+			break;
+		case GGA_LC_CLEAR_READY:
+			act->flags |= GGA_LC_ACT_CLEAR_BITMAP;
+			v->clear.stage = GGA_LC_CLEAR_IDLE;
+			break;
+		default:
+			break;
 		}
 		return;
 	}

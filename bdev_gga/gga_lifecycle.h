@@ -131,19 +131,56 @@ struct gga_lc_member {
 	bool held;
 };
 
+/*
+ * Rule 8: write-intent marks are cleared only after two updates that reached
+ * every member, all of them online: a plain one (FIRST), then one whose
+ * bitmap_events is the first one's count (SECOND); then (READY) the marks
+ * may go. The module's GGA_LC_EV_BITMAP_CLEAR / GGA_LC_EV_PERSISTED and the
+ * superblock writer (bm_clear_step) step it with the same two functions.
+ */
+enum gga_lc_clear_stage {
+	GGA_LC_CLEAR_IDLE = 0,
+	GGA_LC_CLEAR_FIRST,  /* the plain update is wanted or in flight */
+	GGA_LC_CLEAR_SECOND, /* the update carrying bitmap_events is wanted or in flight */
+	GGA_LC_CLEAR_READY,  /* both landed everywhere: the next sweep clears */
+};
+
+struct gga_lc_clear {
+	uint8_t stage;         /* enum gga_lc_clear_stage */
+	uint64_t first_events; /* the plain update's count, once it landed on every member */
+};
+
+/*
+ * May a clear start: none under way, every member online (so in sync, and
+ * no pass runs), and no checkpoint of a pass left (rec_mask).
+ */
+bool gga_lc_clear_may_start(const struct gga_lc_clear *c, uint32_t online, uint32_t n, bool pass,
+			    uint32_t rec_mask);
+
+/*
+ * The update issued at stage `carried` (IDLE: not one of a clear) with count
+ * `events` landed; `whole`: on every member, every member online. Returns the
+ * new stage: SECOND asks for one more update, carrying bitmap_events =
+ * c->first_events; READY lets the marks go. An update that was not whole, or
+ * that a stage change overtook, starts the clear over (IDLE).
+ */
+enum gga_lc_clear_stage gga_lc_clear_landed(struct gga_lc_clear *c, uint8_t carried,
+					    uint64_t events, bool whole);
+
 struct gga_lc_view {
 	struct gga_lc_rules rules;
 	uint32_t n, k, m;
-	uint64_t events;        /* largest event count seen or written */
-	uint64_t bitmap_events; /* see struct gga_lc_record */
-	uint64_t rec_offset;    /* checkpoint: the pass is done below this block */
-	uint64_t clear_events;  /* events of the update a bitmap clear waits for */
-	uint64_t sync_events;   /* events of the update a two-phase clear waits for */
-	uint32_t pass_targets;  /* members of the running pass */
-	bool pass;              /* a recovery pass is running */
-	bool pass_rebuild;      /* it copies every block, not only the marked ones */
-	bool resume_ok;         /* an assembly found a checkpoint no pass has used yet */
-	bool retry_wait;        /* a pass failed: the next starts on GGA_LC_EV_PASS_START */
+	uint64_t events;           /* largest event count seen or written */
+	uint64_t bitmap_events;    /* see struct gga_lc_record */
+	uint64_t rec_offset;       /* checkpoint: the pass is done below this block */
+	uint64_t clear_events;     /* one-phase clear: events of the update it waits for */
+	struct gga_lc_clear clear; /* two-phase clear (rule 8) */
+	uint64_t clear_issued;     /* events of the update that carries clear.stage */
+	uint32_t pass_targets;     /* members of the running pass */
+	bool pass;                 /* a recovery pass is running */
+	bool pass_rebuild;         /* it copies every block, not only the marked ones */
+	bool resume_ok;            /* an assembly found a checkpoint no pass has used yet */
+	bool retry_wait;           /* a pass failed: the next starts on GGA_LC_EV_PASS_START */
 	bool deleted;
 	struct gga_lc_member mb[GGA_LC_MAX_MEMBERS];
 	/* Per member: the count of the last record it is known to hold. */
