@@ -375,6 +375,52 @@ gga_lc_take(struct gga_disk *disk, const struct gga_lc_view *before, const struc
 	return moved;
 }
 
+void
+gga_lc_view_now(struct gga_disk *disk, struct gga_lc_view *v)
+{
+	struct gga_lc_event ev = { .type = GGA_LC_EV_IO_ERROR };
+	struct gga_lc_actions act;
+	struct gga_lc_view before;
+	uint32_t i, down = 0, absent = 0, state;
+
+	for (i = 0; i < disk->n; i++) {
+		state = gga_member_state(&disk->members[i]);
+		if (state == BDEV_GGA_MEMBER_FAILED || state == BDEV_GGA_MEMBER_ABSENT) {
+			down |= 1u << i;
+		}
+		absent |= state == BDEV_GGA_MEMBER_ABSENT ? 1u << i : 0;
+	}
+	disk->lc_failed &= down;
+	for (i = 0; i < disk->n; i++) {
+		if (!(down & ~disk->lc_failed & (1u << i))) {
+			continue;
+		}
+		/*
+		 * Up before (online, rebuilding or stale: what follows is the same for
+		 * each): its checkpoint bit goes, it leaves the pass, it needs a resync
+		 * unless it failed with the array. A base that went away is a lost
+		 * controller, an I/O error the rest.
+		 */
+		gga_lc_view_of(disk, v);
+		v->mb[i].run = GGA_LC_STALE;
+		v->mb[i].held = false;
+		before = *v;
+		ev.type = (absent & (1u << i)) ? GGA_LC_EV_CTRLR_LOST : GGA_LC_EV_IO_ERROR;
+		ev.member = i;
+		gga_lc_apply(v, &ev, &act);
+		gga_lc_take(disk, &before, v, "an I/O failed");
+		/* A failure starts nothing: it may stop the pass and asks for an update. */
+		if (act.flags & GGA_LC_ACT_STOP_PASS) {
+			disk->pass_stop = true;
+		}
+		if (act.flags & GGA_LC_ACT_PERSIST) {
+			gga_sb_kick(disk);
+		}
+		disk->lc_failed |= 1u << i;
+	}
+	gga_lc_view_of(disk, v);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Superblocks                                                             */
 /* ---------------------------------------------------------------------- */
@@ -546,29 +592,6 @@ member_writable(const struct gga_member *member)
 }
 
 /*
- * A pass member that left the pass (failed, absent, stale) misses writes from
- * then on, below the checkpoint too: the checkpoint no longer speaks for it.
- */
-static void
-prune_checkpoint(struct gga_disk *disk)
-{
-	uint32_t i, keep = 0;
-
-	for (i = 0; i < disk->n; i++) {
-		if ((disk->rec_mask & (1u << i)) &&
-		    gga_member_state(&disk->members[i]) == BDEV_GGA_MEMBER_REBUILDING) {
-			keep |= 1u << i;
-		}
-	}
-	if (keep != disk->rec_mask) {
-		disk->rec_mask = keep;
-		if (keep == 0) {
-			disk->rec_offset = 0;
-		}
-	}
-}
-
-/*
  * App thread: write every reachable member's superblock with the members'
  * states as they are now, the event counter one up and, when asked for, the
  * next generation window.
@@ -578,6 +601,7 @@ sb_update_msg(void *arg)
 {
 	struct gga_disk *disk = arg;
 	struct gga_member *member;
+	struct gga_lc_view v;
 	uint64_t limit, next;
 	uint32_t i, live;
 	uint8_t *area;
@@ -592,6 +616,8 @@ sb_update_msg(void *arg)
 		disk->sb_again = true;
 		return;
 	}
+	/* The failures the I/O threads took, told to the module (may stop a pass). */
+	gga_lc_view_now(disk, &v);
 	live = gga_live_mask(disk);
 	/*
 	 * With fewer than k members online no write can be acknowledged, so no
@@ -614,8 +640,12 @@ sb_update_msg(void *arg)
 	} else {
 		disk->sb_new_limit = limit;
 	}
+	/*
+	 * The module has heard of every failure before the record is made
+	 * (gga_lc_view_now() above): a pass member that left the pass has lost
+	 * its checkpoint bit (rule 6), whichever thread saw it go.
+	 */
 	disk->sb_sync_mask = live;
-	prune_checkpoint(disk);
 	disk->sb_rec_mask = disk->rec_mask;
 	/* A new count for every update, persisted or not: two records never tie and differ. */
 	disk->sb_events = ++disk->events;

@@ -287,6 +287,7 @@ struct gga_disk {
 	uint64_t rec_retry_ticks; /* a failed pass is not retried before */
 	uint32_t pass_targets;    /* members of the recovery pass running (0: none) */
 	uint32_t lc_failed;       /* failed or absent members the module was told of */
+	bool pass_stop;           /* the module stopped the pass (a failure): the walk ends */
 	bool pass_rebuild;        /* it rebuilds every block */
 	bool check_marked;        /* assembled: check the marked regions once */
 	struct poller *probe_poller;
@@ -502,6 +503,14 @@ void gga_lc_view_of(const struct gga_disk *disk, struct gga_lc_view *v);
  */
 uint32_t gga_lc_take(struct gga_disk *disk, const struct gga_lc_view *before,
 		     const struct gga_lc_view *v, const char *reason);
+/*
+ * gga_lc_view_of() after telling the module of the failures the I/O threads
+ * took since the last step (GGA_LC_EV_IO_ERROR, GGA_LC_EV_CTRLR_LOST for a
+ * base that went away) and carrying out what it returned (an update; a pass
+ * to stop: disk->pass_stop): every lifecycle step of the app thread and
+ * every superblock update starts with it.
+ */
+void gga_lc_view_now(struct gga_disk *disk, struct gga_lc_view *v);
 /* sum += add, counter by counter. */
 void gga_counters_add(struct bdev_gga_counters *sum, const struct bdev_gga_counters *add);
 /* "data_2" etc. for this disk's member `index`, in buf. */
@@ -614,12 +623,6 @@ void gga_recover_stop_disk(struct gga_disk *disk);
  * to start (which persists its records), or else a record update.
  */
 void gga_lc_carry(struct gga_disk *disk, const struct gga_lc_actions *act);
-/*
- * gga_lc_view_of() after telling the module of the failures the I/O threads
- * took since the last step (GGA_LC_EV_IO_ERROR) and carrying out what it
- * returned: every lifecycle step of the app thread starts with it.
- */
-void gga_lc_view_now(struct gga_disk *disk, struct gga_lc_view *v);
 /*
  * One lifecycle step of the app thread: gga_lc_view_now(), then `ev` applied
  * by the module (with the pass held back when hold_pass: the caller starts

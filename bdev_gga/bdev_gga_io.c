@@ -1081,12 +1081,12 @@ write_chunk_go(struct bdev_io *io)
  * superblock update.
  */
 static enum gga_lc_ack
-ack_decide(const struct gga_disk *disk, uint32_t received)
+ack_decide(const struct gga_disk *disk, uint32_t sent, uint32_t received)
 {
 	struct gga_lc_durable durable;
 
 	gga_lc_durable_unpack(__atomic_load_n(&disk->persisted, __ATOMIC_ACQUIRE), &durable);
-	return gga_lc_ack_decide(&durable, disk->n, disk->k, received, gga_live_mask(disk));
+	return gga_lc_ack_decide(&durable, disk->n, disk->k, sent, received, gga_live_mask(disk));
 }
 
 /*
@@ -1104,7 +1104,7 @@ write_phase_done(struct bdev_io *io)
 {
 	struct gga_io *gio = gga_io_ctx(io);
 	struct gga_disk *disk = io_disk(io);
-	enum gga_lc_ack ack = ack_decide(disk, gio->ok_mask);
+	enum gga_lc_ack ack = ack_decide(disk, gio->read_mask, gio->ok_mask);
 
 	if (unlikely(ack == GGA_LC_ACK_NEVER || gio->aborted)) {
 		/*
@@ -1168,7 +1168,8 @@ passthru_done(struct bdev_io *io)
 		 * the flush is acknowledged, as for a write it missed (members not
 		 * asked, without a volatile cache, count as having it).
 		 */
-		ack = ack_decide(disk, disk->all_mask & ~(gio->read_mask & ~gio->ok_mask));
+		ack = ack_decide(disk, gio->read_mask,
+				 disk->all_mask & ~(gio->read_mask & ~gio->ok_mask));
 		if (unlikely(ack == GGA_LC_ACK_NEVER)) {
 			request_fail(io);
 			return;

@@ -571,6 +571,11 @@ walk_issue(struct gga_walk *walk)
 		walk->tokens = GGA_MIN(walk->tokens, cap);
 	}
 	walk->last_ticks = now;
+	if (!walk->scrub && disk->pass_stop) {
+		/* The lifecycle module stopped the pass (gga_lc_view_now()). */
+		walk->result = walk->result != 0 ? walk->result : -EIO;
+		walk->stopping = true;
+	}
 	if (!walk->scrub && (walk->targets & gga_write_mask(disk)) == 0) {
 		/* Every member being recovered failed again. */
 		walk->result = walk->result != 0 ? walk->result : -ENODEV;
@@ -798,6 +803,7 @@ lc_carry_start(struct gga_disk *disk, const struct gga_lc_actions *act)
 	char label[160];
 	uint32_t i;
 
+	disk->pass_stop = false;
 	if (walk != NULL) {
 		walk->rebuild = act->pass_rebuild;
 		walk->targets = act->pass_targets;
@@ -848,43 +854,6 @@ gga_lc_carry(struct gga_disk *disk, const struct gga_lc_actions *act)
 	} else if (act->flags & GGA_LC_ACT_PERSIST) {
 		gga_sb_kick(disk);
 	}
-}
-
-void
-gga_lc_view_now(struct gga_disk *disk, struct gga_lc_view *v)
-{
-	struct gga_lc_event ev = { .type = GGA_LC_EV_IO_ERROR };
-	struct gga_lc_actions act;
-	struct gga_lc_view before;
-	uint32_t i, down = 0, state;
-
-	for (i = 0; i < disk->n; i++) {
-		state = gga_member_state(&disk->members[i]);
-		if (state == BDEV_GGA_MEMBER_FAILED || state == BDEV_GGA_MEMBER_ABSENT) {
-			down |= 1u << i;
-		}
-	}
-	disk->lc_failed &= down;
-	for (i = 0; i < disk->n; i++) {
-		if (!(down & ~disk->lc_failed & (1u << i))) {
-			continue;
-		}
-		/*
-		 * Up before (online, rebuilding or stale: what follows is the same for
-		 * each): its checkpoint bit goes, it leaves the pass, it needs a resync
-		 * unless it failed with the array.
-		 */
-		gga_lc_view_of(disk, v);
-		v->mb[i].run = GGA_LC_STALE;
-		v->mb[i].held = false;
-		before = *v;
-		ev.member = i;
-		gga_lc_apply(v, &ev, &act);
-		gga_lc_take(disk, &before, v, "an I/O failed");
-		gga_lc_carry(disk, &act);
-		disk->lc_failed |= 1u << i;
-	}
-	gga_lc_view_of(disk, v);
 }
 
 uint32_t

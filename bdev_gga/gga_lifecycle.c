@@ -97,8 +97,8 @@ gga_lc_write_mask(const struct gga_lc_view *v)
 }
 
 enum gga_lc_ack
-gga_lc_ack_decide(const struct gga_lc_durable *d, uint32_t n, uint32_t k, uint32_t received,
-		  uint32_t online)
+gga_lc_ack_decide(const struct gga_lc_durable *d, uint32_t n, uint32_t k, uint32_t sent,
+		  uint32_t received, uint32_t online)
 {
 	uint32_t all = LC_BIT(n) - 1, missed = all & ~received, have = received & online & all;
 
@@ -108,7 +108,7 @@ gga_lc_ack_decide(const struct gga_lc_durable *d, uint32_t n, uint32_t k, uint32
 	if (missed == 0) {
 		return GGA_LC_ACK_YES;
 	}
-	if ((have & ~d->reached) != 0 || (missed & (d->sync | d->rec)) != 0) {
+	if ((have & ~d->reached) != 0 || (missed & (d->sync | (d->rec & sent))) != 0) {
 		return GGA_LC_ACK_WAIT;
 	}
 	return GGA_LC_ACK_YES;
@@ -129,7 +129,7 @@ gga_lc_checkpoint_at(uint64_t cursor, const uint64_t *starts, uint32_t count)
 }
 
 bool
-gga_lc_ack_ok(const struct gga_lc_view *v, uint32_t received)
+gga_lc_ack_ok(const struct gga_lc_view *v, uint32_t sent, uint32_t received)
 {
 	struct gga_lc_durable d = {
 		.reached = v->persisted_mask,
@@ -137,8 +137,8 @@ gga_lc_ack_ok(const struct gga_lc_view *v, uint32_t received)
 		.rec = v->persisted_rec,
 	};
 
-	return gga_lc_ack_decide(&d, v->n, v->k, received, lc_mask_where(v, gga_lc_run_reads)) ==
-	       GGA_LC_ACK_YES;
+	return gga_lc_ack_decide(&d, v->n, v->k, sent, received,
+				 lc_mask_where(v, gga_lc_run_reads)) == GGA_LC_ACK_YES;
 }
 
 void

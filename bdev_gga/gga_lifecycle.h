@@ -329,17 +329,21 @@ enum gga_lc_ack {
 };
 
 /*
- * Rule 7: may a write that the members in `received` took be acknowledged,
- * with the members in `online` online now? Yes when k online members have it
- * and either every member has it, or every member that lacks it is recorded
- * as not in sync, and outside the checkpoint's rec_mask, by the latest
- * persisted update, which reached every online member that has the write.
- * A flush asks the same with `received` every member but those whose flush
- * failed. The one formula of the acknowledgement: the I/O path calls it at
- * every write and flush completion, gga_lc_ack_ok() in the checker.
+ * Rule 7: may a write that went to the members in `sent` and that those in
+ * `received` took be acknowledged, with the members in `online` online now?
+ * Yes when k online members have it and either every member has it, or every
+ * member that lacks it is recorded as not in sync, and every member it went to
+ * and that did not take it is outside the checkpoint's rec_mask, by the latest
+ * persisted update, which reached every online member that has the write. (A
+ * member that joined a pass after the write went out gets the block from the
+ * pass, which waits for the range lock the write holds: its checkpoint bit
+ * does not hold the write back.) A flush asks the same with `received` every
+ * member but those whose flush failed. The one formula of the
+ * acknowledgement: the I/O path calls it at every write and flush
+ * completion, gga_lc_ack_ok() in the checker.
  */
 enum gga_lc_ack gga_lc_ack_decide(const struct gga_lc_durable *d, uint32_t n, uint32_t k,
-				  uint32_t received, uint32_t online);
+				  uint32_t sent, uint32_t received, uint32_t online);
 
 /*
  * Rule 6: where a pass's checkpoint may stand: the next block it would issue
@@ -351,7 +355,7 @@ enum gga_lc_ack gga_lc_ack_decide(const struct gga_lc_durable *d, uint32_t n, ui
 uint64_t gga_lc_checkpoint_at(uint64_t cursor, const uint64_t *starts, uint32_t count);
 
 /* gga_lc_ack_decide() with the view's persisted update and online members: YES or not. */
-bool gga_lc_ack_ok(const struct gga_lc_view *view, uint32_t received);
+bool gga_lc_ack_ok(const struct gga_lc_view *view, uint32_t sent, uint32_t received);
 
 /*
  * The record an update carries (rule 7): each member in `sync` recorded in

@@ -846,14 +846,15 @@ t_dump_disk(struct torture *t)
 	for (i = 0; i < GGA_LOCK_WORDS; i++) {
 		locked += (uint32_t)__builtin_popcountll(d->lock_words[i]);
 	}
-	printf("torture: disk: live 0x%x write 0x%x persisted sync 0x%x rec 0x%x; generations "
+	printf("torture: disk: live 0x%x write 0x%x persisted reached 0x%x sync 0x%x rec 0x%x; generations "
 	       "next %" PRIu64 " limit %" PRIu64 " epoch busy %d wanted %d; superblock kicked %d "
 	       "in flight %d again %d events %" PRIu64 "; %u range locks held; front %" PRIu64
 	       " submitted %" PRIu64 " done; walk %p\n",
-	       gga_live_mask(d), gga_write_mask(d), (uint32_t)(d->persisted >> 16 & 0xffff),
-	       (uint32_t)(d->persisted >> 32 & 0xffff), d->next_gen, d->gen_limit, d->epoch_busy,
-	       d->epoch_wanted, d->sb_kicked, d->sb_inflight, d->sb_again, d->events, locked,
-	       d->front_ios, d->front_done, (void *)d->walk);
+	       gga_live_mask(d), gga_write_mask(d), (uint32_t)(d->persisted & 0xffff),
+	       (uint32_t)(d->persisted >> 16 & 0xffff), (uint32_t)(d->persisted >> 32 & 0xffff),
+	       d->next_gen, d->gen_limit, d->epoch_busy, d->epoch_wanted, d->sb_kicked,
+	       d->sb_inflight, d->sb_again, d->events, locked, d->front_ios, d->front_done,
+	       (void *)d->walk);
 	printf("torture: disk: channels gone %d pending ops %u bitmap busy %d recovery busy %d "
 	       "destructing %d\n",
 	       d->channels_gone, d->pending_ops, gga_bitmap_busy(d), gga_recover_busy(d),

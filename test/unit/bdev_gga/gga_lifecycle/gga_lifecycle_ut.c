@@ -447,9 +447,9 @@ w_ack_ok(const struct world *w, uint32_t recv, uint32_t b)
 
 /* The I/O code acknowledges as the module says; the records on the members must agree. */
 static void
-w_ack(struct world *w, uint32_t b, uint8_t gen, uint32_t recv)
+w_ack(struct world *w, uint32_t b, uint8_t gen, uint32_t sent, uint32_t recv)
 {
-	if (!w->front_up || w->acked[b] == gen || !gga_lc_ack_ok(&w->view, recv)) {
+	if (!w->front_up || w->acked[b] == gen || !gga_lc_ack_ok(&w->view, sent, recv)) {
 		return;
 	}
 	if (!w_ack_ok(w, recv, b)) {
@@ -476,13 +476,13 @@ w_write(struct world *w, uint32_t b, uint32_t miss)
 		}
 	}
 	/* The I/O code asks before and after it reports the members that failed. */
-	w_ack(w, b, gen, recv);
+	w_ack(w, b, gen, wm, recv);
 	for (i = 0; i < g.n && w->front_up; i++) {
 		if ((wm & (1u << i)) && (!w->up[i] || i == miss)) {
 			w_apply_simple(w, GGA_LC_EV_IO_ERROR, i);
 		}
 	}
-	w_ack(w, b, gen, recv);
+	w_ack(w, b, gen, wm, recv);
 }
 
 /* Copy block b's decoded version to the pass's targets; false: the pass ended. */
