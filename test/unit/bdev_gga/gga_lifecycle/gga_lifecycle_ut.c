@@ -445,6 +445,24 @@ w_ack_ok(const struct world *w, uint32_t recv, uint32_t b)
 	return true;
 }
 
+/* What the I/O path decides for a write of `sent` that `recv` took, on this view. */
+static enum gga_lc_ack
+w_ack_decision(const struct world *w, uint32_t sent, uint32_t recv)
+{
+	const struct gga_lc_view *v = &w->view;
+	struct gga_lc_durable d = {
+		.reached = v->persisted_mask,
+		.sync = v->persisted_sync,
+		.rec = v->persisted_rec,
+	};
+	uint32_t i, online = 0;
+
+	for (i = 0; i < g.n; i++) {
+		online |= gga_lc_run_reads(v->mb[i].run) ? 1u << i : 0;
+	}
+	return gga_lc_ack_decide(&d, g.n, g.k, sent, recv, online);
+}
+
 /* The I/O code acknowledges as the module says; the records on the members must agree. */
 static void
 w_ack(struct world *w, uint32_t b, uint8_t gen, uint32_t sent, uint32_t recv)
@@ -483,6 +501,16 @@ w_write(struct world *w, uint32_t b, uint32_t miss)
 		}
 	}
 	w_ack(w, b, gen, wm, recv);
+	/*
+	 * L2: with the failures told, a write that fewer than k online members
+	 * took is failed, never left waiting for an update that rule 5 forbids
+	 * (the I/O path would hold it, and its range lock, for ever).
+	 */
+	if (w->front_up && lc_online_count(&w->view) < g.k &&
+	    w_ack_decision(w, wm, recv) == GGA_LC_ACK_WAIT) {
+		violation("L2: write of block %u with members 0x%x waits with fewer than k online",
+			  b, recv);
+	}
 }
 
 /* Copy block b's decoded version to the pass's targets; false: the pass ended. */
