@@ -319,6 +319,9 @@ gga_lc_view_of(const struct gga_disk *disk, struct gga_lc_view *v)
 	v->retry_wait = ticks_get() < disk->rec_retry_ticks;
 	v->deleted = disk->destructing;
 	v->persisted_sync = sync;
+	v->clear = disk->bm_clear;
+	/* The update in flight carries the clear's stage: its landing steps it. */
+	v->clear_issued = disk->sb_clear_stage != GGA_LC_CLEAR_IDLE ? disk->sb_events : 0;
 	v->persisted_mask = durable.reached;
 	v->persisted_rec = durable.rec;
 	for (i = 0; i < disk->n; i++) {
@@ -372,6 +375,8 @@ gga_lc_take(struct gga_disk *disk, const struct gga_lc_view *before, const struc
 	disk->rec_offset = disk->rec_mask != 0 ? v->rec_offset : 0;
 	disk->pass_targets = v->pass ? v->pass_targets : 0;
 	disk->pass_rebuild = v->pass && v->pass_rebuild;
+	disk->bm_clear = v->clear;
+	disk->bitmap_events = v->bitmap_events;
 	return moved;
 }
 
@@ -419,6 +424,26 @@ gga_lc_view_now(struct gga_disk *disk, struct gga_lc_view *v)
 		disk->lc_failed |= 1u << i;
 	}
 	gga_lc_view_of(disk, v);
+}
+
+uint32_t
+gga_lc_decide(struct gga_disk *disk, const struct gga_lc_event *ev, bool hold_pass,
+	      const char *reason,
+	      const char *(*reason_of)(const struct gga_lc_view *v, const struct gga_lc_event *ev),
+	      struct gga_lc_actions *act)
+{
+	struct gga_lc_view before, v;
+
+	gga_lc_view_now(disk, &v);
+	if (hold_pass) {
+		v.retry_wait = true;
+	}
+	before = v;
+	if (gga_lc_apply(&v, ev, act) != 0) {
+		memset(act, 0, sizeof(*act));
+		return 0;
+	}
+	return gga_lc_take(disk, &before, &v, reason_of != NULL ? reason_of(&v, ev) : reason);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -493,32 +518,39 @@ gga_sb_area_encode(struct gga_disk *disk, uint32_t index, uint64_t epoch, uint64
 static void sb_update_msg(void *arg);
 
 /*
- * An update of the clearing of write-intent marks ended (sb_write_done): it
- * counts only if it reached every member, all of them online (rule 8, the
- * module's gga_lc_clear_landed()).
+ * An update ended (sb_write_done), or was written nowhere: the module hears
+ * where it landed (GGA_LC_EV_PERSISTED; an update a member found no bdev_io
+ * for counts for nothing). It steps the clearing of write-intent marks
+ * (rule 8): one more update (which carries bitmap_events), or the marks may
+ * go (the next sweep clears them).
  */
 static void
-bm_clear_step(struct gga_disk *disk)
+sb_persisted(struct gga_disk *disk)
 {
-	bool whole = !disk->sb_short && disk->sb_ok_mask == disk->all_mask &&
-		     gga_disk_all_online(disk);
+	struct gga_lc_event ev = { .type = GGA_LC_EV_PERSISTED };
+	struct gga_lc_actions act;
 
-	if (gga_lc_clear_landed(&disk->bm_clear, disk->sb_clear_stage, disk->sb_events, whole) ==
-		    GGA_LC_CLEAR_SECOND &&
-	    disk->sb_clear_stage == GGA_LC_CLEAR_FIRST) {
-		/* The second update, carrying bitmap_events: at once. */
+	ev.events = disk->sb_events;
+	ev.mask = disk->sb_short ? 0 : disk->sb_ok_mask;
+	gga_lc_decide(disk, &ev, false, "an update landed", NULL, &act);
+	disk->sb_clear_stage = GGA_LC_CLEAR_IDLE;
+	if (act.flags & GGA_LC_ACT_CLEAR_BITMAP) {
+		disk->bm_clear.stage = GGA_LC_CLEAR_READY;
+	}
+	if (act.flags & GGA_LC_ACT_PERSIST) {
 		disk->sb_again = true;
 	}
-	disk->sb_clear_stage = GGA_LC_CLEAR_IDLE;
 }
 
 void
 gga_bm_clear_request(struct gga_disk *disk)
 {
-	if (gga_lc_clear_may_start(&disk->bm_clear,
-				   (uint32_t)__builtin_popcount(gga_live_mask(disk)), disk->n,
-				   disk->walk != NULL || disk->pass_targets != 0, disk->rec_mask)) {
-		disk->bm_clear.stage = GGA_LC_CLEAR_FIRST;
+	struct gga_lc_event ev = { .type = GGA_LC_EV_BITMAP_CLEAR };
+	struct gga_lc_actions act;
+
+	/* The module starts it if it may (gga_lc_clear_may_start(), every member in sync). */
+	gga_lc_decide(disk, &ev, false, "bitmap clear", NULL, &act);
+	if (act.flags & GGA_LC_ACT_PERSIST) {
 		gga_sb_kick(disk);
 	}
 }
@@ -570,7 +602,7 @@ sb_write_done(struct bdev_io *io, bool success, void *cb_arg)
 		durable.rec = disk->sb_rec_mask;
 		__atomic_store_n(&disk->persisted, gga_lc_durable_pack(&durable), __ATOMIC_RELEASE);
 	}
-	bm_clear_step(disk);
+	sb_persisted(disk);
 	disk->sb_inflight = false;
 	if (disk->sb_again) {
 		disk->sb_again = false;
@@ -649,13 +681,11 @@ sb_update_msg(void *arg)
 	disk->sb_rec_mask = disk->rec_mask;
 	/* A new count for every update, persisted or not: two records never tie and differ. */
 	disk->sb_events = ++disk->events;
+	/* It carries the clear's stage; SECOND's bitmap_events the module set (sb_persisted). */
 	disk->sb_clear_stage = GGA_LC_CLEAR_IDLE;
 	if (disk->bm_clear.stage == GGA_LC_CLEAR_FIRST ||
 	    disk->bm_clear.stage == GGA_LC_CLEAR_SECOND) {
 		disk->sb_clear_stage = disk->bm_clear.stage;
-		if (disk->bm_clear.stage == GGA_LC_CLEAR_SECOND) {
-			disk->bitmap_events = disk->bm_clear.first_events;
-		}
 	}
 	disk->sb_short = false;
 	disk->sb_ok_mask = 0;
@@ -698,7 +728,7 @@ sb_update_msg(void *arg)
 		if (disk->events == disk->sb_events) {
 			disk->events--;
 		}
-		bm_clear_step(disk);
+		sb_persisted(disk);
 		disk->sb_inflight = false;
 		if (disk->sb_epoch) {
 			disk->sb_epoch = false;

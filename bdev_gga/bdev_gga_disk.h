@@ -511,6 +511,19 @@ uint32_t gga_lc_take(struct gga_disk *disk, const struct gga_lc_view *before,
  * every superblock update starts with it.
  */
 void gga_lc_view_now(struct gga_disk *disk, struct gga_lc_view *v);
+/*
+ * The decision of one lifecycle step (app thread): gga_lc_view_now(), `ev`
+ * applied by the module (with the pass held back when hold_pass: the caller
+ * starts one for every member at once later), the new view taken into the
+ * disk with `reason` (or reason_of(view after, ev) when not NULL). Returns
+ * the members it moved and the module's actions in *act, for the caller to
+ * carry out (gga_lc_step() carries them all).
+ */
+uint32_t gga_lc_decide(struct gga_disk *disk, const struct gga_lc_event *ev, bool hold_pass,
+		       const char *reason,
+		       const char *(*reason_of)(const struct gga_lc_view *v,
+						const struct gga_lc_event *ev),
+		       struct gga_lc_actions *act);
 /* sum += add, counter by counter. */
 void gga_counters_add(struct bdev_gga_counters *sum, const struct bdev_gga_counters *add);
 /* "data_2" etc. for this disk's member `index`, in buf. */
@@ -624,11 +637,9 @@ void gga_recover_stop_disk(struct gga_disk *disk);
  */
 void gga_lc_carry(struct gga_disk *disk, const struct gga_lc_actions *act);
 /*
- * One lifecycle step of the app thread: gga_lc_view_now(), then `ev` applied
- * by the module (with the pass held back when hold_pass: the caller starts
- * one for every member at once later), the new view taken into the disk with
- * `reason` (or reason_of(view after, ev) when not NULL) and its actions
- * carried out. Returns the members it moved; their actions in *act if not NULL.
+ * One lifecycle step of the app thread: gga_lc_decide(), then its actions
+ * carried out (gga_lc_carry()). Returns the members it moved; the actions in
+ * *act if not NULL.
  */
 uint32_t gga_lc_step(struct gga_disk *disk, const struct gga_lc_event *ev, bool hold_pass,
 		     const char *reason,

@@ -34,8 +34,11 @@ disk_unregistered(void *io_device)
 static int
 gga_destruct(void *ctxt)
 {
+	struct gga_lc_event ev = { .type = GGA_LC_EV_DELETE };
 	struct gga_disk *disk = ctxt;
 
+	/* The module stops the pass (resumed from its last checkpoint at the next assembly). */
+	gga_lc_step(disk, &ev, false, "deleted", NULL, NULL);
 	disk->destructing = true;
 	gga_front_shell_stop(disk);
 	gga_recover_stop_disk(disk);

@@ -427,7 +427,9 @@ member_op_new(struct gga_member *member, member_step_cb cb)
 static int
 probe_poll(void *arg)
 {
+	struct gga_lc_event ev = { .type = GGA_LC_EV_CTRLR_BACK };
 	struct gga_disk *disk = arg;
+	struct gga_lc_actions act;
 	struct gga_member *member;
 	struct member_op *op;
 	uint32_t i, state;
@@ -462,6 +464,12 @@ probe_poll(void *arg)
 			continue;
 		}
 		if (member->removing || member->app_ch == NULL) {
+			continue;
+		}
+		/* Its base answers: the module says whether to read its record. */
+		ev.member = i;
+		gga_lc_step(disk, &ev, false, "its base answers", NULL, &act);
+		if (!(act.flags & GGA_LC_ACT_PROBE) || act.probe_member != i) {
 			continue;
 		}
 		op = member_op_new(member, probe_end);

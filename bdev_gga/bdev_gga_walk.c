@@ -862,23 +862,11 @@ gga_lc_step(struct gga_disk *disk, const struct gga_lc_event *ev, bool hold_pass
 	    const char *(*reason_of)(const struct gga_lc_view *v, const struct gga_lc_event *ev),
 	    struct gga_lc_actions *act_out)
 {
-	struct gga_lc_view before, v;
 	struct gga_lc_actions act;
 	uint32_t moved;
 
-	gga_lc_view_now(disk, &v);
-	if (hold_pass) {
-		v.retry_wait = true;
-	}
-	before = v;
-	if (gga_lc_apply(&v, ev, &act) != 0) {
-		memset(&act, 0, sizeof(act));
-		moved = 0;
-	} else {
-		moved = gga_lc_take(disk, &before, &v,
-				    reason_of != NULL ? reason_of(&v, ev) : reason);
-		gga_lc_carry(disk, &act);
-	}
+	moved = gga_lc_decide(disk, ev, hold_pass, reason, reason_of, &act);
+	gga_lc_carry(disk, &act);
 	if (act_out != NULL) {
 		*act_out = act;
 	}
