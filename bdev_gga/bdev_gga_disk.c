@@ -480,13 +480,11 @@ gga_area_scatter(const struct gga_disk *disk, const uint8_t *src, uint8_t *dst, 
 }
 
 int
-gga_sb_area_encode(struct gga_disk *disk, uint32_t index, uint64_t epoch, uint64_t events,
-		   uint32_t sync_mask, uint8_t *buf)
+gga_sb_record_encode(struct gga_disk *disk, uint32_t index, uint64_t epoch,
+		     const struct gga_lc_record *lc, uint8_t *buf)
 {
-	uint8_t rec[GGA_SB_SIZE], needs[GGA_LC_MAX_MEMBERS];
-	struct gga_lc_record lc;
+	uint8_t rec[GGA_SB_SIZE];
 	struct gga_sb sb;
-	uint32_t i;
 	int rc;
 
 	rc = gga_sb_init(&sb, disk->array_uuid, index, disk->k, disk->m, disk->matrix,
@@ -495,17 +493,12 @@ gga_sb_area_encode(struct gga_disk *disk, uint32_t index, uint64_t epoch, uint64
 		return rc;
 	}
 	sb.generation_epoch = epoch;
-	sb.events = events;
+	sb.events = lc->events;
 	sb.region_shift = disk->region_shift;
-	for (i = 0; i < disk->n; i++) {
-		needs[i] = (uint8_t)disk->members[i].needs;
-	}
-	gga_lc_record_make(&lc, disk->n, events, disk->bitmap_events, sync_mask, needs,
-			   disk->rec_mask, disk->rec_offset);
-	memcpy(sb.member_state, lc.member_state, sizeof(sb.member_state));
-	sb.recovery_mask = lc.rec_mask;
-	sb.recovery_offset = lc.rec_offset;
-	sb.bitmap_events = lc.bitmap_events;
+	memcpy(sb.member_state, lc->member_state, sizeof(sb.member_state));
+	sb.recovery_mask = lc->rec_mask;
+	sb.recovery_offset = lc->rec_offset;
+	sb.bitmap_events = lc->bitmap_events;
 	rc = gga_sb_encode(&sb, rec);
 	if (rc != 0) {
 		return rc;
@@ -513,6 +506,22 @@ gga_sb_area_encode(struct gga_disk *disk, uint32_t index, uint64_t epoch, uint64
 	gga_area_scatter(disk, rec, buf,
 			 GGA_MIN((size_t)disk->sb_blocks * disk->frag_size, sizeof(rec)));
 	return 0;
+}
+
+int
+gga_sb_area_encode(struct gga_disk *disk, uint32_t index, uint64_t epoch, uint64_t events,
+		   uint32_t sync_mask, uint8_t *buf)
+{
+	uint8_t needs[GGA_LC_MAX_MEMBERS];
+	struct gga_lc_record lc;
+	uint32_t i;
+
+	for (i = 0; i < disk->n; i++) {
+		needs[i] = (uint8_t)disk->members[i].needs;
+	}
+	gga_lc_record_make(&lc, disk->n, events, disk->bitmap_events, sync_mask, needs,
+			   disk->rec_mask, disk->rec_offset);
+	return gga_sb_record_encode(disk, index, epoch, &lc, buf);
 }
 
 static void sb_update_msg(void *arg);
@@ -632,11 +641,12 @@ static void
 sb_update_msg(void *arg)
 {
 	struct gga_disk *disk = arg;
+	struct gga_lc_view before, v;
 	struct gga_member *member;
-	struct gga_lc_view v;
+	struct gga_lc_record rec;
 	uint64_t limit, next;
-	uint32_t i, live;
 	uint8_t *area;
+	uint32_t i;
 	int rc;
 
 	__atomic_store_n(&disk->sb_kicked, false, __ATOMIC_RELEASE);
@@ -650,14 +660,15 @@ sb_update_msg(void *arg)
 	}
 	/* The failures the I/O threads took, told to the module (may stop a pass). */
 	gga_lc_view_now(disk, &v);
-	live = gga_live_mask(disk);
+	before = v;
 	/*
-	 * With fewer than k members online no write can be acknowledged, so no
-	 * member can miss one: the last members to fail stay in sync on the
-	 * members, and come back as such (see the probe).
+	 * The module makes the record and its count (gga_lc_issue()). With fewer
+	 * than k members online it makes none (rule 5): no write can be
+	 * acknowledged, so no member can miss one: the last members to fail stay
+	 * in sync on the members, and come back as such (see the probe).
 	 */
 	if (disk->channels_gone || disk->destructing || gga_write_mask(disk) == 0 ||
-	    (uint32_t)__builtin_popcount(live) < disk->k) {
+	    !gga_lc_issue(&v, &rec)) {
 		if (__atomic_exchange_n(&disk->epoch_wanted, false, __ATOMIC_ACQ_REL)) {
 			__atomic_store_n(&disk->epoch_busy, false, __ATOMIC_RELEASE);
 		}
@@ -675,12 +686,18 @@ sb_update_msg(void *arg)
 	/*
 	 * The module has heard of every failure before the record is made
 	 * (gga_lc_view_now() above): a pass member that left the pass has lost
-	 * its checkpoint bit (rule 6), whichever thread saw it go.
+	 * its checkpoint bit (rule 6), whichever thread saw it go. Its count is
+	 * new for every update, persisted or not: two records never tie and
+	 * differ (rule 1).
 	 */
-	disk->sb_sync_mask = live;
-	disk->sb_rec_mask = disk->rec_mask;
-	/* A new count for every update, persisted or not: two records never tie and differ. */
-	disk->sb_events = ++disk->events;
+	gga_lc_take(disk, &before, &v, "an update");
+	disk->events = rec.events;
+	disk->sb_events = rec.events;
+	disk->sb_sync_mask = 0;
+	for (i = 0; i < disk->n; i++) {
+		disk->sb_sync_mask |= rec.member_state[i] == GGA_SB_MEMBER_IN_SYNC ? 1u << i : 0;
+	}
+	disk->sb_rec_mask = rec.rec_mask;
 	/* It carries the clear's stage; SECOND's bitmap_events the module set (sb_persisted). */
 	disk->sb_clear_stage = GGA_LC_CLEAR_IDLE;
 	if (disk->bm_clear.stage == GGA_LC_CLEAR_FIRST ||
@@ -697,8 +714,7 @@ sb_update_msg(void *arg)
 			continue;
 		}
 		area = disk->sb_buf + (size_t)i * disk->sb_blocks * disk->mbs;
-		rc = gga_sb_area_encode(disk, i, disk->sb_new_limit, disk->sb_events,
-					disk->sb_sync_mask, area);
+		rc = gga_sb_record_encode(disk, i, disk->sb_new_limit, &rec, area);
 		if (rc == 0) {
 			disk->sb_ctx[i].owner = disk;
 			disk->sb_ctx[i].index = i;

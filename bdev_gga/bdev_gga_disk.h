@@ -405,12 +405,18 @@ struct gga_io {
 	/* Two fronts: this front does not serve (now): fail with an ANA path error. */
 	bool path_error;
 	bool locked;
-	bool reread;           /* the chunk did not decode: read it again under the lock */
-	bool bm_held;          /* the chunk's regions count this write */
-	uint16_t skip_index;   /* periodic: the data member left out */
-	uint32_t pending;      /* member I/Os in flight */
-	uint32_t submit_mask;  /* members still to submit to (waiting for bdev_ios) */
-	uint32_t read_mask;    /* members read for this chunk */
+	bool reread;          /* the chunk did not decode: read it again under the lock */
+	bool bm_held;         /* the chunk's regions count this write */
+	uint16_t skip_index;  /* periodic: the data member left out */
+	uint32_t pending;     /* member I/Os in flight */
+	uint32_t submit_mask; /* members still to submit to (waiting for bdev_ios) */
+	uint32_t read_mask;   /* members read for this chunk */
+	/*
+	 * Write and flush: the members of the persisted checkpoint when it was
+	 * sent (a member that leaves the pass then holds its acknowledgement
+	 * until the checkpoint drops it; one that joins a pass later does not).
+	 */
+	uint32_t rec_at_send;
 	uint32_t ok_mask;      /* members whose I/O of this phase succeeded */
 	uint32_t present_mask; /* members whose chunk data has been read */
 	/*
@@ -465,6 +471,9 @@ void gga_member_set_state(struct gga_disk *disk, uint32_t index, enum bdev_gga_m
  */
 bool gga_member_cas_state(struct gga_disk *disk, uint32_t index, enum bdev_gga_member_state from,
 			  enum bdev_gga_member_state to, const char *reason);
+/* Encode the module's record `rec` as member `index`'s superblock into buf (sb_blocks blocks). */
+int gga_sb_record_encode(struct gga_disk *disk, uint32_t index, uint64_t epoch,
+			 const struct gga_lc_record *rec, uint8_t *buf);
 /* Build member `index`'s superblock record for the current state into buf (sb_blocks blocks). */
 int gga_sb_area_encode(struct gga_disk *disk, uint32_t index, uint64_t epoch, uint64_t events,
 		       uint32_t sync_mask, uint8_t *buf);

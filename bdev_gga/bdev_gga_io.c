@@ -1027,6 +1027,15 @@ encode_chunk(struct bdev_io *io)
 	}
 	return 0;
 }
+/* The members of the persisted checkpoint as a write or flush goes out. */
+static uint32_t
+rec_now(const struct gga_disk *disk)
+{
+	struct gga_lc_durable durable;
+
+	gga_lc_durable_unpack(__atomic_load_n(&disk->persisted, __ATOMIC_ACQUIRE), &durable);
+	return durable.rec;
+}
 
 /*
  * Take the range lock and the generations, then encode and write. Either
@@ -1071,6 +1080,7 @@ write_chunk_go(struct bdev_io *io)
 		return;
 	}
 	/* Members being recovered take every write too (read_mask: whom it went to). */
+	gio->rec_at_send = rec_now(disk);
 	gio->read_mask = gga_write_mask(disk);
 	member_phase_start(io, GGA_PHASE_WRITE, BDEV_IO_TYPE_WRITE, gio->read_mask);
 }
@@ -1081,12 +1091,13 @@ write_chunk_go(struct bdev_io *io)
  * superblock update.
  */
 static enum gga_lc_ack
-ack_decide(const struct gga_disk *disk, uint32_t sent, uint32_t received)
+ack_decide(const struct gga_disk *disk, const struct gga_io *gio, uint32_t received)
 {
 	struct gga_lc_durable durable;
 
 	gga_lc_durable_unpack(__atomic_load_n(&disk->persisted, __ATOMIC_ACQUIRE), &durable);
-	return gga_lc_ack_decide(&durable, disk->n, disk->k, sent, received, gga_live_mask(disk));
+	return gga_lc_ack_decide(&durable, disk->n, disk->k, gio->read_mask | gio->rec_at_send,
+				 received, gga_live_mask(disk));
 }
 
 /*
@@ -1104,7 +1115,7 @@ write_phase_done(struct bdev_io *io)
 {
 	struct gga_io *gio = gga_io_ctx(io);
 	struct gga_disk *disk = io_disk(io);
-	enum gga_lc_ack ack = ack_decide(disk, gio->read_mask, gio->ok_mask);
+	enum gga_lc_ack ack = ack_decide(disk, gio, gio->ok_mask);
 
 	if (unlikely(ack == GGA_LC_ACK_NEVER || gio->aborted)) {
 		/*
@@ -1147,6 +1158,7 @@ passthru_start(struct bdev_io *io, enum bdev_io_type op)
 	}
 	/* Which members were asked (passthru_done): read_mask is free in this phase. */
 	gga_io_ctx(io)->read_mask = mask;
+	gga_io_ctx(io)->rec_at_send = rec_now(disk);
 	member_phase_start(io, GGA_PHASE_PASSTHRU, op, mask);
 }
 
@@ -1168,8 +1180,7 @@ passthru_done(struct bdev_io *io)
 		 * the flush is acknowledged, as for a write it missed (members not
 		 * asked, without a volatile cache, count as having it).
 		 */
-		ack = ack_decide(disk, gio->read_mask,
-				 disk->all_mask & ~(gio->read_mask & ~gio->ok_mask));
+		ack = ack_decide(disk, gio, disk->all_mask & ~(gio->read_mask & ~gio->ok_mask));
 		if (unlikely(ack == GGA_LC_ACK_NEVER)) {
 			request_fail(io);
 			return;

@@ -97,7 +97,7 @@ gga_lc_write_mask(const struct gga_lc_view *v)
 }
 
 enum gga_lc_ack
-gga_lc_ack_decide(const struct gga_lc_durable *d, uint32_t n, uint32_t k, uint32_t sent,
+gga_lc_ack_decide(const struct gga_lc_durable *d, uint32_t n, uint32_t k, uint32_t held,
 		  uint32_t received, uint32_t online)
 {
 	uint32_t all = LC_BIT(n) - 1, missed = all & ~received, have = received & online & all;
@@ -108,7 +108,7 @@ gga_lc_ack_decide(const struct gga_lc_durable *d, uint32_t n, uint32_t k, uint32
 	if (missed == 0) {
 		return GGA_LC_ACK_YES;
 	}
-	if ((have & ~d->reached) != 0 || (missed & (d->sync | (d->rec & sent))) != 0) {
+	if ((have & ~d->reached) != 0 || (missed & (d->sync | (d->rec & held))) != 0) {
 		return GGA_LC_ACK_WAIT;
 	}
 	return GGA_LC_ACK_YES;
@@ -129,7 +129,7 @@ gga_lc_checkpoint_at(uint64_t cursor, const uint64_t *starts, uint32_t count)
 }
 
 bool
-gga_lc_ack_ok(const struct gga_lc_view *v, uint32_t sent, uint32_t received)
+gga_lc_ack_ok(const struct gga_lc_view *v, uint32_t held, uint32_t received)
 {
 	struct gga_lc_durable d = {
 		.reached = v->persisted_mask,
@@ -137,7 +137,7 @@ gga_lc_ack_ok(const struct gga_lc_view *v, uint32_t sent, uint32_t received)
 		.rec = v->persisted_rec,
 	};
 
-	return gga_lc_ack_decide(&d, v->n, v->k, sent, received,
+	return gga_lc_ack_decide(&d, v->n, v->k, held, received,
 				 lc_mask_where(v, gga_lc_run_reads)) == GGA_LC_ACK_YES;
 }
 
@@ -203,28 +203,58 @@ lc_persist(struct gga_lc_view *v, struct gga_lc_actions *act)
 	}
 	to = lc_mask_of(v, GGA_LC_ONLINE) | lc_mask_of(v, GGA_LC_REBUILDING) |
 	     lc_mask_of(v, GGA_LC_STALE);
-	if (!(act->flags & GGA_LC_ACT_PERSIST)) {
-		/*
-		 * One update per event: a second change in the same event rewrites the
-		 * record not yet issued, so no count is skipped (a member one behind the
-		 * freshest after a crash missed exactly one update, see assembly).
-		 */
-		v->events++;
-	}
-	gga_lc_record_fill(v, &act->record);
-	v->issued_sync = 0;
-	v->issued_rec = act->record.rec_mask;
-	for (i = 0; i < v->n; i++) {
-		if (act->record.member_state[i] == GGA_SB_MEMBER_IN_SYNC) {
-			v->issued_sync |= LC_BIT(i);
-		}
-	}
+	/*
+	 * The record and its count are the writer's to ask for when it issues
+	 * the update (gga_lc_issue()): several changes asked for while it is busy
+	 * go out in one update, and no count is skipped (a member one behind the
+	 * freshest after a crash missed exactly one update, see assembly).
+	 */
 	act->flags |= GGA_LC_ACT_PERSIST;
 	act->persist_to = to;
 	if (format != 0) {
 		act->flags |= GGA_LC_ACT_FORMAT;
 		act->format_mask |= format;
 	}
+}
+
+bool
+gga_lc_issue(struct gga_lc_view *v, struct gga_lc_record *rec)
+{
+	uint32_t i;
+
+	if (lc_online(v) < v->k) {
+		/* Rule 5: nothing is written below k. */
+		return false;
+	}
+	for (i = 0; i < v->n; i++) {
+		if (!gga_lc_run_writes(v->mb[i].run) && v->mb[i].needs == GGA_LC_NEEDS_NONE) {
+			/* Rule 7: a member neither online nor rebuilding is not in sync. */
+			v->mb[i].needs = GGA_LC_NEEDS_RESYNC;
+		}
+	}
+	if (v->clear_one_phase) {
+		/* One-phase clear: the update carries its own count as bitmap_events. */
+		v->bitmap_events = v->events + 1;
+	}
+	/* Rule 1: a new count for every update issued, persisted or not. */
+	v->events++;
+	gga_lc_record_fill(v, rec);
+	v->issued_sync = 0;
+	v->issued_rec = rec->rec_mask;
+	for (i = 0; i < v->n; i++) {
+		if (rec->member_state[i] == GGA_SB_MEMBER_IN_SYNC) {
+			v->issued_sync |= LC_BIT(i);
+		}
+	}
+	if (v->clear.stage == GGA_LC_CLEAR_FIRST || v->clear.stage == GGA_LC_CLEAR_SECOND) {
+		/* This update carries the clear's stage: its landing steps it. */
+		v->clear_issued = v->events;
+	}
+	if (v->clear_one_phase) {
+		v->clear_one_phase = false;
+		v->clear_events = v->events;
+	}
+	return true;
 }
 
 /* A pass stops without success: its targets wait again, the checkpoint goes (rule 6). */
@@ -318,7 +348,7 @@ lc_format(struct gga_lc_view *v, uint32_t i, struct gga_lc_actions *act)
 		lc_persist(v, act);
 	} else {
 		gga_lc_record_fill(v, &act->record);
-		act->flags |= GGA_LC_ACT_PERSIST | GGA_LC_ACT_FORMAT;
+		act->flags |= GGA_LC_ACT_PERSIST | GGA_LC_ACT_FORMAT | GGA_LC_ACT_RECORD_MADE;
 		act->persist_to = LC_BIT(i);
 		act->format_mask = LC_BIT(i);
 	}
@@ -511,12 +541,10 @@ lc_bitmap_clear(struct gga_lc_view *v, struct gga_lc_actions *act)
 	if (v->rules.clear_two_phase) {
 		v->clear.stage = GGA_LC_CLEAR_FIRST;
 		lc_persist(v, act);
-		v->clear_issued = v->events;
 		return;
 	}
-	v->bitmap_events = v->events + 1;
+	v->clear_one_phase = true;
 	lc_persist(v, act);
-	v->clear_events = v->events;
 }
 
 static void
@@ -546,7 +574,6 @@ lc_persisted(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc
 		case GGA_LC_CLEAR_SECOND:
 			v->bitmap_events = v->clear.first_events;
 			lc_persist(v, act);
-			v->clear_issued = v->events;
 			break;
 		case GGA_LC_CLEAR_READY:
 			act->flags |= GGA_LC_ACT_CLEAR_BITMAP;

@@ -176,6 +176,7 @@ struct gga_lc_view {
 	uint64_t clear_events;     /* one-phase clear: events of the update it waits for */
 	struct gga_lc_clear clear; /* two-phase clear (rule 8) */
 	uint64_t clear_issued;     /* events of the update that carries clear.stage */
+	bool clear_one_phase;      /* one-phase clear: the next update issued carries it */
 	uint32_t pass_targets;     /* members of the running pass */
 	bool pass;                 /* a recovery pass is running */
 	bool pass_rebuild;         /* it copies every block, not only the marked ones */
@@ -228,12 +229,16 @@ struct gga_lc_event {
 #define GGA_LC_ACT_FAIL_IO      (1u << 5) /* the array is failed: fail every I/O */
 #define GGA_LC_ACT_CLEAR_BITMAP (1u << 6) /* the marks may be cleared and the bitmap written */
 #define GGA_LC_ACT_REFUSE       (1u << 7) /* assembly refused: `refuse` and `why`, nothing written */
+/* With PERSIST: `record` is made (only e5a27b9's format, rule B1 off); else gga_lc_issue(). */
+#define GGA_LC_ACT_RECORD_MADE  (1u << 8)
 
 /*
  * What the I/O code must do, in this order: start pass (its cursor), format
- * and persist (the record is the same for every member but for its
- * member_index; then report GGA_LC_EV_IO_ERROR for each member it could not
- * write, then GGA_LC_EV_PERSISTED with the members that have it), stop pass,
+ * and persist (an update: when the writer issues it, gga_lc_issue() gives the
+ * record, the same for every member but for its member_index, and its count;
+ * several asked for before the writer is free go out as one; then report
+ * GGA_LC_EV_IO_ERROR for each member it could not write, then
+ * GGA_LC_EV_PERSISTED with the members that have it), stop pass,
  * probe, clear the bitmap. Events that an action causes are applied before
  * the rest of the actions are carried out; FAIL_IO holds while the array is
  * failed.
@@ -250,6 +255,16 @@ struct gga_lc_actions {
 	int refuse; /* negative errno */
 	const char *why;
 };
+
+/*
+ * The superblock writer is free and an update was asked for (GGA_LC_ACT_PERSIST):
+ * the record to write, with the next count (rule 1: every update issued
+ * takes a new one, persisted or not; several changes asked for meanwhile go
+ * out in one). False, and nothing to write, with fewer than k members online
+ * (rule 5). A member neither online nor rebuilding is recorded as not in
+ * sync (rule 7); the update carries the bitmap clear's stage, if one runs.
+ */
+bool gga_lc_issue(struct gga_lc_view *view, struct gga_lc_record *rec);
 
 /* Fill `rules` with every fix on: what production code uses. */
 void gga_lc_rules_default(struct gga_lc_rules *rules);
@@ -329,21 +344,24 @@ enum gga_lc_ack {
 };
 
 /*
- * Rule 7: may a write that went to the members in `sent` and that those in
- * `received` took be acknowledged, with the members in `online` online now?
- * Yes when k online members have it and either every member has it, or every
- * member that lacks it is recorded as not in sync, and every member it went to
- * and that did not take it is outside the checkpoint's rec_mask, by the latest
- * persisted update, which reached every online member that has the write. (A
- * member that joined a pass after the write went out gets the block from the
- * pass, which waits for the range lock the write holds: its checkpoint bit
- * does not hold the write back.) A flush asks the same with `received` every
- * member but those whose flush failed. The one formula of the
- * acknowledgement: the I/O path calls it at every write and flush
- * completion, gga_lc_ack_ok() in the checker.
+ * Rule 7: may a write that the members in `received` took be acknowledged,
+ * with the members in `online` online now? Yes when k online members have it
+ * and either every member has it, or, by the latest persisted update, which
+ * reached every online member that has the write: every member that lacks it
+ * is recorded as not in sync, and every member in `held` that lacks it is
+ * outside the checkpoint's rec_mask. `held`: the members the write went to
+ * and those of the persisted checkpoint when it went out. (A member that
+ * joins a pass after the write went out gets the block from the pass, which
+ * waits for the range lock the write holds: its checkpoint bit does not hold
+ * the write back. One that left the pass, failed, before the write went out
+ * holds it until an update drops its bit: a restart would resume its pass
+ * past the write.) A flush asks the same with `received` every member but
+ * those whose flush failed. The one formula of the acknowledgement: the I/O
+ * path calls it at every write and flush completion, gga_lc_ack_ok() in the
+ * checker.
  */
 enum gga_lc_ack gga_lc_ack_decide(const struct gga_lc_durable *d, uint32_t n, uint32_t k,
-				  uint32_t sent, uint32_t received, uint32_t online);
+				  uint32_t held, uint32_t received, uint32_t online);
 
 /*
  * Rule 6: where a pass's checkpoint may stand: the next block it would issue
@@ -355,7 +373,7 @@ enum gga_lc_ack gga_lc_ack_decide(const struct gga_lc_durable *d, uint32_t n, ui
 uint64_t gga_lc_checkpoint_at(uint64_t cursor, const uint64_t *starts, uint32_t count);
 
 /* gga_lc_ack_decide() with the view's persisted update and online members: YES or not. */
-bool gga_lc_ack_ok(const struct gga_lc_view *view, uint32_t sent, uint32_t received);
+bool gga_lc_ack_ok(const struct gga_lc_view *view, uint32_t held, uint32_t received);
 
 /*
  * The record an update carries (rule 7): each member in `sync` recorded in

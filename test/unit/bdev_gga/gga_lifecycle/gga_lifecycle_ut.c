@@ -213,8 +213,9 @@ w_front_down(struct world *w)
 }
 
 static void
-w_do(struct world *w, const struct gga_lc_actions *act)
+w_do(struct world *w, const struct gga_lc_actions *asked)
 {
+	struct gga_lc_actions copy = *asked, *act = &copy;
 	struct gga_lc_event ev;
 	uint32_t i, bit, to, got = 0, failed = 0;
 
@@ -223,6 +224,11 @@ w_do(struct world *w, const struct gga_lc_actions *act)
 	}
 	if (act->flags & GGA_LC_ACT_START_PASS) {
 		w->cursor = (uint8_t)act->pass_from;
+	}
+	if ((act->flags & GGA_LC_ACT_PERSIST) && !(act->flags & GGA_LC_ACT_RECORD_MADE) &&
+	    !gga_lc_issue(&w->view, &act->record)) {
+		/* Rule 5: the writer finds fewer than k online; nothing goes out. */
+		act->flags &= ~GGA_LC_ACT_PERSIST;
 	}
 	if (act->flags & GGA_LC_ACT_PERSIST) {
 		to = act->persist_to;
@@ -445,9 +451,9 @@ w_ack_ok(const struct world *w, uint32_t recv, uint32_t b)
 	return true;
 }
 
-/* What the I/O path decides for a write of `sent` that `recv` took, on this view. */
+/* What the I/O path decides for a write `recv` took (`held`: see gga_lc_ack_decide). */
 static enum gga_lc_ack
-w_ack_decision(const struct world *w, uint32_t sent, uint32_t recv)
+w_ack_decision(const struct world *w, uint32_t held, uint32_t recv)
 {
 	const struct gga_lc_view *v = &w->view;
 	struct gga_lc_durable d = {
@@ -460,14 +466,14 @@ w_ack_decision(const struct world *w, uint32_t sent, uint32_t recv)
 	for (i = 0; i < g.n; i++) {
 		online |= gga_lc_run_reads(v->mb[i].run) ? 1u << i : 0;
 	}
-	return gga_lc_ack_decide(&d, g.n, g.k, sent, recv, online);
+	return gga_lc_ack_decide(&d, g.n, g.k, held, recv, online);
 }
 
 /* The I/O code acknowledges as the module says; the records on the members must agree. */
 static void
-w_ack(struct world *w, uint32_t b, uint8_t gen, uint32_t sent, uint32_t recv)
+w_ack(struct world *w, uint32_t b, uint8_t gen, uint32_t held, uint32_t recv)
 {
-	if (!w->front_up || w->acked[b] == gen || !gga_lc_ack_ok(&w->view, sent, recv)) {
+	if (!w->front_up || w->acked[b] == gen || !gga_lc_ack_ok(&w->view, held, recv)) {
 		return;
 	}
 	if (!w_ack_ok(w, recv, b)) {
@@ -484,6 +490,8 @@ w_write(struct world *w, uint32_t b, uint32_t miss)
 {
 	uint32_t i, wm = g.write_mask(&w->view), recv = 0;
 	uint8_t gen = ++w->gen;
+	/* The members whose checkpoint bit may hold it: sent to, or of the checkpoint now. */
+	uint32_t held = wm | w->view.persisted_rec;
 
 	w->issued[b] |= 1ull << gen;
 	w->marked[b] = 1;
@@ -494,20 +502,20 @@ w_write(struct world *w, uint32_t b, uint32_t miss)
 		}
 	}
 	/* The I/O code asks before and after it reports the members that failed. */
-	w_ack(w, b, gen, wm, recv);
+	w_ack(w, b, gen, held, recv);
 	for (i = 0; i < g.n && w->front_up; i++) {
 		if ((wm & (1u << i)) && (!w->up[i] || i == miss)) {
 			w_apply_simple(w, GGA_LC_EV_IO_ERROR, i);
 		}
 	}
-	w_ack(w, b, gen, wm, recv);
+	w_ack(w, b, gen, held, recv);
 	/*
 	 * L2: with the failures told, a write that fewer than k online members
 	 * took is failed, never left waiting for an update that rule 5 forbids
 	 * (the I/O path would hold it, and its range lock, for ever).
 	 */
 	if (w->front_up && lc_online_count(&w->view) < g.k &&
-	    w_ack_decision(w, wm, recv) == GGA_LC_ACK_WAIT) {
+	    w_ack_decision(w, held, recv) == GGA_LC_ACK_WAIT) {
 		violation("L2: write of block %u with members 0x%x waits with fewer than k online",
 			  b, recv);
 	}
