@@ -37,7 +37,6 @@ struct member_op {
 	member_step_cb cb;
 	char *new_base;
 	uint8_t *buf;
-	uint64_t events; /* of the record a format writes */
 	struct gga_member_ctx ctx;
 	char msg[256];
 	/* replace only */
@@ -164,12 +163,21 @@ region_write_done(struct bdev_io *io, bool success, void *cb_arg)
 		snprintf(op->msg, sizeof(op->msg), "writing the reserved region of '%s' failed",
 			 op->member->name);
 	} else {
-		op->member->sb_events = op->events;
+		/* It holds no record now: the next update's will be its first. */
+		op->member->sb_events = 0;
 	}
 	member_op_end(op, success ? 0 : -EIO);
 }
 
-/* Format a member's reserved region: its superblock, zeros, and the bitmap as it stands. */
+/*
+ * Format a member's reserved region: a blank superblock area, zeros, and the
+ * bitmap as it stands. Its record is the next update's, like every other
+ * member's (rule 1: the lifecycle module formats a blank or replaced member
+ * by an update; GGA_LC_EV_PROBE found blank, or GGA_LC_EV_REPLACE, asks for
+ * it): a record of its own would take a count no other member holds, and a
+ * member that then missed the next update in a crash would be two behind the
+ * freshest, not one. A crash before that update finds it blank again.
+ */
 static int
 member_format_region(struct member_op *op)
 {
@@ -184,20 +192,14 @@ member_format_region(struct member_op *op)
 		snprintf(op->msg, sizeof(op->msg), "out of DMA memory");
 		return -ENOMEM;
 	}
-	member->needs = GGA_LC_NEEDS_REBUILD;
-	/* Whatever a pass had done for it is gone with its old content. */
-	disk->rec_mask &= ~(1u << member->index);
 	/*
-	 * A count of its own: this record says the member needs a rebuild, so it
-	 * must not tie with the others' records, which may say otherwise.
+	 * What the module decides for a blank member (lc_format: rebuilt whole,
+	 * nothing of a pass on it), taken now: from this write on its region is
+	 * blank, and an update before the event reaches the module must not
+	 * call it stale (it would be resynced over the marked regions only).
 	 */
-	op->events = ++disk->events;
-	rc = gga_sb_area_encode(disk, member->index, disk->gen_limit, op->events,
-				gga_live_mask(disk), op->buf);
-	if (rc != 0) {
-		snprintf(op->msg, sizeof(op->msg), "cannot encode the superblock");
-		return rc;
-	}
+	member->needs = GGA_LC_NEEDS_REBUILD;
+	disk->rec_mask &= ~(1u << member->index);
 	gga_bitmap_encode_area(disk, op->buf + first * disk->mbs);
 	rc = bdev_write_blocks(member->desc, member->app_ch, op->buf, 0, disk->data_offset,
 			       region_write_done, op);
