@@ -1,0 +1,833 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * One regression test per lifecycle rule, through the production code (the
+ * real gga bdev on error bdevs over malloc members, ../bdev_gga_heal_env.c):
+ * each fails on a slip that survived every other unit test, named in its
+ * comment, and passes on the code as it stands. docs/TESTING.md lists them.
+ *
+ *   test_ack_threshold        a write is acknowledged with k members, never k - 1
+ *   test_hidden_fragment      a resync never takes an older version past a newer
+ *                             fragment on a member in sync (FORMAT 7.2)
+ *   test_failed_pass_restart  a pass that failed drops its checkpoint: the next
+ *                             starts at block 0
+ *   test_format_count         a blank member's new record outcounts every other
+ *   test_checkpoint_in_flight the checkpoint stays at the lowest chunk in flight
+ *   test_rebuild_and_resync   4 + 2: a blank and a stale member in one pass: rebuild
+ */
+#include "test/unit/bdev_gga/bdev_gga_heal_env.c"
+
+/* ---------------------------------------------------------------------- */
+/* Helpers                                                                 */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Options of a k + m array `p` over EE_p1..EE_pn: recovery unlimited, no
+ * member timeout (the tests hold member I/O on purpose), the given re-add
+ * policy and write-intent region (KiB, 0: the default).
+ */
+static void
+rules_opts(const char *p, uint32_t k, uint32_t m, bool auto_readd, uint32_t region_kib,
+	   struct bdev_gga_opts *opts)
+{
+	static char names[BDEV_GGA_MAX_MEMBERS][16];
+	uint32_t i;
+
+	bdev_gga_opts_init(opts);
+	opts->name = p;
+	opts->k = k;
+	opts->m = m;
+	if (m > 1) {
+		opts->matrix = GGA_MATRIX_CAUCHY;
+		opts->matrix_set = true;
+	}
+	for (i = 0; i < k + m; i++) {
+		snprintf(names[i], sizeof(names[i]), "EE_%s%u", p, i + 1);
+		opts->members[i] = names[i];
+	}
+	opts->auto_readd = auto_readd;
+	opts->bitmap_region_kib = region_kib;
+	opts->rebuild_rate_mib_s = 0;
+	opts->member_timeout_ms = 0;
+}
+
+static struct gga_disk *
+make_rules_gga(const char *p, uint32_t k, uint32_t m, bool auto_readd, uint32_t region_kib)
+{
+	struct bdev_gga_opts opts;
+	struct create_res r;
+
+	rules_opts(p, k, m, auto_readd, region_kib, &opts);
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	return r.bdev->ctxt;
+}
+
+/* Blocks of the array's logical size: n blocks of block_size bytes, random. */
+static uint8_t *
+random_blocks(const struct gga_disk *disk, uint32_t n)
+{
+	uint8_t *buf = malloc((size_t)n * disk->block_size);
+
+	CU_ASSERT_FATAL(buf != NULL);
+	fill_random(buf, (size_t)n * disk->block_size);
+	return buf;
+}
+
+/* Inject `type` on io_type `io` of error bdev `name`, every I/O (num 0) or the next num. */
+static void
+inject_io(const char *name, enum bdev_io_type io, enum bdev_error_type type, uint32_t num,
+	  uint64_t from_block)
+{
+	struct bdev_error_inject_opts opts = {
+		.io_type = io,
+		.error_type = type,
+		.num = num,
+		.from_block = from_block,
+	};
+
+	UT_ASSERT_EQ_FATAL(bdev_error_inject_error(name, &opts), 0);
+}
+
+/*
+ * The superblock record on base bdev `base` (the malloc bdev under the error
+ * bdev, read with a descriptor of its own: nothing injected above it, and no
+ * gga bdev needed). 0, or gga_sb_decode's error.
+ */
+static int
+base_sb(const char *base, uint32_t frag_size, struct gga_sb *sb)
+{
+	struct bdev *bdev = bdev_get_by_name(base);
+	struct ut_dev dev;
+	struct ut_io r;
+	uint8_t *blk;
+	int rc;
+
+	CU_ASSERT_FATAL(bdev != NULL);
+	blk = calloc(1, bdev_get_buf_block_size(bdev));
+	CU_ASSERT_FATAL(blk != NULL);
+	UT_ASSERT_EQ_FATAL(ut_dev_open_mode(&dev, base, false, g_ut_app), 0);
+	rc = ut_io_sync(&dev, BDEV_IO_TYPE_READ, blk, 0, 1, &r);
+	ut_dev_close(&dev);
+	if (rc == 0 && !(r.done && r.success)) {
+		rc = -EIO;
+	}
+	if (rc == 0) {
+		rc = gga_sb_decode(blk, frag_size, sb);
+	}
+	free(blk);
+	return rc;
+}
+
+/* Member i's superblock record read through the gga bdev's descriptor (0 or decode's error). */
+static int
+member_sb(struct gga_disk *disk, uint32_t i, struct gga_sb *sb)
+{
+	uint8_t *blk = malloc(disk->mbs);
+	int rc;
+
+	CU_ASSERT_FATAL(blk != NULL);
+	rc = member_rw(disk, i, false, 0, 1, blk);
+	if (rc == 0) {
+		rc = gga_sb_decode(blk, disk->frag_size, sb);
+	}
+	free(blk);
+	return rc;
+}
+
+/*
+ * Every data block 0..nblk-1 decoded from the fragments on the members now
+ * (read straight from them) must be `want`, with member `who`'s fragment part
+ * of the version chosen: it holds that block. Returns the blocks that fail.
+ */
+static uint32_t
+member_blocks_wrong(struct gga_disk *disk, uint32_t who, const uint8_t *want, uint32_t nblk)
+{
+	uint8_t *img[BDEV_GGA_MAX_MEMBERS], *out = malloc(disk->block_size);
+	const void *fd[BDEV_GGA_MAX_MEMBERS], *fm[BDEV_GGA_MAX_MEMBERS];
+	struct gga_codec_scratch *s;
+	struct gga_decode_info info;
+	uint32_t i, b, bad = 0;
+	int rc;
+
+	CU_ASSERT_FATAL(out != NULL);
+	UT_ASSERT_EQ_FATAL(gga_codec_scratch_alloc(disk->codec, &s), 0);
+	for (i = 0; i < disk->n; i++) {
+		img[i] = malloc((size_t)nblk * disk->mbs);
+		CU_ASSERT_FATAL(img[i] != NULL);
+		UT_ASSERT_EQ(member_rw(disk, i, false, disk->data_offset, nblk, img[i]), 0);
+	}
+	for (b = 0; b < nblk; b++) {
+		for (i = 0; i < disk->n; i++) {
+			fd[i] = img[i] + (size_t)b * disk->mbs;
+			fm[i] = img[i] + (size_t)b * disk->mbs + disk->frag_size;
+		}
+		rc = gga_codec_decode(disk->codec, s, fd, fm, disk->all_mask, b, out, &info);
+		if (rc != 0 || !(info.valid_mask & (1u << who)) ||
+		    memcmp(out, want + (size_t)b * disk->block_size, disk->block_size) != 0) {
+			if (bad < 4) {
+				fprintf(stderr, "  block %u: rc %d, valid 0x%x (member %u)\n", b,
+					rc, info.valid_mask, who);
+			}
+			bad++;
+		}
+	}
+	for (i = 0; i < disk->n; i++) {
+		free(img[i]);
+	}
+	gga_codec_scratch_free(s);
+	free(out);
+	return bad;
+}
+
+/* Send a reset down member i through the gga bdev's descriptor: held I/O ends aborted. */
+static void
+member_reset(struct gga_disk *disk, uint32_t i)
+{
+	struct io_channel *ch = bdev_get_io_channel(disk->members[i].desc);
+	struct ut_io r = { 0 };
+
+	CU_ASSERT_FATAL(ch != NULL);
+	UT_ASSERT_EQ(bdev_reset(disk->members[i].desc, ch, ut_io_done, &r), 0);
+	UT_POLL_UNTIL(r.done);
+	CU_ASSERT(r.done);
+	io_channel_put(ch);
+	ut_poll_idle();
+}
+
+static void
+knobs_reset(void)
+{
+	memset(&gga_test_knobs, 0, sizeof(gga_test_knobs));
+}
+
+static void
+last_recovery(const char *name, struct bdev_gga_recovery_info *last)
+{
+	struct bdev_gga_info info;
+
+	get_info(name, &info);
+	*last = info.last_recovery;
+	bdev_gga_info_clear(&info);
+}
+
+/* ---------------------------------------------------------------------- */
+/* 1. The acknowledgement threshold                                        */
+/* ---------------------------------------------------------------------- */
+
+/* Fail the writes of the members in `mask` (error bdevs EE_<p><i+1>), or clear them. */
+static void
+inject_writes(const char *p, uint32_t mask, enum bdev_error_type type)
+{
+	char name[16];
+	uint32_t i;
+
+	for (i = 0; i < BDEV_GGA_MAX_MEMBERS; i++) {
+		if (mask & (1u << i)) {
+			snprintf(name, sizeof(name), "EE_%s%u", p, i + 1);
+			inject_io(name, BDEV_IO_TYPE_WRITE, type, 0, 0);
+		}
+	}
+}
+
+/*
+ * One write that the members in `fail` fail and the others take. Its region
+ * is marked first and no superblock update is under way, so that the write
+ * itself is the first write those members fail (not a bitmap or superblock
+ * write before it). The wait is bounded: returns whether it completed, and
+ * *ok its status.
+ */
+static bool
+write_with_failures(struct gga_disk *disk, const char *p, uint32_t fail, uint64_t lba, uint32_t n,
+		    uint8_t *buf, bool *ok)
+{
+	struct ut_io r;
+	uint32_t i;
+
+	CU_ASSERT(dev_write(lba, n, buf));
+	WAIT_FOR(gga_bitmap_marked(disk, lba) && !gga_bitmap_busy(disk) && !disk->sb_inflight &&
+		 !__atomic_load_n(&disk->sb_kicked, __ATOMIC_ACQUIRE) && disk->walk == NULL);
+	CU_ASSERT_FATAL(gga_bitmap_marked(disk, lba) && !disk->sb_inflight);
+	fill_random(buf, (size_t)n * disk->block_size);
+	inject_writes(p, fail, BDEV_ERROR_FAILURE);
+	UT_ASSERT_EQ_FATAL(ut_submit(&g_dev, BDEV_IO_TYPE_WRITE, buf, lba, n, &r), 0);
+	UT_POLL_UNTIL(r.done);
+	inject_writes(p, fail, BDEV_ERROR_NONE);
+	/* Each of them failed on this write, and nothing else. */
+	for (i = 0; i < disk->n; i++) {
+		if (fail & (1u << i)) {
+			UT_ASSERT_STR_EQ(__atomic_load_n(&disk->members[i].reason,
+							 __ATOMIC_ACQUIRE),
+					 "a write failed");
+		}
+	}
+	*ok = r.done && r.success;
+	return r.done;
+}
+
+/*
+ * Rule 7's threshold: a write is acknowledged only if at least k online
+ * members took it (gga_lc_ack_decide(), called by write_phase_done()). With
+ * exactly k members taking it (the other m fail it) it succeeds, once the
+ * records on those k call the missers stale; with exactly k - 1 (all the
+ * others fail it) it fails, within a bounded wait. Kills `< k` written
+ * `< k - 1` (the k - 1 write is never acknowledged nor failed: it hangs)
+ * and `<` written `<=` (the k write fails).
+ */
+static void
+ack_threshold(const char *p, uint32_t k, uint32_t m, uint32_t fail_k, uint32_t fail_k1)
+{
+	struct gga_disk *disk;
+	uint8_t *a, *b, *rd;
+	struct gga_sb sb;
+	bool on = true, off = false, ok = false;
+	uint32_t i, n = k + m;
+
+	gga_test_knobs.probe_ms = 20;
+	make_error_members(p, n, MBS);
+	disk = make_rules_gga(p, k, m, false, 0);
+	open_dev(p);
+	a = random_blocks(disk, 4);
+	b = random_blocks(disk, 4);
+	rd = malloc(4 * disk->block_size);
+	CU_ASSERT(dev_write(0, 4, a));
+
+	/* Exactly k take it: acknowledged, and by then their records call the others stale. */
+	UT_ASSERT_EQ(__builtin_popcount(fail_k), m);
+	CU_ASSERT(write_with_failures(disk, p, fail_k, 8, 4, b, &ok));
+	CU_ASSERT(ok);
+	for (i = 0; i < n; i++) {
+		if (fail_k & (1u << i)) {
+			UT_ASSERT_EQ(gga_member_state(&disk->members[i]), BDEV_GGA_MEMBER_FAILED);
+			continue;
+		}
+		UT_ASSERT_EQ(member_sb(disk, i, &sb), 0);
+		UT_ASSERT_EQ(sb.member_state[__builtin_ctz(fail_k)], GGA_SB_MEMBER_STALE);
+		UT_ASSERT_EQ(sb.member_state[31 - __builtin_clz(fail_k)], GGA_SB_MEMBER_STALE);
+	}
+	CU_ASSERT(dev_read(8, 4, rd));
+	CU_ASSERT(memcmp(rd, b, 4 * disk->block_size) == 0);
+
+	/* Whole again. */
+	UT_ASSERT_EQ(bdev_gga_set_options(p, NULL, &on), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask && disk->walk == NULL);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	UT_ASSERT_EQ(bdev_gga_set_options(p, NULL, &off), 0);
+
+	/* Exactly k - 1 take it: it fails, and does not hang. */
+	UT_ASSERT_EQ(__builtin_popcount(fail_k1), n - (k - 1));
+	ok = true;
+	CU_ASSERT(write_with_failures(disk, p, fail_k1, 16, 4, b, &ok));
+	CU_ASSERT(!ok);
+
+	free(a);
+	free(b);
+	free(rd);
+	ut_dev_close(&g_dev);
+	gga_delete_sync(p);
+	delete_error_members(p, n);
+	knobs_reset();
+}
+
+static void
+test_ack_threshold(void)
+{
+	/* 2 + 1: parity fails (k take); data_2 and parity fail (k - 1 take). */
+	ack_threshold("A", 2, 1, 1u << 2, (1u << 1) | (1u << 2));
+	/* 4 + 2: data_2 and parity_1 fail; then data_1, data_3 and parity_2. */
+	ack_threshold("B", 4, 2, (1u << 1) | (1u << 4), (1u << 0) | (1u << 2) | (1u << 5));
+}
+
+/* ---------------------------------------------------------------------- */
+/* 2. The hidden-fragment rule (FORMAT 7.2, "Members that missed writes")  */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * A resync reads the member it resyncs, whose fragments are one version
+ * older where it missed a write. Blocks 4 and 6 hold A on all three; the
+ * parity fails; B is written to them, acknowledged on data_1 and data_2, but
+ * data_2 drops it (a disk that loses writes): data_2 and the parity still hold
+ * A, two fragments of one version, enough to decode. Block 4 keeps B intact
+ * on data_1 (an orphan); block 6's B fragment on data_1 is then damaged in
+ * its data, its header (generation of B) intact (hidden_mask). The resync
+ * must not take A for either (op_rebuild() in bdev_gga_walk.c): both are
+ * left unrecoverable and their reads fail, rather than return A, the content
+ * before an acknowledged write. The other blocks of the region are resynced.
+ * Kills dropping the hidden_mask clause (block 6 reads back as A) and the
+ * orphan_mask clause (block 4 does).
+ */
+static void
+test_hidden_fragment(void)
+{
+	struct bdev_gga_recovery_info last;
+	uint8_t a[8 * LBS], b[2 * LBS], c[2 * LBS], want[8 * LBS], rd[LBS];
+	struct gga_disk *disk;
+	bool on = true;
+	uint32_t i, path;
+
+	gga_test_knobs.probe_ms = 20;
+	make_error_members("H", 3, MBS);
+	disk = make_rules_gga("H", 2, 1, false, 4);
+	open_dev("H");
+	fill_random(a, sizeof(a));
+	fill_random(b, sizeof(b));
+	fill_random(c, sizeof(c));
+	CU_ASSERT(dev_write(0, 8, a));
+
+	fail_member(disk, "EE_H3", 2);
+	UT_ASSERT_EQ(inject("EE_H3", BDEV_ERROR_NONE), 0);
+	/* data_2 acknowledges B for blocks 4 and 6 without writing it. */
+	inject_io("EE_H2", BDEV_IO_TYPE_WRITE, BDEV_ERROR_DROP, 0, disk->data_offset + 4);
+	CU_ASSERT(dev_write(4, 1, b));
+	CU_ASSERT(dev_write(6, 1, b + LBS));
+	inject_io("EE_H2", BDEV_IO_TYPE_WRITE, BDEV_ERROR_NONE, 0, 0);
+	UT_ASSERT_EQ(frag_generation(disk, 1, 4), frag_generation(disk, 2, 4));
+	CU_ASSERT(frag_generation(disk, 0, 4) > frag_generation(disk, 1, 4));
+	/* Blocks 5 and 7 of the same region: C, on data_1 and data_2. */
+	CU_ASSERT(dev_write(5, 1, c));
+	CU_ASSERT(dev_write(7, 1, c + LBS));
+	/* Block 6 on data_1: data damaged, header of B intact. */
+	flip(disk, 0, 6, 7, 0x40);
+
+	UT_ASSERT_EQ(bdev_gga_set_options("H", NULL, &on), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask && disk->walk == NULL);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	last_recovery("H", &last);
+	CU_ASSERT(last.valid && !last.rebuild);
+	UT_ASSERT_EQ(last.members, 1u << 2);
+	UT_ASSERT_EQ(last.result, 0);
+	UT_ASSERT_EQ(last.unrecoverable_blocks, 2);
+
+	/* Neither block ever reads back as A (nor anything else), on any path. */
+	for (path = 0; path <= disk->k; path++) {
+		disk->recovery_read_every_n = path == 0 ? 0 : 1;
+		for (i = 4; i <= 6; i += 2) {
+			memset(rd, 0, sizeof(rd));
+			CU_ASSERT(!dev_read(i, 1, rd));
+			CU_ASSERT(memcmp(rd, a + i * LBS, LBS) != 0);
+		}
+	}
+	disk->recovery_read_every_n = 0;
+	/* The rest is whole, the resynced member included. */
+	memcpy(want, a, sizeof(want));
+	memcpy(want + 5 * LBS, c, LBS);
+	memcpy(want + 7 * LBS, c + LBS, LBS);
+	check_all_paths(disk, 0, 4, want);
+	check_all_paths(disk, 5, 1, want + 5 * LBS);
+	check_all_paths(disk, 7, 1, want + 7 * LBS);
+	UT_ASSERT_EQ(inject("EE_H1", BDEV_ERROR_FAILURE), 0);
+	CU_ASSERT(dev_read(5, 1, rd));
+	CU_ASSERT(memcmp(rd, c, LBS) == 0);
+	UT_ASSERT_EQ(inject("EE_H1", BDEV_ERROR_NONE), 0);
+
+	ut_dev_close(&g_dev);
+	gga_delete_sync("H");
+	delete_error_members("H", 3);
+	knobs_reset();
+}
+
+/* ---------------------------------------------------------------------- */
+/* 3. A failed pass starts over                                            */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Rule 6: a pass that ends without success drops its checkpoint, even with
+ * its target still reachable. A rebuild of the parity (its storage wiped,
+ * so every block must be written) is held at block 128 until its
+ * checkpoint (mask 0x4, offset 128) is on the members; then data_1 fails
+ * under it, the array with it, and the pass fails; the parity stays up
+ * (stale). data_1 comes back (it failed with the array): the record then
+ * written has no checkpoint. Blocks 0..7, below the old checkpoint, are
+ * written while no pass runs; the next pass starts at block 0 (it copies
+ * all 256 blocks) and the parity holds every block, those included. Kills
+ * lc_pass_end_failed() keeping the checkpoint together with
+ * prune_checkpoint() keeping the bits of members no longer rebuilding: the
+ * records keep 0x4 at 128, the next pass resumes there, and the parity
+ * never gets blocks 0..7.
+ */
+static void
+test_failed_pass_restart(void)
+{
+	struct bdev_gga_recovery_info last;
+	struct replace_res rr = { 0 };
+	struct gga_disk *disk;
+	struct gga_sb sb;
+	uint8_t *w, *c;
+	uint64_t ckpt_events = 0;
+	char msg[256], base[8];
+	uint32_t i;
+
+	gga_test_knobs.probe_ms = 20;
+	gga_test_knobs.checkpoint_ms = 5;
+	gga_test_knobs.chunk_blocks = 8;
+	make_error_members("T", 3, MBS);
+	disk = make_rules_gga("T", 2, 1, true, 0);
+	open_dev("T");
+	w = random_blocks(disk, NBLK);
+	c = random_blocks(disk, 8);
+	CU_ASSERT(dev_write(0, NBLK, w));
+
+	/* The parity wiped and rebuilt, held at 128 until that checkpoint is persisted. */
+	fail_member(disk, "EE_T3", 2);
+	UT_ASSERT_EQ(inject("EE_T3", BDEV_ERROR_NONE), 0);
+	blank_member(disk, 2);
+	__atomic_store_n(&disk->walk_hold_at, 128, __ATOMIC_RELAXED);
+	UT_ASSERT_EQ(bdev_gga_replace_member("T", "parity", "EE_T3", replace_done, &rr, msg,
+					     sizeof(msg)),
+		     0);
+	WAIT_FOR(rr.done && base_sb("T1", disk->frag_size, &sb) == 0 &&
+		 sb.recovery_mask == 1u << 2 && sb.recovery_offset == 128);
+	UT_ASSERT_EQ(rr.rc, 0);
+	UT_ASSERT_EQ(sb.recovery_mask, 1u << 2);
+	UT_ASSERT_EQ(sb.recovery_offset, 128);
+	ckpt_events = sb.events;
+	CU_ASSERT_FATAL(disk->walk != NULL);
+
+	/* data_1 fails under the pass: the array fails, the pass too; the parity stays up. */
+	UT_ASSERT_EQ(inject("EE_T1", BDEV_ERROR_FAILURE), 0);
+	__atomic_store_n(&disk->walk_hold_at, 0, __ATOMIC_RELAXED);
+	WAIT_FOR(disk->walk == NULL);
+	CU_ASSERT(disk->walk == NULL);
+	last_recovery("T", &last);
+	CU_ASSERT(last.valid && last.rebuild && last.result != 0);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[0]), BDEV_GGA_MEMBER_FAILED);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_STALE);
+
+	/* data_1 back (the retry of the pass is 10 s away): the checkpoint is gone. */
+	UT_ASSERT_EQ(inject("EE_T1", BDEV_ERROR_NONE), 0);
+	WAIT_FOR(gga_member_state(&disk->members[0]) == BDEV_GGA_MEMBER_ONLINE &&
+		 base_sb("T2", disk->frag_size, &sb) == 0 && sb.events > ckpt_events);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[0]), BDEV_GGA_MEMBER_ONLINE);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_STALE);
+	CU_ASSERT(disk->walk == NULL);
+	UT_ASSERT_EQ(disk->rec_mask, 0);
+	for (i = 1; i <= 3; i++) {
+		snprintf(base, sizeof(base), "T%u", i);
+		UT_ASSERT_EQ(base_sb(base, disk->frag_size, &sb), 0);
+		CU_ASSERT(sb.events > ckpt_events);
+		UT_ASSERT_EQ(sb.recovery_mask, 0);
+		UT_ASSERT_EQ(sb.recovery_offset, 0);
+	}
+
+	/* Written below the old checkpoint while the parity waits. */
+	CU_ASSERT(dev_write(0, 8, c));
+	memcpy(w, c, 8 * disk->block_size);
+
+	/* The next pass: from block 0. */
+	disk->rec_retry_ticks = 0;
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask && disk->walk == NULL);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	last_recovery("T", &last);
+	CU_ASSERT(last.valid && last.rebuild);
+	UT_ASSERT_EQ(last.result, 0);
+	UT_ASSERT_EQ(last.members, 1u << 2);
+	UT_ASSERT_EQ(last.blocks_copied, NBLK);
+	UT_ASSERT_EQ(member_blocks_wrong(disk, 2, w, NBLK), 0);
+
+	free(w);
+	free(c);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("T");
+	delete_error_members("T", 3);
+	knobs_reset();
+}
+
+/* ---------------------------------------------------------------------- */
+/* 4. A formatted member's record outcounts every other                    */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Rule 1: the record written when a blank member is formatted takes a new
+ * count, above every record on the other members, so that it never ties
+ * with one that says otherwise. Observed before any later update can cover
+ * it: the update that records the parity's failure is held on data_2 (its
+ * first write after the failure stays in the error bdev), so no further
+ * update is issued; data_1 has that update's count, data_2 the one before.
+ * The parity comes back blank and is formatted: its record must carry more
+ * than both, and no two records with one count may disagree. Kills
+ * member_format_region() writing the current count (`++disk->events`
+ * written `disk->events`): the blank member's record then ties with
+ * data_1's, which calls it stale where it says rebuild.
+ */
+static void
+test_format_count(void)
+{
+	uint8_t w[8 * LBS];
+	struct gga_disk *disk;
+	struct gga_sb before[3], sb[3];
+	bool on = true;
+	uint32_t i, j;
+
+	gga_test_knobs.probe_ms = 20;
+	make_error_members("V", 3, MBS);
+	disk = make_rules_gga("V", 2, 1, false, 4);
+	open_dev("V");
+	/* Nothing written yet: no mark, so no bitmap or record write but the test's. */
+	WAIT_FOR(!disk->sb_inflight && !__atomic_load_n(&disk->sb_kicked, __ATOMIC_ACQUIRE) &&
+		 !gga_bitmap_busy(disk));
+	UT_ASSERT_EQ(gga_bitmap_dirty(disk), 0);
+	CU_ASSERT_FATAL(!disk->sb_inflight);
+	for (i = 0; i < 3; i++) {
+		UT_ASSERT_EQ(member_sb(disk, i, &before[i]), 0);
+	}
+
+	/* The update recording the parity's failure: on data_1, held on data_2. */
+	inject_io("EE_V2", BDEV_IO_TYPE_WRITE, BDEV_ERROR_PENDING, 1, 0);
+	fail_member(disk, "EE_V3", 2);
+	WAIT_FOR(member_sb(disk, 0, &sb[0]) == 0 && sb[0].events > before[0].events);
+	CU_ASSERT(sb[0].events > before[0].events);
+	UT_ASSERT_EQ(sb[0].member_state[2], GGA_SB_MEMBER_STALE);
+	CU_ASSERT(disk->sb_inflight);
+	UT_ASSERT_EQ(member_sb(disk, 1, &sb[1]), 0);
+	UT_ASSERT_EQ(sb[1].events, before[1].events);
+
+	/* The parity answers again, blank: formatted, then rebuilt. */
+	UT_ASSERT_EQ(inject("EE_V3", BDEV_ERROR_NONE), 0);
+	blank_member(disk, 2);
+	UT_ASSERT_EQ(bdev_gga_set_options("V", NULL, &on), 0);
+	WAIT_FOR(member_sb(disk, 2, &sb[2]) == 0 && disk->walk == NULL &&
+		 !disk->members[2].probing);
+	UT_ASSERT_EQ(member_sb(disk, 2, &sb[2]), 0);
+	/* Still held: nothing but the format has written a record since. */
+	CU_ASSERT(disk->sb_inflight);
+	for (i = 0; i < 2; i++) {
+		UT_ASSERT_EQ(member_sb(disk, i, &sb[i]), 0);
+	}
+	UT_ASSERT_EQ(sb[1].events, before[1].events);
+	UT_ASSERT_EQ(sb[2].member_state[2], GGA_SB_MEMBER_REBUILD);
+	CU_ASSERT(sb[2].events > sb[0].events);
+	CU_ASSERT(sb[2].events > sb[1].events);
+	/* Records that disagree never share a count. */
+	for (i = 0; i < 3; i++) {
+		for (j = i + 1; j < 3; j++) {
+			if (sb[i].events == sb[j].events) {
+				CU_ASSERT(memcmp(sb[i].member_state, sb[j].member_state,
+						 sizeof(sb[i].member_state)) == 0);
+				UT_ASSERT_EQ(sb[i].recovery_mask, sb[j].recovery_mask);
+			}
+		}
+	}
+
+	/* Let the held update go (data_2 fails for it), then all three come back. */
+	inject_io("EE_V2", BDEV_IO_TYPE_WRITE, BDEV_ERROR_NONE, 0, 0);
+	member_reset(disk, 1);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask && disk->walk == NULL &&
+		 !disk->sb_inflight && !__atomic_load_n(&disk->sb_kicked, __ATOMIC_ACQUIRE));
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	for (i = 0; i < 3; i++) {
+		UT_ASSERT_EQ(member_sb(disk, i, &sb[i]), 0);
+		UT_ASSERT_EQ(sb[i].events, sb[0].events);
+	}
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(0, 8, w));
+	check_all_paths(disk, 0, 8, w);
+
+	ut_dev_close(&g_dev);
+	gga_delete_sync("V");
+	delete_error_members("V", 3);
+	knobs_reset();
+}
+
+/* ---------------------------------------------------------------------- */
+/* 5. The checkpoint with chunks in flight                                 */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * A checkpoint says every block below it is recovered, so it may not pass
+ * the lowest chunk still in flight (walk_checkpoint(), gga_lc_checkpoint_at()).
+ * A rebuild of the parity (its storage wiped) in chunks of 8 blocks is held
+ * at 64 until that is persisted; then data_1's read of chunk 64 is held in
+ * its error bdev while chunks 72, 80 and 88 complete, and checkpoints are
+ * due every 5 ms. The checkpoint in memory and on every member must stay at
+ * 64. Then a crash: the members' content at that moment is copied, the held
+ * read aborted, the array deleted, the copies put back and the array
+ * assembled: its pass resumes at the checkpoint and the parity holds every
+ * block. Kills walk_checkpoint() taking the cursor (96): the records say
+ * 96, and after the crash blocks 64..71 of the parity are never rebuilt.
+ */
+static void
+test_checkpoint_in_flight(void)
+{
+	struct bdev_gga_recovery_info last, now;
+	struct bdev_gga_scrub_info scrub;
+	struct replace_res rr = { 0 };
+	struct bdev_gga_opts opts;
+	struct gga_disk *disk;
+	struct create_res r;
+	struct gga_sb sb;
+	struct ut_dev dev;
+	struct ut_io io;
+	uint8_t *w, *copy[3];
+	uint64_t t0, highest = 0;
+	char msg[256], name[16];
+	uint32_t i;
+
+	gga_test_knobs.probe_ms = 20;
+	gga_test_knobs.checkpoint_ms = 5;
+	gga_test_knobs.chunk_blocks = 8;
+	make_error_members("C", 3, MBS);
+	disk = make_rules_gga("C", 2, 1, false, 0);
+	open_dev("C");
+	w = random_blocks(disk, NBLK);
+	CU_ASSERT(dev_write(0, NBLK, w));
+
+	fail_member(disk, "EE_C3", 2);
+	UT_ASSERT_EQ(inject("EE_C3", BDEV_ERROR_NONE), 0);
+	blank_member(disk, 2);
+	__atomic_store_n(&disk->walk_hold_at, 64, __ATOMIC_RELAXED);
+	UT_ASSERT_EQ(bdev_gga_replace_member("C", "parity", "EE_C3", replace_done, &rr, msg,
+					     sizeof(msg)),
+		     0);
+	WAIT_FOR(rr.done && base_sb("C1", disk->frag_size, &sb) == 0 &&
+		 sb.recovery_mask == 1u << 2 && sb.recovery_offset == 64);
+	UT_ASSERT_EQ(rr.rc, 0);
+	UT_ASSERT_EQ(sb.recovery_offset, 64);
+	CU_ASSERT_FATAL(disk->walk != NULL);
+
+	/* Chunk 64 stays in flight (data_1's read held); 72, 80 and 88 complete. */
+	inject_io("EE_C1", BDEV_IO_TYPE_READ, BDEV_ERROR_PENDING, 1, 0);
+	__atomic_store_n(&disk->walk_hold_at, 96, __ATOMIC_RELAXED);
+	WAIT_FOR((gga_recover_info(disk, &now, &scrub), now.active && now.blocks_done == 64 + 24));
+	CU_ASSERT(now.active);
+	UT_ASSERT_EQ(now.blocks_done, 64 + 24);
+	/* Twenty checkpoint periods: none may pass the held chunk. */
+	t0 = time_now_ns();
+	while (time_now_ns() - t0 < 100ull * 1000 * 1000) {
+		ut_poll_once();
+		highest = GGA_MAX(highest, disk->rec_offset);
+	}
+	UT_ASSERT_EQ(highest, 64);
+	UT_ASSERT_EQ(disk->rec_offset, 64);
+	for (i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "C%u", i + 1);
+		UT_ASSERT_EQ(base_sb(name, disk->frag_size, &sb), 0);
+		UT_ASSERT_EQ(sb.recovery_mask, 1u << 2);
+		UT_ASSERT_EQ(sb.recovery_offset, 64);
+	}
+	CU_ASSERT(disk->walk != NULL);
+
+	/* The crash: what the members hold now is all that is left. */
+	for (i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "C%u", i + 1);
+		copy[i] = snapshot(name);
+	}
+	member_reset(disk, 0);
+	__atomic_store_n(&disk->walk_hold_at, 0, __ATOMIC_RELAXED);
+	WAIT_FOR(disk->walk == NULL);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("C");
+	for (i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "EE_C%u", i + 1);
+		UT_ASSERT_EQ(inject(name, BDEV_ERROR_NONE), 0);
+		UT_ASSERT_EQ_FATAL(ut_dev_open(&dev, name, g_ut_app), 0);
+		UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_WRITE, copy[i], 0, MEMBER_BLOCKS, &io),
+			     0);
+		CU_ASSERT(io.done && io.success);
+		ut_dev_close(&dev);
+		free(copy[i]);
+	}
+
+	/* Assembled again: the pass resumes at 64 and leaves nothing out. */
+	rules_opts("C", 2, 1, true, 0, &opts);
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	disk = r.bdev->ctxt;
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask && disk->walk == NULL);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	last_recovery("C", &last);
+	CU_ASSERT(last.valid && last.rebuild);
+	UT_ASSERT_EQ(last.result, 0);
+	UT_ASSERT_EQ(last.blocks_copied, NBLK - 64);
+	UT_ASSERT_EQ(member_blocks_wrong(disk, 2, w, NBLK), 0);
+
+	free(w);
+	gga_delete_sync("C");
+	delete_error_members("C", 3);
+	knobs_reset();
+}
+
+/* ---------------------------------------------------------------------- */
+/* 6. 4 + 2: one pass for a blank and a stale member                       */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * In 4 + 2, data_2 and parity_2 fail; writes go on with the other four;
+ * data_2 comes back blank and parity_2 with its record (stale), both in one
+ * probe round, so one pass takes both. It must rebuild (data_2 holds
+ * nothing): every block of data_2 is then part of the version its members
+ * hold, and a scrub finds nothing to repair. Kills lc_maybe_start()'s
+ * `rebuild |=` written `rebuild =` (the last target, the stale parity_2,
+ * decides: a resync, and data_2 stays blank outside the marked regions).
+ */
+static void
+test_rebuild_and_resync(void)
+{
+	struct bdev_gga_recovery_info last;
+	struct gga_disk *disk;
+	uint8_t *w, *b;
+	bool on = true;
+	uint32_t i;
+
+	gga_test_knobs.probe_ms = 20;
+	make_error_members("S", 6, MBS);
+	disk = make_rules_gga("S", 4, 2, false, 8);
+	UT_ASSERT_EQ(disk->n, 6);
+	open_dev("S");
+	w = random_blocks(disk, NBLK);
+	b = random_blocks(disk, 8);
+	CU_ASSERT(dev_write(0, NBLK, w));
+	WAIT_FOR(gga_bitmap_dirty(disk) == 0 && !gga_bitmap_busy(disk));
+	UT_ASSERT_EQ(gga_bitmap_dirty(disk), 0);
+
+	/* data_2 and parity_2 fail on a write; two more writes without them. */
+	UT_ASSERT_EQ(inject("EE_S2", BDEV_ERROR_FAILURE), 0);
+	UT_ASSERT_EQ(inject("EE_S6", BDEV_ERROR_FAILURE), 0);
+	CU_ASSERT(dev_write(40, 4, b));
+	CU_ASSERT(dev_write(200, 4, b + 4 * disk->block_size));
+	memcpy(w + 40 * disk->block_size, b, 4 * disk->block_size);
+	memcpy(w + 200 * disk->block_size, b + 4 * disk->block_size, 4 * disk->block_size);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[1]), BDEV_GGA_MEMBER_FAILED);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[5]), BDEV_GGA_MEMBER_FAILED);
+	CU_ASSERT(gga_bitmap_dirty(disk) > 0);
+
+	/* data_2 blank, parity_2 as it was: both answer again before the next probe. */
+	UT_ASSERT_EQ(inject("EE_S2", BDEV_ERROR_NONE), 0);
+	UT_ASSERT_EQ(inject("EE_S6", BDEV_ERROR_NONE), 0);
+	blank_member(disk, 1);
+	UT_ASSERT_EQ(bdev_gga_set_options("S", NULL, &on), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask && disk->walk == NULL);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	last_recovery("S", &last);
+	UT_ASSERT_EQ(last.members, (1u << 1) | (1u << 5));
+	CU_ASSERT(last.valid && last.rebuild);
+	UT_ASSERT_EQ(last.result, 0);
+	UT_ASSERT_EQ(last.blocks_copied, NBLK);
+
+	/* Every block of both: part of the version the members hold. */
+	UT_ASSERT_EQ(member_blocks_wrong(disk, 1, w, NBLK), 0);
+	UT_ASSERT_EQ(member_blocks_wrong(disk, 5, w, NBLK), 0);
+	UT_ASSERT_EQ(bdev_gga_scrub_start("S", 0), 0);
+	WAIT_FOR(disk->scrub.state != BDEV_GGA_SCRUB_RUNNING);
+	UT_ASSERT_EQ(disk->scrub.state, BDEV_GGA_SCRUB_DONE);
+	UT_ASSERT_EQ(disk->scrub.fragments_repaired, 0);
+	UT_ASSERT_EQ(disk->scrub.unrecoverable_blocks, 0);
+	for (i = 0; i < disk->n; i++) {
+		UT_ASSERT_EQ(gga_member_state(&disk->members[i]), BDEV_GGA_MEMBER_ONLINE);
+	}
+
+	free(w);
+	free(b);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("S");
+	delete_error_members("S", 6);
+	knobs_reset();
+}
+
+int
+main(void)
+{
+	static const struct ut_test tests[] = {
+		UT_TEST(test_ack_threshold),        UT_TEST(test_hidden_fragment),
+		UT_TEST(test_failed_pass_restart),  UT_TEST(test_format_count),
+		UT_TEST(test_checkpoint_in_flight), UT_TEST(test_rebuild_and_resync),
+	};
+
+	return ut_run("bdev_gga_rules", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
+}
