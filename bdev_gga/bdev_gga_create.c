@@ -691,13 +691,70 @@ create_merge_bitmaps(struct gga_create_ctx *ctx, uint32_t formatted)
 	return 0;
 }
 
-/* The superblocks are read: format, assemble or refuse. */
+_Static_assert(BDEV_GGA_MODE_AUTO == (int)GGA_LC_MODE_AUTO &&
+		       BDEV_GGA_MODE_CREATE == (int)GGA_LC_MODE_CREATE &&
+		       BDEV_GGA_MODE_ASSEMBLE == (int)GGA_LC_MODE_ASSEMBLE,
+	       "enum bdev_gga_mode and enum gga_lc_mode differ");
+
+/* Word a refusal of gga_lc_plan_create(): the message names plan->member. */
+static void
+create_refuse(struct gga_create_ctx *ctx, const struct gga_lc_plan *plan)
+{
+	struct gga_disk *disk = ctx->disk;
+	char label[160], label2[160];
+
+	gga_member_label(disk, plan->member, label, sizeof(label));
+	switch (plan->why) {
+	case GGA_LC_WHY_NOT_BLANK_RECORD:
+	case GGA_LC_WHY_NOT_BLANK_DATA:
+		create_set_msg(ctx, plan->rc,
+			       "%s is not blank (%s); mode create needs blank "
+			       "members, or force to overwrite them",
+			       label,
+			       plan->why == GGA_LC_WHY_NOT_BLANK_RECORD ?
+				       "it holds a gga superblock" :
+				       "it holds other data");
+		break;
+	case GGA_LC_WHY_OTHER_DATA:
+		/* The member's own decode result says what it holds, and the errno. */
+		sb_problem(ctx, plan->member);
+		break;
+	case GGA_LC_WHY_ABSENT_NEW:
+		create_set_msg(ctx, plan->rc,
+			       "%s: base bdev does not exist; formatting a new "
+			       "array needs all its members",
+			       label);
+		break;
+	case GGA_LC_WHY_NOTHING_TO_ASSEMBLE:
+		create_set_msg(ctx, plan->rc, "%s is blank: there is no array to assemble", label);
+		break;
+	case GGA_LC_WHY_TOO_FEW_FORMATTED:
+		gga_member_label(disk, plan->member2, label2, sizeof(label2));
+		create_set_msg(ctx, plan->rc,
+			       "%s is formatted but %s and others are blank: fewer "
+			       "than %u formatted members cannot be assembled (mode create with "
+			       "force reformats all members)",
+			       label, label2, disk->k);
+		break;
+	case GGA_LC_WHY_NONE:
+	default:
+		/* Not a refusal gga_lc_plan_create() makes. */
+		create_set_msg(ctx, plan->rc, "%s: %s", label, strerror(-plan->rc));
+		break;
+	}
+}
+
+/*
+ * The superblocks are read: gga_lc_plan_create() decides to format, assemble
+ * or refuse; this carries it out.
+ */
 static void
 create_decide(struct gga_create_ctx *ctx)
 {
 	struct gga_disk *disk = ctx->disk;
 	uint32_t i, blank = 0, formatted = 0, other = 0, off;
-	char label[160], label2[160];
+	struct gga_lc_plan plan;
+	char label[160];
 	uint64_t floor = 0;
 	struct gga_sb tmp;
 	int rc;
@@ -716,62 +773,13 @@ create_decide(struct gga_create_ctx *ctx)
 		}
 	}
 
-	switch (ctx->mode) {
-	case BDEV_GGA_MODE_CREATE:
-		if (!ctx->force && (formatted | other) != 0) {
-			i = (uint32_t)__builtin_ctz(formatted | other);
-			create_set_msg(ctx, -EEXIST,
-				       "%s is not blank (%s); mode create needs blank "
-				       "members, or force to overwrite them",
-				       gga_member_label(disk, i, label, sizeof(label)),
-				       ctx->sb_rc[i] == 0 ? "it holds a gga superblock" :
-							    "it holds other data");
-			goto out_fail_create;
-		}
-		ctx->format = true;
-		break;
-	case BDEV_GGA_MODE_ASSEMBLE:
-	case BDEV_GGA_MODE_AUTO:
-		if (other != 0) {
-			sb_problem(ctx, (uint32_t)__builtin_ctz(other));
-			goto out_fail_create;
-		}
-		if (ctx->absent != 0 && formatted == 0) {
-			i = (uint32_t)__builtin_ctz(ctx->absent);
-			create_set_msg(ctx, -ENODEV,
-				       "%s: base bdev does not exist; formatting a new "
-				       "array needs all its members",
-				       gga_member_label(disk, i, label, sizeof(label)));
-			goto out_fail_create;
-		}
-		if (ctx->mode == BDEV_GGA_MODE_ASSEMBLE && formatted == 0) {
-			create_set_msg(ctx, -ENOENT, "%s is blank: there is no array to assemble",
-				       gga_member_label(disk, (uint32_t)__builtin_ctz(blank), label,
-							sizeof(label)));
-			goto out_fail_create;
-		}
-		/*
-		 * Blank members beside formatted ones are the array's members
-		 * come back empty (a replaced disk): rebuilt, if enough of the
-		 * others are in sync (create_validate checks that).
-		 */
-		if (blank != 0 && formatted != 0 &&
-		    (uint32_t)__builtin_popcount(formatted) < disk->k) {
-			gga_member_label(disk, (uint32_t)__builtin_ctz(formatted), label,
-					 sizeof(label));
-			gga_member_label(disk, (uint32_t)__builtin_ctz(blank), label2,
-					 sizeof(label2));
-			create_set_msg(
-				ctx, -EEXIST,
-				"%s is formatted but %s and others are blank: fewer "
-				"than %u formatted members cannot be assembled (mode create with "
-				"force reformats all members)",
-				label, label2, disk->k);
-			goto out_fail_create;
-		}
-		ctx->format = blank == disk->all_mask;
-		break;
+	gga_lc_plan_create(disk->n, disk->k, (enum gga_lc_mode)ctx->mode, ctx->force, ctx->absent,
+			   blank, formatted, other, &plan);
+	if (plan.kind == GGA_LC_PLAN_REFUSE) {
+		create_refuse(ctx, &plan);
+		goto out_fail_create;
 	}
+	ctx->format = plan.kind == GGA_LC_PLAN_FORMAT;
 
 	if (ctx->format) {
 		if (ctx->uuid_set) {

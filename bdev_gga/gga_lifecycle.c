@@ -850,3 +850,75 @@ gga_lc_assemble(struct gga_lc_view *v, uint32_t k, uint32_t m, const struct gga_
 	lc_maybe_start(v, act);
 	return 0;
 }
+
+/* The lowest member of a mask (0 for an empty one, which no refusal names). */
+static uint32_t
+lc_lowest(uint32_t mask)
+{
+	return mask != 0 ? (uint32_t)__builtin_ctz(mask) : 0;
+}
+
+static void
+lc_plan_refuse(struct gga_lc_plan *plan, int rc, enum gga_lc_plan_why why, uint32_t member)
+{
+	plan->kind = GGA_LC_PLAN_REFUSE;
+	plan->rc = rc;
+	plan->why = why;
+	plan->member = member;
+}
+
+void
+gga_lc_plan_create(uint32_t n, uint32_t k, enum gga_lc_mode mode, bool force, uint32_t absent,
+		   uint32_t blank, uint32_t formatted, uint32_t other, struct gga_lc_plan *plan)
+{
+	uint32_t all = n >= 32 ? ~0u : LC_BIT(n) - 1, i;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->kind = GGA_LC_PLAN_ASSEMBLE;
+	switch (mode) {
+	case GGA_LC_MODE_CREATE:
+		if (!force && (formatted | other) != 0) {
+			i = lc_lowest(formatted | other);
+			lc_plan_refuse(plan, -EEXIST,
+				       (formatted & LC_BIT(i)) ? GGA_LC_WHY_NOT_BLANK_RECORD :
+								 GGA_LC_WHY_NOT_BLANK_DATA,
+				       i);
+			return;
+		}
+		plan->kind = GGA_LC_PLAN_FORMAT;
+		return;
+	case GGA_LC_MODE_AUTO:
+	case GGA_LC_MODE_ASSEMBLE:
+		if (other != 0) {
+			lc_plan_refuse(plan, -EMEDIUMTYPE, GGA_LC_WHY_OTHER_DATA, lc_lowest(other));
+			return;
+		}
+		if (absent != 0 && formatted == 0) {
+			lc_plan_refuse(plan, -ENODEV, GGA_LC_WHY_ABSENT_NEW, lc_lowest(absent));
+			return;
+		}
+		if (mode == GGA_LC_MODE_ASSEMBLE && formatted == 0) {
+			lc_plan_refuse(plan, -ENOENT, GGA_LC_WHY_NOTHING_TO_ASSEMBLE,
+				       lc_lowest(blank));
+			return;
+		}
+		/*
+		 * Blank members beside formatted ones are the array's members come
+		 * back empty (a replaced disk), rebuilt at assembly if enough of
+		 * the others are in sync. Beside fewer than k formatted ones the
+		 * array cannot be assembled, and only mode create with force
+		 * formats over the formatted ones.
+		 */
+		if (blank != 0 && formatted != 0 && (uint32_t)__builtin_popcount(formatted) < k) {
+			lc_plan_refuse(plan, -EEXIST, GGA_LC_WHY_TOO_FEW_FORMATTED,
+				       lc_lowest(formatted));
+			plan->member2 = lc_lowest(blank);
+			return;
+		}
+		if (blank == all) {
+			plan->kind = GGA_LC_PLAN_FORMAT;
+		}
+		return;
+	}
+	/* Any other mode: ASSEMBLE, unchecked (see gga_lifecycle.h). */
+}

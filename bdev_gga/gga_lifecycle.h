@@ -266,6 +266,71 @@ struct gga_lc_actions {
  */
 bool gga_lc_issue(struct gga_lc_view *view, struct gga_lc_record *rec);
 
+/*
+ * What create was asked to do with what it finds on the members: the values
+ * of bdev_gga.h's enum bdev_gga_mode (this header cannot include that one,
+ * which includes it; bdev_gga_create.c checks that the two agree).
+ */
+enum gga_lc_mode {
+	GGA_LC_MODE_AUTO = 0,     /* format if all are blank, else assemble */
+	GGA_LC_MODE_CREATE = 1,   /* format; without force only blank members */
+	GGA_LC_MODE_ASSEMBLE = 2, /* assemble; never format */
+};
+
+enum gga_lc_plan_kind {
+	GGA_LC_PLAN_FORMAT = 0, /* format a new array on every member */
+	GGA_LC_PLAN_ASSEMBLE,   /* assemble the existing array (its records are checked next) */
+	GGA_LC_PLAN_REFUSE,     /* write nothing: rc, why, member (and member2) */
+};
+
+/* Why a plan refuses, and so what create's message says about `member`. */
+enum gga_lc_plan_why {
+	GGA_LC_WHY_NONE = 0,
+	/* Mode create without force: `member` holds a gga superblock (-EEXIST). */
+	GGA_LC_WHY_NOT_BLANK_RECORD,
+	/* Mode create without force: `member` holds data that did not decode (-EEXIST). */
+	GGA_LC_WHY_NOT_BLANK_DATA,
+	/*
+	 * Modes auto and assemble: `member` holds data that did not decode as a
+	 * superblock. rc is -EMEDIUMTYPE; create words it, and picks the errno,
+	 * from the member's own decode result.
+	 */
+	GGA_LC_WHY_OTHER_DATA,
+	/* No member formatted and `member` absent: a new array needs all (-ENODEV). */
+	GGA_LC_WHY_ABSENT_NEW,
+	/* Mode assemble and no member formatted: `member` is blank (-ENOENT). */
+	GGA_LC_WHY_NOTHING_TO_ASSEMBLE,
+	/* `member` formatted, `member2` blank, fewer than k formatted (-EEXIST). */
+	GGA_LC_WHY_TOO_FEW_FORMATTED,
+};
+
+struct gga_lc_plan {
+	enum gga_lc_plan_kind kind;
+	int rc;                   /* negative errno when REFUSE, else 0 */
+	enum gga_lc_plan_why why; /* GGA_LC_WHY_NONE unless REFUSE */
+	uint32_t member;          /* REFUSE: the member the refusal names */
+	uint32_t member2;         /* GGA_LC_WHY_TOO_FEW_FORMATTED: the first blank member */
+};
+
+/*
+ * Create's decision for a k + m array of n members, once it has read the
+ * superblocks: the masks say which members have no base bdev (absent), read
+ * as blank, hold a gga superblock that decoded (formatted: whether of this
+ * array, role and geometry is checked at assembly) or hold anything else
+ * (other). The checks, in order, each naming the lowest member of its mask:
+ *   create:   without force, a formatted or other member refuses; else FORMAT
+ *             (absent members never reach it: create needs all of them);
+ *   auto and assemble: an other member refuses; absent members with none
+ *             formatted refuse (a new array needs all); assemble with none
+ *             formatted refuses; blank members beside fewer than k formatted
+ *             ones refuse; then FORMAT if every member is blank, else ASSEMBLE.
+ * A mode outside the three plans ASSEMBLE with no check, as create always
+ * did (the RPC gives only the three). Pure: no I/O, no allocation.
+ */
+void gga_lc_plan_create(uint32_t n, uint32_t k, enum gga_lc_mode mode, bool force, uint32_t absent,
+			uint32_t blank, uint32_t formatted, uint32_t other,
+			struct gga_lc_plan *plan);
+
 /* Fill `rules` with every fix on: what production code uses. */
 void gga_lc_rules_default(struct gga_lc_rules *rules);
 

@@ -1240,10 +1240,343 @@ test_1_1_breaks(void)
 	CU_ASSERT(check(1, 1, &r, 6) != 0);
 }
 
+/*
+ * Create's plan (gga_lc_plan_create): what create does with what it found on
+ * the members. First one row per case, for 2 + 1 and 4 + 2, each reaching
+ * one branch; then properties over every assignment of the four findings to
+ * the members of a 2 + 1 and a 4 + 2 array, in every mode, with and without
+ * force.
+ */
+#define P_AUTO     GGA_LC_MODE_AUTO
+#define P_CREATE   GGA_LC_MODE_CREATE
+#define P_ASSEMBLE GGA_LC_MODE_ASSEMBLE
+
+struct plan_row {
+	uint32_t k, m;
+	enum gga_lc_mode mode;
+	bool force;
+	uint32_t absent, blank, formatted, other;
+	enum gga_lc_plan_kind kind;
+	int rc;
+	enum gga_lc_plan_why why;
+	uint32_t member, member2;
+};
+
+#define P_FORMAT   GGA_LC_PLAN_FORMAT, 0, GGA_LC_WHY_NONE, 0, 0
+#define P_ASSEMBLY GGA_LC_PLAN_ASSEMBLE, 0, GGA_LC_WHY_NONE, 0, 0
+#define P_REFUSE   GGA_LC_PLAN_REFUSE
+
+static const struct plan_row g_plan_rows[] = {
+	/* k, m, mode, force, absent, blank, formatted, other: plan */
+	/* 2 + 1, mode create */
+	{ 2, 1, P_CREATE, false, 0, 0x7, 0, 0, P_FORMAT },
+	{ 2, 1, P_CREATE, true, 0, 0x7, 0, 0, P_FORMAT },
+	{ 2, 1, P_CREATE, false, 0, 0x5, 0x2, 0, P_REFUSE, -EEXIST, GGA_LC_WHY_NOT_BLANK_RECORD, 1,
+	  0 },
+	{ 2, 1, P_CREATE, false, 0, 0, 0x6, 0x1, P_REFUSE, -EEXIST, GGA_LC_WHY_NOT_BLANK_DATA, 0,
+	  0 },
+	{ 2, 1, P_CREATE, false, 0, 0x1, 0x2, 0x4, P_REFUSE, -EEXIST, GGA_LC_WHY_NOT_BLANK_RECORD,
+	  1, 0 },
+	{ 2, 1, P_CREATE, false, 0, 0x3, 0, 0x4, P_REFUSE, -EEXIST, GGA_LC_WHY_NOT_BLANK_DATA, 2,
+	  0 },
+	{ 2, 1, P_CREATE, true, 0, 0, 0x7, 0, P_FORMAT },
+	{ 2, 1, P_CREATE, true, 0, 0, 0, 0x7, P_FORMAT },
+	{ 2, 1, P_CREATE, true, 0, 0x4, 0x1, 0x2, P_FORMAT },
+	/* Absent members never reach the plan in mode create; it would format. */
+	{ 2, 1, P_CREATE, false, 0x1, 0x6, 0, 0, P_FORMAT },
+	/* 2 + 1, mode auto */
+	{ 2, 1, P_AUTO, false, 0, 0x7, 0, 0, P_FORMAT },
+	{ 2, 1, P_AUTO, false, 0, 0, 0x7, 0, P_ASSEMBLY },
+	{ 2, 1, P_AUTO, false, 0, 0x4, 0x3, 0, P_ASSEMBLY },
+	{ 2, 1, P_AUTO, false, 0, 0x6, 0x1, 0, P_REFUSE, -EEXIST, GGA_LC_WHY_TOO_FEW_FORMATTED, 0,
+	  1 },
+	{ 2, 1, P_AUTO, false, 0, 0x3, 0x4, 0, P_REFUSE, -EEXIST, GGA_LC_WHY_TOO_FEW_FORMATTED, 2,
+	  0 },
+	{ 2, 1, P_AUTO, false, 0, 0, 0x5, 0x2, P_REFUSE, -EMEDIUMTYPE, GGA_LC_WHY_OTHER_DATA, 1,
+	  0 },
+	{ 2, 1, P_AUTO, false, 0, 0x1, 0, 0x6, P_REFUSE, -EMEDIUMTYPE, GGA_LC_WHY_OTHER_DATA, 1,
+	  0 },
+	{ 2, 1, P_AUTO, false, 0x2, 0x5, 0, 0, P_REFUSE, -ENODEV, GGA_LC_WHY_ABSENT_NEW, 1, 0 },
+	{ 2, 1, P_AUTO, false, 0x4, 0, 0x3, 0, P_ASSEMBLY },
+	{ 2, 1, P_AUTO, false, 0x1, 0, 0x6, 0, P_ASSEMBLY },
+	{ 2, 1, P_AUTO, false, 0x1, 0x4, 0x2, 0, P_REFUSE, -EEXIST, GGA_LC_WHY_TOO_FEW_FORMATTED, 1,
+	  2 },
+	{ 2, 1, P_AUTO, false, 0x4, 0x2, 0, 0x1, P_REFUSE, -EMEDIUMTYPE, GGA_LC_WHY_OTHER_DATA, 0,
+	  0 },
+	/* force is only valid with mode create (refused before): the plan ignores it. */
+	{ 2, 1, P_AUTO, true, 0, 0x7, 0, 0, P_FORMAT },
+	{ 2, 1, P_AUTO, true, 0, 0x6, 0, 0x1, P_REFUSE, -EMEDIUMTYPE, GGA_LC_WHY_OTHER_DATA, 0, 0 },
+	/* 2 + 1, mode assemble */
+	{ 2, 1, P_ASSEMBLE, false, 0, 0x7, 0, 0, P_REFUSE, -ENOENT, GGA_LC_WHY_NOTHING_TO_ASSEMBLE,
+	  0, 0 },
+	{ 2, 1, P_ASSEMBLE, false, 0, 0, 0x7, 0, P_ASSEMBLY },
+	{ 2, 1, P_ASSEMBLE, false, 0, 0x4, 0x3, 0, P_ASSEMBLY },
+	{ 2, 1, P_ASSEMBLE, false, 0, 0x5, 0x2, 0, P_REFUSE, -EEXIST, GGA_LC_WHY_TOO_FEW_FORMATTED,
+	  1, 0 },
+	{ 2, 1, P_ASSEMBLE, false, 0x1, 0x6, 0, 0, P_REFUSE, -ENODEV, GGA_LC_WHY_ABSENT_NEW, 0, 0 },
+	{ 2, 1, P_ASSEMBLE, false, 0, 0x3, 0, 0x4, P_REFUSE, -EMEDIUMTYPE, GGA_LC_WHY_OTHER_DATA, 2,
+	  0 },
+	{ 2, 1, P_ASSEMBLE, false, 0x2, 0, 0x4, 0x1, P_REFUSE, -EMEDIUMTYPE, GGA_LC_WHY_OTHER_DATA,
+	  0, 0 },
+	/* Fewer than k formatted but none blank: assembly itself refuses it. */
+	{ 2, 1, P_ASSEMBLE, false, 0x3, 0, 0x4, 0, P_ASSEMBLY },
+	{ 2, 1, P_ASSEMBLE, true, 0, 0x6, 0x1, 0, P_REFUSE, -EEXIST, GGA_LC_WHY_TOO_FEW_FORMATTED,
+	  0, 1 },
+	/* A mode outside the three: assemble, unchecked, as create always did. */
+	{ 2, 1, (enum gga_lc_mode)3, false, 0, 0x7, 0, 0, P_ASSEMBLY },
+	/* 4 + 2, mode create */
+	{ 4, 2, P_CREATE, false, 0, 0x3f, 0, 0, P_FORMAT },
+	{ 4, 2, P_CREATE, false, 0, 0x1f, 0x20, 0, P_REFUSE, -EEXIST, GGA_LC_WHY_NOT_BLANK_RECORD,
+	  5, 0 },
+	{ 4, 2, P_CREATE, false, 0, 0x0f, 0x20, 0x10, P_REFUSE, -EEXIST, GGA_LC_WHY_NOT_BLANK_DATA,
+	  4, 0 },
+	{ 4, 2, P_CREATE, true, 0, 0, 0x3f, 0, P_FORMAT },
+	{ 4, 2, P_CREATE, true, 0, 0x0f, 0x10, 0x20, P_FORMAT },
+	/* 4 + 2, mode auto */
+	{ 4, 2, P_AUTO, false, 0, 0x3f, 0, 0, P_FORMAT },
+	{ 4, 2, P_AUTO, false, 0, 0, 0x3f, 0, P_ASSEMBLY },
+	{ 4, 2, P_AUTO, false, 0, 0x30, 0x0f, 0, P_ASSEMBLY },
+	{ 4, 2, P_AUTO, false, 0, 0x2c, 0x13, 0, P_REFUSE, -EEXIST, GGA_LC_WHY_TOO_FEW_FORMATTED, 0,
+	  2 },
+	{ 4, 2, P_AUTO, false, 0, 0x07, 0x38, 0, P_REFUSE, -EEXIST, GGA_LC_WHY_TOO_FEW_FORMATTED, 3,
+	  0 },
+	{ 4, 2, P_AUTO, false, 0x03, 0, 0x3c, 0, P_ASSEMBLY },
+	{ 4, 2, P_AUTO, false, 0x30, 0x0f, 0, 0, P_REFUSE, -ENODEV, GGA_LC_WHY_ABSENT_NEW, 4, 0 },
+	{ 4, 2, P_AUTO, false, 0x01, 0x30, 0x0e, 0, P_REFUSE, -EEXIST, GGA_LC_WHY_TOO_FEW_FORMATTED,
+	  1, 4 },
+	{ 4, 2, P_AUTO, false, 0, 0, 0x37, 0x08, P_REFUSE, -EMEDIUMTYPE, GGA_LC_WHY_OTHER_DATA, 3,
+	  0 },
+	/* 4 + 2, mode assemble */
+	{ 4, 2, P_ASSEMBLE, false, 0, 0x3f, 0, 0, P_REFUSE, -ENOENT, GGA_LC_WHY_NOTHING_TO_ASSEMBLE,
+	  0, 0 },
+	{ 4, 2, P_ASSEMBLE, false, 0x20, 0x1f, 0, 0, P_REFUSE, -ENODEV, GGA_LC_WHY_ABSENT_NEW, 5,
+	  0 },
+	{ 4, 2, P_ASSEMBLE, false, 0, 0, 0x3f, 0, P_ASSEMBLY },
+	{ 4, 2, P_ASSEMBLE, false, 0, 0x21, 0x1e, 0, P_ASSEMBLY },
+	{ 4, 2, P_ASSEMBLE, false, 0, 0x31, 0x0e, 0, P_REFUSE, -EEXIST,
+	  GGA_LC_WHY_TOO_FEW_FORMATTED, 1, 0 },
+	{ 4, 2, P_ASSEMBLE, false, 0x01, 0x0e, 0, 0x30, P_REFUSE, -EMEDIUMTYPE,
+	  GGA_LC_WHY_OTHER_DATA, 4, 0 },
+};
+
+static void
+test_plan_table(void)
+{
+	const struct plan_row *r;
+	struct gga_lc_plan p;
+	uint32_t i;
+
+	for (i = 0; i < sizeof(g_plan_rows) / sizeof(g_plan_rows[0]); i++) {
+		r = &g_plan_rows[i];
+		/* Garbage first: every field must be set. */
+		memset(&p, 0xa5, sizeof(p));
+		gga_lc_plan_create(r->k + r->m, r->k, r->mode, r->force, r->absent, r->blank,
+				   r->formatted, r->other, &p);
+		if (p.kind != r->kind || p.rc != r->rc || p.why != r->why ||
+		    p.member != r->member || p.member2 != r->member2) {
+			fprintf(stderr,
+				"plan row %u (%u+%u mode %d force %d absent 0x%x blank 0x%x "
+				"formatted 0x%x other 0x%x): got kind %d rc %d why %d member %u "
+				"member2 %u, expected %d %d %d %u %u\n",
+				i, r->k, r->m, (int)r->mode, r->force, r->absent, r->blank,
+				r->formatted, r->other, (int)p.kind, p.rc, (int)p.why, p.member,
+				p.member2, (int)r->kind, r->rc, (int)r->why, r->member, r->member2);
+		}
+		UT_ASSERT_EQ(p.kind, r->kind);
+		UT_ASSERT_EQ(p.rc, r->rc);
+		UT_ASSERT_EQ(p.why, r->why);
+		UT_ASSERT_EQ(p.member, r->member);
+		UT_ASSERT_EQ(p.member2, r->member2);
+	}
+}
+
+static uint32_t
+plan_lowest(uint32_t mask)
+{
+	return mask != 0 ? (uint32_t)__builtin_ctz(mask) : 32;
+}
+
+/* The errno each refusal carries. */
+static int
+plan_rc_of(enum gga_lc_plan_why why)
+{
+	switch (why) {
+	case GGA_LC_WHY_NOT_BLANK_RECORD:
+	case GGA_LC_WHY_NOT_BLANK_DATA:
+	case GGA_LC_WHY_TOO_FEW_FORMATTED:
+		return -EEXIST;
+	case GGA_LC_WHY_OTHER_DATA:
+		return -EMEDIUMTYPE;
+	case GGA_LC_WHY_ABSENT_NEW:
+		return -ENODEV;
+	case GGA_LC_WHY_NOTHING_TO_ASSEMBLE:
+		return -ENOENT;
+	case GGA_LC_WHY_NONE:
+		break;
+	}
+	return 0;
+}
+
+/*
+ * Every property of one plan; returns the name of the first that fails, or
+ * NULL. The masks are a partition of the n members.
+ */
+static const char *
+plan_violation(uint32_t n, uint32_t k, enum gga_lc_mode mode, bool force, uint32_t absent,
+	       uint32_t blank, uint32_t formatted, uint32_t other, const struct gga_lc_plan *p)
+{
+	uint32_t all = (1u << n) - 1, nf = (uint32_t)__builtin_popcount(formatted);
+	bool create_ok = mode == P_CREATE && (force || (formatted | other) == 0);
+
+	if (p->kind != GGA_LC_PLAN_REFUSE) {
+		if (p->rc != 0 || p->why != GGA_LC_WHY_NONE || p->member != 0 || p->member2 != 0) {
+			return "a plan that does not refuse carries no refusal";
+		}
+	} else if (p->rc >= 0 || p->why == GGA_LC_WHY_NONE || p->rc != plan_rc_of(p->why)) {
+		return "a refusal carries its errno and its reason";
+	} else if (p->member >= n || (p->why != GGA_LC_WHY_TOO_FEW_FORMATTED && p->member2 != 0)) {
+		return "a refusal names a member of the array (member2 only for too few)";
+	}
+	/* FORMAT exactly when create may overwrite, or auto finds every member blank. */
+	if ((p->kind == GGA_LC_PLAN_FORMAT) != (create_ok || (mode == P_AUTO && blank == all))) {
+		return "FORMAT iff create (all blank, or force) or auto with every member blank";
+	}
+	if (mode == P_CREATE && p->kind != GGA_LC_PLAN_FORMAT &&
+	    (p->kind != GGA_LC_PLAN_REFUSE || create_ok)) {
+		return "mode create formats or refuses, and refuses only without force";
+	}
+	if (p->kind == GGA_LC_PLAN_ASSEMBLE &&
+	    (other != 0 || formatted == 0 || (blank != 0 && nf < k))) {
+		return "ASSEMBLE only with no other member, one formatted, and k formatted "
+		       "beside blank ones";
+	}
+	if (mode == P_AUTO || mode == P_ASSEMBLE) {
+		if (other != 0 &&
+		    (p->kind != GGA_LC_PLAN_REFUSE || p->why != GGA_LC_WHY_OTHER_DATA)) {
+			return "auto/assemble refuse any other member first";
+		}
+		if (other == 0 && absent != 0 && formatted == 0 &&
+		    (p->kind != GGA_LC_PLAN_REFUSE || p->why != GGA_LC_WHY_ABSENT_NEW)) {
+			return "auto/assemble refuse absent members with none formatted";
+		}
+	}
+	if (p->kind != GGA_LC_PLAN_REFUSE) {
+		return NULL;
+	}
+	switch (p->why) {
+	case GGA_LC_WHY_NOT_BLANK_RECORD:
+	case GGA_LC_WHY_NOT_BLANK_DATA:
+		if (mode != P_CREATE || force || p->member != plan_lowest(formatted | other) ||
+		    !((p->why == GGA_LC_WHY_NOT_BLANK_RECORD ? formatted : other) &
+		      (1u << p->member))) {
+			return "not blank: mode create without force, the lowest formatted or other "
+			       "member, and what it holds";
+		}
+		break;
+	case GGA_LC_WHY_OTHER_DATA:
+		if (mode == P_CREATE || p->member != plan_lowest(other)) {
+			return "other data: auto/assemble, the lowest other member";
+		}
+		break;
+	case GGA_LC_WHY_ABSENT_NEW:
+		if (mode == P_CREATE || p->member != plan_lowest(absent) || formatted != 0 ||
+		    other != 0) {
+			return "absent: auto/assemble, the lowest absent member, none formatted";
+		}
+		break;
+	case GGA_LC_WHY_NOTHING_TO_ASSEMBLE:
+		if (mode != P_ASSEMBLE || p->member != plan_lowest(blank) || blank != all) {
+			return "nothing to assemble: mode assemble, every member blank, the lowest";
+		}
+		break;
+	case GGA_LC_WHY_TOO_FEW_FORMATTED:
+		if (mode == P_CREATE || other != 0 || nf >= k || nf == 0 || blank == 0 ||
+		    p->member != plan_lowest(formatted) || p->member2 != plan_lowest(blank)) {
+			return "too few: fewer than k formatted beside blank ones, the lowest of each";
+		}
+		break;
+	case GGA_LC_WHY_NONE:
+		return "a refusal without a reason";
+	}
+	return NULL;
+}
+
+/* Every assignment of absent/blank/formatted/other to the members of a k + m array. */
+static void
+plan_properties(uint32_t k, uint32_t m)
+{
+	static const enum gga_lc_mode modes[] = { P_AUTO, P_CREATE, P_ASSEMBLE };
+	uint32_t n = k + m, code, i, mi, f, bad = 0, plans = 0;
+	uint32_t seen_why[GGA_LC_WHY_TOO_FEW_FORMATTED + 1] = { 0 }, seen_kind[3] = { 0 };
+	uint32_t mask[4];
+	struct gga_lc_plan p, q;
+	const char *why;
+
+	for (code = 0; code < (1u << (2 * n)); code++) {
+		memset(mask, 0, sizeof(mask));
+		for (i = 0; i < n; i++) {
+			mask[(code >> (2 * i)) & 3] |= 1u << i;
+		}
+		for (mi = 0; mi < 3; mi++) {
+			for (f = 0; f < 2; f++) {
+				memset(&p, 0xa5, sizeof(p));
+				gga_lc_plan_create(n, k, modes[mi], f != 0, mask[0], mask[1],
+						   mask[2], mask[3], &p);
+				plans++;
+				why = plan_violation(n, k, modes[mi], f != 0, mask[0], mask[1],
+						     mask[2], mask[3], &p);
+				if (why == NULL && modes[mi] != P_CREATE) {
+					/* force changes nothing outside mode create. */
+					memset(&q, 0x5a, sizeof(q));
+					gga_lc_plan_create(n, k, modes[mi], f == 0, mask[0],
+							   mask[1], mask[2], mask[3], &q);
+					if (q.kind != p.kind || q.rc != p.rc || q.why != p.why ||
+					    q.member != p.member || q.member2 != p.member2) {
+						why = "force changes nothing outside mode create";
+					}
+				}
+				if (why != NULL && bad++ < 5) {
+					fprintf(stderr,
+						"%u+%u mode %d force %u absent 0x%x blank 0x%x "
+						"formatted 0x%x other 0x%x: kind %d rc %d why %d "
+						"member %u member2 %u breaks: %s\n",
+						k, m, (int)modes[mi], f, mask[0], mask[1], mask[2],
+						mask[3], (int)p.kind, p.rc, (int)p.why, p.member,
+						p.member2, why);
+				}
+				if (p.kind <= GGA_LC_PLAN_REFUSE) {
+					seen_kind[p.kind]++;
+				}
+				if (p.why <= GGA_LC_WHY_TOO_FEW_FORMATTED) {
+					seen_why[p.why]++;
+				}
+			}
+		}
+	}
+	printf("  %u+%u: %u plans checked, %u violations\n", k, m, plans, bad);
+	UT_ASSERT_EQ(bad, 0);
+	/* The walk reaches every plan and every reason (else it proves less than it says). */
+	for (i = 0; i < 3; i++) {
+		CU_ASSERT(seen_kind[i] > 0);
+	}
+	for (i = 0; i <= GGA_LC_WHY_TOO_FEW_FORMATTED; i++) {
+		CU_ASSERT(seen_why[i] > 0);
+	}
+}
+
+static void
+test_plan_properties(void)
+{
+	plan_properties(2, 1);
+	plan_properties(4, 2);
+}
+
 int
 main(void)
 {
 	static const struct ut_test tests[] = {
+		UT_TEST(test_plan_table),
+		UT_TEST(test_plan_properties),
 		UT_TEST(test_all_fixes_2_1),
 		UT_TEST(test_all_fixes_4_2),
 		UT_TEST(test_b1_found),
