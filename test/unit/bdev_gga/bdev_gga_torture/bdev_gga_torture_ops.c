@@ -189,7 +189,7 @@ op_return(struct torture *t)
 	}
 	UT_ASSERT_EQ(t_inject(t, (uint32_t)i, BDEV_ERROR_NONE), 0);
 	t->injected &= ~(1u << i);
-	t_wait_probed(t, (uint32_t)i);
+	t_wait_probed(t, 1u << i);
 	t_log(t, "return: member %u (state now %s)", i,
 	      bdev_gga_member_state_name(t_member_state(t, (uint32_t)i)));
 	return true;
@@ -680,17 +680,13 @@ t_read_all(struct torture *t)
 static void
 t_array_lost(struct torture *t)
 {
-	uint32_t was = t->injected, i;
+	uint32_t was = t->injected;
 
 	t->arrays_lost++;
 	t_log(t, "array lost: members 0x%x destroyed; they come back, then a front restart",
 	      t->pending_loss);
 	t_clear_all(t);
-	for (i = 0; i < t->n; i++) {
-		if (was & (1u << i)) {
-			t_wait_probed(t, i);
-		}
-	}
+	t_wait_probed(t, was);
 	if ((t->known & T_KNOWN_T2) && t->pending_loss != 0) {
 		/* T2 (known): a restart over blank members trusts them. */
 		t_log(t, "restart after loss: left out (t2 known)");
@@ -711,15 +707,11 @@ t_array_lost(struct torture *t)
 static void
 t_revive(struct torture *t)
 {
-	uint32_t was = t->injected, now, i;
+	uint32_t was = t->injected, now;
 
 	t->down_steps = 0;
 	t_clear_all(t);
-	for (i = 0; i < t->n; i++) {
-		if (was & (1u << i)) {
-			t_wait_probed(t, i);
-		}
-	}
+	t_wait_probed(t, was);
 	t_wait_recovered(t, T_WAIT_NS);
 	now = t_sample(t);
 	t_log(t, "revive: members 0x%x came back; not online 0x%x, good 0x%x", was, now, t_good(t));

@@ -15,13 +15,15 @@
  * counting the members not online (bdev_gga_get_info) or failed by the test
  * as damaged, or a write to it failed since its last acknowledged write.
  *
- * GGA_TORTURE_SEED (default 1; make torture: time-based), GGA_TORTURE_SECONDS (default 60,
- * split between 2 + 1 and 4 + 2), GGA_TORTURE_GEOMETRY ("2+1" or "4+2": run
- * only that one, with all the time), GGA_TORTURE_KNOWN_BUGS ("t1,t2": leave
- * out the sequences that trigger those bugs; the oracle is the same; also
- * "overlap": no reads beside writes while degraded, "oldcopy": no member
- * restored from an old copy), GGA_TORTURE_STEPS (stop after that many steps,
- * for a replay), GGA_TORTURE_VERBOSE=1 (print every operation).
+ * GGA_TORTURE_SEED (default 1; make torture: time-based), GGA_TORTURE_STEPS
+ * (steps per geometry, T_STEPS by default; with the seed it replays a run),
+ * GGA_TORTURE_GEOMETRY ("2+1" or "4+2": run only that one),
+ * GGA_TORTURE_LIMIT_SECONDS (the hang guard per geometry: past it the run
+ * fails), GGA_TORTURE_KNOWN_BUGS ("t1,t2": leave out the sequences that
+ * trigger those bugs; the oracle is the same; also "overlap": no reads
+ * beside writes while degraded, "oldcopy": no member restored from an old
+ * copy), GGA_TORTURE_VERBOSE=1 (print every operation).
+ * GGA_TORTURE_SECONDS is no longer read.
  */
 #include "test/unit/bdev_gga/bdev_gga_torture/bdev_gga_torture_core.c"
 #include "test/unit/bdev_gga/bdev_gga_torture/bdev_gga_torture_ops.c"
@@ -214,8 +216,7 @@ t_run(const char *name, uint32_t k, uint32_t m)
 	static uint64_t seed;
 	struct torture *t;
 	const char *geo = getenv("GGA_TORTURE_GEOMETRY"), *known = getenv("GGA_TORTURE_KNOWN_BUGS");
-	uint64_t seconds = t_env_u64("GGA_TORTURE_SECONDS", 60), start, deadline, ns;
-	uint64_t max_steps = t_env_u64("GGA_TORTURE_STEPS", UINT64_MAX);
+	uint64_t steps = t_env_u64("GGA_TORTURE_STEPS", T_STEPS), limit, start, ns;
 	char want[8];
 	uint32_t i;
 
@@ -263,17 +264,31 @@ t_run(const char *name, uint32_t k, uint32_t m)
 	for (i = 0; i < T_BATCH; i++) {
 		t->iobuf[i] = malloc((size_t)T_MAX_IO * T_MAX_BS);
 	}
-	if (geo == NULL || *geo == '\0') {
-		seconds = seconds / 2 + (m == 1 ? seconds % 2 : 0);
+	/* The hang guard: generous (T_LIMIT_*), a failure when it trips, never a quiet stop. */
+	limit = t_env_u64("GGA_TORTURE_LIMIT_SECONDS",
+			  T_LIMIT_BASE_S + steps * T_LIMIT_STEP_MS / 1000);
+	printf("\ntorture: seed %" PRIu64 " geometry %u+%u (%" PRIu64 " steps, at most %" PRIu64
+	       " s%s%s)\n",
+	       seed, k, m, steps, limit, known != NULL ? ", known bugs: " : "",
+	       known != NULL ? known : "");
+	if (getenv("GGA_TORTURE_SECONDS") != NULL) {
+		printf("torture: GGA_TORTURE_SECONDS is no longer read: the run counts steps "
+		       "(GGA_TORTURE_STEPS)\n");
 	}
-	printf("\ntorture: seed %" PRIu64 " geometry %u+%u (%" PRIu64 " s%s%s)\n", seed, k, m,
-	       seconds, known != NULL ? ", known bugs: " : "", known != NULL ? known : "");
 	fflush(stdout);
 
 	t_setup(t);
 	start = time_now_ns();
-	deadline = start + seconds * T_SEC_NS;
-	while (!t->failed && time_now_ns() < deadline && t->step < max_steps) {
+	while (!t->failed && t->step < steps) {
+		if (time_now_ns() - start > limit * T_SEC_NS) {
+			t_fail(t,
+			       "the hang guard: %" PRIu64 " of %" PRIu64
+			       " steps done after %" PRIu64
+			       " s (GGA_TORTURE_LIMIT_SECONDS); something hangs, or the machine "
+			       "is far slower than this budget allows",
+			       t->step, steps, limit);
+			break;
+		}
 		t->step++;
 		t_step(t);
 	}
@@ -281,12 +296,12 @@ t_run(const char *name, uint32_t k, uint32_t m)
 		t_final(t);
 	}
 	ns = GGA_MAX(time_now_ns() - start, 1ull);
-	printf("torture: %u+%u %s: %" PRIu64 " steps in %.1f s (%.0f ops/s); reads %" PRIu64
-	       " ok %" PRIu64 " failed, writes %" PRIu64 " ok %" PRIu64 " failed, %" PRIu64
-	       " blocks checked\n",
-	       k, m, t->failed ? "FAILED" : "passed", t->step, (double)ns / T_SEC_NS,
-	       (double)t->step * T_SEC_NS / (double)ns, t->reads_ok, t->reads_failed, t->writes_ok,
-	       t->writes_failed, t->blocks_checked);
+	printf("torture: %u+%u %s: %" PRIu64 " of %" PRIu64 " steps in %.1f s (%.0f steps/s); "
+	       "reads %" PRIu64 " ok %" PRIu64 " failed, writes %" PRIu64 " ok %" PRIu64
+	       " failed, %" PRIu64 " blocks checked\n",
+	       k, m, t->failed ? "FAILED" : "passed", t->final ? t->step - 1 : t->step, steps,
+	       (double)ns / T_SEC_NS, (double)t->step * T_SEC_NS / (double)ns, t->reads_ok,
+	       t->reads_failed, t->writes_ok, t->writes_failed, t->blocks_checked);
 	printf("torture: %u+%u operations (done/chosen):", k, m);
 	for (i = 0; i < OP_COUNT; i++) {
 		printf(" %s %" PRIu64 "/%" PRIu64 " (%.1f s)", g_ops[i].name, t->done[i],
