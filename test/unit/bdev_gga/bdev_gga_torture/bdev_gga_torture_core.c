@@ -30,16 +30,17 @@
 #define T_MEMBER_TIMEOUT_MS 300ull
 
 /* Bits of GGA_TORTURE_KNOWN_BUGS. */
-#define T_KNOWN_T1      0x1u
-#define T_KNOWN_T2      0x2u
-#define T_KNOWN_OVERLAP 0x4u
-#define T_KNOWN_OLDCOPY 0x8u
+#define T_KNOWN_T1       0x1u
+#define T_KNOWN_T2       0x2u
+#define T_KNOWN_OVERLAP  0x4u
+#define T_KNOWN_OLDCOPY  0x8u
+#define T_KNOWN_FMTCOUNT 0x10u
 /* Steps a recovery pass may stay held (op_hold) before the test lets it go on. */
-#define T_HOLD_STEPS    40
+#define T_HOLD_STEPS     40
 /* Blocks per chunk of a recovery pass here: a pass takes many chunks, and checkpoints. */
-#define T_CHUNK_BLOCKS  8
+#define T_CHUNK_BLOCKS   8
 /* Steps the array may stay down (more than m members out) before the test brings it back. */
-#define T_DOWN_STEPS    20
+#define T_DOWN_STEPS     20
 
 /*
  * Steps per geometry (GGA_TORTURE_STEPS): the same on any machine. Chosen so
@@ -77,6 +78,7 @@ enum t_op {
 	OP_BLANK_RESTART,
 	OP_HOLD,
 	OP_DROP,
+	OP_CRASH,
 	OP_COUNT
 };
 
@@ -103,6 +105,7 @@ static const struct {
 	[OP_BLANK_RESTART] = { "blank-then-restart", 4 },
 	[OP_HOLD] = { "hold-pass", 4 },
 	[OP_DROP] = { "drop-writes", 3 },
+	[OP_CRASH] = { "crash", 3 },
 };
 
 /*
@@ -141,7 +144,7 @@ enum t_accept {
 	ACC_UNVERIFIED,
 	/* A write beside it in the same batch failed. */
 	ACC_BATCH,
-	/* A stalled member was reset under it. */
+	/* A stalled member was reset under it, or a crash cut it. */
 	ACC_ABORTED,
 	ACC_COUNT
 };
@@ -169,7 +172,7 @@ struct torture {
 	/*
 	 * Members whose fragments the oracle does not count until it has
 	 * verified them on their media: returned after a failure, stalled,
-	 * or destroyed (t_verify clears them).
+	 * destroyed, or everyone after a crash (t_verify clears them).
 	 */
 	uint32_t unverified;
 	/* Of those, members whose storage was destroyed (blank, old copy, replaced). */
@@ -191,7 +194,8 @@ struct torture {
 	char hist[T_HIST][T_LINE];
 	bool failed;
 	bool hung;
-	bool final; /* in the final check, after the steps */
+	bool crashing; /* op_crash: the I/O of this batch may fail whatever the record says */
+	bool final;    /* in the final check, after the steps */
 	bool verbose;
 	unsigned known;
 	const char *known_env; /* GGA_TORTURE_KNOWN_BUGS as given (a replay needs it) */
@@ -203,9 +207,9 @@ struct torture {
 	uint64_t reads_ok, reads_failed, writes_ok, writes_failed, blocks_checked;
 	uint64_t frags_flipped, stalls_aborted, stalls_watchdog, arrays_lost, scrubs_done;
 	uint64_t accepted[ACC_COUNT]; /* failed reads the oracle accepted, by cause */
-	uint64_t verifies, frags_verified;
+	uint64_t crashes, crash_writes_acked, crash_writes_cut, verifies, frags_verified;
 	uint64_t recovered_verified; /* members verified on their media after they came back */
-	uint64_t torn_left; /* fragments of writes not acknowledged the gga bdev left on a member */
+	uint64_t torn_left;          /* fragments of cut writes the gga bdev left on a member */
 };
 
 static uint8_t g_ver[NBLK][T_MAXV][T_MAX_BS];
@@ -388,7 +392,7 @@ t_available(const struct torture *t)
  * Must a read of block b succeed, with the fragments of the members in
  * `avail` (in sync by the record)? Yes if k of them hold its last
  * acknowledged version. With one write not acknowledged since (failed, or cut
- * by a stall), the members that may hold either version count too when every
+ * by a crash), the members that may hold either version count too when every
  * split of them between the two leaves k fragments of one (FORMAT 7.2:
  * 2 + 1 always, 4 + 2 not with a 3 / 3 split). `more`: members the gga bdev
  * has just reported recovered, not yet verified; their fragments count only
@@ -826,7 +830,7 @@ t_batch_failed_write(const struct t_io *ios, uint32_t nios, uint64_t b)
 	return false;
 }
 
-/* The oracle, for one completed read. `aborted_ok`: a stalled member was reset under it. */
+/* The oracle, for one completed read. `aborted_ok`: a stalled member was reset, or a crash cut it. */
 static void
 t_check_read(struct torture *t, const struct t_io *io, const struct t_io *ios, uint32_t nios,
 	     bool aborted_ok)
@@ -841,7 +845,7 @@ t_check_read(struct torture *t, const struct t_io *io, const struct t_io *ios, u
 	t->blocks_checked += io->n;
 	if (!io->r.success) {
 		t->reads_failed++;
-		if (aborted_ok && io->r.err == -ECANCELED) {
+		if (aborted_ok && (io->r.err == -ECANCELED || t->crashing)) {
 			t->accepted[ACC_ABORTED]++;
 			return;
 		}

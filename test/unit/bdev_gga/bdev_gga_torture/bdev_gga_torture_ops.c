@@ -2,8 +2,8 @@
 /*
  * The torture run's operations (included by bdev_gga_torture_ut.c after
  * bdev_gga_torture_core.c): I/O, corruption, member faults, restarts,
- * replaces, scrubs, holds of recovery passes, and bringing a lost or
- * long-down array back.
+ * crashes, replaces, scrubs, holds of recovery passes, and bringing a lost
+ * or long-down array back.
  */
 static void
 op_io(struct torture *t, bool write, int stall)
@@ -791,5 +791,182 @@ op_blank_restart(struct torture *t)
 			op_blank(t, (int)i);
 		}
 	}
+	return true;
+}
+
+/*
+ * Reset every error bdev at once: the I/O they hold completes aborted. (Not
+ * ut_dev_close: its wait for idle threads would let the gga bdev's watchdog
+ * act first.)
+ */
+static void
+t_reset_members(struct torture *t)
+{
+	struct ut_dev sd[T_MAX_N];
+	struct ut_io rr[T_MAX_N];
+	uint32_t i, done;
+
+	for (i = 0; i < t->n; i++) {
+		UT_ASSERT_EQ_FATAL(ut_dev_open_mode(&sd[i], t->ee[i], false, g_ut_app), 0);
+		memset(&rr[i], 0, sizeof(rr[i]));
+		UT_ASSERT_EQ(bdev_reset(sd[i].desc, sd[i].ch, ut_io_done, &rr[i]), 0);
+	}
+	UT_POLL_UNTIL(({
+		for (i = 0, done = 0; i < t->n; i++) {
+			done += rr[i].done;
+		}
+		done == t->n;
+	}));
+	for (i = 0; i < t->n; i++) {
+		CU_ASSERT(rr[i].done);
+		io_channel_put(sd[i].ch);
+		bdev_close(sd[i].desc);
+	}
+}
+
+/*
+ * A power loss with I/O in flight. Writes (and reads) go out, with a recovery
+ * pass running where there is one (a held pass is let go on half the time; a
+ * failed member is sometimes returned first so that one starts). After a
+ * random number of polling rounds each member's media stop changing, one
+ * member after another: its error bdev holds every new I/O, so what reached
+ * the member before its cut stays and what did not never will, and a write
+ * can reach some members and not others. Then the held I/O ends with an
+ * error and every new one fails; the gga bdev is deleted with nothing more
+ * reaching any member; power returns (every member answers again) and the
+ * array is assembled from what the members hold. Acknowledged writes must be
+ * there; the others may read old or new, or be lost where a torn write leaves
+ * no version on k members (FORMAT 7.2). Every member is then verified on its
+ * media once recovery reports done.
+ */
+static bool
+op_crash(struct torture *t)
+{
+	struct t_io ios[T_BATCH];
+	uint32_t nios, v, i, n, cut = 0, at[T_MAX_N], first, polls, avail, good, acked = 0;
+	uint64_t deadline, lba;
+	bool all_done = false, write, pass, torn;
+	int j;
+
+	/*
+	 * fmtcount (known): a crash in the update after a blank or replaced
+	 * member's format leaves a member that missed it two counts behind (the
+	 * format took a count of its own), and the assembly is refused.
+	 */
+	if (t->disk == NULL ||
+	    ((t->known & (T_KNOWN_T2 | T_KNOWN_FMTCOUNT)) && t->destroyed != 0)) {
+		return false;
+	}
+	j = t_rnd(t, 2) == 0 ? t_pick_member(t, t->injected) : -1;
+	if (j >= 0) {
+		/* Back: the probe re-adds it and a pass starts (bounded wait). */
+		UT_ASSERT_EQ(t_inject(t, (uint32_t)j, BDEV_ERROR_NONE), 0);
+		t_uninject(t, 1u << j);
+		deadline = time_now_ns() + T_WAIT_NS / 10;
+		while (t->disk->walk == NULL && time_now_ns() < deadline) {
+			ut_poll_once();
+		}
+	}
+	if (t->hold_at != 0 && t_rnd(t, 2) == 0) {
+		t_hold_release(t);
+	}
+	pass = t->disk->walk != NULL;
+	nios = 1 + t_rnd(t, T_BATCH);
+	for (v = 0; v < nios; v++) {
+		t_range(t, &lba, &n);
+		write = t_rnd(t, 4) != 0 && t_write_ok(t, lba, n, nios);
+		t_io_prepare(t, &ios[v], v, write, lba, n);
+	}
+	avail = t_available(t);
+	good = t_good(t);
+	/*
+	 * A round is one message on each thread, so a cut can fall between any
+	 * two steps of a write or a pass chunk. Round 0 is before the I/O is
+	 * submitted: a member cut then gets none of it, while the others may get
+	 * all (a write's fragments go out to the members in one call).
+	 */
+	first = t_rnd(t, 16);
+	torn = t_rnd(t, 2) == 0;
+	for (i = 0; i < t->n; i++) {
+		at[i] = torn && t_rnd(t, 3) == 0 ? 0 : first + t_rnd(t, 3);
+	}
+	for (polls = 0; cut != t->all; polls++) {
+		for (i = 0; i < t->n; i++) {
+			if (!(cut & (1u << i)) && polls >= at[i]) {
+				UT_ASSERT_EQ(t_inject(t, i, BDEV_ERROR_PENDING), 0);
+				cut |= 1u << i;
+			}
+		}
+		for (v = 0; polls == 0 && v < nios; v++) {
+			if (ut_submit(&g_dev, ios[v].write ? BDEV_IO_TYPE_WRITE : BDEV_IO_TYPE_READ,
+				      ios[v].buf, ios[v].lba, ios[v].n, &ios[v].r) != 0) {
+				ios[v].r.done = true;
+				ios[v].r.success = false;
+				ios[v].r.err = -ENOMEM;
+			}
+		}
+		thread_poll(g_ut_app, 1, 0);
+		thread_poll(g_ut_worker, 1, 0);
+	}
+	/* What reached every member before its cut may still be acknowledged. */
+	for (polls = 0; polls < 8; polls++) {
+		ut_poll_once();
+	}
+	/* The power is gone: what the members hold ends with an error, new I/O fails. */
+	for (i = 0; i < t->n; i++) {
+		UT_ASSERT_EQ(t_inject(t, i, BDEV_ERROR_FAILURE), 0);
+	}
+	t_reset_members(t);
+	t->injected = t->all;
+	deadline = time_now_ns() + UT_TIMEOUT_NS;
+	while (time_now_ns() < deadline) {
+		for (v = 0, all_done = true; v < nios; v++) {
+			all_done &= ios[v].r.done;
+		}
+		if (all_done) {
+			break;
+		}
+		ut_poll_once();
+	}
+	t_describe(t, ios, nios, "crash", t->last_unreach);
+	if (!all_done) {
+		t->hung = true;
+		t_dump_disk(t);
+		t_fail(t, "crash: an I/O did not complete once every member failed");
+		return true;
+	}
+	for (v = 0; v < nios; v++) {
+		if (ios[v].write) {
+			acked += ios[v].r.success;
+			t->crash_writes_acked += ios[v].r.success;
+			t->crash_writes_cut += !ios[v].r.success;
+		}
+	}
+	t->crashing = true;
+	t_check_ios(t, ios, nios, avail, true);
+	t->crashing = false;
+	t->crashes++;
+	t_log(t,
+	      "crash: members cut from round %u on (%s), %u write(s) acknowledged; the front "
+	      "stops with nothing drained",
+	      first, pass ? "a pass ran" : "no pass", acked);
+	t_stop_front(t);
+	if (t->failed) {
+		return true;
+	}
+	/* Power back: every member answers, holding what it held at its cut. */
+	t_clear_all(t);
+	t_unverify(t, t->all);
+	if (!t_reassemble(t, "crash", good)) {
+		if (!t->failed) {
+			t->arrays_lost++;
+			t_teardown(t);
+			t_setup(t);
+			t_log(t, "crash: a fresh array");
+		}
+		return true;
+	}
+	t_log(t, "crash: assembled again (not online 0x%x)", t_sample(t));
+	t_sync(t, false);
 	return true;
 }

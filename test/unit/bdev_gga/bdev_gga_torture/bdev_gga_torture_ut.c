@@ -5,8 +5,8 @@
  * random mix of I/O (writes, reads, concurrent batches, flushes) and faults
  * (members failed, returned, blanked, restored from an old copy of their own
  * storage, stalled; fragments corrupted; the gga bdev deleted and created
- * again; failed members replaced; scrubs; waits for recovery), for a fixed
- * number of steps.
+ * again, or cut off from its members with I/O in flight, a crash; failed
+ * members replaced; scrubs; waits for recovery), for a fixed number of steps.
  *
  * The oracle is independent of the gga bdev's view: it keeps, per block and
  * per member, what that member's fragment holds (the last acknowledged
@@ -14,9 +14,9 @@
  * from the test's own operations only. After every read each block holds one
  * of the contents the model allows, or the whole read failed; a read may fail
  * only where fewer than k members the oracle counts can hold the block's
- * version. A member failed, stalled or destroyed by the test is counted again
- * only once the oracle has verified it on its media (t_verify), after the gga
- * bdev reports recovery done.
+ * version. A member failed, stalled or destroyed by the test, or everyone
+ * after a crash, is counted again only once the oracle has verified it on its
+ * media (t_verify), after the gga bdev reports recovery done.
  *
  * GGA_TORTURE_SEED (default 1; make torture: time-based), GGA_TORTURE_STEPS
  * (steps per geometry, T_STEPS by default; with the seed it replays a run),
@@ -25,7 +25,8 @@
  * fails), GGA_TORTURE_KNOWN_BUGS ("t1,t2": leave out the sequences that
  * trigger those bugs; the oracle is the same; also "overlap": no reads
  * beside writes while degraded, "oldcopy": no member restored from an old
- * copy), GGA_TORTURE_VERBOSE=1 (print every operation).
+ * copy, "fmtcount": no crash while a blank or replaced member is not yet
+ * verified), GGA_TORTURE_VERBOSE=1 (print every operation).
  * GGA_TORTURE_SECONDS is no longer read.
  */
 #include "test/unit/bdev_gga/bdev_gga_torture/bdev_gga_torture_core.c"
@@ -115,6 +116,9 @@ t_step(struct torture *t)
 		break;
 	case OP_DROP:
 		done = op_drop(t);
+		break;
+	case OP_CRASH:
+		done = op_crash(t);
 		break;
 	default:
 		done = op_blank_restart(t);
@@ -267,6 +271,7 @@ t_run(const char *name, uint32_t k, uint32_t m)
 		t->known |= strstr(known, "t2") != NULL ? T_KNOWN_T2 : 0;
 		t->known |= strstr(known, "overlap") != NULL ? T_KNOWN_OVERLAP : 0;
 		t->known |= strstr(known, "oldcopy") != NULL ? T_KNOWN_OLDCOPY : 0;
+		t->known |= strstr(known, "fmtcount") != NULL ? T_KNOWN_FMTCOUNT : 0;
 	}
 	for (i = 0; i < T_BATCH; i++) {
 		t->iobuf[i] = malloc((size_t)T_MAX_IO * T_MAX_BS);
@@ -315,13 +320,15 @@ t_run(const char *name, uint32_t k, uint32_t m)
 	printf("torture: %u+%u failed reads accepted: %" PRIu64 " (fewer than k members hold a "
 	       "block, by the oracle's record: %" PRIu64 "; more than m members failed by the "
 	       "test: %" PRIu64 "; only while members that came back were not yet verified: "
-	       "%" PRIu64 "; beside a failed write: %" PRIu64 "; aborted by a reset: %" PRIu64
-	       "); media verified %" PRIu64 " times (%" PRIu64 " fragments; %" PRIu64
+	       "%" PRIu64 "; beside a failed write: %" PRIu64 "; aborted by a reset or a crash: "
+	       "%" PRIu64 "); crashes %" PRIu64 " (writes acknowledged %" PRIu64 ", cut %" PRIu64
+	       "), media verified %" PRIu64 " times (%" PRIu64 " fragments; %" PRIu64
 	       " members checked after they came back; %" PRIu64
-	       " fragments of writes not acknowledged left unrepaired)\n",
+	       " fragments of cut writes left unrepaired)\n",
 	       k, m, ns, t->accepted[ACC_LOST], t->accepted[ACC_DOWN], t->accepted[ACC_UNVERIFIED],
-	       t->accepted[ACC_BATCH], t->accepted[ACC_ABORTED], t->verifies, t->frags_verified,
-	       t->recovered_verified, t->torn_left);
+	       t->accepted[ACC_BATCH], t->accepted[ACC_ABORTED], t->crashes, t->crash_writes_acked,
+	       t->crash_writes_cut, t->verifies, t->frags_verified, t->recovered_verified,
+	       t->torn_left);
 	printf("torture: %u+%u operations (done/chosen):", k, m);
 	for (i = 0; i < OP_COUNT; i++) {
 		printf(" %s %" PRIu64 "/%" PRIu64 " (%.1f s)", g_ops[i].name, t->done[i],
