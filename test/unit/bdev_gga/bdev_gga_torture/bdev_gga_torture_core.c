@@ -129,6 +129,12 @@ struct t_block {
 	uint8_t unacked;       /* writes to it not acknowledged since its last acknowledged one */
 	uint8_t hold[T_MAX_N]; /* enum t_hold, per member */
 	uint32_t seq;          /* writes issued to it (a restored copy older than one missed it) */
+	/*
+	 * Since its last acknowledged write, some member held a fragment that
+	 * may hide a newer write (damaged, or of a write not acknowledged): a
+	 * pass may have called it unrecoverable then.
+	 */
+	bool doubt;
 	/* Hashes of contents it held before (for the report only: "an older content"). */
 	uint8_t nold;
 	uint64_t old[T_OLD];
@@ -396,16 +402,18 @@ t_available(const struct torture *t)
  * split of them between the two leaves k fragments of one (FORMAT 7.2:
  * 2 + 1 always, 4 + 2 not with a 3 / 3 split). `more`: members the gga bdev
  * has just reported recovered, not yet verified; their fragments count only
- * where no member holds one that may hide a newer write (a damaged fragment,
- * or one of a write not acknowledged): FORMAT 7.2, "members that missed
- * writes". Nothing here asks the gga bdev.
+ * where no member has held one that may hide a newer write since the last
+ * acknowledged write (a damaged fragment, or one of a write not
+ * acknowledged): a pass that recovered them then may have called the block
+ * unrecoverable (FORMAT 7.2, "members that missed writes"). Nothing here asks
+ * the gga bdev.
  */
 static bool
 t_must_read(const struct torture *t, uint64_t b, uint32_t avail, uint32_t more)
 {
 	const struct t_block *blk = &t->blk[b];
 	uint32_t x = 0, y = 0, xm = 0, i, bit;
-	bool doubt = false;
+	bool doubt = blk->doubt;
 
 	for (i = 0; i < t->n; i++) {
 		bit = 1u << i;
@@ -961,12 +969,14 @@ t_apply_writes(struct torture *t, const struct t_io *ios, uint32_t nios, uint32_
 			t_remember(t, b);
 			blk->nver = 0;
 			blk->unacked = 0;
+			blk->doubt = false;
 			for (i = 0; i < t->n; i++) {
 				blk->hold[i] = (avail & (1u << i)) ? H_CUR : H_MISSED;
 			}
 		} else {
 			/* Not acknowledged: it may have reached some members, old or new. */
 			blk->unacked = (uint8_t)GGA_MIN(blk->unacked + 1u, 100u);
+			blk->doubt = true;
 			for (i = 0; i < t->n; i++) {
 				if (blk->hold[i] == H_CUR) {
 					blk->hold[i] = H_MAYBE;
@@ -1132,7 +1142,7 @@ t_verify(struct torture *t, bool recovered, bool scrubbed)
 			doubt |= (evid & (1u << i)) &&
 				 (blk->hold[i] == H_BAD || blk->hold[i] == H_MAYBE);
 		}
-		sure |= !doubt;
+		sure |= !doubt && !blk->doubt;
 		if (ver < 0) {
 			if (must) {
 				t_fail(t,
@@ -1151,6 +1161,7 @@ t_verify(struct torture *t, bool recovered, bool scrubbed)
 			for (i = 0; i < t->n; i++) {
 				if (checking & (1u << i)) {
 					blk->hold[i] = H_BAD;
+					blk->doubt = true;
 				}
 			}
 			continue;
@@ -1216,6 +1227,7 @@ t_verify(struct torture *t, bool recovered, bool scrubbed)
 			blk->hold[i] = (valid & bit)                         ? H_CUR :
 				       (evid & bit) || blk->hold[i] == H_BAD ? H_BAD :
 									       H_MISSED;
+			blk->doubt |= blk->hold[i] == H_BAD;
 		}
 	}
 	gga_codec_scratch_free(scr);

@@ -84,6 +84,7 @@ t_flip(struct torture *t, uint32_t i, uint64_t lba)
 		return false;
 	}
 	t->blk[lba].hold[i] = H_BAD;
+	t->blk[lba].doubt = true;
 	t->frags_flipped++;
 	return true;
 }
@@ -337,6 +338,7 @@ op_restore(struct torture *t)
 	for (b = 0; b < NBLK; b++) {
 		if (t->snap_hold[j][b] == H_BAD && t->snap_seq[j][b] == t->blk[b].seq) {
 			t->blk[b].hold[j] = H_BAD;
+			t->blk[b].doubt = true;
 		}
 	}
 	return true;
@@ -669,6 +671,7 @@ op_drop(struct torture *t)
 	UT_ASSERT_EQ(t_inject(t, (uint32_t)i, BDEV_ERROR_NONE), 0);
 	for (b = lba; b < lba + n; b++) {
 		t->blk[b].hold[i] = H_BAD;
+		t->blk[b].doubt = true;
 	}
 	t->writes_dropped++;
 	return true;
