@@ -4,8 +4,9 @@
 #   make test-vm   the SoftRoCE/NVMe-oF interop tests in a qemu VM (test/vm/)
 #   make demo      install packages, build, run the demo
 #   make bench     run the benchmarks (docs/BENCHMARKS.md)
-#   make torture   the seeded torture run of the gga bdev for GGA_TORTURE_SECONDS (default 600);
-#                  GGA_TORTURE_SEED=S replays a run (docs/TESTING.md); then gga_heal.sh and
+#   make torture   the seeded torture run of the gga bdev for GGA_TORTURE_STEPS steps per
+#                  geometry (default 24000, ten times make test's); GGA_TORTURE_SEED=S
+#                  replays a run (docs/TESTING.md); then gga_heal.sh and
 #                  gga_recovery_passes.sh under ASan+UBSan (make test runs them unsanitized)
 #   make fuzz      build the libFuzzer harnesses (clang) and fuzz each for 3.5 minutes
 #                  (GGA_FUZZ_SECONDS; at least 10 million runs in all), then run the
@@ -52,7 +53,7 @@ bench:
 TORTURE_ASAN_TESTS := gga_heal.sh gga_recovery_passes.sh
 torture: build
 	@$(MAKE) -C test/unit/bdev_gga/bdev_gga_torture all
-	@GGA_TORTURE_SECONDS=$${GGA_TORTURE_SECONDS:-600} \
+	@GGA_TORTURE_STEPS=$${GGA_TORTURE_STEPS:-24000} \
 		GGA_TORTURE_SEED=$${GGA_TORTURE_SEED:-$$(date +%s%N)} \
 		$(O)/test/unit/bdev_gga/bdev_gga_torture/bdev_gga_torture_ut
 	@$(MAKE) O=$(GGA_ROOT)/build-asan CONFIG_ASAN=y CONFIG_TEST_HOOKS=y build

@@ -5,23 +5,29 @@
  * random mix of I/O (writes, reads, concurrent batches, flushes) and faults
  * (members failed, returned, blanked, restored from an old copy of their own
  * storage, stalled; fragments corrupted; the gga bdev deleted and created
- * again; failed members replaced; scrubs; waits for recovery).
+ * again, or cut off from its members with I/O in flight, a crash; failed
+ * members replaced; scrubs; waits for recovery), for a fixed number of steps.
  *
- * The oracle is a model of every block's last acknowledged content. After
- * every read each block holds one of the contents the model allows (the last
- * acknowledged write; the contents of writes that failed or ran concurrently
- * since), or the whole read failed. A read may fail only when the model says
- * one of its blocks may be lost: more than m of its fragments damaged at once,
- * counting the members not online (bdev_gga_get_info) or failed by the test
- * as damaged, or a write to it failed since its last acknowledged write.
+ * The oracle is independent of the gga bdev's view: it keeps, per block and
+ * per member, what that member's fragment holds (the last acknowledged
+ * version, maybe a newer one of a write not acknowledged, missed, damaged),
+ * from the test's own operations only. After every read each block holds one
+ * of the contents the model allows, or the whole read failed; a read may fail
+ * only where fewer than k members the oracle counts can hold the block's
+ * version. A member failed, stalled or destroyed by the test, or everyone
+ * after a crash, is counted again only once the oracle has verified it on its
+ * media (t_verify), after the gga bdev reports recovery done.
  *
- * GGA_TORTURE_SEED (default 1; make torture: time-based), GGA_TORTURE_SECONDS (default 60,
- * split between 2 + 1 and 4 + 2), GGA_TORTURE_GEOMETRY ("2+1" or "4+2": run
- * only that one, with all the time), GGA_TORTURE_KNOWN_BUGS ("t1,t2": leave
- * out the sequences that trigger those bugs; the oracle is the same; also
- * "overlap": no reads beside writes while degraded, "oldcopy": no member
- * restored from an old copy), GGA_TORTURE_STEPS (stop after that many steps,
- * for a replay), GGA_TORTURE_VERBOSE=1 (print every operation).
+ * GGA_TORTURE_SEED (default 1; make torture: time-based), GGA_TORTURE_STEPS
+ * (steps per geometry, T_STEPS by default; with the seed it replays a run),
+ * GGA_TORTURE_GEOMETRY ("2+1" or "4+2": run only that one),
+ * GGA_TORTURE_LIMIT_SECONDS (the hang guard per geometry: past it the run
+ * fails), GGA_TORTURE_KNOWN_BUGS ("t1,t2": leave out the sequences that
+ * trigger those bugs; the oracle is the same; also "overlap": no reads
+ * beside writes while degraded, "oldcopy": no member restored from an old
+ * copy, "fmtcount": no crash while a blank or replaced member is not yet
+ * verified), GGA_TORTURE_VERBOSE=1 (print every operation).
+ * GGA_TORTURE_SECONDS is no longer read.
  */
 #include "test/unit/bdev_gga/bdev_gga_torture/bdev_gga_torture_core.c"
 #include "test/unit/bdev_gga/bdev_gga_torture/bdev_gga_torture_ops.c"
@@ -111,6 +117,9 @@ t_step(struct torture *t)
 	case OP_DROP:
 		done = op_drop(t);
 		break;
+	case OP_CRASH:
+		done = op_crash(t);
+		break;
 	default:
 		done = op_blank_restart(t);
 		break;
@@ -126,7 +135,7 @@ t_step(struct torture *t)
 	}
 	t->op_ns[op] += time_now_ns() - t0;
 	t0 = time_now_ns();
-	if (!t->failed && (uint32_t)__builtin_popcount(t->all & ~t->pending_loss) < t->k) {
+	if (!t->failed && (uint32_t)__builtin_popcount(t->all & ~t->destroyed) < t->k) {
 		t_array_lost(t);
 	}
 	t->down_steps = (uint32_t)__builtin_popcount(t->last_unreach) > t->m ? t->down_steps + 1 :
@@ -138,12 +147,13 @@ t_step(struct torture *t)
 }
 
 /*
- * Wait (bounded) for every member to come back, with a failed pass retried
- * (10 s later). Once the members had time to be probed, fewer than k members
- * that hold every block mean that nothing can bring the others back.
+ * Wait (bounded) for every member to come back, with a failed pass retried.
+ * Once the members had time to be probed, fewer than k members that held
+ * every block (`good`, the oracle's, before the faults were cleared) mean
+ * that nothing can bring the others back.
  */
 static bool
-t_wait_final(struct torture *t)
+t_wait_final(struct torture *t, uint32_t good)
 {
 	uint64_t start = time_now_ns(), next = start;
 
@@ -154,9 +164,8 @@ t_wait_final(struct torture *t)
 		}
 		if (time_now_ns() >= next) {
 			t_clear_faulted(t);
-			t_sample(t);
 			if (time_now_ns() > start + T_WAIT_NS &&
-			    (uint32_t)__builtin_popcount(t_good(t)) < t->k) {
+			    (uint32_t)__builtin_popcount(good) < t->k) {
 				return false;
 			}
 			next = time_now_ns() + T_SEC_NS / 10;
@@ -167,37 +176,41 @@ t_wait_final(struct torture *t)
 }
 
 /*
- * The end: every fault cleared, every member online (bounded), a scrub, and
- * every block the model does not call possibly lost reads right.
+ * The end: every fault cleared, every member online (bounded) and verified
+ * on its media, a scrub (after which every member holds every block that
+ * decodes), and every block read against the record.
  */
 static void
 t_final(struct torture *t)
 {
-	uint32_t unreach;
+	uint32_t good = t_good(t), unreach;
 
 	t->step++;
 	t->final = true;
 	t_log(t, "final: every fault cleared");
 	t_clear_all(t);
-	if (!t_wait_final(t)) {
+	if (!t_wait_final(t, good)) {
 		unreach = t_sample(t);
 		t_log(t, "final: members 0x%x not online", unreach);
-		if ((uint32_t)__builtin_popcount(t_good(t)) >= t->k) {
+		if ((uint32_t)__builtin_popcount(good) >= t->k) {
 			t_fail(t,
 			       "members 0x%x did not come back within %llu s with every fault "
-			       "cleared, although members 0x%x hold every block",
-			       unreach, (unsigned long long)(T_FINAL_NS / T_SEC_NS), t_good(t));
+			       "cleared, although members 0x%x held every block",
+			       unreach, (unsigned long long)(T_FINAL_NS / T_SEC_NS), good);
 			return;
 		}
+		t_verify(t, false, false);
 		t_read_all(t);
 		return;
 	}
-	t_sample(t);
-	op_scrub(t, true);
+	t_verify(t, true, false);
+	if (!t->failed) {
+		op_scrub(t, true);
+	}
 	if (!t->failed) {
 		t_read_all(t);
 	}
-	t_log(t, "final: %u blocks possibly lost", t_count_may_fail(t, 0));
+	t_log(t, "final: %u blocks lost by the record", t_count_may_fail(t, t_available(t)));
 }
 
 static uint64_t
@@ -214,8 +227,7 @@ t_run(const char *name, uint32_t k, uint32_t m)
 	static uint64_t seed;
 	struct torture *t;
 	const char *geo = getenv("GGA_TORTURE_GEOMETRY"), *known = getenv("GGA_TORTURE_KNOWN_BUGS");
-	uint64_t seconds = t_env_u64("GGA_TORTURE_SECONDS", 60), start, deadline, ns;
-	uint64_t max_steps = t_env_u64("GGA_TORTURE_STEPS", UINT64_MAX);
+	uint64_t steps = t_env_u64("GGA_TORTURE_STEPS", T_STEPS), limit, start, ns;
 	char want[8];
 	uint32_t i;
 
@@ -259,21 +271,36 @@ t_run(const char *name, uint32_t k, uint32_t m)
 		t->known |= strstr(known, "t2") != NULL ? T_KNOWN_T2 : 0;
 		t->known |= strstr(known, "overlap") != NULL ? T_KNOWN_OVERLAP : 0;
 		t->known |= strstr(known, "oldcopy") != NULL ? T_KNOWN_OLDCOPY : 0;
+		t->known |= strstr(known, "fmtcount") != NULL ? T_KNOWN_FMTCOUNT : 0;
 	}
 	for (i = 0; i < T_BATCH; i++) {
 		t->iobuf[i] = malloc((size_t)T_MAX_IO * T_MAX_BS);
 	}
-	if (geo == NULL || *geo == '\0') {
-		seconds = seconds / 2 + (m == 1 ? seconds % 2 : 0);
+	/* The hang guard: generous (T_LIMIT_*), a failure when it trips, never a quiet stop. */
+	limit = t_env_u64("GGA_TORTURE_LIMIT_SECONDS",
+			  T_LIMIT_BASE_S + steps * T_LIMIT_STEP_MS / 1000);
+	printf("\ntorture: seed %" PRIu64 " geometry %u+%u (%" PRIu64 " steps, at most %" PRIu64
+	       " s%s%s)\n",
+	       seed, k, m, steps, limit, known != NULL ? ", known bugs: " : "",
+	       known != NULL ? known : "");
+	if (getenv("GGA_TORTURE_SECONDS") != NULL) {
+		printf("torture: GGA_TORTURE_SECONDS is no longer read: the run counts steps "
+		       "(GGA_TORTURE_STEPS)\n");
 	}
-	printf("\ntorture: seed %" PRIu64 " geometry %u+%u (%" PRIu64 " s%s%s)\n", seed, k, m,
-	       seconds, known != NULL ? ", known bugs: " : "", known != NULL ? known : "");
 	fflush(stdout);
 
 	t_setup(t);
 	start = time_now_ns();
-	deadline = start + seconds * T_SEC_NS;
-	while (!t->failed && time_now_ns() < deadline && t->step < max_steps) {
+	while (!t->failed && t->step < steps) {
+		if (time_now_ns() - start > limit * T_SEC_NS) {
+			t_fail(t,
+			       "the hang guard: %" PRIu64 " of %" PRIu64
+			       " steps done after %" PRIu64
+			       " s (GGA_TORTURE_LIMIT_SECONDS); something hangs, or the machine "
+			       "is far slower than this budget allows",
+			       t->step, steps, limit);
+			break;
+		}
 		t->step++;
 		t_step(t);
 	}
@@ -281,12 +308,27 @@ t_run(const char *name, uint32_t k, uint32_t m)
 		t_final(t);
 	}
 	ns = GGA_MAX(time_now_ns() - start, 1ull);
-	printf("torture: %u+%u %s: %" PRIu64 " steps in %.1f s (%.0f ops/s); reads %" PRIu64
-	       " ok %" PRIu64 " failed, writes %" PRIu64 " ok %" PRIu64 " failed, %" PRIu64
-	       " blocks checked\n",
-	       k, m, t->failed ? "FAILED" : "passed", t->step, (double)ns / T_SEC_NS,
-	       (double)t->step * T_SEC_NS / (double)ns, t->reads_ok, t->reads_failed, t->writes_ok,
-	       t->writes_failed, t->blocks_checked);
+	printf("torture: %u+%u %s: %" PRIu64 " of %" PRIu64 " steps in %.1f s (%.0f steps/s); "
+	       "reads %" PRIu64 " ok %" PRIu64 " failed, writes %" PRIu64 " ok %" PRIu64
+	       " failed, %" PRIu64 " blocks checked\n",
+	       k, m, t->failed ? "FAILED" : "passed", t->final ? t->step - 1 : t->step, steps,
+	       (double)ns / T_SEC_NS, (double)t->step * T_SEC_NS / (double)ns, t->reads_ok,
+	       t->reads_failed, t->writes_ok, t->writes_failed, t->blocks_checked);
+	for (i = 0, ns = 0; i < ACC_COUNT; i++) {
+		ns += t->accepted[i];
+	}
+	printf("torture: %u+%u failed reads accepted: %" PRIu64 " (fewer than k members hold a "
+	       "block, by the oracle's record: %" PRIu64 "; more than m members failed by the "
+	       "test: %" PRIu64 "; only while members that came back were not yet verified: "
+	       "%" PRIu64 "; beside a failed write: %" PRIu64 "; aborted by a reset or a crash: "
+	       "%" PRIu64 "); crashes %" PRIu64 " (writes acknowledged %" PRIu64 ", cut %" PRIu64
+	       "), media verified %" PRIu64 " times (%" PRIu64 " fragments; %" PRIu64
+	       " members checked after they came back; %" PRIu64
+	       " fragments of cut writes left unrepaired)\n",
+	       k, m, ns, t->accepted[ACC_LOST], t->accepted[ACC_DOWN], t->accepted[ACC_UNVERIFIED],
+	       t->accepted[ACC_BATCH], t->accepted[ACC_ABORTED], t->crashes, t->crash_writes_acked,
+	       t->crash_writes_cut, t->verifies, t->frags_verified, t->recovered_verified,
+	       t->torn_left);
 	printf("torture: %u+%u operations (done/chosen):", k, m);
 	for (i = 0; i < OP_COUNT; i++) {
 		printf(" %s %" PRIu64 "/%" PRIu64 " (%.1f s)", g_ops[i].name, t->done[i],
