@@ -13,6 +13,9 @@
 #                  (GGA_FUZZ_SECONDS; at least 10 million runs in all), then run the
 #                  NVMe/TCP connection fuzzer for 10 minutes (GGA_CONN_FUZZ_SECONDS)
 #                  and the JSON-RPC fuzzer for 10 minutes (GGA_RPC_FUZZ_SECONDS)
+#   make mutants   mutation testing of the gga bdev: each slip of test/mutants/mutants.txt
+#                  applied alone to a scratch copy, rebuilt, its unit tests run; prints the
+#                  survivors (GGA_MUTANTS=id1,id2 runs some; docs/TESTING.md)
 #   make check-format  check the C sources against .clang-format (CI runs it first)
 #   make format    format the C sources as .clang-format says (scripts/check_format.sh --fix)
 #   make install   install binaries, libraries, headers, the systemd unit gga_tgt@.service,
@@ -109,11 +112,14 @@ format:
 check-format:
 	@bash scripts/check_format.sh
 
+mutants:
+	@bash scripts/mutants.sh
+
 clean:
 	rm -rf $(O) build-asan build-nordma
 
 distclean: clean
 	rm -f mk/config.mk
 
-.PHONY: all build unittests test test-vm demo bench torture fuzz install uninstall format check-format \
-	clean distclean
+.PHONY: all build unittests test test-vm demo bench torture fuzz mutants install uninstall format \
+	check-format clean distclean
