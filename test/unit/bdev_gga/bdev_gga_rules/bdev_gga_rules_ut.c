@@ -10,6 +10,7 @@
  *                             fragment on a member in sync (FORMAT 7.2)
  *   test_failed_pass_restart  a pass that failed drops its checkpoint: the next
  *                             starts at block 0
+ *   test_write_aborted        a write a reset aborted on one member fails
  *   test_format_count         a blank member's record is the next update's
  *   test_checkpoint_in_flight the checkpoint stays at the lowest chunk in flight
  *   test_rebuild_and_resync   4 + 2: a blank and a stale member in one pass: rebuild
@@ -530,6 +531,52 @@ test_failed_pass_restart(void)
 	knobs_reset();
 }
 
+/*
+ * Rule 7: a write that a reset aborted on one member is not acknowledged,
+ * even with k others done: the member that did not take it is not failed
+ * (a reset is no fault of its own), so no update will ever record that it
+ * missed the write. The parity's part of the write is held in its error
+ * bdev, data_1 and data_2 take theirs, then a reset of the parity aborts
+ * the held part. Kills the mutant io-aborted-acked (write_phase_done
+ * acknowledging an aborted write).
+ */
+static void
+test_write_aborted(void)
+{
+	uint8_t a[4 * LBS], b[4 * LBS];
+	struct gga_disk *disk;
+	struct ut_io r = { 0 };
+
+	make_error_members("X", 3, MBS);
+	disk = make_rules_gga("X", 2, 1, false, 4);
+	open_dev("X");
+	fill_random(a, sizeof(a));
+	CU_ASSERT(dev_write(0, 4, a));
+	/* The region is marked and no update runs: the write goes to the members at once. */
+	WAIT_FOR(gga_bitmap_marked(disk, 0) && !gga_bitmap_busy(disk) && !disk->sb_inflight &&
+		 !__atomic_load_n(&disk->sb_kicked, __ATOMIC_ACQUIRE));
+	fill_random(b, sizeof(b));
+	inject_io("EE_X3", BDEV_IO_TYPE_WRITE, BDEV_ERROR_PENDING, 1, 0);
+	UT_ASSERT_EQ_FATAL(ut_submit(&g_dev, BDEV_IO_TYPE_WRITE, b, 0, 4, &r), 0);
+	ut_poll_idle();
+	/* Held on the parity: not complete. */
+	CU_ASSERT(!r.done);
+	member_reset(disk, 2);
+	UT_POLL_UNTIL(r.done);
+	CU_ASSERT_FATAL(r.done);
+	CU_ASSERT(!r.success);
+	inject_io("EE_X3", BDEV_IO_TYPE_WRITE, BDEV_ERROR_NONE, 0, 0);
+	/* The parity is not failed for it, and the array serves on. */
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	CU_ASSERT(dev_write(0, 4, b));
+	check_all_paths(disk, 0, 4, b);
+
+	ut_dev_close(&g_dev);
+	gga_delete_sync("X");
+	delete_error_members("X", 3);
+	knobs_reset();
+}
+
 /* ---------------------------------------------------------------------- */
 /* 4. A formatted member's record is the next update's                    */
 /* ---------------------------------------------------------------------- */
@@ -813,9 +860,10 @@ int
 main(void)
 {
 	static const struct ut_test tests[] = {
-		UT_TEST(test_ack_threshold),        UT_TEST(test_hidden_fragment),
-		UT_TEST(test_failed_pass_restart),  UT_TEST(test_format_count),
-		UT_TEST(test_checkpoint_in_flight), UT_TEST(test_rebuild_and_resync),
+		UT_TEST(test_ack_threshold),       UT_TEST(test_hidden_fragment),
+		UT_TEST(test_failed_pass_restart), UT_TEST(test_write_aborted),
+		UT_TEST(test_format_count),        UT_TEST(test_checkpoint_in_flight),
+		UT_TEST(test_rebuild_and_resync),
 	};
 
 	return ut_run("bdev_gga_rules", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
