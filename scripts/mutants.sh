@@ -549,6 +549,21 @@ restore() {
 	done
 }
 
+# The first sign of a failure in a test's log, to see what caught the mutant:
+# a failed check (UT_ASSERT prints it at once, CUnit's CU_ASSERT in its
+# summary), the torture's verdict, a crash.
+first_failure() {
+	local pattern line=""
+
+	for pattern in '\.c:[0-9]+: .*failed|torture FAILED|runtime error|Sanitizer|Assertion .* failed' \
+		'^ *[0-9]+\. [^ ]+\.c:[0-9]+ ' 'Segmentation fault|Aborted|FAILED'; do
+		line=$(grep -m1 -E "$pattern" "$1")
+		[ -z "$line" ] || break
+	done
+	line=${line#"${line%%[! ]*}"}
+	[ -z "$line" ] || printf '  %s\n' "${line:0:160}"
+}
+
 error() {
 	echo "ERROR ${ids[j]}: $1"
 	errors+=("${ids[j]}: $1")
@@ -606,9 +621,7 @@ for j in "${sel[@]}"; do
 			echo "KILLED $id by $name: killed (timeout) after $(secs_of "$fail_ms") s"
 		else
 			echo "KILLED $id by $name (exit $fail_rc, $(secs_of "$fail_ms") s)"
-			# The first sign of the failure, to see what caught it.
-			grep -m1 -E '\.c:[0-9]+: .*failed|FAILED|Assertion|runtime error|Sanitizer|Segmentation' \
-				"$scratch/logs/$id.$name.log" | cut -c1-160 | sed 's/^/  /'
+			first_failure "$scratch/logs/$id.$name.log"
 		fi
 		killed+=("$j")
 	elif [ ${#items[@]} -eq 0 ]; then
