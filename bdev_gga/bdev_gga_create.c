@@ -49,6 +49,7 @@ struct gga_create_ctx {
 	bool creating_listed;
 	uint64_t epoch;
 	uint64_t epoch_events; /* the event counter the new superblocks carry */
+	struct gga_lc_record lc_rec; /* the record they carry, as the module issued it */
 	/* Assembly: the freshest superblock's member, and the union of the bitmaps. */
 	int fresh;
 	/* Assembly: members whose base bdev does not exist (yet). */
@@ -506,7 +507,9 @@ assemble_states(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank, 
 			memcpy(rec[i].member_state, ctx->sb[i].member_state, disk->n);
 		}
 	}
-	rc = gga_lc_assemble(&view, disk->k, disk->m, NULL, found, rec, &act);
+	/* Auto re-add off: the module starts no pass, and drops a checkpoint none resumes. */
+	rc = gga_lc_assemble(&view, disk->k, disk->m, NULL, found, rec,
+			     disk->auto_readd ? 0 : disk->all_mask, &act);
 	if (rc != 0) {
 		for (i = 0; i < disk->n; i++) {
 			trusted |= view.mb[i].run == GGA_LC_ONLINE ? 1u << i : 0;
@@ -519,7 +522,18 @@ assemble_states(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank, 
 			       uuid);
 		return ctx->rc;
 	}
+	/*
+	 * The assembly's update: the record and its count as the module issues
+	 * them (rule 1), written whole to every member by create. The module's
+	 * decision is taken as it stands: states, needs, checkpoint, and the pass
+	 * it started, which the walk carries out once the disk starts
+	 * (gga_recover_start_disk()); no I/O reaches the disk before.
+	 */
+	gga_lc_issue(&view, &ctx->lc_rec);
+	ctx->epoch_events = ctx->lc_rec.events;
 	disk->bitmap_events = view.bitmap_events;
+	disk->pass_targets = view.pass ? view.pass_targets : 0;
+	disk->pass_rebuild = view.pass && view.pass_rebuild;
 	disk->rec_mask = 0;
 	*in_sync = 0;
 	for (i = 0; i < disk->n; i++) {
@@ -538,7 +552,7 @@ assemble_states(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank, 
 			/* State ABSENT since create_open_members(); writes go on without it. */
 			continue;
 		}
-		member->state = BDEV_GGA_MEMBER_STALE;
+		member->state = mb->run;
 		if (mb->blank) {
 			member->reason = "blank: needs a full rebuild";
 		} else if (ctx->sb[i].events < view.bitmap_events) {
@@ -649,14 +663,14 @@ create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 	} else {
 		disk->region_shift = fresh->region_shift;
 	}
-	ctx->epoch_events = fresh->events + 1;
 	disk->check_marked = true;
 	rc = assemble_states(ctx, formatted, blank, &in_sync);
 	if (rc != 0) {
 		return rc;
 	}
 	disk->live_mask = in_sync;
-	disk->write_mask = in_sync;
+	/* A target of the assembly's pass is written from the start (rule 6). */
+	disk->write_mask = in_sync | disk->pass_targets;
 	return 0;
 }
 
@@ -753,6 +767,7 @@ create_decide(struct gga_create_ctx *ctx)
 {
 	struct gga_disk *disk = ctx->disk;
 	uint32_t i, blank = 0, formatted = 0, other = 0, off;
+	struct gga_lc_view view;
 	struct gga_lc_plan plan;
 	char label[160];
 	uint64_t floor = 0;
@@ -792,7 +807,10 @@ create_decide(struct gga_create_ctx *ctx)
 		 * generations start above anything its old array handed out.
 		 */
 		ctx->epoch = GGA_MAX(floor, 1);
-		ctx->epoch_events = 1;
+		/* The first update of a new array, as the module issues it: count 1. */
+		gga_lc_new(&view, disk->k, disk->m);
+		gga_lc_issue(&view, &ctx->lc_rec);
+		ctx->epoch_events = ctx->lc_rec.events;
 		rc = gga_sb_init(&tmp, disk->array_uuid, 0, disk->k, disk->m, disk->matrix,
 				 disk->block_size, disk->md_size, disk->member_blocks);
 		disk->region_shift = ctx->region_shift != 0 ? ctx->region_shift :
@@ -836,8 +854,7 @@ create_decide(struct gga_create_ctx *ctx)
 		uint8_t *region = ctx->region + i * ctx->region_len;
 
 		memset(region, 0, ctx->region_len);
-		rc = gga_sb_area_encode(disk, i, disk->gen_limit, ctx->epoch_events,
-					disk->live_mask, region);
+		rc = gga_sb_record_encode(disk, i, disk->gen_limit, &ctx->lc_rec, region);
 		if (rc != 0) {
 			create_set_msg(ctx, -EINVAL, "cannot encode the superblock of %s",
 				       gga_member_label(disk, i, label, sizeof(label)));

@@ -377,6 +377,7 @@ gga_lc_take(struct gga_disk *disk, const struct gga_lc_view *before, const struc
 	disk->pass_rebuild = v->pass && v->pass_rebuild;
 	disk->bm_clear = v->clear;
 	disk->bitmap_events = v->bitmap_events;
+	disk->events = v->events;
 	return moved;
 }
 
@@ -691,7 +692,6 @@ sb_update_msg(void *arg)
 	 * differ (rule 1).
 	 */
 	gga_lc_take(disk, &before, &v, "an update");
-	disk->events = rec.events;
 	disk->sb_events = rec.events;
 	disk->sb_sync_mask = 0;
 	for (i = 0; i < disk->n; i++) {
@@ -737,13 +737,11 @@ sb_update_msg(void *arg)
 		member->app_io++;
 	}
 	if (disk->sb_pending == 0) {
-		/*
-		 * Written nowhere: the count goes back, so that a member that then
-		 * misses the next update in a crash is exactly one behind it.
-		 */
-		if (disk->events == disk->sb_events) {
-			disk->events--;
-		}
+		/* Written nowhere: the module may hand its count out again. */
+		gga_lc_view_now(disk, &v);
+		before = v;
+		gga_lc_unissue(&v, disk->sb_events);
+		gga_lc_take(disk, &before, &v, "an update written nowhere");
 		sb_persisted(disk);
 		disk->sb_inflight = false;
 		if (disk->sb_epoch) {

@@ -657,6 +657,7 @@ uint32_t gga_lc_step(struct gga_disk *disk, const struct gga_lc_event *ev, bool 
 		     struct gga_lc_actions *act);
 /* Start a recovery pass for members that need one, if none runs (app thread). */
 void gga_recover_maybe_start(struct gga_disk *disk);
+void gga_recover_start_assembled(struct gga_disk *disk);
 /* App thread: the running recovery's progress (active false if none) and the scrub's. */
 void gga_recover_info(const struct gga_disk *disk, struct bdev_gga_recovery_info *rec,
 		      struct bdev_gga_scrub_info *scrub);

@@ -193,13 +193,15 @@ member_format_region(struct member_op *op)
 		return -ENOMEM;
 	}
 	/*
-	 * What the module decides for a blank member (lc_format: rebuilt whole,
-	 * nothing of a pass on it), taken now: from this write on its region is
-	 * blank, and an update before the event reaches the module must not
-	 * call it stale (it would be resynced over the marked regions only).
+	 * Nothing is decided here: the module hears of the member once its
+	 * region is written (GGA_LC_EV_PROBE found blank, or GGA_LC_EV_REPLACE)
+	 * and makes it stale, to be rebuilt whole, without a checkpoint bit
+	 * (lc_format()). Until then it is failed (or held by the replace, which
+	 * it is probing for): no pass takes it, and an update meanwhile may say
+	 * it needs a resync, which is safe: its superblock area is blank before
+	 * and after this write, so an assembly after a crash finds it blank and
+	 * rebuilds it whole.
 	 */
-	member->needs = GGA_LC_NEEDS_REBUILD;
-	disk->rec_mask &= ~(1u << member->index);
 	gga_bitmap_encode_area(disk, op->buf + first * disk->mbs);
 	rc = bdev_write_blocks(member->desc, member->app_ch, op->buf, 0, disk->data_offset,
 			       region_write_done, op);
@@ -265,11 +267,8 @@ probe_apply(struct member_op *op, enum gga_lc_found found, const struct gga_sb *
 		ev.rec.bitmap_events = sb->bitmap_events;
 		ev.rec.rec_offset = sb->recovery_offset;
 		ev.rec.rec_mask = sb->recovery_mask;
+		/* A count it holds is never handed out again (lc_probe()). */
 		memcpy(ev.rec.member_state, sb->member_state, disk->n);
-		if (sb->events > disk->events) {
-			/* A count it holds is never handed out again. */
-			disk->events = sb->events;
-		}
 	}
 	/* The probe's end starts the pass (probe_end()), one for every member back. */
 	gga_lc_step(disk, &ev, true, NULL, probe_reason, NULL);
@@ -308,6 +307,7 @@ probe_read_done(struct bdev_io *io, bool success, void *cb_arg)
 	struct gga_member *member = op->member;
 	struct gga_disk *disk = member->disk;
 	enum gga_sb_mismatch mm = GGA_SB_MATCH;
+	struct gga_lc_view view;
 	uint8_t rec[GGA_SB_SIZE];
 	struct gga_sb sb, want;
 	char label[160], why[200];
@@ -323,12 +323,13 @@ probe_read_done(struct bdev_io *io, bool success, void *cb_arg)
 	gga_member_label(disk, member->index, label, sizeof(label));
 	gga_area_gather(disk, op->buf, rec, sizeof(rec));
 	rc = gga_sb_decode(rec, sizeof(rec), &sb);
-	if (rc == -ENOENT && (uint32_t)__builtin_popcount(gga_live_mask(disk)) < disk->k) {
+	gga_lc_view_now(disk, &view);
+	if (rc == -ENOENT && !gga_lc_may_record(&view)) {
 		/*
-		 * Blank, but with fewer than k members online nothing but the
-		 * records that say so may be written, and none is: a record formatted
-		 * now would carry a count the next assembly may hand out again. The
-		 * next probe after the array is back formats it.
+		 * Blank, but the module lets nothing be written to the members'
+		 * regions now (rule 5: fewer than k online): its format would be
+		 * the first half of an update. The next probe after the array is
+		 * back formats it.
 		 */
 		member_op_end(op, -EAGAIN);
 		return;
@@ -389,11 +390,14 @@ probe_read(struct member_op *op)
 static void
 probe_attached(struct gga_member *member, int rc, const char *msg)
 {
+	struct gga_lc_event ev = { .type = GGA_LC_EV_PROBE, .found = GGA_LC_FOUND_FOREIGN };
 	struct gga_disk *disk = member->disk;
 	char label[160];
 
 	if (rc != 0) {
-		member->foreign = true;
+		/* Unusable as found, like a foreign record: only a replace (or auto re-add) retries. */
+		ev.member = member->index;
+		gga_lc_step(disk, &ev, true, "its base cannot be used", NULL, NULL);
 		WARNLOG("gga bdev '%s': base of %s is back but cannot be used: %s\n",
 			disk->bdev.name,
 			gga_member_label(disk, member->index, label, sizeof(label)), msg);
@@ -497,18 +501,11 @@ gga_recover_start_disk(struct gga_disk *disk)
 		WARNLOG("gga bdev '%s': no probe poller: failed members are not re-added\n",
 			disk->bdev.name);
 	}
-	gga_recover_maybe_start(disk);
-	if (disk->walk == NULL && disk->rec_mask != 0) {
-		/*
-		 * The pass the records describe cannot resume now; writes will land
-		 * below its checkpoint before it can, so it starts over when it does.
-		 */
-		NOTICELOG("gga bdev '%s': the interrupted recovery of members 0x%x cannot resume "
-			  "now; it starts over\n",
-			  disk->bdev.name, disk->rec_mask);
-		disk->rec_mask = 0;
-		disk->rec_offset = 0;
-	}
+	/*
+	 * The pass the assembly started (gga_lc_assemble(); a checkpoint none
+	 * resumes now it dropped), carried out now that the disk has channels.
+	 */
+	gga_recover_start_assembled(disk);
 	/*
 	 * Regions still marked when an array is assembled may hold writes torn by
 	 * an unclean stop: with every member in sync, check them now rather than
@@ -531,8 +528,8 @@ gga_recover_stop_disk(struct gga_disk *disk)
 int
 bdev_gga_set_options(const char *name, const uint32_t *rebuild_rate_mib_s, const bool *auto_readd)
 {
+	struct gga_lc_event ev = { .type = GGA_LC_EV_READD };
 	struct gga_disk *disk = gga_disk_lookup(name);
-	uint32_t i;
 
 	if (disk == NULL) {
 		return -ENODEV;
@@ -543,8 +540,9 @@ bdev_gga_set_options(const char *name, const uint32_t *rebuild_rate_mib_s, const
 	}
 	if (auto_readd != NULL) {
 		disk->auto_readd = *auto_readd;
-		for (i = 0; i < disk->n && *auto_readd; i++) {
-			disk->members[i].foreign = false;
+		if (*auto_readd) {
+			/* The pass, if one may start, starts below, as after any retry delay. */
+			gga_lc_step(disk, &ev, true, "auto re-add on", NULL, NULL);
 		}
 		gga_recover_maybe_start(disk);
 	}
@@ -591,6 +589,7 @@ member_by_name(struct gga_disk *disk, const char *name)
 int
 bdev_gga_clear_member(const char *name, const char *member_name)
 {
+	struct gga_lc_event ev = { .type = GGA_LC_EV_DISTRUST };
 	struct gga_disk *disk = gga_disk_lookup(name);
 	struct gga_member *member;
 	char label[160];
@@ -606,9 +605,9 @@ bdev_gga_clear_member(const char *name, const char *member_name)
 		return -EALREADY;
 	}
 	/* Where its bad fragments lie is not known: it comes back through a full rebuild. */
-	member->needs = GGA_LC_NEEDS_REBUILD;
+	ev.member = member->index;
+	gga_lc_step(disk, &ev, true, "cleared by the operator", NULL, NULL);
 	member->forced = true;
-	disk->rec_mask &= ~(1u << member->index);
 	__atomic_store_n(&member->err_count, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&member->err_start, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&member->faulted, false, __ATOMIC_RELEASE);
@@ -634,7 +633,6 @@ replace_end(struct member_op *op, int rc)
 	member->replace_op = NULL;
 	if (rc == 0) {
 		member->forced = true;
-		member->foreign = false;
 		__atomic_store_n(&member->err_count, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&member->faulted, false, __ATOMIC_RELEASE);
 		NOTICELOG("gga bdev '%s': %s replaced; rebuilding it\n", disk->bdev.name,

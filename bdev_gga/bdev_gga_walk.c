@@ -644,6 +644,16 @@ walk_start(struct gga_disk *disk, struct gga_walk *walk, uint64_t from)
 
 static void lc_carry_start(struct gga_disk *disk, const struct gga_lc_actions *act);
 
+/* A pass failed: the next waits for the retry time. */
+static void
+walk_retry_later(struct gga_disk *disk)
+{
+	disk->rec_retry_ticks = ticks_get() +
+				(gga_test_knobs.retry_ms != 0 ?
+					 (uint64_t)gga_test_knobs.retry_ms * ticks_hz() / 1000 :
+					 (uint64_t)WALK_RETRY_SEC * ticks_hz());
+}
+
 /*
  * A pass ended: the lifecycle module says who is online now (only a target
  * still rebuilding: one an I/O thread failed meanwhile stays failed) and
@@ -660,9 +670,11 @@ recovery_finish(struct gga_walk *walk)
 	uint32_t i, done = 0;
 
 	if (walk->result == -ECANCELED && disk->destructing) {
-		/* Deleted: the next assembly resumes from the last checkpoint persisted. */
+		/*
+		 * Deleted (GGA_LC_EV_DELETE ended the pass): the next assembly resumes
+		 * from the last checkpoint persisted.
+		 */
 		walk_checkpoint(walk, true);
-		disk->pass_targets = 0;
 	} else {
 		ev.result = walk->result;
 		ev.mask = walk->targets;
@@ -683,11 +695,7 @@ recovery_finish(struct gga_walk *walk)
 		/* Their bitmap areas are as old as their outage: give them today's. */
 		gga_bitmap_rewrite(disk);
 	} else {
-		disk->rec_retry_ticks = ticks_get() +
-					(gga_test_knobs.retry_ms != 0 ?
-						 (uint64_t)gga_test_knobs.retry_ms * ticks_hz() /
-							 1000 :
-						 (uint64_t)WALK_RETRY_SEC * ticks_hz());
+		walk_retry_later(disk);
 	}
 	memset(last, 0, sizeof(*last));
 	last->valid = true;
@@ -799,6 +807,7 @@ recover_candidates(const struct gga_disk *disk)
 static void
 lc_carry_start(struct gga_disk *disk, const struct gga_lc_actions *act)
 {
+	struct gga_lc_event ev = { .type = GGA_LC_EV_PASS_DONE };
 	struct gga_walk *walk = walk_alloc(disk);
 	char label[160];
 	uint32_t i;
@@ -815,17 +824,12 @@ lc_carry_start(struct gga_disk *disk, const struct gga_lc_actions *act)
 		}
 	}
 	if (walk == NULL) {
+		/* A pass that failed at once: the module puts its targets back (stale). */
 		ERRLOG("gga bdev '%s': out of memory for a recovery pass\n", disk->bdev.name);
-		for (i = 0; i < disk->n; i++) {
-			if (act->pass_targets & (1u << i)) {
-				gga_member_cas_state(disk, i, BDEV_GGA_MEMBER_REBUILDING,
-						     BDEV_GGA_MEMBER_STALE, "no memory for a pass");
-			}
-		}
-		disk->pass_targets = 0;
-		disk->rec_mask = 0;
-		disk->rec_offset = 0;
-		gga_sb_kick(disk);
+		ev.result = -ENOMEM;
+		ev.mask = act->pass_targets;
+		walk_retry_later(disk);
+		gga_lc_step(disk, &ev, false, "no memory for a pass", NULL, NULL);
 		return;
 	}
 	for (i = 0; i < disk->n; i++) {
@@ -878,6 +882,28 @@ pass_start_reason(const struct gga_lc_view *v, const struct gga_lc_event *ev)
 {
 	(void)ev;
 	return v->pass_rebuild ? "rebuild started" : "resync started";
+}
+
+/*
+ * The disk starts: the pass its assembly started (gga_lc_assemble(), taken
+ * by create: targets rebuilding, disk->pass_targets, the checkpoint it
+ * resumes from) is carried out, or, if none, one starts if it may.
+ */
+void
+gga_recover_start_assembled(struct gga_disk *disk)
+{
+	struct gga_lc_actions act;
+
+	if (disk->pass_targets == 0 || disk->walk != NULL || disk->destructing) {
+		gga_recover_maybe_start(disk);
+		return;
+	}
+	memset(&act, 0, sizeof(act));
+	act.flags = GGA_LC_ACT_START_PASS;
+	act.pass_targets = disk->pass_targets;
+	act.pass_rebuild = disk->pass_rebuild;
+	act.pass_from = disk->rec_mask != 0 ? disk->rec_offset : 0;
+	gga_lc_carry(disk, &act);
 }
 
 /*

@@ -174,6 +174,12 @@ gga_lc_record_fill(const struct gga_lc_view *v, struct gga_lc_record *rec)
 			   v->rec_offset);
 }
 
+bool
+gga_lc_may_record(const struct gga_lc_view *v)
+{
+	return lc_online(v) >= v->k;
+}
+
 /*
  * Ask for an update of every member that takes records, formatting the
  * reserved region of the blank ones first. Rule 1: the count goes up when the
@@ -188,7 +194,7 @@ lc_persist(struct gga_lc_view *v, struct gga_lc_actions *act)
 {
 	uint32_t i, to, format = 0;
 
-	if (lc_online(v) < v->k) {
+	if (!gga_lc_may_record(v)) {
 		return;
 	}
 	for (i = 0; i < v->n; i++) {
@@ -222,7 +228,7 @@ gga_lc_issue(struct gga_lc_view *v, struct gga_lc_record *rec)
 {
 	uint32_t i;
 
-	if (lc_online(v) < v->k) {
+	if (!gga_lc_may_record(v)) {
 		/* Rule 5: nothing is written below k. */
 		return false;
 	}
@@ -255,6 +261,14 @@ gga_lc_issue(struct gga_lc_view *v, struct gga_lc_record *rec)
 		v->clear_events = v->events;
 	}
 	return true;
+}
+
+void
+gga_lc_unissue(struct gga_lc_view *v, uint64_t events)
+{
+	if (events != 0 && v->events == events) {
+		v->events--;
+	}
 }
 
 /* A pass stops without success: its targets wait again, the checkpoint goes (rule 6). */
@@ -404,7 +418,7 @@ lc_probe(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc_act
 		mb->foreign = true;
 		return;
 	case GGA_LC_FOUND_BLANK:
-		if (lc_online(v) < v->k) {
+		if (!gga_lc_may_record(v)) {
 			/*
 			 * Rule 5: no record may be written, so it cannot be formatted;
 			 * it stays failed and is probed again once the array is back.
@@ -592,6 +606,18 @@ lc_persisted(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc
 	}
 }
 
+/* Members found foreign are probed again: what they hold now decides (lc_probe()). */
+static void
+lc_readd(struct gga_lc_view *v, struct gga_lc_actions *act)
+{
+	uint32_t i;
+
+	for (i = 0; i < v->n; i++) {
+		v->mb[i].foreign = false;
+	}
+	lc_maybe_start(v, act);
+}
+
 int
 gga_lc_apply(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc_actions *act)
 {
@@ -650,6 +676,19 @@ gga_lc_apply(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc
 			v->pass = false;
 		}
 		v->deleted = true;
+		break;
+	case GGA_LC_EV_DISTRUST:
+		if (v->mb[ev->member].run != GGA_LC_FAILED &&
+		    v->mb[ev->member].run != GGA_LC_ABSENT) {
+			return -EBUSY;
+		}
+		/* Where its bad fragments lie is not known: nothing of it is trusted. */
+		v->mb[ev->member].needs = GGA_LC_NEEDS_REBUILD;
+		v->mb[ev->member].rec = false;
+		lc_persist(v, act);
+		break;
+	case GGA_LC_EV_READD:
+		lc_readd(v, act);
 		break;
 	}
 	if (gga_lc_array_state(v) == GGA_LC_ARRAY_FAILED) {
@@ -744,9 +783,25 @@ lc_refuse(struct gga_lc_actions *act, int rc, const char *why)
 	return rc;
 }
 
+void
+gga_lc_new(struct gga_lc_view *v, uint32_t k, uint32_t m)
+{
+	uint32_t i;
+
+	memset(v, 0, sizeof(*v));
+	gga_lc_rules_default(&v->rules);
+	v->n = k + m;
+	v->k = k;
+	v->m = m;
+	for (i = 0; i < v->n && i < GGA_LC_MAX_MEMBERS; i++) {
+		v->mb[i].run = GGA_LC_ONLINE;
+		v->mb[i].needs = GGA_LC_NEEDS_NONE;
+	}
+}
+
 int
 gga_lc_assemble(struct gga_lc_view *v, uint32_t k, uint32_t m, const struct gga_lc_rules *rules,
-		const enum gga_lc_found *found, const struct gga_lc_record *rec,
+		const enum gga_lc_found *found, const struct gga_lc_record *rec, uint32_t held,
 		struct gga_lc_actions *act)
 {
 	struct gga_lc_record fresh;
@@ -845,9 +900,22 @@ gga_lc_assemble(struct gga_lc_view *v, uint32_t k, uint32_t m, const struct gga_
 			v->rec_offset = fresh.rec_offset;
 			v->resume_ok = true;
 		}
+		v->mb[i].held = (held & LC_BIT(i)) != 0;
 	}
 	lc_persist(v, act);
 	lc_maybe_start(v, act);
+	if (!v->pass && v->resume_ok && v->rules.drop_checkpoint) {
+		/*
+		 * Rule 6: the pass the records describe cannot resume now (its
+		 * members are held); writes will land below its checkpoint before
+		 * one can, so the next starts over.
+		 */
+		for (i = 0; i < v->n; i++) {
+			v->mb[i].rec = false;
+		}
+		v->rec_offset = 0;
+		v->resume_ok = false;
+	}
 	return 0;
 }
 

@@ -207,6 +207,9 @@ enum gga_lc_event_type {
 	GGA_LC_EV_PERSISTED,       /* the update `events` reached the members in mask */
 	GGA_LC_EV_BITMAP_CLEAR,    /* the sweep would clear write-intent marks */
 	GGA_LC_EV_DELETE,          /* the bdev is being deleted */
+	GGA_LC_EV_DISTRUST,        /* member, down: its contents are suspect (the operator
+				    * cleared it after its errors): rebuilt whole */
+	GGA_LC_EV_READD,           /* auto re-add turned on: members found foreign are tried again */
 };
 
 struct gga_lc_event {
@@ -265,6 +268,22 @@ struct gga_lc_actions {
  * sync (rule 7); the update carries the bitmap clear's stage, if one runs.
  */
 bool gga_lc_issue(struct gga_lc_view *view, struct gga_lc_record *rec);
+
+/*
+ * Rule 5: may anything be written to the members' reserved regions now (a
+ * record, or the format of a blank member)? Only with k members online: an
+ * update that fewer than k hold could be outvoted by k that never saw it,
+ * which would then reuse its count.
+ */
+bool gga_lc_may_record(const struct gga_lc_view *view);
+
+/*
+ * The update of count `events` was written to no member at all (none could
+ * take it): if no other was issued since, its count is handed out again, so
+ * that a member that misses the next update in a crash is exactly one behind
+ * it (see assembly). A count any member may hold is never reused.
+ */
+void gga_lc_unissue(struct gga_lc_view *view, uint64_t events);
 
 /*
  * What create was asked to do with what it finds on the members: the values
@@ -335,11 +354,19 @@ void gga_lc_plan_create(uint32_t n, uint32_t k, enum gga_lc_mode mode, bool forc
 void gga_lc_rules_default(struct gga_lc_rules *rules);
 
 /*
+ * The view of an array just formatted: every member online and in sync, no
+ * update yet (the first gga_lc_issue() gives count 1).
+ */
+void gga_lc_new(struct gga_lc_view *view, uint32_t k, uint32_t m);
+
+/*
  * Assemble the view of a k + m array from what was found on each member
  * (found[i], and rec[i] where found[i] is GGA_LC_FOUND_RECORD). rules NULL
- * means the default. Returns 0 with the initial view in `view` and its first
- * actions (persist the assembly's records, format blank members, start a
- * pass), or a negative errno with act->flags GGA_LC_ACT_REFUSE and act->why
+ * means the default; `held`: members the I/O code's policy keeps out of a
+ * pass (auto re-add off). Returns 0 with the initial view in `view` and its
+ * first actions (persist the assembly's records, format blank members, start
+ * a pass; a checkpoint no pass resumes now is dropped, as writes will land
+ * below it), or a negative errno with act->flags GGA_LC_ACT_REFUSE and act->why
  * (-EINVAL: bad geometry; -EEXIST: a foreign member; -ENODEV: no record;
  * -EIO: fewer than k trusted members). A refusal writes nothing. m >= k is
  * accepted here (create refuses it) so that the checker can show why it must
@@ -347,7 +374,7 @@ void gga_lc_rules_default(struct gga_lc_rules *rules);
  */
 int gga_lc_assemble(struct gga_lc_view *view, uint32_t k, uint32_t m,
 		    const struct gga_lc_rules *rules, const enum gga_lc_found *found,
-		    const struct gga_lc_record *rec, struct gga_lc_actions *act);
+		    const struct gga_lc_record *rec, uint32_t held, struct gga_lc_actions *act);
 
 /*
  * Apply one event to the view and fill `act` (always cleared first) with what

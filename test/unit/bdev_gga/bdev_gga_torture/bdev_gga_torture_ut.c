@@ -30,6 +30,7 @@
  * GGA_TORTURE_SECONDS is no longer read.
  */
 #include "test/unit/bdev_gga/bdev_gga_torture/bdev_gga_torture_core.c"
+#include "test/unit/bdev_gga/bdev_gga_torture/bdev_gga_torture_shadow.c"
 #include "test/unit/bdev_gga/bdev_gga_torture/bdev_gga_torture_ops.c"
 /* ---------------------------------------------------------------------- */
 /* The run                                                                 */
@@ -144,6 +145,10 @@ t_step(struct torture *t)
 		t_revive(t);
 	}
 	t->mend_ns += time_now_ns() - t0;
+	if (!t->failed && g_shadow.mismatches != 0) {
+		t_fail(t, "the shell changed the member lifecycle outside the module: %s",
+		       g_shadow.first);
+	}
 }
 
 /*
@@ -289,6 +294,8 @@ t_run(const char *name, uint32_t k, uint32_t m)
 	}
 	fflush(stdout);
 
+	g_shadow.decisions = 0;
+	g_shadow.mismatches = 0;
 	t_setup(t);
 	start = time_now_ns();
 	while (!t->failed && t->step < steps) {
@@ -314,6 +321,9 @@ t_run(const char *name, uint32_t k, uint32_t m)
 	       k, m, t->failed ? "FAILED" : "passed", t->final ? t->step - 1 : t->step, steps,
 	       (double)ns / T_SEC_NS, (double)t->step * T_SEC_NS / (double)ns, t->reads_ok,
 	       t->reads_failed, t->writes_ok, t->writes_failed, t->blocks_checked);
+	printf("torture: %u+%u the module's decisions compared with the shell's view: %" PRIu64
+	       ", differing: %" PRIu64 "\n",
+	       k, m, g_shadow.decisions, g_shadow.mismatches);
 	for (i = 0, ns = 0; i < ACC_COUNT; i++) {
 		ns += t->accepted[i];
 	}

@@ -85,6 +85,8 @@ enum w_ev_type {
 	E_STEP_RACE,
 	E_RETRY,
 	E_SWEEP,
+	E_DISTRUST,
+	E_READD,
 	E_NTYPES,
 };
 
@@ -106,6 +108,8 @@ static const char *const g_ev_names[E_NTYPES] = {
 	"pass ends, a write fails on member before it reports",
 	"retry delay over",
 	"bitmap sweep",
+	"operator clears member (rebuilt whole)",
+	"auto re-add turned on",
 };
 
 struct w_ev {
@@ -398,7 +402,7 @@ w_restart(struct world *w)
 						GGA_LC_FOUND_BLANK;
 		memcpy(&rec[i], &w->disk[i].rec, sizeof(rec[i]));
 	}
-	if (gga_lc_assemble(&w->view, g.k, g.m, &g.rules, found, rec, &act) != 0) {
+	if (gga_lc_assemble(&w->view, g.k, g.m, &g.rules, found, rec, 0, &act) != 0) {
 		if (!w->lossy && popc(w_up_mask(w)) == g.n && !w_tie(w, &a, &b)) {
 			/*
 			 * L1: crashes and I/O errors alone never leave an array that will not
@@ -673,6 +677,16 @@ w_enabled(const struct world *w, struct w_ev e)
 		return w->front_up && v->retry_wait;
 	case E_SWEEP:
 		return w->front_up && (w->marked[0] || w->marked[1]);
+	case E_DISTRUST:
+		return w->front_up &&
+		       (v->mb[i].run == GGA_LC_FAILED || v->mb[i].run == GGA_LC_ABSENT);
+	case E_READD:
+		for (i = 0; i < g.n && w->front_up; i++) {
+			if (v->mb[i].foreign) {
+				return true;
+			}
+		}
+		return false;
 	}
 	return false;
 }
@@ -746,6 +760,12 @@ w_event(struct world *w, struct w_ev e)
 		break;
 	case E_SWEEP:
 		w_apply_simple(w, GGA_LC_EV_BITMAP_CLEAR, 0);
+		break;
+	case E_DISTRUST:
+		w_apply_simple(w, GGA_LC_EV_DISTRUST, i);
+		break;
+	case E_READD:
+		w_apply_simple(w, GGA_LC_EV_READD, 0);
 		break;
 	}
 }
@@ -837,6 +857,7 @@ w_events(struct w_ev *evs)
 		case E_STEP:
 		case E_RETRY:
 		case E_SWEEP:
+		case E_READD:
 			evs[c++] = (struct w_ev){ (uint8_t)t, 0 };
 			break;
 		default:
@@ -938,6 +959,7 @@ print_path(void)
 		case E_STEP:
 		case E_RETRY:
 		case E_SWEEP:
+		case E_READD:
 			printf("\n");
 			break;
 		default:
