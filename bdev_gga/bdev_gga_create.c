@@ -526,8 +526,9 @@ assemble_states(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank, 
 	 * The assembly's update: the record and its count as the module issues
 	 * them (rule 1), written whole to every member by create. The module's
 	 * decision is taken as it stands: states, needs, checkpoint, and the pass
-	 * it started, which the walk carries out once the disk starts
-	 * (gga_recover_start_disk()); no I/O reaches the disk before.
+	 * it started, whose targets turn rebuilding when the disk starts and
+	 * the walk carries it out (gga_recover_start_assembled()); no I/O
+	 * reaches the disk before.
 	 */
 	gga_lc_issue(&view, &ctx->lc_rec);
 	ctx->epoch_events = ctx->lc_rec.events;
@@ -552,7 +553,8 @@ assemble_states(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank, 
 			/* State ABSENT since create_open_members(); writes go on without it. */
 			continue;
 		}
-		member->state = mb->run;
+		/* A target of the assembly's pass turns rebuilding when the pass starts. */
+		member->state = BDEV_GGA_MEMBER_STALE;
 		if (mb->blank) {
 			member->reason = "blank: needs a full rebuild";
 		} else if (ctx->sb[i].events < view.bitmap_events) {
@@ -669,8 +671,7 @@ create_validate(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank)
 		return rc;
 	}
 	disk->live_mask = in_sync;
-	/* A target of the assembly's pass is written from the start (rule 6). */
-	disk->write_mask = in_sync | disk->pass_targets;
+	disk->write_mask = in_sync;
 	return 0;
 }
 

@@ -886,17 +886,26 @@ pass_start_reason(const struct gga_lc_view *v, const struct gga_lc_event *ev)
 
 /*
  * The disk starts: the pass its assembly started (gga_lc_assemble(), taken
- * by create: targets rebuilding, disk->pass_targets, the checkpoint it
- * resumes from) is carried out, or, if none, one starts if it may.
+ * by create: disk->pass_targets, the checkpoint it resumes from) is carried
+ * out, its targets made rebuilding as the module decided; if none, one
+ * starts if it may.
  */
 void
 gga_recover_start_assembled(struct gga_disk *disk)
 {
 	struct gga_lc_actions act;
+	uint32_t i;
 
 	if (disk->pass_targets == 0 || disk->walk != NULL || disk->destructing) {
 		gga_recover_maybe_start(disk);
 		return;
+	}
+	for (i = 0; i < disk->n; i++) {
+		if (disk->pass_targets & (1u << i)) {
+			gga_member_cas_state(disk, i, BDEV_GGA_MEMBER_STALE,
+					     BDEV_GGA_MEMBER_REBUILDING,
+					     disk->pass_rebuild ? "rebuild started" : "resync started");
+		}
 	}
 	memset(&act, 0, sizeof(act));
 	act.flags = GGA_LC_ACT_START_PASS;
