@@ -14,6 +14,8 @@
  *   test_format_count         a blank member's record is the next update's
  *   test_checkpoint_in_flight the checkpoint stays at the lowest chunk in flight
  *   test_rebuild_and_resync   4 + 2: a blank and a stale member in one pass: rebuild
+ *   test_sweep_touched        the sweep keeps the mark of a region written since
+ *                             its last look (FORMAT 3.2)
  */
 #include "test/unit/bdev_gga/bdev_gga_heal_env.c"
 
@@ -856,6 +858,80 @@ test_rebuild_and_resync(void)
 	knobs_reset();
 }
 
+/* ---------------------------------------------------------------------- */
+/* 7. The write-intent bitmap: the sweep                                   */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * FORMAT 3.2: a mark goes only once its region had no write for a whole
+ * sweep. Regions 1 and 3 (8 KiB each) are written once; two sweeps later
+ * the two clearing updates have run (bm_clear READY: the next sweep clears
+ * what is still untouched). Region 1 is written again then, and the write
+ * completes before that sweep: it is newer than the updates that would let
+ * its mark go. The sweep clears region 3 and must keep region 1, in memory
+ * and on every member; region 1 goes later, after a whole idle sweep of its
+ * own. Sweeps every 200 ms (gga_test_knobs.sweep_ms). Kills the sweep's
+ * touched check dropped (bm-sweep-touched): region 1, idle at the instant
+ * of the sweep, is cleared with region 3.
+ */
+static void
+test_sweep_touched(void)
+{
+	struct gga_disk *disk;
+	uint32_t i, rb;
+	uint8_t *a;
+
+	gga_test_knobs.sweep_ms = 200;
+	make_error_members("W", 3, MBS);
+	disk = make_rules_gga("W", 2, 1, false, 8);
+	rb = gga_bitmap_region_blocks(disk);
+	UT_ASSERT_EQ_FATAL(rb, 8);
+	open_dev("W");
+	a = random_blocks(disk, 2);
+	CU_ASSERT(dev_write(1 * rb, 1, a));
+	CU_ASSERT(dev_write(3 * rb, 1, a + disk->block_size));
+	CU_ASSERT(gga_bitmap_test(disk, 1) && gga_bitmap_test(disk, 3));
+
+	/*
+	 * The clearing updates have run: the next sweep clears what is still
+	 * untouched. Region 1 is written before that sweep (again if a stalled
+	 * machine let the sweep run during the write: the write's own count
+	 * keeps the mark then, and the next READY comes a sweep later).
+	 */
+	for (i = 0; i < 3; i++) {
+		WAIT_FOR(disk->bm_clear.stage == GGA_LC_CLEAR_READY);
+		UT_ASSERT_EQ_FATAL(disk->bm_clear.stage, GGA_LC_CLEAR_READY);
+		CU_ASSERT(gga_bitmap_test(disk, 1));
+		CU_ASSERT(dev_write(1 * rb, 1, a));
+		if (disk->bm_clear.stage == GGA_LC_CLEAR_READY) {
+			break;
+		}
+	}
+	UT_ASSERT_EQ(disk->bm_clear.stage, GGA_LC_CLEAR_READY);
+
+	/* That sweep: region 3 goes, region 1 (written since the last look) stays. */
+	WAIT_FOR(disk->bm_clear.stage != GGA_LC_CLEAR_READY && !gga_bitmap_busy(disk));
+	CU_ASSERT(!gga_bitmap_test(disk, 3));
+	CU_ASSERT(gga_bitmap_test(disk, 1));
+	UT_ASSERT_EQ(gga_bitmap_dirty(disk), 1);
+	for (i = 0; i < disk->n; i++) {
+		UT_ASSERT_EQ(member_bitmap_byte(disk, i, 0), 1u << 1);
+	}
+
+	/* Region 1 goes once a whole sweep found it idle. */
+	WAIT_FOR(gga_bitmap_dirty(disk) == 0 && !gga_bitmap_busy(disk));
+	UT_ASSERT_EQ(gga_bitmap_dirty(disk), 0);
+	for (i = 0; i < disk->n; i++) {
+		UT_ASSERT_EQ(member_bitmap_byte(disk, i, 0), 0);
+	}
+
+	free(a);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("W");
+	delete_error_members("W", 3);
+	knobs_reset();
+}
+
 int
 main(void)
 {
@@ -863,7 +939,7 @@ main(void)
 		UT_TEST(test_ack_threshold),       UT_TEST(test_hidden_fragment),
 		UT_TEST(test_failed_pass_restart), UT_TEST(test_write_aborted),
 		UT_TEST(test_format_count),        UT_TEST(test_checkpoint_in_flight),
-		UT_TEST(test_rebuild_and_resync),
+		UT_TEST(test_rebuild_and_resync),  UT_TEST(test_sweep_touched),
 	};
 
 	return ut_run("bdev_gga_rules", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
