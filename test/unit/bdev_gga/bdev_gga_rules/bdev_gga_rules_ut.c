@@ -16,6 +16,7 @@
  *   test_rebuild_and_resync   4 + 2: a blank and a stale member in one pass: rebuild
  *   test_sweep_touched        the sweep keeps the mark of a region written since
  *                             its last look (FORMAT 3.2)
+ *   test_bitmap_union         assembly takes the union of the members' bitmaps
  */
 #include "test/unit/bdev_gga/bdev_gga_heal_env.c"
 
@@ -859,7 +860,7 @@ test_rebuild_and_resync(void)
 }
 
 /* ---------------------------------------------------------------------- */
-/* 7. The write-intent bitmap: the sweep                                   */
+/* 7. The write-intent bitmap: the sweep, and the union at assembly        */
 /* ---------------------------------------------------------------------- */
 
 /*
@@ -932,6 +933,120 @@ test_sweep_touched(void)
 	knobs_reset();
 }
 
+/* Byte `byte` of the bitmap on base bdev `base` (read below the error bdev, as base_sb). */
+static uint8_t
+base_bitmap_byte(const char *base, uint32_t frag_size, uint32_t byte)
+{
+	uint32_t off = gga_bitmap_offset(frag_size) + byte;
+	struct bdev *bdev = bdev_get_by_name(base);
+	struct ut_dev dev;
+	struct ut_io r;
+	uint8_t *blk, v = 0;
+
+	CU_ASSERT_FATAL(bdev != NULL);
+	blk = calloc(1, bdev_get_buf_block_size(bdev));
+	CU_ASSERT_FATAL(blk != NULL);
+	UT_ASSERT_EQ_FATAL(ut_dev_open_mode(&dev, base, false, g_ut_app), 0);
+	UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_READ, blk, off / frag_size, 1, &r), 0);
+	ut_dev_close(&dev);
+	CU_ASSERT(r.done && r.success);
+	v = blk[off % frag_size];
+	free(blk);
+	return v;
+}
+
+/*
+ * FORMAT 3.2: an assembler takes the union of the members' bitmaps. A member
+ * failed before region 5 was first written lacks its mark (the flush skips a
+ * member that takes no writes); the two others have it. The gga bdev is
+ * deleted with the member still failed, the member answers again and the
+ * array is assembled: region 5 must be marked, and the member, stale and
+ * resynced over the marked regions only, must then hold blocks 40..43.
+ * Once with data_1 failed, once with the parity (the last member read).
+ * Kills `|=` written `=` in create_merge_bitmaps() (create-bitmap-last-wins):
+ * the parity's bitmap, without region 5, is the array's, the resync copies
+ * nothing and the parity never gets blocks 40..43.
+ */
+static void
+bitmap_union(const char *p, uint32_t who)
+{
+	struct bdev_gga_recovery_info last;
+	struct gga_disk *disk;
+	uint8_t *a, *b, out[LBS];
+	uint32_t i, rb, frag_size, other = (who + 1) % 3;
+	bool on = true;
+	char name[16];
+
+	gga_test_knobs.probe_ms = 20;
+	make_error_members(p, 3, MBS);
+	disk = make_rules_gga(p, 2, 1, false, 8);
+	rb = gga_bitmap_region_blocks(disk);
+	UT_ASSERT_EQ_FATAL(rb, 8);
+	frag_size = disk->frag_size;
+	open_dev(p);
+	a = random_blocks(disk, 4);
+	b = random_blocks(disk, 4);
+	/* Region 0 on all three. */
+	CU_ASSERT(dev_write(0, 4, a));
+
+	/* The member fails; blocks 40..43 (region 5) are written without it. */
+	snprintf(name, sizeof(name), "EE_%s%u", p, who + 1);
+	fail_member(disk, name, who);
+	UT_ASSERT_EQ(inject(name, BDEV_ERROR_NONE), 0);
+	CU_ASSERT(dev_write(5 * rb, 4, b));
+	WAIT_FOR(!gga_bitmap_busy(disk) && !disk->sb_inflight &&
+		 !__atomic_load_n(&disk->sb_kicked, __ATOMIC_ACQUIRE));
+	CU_ASSERT(gga_bitmap_test(disk, 5));
+	UT_ASSERT_EQ(gga_member_state(&disk->members[who]), BDEV_GGA_MEMBER_FAILED);
+	ut_dev_close(&g_dev);
+	gga_delete_sync(p);
+
+	/* The members' bitmaps differ: region 5 is on the two others only. */
+	for (i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "%s%u", p, i + 1);
+		UT_ASSERT_EQ(base_bitmap_byte(name, frag_size, 0) & (1u << 5),
+			     i == who ? 0 : 1u << 5);
+	}
+
+	/* Assembled again with the member back: its bitmap must not hide the others' marks. */
+	disk = make_rules_gga(p, 2, 1, false, 8);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[who]), BDEV_GGA_MEMBER_STALE);
+	CU_ASSERT(gga_bitmap_test(disk, 5));
+	open_dev(p);
+	UT_ASSERT_EQ(bdev_gga_set_options(p, NULL, &on), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask && disk->walk == NULL);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	last_recovery(p, &last);
+	CU_ASSERT(last.valid && !last.rebuild);
+	UT_ASSERT_EQ(last.members, 1u << who);
+	UT_ASSERT_EQ(last.result, 0);
+
+	/* The member holds the blocks written while it was away. */
+	for (i = 0; i < 4; i++) {
+		CU_ASSERT(frag_generation(disk, who, 5 * rb + i) != 0);
+		UT_ASSERT_EQ(frag_generation(disk, who, 5 * rb + i),
+			     frag_generation(disk, other, 5 * rb + i));
+		UT_ASSERT_EQ(check_consistent(disk, 5 * rb + i, NULL, out), 0);
+		CU_ASSERT(memcmp(out, b + (size_t)i * disk->block_size, disk->block_size) == 0);
+	}
+	check_all_paths(disk, 5 * rb, 4, b);
+	check_all_paths(disk, 0, 4, a);
+
+	free(a);
+	free(b);
+	ut_dev_close(&g_dev);
+	gga_delete_sync(p);
+	delete_error_members(p, 3);
+	knobs_reset();
+}
+
+static void
+test_bitmap_union(void)
+{
+	bitmap_union("Y", 0);
+	bitmap_union("Z", 2);
+}
+
 int
 main(void)
 {
@@ -940,6 +1055,7 @@ main(void)
 		UT_TEST(test_failed_pass_restart), UT_TEST(test_write_aborted),
 		UT_TEST(test_format_count),        UT_TEST(test_checkpoint_in_flight),
 		UT_TEST(test_rebuild_and_resync),  UT_TEST(test_sweep_touched),
+		UT_TEST(test_bitmap_union),
 	};
 
 	return ut_run("bdev_gga_rules", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
