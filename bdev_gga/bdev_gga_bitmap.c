@@ -359,7 +359,10 @@ gga_bitmap_rewrite(struct gga_disk *disk)
 void
 gga_bitmap_start(struct gga_disk *disk)
 {
-	disk->bm->sweep_poller = poller_register(sweep_poll, disk->bm, BITMAP_SWEEP_US,
+	uint64_t period_us = gga_test_knobs.sweep_ms != 0 ? gga_test_knobs.sweep_ms * 1000ull :
+							    BITMAP_SWEEP_US;
+
+	disk->bm->sweep_poller = poller_register(sweep_poll, disk->bm, period_us,
 						 "gga_bitmap_sweep");
 	if (disk->bm->sweep_poller == NULL) {
 		WARNLOG("gga bdev '%s': no bitmap sweep poller: marks are never cleared\n",

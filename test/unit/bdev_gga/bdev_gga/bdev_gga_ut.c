@@ -5,11 +5,18 @@
  * refusal, with the members' bytes checked unchanged), I/O round trips,
  * periodic recovery reads, deletion and re-assembly with generations that
  * keep growing, the generation window, write_zeroes/unmap, overlapping writes
- * from two threads, buffer pressure, lock waits and the RPCs. The fault tests
- * (torn writes, corruption, member failure, hot remove) are in
+ * from two threads, buffer pressure, lock waits and the RPCs; and a front of
+ * a shared array over members with reservations, fenced on I/O. The fault
+ * tests (torn writes, corruption, member failure, hot remove) are in
  * ../bdev_gga_fault/.
  */
+#include <inttypes.h>
+
 #include "test/unit/bdev_gga/bdev_gga_harness.c"
+
+#include "bdev_gga/gga_front.h"
+/* The target's reservations of a namespace, for the members that can be fenced. */
+#include "target/nvmf_resv.c"
 
 /* ---------------------------------------------------------------------- */
 /* Creation                                                                */
@@ -1106,6 +1113,424 @@ test_rpc(void)
 	delete_members("Q");
 }
 
+/* ---------------------------------------------------------------------- */
+/* Two fronts: members that can be fenced                                  */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * A member with NVMe reservations, for the tests of the front shell
+ * (bdev_gga_front.c): "R_<base>" passes block I/O through to a malloc base
+ * and keeps the reservations of one namespace as the target does (its pure
+ * module, target/nvmf_resv.c, built in). bdev_nvme_reservation() commands
+ * run as host RESV_HOST_A, the front under test, and block I/O that the
+ * reservation forbids that host fails with Reservation Conflict (-EBADE).
+ * The test plays the other front by calling the module as RESV_HOST_B. With
+ * `hold` set, A's reservation commands wait unanswered (a member slow to
+ * answer them) until resv_release_held() carries them out.
+ */
+#define RESV_MAX_HELD 8
+
+static const uint8_t RESV_HOST_A[NVMF_RESV_HOSTID_LEN] = { 0xa };
+static const uint8_t RESV_HOST_B[NVMF_RESV_HOSTID_LEN] = { 0xb };
+
+struct resv_member {
+	/* The io_device of its channels: the bdev (the layer's own) is not its first field. */
+	struct bdev_desc *base_desc;
+	struct bdev *base;
+	struct bdev bdev;
+	struct nvmf_resv resv;
+	bool hold;
+	uint32_t nheld;
+	struct bdev_io *held[RESV_MAX_HELD];
+};
+
+struct resv_channel {
+	struct io_channel *base_ch;
+};
+
+static struct bdev_module g_resv_module = { .name = "ut_resv" };
+
+static int
+resv_run(struct resv_member *rm, const struct bdev_nvme_resv_cmd *c)
+{
+	switch (c->op) {
+	case BDEV_NVME_RESV_REGISTER:
+		return nvmf_resv_register(&rm->resv, RESV_HOST_A, 1, c->action, c->iekey, c->cptpl,
+					  c->crkey, c->nrkey, NULL);
+	case BDEV_NVME_RESV_ACQUIRE:
+		return nvmf_resv_acquire(&rm->resv, RESV_HOST_A, c->action, c->iekey, c->rtype,
+					 c->crkey, c->nrkey, NULL);
+	case BDEV_NVME_RESV_RELEASE:
+		return nvmf_resv_release(&rm->resv, RESV_HOST_A, c->action, c->iekey, c->rtype,
+					 c->crkey, NULL);
+	default:
+		return nvmf_resv_report(&rm->resv, true, c->buf, c->len);
+	}
+}
+
+static void
+resv_base_done(struct bdev_io *base_io, bool success, void *cb_arg)
+{
+	struct bdev_io *io = cb_arg;
+
+	bdev_free_io(base_io);
+	bdev_io_complete(io, success ? BDEV_IO_STATUS_SUCCESS : BDEV_IO_STATUS_FAILED);
+}
+
+static void
+resv_submit(struct io_channel *ch, struct bdev_io *io)
+{
+	struct resv_member *rm = io->bdev->ctxt;
+	struct resv_channel *rch = io_channel_get_ctx(ch);
+	int rc;
+
+	switch (io->type) {
+	case BDEV_IO_TYPE_NVME_RESV:
+		if (rm->hold && rm->nheld < RESV_MAX_HELD) {
+			rm->held[rm->nheld++] = io;
+		} else {
+			bdev_io_complete_nvme_status(io, NVME_SCT_GENERIC,
+						     resv_run(rm, &io->u.resv));
+		}
+		return;
+	case BDEV_IO_TYPE_RESET:
+		bdev_io_complete(io, BDEV_IO_STATUS_SUCCESS);
+		return;
+	default:
+		break;
+	}
+	/* Every command of the namespace's data but a read counts as a write (the target's table). */
+	if (nvmf_resv_check(&rm->resv, RESV_HOST_A, io->type != BDEV_IO_TYPE_READ) !=
+	    NVME_SC_SUCCESS) {
+		bdev_io_complete_nvme_status(io, NVME_SCT_GENERIC, NVME_SC_RESERVATION_CONFLICT);
+		return;
+	}
+	switch (io->type) {
+	case BDEV_IO_TYPE_READ:
+		rc = bdev_readv_blocks(rm->base_desc, rch->base_ch, io->u.iovs, io->u.iovcnt,
+				       io->u.offset_blocks, io->u.num_blocks, resv_base_done, io);
+		break;
+	case BDEV_IO_TYPE_WRITE:
+		rc = bdev_writev_blocks(rm->base_desc, rch->base_ch, io->u.iovs, io->u.iovcnt,
+					io->u.offset_blocks, io->u.num_blocks, resv_base_done, io);
+		break;
+	case BDEV_IO_TYPE_FLUSH:
+		rc = bdev_flush_blocks(rm->base_desc, rch->base_ch, io->u.offset_blocks,
+				       io->u.num_blocks, resv_base_done, io);
+		break;
+	case BDEV_IO_TYPE_UNMAP:
+		rc = bdev_unmap_blocks(rm->base_desc, rch->base_ch, io->u.offset_blocks,
+				       io->u.num_blocks, resv_base_done, io);
+		break;
+	case BDEV_IO_TYPE_WRITE_ZEROES:
+		rc = bdev_write_zeroes_blocks(rm->base_desc, rch->base_ch, io->u.offset_blocks,
+					      io->u.num_blocks, resv_base_done, io);
+		break;
+	default:
+		rc = -ENOTSUP;
+		break;
+	}
+	if (rc != 0) {
+		bdev_io_complete(io, rc == -ENOMEM ? BDEV_IO_STATUS_NOMEM : BDEV_IO_STATUS_FAILED);
+	}
+}
+
+static bool
+resv_io_type_supported(void *ctxt, enum bdev_io_type type)
+{
+	struct resv_member *rm = ctxt;
+
+	return type == BDEV_IO_TYPE_NVME_RESV || type == BDEV_IO_TYPE_RESET ||
+	       bdev_io_type_supported(rm->base, type);
+}
+
+static struct io_channel *
+resv_get_io_channel(void *ctxt)
+{
+	return io_channel_get(ctxt);
+}
+
+static void
+resv_unregistered(void *io_device)
+{
+	struct resv_member *rm = io_device;
+
+	bdev_module_release_bdev(rm->base);
+	bdev_close(rm->base_desc);
+	bdev_destruct_done(&rm->bdev, 0);
+	free(rm->bdev.name);
+	free(rm);
+}
+
+static int
+resv_destruct(void *ctxt)
+{
+	io_device_unregister(ctxt, resv_unregistered);
+	return 1;
+}
+
+static const struct bdev_fn_table g_resv_fn_table = {
+	.destruct = resv_destruct,
+	.submit_request = resv_submit,
+	.io_type_supported = resv_io_type_supported,
+	.get_io_channel = resv_get_io_channel,
+};
+
+static int
+resv_channel_create(void *io_device, void *ctx_buf)
+{
+	struct resv_member *rm = io_device;
+	struct resv_channel *rch = ctx_buf;
+
+	rch->base_ch = bdev_get_io_channel(rm->base_desc);
+	return rch->base_ch != NULL ? 0 : -ENOMEM;
+}
+
+static void
+resv_channel_destroy(void *io_device, void *ctx_buf)
+{
+	struct resv_channel *rch = ctx_buf;
+
+	(void)io_device;
+	io_channel_put(rch->base_ch);
+}
+
+static void
+resv_base_event(enum bdev_event_type type, struct bdev *bdev, void *ctx)
+{
+	(void)type;
+	(void)bdev;
+	(void)ctx;
+}
+
+/* "R_<base>" over the malloc bdev `base`, nobody registered. */
+static struct resv_member *
+resv_member_create(const char *base)
+{
+	struct resv_member *rm = calloc(1, sizeof(*rm));
+
+	CU_ASSERT_FATAL(rm != NULL);
+	CU_ASSERT_FATAL(asprintf(&rm->bdev.name, "R_%s", base) > 0);
+	UT_ASSERT_EQ_FATAL(bdev_open(base, true, resv_base_event, rm, &rm->base_desc), 0);
+	rm->base = bdev_desc_get_bdev(rm->base_desc);
+	UT_ASSERT_EQ_FATAL(bdev_module_claim_bdev(rm->base, rm->base_desc, &g_resv_module), 0);
+	rm->bdev.product_name = "Reservation test disk";
+	rm->bdev.block_size = bdev_get_block_size(rm->base);
+	rm->bdev.md_size = bdev_get_md_size(rm->base);
+	rm->bdev.num_blocks = bdev_get_num_blocks(rm->base);
+	rm->bdev.buf_align = bdev_get_buf_align(rm->base);
+	rm->bdev.ctxt = rm;
+	rm->bdev.fn_table = &g_resv_fn_table;
+	rm->bdev.module = &g_resv_module;
+	nvmf_resv_init(&rm->resv);
+	io_device_register(rm, resv_channel_create, resv_channel_destroy,
+			   sizeof(struct resv_channel), rm->bdev.name);
+	UT_ASSERT_EQ_FATAL(bdev_register(&rm->bdev), 0);
+	return rm;
+}
+
+static void
+resv_member_delete(struct resv_member *rm)
+{
+	struct ut_cpl cpl = { 0 };
+
+	bdev_unregister(&rm->bdev, ut_cpl_done, &cpl);
+	UT_POLL_UNTIL(cpl.done);
+	CU_ASSERT(cpl.done);
+}
+
+/* Carry out A's held reservation commands, in order, and answer them. */
+static void
+resv_release_held(struct resv_member *rm)
+{
+	uint32_t i, n = rm->nheld;
+
+	rm->hold = false;
+	rm->nheld = 0;
+	for (i = 0; i < n; i++) {
+		bdev_io_complete_nvme_status(rm->held[i], NVME_SCT_GENERIC,
+					     resv_run(rm, &rm->held[i]->u.resv));
+	}
+	ut_poll_idle();
+}
+
+/* The key of the member's holder, 0 if nobody holds it. */
+static uint64_t
+resv_holder_key(const struct resv_member *rm)
+{
+	uint32_t j;
+
+	for (j = 0; j < rm->resv.nregs && rm->resv.type != NVMF_RESV_NONE; j++) {
+		if (memcmp(rm->resv.regs[j].hostid, rm->resv.holder, NVMF_RESV_HOSTID_LEN) == 0) {
+			return rm->resv.regs[j].key;
+		}
+	}
+	return 0;
+}
+
+/* The other front (B) preempts the holder's key it read, as a standby whose lease lapsed. */
+static void
+resv_other_front_takes(struct resv_member *rm, uint64_t key)
+{
+	uint64_t seen = resv_holder_key(rm);
+
+	CU_ASSERT_FATAL(seen != 0);
+	UT_ASSERT_EQ(nvmf_resv_register(&rm->resv, RESV_HOST_B, 2, NVMF_RESV_REPLACE, true, 0, 0,
+					key, NULL),
+		     NVME_SC_SUCCESS);
+	UT_ASSERT_EQ(nvmf_resv_acquire(&rm->resv, RESV_HOST_B, NVMF_RESV_PREEMPT_ABORT, false,
+				       GGA_FRONT_RTYPE, key, seen, NULL),
+		     NVME_SC_SUCCESS);
+	CU_ASSERT(nvmf_resv_is_holder(&rm->resv, RESV_HOST_B));
+	CU_ASSERT(!nvmf_resv_is_registered(&rm->resv, RESV_HOST_A));
+}
+
+/* The front's role as bdev_gga_get_info tells it (static strings). */
+static const char *
+front_role(const char *name, const char **reason)
+{
+	struct bdev_gga_info info;
+	const char *role;
+
+	get_info(name, &info);
+	role = info.role;
+	if (reason != NULL) {
+		*reason = info.role_reason;
+	}
+	bdev_gga_info_clear(&info);
+	return role != NULL ? role : "";
+}
+
+/* Poll every thread for `ms` milliseconds. */
+static void
+poll_for_ms(uint32_t ms)
+{
+	uint64_t end = time_now_ns() + ms * 1000000ull;
+
+	while (time_now_ns() < end) {
+		ut_poll_once();
+	}
+}
+
+/*
+ * DESIGN 1.5 and 1.8: an active front that meets Reservation Conflict on a
+ * member I/O steps down at once, not when its lease lapses. Front 1 (lease
+ * 800 ms, the preferred one) takes three blank members, formats and serves
+ * them. The other front then preempts its key on every member, and the
+ * members answer none of front 1's reservation commands any more (its
+ * renewals stay out: nothing but the conflict on I/O tells it). A write
+ * fails with the conflict, and is not acknowledged; the front must stop
+ * serving at once and step down as fenced by the I/O at its next poll
+ * (lease / 8), well within the lease, failing no member. Kills the shell
+ * not passing front_fenced to the module (shell-conflict-ignored): the
+ * front stays active until its lease lapses, and steps down for that.
+ */
+static void
+test_front_fenced_on_io(void)
+{
+	struct resv_member *rm[3];
+	struct bdev_gga_opts opts;
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+	struct create_res r;
+	uint8_t a[4 * LBS], rd[4 * LBS];
+	const char *reason = NULL;
+	uint64_t t0, took_ms;
+	char base[8];
+	uint32_t i;
+
+	for (i = 0; i < 3; i++) {
+		snprintf(base, sizeof(base), "K%u", i + 1);
+		make_malloc(base, MBS, MD, MEMBER_BLOCKS);
+		rm[i] = resv_member_create(base);
+	}
+	bdev_gga_opts_init(&opts);
+	opts.name = "K";
+	opts.members[0] = "R_K1";
+	opts.members[1] = "R_K2";
+	opts.members[2] = "R_K3";
+	opts.uuid = "5c0ffee5-0b5e-4a7d-9c1e-2f3a4b5c6d7e";
+	opts.front_id = 1;
+	opts.lease_ms = 800;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	disk = r.bdev->ctxt;
+
+	/* The preferred front takes the members nobody holds, formats them and serves. */
+	UT_POLL_UNTIL(__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE));
+	CU_ASSERT_FATAL(__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE));
+	get_info("K", &info);
+	UT_ASSERT_STR_EQ(info.role, "active");
+	CU_ASSERT(info.serving);
+	UT_ASSERT_EQ(info.members_held, 3);
+	bdev_gga_info_clear(&info);
+	for (i = 0; i < 3; i++) {
+		CU_ASSERT(nvmf_resv_is_holder(&rm[i]->resv, RESV_HOST_A));
+	}
+	open_dev("K");
+	fill_random(a, sizeof(a));
+	CU_ASSERT(dev_write(0, 4, a));
+	CU_ASSERT(dev_read(0, 4, rd));
+	CU_ASSERT(memcmp(rd, a, sizeof(a)) == 0);
+
+	/* The other front takes every member; front 1's renewals go unanswered from now on. */
+	for (i = 0; i < 3; i++) {
+		rm[i]->hold = true;
+		resv_other_front_takes(rm[i], gga_front_key(2, 1));
+	}
+	t0 = time_now_ns();
+	fill_random(a, sizeof(a));
+	CU_ASSERT(!dev_write(0, 4, a));
+	CU_ASSERT(!__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE));
+
+	/*
+	 * It steps down as fenced at its next poll (every lease / 8), not a
+	 * lease later: the role is looked at every millisecond.
+	 */
+	while (strcmp(front_role("K", NULL), "stepped_down") != 0 &&
+	       time_now_ns() - t0 < UT_TIMEOUT_NS) {
+		poll_for_ms(1);
+	}
+	took_ms = (time_now_ns() - t0) / 1000000;
+	UT_ASSERT_STR_EQ(front_role("K", &reason), "stepped_down");
+	UT_ASSERT_STR_EQ(reason, "fenced: a member refused an I/O");
+	CU_ASSERT(took_ms < opts.lease_ms / 2);
+	printf("\n  stepped down %" PRIu64 " ms after the conflict (lease %u ms)\n", took_ms,
+	       opts.lease_ms);
+	get_info("K", &info);
+	CU_ASSERT(!info.serving);
+	for (i = 0; i < 3; i++) {
+		/* A fence is no member failure. */
+		UT_ASSERT_EQ(info.members[i].state, BDEV_GGA_MEMBER_ONLINE);
+	}
+	bdev_gga_info_clear(&info);
+	CU_ASSERT(!dev_read(0, 4, rd));
+
+	ut_dev_close(&g_dev);
+	for (i = 0; i < 3; i++) {
+		resv_release_held(rm[i]);
+	}
+	gga_delete_sync("K");
+	for (i = 0; i < 3; i++) {
+		resv_member_delete(rm[i]);
+		snprintf(base, sizeof(base), "K%u", i + 1);
+		malloc_delete_sync(base);
+	}
+}
+
+/* The harness's modules and the reservation members. */
+static void
+register_modules_resv(void)
+{
+	register_modules();
+	bdev_module_register(&g_resv_module);
+}
+
+static int
+suite_init_resv(void)
+{
+	return ut_setup_arena(register_modules_resv, "bdev_gga_ut", 160ull * 1024 * 1024);
+}
+
 int
 main(void)
 {
@@ -1125,7 +1550,8 @@ main(void)
 		UT_TEST(test_concurrent_overlap),
 		UT_TEST(test_buffer_pressure),
 		UT_TEST(test_rpc),
+		UT_TEST(test_front_fenced_on_io),
 	};
 
-	return ut_run("bdev_gga", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
+	return ut_run("bdev_gga", tests, ARRAY_SIZE(tests), suite_init_resv, suite_fini);
 }

@@ -14,6 +14,9 @@
  *   test_format_count         a blank member's record is the next update's
  *   test_checkpoint_in_flight the checkpoint stays at the lowest chunk in flight
  *   test_rebuild_and_resync   4 + 2: a blank and a stale member in one pass: rebuild
+ *   test_sweep_touched        the sweep keeps the mark of a region written since
+ *                             its last look (FORMAT 3.2)
+ *   test_bitmap_union         assembly takes the union of the members' bitmaps
  */
 #include "test/unit/bdev_gga/bdev_gga_heal_env.c"
 
@@ -442,7 +445,9 @@ test_hidden_fragment(void)
  * lc_pass_end_failed() keeping the checkpoint together with
  * prune_checkpoint() keeping the bits of members no longer rebuilding: the
  * records keep 0x4 at 128, the next pass resumes there, and the parity
- * never gets blocks 0..7.
+ * never gets blocks 0..7. Re-adding is off until the replace is asked for:
+ * a probe (every 20 ms) would otherwise take the parity back first on a
+ * slow machine, and the replace would be refused (-EBUSY).
  */
 static void
 test_failed_pass_restart(void)
@@ -454,13 +459,14 @@ test_failed_pass_restart(void)
 	uint8_t *w, *c;
 	uint64_t ckpt_events = 0;
 	char msg[256], base[8];
+	bool on = true;
 	uint32_t i;
 
 	gga_test_knobs.probe_ms = 20;
 	gga_test_knobs.checkpoint_ms = 5;
 	gga_test_knobs.chunk_blocks = 8;
 	make_error_members("T", 3, MBS);
-	disk = make_rules_gga("T", 2, 1, true, 0);
+	disk = make_rules_gga("T", 2, 1, false, 0);
 	open_dev("T");
 	w = random_blocks(disk, NBLK);
 	c = random_blocks(disk, 8);
@@ -474,6 +480,8 @@ test_failed_pass_restart(void)
 	UT_ASSERT_EQ(bdev_gga_replace_member("T", "parity", "EE_T3", replace_done, &rr, msg,
 					     sizeof(msg)),
 		     0);
+	/* data_1 is re-added when it comes back, below. */
+	UT_ASSERT_EQ(bdev_gga_set_options("T", NULL, &on), 0);
 	WAIT_FOR(rr.done && base_sb("T1", disk->frag_size, &sb) == 0 &&
 		 sb.recovery_mask == 1u << 2 && sb.recovery_offset == 128);
 	UT_ASSERT_EQ(rr.rc, 0);
@@ -856,6 +864,194 @@ test_rebuild_and_resync(void)
 	knobs_reset();
 }
 
+/* ---------------------------------------------------------------------- */
+/* 7. The write-intent bitmap: the sweep, and the union at assembly        */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * FORMAT 3.2: a mark goes only once its region had no write for a whole
+ * sweep. Regions 1 and 3 (8 KiB each) are written once; two sweeps later
+ * the two clearing updates have run (bm_clear READY: the next sweep clears
+ * what is still untouched). Region 1 is written again then, and the write
+ * completes before that sweep: it is newer than the updates that would let
+ * its mark go. The sweep clears region 3 and must keep region 1, in memory
+ * and on every member; region 1 goes later, after a whole idle sweep of its
+ * own. Sweeps every 200 ms (gga_test_knobs.sweep_ms). Kills the sweep's
+ * touched check dropped (bm-sweep-touched): region 1, idle at the instant
+ * of the sweep, is cleared with region 3.
+ */
+static void
+test_sweep_touched(void)
+{
+	struct gga_disk *disk;
+	uint32_t i, rb;
+	uint8_t *a;
+
+	gga_test_knobs.sweep_ms = 200;
+	make_error_members("W", 3, MBS);
+	disk = make_rules_gga("W", 2, 1, false, 8);
+	rb = gga_bitmap_region_blocks(disk);
+	UT_ASSERT_EQ_FATAL(rb, 8);
+	open_dev("W");
+	a = random_blocks(disk, 2);
+	CU_ASSERT(dev_write(1 * rb, 1, a));
+	CU_ASSERT(dev_write(3 * rb, 1, a + disk->block_size));
+	CU_ASSERT(gga_bitmap_test(disk, 1) && gga_bitmap_test(disk, 3));
+
+	/*
+	 * The clearing updates have run: the next sweep clears what is still
+	 * untouched. Region 1 is written before that sweep (again if a stalled
+	 * machine let the sweep run during the write: the write's own count
+	 * keeps the mark then, and the next READY comes a sweep later).
+	 */
+	for (i = 0; i < 3; i++) {
+		WAIT_FOR(disk->bm_clear.stage == GGA_LC_CLEAR_READY);
+		UT_ASSERT_EQ_FATAL(disk->bm_clear.stage, GGA_LC_CLEAR_READY);
+		CU_ASSERT(gga_bitmap_test(disk, 1));
+		CU_ASSERT(dev_write(1 * rb, 1, a));
+		if (disk->bm_clear.stage == GGA_LC_CLEAR_READY) {
+			break;
+		}
+	}
+	UT_ASSERT_EQ(disk->bm_clear.stage, GGA_LC_CLEAR_READY);
+
+	/* That sweep: region 3 goes, region 1 (written since the last look) stays. */
+	WAIT_FOR(disk->bm_clear.stage != GGA_LC_CLEAR_READY && !gga_bitmap_busy(disk));
+	CU_ASSERT(!gga_bitmap_test(disk, 3));
+	CU_ASSERT(gga_bitmap_test(disk, 1));
+	UT_ASSERT_EQ(gga_bitmap_dirty(disk), 1);
+	for (i = 0; i < disk->n; i++) {
+		UT_ASSERT_EQ(member_bitmap_byte(disk, i, 0), 1u << 1);
+	}
+
+	/* Region 1 goes once a whole sweep found it idle. */
+	WAIT_FOR(gga_bitmap_dirty(disk) == 0 && !gga_bitmap_busy(disk));
+	UT_ASSERT_EQ(gga_bitmap_dirty(disk), 0);
+	for (i = 0; i < disk->n; i++) {
+		UT_ASSERT_EQ(member_bitmap_byte(disk, i, 0), 0);
+	}
+
+	free(a);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("W");
+	delete_error_members("W", 3);
+	knobs_reset();
+}
+
+/* Byte `byte` of the bitmap on base bdev `base` (read below the error bdev, as base_sb). */
+static uint8_t
+base_bitmap_byte(const char *base, uint32_t frag_size, uint32_t byte)
+{
+	uint32_t off = gga_bitmap_offset(frag_size) + byte;
+	struct bdev *bdev = bdev_get_by_name(base);
+	struct ut_dev dev;
+	struct ut_io r;
+	uint8_t *blk, v = 0;
+
+	CU_ASSERT_FATAL(bdev != NULL);
+	blk = calloc(1, bdev_get_buf_block_size(bdev));
+	CU_ASSERT_FATAL(blk != NULL);
+	UT_ASSERT_EQ_FATAL(ut_dev_open_mode(&dev, base, false, g_ut_app), 0);
+	UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_READ, blk, off / frag_size, 1, &r), 0);
+	ut_dev_close(&dev);
+	CU_ASSERT(r.done && r.success);
+	v = blk[off % frag_size];
+	free(blk);
+	return v;
+}
+
+/*
+ * FORMAT 3.2: an assembler takes the union of the members' bitmaps. A member
+ * failed before region 5 was first written lacks its mark (the flush skips a
+ * member that takes no writes); the two others have it. The gga bdev is
+ * deleted with the member still failed, the member answers again and the
+ * array is assembled: region 5 must be marked, and the member, stale and
+ * resynced over the marked regions only, must then hold blocks 40..43.
+ * Once with data_1 failed, once with the parity (the last member read).
+ * Kills `|=` written `=` in create_merge_bitmaps() (create-bitmap-last-wins):
+ * the parity's bitmap, without region 5, is the array's, the resync copies
+ * nothing and the parity never gets blocks 40..43.
+ */
+static void
+bitmap_union(const char *p, uint32_t who)
+{
+	struct bdev_gga_recovery_info last;
+	struct gga_disk *disk;
+	uint8_t *a, *b, out[LBS];
+	uint32_t i, rb, frag_size, other = (who + 1) % 3;
+	bool on = true;
+	char name[16];
+
+	gga_test_knobs.probe_ms = 20;
+	make_error_members(p, 3, MBS);
+	disk = make_rules_gga(p, 2, 1, false, 8);
+	rb = gga_bitmap_region_blocks(disk);
+	UT_ASSERT_EQ_FATAL(rb, 8);
+	frag_size = disk->frag_size;
+	open_dev(p);
+	a = random_blocks(disk, 4);
+	b = random_blocks(disk, 4);
+	/* Region 0 on all three. */
+	CU_ASSERT(dev_write(0, 4, a));
+
+	/* The member fails; blocks 40..43 (region 5) are written without it. */
+	snprintf(name, sizeof(name), "EE_%s%u", p, who + 1);
+	fail_member(disk, name, who);
+	UT_ASSERT_EQ(inject(name, BDEV_ERROR_NONE), 0);
+	CU_ASSERT(dev_write(5 * rb, 4, b));
+	WAIT_FOR(!gga_bitmap_busy(disk) && !disk->sb_inflight &&
+		 !__atomic_load_n(&disk->sb_kicked, __ATOMIC_ACQUIRE));
+	CU_ASSERT(gga_bitmap_test(disk, 5));
+	UT_ASSERT_EQ(gga_member_state(&disk->members[who]), BDEV_GGA_MEMBER_FAILED);
+	ut_dev_close(&g_dev);
+	gga_delete_sync(p);
+
+	/* The members' bitmaps differ: region 5 is on the two others only. */
+	for (i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "%s%u", p, i + 1);
+		UT_ASSERT_EQ(base_bitmap_byte(name, frag_size, 0) & (1u << 5),
+			     i == who ? 0 : 1u << 5);
+	}
+
+	/* Assembled again with the member back: its bitmap must not hide the others' marks. */
+	disk = make_rules_gga(p, 2, 1, false, 8);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[who]), BDEV_GGA_MEMBER_STALE);
+	CU_ASSERT(gga_bitmap_test(disk, 5));
+	open_dev(p);
+	UT_ASSERT_EQ(bdev_gga_set_options(p, NULL, &on), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask && disk->walk == NULL);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	last_recovery(p, &last);
+	CU_ASSERT(last.valid && !last.rebuild);
+	UT_ASSERT_EQ(last.members, 1u << who);
+	UT_ASSERT_EQ(last.result, 0);
+
+	/* The member holds the blocks written while it was away. */
+	for (i = 0; i < 4; i++) {
+		CU_ASSERT(frag_generation(disk, who, 5 * rb + i) != 0);
+		UT_ASSERT_EQ(frag_generation(disk, who, 5 * rb + i),
+			     frag_generation(disk, other, 5 * rb + i));
+		UT_ASSERT_EQ(check_consistent(disk, 5 * rb + i, NULL, out), 0);
+		CU_ASSERT(memcmp(out, b + (size_t)i * disk->block_size, disk->block_size) == 0);
+	}
+	check_all_paths(disk, 5 * rb, 4, b);
+	check_all_paths(disk, 0, 4, a);
+
+	free(a);
+	free(b);
+	ut_dev_close(&g_dev);
+	gga_delete_sync(p);
+	delete_error_members(p, 3);
+	knobs_reset();
+}
+
+static void
+test_bitmap_union(void)
+{
+	bitmap_union("Y", 0);
+	bitmap_union("Z", 2);
+}
+
 int
 main(void)
 {
@@ -863,7 +1059,8 @@ main(void)
 		UT_TEST(test_ack_threshold),       UT_TEST(test_hidden_fragment),
 		UT_TEST(test_failed_pass_restart), UT_TEST(test_write_aborted),
 		UT_TEST(test_format_count),        UT_TEST(test_checkpoint_in_flight),
-		UT_TEST(test_rebuild_and_resync),
+		UT_TEST(test_rebuild_and_resync),  UT_TEST(test_sweep_touched),
+		UT_TEST(test_bitmap_union),
 	};
 
 	return ut_run("bdev_gga_rules", tests, ARRAY_SIZE(tests), suite_init, suite_fini);

@@ -835,6 +835,66 @@ test_duplicate_front_id(void)
 	CU_ASSERT(!g.bad);
 }
 
+/*
+ * The lease's boundary, on both sides at once. Active A renews on every
+ * member at time T, then hears no more answers (its renewals stay out);
+ * standby B reads the new key at T. At T + lease - 1 A is active and B
+ * still waits. At T + lease B may take over (a key unchanged for a lease:
+ * `>= lease`), so by then A must no longer count a member renewed exactly
+ * one lease ago as fresh: it steps down at its poll at T + lease, and the
+ * two fronts are never active at once. Kills `<` written `<=` in
+ * poll_active() (fr-lease-off-by-one: A is still active at T + lease,
+ * beside B's takeover).
+ */
+static void
+test_lease_boundary(void)
+{
+	struct gga_front_cmd cmds[MAXN];
+	struct world w;
+	uint64_t t;
+	uint32_t i;
+
+	setup(2, 1, 0);
+	w_init(&w);
+	g.t_max = UINT64_MAX;
+	CU_ASSERT_FATAL(w.f[0].role == GGA_FRONT_ACTIVE);
+	/* A renewal round, answered by every member at T; B reads the new key at T. */
+	run(&w, E_TICK, 0, 0);
+	round_of(&w, 0);
+	t = w.now;
+	round_of(&w, 1);
+	for (i = 0; i < g.n; i++) {
+		UT_ASSERT_EQ(w.f[0].members[i].renewed_at, t);
+		CU_ASSERT(w.f[1].members[i].seen && w.f[1].members[i].seen_since == t);
+	}
+	/* From now on nothing A sends is answered: up to T + lease - 1 both hold their roles. */
+	while (w.now < t + LEASE - 1) {
+		run(&w, E_TICK, 0, 0);
+		run(&w, E_POLL, 0, 0);
+		round_of(&w, 1);
+		UT_ASSERT_EQ(w.f[0].role, GGA_FRONT_ACTIVE);
+		UT_ASSERT_EQ(w.f[1].role, GGA_FRONT_STANDBY);
+	}
+	for (i = 0; i < g.n; i++) {
+		CU_ASSERT(w.f[0].members[i].busy);
+		CU_ASSERT(gga_front_may_use(&w.f[0], i));
+	}
+	/* T + lease: A's renewals are exactly one lease old. A steps down, then B takes over. */
+	run(&w, E_TICK, 0, 0);
+	UT_ASSERT_EQ(w.now, t + LEASE);
+	UT_ASSERT_EQ(gga_front_poll(&w.f[0], w.now, cmds), 0);
+	UT_ASSERT_EQ(w.f[0].role, GGA_FRONT_STANDBY);
+	UT_ASSERT_STR_EQ(w.f[0].reason, "lease not renewed on enough members");
+	w.f[0].reason = NULL;
+	for (i = 0; i < g.n; i++) {
+		CU_ASSERT(!gga_front_may_use(&w.f[0], i));
+	}
+	round_of(&w, 1);
+	UT_ASSERT_EQ(w.f[1].role, GGA_FRONT_ACTIVE);
+	CU_ASSERT(w.f[0].role != GGA_FRONT_ACTIVE);
+	CU_ASSERT(!g.bad);
+}
+
 int
 main(void)
 {
@@ -849,6 +909,7 @@ main(void)
 		UT_TEST(test_renew_conflict_steps_down),
 		UT_TEST(test_lost_renewal_not_a_fence),
 		UT_TEST(test_duplicate_front_id),
+		UT_TEST(test_lease_boundary),
 	};
 
 	return ut_run("gga_front", tests, sizeof(tests) / sizeof(tests[0]), NULL, NULL);
