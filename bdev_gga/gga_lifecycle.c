@@ -28,21 +28,14 @@ gga_lc_rules_default(struct gga_lc_rules *rules)
 	rules->ack_waits_checkpoint = true;
 }
 
-/* The members in state `run`. */
-static uint32_t
-lc_mask_of(const struct gga_lc_view *v, enum gga_lc_run run)
+/* Does a member in this state take records (it answers: online, rebuilding, stale)? */
+static bool
+lc_run_takes_records(uint32_t run)
 {
-	uint32_t i, mask = 0;
-
-	for (i = 0; i < v->n; i++) {
-		if (v->mb[i].run == run) {
-			mask |= LC_BIT(i);
-		}
-	}
-	return mask;
+	return run == GGA_LC_ONLINE || run == GGA_LC_REBUILDING || run == GGA_LC_STALE;
 }
 
-/* The members whose state passes `rule` (gga_lc_run_reads, gga_lc_run_writes). */
+/* The members whose state passes `rule` (gga_lc_run_reads, _writes, lc_run_takes_records). */
 static uint32_t
 lc_mask_where(const struct gga_lc_view *v, bool (*rule)(uint32_t run))
 {
@@ -207,8 +200,7 @@ lc_persist(struct gga_lc_view *v, struct gga_lc_actions *act)
 			v->mb[i].blank = false;
 		}
 	}
-	to = lc_mask_of(v, GGA_LC_ONLINE) | lc_mask_of(v, GGA_LC_REBUILDING) |
-	     lc_mask_of(v, GGA_LC_STALE);
+	to = lc_mask_where(v, lc_run_takes_records);
 	/*
 	 * The record and its count are the writer's to ask for when it issues
 	 * the update (gga_lc_issue()): several changes asked for while it is busy
