@@ -19,6 +19,8 @@
  *                             its take stands (rule 9's compare-and-swap)
  *   test_ack_pass_member_missed a write a pass member missed waits for an update
  *                             without its checkpoint bit, however the bit got there
+ *   test_write_beside_new_pass a member that misses a write and joins a pass before
+ *                             it is decided does not hold it (they waited for ever)
  */
 #include "test/unit/bdev_gga/bdev_gga_heal_env.c"
 
@@ -1153,7 +1155,7 @@ app_generation(struct gga_disk *disk, struct ut_dev *dev, uint64_t lba)
  * Rule 7 (changed): a write that a member of the running pass missed is
  * acknowledged only once an update without the member's checkpoint bit has
  * landed, even if the checkpoint was not yet persisted when the write went
- * out (the write went to the member: rec_at_send or not, it counts). 4 + 2:
+ * out (it went to the member as a target of the pass: that counts). 4 + 2:
  * parity_1 fails and the array is assembled again: it waits, stale, not
  * re-added (auto_readd off). parity_2 fails on a write of blocks 8..11 and is
  * replaced by itself: its rebuild copies blocks 0..63 and is held there. The
@@ -1311,15 +1313,95 @@ test_ack_pass_member_missed(void)
 	knobs_reset();
 }
 
+/* ---------------------------------------------------------------------- */
+/* 10. A write that a member missed, the member back in a pass meanwhile   */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Rule 7 and liveness: a member that was online when a write went out,
+ * missed it and joined a pass before the write was decided does not hold
+ * the write back with its checkpoint bit: the pass waits for the range lock
+ * the write holds, so its checkpoint stays at or below the write's block,
+ * and a resumed pass copies it. 2 + 1: a write of block 1 goes out; data_1
+ * takes it, data_2's part answers NOMEM and waits on the I/O thread, the
+ * parity fails it. With the app thread alone running, the parity's failure
+ * is recorded, it is probed back and its resync starts (its checkpoint bit
+ * persisted) and stops at block 0, whose chunk the write holds. Then data_2
+ * takes its part: the write must be acknowledged (waiting for the parity's
+ * bit to go, it would wait for the pass, which waits for it: both for
+ * ever), and the pass then copies block 1.
+ */
+static void
+test_write_beside_new_pass(void)
+{
+	struct bdev_gga_recovery_info now;
+	struct bdev_gga_scrub_info scrub;
+	struct gga_lc_durable durable;
+	struct gga_disk *disk;
+	uint8_t *w, *c;
+	struct ut_io r;
+
+	gga_test_knobs.probe_ms = 20;
+	gga_test_knobs.checkpoint_ms = 5;
+	gga_test_knobs.chunk_blocks = 8;
+	make_error_members("J", 3, MBS);
+	disk = make_rules_gga("J", 2, 1, true, 4);
+	open_dev("J");
+	w = random_blocks(disk, NBLK);
+	c = random_blocks(disk, 1);
+	CU_ASSERT(dev_write(0, NBLK, w));
+	WAIT_FOR(!gga_bitmap_busy(disk) && !disk->sb_inflight &&
+		 !__atomic_load_n(&disk->sb_kicked, __ATOMIC_ACQUIRE));
+	CU_ASSERT_FATAL(gga_bitmap_marked(disk, 1));
+
+	/* Block 1 goes out: data_2's part waits (NOMEM), the parity fails its part. */
+	inject_io("EE_J2", BDEV_IO_TYPE_WRITE, BDEV_ERROR_NOMEM, 0, 0);
+	inject_io("EE_J3", BDEV_IO_TYPE_WRITE, BDEV_ERROR_FAILURE, 1, 0);
+	UT_ASSERT_EQ_FATAL(ut_submit(&g_dev, BDEV_IO_TYPE_WRITE, c, 1, 1, &r), 0);
+	WORKER_POLL_UNTIL(gga_member_state(&disk->members[2]) == BDEV_GGA_MEMBER_FAILED);
+	UT_ASSERT_EQ_FATAL(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_FAILED);
+	inject_io("EE_J2", BDEV_IO_TYPE_WRITE, BDEV_ERROR_NONE, 0, 0);
+
+	/* The app thread alone: the parity back, its resync started and stopped at block 0. */
+	APP_POLL_UNTIL((gga_lc_durable_unpack(__atomic_load_n(&disk->persisted, __ATOMIC_ACQUIRE),
+					      &durable),
+			durable.rec == 1u << 2 && disk->walk != NULL && !disk->sb_inflight &&
+				!__atomic_load_n(&disk->sb_kicked, __ATOMIC_ACQUIRE)));
+	UT_ASSERT_EQ_FATAL(durable.rec, 1u << 2);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_REBUILDING);
+	gga_recover_info(disk, &now, &scrub);
+	CU_ASSERT(now.active);
+	UT_ASSERT_EQ(now.blocks_copied, 0);
+	UT_ASSERT_EQ(disk->rec_offset, 0);
+	CU_ASSERT(!r.done);
+
+	/* Both threads: data_2 takes its part; the write is acknowledged, then resynced. */
+	UT_POLL_UNTIL(r.done);
+	CU_ASSERT(r.done && r.success);
+	memcpy(w + disk->block_size, c, disk->block_size);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask && disk->walk == NULL);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	UT_ASSERT_EQ(member_blocks_wrong(disk, 2, w, NBLK), 0);
+	check_all_paths(disk, 0, 8, w);
+
+	free(w);
+	free(c);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("J");
+	delete_error_members("J", 3);
+	knobs_reset();
+}
+
 int
 main(void)
 {
 	static const struct ut_test tests[] = {
-		UT_TEST(test_ack_threshold),       UT_TEST(test_hidden_fragment),
-		UT_TEST(test_failed_pass_restart), UT_TEST(test_write_aborted),
-		UT_TEST(test_format_count),        UT_TEST(test_checkpoint_in_flight),
-		UT_TEST(test_rebuild_and_resync),  UT_TEST(test_blank_probe_below_k),
-		UT_TEST(test_pass_done_race),      UT_TEST(test_ack_pass_member_missed),
+		UT_TEST(test_ack_threshold),         UT_TEST(test_hidden_fragment),
+		UT_TEST(test_failed_pass_restart),   UT_TEST(test_write_aborted),
+		UT_TEST(test_format_count),          UT_TEST(test_checkpoint_in_flight),
+		UT_TEST(test_rebuild_and_resync),    UT_TEST(test_blank_probe_below_k),
+		UT_TEST(test_pass_done_race),        UT_TEST(test_ack_pass_member_missed),
+		UT_TEST(test_write_beside_new_pass),
 	};
 
 	return ut_run("bdev_gga_rules", tests, ARRAY_SIZE(tests), suite_init, suite_fini);

@@ -490,8 +490,11 @@ w_write(struct world *w, uint32_t b, uint32_t miss)
 {
 	uint32_t i, wm = g.write_mask(&w->view), recv = 0;
 	uint8_t gen = ++w->gen;
-	/* The members whose checkpoint bit may hold it: sent to, or of the checkpoint now. */
-	uint32_t held = wm | w->view.persisted_rec;
+	/*
+	 * The members whose checkpoint bit may hold it, as the I/O path takes them:
+	 * the pass's targets it is sent to, and those of the checkpoint now.
+	 */
+	uint32_t held = (wm & ~gga_lc_read_mask(&w->view)) | w->view.persisted_rec;
 
 	w->issued[b] |= 1ull << gen;
 	w->marked[b] = 1;
