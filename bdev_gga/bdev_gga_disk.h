@@ -413,11 +413,14 @@ struct gga_io {
 	uint32_t submit_mask; /* members still to submit to (waiting for bdev_ios) */
 	uint32_t read_mask;   /* members read for this chunk */
 	/*
-	 * Write and flush: the members of the persisted checkpoint when it was
-	 * sent (a member that leaves the pass then holds its acknowledgement
-	 * until the checkpoint drops it; one that joins a pass later does not).
+	 * Write and flush: the members whose checkpoint bit holds its
+	 * acknowledgement (gga_lc_ack_decide()'s `held`), taken when it is sent:
+	 * those of the persisted checkpoint (a member that leaves the pass then
+	 * holds it until the checkpoint drops it), the pass's targets it went to
+	 * (a write) or every member asked (a flush); not a member that joins a
+	 * pass later.
 	 */
-	uint32_t rec_at_send;
+	uint32_t held;
 	uint32_t ok_mask;      /* members whose I/O of this phase succeeded */
 	uint32_t present_mask; /* members whose chunk data has been read */
 	/*

@@ -1079,9 +1079,20 @@ write_chunk_go(struct bdev_io *io)
 		request_fail(io);
 		return;
 	}
-	/* Members being recovered take every write too (read_mask: whom it went to). */
-	gio->rec_at_send = rec_now(disk);
+	/*
+	 * Members being recovered take every write too (read_mask: whom it went
+	 * to). Whose checkpoint bit holds it back (rule 7): the members of the
+	 * persisted checkpoint, and the running pass's targets, which may be past
+	 * these blocks before the update that puts them in the checkpoint has
+	 * landed. Not a member online now that misses it and then joins a pass:
+	 * that pass waits for the range lock this write holds, so its checkpoint
+	 * stays at or below these blocks (held back by its bit, the write would
+	 * wait for the pass and the pass for the write, for ever). The online
+	 * members first: a target that goes online in between still counts.
+	 */
+	live = gga_live_mask(disk);
 	gio->read_mask = gga_write_mask(disk);
+	gio->held = (gio->read_mask & ~live) | rec_now(disk);
 	member_phase_start(io, GGA_PHASE_WRITE, BDEV_IO_TYPE_WRITE, gio->read_mask);
 }
 
@@ -1096,8 +1107,8 @@ ack_decide(const struct gga_disk *disk, const struct gga_io *gio, uint32_t recei
 	struct gga_lc_durable durable;
 
 	gga_lc_durable_unpack(__atomic_load_n(&disk->persisted, __ATOMIC_ACQUIRE), &durable);
-	return gga_lc_ack_decide(&durable, disk->n, disk->k, gio->read_mask | gio->rec_at_send,
-				 received, gga_live_mask(disk));
+	return gga_lc_ack_decide(&durable, disk->n, disk->k, gio->held, received,
+				 gga_live_mask(disk));
 }
 
 /*
@@ -1158,7 +1169,8 @@ passthru_start(struct bdev_io *io, enum bdev_io_type op)
 	}
 	/* Which members were asked (passthru_done): read_mask is free in this phase. */
 	gga_io_ctx(io)->read_mask = mask;
-	gga_io_ctx(io)->rec_at_send = rec_now(disk);
+	/* A flush holds no range: every member asked counts, as do the checkpoint's. */
+	gga_io_ctx(io)->held = mask | rec_now(disk);
 	member_phase_start(io, GGA_PHASE_PASSTHRU, op, mask);
 }
 

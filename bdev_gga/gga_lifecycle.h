@@ -441,16 +441,19 @@ enum gga_lc_ack {
  * and either every member has it, or, by the latest persisted update, which
  * reached every online member that has the write: every member that lacks it
  * is recorded as not in sync, and every member in `held` that lacks it is
- * outside the checkpoint's rec_mask. `held`: the members the write went to
- * and those of the persisted checkpoint when it went out. (A member that
- * joins a pass after the write went out gets the block from the pass, which
- * waits for the range lock the write holds: its checkpoint bit does not hold
- * the write back. One that left the pass, failed, before the write went out
- * holds it until an update drops its bit: a restart would resume its pass
- * past the write.) A flush asks the same with `received` every member but
- * those whose flush failed. The one formula of the acknowledgement: the I/O
- * path calls it at every write and flush completion, gga_lc_ack_ok() in the
- * checker.
+ * outside the checkpoint's rec_mask. `held`: the targets of the running pass
+ * that the write went to (their pass may be past its blocks before the
+ * update that puts them in the checkpoint lands) and the members of the
+ * persisted checkpoint when it went out. (A member online when the write
+ * went out, or one that joins a pass after, gets the block from the pass,
+ * which waits for the range lock the write holds: its checkpoint bit does
+ * not hold the write back; if it did, the write would wait for the pass and
+ * the pass for the write. One that left the pass, failed, before the write
+ * went out holds it until an update drops its bit: a restart would resume
+ * its pass past the write.) A flush, which holds no range, also counts every
+ * member it was sent to, with `received` every member but those whose flush
+ * failed. The one formula of the acknowledgement: the I/O path calls it at
+ * every write and flush completion, gga_lc_ack_ok() in the checker.
  */
 enum gga_lc_ack gga_lc_ack_decide(const struct gga_lc_durable *d, uint32_t n, uint32_t k,
 				  uint32_t held, uint32_t received, uint32_t online);

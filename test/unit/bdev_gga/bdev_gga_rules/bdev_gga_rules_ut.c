@@ -17,6 +17,13 @@
  *   test_sweep_touched        the sweep keeps the mark of a region written since
  *                             its last look (FORMAT 3.2)
  *   test_bitmap_union         assembly takes the union of the members' bitmaps
+ *   test_blank_probe_below_k  a blank member probed below k is not written at all
+ *   test_pass_done_race       a failure an I/O thread takes between a step's view and
+ *                             its take stands (rule 9's compare-and-swap)
+ *   test_ack_pass_member_missed a write a pass member missed waits for an update
+ *                             without its checkpoint bit, however the bit got there
+ *   test_write_beside_new_pass a member that misses a write and joins a pass before
+ *                             it is decided does not hold it (they waited for ever)
  */
 #include "test/unit/bdev_gga/bdev_gga_heal_env.c"
 
@@ -1052,15 +1059,546 @@ test_bitmap_union(void)
 	bitmap_union("Z", 2);
 }
 
+/* ---------------------------------------------------------------------- */
+/* 8. A blank member probed while the array is failed                      */
+/* ---------------------------------------------------------------------- */
+
+struct iostat_res {
+	bool done;
+	struct bdev_io_stat stat;
+};
+
+static void
+iostat_done(struct bdev *bdev, struct bdev_io_stat *stat, void *cb_arg, int rc)
+{
+	(void)bdev;
+	(void)stat;
+	(void)rc;
+	((struct iostat_res *)cb_arg)->done = true;
+}
+
+/* The I/O statistics of bdev `name` (a malloc base: what reached the medium). */
+static struct bdev_io_stat
+base_iostat(const char *name)
+{
+	struct iostat_res r;
+
+	memset(&r, 0, sizeof(r));
+	bdev_get_iostat(bdev_get_by_name(name), &r.stat, iostat_done, &r);
+	UT_POLL_UNTIL(r.done);
+	CU_ASSERT(r.done);
+	return r.stat;
+}
+
+/* Is every byte of base bdev `name` zero? */
+static bool
+base_all_zero(const char *name)
+{
+	struct bdev *bdev = bdev_get_by_name(name);
+	size_t len = bdev_get_num_blocks(bdev) * bdev_get_buf_block_size(bdev), i;
+	uint8_t *now = snapshot(name);
+	bool zero = true;
+
+	for (i = 0; i < len && zero; i++) {
+		zero = now[i] == 0;
+	}
+	free(now);
+	return zero;
+}
+
+/*
+ * Rule 5: with fewer than k members online nothing is written, not even a
+ * blank member's format. 2 + 1: the parity fails, blocks 8..15 are written
+ * without it (their regions marked), then data_2 fails and the array with
+ * it (data_2 failed with the array: still in sync). The parity answers again,
+ * blank: it is probed, and probed again, and nothing may reach its medium (a
+ * format would write its reserved region, the marked bitmap in it). Then
+ * data_2 answers again and comes back online at once; the parity's next
+ * probe formats it, and a rebuild makes it whole. Kills
+ * t2-probe-formats-below-k (member_format_region() with one member online).
+ */
+static void
+test_blank_probe_below_k(void)
+{
+	struct bdev_gga_recovery_info last;
+	struct bdev_io_stat before, now;
+	struct gga_disk *disk;
+	uint8_t *w, *b, rd[LBS];
+	bool on = true;
+
+	gga_test_knobs.probe_ms = 20;
+	make_error_members("P", 3, MBS);
+	disk = make_rules_gga("P", 2, 1, false, 4);
+	open_dev("P");
+	w = random_blocks(disk, NBLK);
+	b = random_blocks(disk, 8);
+	CU_ASSERT(dev_write(0, NBLK, w));
+
+	fail_member(disk, "EE_P3", 2);
+	CU_ASSERT(dev_write(8, 8, b));
+	memcpy(w + 8 * disk->block_size, b, 8 * disk->block_size);
+	WAIT_FOR(!gga_bitmap_busy(disk) && !disk->sb_inflight &&
+		 !__atomic_load_n(&disk->sb_kicked, __ATOMIC_ACQUIRE));
+	CU_ASSERT(gga_bitmap_marked(disk, 8) && gga_bitmap_dirty(disk) > 0);
+	fail_member(disk, "EE_P2", 1);
+	CU_ASSERT((uint32_t)__builtin_popcount(gga_live_mask(disk)) < disk->k);
+	UT_ASSERT_EQ(disk->members[1].needs, GGA_LC_NEEDS_NONE);
+
+	/* The parity answers again, blank; data_2 does not. */
+	UT_ASSERT_EQ(inject("EE_P3", BDEV_ERROR_NONE), 0);
+	blank_member(disk, 2);
+	CU_ASSERT_FATAL(base_all_zero("P3"));
+	before = base_iostat("P3");
+	UT_ASSERT_EQ(bdev_gga_set_options("P", NULL, &on), 0);
+	WAIT_FOR((now = base_iostat("P3"), now.num_read_ops >= before.num_read_ops + 2));
+	CU_ASSERT(now.num_read_ops >= before.num_read_ops + 2);
+	/* Probed twice, written never: still blank, failed, and the array fails reads. */
+	UT_ASSERT_EQ(now.num_write_ops, before.num_write_ops);
+	CU_ASSERT(base_all_zero("P3"));
+	UT_ASSERT_EQ(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_FAILED);
+	CU_ASSERT(!dev_read(0, 1, rd));
+
+	/* data_2 back (online at once), then the parity formatted and rebuilt. */
+	UT_ASSERT_EQ(inject("EE_P2", BDEV_ERROR_NONE), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask && disk->walk == NULL);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	last_recovery("P", &last);
+	CU_ASSERT(last.valid && last.rebuild);
+	UT_ASSERT_EQ(last.members, 1u << 2);
+	UT_ASSERT_EQ(last.result, 0);
+	UT_ASSERT_EQ(member_blocks_wrong(disk, 2, w, NBLK), 0);
+	check_all_paths(disk, 0, 16, w);
+
+	free(w);
+	free(b);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("P");
+	delete_error_members("P", 3);
+	knobs_reset();
+}
+
+/* ---------------------------------------------------------------------- */
+/* 9. A pass ends while an I/O thread fails its target                    */
+/* ---------------------------------------------------------------------- */
+
+/* Poll the worker (I/O) thread alone until `cond` holds or the timeout passes. */
+#define WORKER_POLL_UNTIL(cond)                                        \
+	do {                                                           \
+		uint64_t _wk_deadline = time_now_ns() + UT_TIMEOUT_NS; \
+		while (!(cond) && time_now_ns() < _wk_deadline) {      \
+			thread_poll(g_ut_worker, 0, 0);                \
+		}                                                      \
+	} while (0)
+
+/* The same on the app thread alone. */
+#define APP_POLL_UNTIL(cond)                                            \
+	do {                                                            \
+		uint64_t _app_deadline = time_now_ns() + UT_TIMEOUT_NS; \
+		while (!(cond) && time_now_ns() < _app_deadline) {      \
+			thread_poll(g_ut_app, 0, 0);                    \
+		}                                                       \
+	} while (0)
+
+/*
+ * Rule 9: a lifecycle step carries its decision out by compare-and-swap
+ * from the state it decided from: a failure an I/O thread takes between the
+ * step's view and its take has the last word. The step is the one
+ * recovery_finish() takes when a resync of the parity ends (gga_lc_step():
+ * gga_lc_view_now(), the module's decision, gga_lc_take(), gga_lc_carry()),
+ * called here in that order, with the pass itself held at block 128 (the
+ * blocks the parity missed are below it). Between the decision (the parity
+ * online) and the take, a write whose part on the parity fails runs on the
+ * I/O thread alone, which fails the parity. After the take the parity must
+ * still be failed: the write is acknowledged once the records say the parity
+ * is not in sync, and reads right on every path; the parity then comes back
+ * through a probe and a new pass. Kills b6-take-blind (the take swaps from
+ * the state it finds: the parity online without the write, which then waits
+ * for ever for a record that calls it out of sync).
+ */
+static void
+test_pass_done_race(void)
+{
+	struct gga_lc_event ev = { .type = GGA_LC_EV_PASS_DONE };
+	struct gga_lc_view before, v;
+	struct gga_lc_actions act;
+	struct gga_disk *disk;
+	uint8_t *w, *b, *c;
+	struct gga_sb sb;
+	struct ut_io r;
+	bool on = true;
+	uint32_t i;
+
+	gga_test_knobs.probe_ms = 20;
+	gga_test_knobs.checkpoint_ms = 5;
+	gga_test_knobs.chunk_blocks = 8;
+	gga_test_knobs.retry_ms = 50;
+	make_error_members("D", 3, MBS);
+	disk = make_rules_gga("D", 2, 1, false, 4);
+	open_dev("D");
+	w = random_blocks(disk, NBLK);
+	b = random_blocks(disk, 4);
+	c = random_blocks(disk, 4);
+	CU_ASSERT(dev_write(0, NBLK, w));
+	fail_member(disk, "EE_D3", 2);
+	UT_ASSERT_EQ(inject("EE_D3", BDEV_ERROR_NONE), 0);
+	CU_ASSERT(dev_write(8, 4, b));
+	memcpy(w + 8 * disk->block_size, b, 4 * disk->block_size);
+
+	/* The parity back; its resync copies the blocks below 128 and is held there. */
+	__atomic_store_n(&disk->walk_hold_at, 128, __ATOMIC_RELAXED);
+	UT_ASSERT_EQ(bdev_gga_set_options("D", NULL, &on), 0);
+	WAIT_FOR(disk->walk != NULL && disk->rec_offset == 128 && !disk->sb_inflight &&
+		 !__atomic_load_n(&disk->sb_kicked, __ATOMIC_ACQUIRE));
+	UT_ASSERT_EQ_FATAL(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_REBUILDING);
+	UT_ASSERT_EQ(disk->rec_offset, 128);
+
+	/* The step of the pass's end: view and decision... */
+	gga_lc_view_now(disk, &v);
+	before = v;
+	ev.result = 0;
+	ev.mask = v.pass_targets;
+	UT_ASSERT_EQ(ev.mask, 1u << 2);
+	UT_ASSERT_EQ(gga_lc_apply(&v, &ev, &act), 0);
+	UT_ASSERT_EQ(v.mb[2].run, GGA_LC_ONLINE);
+	/* ...meanwhile a write fails on the parity, on the I/O thread alone... */
+	inject_io("EE_D3", BDEV_IO_TYPE_WRITE, BDEV_ERROR_FAILURE, 0, 0);
+	UT_ASSERT_EQ_FATAL(ut_submit(&g_dev, BDEV_IO_TYPE_WRITE, c, 16, 4, &r), 0);
+	WORKER_POLL_UNTIL(gga_member_state(&disk->members[2]) == BDEV_GGA_MEMBER_FAILED);
+	UT_ASSERT_EQ_FATAL(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_FAILED);
+	/* ...then the take: the failure stands. */
+	gga_lc_take(disk, &before, &v, "resynced");
+	gga_lc_carry(disk, &act);
+	UT_ASSERT_EQ_FATAL(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_FAILED);
+	UT_ASSERT_EQ(gga_live_mask(disk) & (1u << 2), 0);
+
+	/* The write: acknowledged once the records on data_1 and data_2 call the parity stale. */
+	UT_POLL_UNTIL(r.done);
+	CU_ASSERT(r.done && r.success);
+	memcpy(w + 16 * disk->block_size, c, 4 * disk->block_size);
+	for (i = 0; i < 2; i++) {
+		UT_ASSERT_EQ(member_sb(disk, i, &sb), 0);
+		CU_ASSERT(sb.member_state[2] != GGA_SB_MEMBER_IN_SYNC);
+	}
+	check_all_paths(disk, 16, 4, c);
+
+	/* The held pass lets go and ends; the parity comes back through a probe and a pass. */
+	inject_io("EE_D3", BDEV_IO_TYPE_WRITE, BDEV_ERROR_NONE, 0, 0);
+	__atomic_store_n(&disk->walk_hold_at, 0, __ATOMIC_RELAXED);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask && disk->walk == NULL);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	UT_ASSERT_EQ(member_blocks_wrong(disk, 2, w, NBLK), 0);
+	check_all_paths(disk, 0, 24, w);
+
+	free(w);
+	free(b);
+	free(c);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("D");
+	delete_error_members("D", 3);
+	knobs_reset();
+}
+
+/* ---------------------------------------------------------------------- */
+/* 10. A write a pass member missed, its checkpoint persisted meanwhile     */
+/* ---------------------------------------------------------------------- */
+
+/* Read block `mlba` of base `dev` (opened on the app thread), polling the app thread alone. */
+static bool
+app_read(struct ut_dev *dev, uint64_t mlba, uint8_t *blk)
+{
+	struct ut_io r;
+
+	if (ut_submit(dev, BDEV_IO_TYPE_READ, blk, mlba, 1, &r) != 0) {
+		return false;
+	}
+	APP_POLL_UNTIL(r.done);
+	return r.done && r.success;
+}
+
+/* The record on base `dev`, read polling the app thread alone (0, or decode's error). */
+static int
+app_sb(struct ut_dev *dev, uint32_t frag_size, struct gga_sb *sb)
+{
+	uint8_t *blk = calloc(1, bdev_get_buf_block_size(bdev_desc_get_bdev(dev->desc)));
+	int rc = -EIO;
+
+	CU_ASSERT_FATAL(blk != NULL);
+	if (app_read(dev, 0, blk)) {
+		rc = gga_sb_decode(blk, frag_size, sb);
+	}
+	free(blk);
+	return rc;
+}
+
+/* The generation of logical block `lba`'s fragment on base `dev` (app thread alone). */
+static uint64_t
+app_generation(struct gga_disk *disk, struct ut_dev *dev, uint64_t lba)
+{
+	uint8_t *blk = calloc(1, disk->mbs);
+	struct gga_frag_md md;
+	uint64_t gen = 0;
+
+	CU_ASSERT_FATAL(blk != NULL);
+	if (app_read(dev, disk->data_offset + lba, blk) &&
+	    gga_frag_md_decode(blk + disk->frag_size, lba, &md) == 0) {
+		gen = md.generation;
+	}
+	free(blk);
+	return gen;
+}
+
+/*
+ * Rule 7 (changed): a write that a member of the running pass missed is
+ * acknowledged only once an update without the member's checkpoint bit has
+ * landed, even if the checkpoint was not yet persisted when the write went
+ * out (it went to the member as a target of the pass: that counts). 4 + 2:
+ * parity_1 fails and the array is assembled again: it waits, stale, not
+ * re-added (auto_readd off). parity_2 fails on a write of blocks 8..11 and is
+ * replaced by itself: its rebuild copies blocks 0..63 and is held there. The
+ * update starting the pass is held on parity_1 (its record write answers
+ * NOMEM; the pass neither reads nor writes it), so the persisted records have
+ * no checkpoint when a write of block 8 goes out: data_1..data_4 take it,
+ * parity_2 fails it. With the app thread alone running, the held update
+ * lands and then the checkpoint's: every member holds a record with parity_2
+ * in the checkpoint at 64, above block 8. Then the I/O thread alone hears the
+ * write's completions: it must not acknowledge the write (a crash then would
+ * assemble with that checkpoint, resume at 64 and put parity_2 online
+ * without block 8). It is acknowledged once the update recording the
+ * failure, without the checkpoint, has landed. Kills r7-write-ignores-rec
+ * (acknowledged at once: only the checkpoint as it was at send held it).
+ */
+static void
+test_ack_pass_member_missed(void)
+{
+	struct replace_res rr = { 0 };
+	struct gga_lc_durable durable;
+	struct bdev_gga_opts opts;
+	struct gga_disk *disk;
+	struct create_res cr;
+	struct ut_dev base[6];
+	uint8_t *w, *b, *c, *rd;
+	char name[16], msg[256];
+	struct gga_sb sb;
+	struct ut_io r;
+	bool on = true;
+	uint64_t t0;
+	size_t bs;
+	uint32_t i;
+
+	gga_test_knobs.probe_ms = 20;
+	gga_test_knobs.checkpoint_ms = 5;
+	gga_test_knobs.chunk_blocks = 8;
+	gga_test_knobs.retry_ms = 50;
+	make_error_members("R", 6, MBS);
+	disk = make_rules_gga("R", 4, 2, false, 8);
+	bs = disk->block_size;
+	open_dev("R");
+	w = random_blocks(disk, NBLK);
+	b = random_blocks(disk, 8);
+	c = random_blocks(disk, 1);
+	rd = malloc(16 * bs);
+	CU_ASSERT_FATAL(rd != NULL);
+	CU_ASSERT(dev_write(0, NBLK, w));
+
+	/* parity_1 fails on a write; assembled again, it waits, stale, held. */
+	UT_ASSERT_EQ(inject("EE_R5", BDEV_ERROR_FAILURE), 0);
+	CU_ASSERT(dev_write(8, 4, b));
+	memcpy(w + 8 * bs, b, 4 * bs);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[4]), BDEV_GGA_MEMBER_FAILED);
+	UT_ASSERT_EQ(inject("EE_R5", BDEV_ERROR_NONE), 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("R");
+	rules_opts("R", 4, 2, false, 8, &opts);
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &cr), 0);
+	disk = cr.bdev->ctxt;
+	open_dev("R");
+	UT_ASSERT_EQ(gga_member_state(&disk->members[4]), BDEV_GGA_MEMBER_STALE);
+	CU_ASSERT(disk->walk == NULL);
+
+	/* parity_2 fails on a write of blocks 8..11 (their region marked). */
+	UT_ASSERT_EQ(inject("EE_R6", BDEV_ERROR_FAILURE), 0);
+	CU_ASSERT(dev_write(8, 4, b + 4 * bs));
+	memcpy(w + 8 * bs, b + 4 * bs, 4 * bs);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[5]), BDEV_GGA_MEMBER_FAILED);
+	UT_ASSERT_EQ(inject("EE_R6", BDEV_ERROR_NONE), 0);
+	WAIT_FOR(!gga_bitmap_busy(disk) && !disk->sb_inflight &&
+		 !__atomic_load_n(&disk->sb_kicked, __ATOMIC_ACQUIRE));
+	CU_ASSERT(gga_bitmap_marked(disk, 8));
+
+	/* parity_2 replaced by itself: rebuilt to 64 while the update starting it is held. */
+	for (i = 0; i < 6; i++) {
+		snprintf(name, sizeof(name), "R%u", i + 1);
+		UT_ASSERT_EQ_FATAL(ut_dev_open_mode(&base[i], name, false, g_ut_app), 0);
+	}
+	inject_io("EE_R5", BDEV_IO_TYPE_WRITE, BDEV_ERROR_NOMEM, 0, 0);
+	__atomic_store_n(&disk->walk_hold_at, 64, __ATOMIC_RELAXED);
+	UT_ASSERT_EQ(bdev_gga_replace_member("R", "parity_2", "EE_R6", replace_done, &rr, msg,
+					     sizeof(msg)),
+		     0);
+	WAIT_FOR(rr.done && disk->walk != NULL && disk->rec_offset == 64);
+	UT_ASSERT_EQ(rr.rc, 0);
+	UT_ASSERT_EQ_FATAL(gga_member_state(&disk->members[5]), BDEV_GGA_MEMBER_REBUILDING);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[4]), BDEV_GGA_MEMBER_STALE);
+	UT_ASSERT_EQ(disk->rec_offset, 64);
+	CU_ASSERT_FATAL(disk->sb_inflight);
+	gga_lc_durable_unpack(__atomic_load_n(&disk->persisted, __ATOMIC_ACQUIRE), &durable);
+	UT_ASSERT_EQ(durable.rec, 0);
+
+	/* Block 8 goes out: to data_1..data_4 and parity_2, which fails it. */
+	inject_io("EE_R6", BDEV_IO_TYPE_WRITE, BDEV_ERROR_FAILURE, 1, 0);
+	UT_ASSERT_EQ_FATAL(ut_submit(&g_dev, BDEV_IO_TYPE_WRITE, c, 8, 1, &r), 0);
+	inject_io("EE_R5", BDEV_IO_TYPE_WRITE, BDEV_ERROR_NONE, 0, 0);
+
+	/* The app thread alone: the held update lands, then the checkpoint's. */
+	APP_POLL_UNTIL((gga_lc_durable_unpack(__atomic_load_n(&disk->persisted, __ATOMIC_ACQUIRE),
+					      &durable),
+			durable.rec == 1u << 5 && !disk->sb_inflight &&
+				!__atomic_load_n(&disk->sb_kicked, __ATOMIC_ACQUIRE)));
+	UT_ASSERT_EQ(durable.rec, 1u << 5);
+	for (i = 0; i < 6; i++) {
+		UT_ASSERT_EQ(app_sb(&base[i], disk->frag_size, &sb), 0);
+		UT_ASSERT_EQ(sb.recovery_mask, 1u << 5);
+		UT_ASSERT_EQ(sb.recovery_offset, 64);
+		CU_ASSERT(sb.member_state[5] != GGA_SB_MEMBER_IN_SYNC);
+	}
+	CU_ASSERT(!r.done);
+
+	/* The I/O thread alone: the write's completions, the failure of parity_2 among them. */
+	WORKER_POLL_UNTIL(gga_member_state(&disk->members[5]) == BDEV_GGA_MEMBER_FAILED);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[5]), BDEV_GGA_MEMBER_FAILED);
+	t0 = time_now_ns();
+	while (!r.done && time_now_ns() - t0 < 20ull * 1000 * 1000) {
+		thread_poll(g_ut_worker, 0, 0);
+	}
+	/* k members have it, but the records would resume parity_2's rebuild above it. */
+	CU_ASSERT(!r.done);
+	for (i = 1; i < 4; i++) {
+		UT_ASSERT_EQ(app_generation(disk, &base[i], 8), app_generation(disk, &base[0], 8));
+	}
+
+	/* Once the failure is recorded (no checkpoint), acknowledged. */
+	UT_POLL_UNTIL(r.done);
+	CU_ASSERT(r.done && r.success);
+	memcpy(w + 8 * bs, c, bs);
+	for (i = 0; i < 4; i++) {
+		UT_ASSERT_EQ(member_sb(disk, i, &sb), 0);
+		UT_ASSERT_EQ(sb.recovery_mask & (1u << 5), 0);
+		CU_ASSERT(sb.member_state[5] != GGA_SB_MEMBER_IN_SYNC);
+	}
+
+	/* The pass lets go; both parities come back: every block right on each. */
+	__atomic_store_n(&disk->walk_hold_at, 0, __ATOMIC_RELAXED);
+	UT_ASSERT_EQ(bdev_gga_set_options("R", NULL, &on), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask && disk->walk == NULL);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	UT_ASSERT_EQ(member_blocks_wrong(disk, 4, w, NBLK), 0);
+	UT_ASSERT_EQ(member_blocks_wrong(disk, 5, w, NBLK), 0);
+	CU_ASSERT(dev_read(0, 16, rd));
+	CU_ASSERT(memcmp(rd, w, 16 * bs) == 0);
+
+	for (i = 0; i < 6; i++) {
+		ut_dev_close(&base[i]);
+	}
+	free(w);
+	free(b);
+	free(c);
+	free(rd);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("R");
+	delete_error_members("R", 6);
+	knobs_reset();
+}
+
+/* ---------------------------------------------------------------------- */
+/* 11. A write that a member missed, the member back in a pass meanwhile   */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Rule 7 and liveness: a member that was online when a write went out,
+ * missed it and joined a pass before the write was decided does not hold
+ * the write back with its checkpoint bit: the pass waits for the range lock
+ * the write holds, so its checkpoint stays at or below the write's block,
+ * and a resumed pass copies it. 2 + 1: a write of block 1 goes out; data_1
+ * takes it, data_2's part answers NOMEM and waits on the I/O thread, the
+ * parity fails it. With the app thread alone running, the parity's failure
+ * is recorded, it is probed back and its resync starts (its checkpoint bit
+ * persisted) and stops at block 0, whose chunk the write holds. Then data_2
+ * takes its part: the write must be acknowledged (waiting for the parity's
+ * bit to go, it would wait for the pass, which waits for it: both for
+ * ever), and the pass then copies block 1.
+ */
+static void
+test_write_beside_new_pass(void)
+{
+	struct bdev_gga_recovery_info now;
+	struct bdev_gga_scrub_info scrub;
+	struct gga_lc_durable durable;
+	struct gga_disk *disk;
+	uint8_t *w, *c;
+	struct ut_io r;
+
+	gga_test_knobs.probe_ms = 20;
+	gga_test_knobs.checkpoint_ms = 5;
+	gga_test_knobs.chunk_blocks = 8;
+	make_error_members("J", 3, MBS);
+	disk = make_rules_gga("J", 2, 1, true, 4);
+	open_dev("J");
+	w = random_blocks(disk, NBLK);
+	c = random_blocks(disk, 1);
+	CU_ASSERT(dev_write(0, NBLK, w));
+	WAIT_FOR(!gga_bitmap_busy(disk) && !disk->sb_inflight &&
+		 !__atomic_load_n(&disk->sb_kicked, __ATOMIC_ACQUIRE));
+	CU_ASSERT_FATAL(gga_bitmap_marked(disk, 1));
+
+	/* Block 1 goes out: data_2's part waits (NOMEM), the parity fails its part. */
+	inject_io("EE_J2", BDEV_IO_TYPE_WRITE, BDEV_ERROR_NOMEM, 0, 0);
+	inject_io("EE_J3", BDEV_IO_TYPE_WRITE, BDEV_ERROR_FAILURE, 1, 0);
+	UT_ASSERT_EQ_FATAL(ut_submit(&g_dev, BDEV_IO_TYPE_WRITE, c, 1, 1, &r), 0);
+	WORKER_POLL_UNTIL(gga_member_state(&disk->members[2]) == BDEV_GGA_MEMBER_FAILED);
+	UT_ASSERT_EQ_FATAL(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_FAILED);
+	inject_io("EE_J2", BDEV_IO_TYPE_WRITE, BDEV_ERROR_NONE, 0, 0);
+
+	/* The app thread alone: the parity back, its resync started and stopped at block 0. */
+	APP_POLL_UNTIL((gga_lc_durable_unpack(__atomic_load_n(&disk->persisted, __ATOMIC_ACQUIRE),
+					      &durable),
+			durable.rec == 1u << 2 && disk->walk != NULL && !disk->sb_inflight &&
+				!__atomic_load_n(&disk->sb_kicked, __ATOMIC_ACQUIRE)));
+	UT_ASSERT_EQ_FATAL(durable.rec, 1u << 2);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_REBUILDING);
+	gga_recover_info(disk, &now, &scrub);
+	CU_ASSERT(now.active);
+	UT_ASSERT_EQ(now.blocks_copied, 0);
+	UT_ASSERT_EQ(disk->rec_offset, 0);
+	CU_ASSERT(!r.done);
+
+	/* Both threads: data_2 takes its part; the write is acknowledged, then resynced. */
+	UT_POLL_UNTIL(r.done);
+	CU_ASSERT(r.done && r.success);
+	memcpy(w + disk->block_size, c, disk->block_size);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask && disk->walk == NULL);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	UT_ASSERT_EQ(member_blocks_wrong(disk, 2, w, NBLK), 0);
+	check_all_paths(disk, 0, 8, w);
+
+	free(w);
+	free(c);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("J");
+	delete_error_members("J", 3);
+	knobs_reset();
+}
+
 int
 main(void)
 {
 	static const struct ut_test tests[] = {
-		UT_TEST(test_ack_threshold),       UT_TEST(test_hidden_fragment),
-		UT_TEST(test_failed_pass_restart), UT_TEST(test_write_aborted),
-		UT_TEST(test_format_count),        UT_TEST(test_checkpoint_in_flight),
-		UT_TEST(test_rebuild_and_resync),  UT_TEST(test_sweep_touched),
-		UT_TEST(test_bitmap_union),
+		UT_TEST(test_ack_threshold),         UT_TEST(test_hidden_fragment),
+		UT_TEST(test_failed_pass_restart),   UT_TEST(test_write_aborted),
+		UT_TEST(test_format_count),          UT_TEST(test_checkpoint_in_flight),
+		UT_TEST(test_rebuild_and_resync),    UT_TEST(test_sweep_touched),
+		UT_TEST(test_bitmap_union),          UT_TEST(test_blank_probe_below_k),
+		UT_TEST(test_pass_done_race),        UT_TEST(test_ack_pass_member_missed),
+		UT_TEST(test_write_beside_new_pass),
 	};
 
 	return ut_run("bdev_gga_rules", tests, ARRAY_SIZE(tests), suite_init, suite_fini);

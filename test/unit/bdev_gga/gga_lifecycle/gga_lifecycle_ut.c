@@ -494,8 +494,11 @@ w_write(struct world *w, uint32_t b, uint32_t miss)
 {
 	uint32_t i, wm = g.write_mask(&w->view), recv = 0;
 	uint8_t gen = ++w->gen;
-	/* The members whose checkpoint bit may hold it: sent to, or of the checkpoint now. */
-	uint32_t held = wm | w->view.persisted_rec;
+	/*
+	 * The members whose checkpoint bit may hold it, as the I/O path takes them:
+	 * the pass's targets it is sent to, and those of the checkpoint now.
+	 */
+	uint32_t held = (wm & ~gga_lc_read_mask(&w->view)) | w->view.persisted_rec;
 
 	w->issued[b] |= 1ull << gen;
 	w->marked[b] = 1;
@@ -1163,6 +1166,194 @@ test_recent_copy_limit_found(void)
 }
 
 /*
+ * Scripted sequences: rules whose violations need more events than the walks
+ * reach (or a restored copy newer than the last clear, which they leave out
+ * by design). Each replays one sequence of the checker's own events on its
+ * world, checks every invariant after every event, and asserts the decision
+ * the rule makes; the slip it guards against is named in its comment.
+ */
+
+#define EV(t, a) ((struct w_ev){ (uint8_t)(t), (uint8_t)(a) })
+
+/*
+ * Start a k + m world (w_init) with every fix on; restore_any lets the script
+ * restore a copy newer than the last clear of the marks.
+ */
+static void
+script_start(struct world *w, uint32_t k, uint32_t m, bool restore_any)
+{
+	g.k = k;
+	g.m = m;
+	g.n = k + m;
+	gga_lc_rules_default(&g.rules);
+	helpers_default();
+	g.restore_any = restore_any;
+	g.strict_ack = g.rules.ack_waits_checkpoint;
+	g.bad = false;
+	w_init(w);
+	w_check(w);
+	CU_ASSERT_FATAL(!g.bad && w->front_up);
+}
+
+/*
+ * Apply the events in order, each of which must be possible (w_enabled), and
+ * check the invariants after each. False, with the event and the violation
+ * printed, at the first that breaks one.
+ */
+static bool
+script_run(struct world *w, const struct w_ev *evs, uint32_t count)
+{
+	uint32_t i;
+
+	for (i = 0; i < count; i++) {
+		if (!w_enabled(w, evs[i])) {
+			printf("\n  event %u (%s %u) is not possible here\n", i + 1,
+			       g_ev_names[evs[i].type], evs[i].arg);
+			CU_FAIL("a scripted event is not possible");
+			return false;
+		}
+		w_event(w, evs[i]);
+		w_check(w);
+		if (g.bad) {
+			printf("\n  after event %u (%s %u): %s\n", i + 1, g_ev_names[evs[i].type],
+			       evs[i].arg, g.why);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Rule 2: records that tie on the count but disagree drop the checkpoint.
+ * 2 + 1: a resync of member 0 checkpoints above block 0; that update reaches
+ * member 0 alone and the front dies. A front assembled without member 0
+ * issues the same count (no checkpoint) to members 1 and 2 and acknowledges a
+ * write of block 0 that member 0 misses; then members 1 and 2 fail, and the
+ * next assembly finds member 0's record (checkpoint: member 0, above block 0)
+ * tied with theirs. The pass it starts must copy from block 0: resumed at the
+ * checkpoint it skips block 0, and member 0 goes online without the write
+ * (I2). Kills b1-tie-keeps-checkpoint (twelve events: past the walk's depth).
+ */
+static void
+test_tie_drops_checkpoint(void)
+{
+	static const struct w_ev to_tie[] = {
+		EV(E_CRASH, 0),   EV(E_BACK, 0),    EV(E_ARM_ONLY, 0), EV(E_STEP, 0),
+		EV(E_CRASH, 0),   EV(E_RESTART, 0), EV(E_WRITE, 0),    EV(E_CRASH, 1),
+		EV(E_RESTART, 0), EV(E_BACK, 0),    EV(E_BACK, 1),
+	};
+	static const struct w_ev assemble[] = { EV(E_RESTART, 0) };
+	static const struct w_ev steps[] = { EV(E_STEP, 0), EV(E_STEP, 0) };
+	struct world w;
+	uint32_t a = 0, b = 0, i;
+
+	script_start(&w, 2, 1, false);
+	CU_ASSERT_FATAL(script_run(&w, to_tie, sizeof(to_tie) / sizeof(to_tie[0])));
+	/* The records tie and disagree: member 0's carries the checkpoint at block 1. */
+	CU_ASSERT_FATAL(w_tie(&w, &a, &b));
+	UT_ASSERT_EQ(w.disk[0].rec.events, w.disk[1].rec.events);
+	UT_ASSERT_EQ(w.disk[0].rec.rec_mask, 1u << 0);
+	UT_ASSERT_EQ(w.disk[0].rec.rec_offset, 1);
+	UT_ASSERT_EQ(w.disk[1].rec.rec_mask, 0);
+	CU_ASSERT(w.disk[0].frag[0] < w.acked[0]);
+
+	CU_ASSERT(script_run(&w, assemble, 1));
+	/* The checkpoint is gone: the pass over member 0 starts at block 0. */
+	CU_ASSERT(w.front_up && w.view.pass);
+	UT_ASSERT_EQ(w.view.pass_targets, 1u << 0);
+	UT_ASSERT_EQ(w.view.rec_offset, 0);
+	UT_ASSERT_EQ(w.cursor, 0);
+	CU_ASSERT(!w.view.resume_ok);
+
+	CU_ASSERT(script_run(&w, steps, 2));
+	UT_ASSERT_EQ(w.view.mb[0].run, GGA_LC_ONLINE);
+	for (i = 0; i < NB; i++) {
+		UT_ASSERT_EQ(w.disk[0].frag[i], w.acked[i]);
+	}
+}
+
+/*
+ * Rule 3 (changed), at probe: a record older than the last one the member is
+ * known to hold is an old copy, at least resynced, also when the member failed
+ * with the array. 2 + 1: every member's old copy taken (w_init); block 0 written on all
+ * three; member 0 fails (the update recording it reaches members 1 and 2),
+ * then member 1: the array is failed, member 1 failed with it. Member 1 comes
+ * back restored from its snapshot (an update older than the last it held, and
+ * newer than the last clear of the marks): it must not come back online, which
+ * would make the array read block 0 from a member without its last write
+ * (I2). Kills b4-probe-seen.
+ */
+static void
+test_probe_old_copy_failed_array(void)
+{
+	static const struct w_ev evs[] = {
+		EV(E_WRITE, 0),
+		EV(E_CRASH, 0),
+		EV(E_CRASH, 1),
+		EV(E_RESTORE, 1),
+	};
+	static const struct w_ev back[] = { EV(E_BACK, 1) };
+	struct world w;
+
+	script_start(&w, 2, 1, true);
+	CU_ASSERT_FATAL(script_run(&w, evs, sizeof(evs) / sizeof(evs[0])));
+	/* Failed with the array; its record now older than the last it held, not below the clear. */
+	UT_ASSERT_EQ(w.view.mb[1].needs, GGA_LC_NEEDS_NONE);
+	CU_ASSERT(w.disk[1].rec.events < w.view.seen[1]);
+	CU_ASSERT(w.disk[1].rec.events >= w.view.bitmap_events);
+	CU_ASSERT(w.disk[1].frag[0] < w.acked[0]);
+
+	CU_ASSERT(script_run(&w, back, 1));
+	UT_ASSERT_EQ(w.view.mb[1].run, GGA_LC_STALE);
+	UT_ASSERT_EQ(w.view.mb[1].needs, GGA_LC_NEEDS_RESYNC);
+	UT_ASSERT_EQ(gga_lc_array_state(&w.view), GGA_LC_ARRAY_FAILED);
+	UT_ASSERT_EQ(gga_lc_read_mask(&w.view), 0);
+}
+
+/*
+ * Rule 3 (changed), at assembly: a member the freshest record calls in sync
+ * whose own record is older is at least resynced (trusted only one update
+ * behind, and only if fewer than k are otherwise). 2 + 1: every member's
+ * old copy taken (w_init); block 0 written; a restart writes every member's record; the
+ * next update (a sweep's) skips member 1 and the front dies; member 1 is
+ * restored from its snapshot, two updates behind the freshest record, which
+ * calls it in sync. The assembly must resync it: trusted, it is online
+ * without the write of block 0 (I2). Kills b4-assemble-behind.
+ */
+static void
+test_assembly_copy_behind(void)
+{
+	static const struct w_ev evs[] = {
+		EV(E_WRITE, 0), EV(E_RESTART, 0), EV(E_ARM_SKIP, 1),
+		EV(E_SWEEP, 0), EV(E_RESTORE, 1),
+	};
+	static const struct w_ev assemble[] = { EV(E_RESTART, 0) };
+	static const struct w_ev steps[] = { EV(E_STEP, 0), EV(E_STEP, 0) };
+	struct world w;
+
+	script_start(&w, 2, 1, true);
+	CU_ASSERT_FATAL(script_run(&w, evs, sizeof(evs) / sizeof(evs[0])));
+	CU_ASSERT(!w.front_up);
+	/* The freshest record (members 0 and 2) calls member 1 in sync; its own is two behind. */
+	UT_ASSERT_EQ(w.disk[0].rec.events, w.disk[2].rec.events);
+	UT_ASSERT_EQ(w.disk[0].rec.member_state[1], GGA_SB_MEMBER_IN_SYNC);
+	UT_ASSERT_EQ(w.disk[1].rec.events + 2, w.disk[0].rec.events);
+	CU_ASSERT(w.disk[1].rec.events >= w.disk[0].rec.bitmap_events);
+	CU_ASSERT(w.disk[1].frag[0] < w.acked[0]);
+
+	CU_ASSERT(script_run(&w, assemble, 1));
+	CU_ASSERT(w.front_up);
+	UT_ASSERT_EQ(w.view.mb[1].needs, GGA_LC_NEEDS_RESYNC);
+	UT_ASSERT_EQ(w.view.mb[1].run, GGA_LC_REBUILDING);
+	UT_ASSERT_EQ(w.view.pass_targets, 1u << 1);
+	CU_ASSERT(!w.view.pass_rebuild);
+	/* The resync brings it the write. */
+	CU_ASSERT(script_run(&w, steps, 2));
+	UT_ASSERT_EQ(w.view.mb[1].run, GGA_LC_ONLINE);
+	UT_ASSERT_EQ(w.disk[1].frag[0], w.acked[0]);
+}
+
+/*
  * The checker itself: each invariant not shown by the tests above must fire
  * when a helper of the module is broken on purpose.
  */
@@ -1609,6 +1800,9 @@ main(void)
 		UT_TEST(test_one_phase_clear_found),
 		UT_TEST(test_rule7_as_written_found),
 		UT_TEST(test_recent_copy_limit_found),
+		UT_TEST(test_tie_drops_checkpoint),
+		UT_TEST(test_probe_old_copy_failed_array),
+		UT_TEST(test_assembly_copy_behind),
 		UT_TEST(test_1_1_breaks),
 		UT_TEST(test_checker_i3_reads),
 		UT_TEST(test_checker_i4_pass),
