@@ -30,7 +30,10 @@
 #include "gga/log.h"
 #include "gga/util.h"
 
-#include "bdev_gga_disk.h"
+#include "bdev_gga_bitmap.h"
+#include "bdev_gga_member.h"
+#include "bdev_gga_remove.h"
+#include "bdev_gga_sb.h"
 
 /* How often the lazy clearing looks (a region needs two idle looks to be cleared). */
 #define BITMAP_SWEEP_US (1000u * 1000u)

@@ -20,7 +20,12 @@
 #include "gga/util.h"
 #include "gga/uuid.h"
 
-#include "bdev_gga_disk.h"
+#include "bdev_gga_bitmap.h"
+#include "bdev_gga_front.h"
+#include "bdev_gga_member.h"
+#include "bdev_gga_module.h"
+#include "bdev_gga_remove.h"
+#include "bdev_gga_sb.h"
 #include "gga_lifecycle.h"
 
 /* gga bdevs being created, so that a second create of the same name is refused. */
@@ -1358,6 +1363,7 @@ bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *c
 	}
 	memset(disk, 0, sizeof(*disk));
 	pthread_mutex_init(&disk->gone_mutex, NULL);
+	gga_sb_writer_init(disk);
 	disk->bdev.name = strdup(opts->name);
 	if (disk->bdev.name == NULL) {
 		gga_disk_free(disk);

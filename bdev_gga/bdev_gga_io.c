@@ -42,7 +42,11 @@
 #include "gga/nvme_spec.h"
 #include "gga/util.h"
 
-#include "bdev_gga_disk.h"
+#include "bdev_gga_bitmap.h"
+#include "bdev_gga_channel.h"
+#include "bdev_gga_io.h"
+#include "bdev_gga_member.h"
+#include "bdev_gga_sb.h"
 
 static void chunk_next(struct bdev_io *io);
 static void read_chunk_start(struct bdev_io *io);

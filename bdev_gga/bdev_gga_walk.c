@@ -23,7 +23,11 @@
 #include "gga/log.h"
 #include "gga/util.h"
 
-#include "bdev_gga_disk.h"
+#include "bdev_gga_bitmap.h"
+#include "bdev_gga_io.h"
+#include "bdev_gga_member.h"
+#include "bdev_gga_remove.h"
+#include "bdev_gga_walk.h"
 
 #define WALK_TICK_US        1000u
 #define WALK_DEPTH          8u
