@@ -309,4 +309,3 @@ gga_channel_member_drained(struct gga_channel *ch, uint32_t index)
 	ch->member_ch[index] = NULL;
 	io_channel_iter_continue(iter, 0);
 }
-

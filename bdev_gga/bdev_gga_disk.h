@@ -17,6 +17,7 @@
  *   bdev_gga_front.c     the shell around gga_front.c (reservations, the poller)
  *   bdev_gga_sb.c        the superblock writer, generation windows
  *   bdev_gga_channel.c   channels and watchdogs
+ *   bdev_gga_fanout.c    one member fan-out: submit to a mask, retry, join, fail
  *   bdev_gga_remove.c    hot-remove, the end of a disk, the list of disks
  *   bdev_gga_member.c    member states and masks, the lifecycle module's view
  *   gga_codec.c, gga_lifecycle.c, gga_format.c, gga_front.c: pure, no I/O
@@ -40,6 +41,7 @@
 #include "gga/thread.h"
 
 #include "bdev_gga.h"
+#include "bdev_gga_fanout.h"
 #include "gga_codec.h"
 #include "gga_lifecycle.h"
 
@@ -92,7 +94,7 @@ struct gga_bitmap;
 struct gga_walk;
 struct member_op;
 
-/* A member I/O's context: which member of which request (or walk op). */
+/* A member I/O's context: which member of which owner (a watchdog's reset, a probe). */
 struct gga_member_ctx {
 	void *owner;
 	uint32_t index;
@@ -119,10 +121,8 @@ struct gga_bitmap {
 	bool flushing;
 	bool again;
 	bool stopped;
-	bool short_write; /* a member found no bdev_io: the flush counts for nothing */
-	uint32_t pending;
-	uint32_t ok_mask;
-	struct gga_member_ctx ctx[BDEV_GGA_MAX_MEMBERS];
+	/* The flush's member writes (a member short of a bdev_io: it counts for nothing). */
+	struct gga_fanout fo;
 	struct poller *sweep_poller;
 	/*
 	 * Compression memory, not persisted: per region, the writes in a row
@@ -256,7 +256,6 @@ struct gga_disk {
 	bool sb_inflight;
 	bool sb_again; /* asked for while one was in flight */
 	bool sb_epoch; /* the update in flight carries a new window */
-	bool sb_short; /* a member of it found no bdev_io: not persisted */
 	/* The largest event count handed out: every record write takes a new one. */
 	uint64_t events;
 	uint64_t sb_events; /* the event count of the update in flight */
@@ -273,10 +272,10 @@ struct gga_disk {
 	uint32_t sb_blocks;           /* member blocks holding the superblock record */
 	/* Superblock buffers: n areas of sb_blocks member blocks (arena memory). */
 	uint8_t *sb_buf;
-	uint32_t sb_pending;
-	uint32_t sb_ok_mask;
 	uint64_t sb_new_limit;
-	struct gga_member_ctx sb_ctx[BDEV_GGA_MAX_MEMBERS];
+	struct gga_lc_record sb_record; /* the record of the update in flight */
+	/* The update's member writes (a member short of a bdev_io: not persisted). */
+	struct gga_fanout sb_fo;
 
 	/* Write-intent bitmap (bdev_gga_bitmap.c). */
 	struct gga_bitmap *bm;
@@ -405,19 +404,16 @@ struct gga_io {
 	/* Two fronts: this front does not serve (now): fail with an ANA path error. */
 	bool path_error;
 	bool locked;
-	bool reread;          /* the chunk did not decode: read it again under the lock */
-	bool bm_held;         /* the chunk's regions count this write */
-	uint16_t skip_index;  /* periodic: the data member left out */
-	uint32_t pending;     /* member I/Os in flight */
-	uint32_t submit_mask; /* members still to submit to (waiting for bdev_ios) */
-	uint32_t read_mask;   /* members read for this chunk */
+	bool reread;         /* the chunk did not decode: read it again under the lock */
+	bool bm_held;        /* the chunk's regions count this write */
+	uint16_t skip_index; /* periodic: the data member left out */
+	uint32_t read_mask;  /* members read for this chunk */
 	/*
 	 * Write and flush: the members of the persisted checkpoint when it was
 	 * sent (a member that leaves the pass then holds its acknowledgement
 	 * until the checkpoint drops it; one that joins a pass later does not).
 	 */
 	uint32_t rec_at_send;
-	uint32_t ok_mask;      /* members whose I/O of this phase succeeded */
 	uint32_t present_mask; /* members whose chunk data has been read */
 	/*
 	 * Data members whose halves of this chunk were read into the caller's
@@ -431,14 +427,12 @@ struct gga_io {
 	uint32_t repairs_stale; /* of them: fragments of an older write */
 	uint32_t repairs_torn;  /* of them: fragments of a torn newer write */
 	uint64_t gen;           /* first generation of the chunk */
-	struct bdev_io_wait_entry wait;
 	TAILQ_ENTRY(gga_io) link;
 	/*
-	 * What a member I/O's completion is given: &member_idx[i], which holds
-	 * i and leads back to this gga_io (gga_member_cb_io()). One byte per
-	 * member: every bdev_io of the pool carries this context.
+	 * The member I/O of the phase (ok_mask: the members whose I/O of this
+	 * phase succeeded); a member without a bdev_io to spare waits for one.
 	 */
-	uint8_t member_idx[BDEV_GGA_MAX_MEMBERS];
+	struct gga_fanout fo;
 };
 
 /*

@@ -16,6 +16,7 @@
 #include "gga/log.h"
 #include "gga/util.h"
 
+#include "bdev_gga_fanout.h"
 #include "bdev_gga_member.h"
 #include "bdev_gga_remove.h"
 #include "bdev_gga_sb.h"
@@ -114,7 +115,7 @@ sb_persisted(struct gga_disk *disk)
 	struct gga_lc_actions act;
 
 	ev.events = disk->sb_events;
-	ev.mask = disk->sb_short ? 0 : disk->sb_ok_mask;
+	ev.mask = disk->sb_fo.short_mask != 0 ? 0 : disk->sb_fo.ok_mask;
 	gga_lc_decide(disk, &ev, false, "an update landed", NULL, &act);
 	disk->sb_clear_stage = GGA_LC_CLEAR_IDLE;
 	if (act.flags & GGA_LC_ACT_CLEAR_BITMAP) {
@@ -141,27 +142,74 @@ gga_bm_clear_request(struct gga_disk *disk)
 static void
 sb_write_done(struct bdev_io *io, bool success, void *cb_arg)
 {
-	struct gga_member_ctx *mctx = cb_arg;
-	struct gga_disk *disk = mctx->owner;
-	struct gga_member *member = &disk->members[mctx->index];
-	bool fenced = !success && gga_member_io_fenced(disk, io);
+	uint32_t i;
+	struct gga_fanout *fo = gga_fanout_of(cb_arg, &i);
+	struct gga_disk *disk = fo->disk;
+
+	if (success) {
+		disk->members[i].sb_events = disk->sb_events;
+	}
+	gga_fanout_app_io_done(io, success, cb_arg);
+}
+
+/* Encode the update's record as member i's superblock and write it. */
+static int
+sb_write_submit(struct gga_fanout *fo, uint32_t i, void *cb_arg)
+{
+	struct gga_disk *disk = fo->disk;
+	struct gga_member *member = &disk->members[i];
+	uint8_t *area = disk->sb_buf + (size_t)i * disk->sb_blocks * disk->mbs;
+	int rc;
+
+	rc = gga_sb_record_encode(disk, i, disk->sb_new_limit, &disk->sb_record, area);
+	if (rc == 0) {
+		rc = bdev_write_blocks(member->desc, member->app_ch, area, 0, disk->sb_blocks,
+				       sb_write_done, cb_arg);
+	}
+	if (rc != 0 && rc != -ENOMEM) {
+		ERRLOG("gga bdev '%s': superblock update of '%s' not submitted: %s\n",
+		       disk->bdev.name, member->name, strerror(-rc));
+	}
+	return rc;
+}
+
+/* The update reached nobody: nothing it says is persisted. */
+static void
+sb_written_nowhere(struct gga_disk *disk)
+{
+	/*
+	 * The count goes back, so that a member that then misses the next
+	 * update in a crash is exactly one behind it.
+	 */
+	if (disk->events == disk->sb_events) {
+		disk->events--;
+	}
+	sb_persisted(disk);
+	disk->sb_inflight = false;
+	if (disk->sb_epoch) {
+		disk->sb_epoch = false;
+		__atomic_store_n(&disk->epoch_busy, false, __ATOMIC_RELEASE);
+	}
+	gga_disk_try_free(disk);
+}
+
+/* Every member write of the update has ended (or none was submitted). */
+static void
+sb_write_end(struct gga_fanout *fo)
+{
+	struct gga_disk *disk = fo->disk;
 	struct gga_lc_durable durable;
 
-	bdev_free_io(io);
-	if (success) {
-		disk->sb_ok_mask |= 1u << member->index;
-		member->sb_events = disk->sb_events;
-	} else if (!fenced) {
-		/* (Fenced: not counted, and the member is fine.) */
-		gga_member_fail(disk, member->index, "superblock write failed");
+	if (fo->short_mask != 0) {
+		/* Not persisted until every member has it: all again, once this ends. */
+		disk->sb_again = true;
 	}
-	disk->sb_pending &= ~(1u << member->index);
-	gga_member_app_io_done(member);
-	if (disk->sb_pending != 0) {
+	if (fo->sent_mask == 0) {
+		sb_written_nowhere(disk);
 		return;
 	}
 	if (disk->sb_epoch) {
-		if ((uint32_t)__builtin_popcount(disk->sb_ok_mask) >= disk->k) {
+		if ((uint32_t)__builtin_popcount(fo->ok_mask) >= disk->k) {
 			__atomic_store_n(&disk->gen_limit, disk->sb_new_limit, __ATOMIC_RELEASE);
 			DEBUGLOG(bdev_gga,
 				 "gga bdev '%s': generation window now ends at %" PRIu64 "\n",
@@ -169,18 +217,18 @@ sb_write_done(struct bdev_io *io, bool success, void *cb_arg)
 		} else {
 			ERRLOG("gga bdev '%s': cannot persist the next generation window (only %d "
 			       "superblocks written); writes wait\n",
-			       disk->bdev.name, __builtin_popcount(disk->sb_ok_mask));
+			       disk->bdev.name, __builtin_popcount(fo->ok_mask));
 		}
 		disk->sb_epoch = false;
 		__atomic_store_n(&disk->epoch_busy, false, __ATOMIC_RELEASE);
 	}
-	if (disk->sb_ok_mask != 0 && !disk->sb_short) {
+	if (fo->ok_mask != 0 && fo->short_mask == 0) {
 		/*
 		 * Every member written is in sync or knows it is not; one that
 		 * failed the write is failed, and its failure asked for another
 		 * update, which writes that wait for it will wait for too.
 		 */
-		durable.reached = disk->sb_ok_mask;
+		durable.reached = fo->ok_mask;
 		durable.sync = disk->sb_sync_mask;
 		durable.rec = disk->sb_rec_mask;
 		__atomic_store_n(&disk->persisted, gga_lc_durable_pack(&durable), __ATOMIC_RELEASE);
@@ -194,6 +242,15 @@ sb_write_done(struct bdev_io *io, bool success, void *cb_arg)
 	}
 	gga_disk_try_free(disk);
 }
+
+static const struct gga_fanout_ops sb_fanout = {
+	.submit = sb_write_submit,
+	.done = sb_write_end,
+	.nomem = GGA_FANOUT_SKIP,
+	.app = true,
+	.refused = "superblock write not submitted",
+	.failed = "superblock write failed",
+};
 
 /* May member i take superblock and bitmap writes (app thread)? */
 static bool
@@ -216,12 +273,9 @@ sb_update_msg(void *arg)
 {
 	struct gga_disk *disk = arg;
 	struct gga_lc_view before, v;
-	struct gga_member *member;
 	struct gga_lc_record rec;
 	uint64_t limit, next;
-	uint8_t *area;
-	uint32_t i;
-	int rc;
+	uint32_t i, mask = 0;
 
 	__atomic_store_n(&disk->sb_kicked, false, __ATOMIC_RELEASE);
 	if (gga_disk_gated(disk)) {
@@ -278,54 +332,12 @@ sb_update_msg(void *arg)
 	    disk->bm_clear.stage == GGA_LC_CLEAR_SECOND) {
 		disk->sb_clear_stage = disk->bm_clear.stage;
 	}
-	disk->sb_short = false;
-	disk->sb_ok_mask = 0;
-	disk->sb_pending = 0;
+	disk->sb_record = rec;
 	disk->sb_inflight = true;
 	for (i = 0; i < disk->n; i++) {
-		member = &disk->members[i];
-		if (!member_writable(member)) {
-			continue;
-		}
-		area = disk->sb_buf + (size_t)i * disk->sb_blocks * disk->mbs;
-		rc = gga_sb_record_encode(disk, i, disk->sb_new_limit, &rec, area);
-		if (rc == 0) {
-			disk->sb_ctx[i].owner = disk;
-			disk->sb_ctx[i].index = i;
-			rc = bdev_write_blocks(member->desc, member->app_ch, area, 0,
-					       disk->sb_blocks, sb_write_done, &disk->sb_ctx[i]);
-		}
-		if (rc == -ENOMEM) {
-			/* Not persisted until every member has it: all again, once this ends. */
-			disk->sb_again = true;
-			disk->sb_short = true;
-			continue;
-		}
-		if (rc != 0) {
-			ERRLOG("gga bdev '%s': superblock update of '%s' not submitted: %s\n",
-			       disk->bdev.name, member->name, strerror(-rc));
-			gga_member_fail(disk, i, "superblock write not submitted");
-			continue;
-		}
-		disk->sb_pending |= 1u << i;
-		member->app_io++;
+		mask |= member_writable(&disk->members[i]) ? 1u << i : 0;
 	}
-	if (disk->sb_pending == 0) {
-		/*
-		 * Written nowhere: the count goes back, so that a member that then
-		 * misses the next update in a crash is exactly one behind it.
-		 */
-		if (disk->events == disk->sb_events) {
-			disk->events--;
-		}
-		sb_persisted(disk);
-		disk->sb_inflight = false;
-		if (disk->sb_epoch) {
-			disk->sb_epoch = false;
-			__atomic_store_n(&disk->epoch_busy, false, __ATOMIC_RELEASE);
-		}
-		gga_disk_try_free(disk);
-	}
+	gga_fanout_start(&disk->sb_fo, &sb_fanout, disk, mask);
 }
 
 void
@@ -364,4 +376,3 @@ gga_gen_reserve(struct gga_disk *disk, uint32_t count, uint64_t *first)
 	}
 	return 0;
 }
-
