@@ -5,7 +5,7 @@
  * to several members at once uses it: the I/O path's phases
  * (bdev_gga_io.c), recovery chunks (bdev_gga_walk.c), bitmap flushes
  * (bdev_gga_bitmap.c), superblock updates (bdev_gga_sb.c) and creation's
- * reads and writes of the reserved regions (bdev_gga_create.c).
+ * superblock reads, zeroing and region writes (bdev_gga_create.c).
  *
  * The owner keeps a struct gga_fanout inline in its own state (no
  * allocation), gives it a table of what differs (struct gga_fanout_ops:
@@ -15,7 +15,9 @@
  * (or gga_fanout_app_io_done) reads the result into the masks with
  * gga_fanout_ok() or gga_fanout_fail(), the one path that fails a member,
  * and ends with gga_fanout_put(), which calls ops->done once every member
- * submitted to has answered and none is left to submit.
+ * submitted to has answered and none is left to submit. The start and the
+ * submission loop are inline here, so that the I/O path (whose ops are a
+ * constant) calls its own submit and done directly.
  *
  * This header stands below bdev_gga_disk.h (which embeds the structure)
  * and includes none of the gga bdev's own headers but bdev_gga.h.
@@ -23,6 +25,7 @@
 #ifndef GGA_BDEV_GGA_FANOUT_H
 #define GGA_BDEV_GGA_FANOUT_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -91,13 +94,6 @@ struct gga_fanout {
 	struct bdev_io_wait_entry wait; /* GGA_FANOUT_WAIT */
 };
 
-/*
- * Send ops's I/O to the members in mask (on the owner's thread). Returns
- * false when it ended at once, nothing submitted and nothing left to
- * submit (ops->done has run); true when it goes on.
- */
-bool gga_fanout_start(struct gga_fanout *fo, const struct gga_fanout_ops *ops,
-		      struct gga_disk *disk, uint32_t mask);
 /* Submit to the members left in submit_mask (GGA_FANOUT_LATER: the owner's retry). */
 void gga_fanout_submit(struct gga_fanout *fo);
 /*
@@ -114,6 +110,10 @@ void gga_fanout_fail(struct gga_fanout *fo, uint32_t i, const char *why);
  * (gga_fanout_put).
  */
 void gga_fanout_app_io_done(struct bdev_io *io, bool success, void *cb_arg);
+/* GGA_FANOUT_WAIT: wait for a bdev_io for member i. False if one came free meanwhile. */
+bool gga_fanout_wait(struct gga_fanout *fo, uint32_t i);
+/* ops->app: member i's I/O was submitted (its app_io counts it). */
+void gga_fanout_app_sent(struct gga_fanout *fo, uint32_t i);
 
 /* The fan-out of a member I/O's completion context, and the member (*i). */
 static inline struct gga_fanout *
@@ -131,13 +131,90 @@ gga_fanout_ok(struct gga_fanout *fo, uint32_t i)
 	fo->ok_mask |= 1u << i;
 }
 
-/* A member's answer is in: the fan-out ends (ops->done) with the last. */
+/*
+ * A member's answer is in: the fan-out ends (ops->done) with the last. An
+ * owner that names its own ops (a constant) calls done directly.
+ */
+static inline void
+gga_fanout_put_ops(struct gga_fanout *fo, const struct gga_fanout_ops *ops)
+{
+	if (--fo->pending == 0 && fo->submit_mask == 0) {
+		ops->done(fo);
+	}
+}
+
 static inline void
 gga_fanout_put(struct gga_fanout *fo)
 {
-	if (--fo->pending == 0 && fo->submit_mask == 0) {
-		fo->ops->done(fo);
+	gga_fanout_put_ops(fo, fo->ops);
+}
+
+/*
+ * gga_fanout_submit() with fo's ops given: inline, so that the I/O path,
+ * whose ops are a constant, calls its submit and done directly.
+ */
+static inline void
+gga_fanout_submit_ops(struct gga_fanout *fo, const struct gga_fanout_ops *ops)
+{
+	uint32_t i, bit;
+	int rc;
+
+	/* One count of its own keeps the answers from ending it while it submits. */
+	fo->pending++;
+	while (fo->submit_mask != 0) {
+		i = (uint32_t)__builtin_ctz(fo->submit_mask);
+		bit = 1u << i;
+		fo->idx[i] = (uint8_t)i;
+		rc = ops->submit(fo, i, &fo->idx[i]);
+		if (likely(rc == 0)) {
+			fo->pending++;
+			fo->sent_mask |= bit;
+			if (ops->app) {
+				gga_fanout_app_sent(fo, i);
+			}
+		} else if (rc == -ENOMEM) {
+			if (ops->nomem == GGA_FANOUT_WAIT) {
+				if (gga_fanout_wait(fo, i)) {
+					break;
+				}
+				continue;
+			}
+			if (ops->nomem == GGA_FANOUT_LATER) {
+				break;
+			}
+			fo->short_mask |= bit;
+		} else if (rc != -ENODEV) {
+			gga_fanout_fail(fo, i, ops->refused);
+		}
+		fo->submit_mask &= ~bit;
 	}
+	gga_fanout_put_ops(fo, ops);
+}
+
+/*
+ * Send ops's I/O to the members in mask (on the owner's thread). Returns
+ * false when it ended at once, nothing submitted and nothing left to
+ * submit (ops->done has run); true when it goes on.
+ */
+static inline bool
+gga_fanout_start(struct gga_fanout *fo, const struct gga_fanout_ops *ops, struct gga_disk *disk,
+		 uint32_t mask)
+{
+	bool going;
+
+	fo->ops = ops;
+	fo->disk = disk;
+	fo->submit_mask = mask;
+	fo->sent_mask = 0;
+	fo->ok_mask = 0;
+	fo->fail_mask = 0;
+	fo->short_mask = 0;
+	/* The start's own count: `going` is read before the fan-out may end. */
+	fo->pending = 1;
+	gga_fanout_submit_ops(fo, ops);
+	going = (fo->sent_mask | fo->submit_mask) != 0;
+	gga_fanout_put_ops(fo, ops);
+	return going;
 }
 
 #endif /* GGA_BDEV_GGA_FANOUT_H */
