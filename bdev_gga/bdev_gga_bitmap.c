@@ -30,7 +30,11 @@
 #include "gga/log.h"
 #include "gga/util.h"
 
-#include "bdev_gga_disk.h"
+#include "bdev_gga_bitmap.h"
+#include "bdev_gga_fanout.h"
+#include "bdev_gga_member.h"
+#include "bdev_gga_remove.h"
+#include "bdev_gga_sb.h"
 
 /* How often the lazy clearing looks (a region needs two idle looks to be cleared). */
 #define BITMAP_SWEEP_US (1000u * 1000u)
@@ -112,38 +116,47 @@ regions_move(struct gga_bitmap *bm, uint8_t from, uint8_t to)
 	}
 }
 
+/*
+ * The flush's member writes are over (or none was submitted): marks written
+ * to every member that takes writes now let the writers that wanted them
+ * go. A member that failed the write takes no writes. If none took it, the
+ * writers see the array fail on their own.
+ */
 static void
-flush_done(struct bdev_io *io, bool success, void *cb_arg)
+flush_done(struct gga_fanout *fo)
 {
-	struct gga_member_ctx *ctx = cb_arg;
-	struct gga_bitmap *bm = ctx->owner;
+	struct gga_bitmap *bm = container_of(fo, struct gga_bitmap, fo);
 	struct gga_disk *disk = bm->disk;
-	bool fenced = !success && gga_member_io_fenced(disk, io);
 
-	bdev_free_io(io);
-	gga_member_app_io_done(&disk->members[ctx->index]);
-	if (success) {
-		bm->ok_mask |= 1u << ctx->index;
-	} else if (!fenced) {
-		gga_member_fail(disk, ctx->index, "bitmap write failed");
-	}
-	if (--bm->pending > 0) {
-		return;
-	}
-	/*
-	 * Marks written to every member that takes writes now: the writers that
-	 * wanted them may go. A member that failed the write takes no writes.
-	 * If none took it, the writers see the array fail on their own.
-	 */
+	/* Marks count only once every member has them: a short flush does not. */
 	regions_move(bm, REGION_FLUSHING,
-		     bm->ok_mask != 0 && !bm->short_write ? REGION_MARKED : REGION_WANTED);
+		     fo->ok_mask != 0 && fo->short_mask == 0 ? REGION_MARKED : REGION_WANTED);
 	bm->flushing = false;
-	if (bm->again && bm->ok_mask != 0 && !bm->stopped) {
+	if (bm->again && fo->ok_mask != 0 && !bm->stopped) {
 		bitmap_flush(bm);
 		return;
 	}
 	gga_disk_try_free(disk);
 }
+
+static int
+flush_submit(struct gga_fanout *fo, uint32_t i, void *cb_arg)
+{
+	struct gga_bitmap *bm = container_of(fo, struct gga_bitmap, fo);
+	struct gga_member *member = &bm->disk->members[i];
+
+	return bdev_write_blocks(member->desc, member->app_ch, bm->io_buf, bm->first_block,
+				 bm->nblocks, gga_fanout_app_io_done, cb_arg);
+}
+
+static const struct gga_fanout_ops flush_fanout = {
+	.submit = flush_submit,
+	.done = flush_done,
+	.nomem = GGA_FANOUT_SKIP,
+	.app = true,
+	.refused = "bitmap write not submitted",
+	.failed = "bitmap write failed",
+};
 
 /* App thread: write the image to every member that takes writes. */
 static void
@@ -152,8 +165,7 @@ bitmap_flush(struct gga_bitmap *bm)
 	struct gga_disk *disk = bm->disk;
 	struct gga_member *member;
 	uint8_t *p, *end = bm->state + bm->regions;
-	uint32_t i, targets = gga_write_mask(disk);
-	int rc;
+	uint32_t i, targets = gga_write_mask(disk), mask = 0;
 
 	if (bm->flushing) {
 		bm->again = true;
@@ -170,39 +182,15 @@ bitmap_flush(struct gga_bitmap *bm)
 	}
 	gga_bitmap_encode_area(disk, bm->io_buf);
 	bm->flushing = true;
-	bm->short_write = false;
-	bm->ok_mask = 0;
-	bm->pending = 1;
-	for (i = 0; i < disk->n; i++) {
+	for (i = 0; i < disk->n && !gga_disk_gated(disk); i++) {
+		/* (Gated: a front that does not serve writes nothing; its writes fail.) */
 		member = &disk->members[i];
-		if (!(targets & (1u << i)) || member->app_ch == NULL || member->removing ||
-		    gga_disk_gated(disk)) {
-			/* (Gated: a front that does not serve writes nothing; its writes fail.) */
-			continue;
+		if ((targets & (1u << i)) && member->app_ch != NULL && !member->removing) {
+			mask |= 1u << i;
 		}
-		bm->ctx[i].owner = bm;
-		bm->ctx[i].index = i;
-		rc = bdev_write_blocks(member->desc, member->app_ch, bm->io_buf, bm->first_block,
-				       bm->nblocks, flush_done, &bm->ctx[i]);
-		if (rc == -ENOMEM) {
-			/* Marks count only once every member has them: this flush does not. */
-			bm->short_write = true;
-			continue;
-		}
-		if (rc != 0) {
-			gga_member_fail(disk, i, "bitmap write not submitted");
-			continue;
-		}
-		bm->pending++;
-		member->app_io++;
 	}
 	/* Completes the flush at once if nothing was submitted. */
-	bm->pending--;
-	if (bm->pending == 0) {
-		regions_move(bm, REGION_FLUSHING, REGION_WANTED);
-		bm->flushing = false;
-		gga_disk_try_free(disk);
-	}
+	gga_fanout_start(&bm->fo, &flush_fanout, disk, mask);
 }
 
 static void

@@ -20,7 +20,13 @@
 #include "gga/util.h"
 #include "gga/uuid.h"
 
-#include "bdev_gga_disk.h"
+#include "bdev_gga_bitmap.h"
+#include "bdev_gga_fanout.h"
+#include "bdev_gga_front.h"
+#include "bdev_gga_member.h"
+#include "bdev_gga_module.h"
+#include "bdev_gga_remove.h"
+#include "bdev_gga_sb.h"
 #include "gga_lifecycle.h"
 
 /* gga bdevs being created, so that a second create of the same name is refused. */
@@ -40,8 +46,13 @@ struct gga_create_ctx {
 	size_t region_len;
 	int sb_rc[BDEV_GGA_MAX_MEMBERS];
 	struct gga_sb sb[BDEV_GGA_MAX_MEMBERS];
-	uint32_t pending;
-	uint32_t failed_mask;
+	/*
+	 * The member I/O of the step under way (superblock reads, zeroing,
+	 * the writes of the reserved regions): a member that fails it, refuses
+	 * it or has no bdev_io for it fails the creation (no member is failed:
+	 * none is one yet).
+	 */
+	struct gga_fanout fo;
 	/* Zeroing at format: members written with plain zeros, next block of each. */
 	uint8_t *zero_buf;
 	uint64_t zero_next[BDEV_GGA_MAX_MEMBERS];
@@ -67,6 +78,8 @@ struct gga_create_ctx {
 
 static void create_set_msg(struct gga_create_ctx *ctx, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+static void create_read_done(struct gga_fanout *fo);
+static const struct gga_fanout_ops create_read_fanout;
 
 static void
 create_set_msg(struct gga_create_ctx *ctx, int rc, const char *fmt, ...)
@@ -264,37 +277,73 @@ create_finish(struct gga_create_ctx *ctx)
 	cb(cb_arg, &disk->bdev, 0, "");
 }
 
+/* A member's read or write of a creation step ended. */
 static void
-create_write_done(struct bdev_io *io, bool success, void *cb_arg)
+create_io_done(struct bdev_io *io, bool success, void *cb_arg)
 {
-	struct gga_create_ctx *ctx = cb_arg;
-	struct gga_disk *disk = ctx->disk;
-	char label[160];
 	uint32_t i;
+	struct gga_fanout *fo = gga_fanout_of(cb_arg, &i);
 
-	for (i = 0; io != NULL && i < disk->n; i++) {
-		if (disk->members[i].bdev == io->bdev) {
-			break;
-		}
+	bdev_free_io(io);
+	if (success) {
+		gga_fanout_ok(fo, i);
+	} else {
+		gga_fanout_fail(fo, i, NULL);
 	}
-	if (io != NULL) {
-		bdev_free_io(io);
-		if (!success && i < disk->n) {
-			ctx->failed_mask |= 1u << i;
-		}
-	}
-	if (--ctx->pending > 0) {
-		return;
-	}
-	if (ctx->failed_mask != 0) {
-		i = (uint32_t)__builtin_ctz(ctx->failed_mask);
-		create_set_msg(ctx, -EIO, "writing the superblock region of %s failed",
-			       gga_member_label(disk, i, label, sizeof(label)));
-		create_fail(ctx);
-		return;
-	}
-	create_finish(ctx);
+	gga_fanout_put(fo);
 }
+
+/*
+ * Did a member fail the step's I/O (or have no bdev_io for it)? Then the
+ * creation fails, naming the first: "<what> <member> failed".
+ */
+static bool
+create_step_failed(struct gga_create_ctx *ctx, const char *what)
+{
+	uint32_t failed = ctx->fo.fail_mask | ctx->fo.short_mask;
+	char label[160];
+
+	if (failed == 0) {
+		return false;
+	}
+	create_set_msg(ctx, -EIO, "%s %s failed", what,
+		       gga_member_label(ctx->disk, (uint32_t)__builtin_ctz(failed), label,
+					sizeof(label)));
+	create_fail(ctx);
+	return true;
+}
+
+static void
+create_write_done(struct gga_fanout *fo)
+{
+	struct gga_create_ctx *ctx = container_of(fo, struct gga_create_ctx, fo);
+
+	if (!create_step_failed(ctx, "writing the superblock region of")) {
+		create_finish(ctx);
+	}
+}
+
+/* Read (create_read_fanout) or write member i's reserved region: its area of ctx->region. */
+static int
+create_region_submit(struct gga_fanout *fo, uint32_t i, void *cb_arg)
+{
+	struct gga_create_ctx *ctx = container_of(fo, struct gga_create_ctx, fo);
+	struct gga_member *member = &ctx->disk->members[i];
+	uint8_t *area = ctx->region + i * ctx->region_len;
+
+	if (fo->ops == &create_read_fanout) {
+		return bdev_read_blocks(member->desc, member->app_ch, area, 0,
+					ctx->disk->data_offset, create_io_done, cb_arg);
+	}
+	return bdev_write_blocks(member->desc, member->app_ch, area, 0, ctx->disk->data_offset,
+				 create_io_done, cb_arg);
+}
+
+static const struct gga_fanout_ops create_write_fanout = {
+	.submit = create_region_submit,
+	.done = create_write_done,
+	.nomem = GGA_FANOUT_SKIP,
+};
 
 /*
  * Write the prepared reserved regions: superblock, zeros, bitmap. Assembling
@@ -304,75 +353,39 @@ create_write_done(struct bdev_io *io, bool success, void *cb_arg)
 static void
 create_write_superblocks(struct gga_create_ctx *ctx)
 {
-	struct gga_disk *disk = ctx->disk;
-	uint64_t blocks = disk->data_offset;
-	struct gga_member *member;
-	uint32_t i;
-	int rc;
-
-	/* One extra count keeps completions from ending the step during the loop. */
-	ctx->pending = 1;
-	for (i = 0; i < disk->n; i++) {
-		member = &disk->members[i];
-		if (ctx->absent & (1u << i)) {
-			continue;
-		}
-		rc = bdev_write_blocks(member->desc, member->app_ch,
-				       ctx->region + i * ctx->region_len, 0, blocks,
-				       create_write_done, ctx);
-		if (rc != 0) {
-			ctx->failed_mask |= 1u << i;
-			continue;
-		}
-		ctx->pending++;
-	}
-	create_write_done(NULL, true, ctx);
+	gga_fanout_start(&ctx->fo, &create_write_fanout, ctx->disk,
+			 ctx->disk->all_mask & ~ctx->absent);
 }
 
 /* Member blocks per write when zeroing a member that has no write_zeroes. */
 #define ZERO_CHUNK_BLOCKS 256u
 
-static int create_zero_next(struct gga_create_ctx *ctx, uint32_t i);
+/* Submit the next ZERO_CHUNK_BLOCKS of zeros to member i (no write_zeroes). */
+static int create_zero_next(struct gga_create_ctx *ctx, uint32_t i, void *cb_arg);
 
 static void
-create_zero_done(struct bdev_io *io, bool success, void *cb_arg)
+create_zero_io_done(struct bdev_io *io, bool success, void *cb_arg)
 {
-	struct gga_create_ctx *ctx = cb_arg;
-	struct gga_disk *disk = ctx->disk;
-	char label[160];
 	uint32_t i;
+	struct gga_fanout *fo = gga_fanout_of(cb_arg, &i);
+	struct gga_create_ctx *ctx = container_of(fo, struct gga_create_ctx, fo);
 
-	for (i = 0; io != NULL && i < disk->n; i++) {
-		if (disk->members[i].bdev == io->bdev) {
-			break;
-		}
-	}
-	if (io != NULL) {
+	if (success && ctx->zero_next[i] < ctx->disk->member_blocks &&
+	    (fo->fail_mask | fo->short_mask) == 0) {
 		bdev_free_io(io);
-		if (!success && i < disk->n) {
-			ctx->failed_mask |= 1u << i;
-		} else if (i < disk->n && ctx->zero_next[i] < disk->member_blocks &&
-			   ctx->failed_mask == 0 && create_zero_next(ctx, i) == 0) {
+		if (create_zero_next(ctx, i, cb_arg) == 0) {
 			/* The next piece of a member zeroed by plain writes is on its way. */
 			return;
 		}
-	}
-	if (--ctx->pending > 0) {
+		gga_fanout_fail(fo, i, NULL);
+		gga_fanout_put(fo);
 		return;
 	}
-	if (ctx->failed_mask != 0) {
-		i = (uint32_t)__builtin_ctz(ctx->failed_mask);
-		create_set_msg(ctx, -EIO, "zeroing the data area of %s failed",
-			       gga_member_label(disk, i, label, sizeof(label)));
-		create_fail(ctx);
-		return;
-	}
-	create_write_superblocks(ctx);
+	create_io_done(io, success, cb_arg);
 }
 
-/* Submit the next ZERO_CHUNK_BLOCKS of zeros to member i (no write_zeroes). */
 static int
-create_zero_next(struct gga_create_ctx *ctx, uint32_t i)
+create_zero_next(struct gga_create_ctx *ctx, uint32_t i, void *cb_arg)
 {
 	struct gga_disk *disk = ctx->disk;
 	struct gga_member *member = &disk->members[i];
@@ -381,62 +394,66 @@ create_zero_next(struct gga_create_ctx *ctx, uint32_t i)
 	int rc;
 
 	rc = bdev_write_blocks(member->desc, member->app_ch, ctx->zero_buf, ctx->zero_next[i],
-			       count, create_zero_done, ctx);
-	if (rc != 0) {
-		ctx->failed_mask |= 1u << i;
-		return rc;
+			       count, create_zero_io_done, cb_arg);
+	if (rc == 0) {
+		ctx->zero_next[i] += count;
 	}
-	ctx->zero_next[i] += count;
-	return 0;
+	return rc;
 }
+
+static void
+create_zero_done(struct gga_fanout *fo)
+{
+	struct gga_create_ctx *ctx = container_of(fo, struct gga_create_ctx, fo);
+
+	if (!create_step_failed(ctx, "zeroing the data area of")) {
+		create_write_superblocks(ctx);
+	}
+}
+
+/*
+ * Zero member i: write_zeroes where it has it (cheap on malloc), plain
+ * writes of zeros otherwise, one piece after the other.
+ */
+static int
+create_zero_submit(struct gga_fanout *fo, uint32_t i, void *cb_arg)
+{
+	struct gga_create_ctx *ctx = container_of(fo, struct gga_create_ctx, fo);
+	struct gga_disk *disk = ctx->disk;
+	struct gga_member *member = &disk->members[i];
+
+	ctx->zero_next[i] = disk->member_blocks;
+	if (bdev_io_type_supported(member->bdev, BDEV_IO_TYPE_WRITE_ZEROES)) {
+		return bdev_write_zeroes_blocks(member->desc, member->app_ch, disk->data_offset,
+						disk->member_blocks - disk->data_offset,
+						create_zero_io_done, cb_arg);
+	}
+	if (ctx->zero_buf == NULL) {
+		ctx->zero_buf = env_dma_zmalloc((size_t)ZERO_CHUNK_BLOCKS * disk->mbs, 0);
+		if (ctx->zero_buf == NULL) {
+			return -ENOMEM;
+		}
+	}
+	ctx->zero_next[i] = disk->data_offset;
+	return create_zero_next(ctx, i, cb_arg);
+}
+
+static const struct gga_fanout_ops create_zero_fanout = {
+	.submit = create_zero_submit,
+	.done = create_zero_done,
+	.nomem = GGA_FANOUT_SKIP,
+};
 
 /*
  * Formatting leaves every data block of every member reading as zero data
  * and zero metadata (docs/FORMAT.md section 8): a blank superblock says
  * nothing about the rest of the member, and a reformatted member still holds
- * fragments of its old life. write_zeroes where the member has it (cheap on
- * malloc), plain writes of zeros otherwise.
+ * fragments of its old life.
  */
 static void
 create_zero_members(struct gga_create_ctx *ctx)
 {
-	struct gga_disk *disk = ctx->disk;
-	uint64_t count = disk->member_blocks - disk->data_offset;
-	struct gga_member *member;
-	uint32_t i;
-	int rc;
-
-	/* One extra count keeps completions from ending the step during the loop. */
-	ctx->pending = 1;
-	for (i = 0; i < disk->n; i++) {
-		member = &disk->members[i];
-		ctx->zero_next[i] = disk->member_blocks;
-		if (bdev_io_type_supported(member->bdev, BDEV_IO_TYPE_WRITE_ZEROES)) {
-			rc = bdev_write_zeroes_blocks(member->desc, member->app_ch,
-						      disk->data_offset, count, create_zero_done,
-						      ctx);
-			if (rc != 0) {
-				ctx->failed_mask |= 1u << i;
-				continue;
-			}
-		} else {
-			if (ctx->zero_buf == NULL) {
-				ctx->zero_buf = env_dma_zmalloc((size_t)ZERO_CHUNK_BLOCKS *
-									disk->mbs,
-								0);
-				if (ctx->zero_buf == NULL) {
-					ctx->failed_mask |= 1u << i;
-					continue;
-				}
-			}
-			ctx->zero_next[i] = disk->data_offset;
-			if (create_zero_next(ctx, i) != 0) {
-				continue;
-			}
-		}
-		ctx->pending++;
-	}
-	create_zero_done(NULL, true, ctx);
+	gga_fanout_start(&ctx->fo, &create_zero_fanout, ctx->disk, ctx->disk->all_mask);
 }
 
 /* Describe why a member's superblock did not decode. */
@@ -880,45 +897,37 @@ out_fail_create:
 }
 
 static void
-create_read_done(struct bdev_io *io, bool success, void *cb_arg)
+create_read_done(struct gga_fanout *fo)
 {
-	struct gga_create_ctx *ctx = cb_arg;
+	struct gga_create_ctx *ctx = container_of(fo, struct gga_create_ctx, fo);
 	struct gga_disk *disk = ctx->disk;
-	char label[160];
+	uint8_t rec[GGA_SB_SIZE];
 	uint32_t i;
 
-	for (i = 0; i < disk->n; i++) {
-		if (disk->members[i].bdev == io->bdev) {
-			break;
-		}
+	if (fo->sent_mask == 0) {
+		/* Nothing was submitted: create_read_superblocks() fails from a message. */
+		return;
 	}
-	bdev_free_io(io);
-	if (i < disk->n) {
-		if (success) {
-			uint8_t rec[GGA_SB_SIZE];
-
+	for (i = 0; i < disk->n; i++) {
+		if (fo->ok_mask & (1u << i)) {
 			gga_area_gather(disk, ctx->region + i * ctx->region_len, rec, sizeof(rec));
 			ctx->sb_rc[i] = gga_sb_decode(rec, sizeof(rec), &ctx->sb[i]);
-		} else {
-			ctx->failed_mask |= 1u << i;
 		}
-	}
-	if (--ctx->pending > 0) {
-		return;
 	}
 	if (create_check_removed(ctx)) {
 		create_fail(ctx);
 		return;
 	}
-	if (ctx->failed_mask != 0) {
-		i = (uint32_t)__builtin_ctz(ctx->failed_mask);
-		create_set_msg(ctx, -EIO, "reading the superblock of %s failed",
-			       gga_member_label(disk, i, label, sizeof(label)));
-		create_fail(ctx);
-		return;
+	if (!create_step_failed(ctx, "reading the superblock of")) {
+		create_decide(ctx);
 	}
-	create_decide(ctx);
 }
+
+static const struct gga_fanout_ops create_read_fanout = {
+	.submit = create_region_submit,
+	.done = create_read_done,
+	.nomem = GGA_FANOUT_SKIP,
+};
 
 /* Check the bases against each other and against the format. */
 static int
@@ -1184,26 +1193,8 @@ static int
 create_read_superblocks(struct gga_create_ctx *ctx)
 {
 	struct gga_disk *disk = ctx->disk;
-	struct gga_member *member;
-	uint32_t i;
-	int rc;
 
-	ctx->pending = 1;
-	for (i = 0; i < disk->n; i++) {
-		member = &disk->members[i];
-		if (ctx->absent & (1u << i)) {
-			continue;
-		}
-		rc = bdev_read_blocks(member->desc, member->app_ch,
-				      ctx->region + i * ctx->region_len, 0, disk->data_offset,
-				      create_read_done, ctx);
-		if (rc != 0) {
-			ctx->failed_mask |= 1u << i;
-			continue;
-		}
-		ctx->pending++;
-	}
-	if (--ctx->pending == 0) {
+	if (!gga_fanout_start(&ctx->fo, &create_read_fanout, disk, disk->all_mask & ~ctx->absent)) {
 		/* Nothing was submitted, so nothing calls back: fail from a message. */
 		create_set_msg(ctx, -EIO, "cannot read the superblocks");
 		return create_fail_async(ctx);
@@ -1376,6 +1367,7 @@ bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *c
 	}
 	memset(disk, 0, sizeof(*disk));
 	pthread_mutex_init(&disk->gone_mutex, NULL);
+	gga_sb_writer_init(disk);
 	disk->bdev.name = strdup(opts->name);
 	if (disk->bdev.name == NULL) {
 		gga_disk_free(disk);

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The gga disk and its members: the state every file of the gga bdev shares,
- * with the calls of each. The files stand in layers, each calling only those
- * below it (bdev_gga/LAYERS lists them; scripts/check_layers.sh checks it):
+ * The gga disk and its members: the structures every file of the gga bdev
+ * shares (the disk, its members, channels, requests, the bitmap's state)
+ * and the few inline reads of them the I/O path makes. Each .c file's calls
+ * are declared in its own header (bdev_gga_member.h for bdev_gga_member.c,
+ * and so on). The files stand in layers, each calling only those below it
+ * (bdev_gga/LAYERS lists them; scripts/check_layers.sh checks it):
  *
  *   bdev_gga_rpc.c       RPCs
  *   bdev_gga_create.c    create, format, assemble (the lifecycle module decides)
@@ -12,16 +15,21 @@
  *   bdev_gga_io.c        the I/O state machine
  *   bdev_gga_bitmap.c    the write-intent bitmap
  *   bdev_gga_front.c     the shell around gga_front.c (reservations, the poller)
- *   bdev_gga_disk.c      member states, superblock writer, generations,
- *                        channels and watchdogs, hot-remove, the end of a disk
+ *   bdev_gga_sb.c        the superblock writer, generation windows
+ *   bdev_gga_channel.c   channels and watchdogs
+ *   bdev_gga_fanout.c    one member fan-out: submit to a mask, retry, join, fail
+ *   bdev_gga_remove.c    hot-remove, the end of a disk, the list of disks
+ *   bdev_gga_member.c    member states and masks, the lifecycle module's view
  *   gga_codec.c, gga_lifecycle.c, gga_format.c, gga_front.c: pure, no I/O
  *
  * A lower file that must hear of something above it reads state the upper
- * file keeps here (disk->walk, disk->bm) rather than calling up.
+ * file keeps here (disk->walk, disk->bm) rather than calling up, or queues
+ * a message the upper file gave it (disk->sb_update: gga_sb_kick()).
  */
 #ifndef GGA_BDEV_GGA_DISK_H
 #define GGA_BDEV_GGA_DISK_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -33,6 +41,7 @@
 #include "gga/thread.h"
 
 #include "bdev_gga.h"
+#include "bdev_gga_fanout.h"
 #include "gga_codec.h"
 #include "gga_lifecycle.h"
 
@@ -85,7 +94,7 @@ struct gga_bitmap;
 struct gga_walk;
 struct member_op;
 
-/* A member I/O's context: which member of which request (or walk op). */
+/* A member I/O's context: which member of which owner (a watchdog's reset, a probe). */
 struct gga_member_ctx {
 	void *owner;
 	uint32_t index;
@@ -112,10 +121,8 @@ struct gga_bitmap {
 	bool flushing;
 	bool again;
 	bool stopped;
-	bool short_write; /* a member found no bdev_io: the flush counts for nothing */
-	uint32_t pending;
-	uint32_t ok_mask;
-	struct gga_member_ctx ctx[BDEV_GGA_MAX_MEMBERS];
+	/* The flush's member writes (a member short of a bdev_io: it counts for nothing). */
+	struct gga_fanout fo;
 	struct poller *sweep_poller;
 	/*
 	 * Compression memory, not persisted: per region, the writes in a row
@@ -175,20 +182,6 @@ struct gga_member {
 	uint64_t err_start;
 	bool faulted;
 };
-
-/*
- * Timings that only the unit tests change (0: the default), so that a
- * torture run reaches persisted checkpoints mid-pass and gets its members
- * back in milliseconds rather than seconds.
- */
-struct gga_test_knobs {
-	uint32_t checkpoint_ms; /* a pass persists its checkpoint this often (2000) */
-	uint32_t chunk_blocks;  /* blocks per chunk of a pass (128 KiB worth) */
-	uint32_t probe_ms;      /* failed members are probed this often (1000) */
-	uint32_t retry_ms;      /* a pass that failed is retried this much later (10000) */
-	uint32_t sweep_ms;      /* the bitmap sweep looks this often (1000) */
-};
-extern struct gga_test_knobs gga_test_knobs;
 
 struct gga_disk {
 	/*
@@ -252,12 +245,17 @@ struct gga_disk {
 	uint64_t gen_limit;
 	bool epoch_busy;   /* a generation window is being persisted */
 	bool epoch_wanted; /* the next superblock update carries a new window */
-	/* Superblock updates (app thread, one at a time; bdev_gga_disk.c). */
+	/*
+	 * Superblock updates (app thread, one at a time; bdev_gga_sb.c). The
+	 * writer's update message: gga_sb_kick() (bdev_gga_member.c, below the
+	 * writer) queues it, so that a change of state asks for an update
+	 * without calling up (set by gga_sb_writer_init()).
+	 */
+	msg_fn sb_update;
 	bool sb_kicked; /* atomic: an update message is queued */
 	bool sb_inflight;
 	bool sb_again; /* asked for while one was in flight */
 	bool sb_epoch; /* the update in flight carries a new window */
-	bool sb_short; /* a member of it found no bdev_io: not persisted */
 	/* The largest event count handed out: every record write takes a new one. */
 	uint64_t events;
 	uint64_t sb_events; /* the event count of the update in flight */
@@ -274,10 +272,10 @@ struct gga_disk {
 	uint32_t sb_blocks;           /* member blocks holding the superblock record */
 	/* Superblock buffers: n areas of sb_blocks member blocks (arena memory). */
 	uint8_t *sb_buf;
-	uint32_t sb_pending;
-	uint32_t sb_ok_mask;
 	uint64_t sb_new_limit;
-	struct gga_member_ctx sb_ctx[BDEV_GGA_MAX_MEMBERS];
+	struct gga_lc_record sb_record; /* the record of the update in flight */
+	/* The update's member writes (a member short of a bdev_io: not persisted). */
+	struct gga_fanout sb_fo;
 
 	/* Write-intent bitmap (bdev_gga_bitmap.c). */
 	struct gga_bitmap *bm;
@@ -406,12 +404,10 @@ struct gga_io {
 	/* Two fronts: this front does not serve (now): fail with an ANA path error. */
 	bool path_error;
 	bool locked;
-	bool reread;          /* the chunk did not decode: read it again under the lock */
-	bool bm_held;         /* the chunk's regions count this write */
-	uint16_t skip_index;  /* periodic: the data member left out */
-	uint32_t pending;     /* member I/Os in flight */
-	uint32_t submit_mask; /* members still to submit to (waiting for bdev_ios) */
-	uint32_t read_mask;   /* members read for this chunk */
+	bool reread;         /* the chunk did not decode: read it again under the lock */
+	bool bm_held;        /* the chunk's regions count this write */
+	uint16_t skip_index; /* periodic: the data member left out */
+	uint32_t read_mask;  /* members read for this chunk */
 	/*
 	 * Write and flush: the members whose checkpoint bit holds its
 	 * acknowledgement (gga_lc_ack_decide()'s `held`), taken when it is sent:
@@ -421,7 +417,6 @@ struct gga_io {
 	 * pass later.
 	 */
 	uint32_t held;
-	uint32_t ok_mask;      /* members whose I/O of this phase succeeded */
 	uint32_t present_mask; /* members whose chunk data has been read */
 	/*
 	 * Data members whose halves of this chunk were read into the caller's
@@ -435,248 +430,13 @@ struct gga_io {
 	uint32_t repairs_stale; /* of them: fragments of an older write */
 	uint32_t repairs_torn;  /* of them: fragments of a torn newer write */
 	uint64_t gen;           /* first generation of the chunk */
-	struct bdev_io_wait_entry wait;
 	TAILQ_ENTRY(gga_io) link;
 	/*
-	 * What a member I/O's completion is given: &member_idx[i], which holds
-	 * i and leads back to this gga_io (gga_member_cb_io()). One byte per
-	 * member: every bdev_io of the pool carries this context.
+	 * The member I/O of the phase (ok_mask: the members whose I/O of this
+	 * phase succeeded); a member without a bdev_io to spare waits for one.
 	 */
-	uint8_t member_idx[BDEV_GGA_MAX_MEMBERS];
+	struct gga_fanout fo;
 };
-
-/* bdev_gga_disk.c */
-extern struct bdev_module gga_bdev_module;
-/* Persist the members' states (and any new generation window) in the superblocks (any thread). */
-void gga_sb_kick(struct gga_disk *disk);
-/*
- * App thread: the bitmap sweep found marks to clear; start the two updates
- * after which it may (disk->bm_clear.stage becomes GGA_LC_CLEAR_READY).
- */
-void gga_bm_clear_request(struct gga_disk *disk);
-/*
- * App thread: move member `index` to `state` for `reason` (a string
- * literal), updating the masks and logging the change once.
- */
-/*
- * Count n more blocks found unrecoverable, or (a full scrub) set the count
- * to n (any thread). A change between none and some changes the health.
- */
-void gga_lost_blocks_add(struct gga_disk *disk, uint64_t n);
-void gga_lost_blocks_set(struct gga_disk *disk, uint64_t n);
-/* bdev_get_health of a gga bdev (any thread). */
-void gga_disk_health(const struct gga_disk *disk, struct bdev_health *health);
-
-void gga_member_set_state(struct gga_disk *disk, uint32_t index, enum bdev_gga_member_state state,
-			  const char *reason);
-/*
- * App thread: move member `index` from `from` to `to` only if it is still in
- * `from` (another thread may have failed it meanwhile). True if it moved.
- */
-bool gga_member_cas_state(struct gga_disk *disk, uint32_t index, enum bdev_gga_member_state from,
-			  enum bdev_gga_member_state to, const char *reason);
-/* Encode the module's record `rec` as member `index`'s superblock into buf (sb_blocks blocks). */
-int gga_sb_record_encode(struct gga_disk *disk, uint32_t index, uint64_t epoch,
-			 const struct gga_lc_record *rec, uint8_t *buf);
-/* Build member `index`'s superblock record for the current state into buf (sb_blocks blocks). */
-int gga_sb_area_encode(struct gga_disk *disk, uint32_t index, uint64_t epoch, uint64_t events,
-		       uint32_t sync_mask, uint8_t *buf);
-/* Gather `len` data bytes of member blocks (disk->mbs each) at src into dst, skipping metadata. */
-void gga_area_gather(const struct gga_disk *disk, const uint8_t *src, uint8_t *dst, size_t len);
-/* The reverse: scatter `len` data bytes into member blocks, metadata zero. */
-void gga_area_scatter(const struct gga_disk *disk, const uint8_t *src, uint8_t *dst, size_t len);
-/* True when every member but those in `except` is online. */
-bool gga_disk_all_online(const struct gga_disk *disk);
-/* Final free may proceed once nothing asynchronous is left (app thread). */
-void gga_disk_try_free(struct gga_disk *disk);
-/* The gga bdev of that name, unless it is being deleted; NULL otherwise. */
-struct gga_disk *gga_disk_lookup(const char *name);
-/* A disk is registered: the list bdev_gga_first() walks has it. */
-void gga_disk_link(struct gga_disk *disk);
-/* The array's state from its members (the true redundancy). */
-enum bdev_gga_state gga_disk_state(const struct gga_disk *disk);
-/* Channels of the disk's io_device (io_device_register). */
-int gga_channel_create(void *io_device, void *ctx_buf);
-void gga_channel_destroy(void *io_device, void *ctx_buf);
-/* Start watching the app thread's member I/O (until the disk is freed). */
-void gga_app_watchdog_start(struct gga_disk *disk);
-/*
- * The lifecycle module's view of the disk as it stands (app thread): member
- * states, what each needs (not in sync unless the last persisted record says
- * so), the checkpoint, the pass running, and the members the I/O code holds
- * back from a pass (auto re-add off, a probe under way, a base going away).
- */
-void gga_lc_view_of(const struct gga_disk *disk, struct gga_lc_view *v);
-/*
- * Carry the view the module returned (from `before`) into the disk: every
- * member whose state it changed moves with `reason`, by compare-and-swap
- * from its state in `before` (an I/O thread that failed it since has the
- * last word); what each needs, the checkpoint and the running pass follow.
- * Returns the members moved.
- */
-uint32_t gga_lc_take(struct gga_disk *disk, const struct gga_lc_view *before,
-		     const struct gga_lc_view *v, const char *reason);
-/*
- * gga_lc_view_of() after telling the module of the failures the I/O threads
- * took since the last step (GGA_LC_EV_IO_ERROR, GGA_LC_EV_CTRLR_LOST for a
- * base that went away) and carrying out what it returned (an update; a pass
- * to stop: disk->pass_stop): every lifecycle step of the app thread and
- * every superblock update starts with it.
- */
-void gga_lc_view_now(struct gga_disk *disk, struct gga_lc_view *v);
-/*
- * The decision of one lifecycle step (app thread): gga_lc_view_now(), `ev`
- * applied by the module (with the pass held back when hold_pass: the caller
- * starts one for every member at once later), the new view taken into the
- * disk with `reason` (or reason_of(view after, ev) when not NULL). Returns
- * the members it moved and the module's actions in *act, for the caller to
- * carry out (gga_lc_step() carries them all).
- */
-uint32_t gga_lc_decide(struct gga_disk *disk, const struct gga_lc_event *ev, bool hold_pass,
-		       const char *reason,
-		       const char *(*reason_of)(const struct gga_lc_view *v,
-						const struct gga_lc_event *ev),
-		       struct gga_lc_actions *act);
-/* sum += add, counter by counter. */
-void gga_counters_add(struct bdev_gga_counters *sum, const struct bdev_gga_counters *add);
-/* "data_2" etc. for this disk's member `index`, in buf. */
-const char *gga_role_of(const struct gga_disk *disk, uint32_t index, char *buf, size_t len);
-/* "data_2 'M2'": member `index`'s role and base name, for messages; written to buf. */
-const char *gga_member_label(const struct gga_disk *disk, uint32_t index, char *buf, size_t len);
-/* Release a member: its app-thread channel, its claim, its descriptor (app thread). */
-void gga_member_close(struct gga_member *member);
-/* io_device_for_each_channel() step (ctx: the member): drop its channels once drained. */
-void gga_member_release_channel(struct io_channel_iter *i);
-/* Close a member now, or once its app-thread I/O has ended. */
-void gga_member_close_when_idle(struct gga_member *member);
-/* An app-thread I/O to the member ended (call after bdev_free_io). */
-void gga_member_app_io_done(struct gga_member *member);
-/* Event callback of every member's descriptor (hot-remove). */
-void gga_member_event_cb(enum bdev_event_type type, struct bdev *bdev, void *ctx);
-void gga_disk_free(struct gga_disk *disk);
-/* The bitmap's memory (gga_bitmap_create()) goes with the disk. */
-void gga_bitmap_destroy(struct gga_disk *disk);
-/* Is the bitmap writing, or about to (a flush message queued)? */
-bool gga_bitmap_busy(const struct gga_disk *disk);
-/* Recovery work that holds the disk: a walk, a probe, member I/O of the app thread. */
-bool gga_recover_busy(const struct gga_disk *disk);
-/* Mark a member failed after an I/O error (any thread); logs once. */
-void gga_member_fail(struct gga_disk *disk, uint32_t index, const char *why);
-/*
- * Any thread: `count` corrupt or stale fragments were found on member
- * `index` (not torn writes: those are no member's fault). Past the error
- * policy's limit within its window, the member is faulted.
- */
-void gga_member_errors(struct gga_disk *disk, uint32_t index, uint32_t count);
-/* Reserve `count` generations; -EAGAIN when the persisted window is used up. */
-int gga_gen_reserve(struct gga_disk *disk, uint32_t count, uint64_t *first);
-/* Channel: drop a member channel once its I/O is drained (hot-remove). */
-void gga_channel_member_drained(struct gga_channel *ch, uint32_t index);
-
-/* bdev_gga_module.c */
-/*
- * Make a created disk a bdev: buffer pools, io_device, bdev_register.
- * Returns 0, -ENOMEM, or bdev_register()'s error (nothing left registered).
- */
-int gga_disk_register(struct gga_disk *disk);
-/*
- * Start the disk's background work (bitmap sweep, watchdog, probes and
- * recovery). gga_disk_register does it, but for a front of a shared array,
- * which registers before it may assemble: it starts once assembled.
- */
-void gga_disk_start(struct gga_disk *disk);
-
-/* bdev_gga_front.c: the role of a front of a shared array (docs/DESIGN.md 1). */
-struct gga_front_shell;
-/* Give disk its role shell (before registration). 0 or -ENOMEM. */
-int gga_front_shell_create(struct gga_disk *disk, uint16_t front_id, uint32_t lease_ms,
-			   bool standby);
-void gga_front_shell_free(struct gga_disk *disk, struct gga_front_shell *sh);
-/* Start the poller (after registration); assemble(arg) runs once the front is active. */
-int gga_front_shell_run(struct gga_disk *disk, void (*assemble)(void *arg), void *arg);
-/* Members whose reservation this front holds now. */
-uint32_t gga_front_shell_held_mask(const struct gga_disk *disk);
-/* The assembly asked for ended: rc 0 serves (if still active); else msg says why not. */
-void gga_front_shell_assembled(struct gga_disk *disk, int rc, const char *msg);
-/* Stop (destruct): the disk is freed once the shell's I/O has ended. */
-void gga_front_shell_stop(struct gga_disk *disk);
-/* Planned hand-over: 0, -ENOTSUP (single front), -EINVAL (neither active nor standby). */
-int gga_front_shell_hand_over(struct gga_disk *disk);
-void gga_front_shell_info(const struct gga_disk *disk, struct bdev_gga_info *info);
-
-/* bdev_gga_bitmap.c: the write-intent bitmap. */
-/*
- * The compression memory of lba's region (NULL without a bitmap): how many
- * writes in a row came back incompressible. Racy by design (relaxed atomic
- * loads and stores from every thread): it only decides whether to try LZ4.
- */
-uint8_t *gga_region_incomp(struct gga_disk *disk, uint64_t lba);
-/* Set up the bitmap from the image `bits` (NULL: clean). Returns 0 or -ENOMEM. */
-int gga_bitmap_create(struct gga_disk *disk, uint32_t region_shift, const uint8_t *image);
-/* Start the lazy clearing (app thread, after registration). */
-void gga_bitmap_start(struct gga_disk *disk);
-void gga_bitmap_stop(struct gga_disk *disk);
-/*
- * I/O path, any thread: count a write into blocks lba..lba+count-1 and make
- * sure their regions are marked on the members. Returns true when they
- * are; false when a bitmap write was asked for (call again later; the count
- * stays taken). gga_bitmap_release() drops the count.
- */
-bool gga_bitmap_hold(struct gga_disk *disk, uint64_t lba, uint32_t count, bool held);
-void gga_bitmap_release(struct gga_disk *disk, uint64_t lba, uint32_t count);
-/* Any thread (relaxed, may be a moment old): is the region of block lba marked? */
-bool gga_bitmap_marked(const struct gga_disk *disk, uint64_t lba);
-/* App thread: is region r marked; regions; bytes of the image; dirty count. */
-bool gga_bitmap_test(const struct gga_disk *disk, uint64_t region);
-uint64_t gga_bitmap_regions_count(const struct gga_disk *disk);
-uint64_t gga_bitmap_dirty(const struct gga_disk *disk);
-uint32_t gga_bitmap_region_blocks(const struct gga_disk *disk);
-/* App thread: the bitmap area of the reserved region (member blocks) for a member write. */
-void gga_bitmap_encode_area(const struct gga_disk *disk, uint8_t *area);
-/*
- * App thread: write the image to every member that takes writes, whether
- * or not it changed (a member back from an outage holds an old one).
- */
-void gga_bitmap_rewrite(struct gga_disk *disk);
-
-/* bdev_gga_recover.c: re-add (probe), attach, replace. */
-void gga_recover_start_disk(struct gga_disk *disk);
-void gga_recover_stop_disk(struct gga_disk *disk);
-
-/* bdev_gga_walk.c: recovery passes and scrub. */
-/*
- * Carry out what the lifecycle module asked for after gga_lc_take(): a pass
- * to start (which persists its records), or else a record update.
- */
-void gga_lc_carry(struct gga_disk *disk, const struct gga_lc_actions *act);
-/*
- * One lifecycle step of the app thread: gga_lc_decide(), then its actions
- * carried out (gga_lc_carry()). Returns the members it moved; the actions in
- * *act if not NULL.
- */
-uint32_t gga_lc_step(struct gga_disk *disk, const struct gga_lc_event *ev, bool hold_pass,
-		     const char *reason,
-		     const char *(*reason_of)(const struct gga_lc_view *v,
-					      const struct gga_lc_event *ev),
-		     struct gga_lc_actions *act);
-/* Start a recovery pass for members that need one, if none runs (app thread). */
-void gga_recover_maybe_start(struct gga_disk *disk);
-void gga_recover_start_assembled(struct gga_disk *disk);
-/* App thread: the running recovery's progress (active false if none) and the scrub's. */
-void gga_recover_info(const struct gga_disk *disk, struct bdev_gga_recovery_info *rec,
-		      struct bdev_gga_scrub_info *scrub);
-/* After assembly: check the regions still marked in the bitmap, if every member is online. */
-void gga_walk_check_marked(struct gga_disk *disk);
-/* Stop the pass running (it ends once its chunks in flight are done). */
-void gga_walk_stop(struct gga_disk *disk);
-/* A recovery pass running takes this rate at once. */
-void gga_walk_set_rate(struct gga_disk *disk, uint32_t rate_mib_s);
-
-/* bdev_gga_io.c */
-void gga_submit_request(struct io_channel *ch, struct bdev_io *io);
-int gga_retry_poll(void *ctx);
-bool gga_lock_try(struct gga_disk *disk, uint64_t lba, uint32_t count);
-void gga_lock_release(struct gga_disk *disk, uint64_t lba, uint32_t count);
 
 /*
  * A front of a shared array that does not serve now (standby, taking over,

@@ -23,7 +23,8 @@
 #include "gga/log.h"
 #include "gga/util.h"
 
-#include "bdev_gga_disk.h"
+#include "bdev_gga_front.h"
+#include "bdev_gga_remove.h"
 #include "gga_front.h"
 
 /* Bytes of a Reservation Report: the header and room for 15 registrants. */

@@ -42,7 +42,12 @@
 #include "gga/nvme_spec.h"
 #include "gga/util.h"
 
-#include "bdev_gga_disk.h"
+#include "bdev_gga_bitmap.h"
+#include "bdev_gga_channel.h"
+#include "bdev_gga_fanout.h"
+#include "bdev_gga_io.h"
+#include "bdev_gga_member.h"
+#include "bdev_gga_sb.h"
 
 static void chunk_next(struct bdev_io *io);
 static void read_chunk_start(struct bdev_io *io);
@@ -359,21 +364,26 @@ request_fail(struct bdev_io *io)
 /* ---------------------------------------------------------------------- */
 
 static void phase_done(struct bdev_io *io);
-static void member_submit(struct bdev_io *io);
+static const struct gga_fanout_ops member_fanout;
+
+static inline struct gga_io *
+fanout_gio(struct gga_fanout *fo)
+{
+	return container_of(fo, struct gga_io, fo);
+}
 
 static void
 member_io_done(struct bdev_io *mio, bool success, void *cb_arg)
 {
-	const uint8_t *idx = cb_arg;
-	uint32_t i = *idx;
-	struct gga_io *gio = container_of(idx - i, struct gga_io, member_idx[0]);
-	struct bdev_io *io = bdev_io_from_ctx(gio);
-	struct gga_disk *disk = io_disk(io);
+	uint32_t i;
+	struct gga_fanout *fo = gga_fanout_of(cb_arg, &i);
+	struct gga_io *gio = fanout_gio(fo);
+	struct gga_disk *disk = fo->disk;
 	struct gga_channel *ch = gio->ch;
 	bool fenced = false;
 	int err = 0;
 
-	assert(i < disk->n && idx == &gio->member_idx[i]);
+	assert(i < disk->n && disk == io_disk(bdev_io_from_ctx(gio)));
 	assert(mio->bdev == disk->members[i].bdev && ch->member_outstanding[i] > 0);
 	if (unlikely(!success)) {
 		err = bdev_io_get_errno(mio);
@@ -385,7 +395,7 @@ member_io_done(struct bdev_io *mio, bool success, void *cb_arg)
 	ch->member_outstanding[i]--;
 	ch->member_done[i]++;
 	if (likely(success)) {
-		gio->ok_mask |= 1u << i;
+		gga_fanout_ok(fo, i);
 	} else if (err == -ECANCELED && (gga_live_mask(disk) & (1u << i))) {
 		/* Aborted by a reset: the member is fine, this request is not. */
 		gio->aborted = true;
@@ -400,7 +410,7 @@ member_io_done(struct bdev_io *mio, bool success, void *cb_arg)
 		 */
 	} else {
 		ch->stats.member_io_errors++;
-		gga_member_fail(disk, i,
+		gga_fanout_fail(fo, i,
 				gio->member_op == BDEV_IO_TYPE_READ  ? "a read failed" :
 				gio->member_op == BDEV_IO_TYPE_WRITE ? "a write failed" :
 								       "an I/O failed");
@@ -408,97 +418,91 @@ member_io_done(struct bdev_io *mio, bool success, void *cb_arg)
 	if (unlikely(ch->member_release[i] != NULL) && ch->member_outstanding[i] == 0) {
 		gga_channel_member_drained(ch, i);
 	}
-	if (--gio->pending == 0 && gio->submit_mask == 0) {
-		phase_done(io);
-	}
-}
-
-static int
-member_submit_one(struct bdev_io *io, struct gga_io *gio, uint32_t i)
-{
-	struct gga_disk *disk = io_disk(io);
-	struct gga_member *member = &disk->members[i];
-	struct io_channel *mch = gio->ch->member_ch[i];
-	uint64_t offset = disk->data_offset + gio->chunk_lba;
-	uint8_t *mcb = &gio->member_idx[i];
-
-	*mcb = (uint8_t)i;
-
-	switch (gio->member_op) {
-	case BDEV_IO_TYPE_READ:
-		if (gio->direct_mask & (1u << i)) {
-			return bdev_readv_blocks(member->desc, mch, direct_iovs(gio, disk, i),
-						 (int)gio->direct_iovcnt, offset, gio->chunk_blocks,
-						 member_io_done, mcb);
-		}
-		return bdev_read_blocks(member->desc, mch, member_block(gio, disk, i, 0), offset,
-					gio->chunk_blocks, member_io_done, mcb);
-	case BDEV_IO_TYPE_WRITE:
-		return bdev_write_blocks(member->desc, mch, member_block(gio, disk, i, 0), offset,
-					 gio->chunk_blocks, member_io_done, mcb);
-	case BDEV_IO_TYPE_FLUSH:
-		return bdev_flush_blocks(member->desc, mch, disk->data_offset + io->u.offset_blocks,
-					 io->u.num_blocks, member_io_done, mcb);
-	case BDEV_IO_TYPE_RESET:
-		return bdev_reset(member->desc, mch, member_io_done, mcb);
-	default:
-		return -EINVAL;
-	}
-}
-
-static void
-member_submit_retry(void *arg)
-{
-	member_submit(arg);
+	gga_fanout_put_ops(fo, &member_fanout);
 }
 
 /*
- * Submit the member I/O of the current phase to every member in
- * submit_mask. A member without a bdev_io to spare makes the request wait
- * for one (the others already submitted carry on); a member that refuses
- * the I/O counts as failed for it. The phase ends when nothing is in flight
- * and nothing is left to submit.
+ * Submit the member I/O of the current phase to member i. A member with no
+ * channel (being removed) counts as an error of the request, not of the
+ * member; the fan-out fails a member that refuses the I/O. Inlined into the
+ * fan-out's loop (its ops are a constant here), as it was into the loop of
+ * its own the I/O path had: the hot path calls no more than before.
  */
-static void
-member_submit(struct bdev_io *io)
+static inline __attribute__((always_inline)) int
+member_submit_one(struct gga_fanout *fo, uint32_t i, void *mcb)
 {
-	struct gga_io *gio = gga_io_ctx(io);
+	struct gga_io *gio = fanout_gio(fo);
+	struct bdev_io *io = bdev_io_from_ctx(gio);
+	struct gga_disk *disk = fo->disk;
+	struct gga_member *member = &disk->members[i];
 	struct gga_channel *ch = gio->ch;
-	struct gga_disk *disk = io_disk(io);
-	uint32_t i;
+	struct io_channel *mch = ch->member_ch[i];
+	uint64_t offset = disk->data_offset + gio->chunk_lba;
 	int rc;
 
-	while (gio->submit_mask != 0) {
-		i = (uint32_t)__builtin_ctz(gio->submit_mask);
-		if (unlikely(ch->member_ch[i] == NULL)) {
-			rc = -ENODEV;
-		} else {
-			rc = member_submit_one(io, gio, i);
-		}
-		if (likely(rc == 0)) {
-			gio->pending++;
-			ch->member_outstanding[i]++;
-		} else if (rc == -ENOMEM) {
-			gio->wait.bdev = disk->members[i].bdev;
-			gio->wait.cb_fn = member_submit_retry;
-			gio->wait.cb_arg = io;
-			if (bdev_queue_io_wait(gio->wait.bdev, ch->member_ch[i], &gio->wait) == 0) {
-				return;
-			}
-			/* A bdev_io became free meanwhile: try again now. */
-			continue;
-		} else {
-			ch->stats.member_io_errors++;
-			if (rc != -ENODEV) {
-				gga_member_fail(disk, i, "submission refused");
-			}
-		}
-		gio->submit_mask &= ~(1u << i);
+	if (unlikely(mch == NULL)) {
+		ch->stats.member_io_errors++;
+		return -ENODEV;
 	}
-	if (gio->pending == 0) {
-		phase_done(io);
+	switch (gio->member_op) {
+	case BDEV_IO_TYPE_READ:
+		if (gio->direct_mask & (1u << i)) {
+			rc = bdev_readv_blocks(member->desc, mch, direct_iovs(gio, disk, i),
+					       (int)gio->direct_iovcnt, offset, gio->chunk_blocks,
+					       member_io_done, mcb);
+		} else {
+			rc = bdev_read_blocks(member->desc, mch, member_block(gio, disk, i, 0),
+					      offset, gio->chunk_blocks, member_io_done, mcb);
+		}
+		break;
+	case BDEV_IO_TYPE_WRITE:
+		rc = bdev_write_blocks(member->desc, mch, member_block(gio, disk, i, 0), offset,
+				       gio->chunk_blocks, member_io_done, mcb);
+		break;
+	case BDEV_IO_TYPE_FLUSH:
+		rc = bdev_flush_blocks(member->desc, mch, disk->data_offset + io->u.offset_blocks,
+				       io->u.num_blocks, member_io_done, mcb);
+		break;
+	case BDEV_IO_TYPE_RESET:
+		rc = bdev_reset(member->desc, mch, member_io_done, mcb);
+		break;
+	default:
+		rc = -EINVAL;
+		break;
 	}
+	if (likely(rc == 0)) {
+		ch->member_outstanding[i]++;
+	} else if (rc != -ENOMEM) {
+		ch->stats.member_io_errors++;
+	}
+	return rc;
 }
+
+static struct io_channel *
+member_channel(struct gga_fanout *fo, uint32_t i)
+{
+	return fanout_gio(fo)->ch->member_ch[i];
+}
+
+static void
+member_phase_done(struct gga_fanout *fo)
+{
+	phase_done(bdev_io_from_ctx(fanout_gio(fo)));
+}
+
+/*
+ * A phase's member I/O: a member without a bdev_io to spare makes the
+ * request wait for one (the others already submitted carry on); a member
+ * that refuses the I/O counts as failed for it. The phase ends when nothing
+ * is in flight and nothing is left to submit.
+ */
+static const struct gga_fanout_ops member_fanout = {
+	.submit = member_submit_one,
+	.done = member_phase_done,
+	.channel = member_channel,
+	.nomem = GGA_FANOUT_WAIT,
+	.refused = "submission refused",
+};
 
 static void
 member_phase_start(struct bdev_io *io, uint8_t phase, enum bdev_io_type op, uint32_t mask)
@@ -507,9 +511,7 @@ member_phase_start(struct bdev_io *io, uint8_t phase, enum bdev_io_type op, uint
 
 	gio->phase = phase;
 	gio->member_op = (uint8_t)op;
-	gio->ok_mask = 0;
-	gio->submit_mask = mask;
-	member_submit(io);
+	gga_fanout_start(&gio->fo, &member_fanout, io_disk(io), mask);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -780,7 +782,7 @@ read_phase_done(struct bdev_io *io)
 	bool final;
 	int rc;
 
-	gio->present_mask |= gio->ok_mask;
+	gio->present_mask |= gio->fo.ok_mask;
 	more = gga_live_mask(disk) & ~gio->read_mask;
 	final = more == 0;
 	if (popcount32(gio->present_mask) >= disk->k) {
@@ -856,7 +858,7 @@ heal_read_done(struct bdev_io *io)
 	struct gga_channel *ch = gio->ch;
 	const void *fd[GGA_CODEC_MAX_FRAGS] = { NULL }, *fm[GGA_CODEC_MAX_FRAGS] = { NULL };
 	void *od[GGA_CODEC_MAX_FRAGS] = { NULL }, *om[GGA_CODEC_MAX_FRAGS] = { NULL };
-	uint32_t present = gio->ok_mask, target, b, i;
+	uint32_t present = gio->fo.ok_mask, target, b, i;
 	struct gga_decode_info info;
 	uint8_t *frag;
 	int rc;
@@ -929,7 +931,7 @@ heal_write_done(struct bdev_io *io)
 {
 	struct gga_io *gio = gga_io_ctx(io);
 
-	if ((gio->ok_mask & gio->dirty_mask) == gio->dirty_mask) {
+	if ((gio->fo.ok_mask & gio->dirty_mask) == gio->dirty_mask) {
 		gio->ch->stats.repairs_written += gio->repairs;
 		gio->ch->stats.repairs_stale += gio->repairs_stale;
 		gio->ch->stats.repairs_torn += gio->repairs_torn;
@@ -1126,7 +1128,7 @@ write_phase_done(struct bdev_io *io)
 {
 	struct gga_io *gio = gga_io_ctx(io);
 	struct gga_disk *disk = io_disk(io);
-	enum gga_lc_ack ack = ack_decide(disk, gio, gio->ok_mask);
+	enum gga_lc_ack ack = ack_decide(disk, gio, gio->fo.ok_mask);
 
 	if (unlikely(ack == GGA_LC_ACK_NEVER || gio->aborted)) {
 		/*
@@ -1192,7 +1194,7 @@ passthru_done(struct bdev_io *io)
 		 * the flush is acknowledged, as for a write it missed (members not
 		 * asked, without a volatile cache, count as having it).
 		 */
-		ack = ack_decide(disk, gio, disk->all_mask & ~(gio->read_mask & ~gio->ok_mask));
+		ack = ack_decide(disk, gio, disk->all_mask & ~(gio->read_mask & ~gio->fo.ok_mask));
 		if (unlikely(ack == GGA_LC_ACK_NEVER)) {
 			request_fail(io);
 			return;
@@ -1261,8 +1263,8 @@ gga_submit_request(struct io_channel *_ch, struct bdev_io *io)
 	gio->reread = false;
 	gio->bm_held = false;
 	gio->path_error = false;
-	gio->pending = 0;
-	gio->submit_mask = 0;
+	gio->fo.pending = 0;
+	gio->fo.submit_mask = 0;
 	gio->direct_mask = 0;
 	gio->next_lba = io->u.offset_blocks;
 	if (unlikely(gga_disk_gated(disk)) && io->type != BDEV_IO_TYPE_RESET) {

@@ -2,8 +2,9 @@
 /*
  * The gga bdev module's face: the function table, registration of a disk
  * that creation assembled, deletion and the information calls. It stands on
- * the disk layer (bdev_gga_disk.c), the write-intent bitmap, the recovery
- * walk and the probes; only creation and the RPCs call it.
+ * the disk's layers (member states, the superblock writer, channels, the
+ * end of a disk), the write-intent bitmap, the recovery walk and the
+ * probes; only creation and the RPCs call it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,7 +17,15 @@
 #include "gga/util.h"
 #include "gga/uuid.h"
 
-#include "bdev_gga_disk.h"
+#include "bdev_gga_bitmap.h"
+#include "bdev_gga_channel.h"
+#include "bdev_gga_front.h"
+#include "bdev_gga_io.h"
+#include "bdev_gga_member.h"
+#include "bdev_gga_module.h"
+#include "bdev_gga_recover.h"
+#include "bdev_gga_remove.h"
+#include "bdev_gga_walk.h"
 
 /* ---------------------------------------------------------------------- */
 /* Function table                                                          */

@@ -21,7 +21,12 @@
 #include "gga/log.h"
 #include "gga/util.h"
 
-#include "bdev_gga_disk.h"
+#include "bdev_gga_bitmap.h"
+#include "bdev_gga_member.h"
+#include "bdev_gga_recover.h"
+#include "bdev_gga_remove.h"
+#include "bdev_gga_sb.h"
+#include "bdev_gga_walk.h"
 
 #define PROBE_PERIOD_US (1000u * 1000u)
 

@@ -23,7 +23,12 @@
 #include "gga/log.h"
 #include "gga/util.h"
 
-#include "bdev_gga_disk.h"
+#include "bdev_gga_bitmap.h"
+#include "bdev_gga_fanout.h"
+#include "bdev_gga_io.h"
+#include "bdev_gga_member.h"
+#include "bdev_gga_remove.h"
+#include "bdev_gga_walk.h"
 
 #define WALK_TICK_US        1000u
 #define WALK_DEPTH          8u
@@ -42,13 +47,14 @@ struct walk_op {
 	uint8_t *buf; /* n regions of chunk_blocks member blocks */
 	uint64_t lba;
 	uint32_t blocks;
-	uint32_t pending;
-	uint32_t submit_mask; /* members still to submit to (no bdev_io to spare) */
-	uint32_t ok_mask;
 	uint32_t write_mask;
 	bool active;
 	bool writing;
-	struct gga_member_ctx ctx[BDEV_GGA_MAX_MEMBERS];
+	/*
+	 * The phase's member I/O; a member without a bdev_io to spare stays in
+	 * fo.submit_mask and the walk's poller tries again.
+	 */
+	struct gga_fanout fo;
 };
 
 struct gga_walk {
@@ -160,82 +166,52 @@ op_block(const struct walk_op *op, uint32_t m, uint32_t b)
 
 static void op_phase_done(struct walk_op *op);
 
-static void
-op_io_done(struct bdev_io *io, bool success, void *cb_arg)
+/* Submit the phase's read or write of the chunk to member i. */
+static int
+op_submit_one(struct gga_fanout *fo, uint32_t i, void *cb_arg)
 {
-	struct gga_member_ctx *ctx = cb_arg;
-	struct walk_op *op = ctx->owner;
+	struct walk_op *op = container_of(fo, struct walk_op, fo);
 	struct gga_disk *disk = op->walk->disk;
-	bool fenced = !success && gga_member_io_fenced(disk, io);
+	struct gga_member *member = &disk->members[i];
 
-	bdev_free_io(io);
-	gga_member_app_io_done(&disk->members[ctx->index]);
-	if (success) {
-		op->ok_mask |= 1u << ctx->index;
-	} else if (!fenced) {
-		gga_member_fail(disk, ctx->index,
-				op->writing ? "a recovery write failed" : "a recovery read failed");
+	if (member->app_ch == NULL || member->removing) {
+		return -ENODEV;
 	}
-	if (--op->pending == 0 && op->submit_mask == 0) {
-		op_phase_done(op);
+	if (op->writing) {
+		return bdev_write_blocks(member->desc, member->app_ch, op_block(op, i, 0),
+					 disk->data_offset + op->lba, op->blocks,
+					 gga_fanout_app_io_done, cb_arg);
 	}
+	return bdev_read_blocks(member->desc, member->app_ch, op_block(op, i, 0),
+				disk->data_offset + op->lba, op->blocks, gga_fanout_app_io_done,
+				cb_arg);
 }
+
+static void
+op_fanout_done(struct gga_fanout *fo)
+{
+	op_phase_done(container_of(fo, struct walk_op, fo));
+}
+
+/* A chunk's reads or writes, whose failure fails the member for `why`. */
+#define OP_FANOUT(why)                                                                      \
+	{                                                                                   \
+		.submit = op_submit_one, .done = op_fanout_done, .nomem = GGA_FANOUT_LATER, \
+		.app = true, .refused = "recovery I/O not submitted", .failed = (why),      \
+	}
+
+static const struct gga_fanout_ops op_read_fanout = OP_FANOUT("a recovery read failed");
+static const struct gga_fanout_ops op_write_fanout = OP_FANOUT("a recovery write failed");
 
 /*
- * Submit this phase's I/O to the members left in submit_mask. A member
- * without a bdev_io to spare stays in the mask and the walk's poller tries
- * again; the phase ends once nothing is in flight or left to submit.
+ * Read or write the chunk on the members in mask; the phase ends once
+ * nothing is in flight or left to submit.
  */
-static void
-op_submit_more(struct walk_op *op)
-{
-	struct gga_disk *disk = op->walk->disk;
-	struct gga_member *member;
-	uint32_t i;
-	int rc;
-
-	op->pending++;
-	while (op->submit_mask != 0) {
-		i = (uint32_t)__builtin_ctz(op->submit_mask);
-		member = &disk->members[i];
-		if (member->app_ch == NULL || member->removing) {
-			op->submit_mask &= ~(1u << i);
-			continue;
-		}
-		op->ctx[i].owner = op;
-		op->ctx[i].index = i;
-		if (op->writing) {
-			rc = bdev_write_blocks(member->desc, member->app_ch, op_block(op, i, 0),
-					       disk->data_offset + op->lba, op->blocks, op_io_done,
-					       &op->ctx[i]);
-		} else {
-			rc = bdev_read_blocks(member->desc, member->app_ch, op_block(op, i, 0),
-					      disk->data_offset + op->lba, op->blocks, op_io_done,
-					      &op->ctx[i]);
-		}
-		if (rc == -ENOMEM) {
-			break;
-		}
-		op->submit_mask &= ~(1u << i);
-		if (rc != 0) {
-			gga_member_fail(disk, i, "recovery I/O not submitted");
-			continue;
-		}
-		member->app_io++;
-		op->pending++;
-	}
-	if (--op->pending == 0 && op->submit_mask == 0) {
-		op_phase_done(op);
-	}
-}
-
 static void
 op_submit(struct walk_op *op, uint32_t mask, bool write)
 {
 	op->writing = write;
-	op->ok_mask = 0;
-	op->submit_mask = mask;
-	op_submit_more(op);
+	gga_fanout_start(&op->fo, write ? &op_write_fanout : &op_read_fanout, op->walk->disk, mask);
 }
 
 static void
@@ -285,7 +261,7 @@ op_rebuild(struct walk_op *op)
 	struct gga_disk *disk = walk->disk;
 	const void *fd[GGA_CODEC_MAX_FRAGS] = { NULL }, *fm[GGA_CODEC_MAX_FRAGS] = { NULL };
 	void *od[GGA_CODEC_MAX_FRAGS] = { NULL }, *om[GGA_CODEC_MAX_FRAGS] = { NULL };
-	uint32_t present = op->ok_mask, targets = walk->targets & gga_write_mask(disk);
+	uint32_t present = op->fo.ok_mask, targets = walk->targets & gga_write_mask(disk);
 	uint32_t b, i, bad;
 	struct gga_decode_info info;
 	uint8_t *frag;
@@ -394,18 +370,18 @@ op_phase_done(struct walk_op *op)
 
 	if (op->writing) {
 		walk->blocks_done += op->blocks;
-		if ((op->ok_mask & walk->targets) != 0) {
+		if ((op->fo.ok_mask & walk->targets) != 0) {
 			walk->blocks_copied += op->blocks;
 		}
 		op_end(op);
 		return;
 	}
-	if (walk->scrub && (op->ok_mask & walk->checked) != walk->checked) {
-		scrub_member_lost(walk, walk->checked & ~op->ok_mask);
+	if (walk->scrub && (op->fo.ok_mask & walk->checked) != walk->checked) {
+		scrub_member_lost(walk, walk->checked & ~op->fo.ok_mask);
 		op_end(op);
 		return;
 	}
-	if ((uint32_t)__builtin_popcount(op->ok_mask & ~walk->targets) < disk->k) {
+	if ((uint32_t)__builtin_popcount(op->fo.ok_mask & ~walk->targets) < disk->k) {
 		if ((uint32_t)__builtin_popcount(live) >= disk->k && !walk->stopping) {
 			/* A member failed under the read: read the chunk again from the rest. */
 			op_submit(op, live, false);
@@ -617,8 +593,8 @@ walk_poll(void *arg)
 
 	walk->in_pump = true;
 	for (i = 0; i < WALK_DEPTH; i++) {
-		if (walk->ops[i].active && walk->ops[i].submit_mask != 0) {
-			op_submit_more(&walk->ops[i]);
+		if (walk->ops[i].active && walk->ops[i].fo.submit_mask != 0) {
+			gga_fanout_submit(&walk->ops[i].fo);
 		}
 	}
 	walk->in_pump = false;

@@ -473,8 +473,8 @@ bool gga_lc_ack_ok(const struct gga_lc_view *view, uint32_t held, uint32_t recei
 /*
  * The record an update carries (rule 7): each member in `sync` recorded in
  * sync, every other as stale, or as needing a rebuild where needs[i] says so;
- * the checkpoint only with members. The one formula of a record: the
- * superblock writer (gga_sb_area_encode) and gga_lc_record_fill both use it.
+ * the checkpoint only with members. The one formula of a record:
+ * gga_lc_record_fill() makes every record the I/O code writes with it.
  */
 void gga_lc_record_make(struct gga_lc_record *rec, uint32_t n, uint64_t events,
 			uint64_t bitmap_events, uint32_t sync, const uint8_t *needs,

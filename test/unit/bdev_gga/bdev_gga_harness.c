@@ -11,7 +11,13 @@
 #include <stdlib.h>
 
 #include "bdev_gga/bdev_gga.h"
+#include "bdev_gga/bdev_gga_bitmap.h"
 #include "bdev_gga/bdev_gga_disk.h"
+#include "bdev_gga/bdev_gga_io.h"
+#include "bdev_gga/bdev_gga_member.h"
+#include "bdev_gga/bdev_gga_remove.h"
+#include "bdev_gga/bdev_gga_sb.h"
+#include "bdev_gga/bdev_gga_walk.h"
 #include "module/bdev/error/bdev_error.h"
 #include "module/bdev/malloc/bdev_malloc.h"
 #include "test/unit/module/bdev/bdev_ut_common.h"
