@@ -552,6 +552,7 @@ assemble_states(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank, 
 	disk->bitmap_events = view.bitmap_events;
 	disk->pass_targets = view.pass ? view.pass_targets : 0;
 	disk->pass_rebuild = view.pass && view.pass_rebuild;
+	disk->resume_ok = view.resume_ok;
 	disk->rec_mask = 0;
 	*in_sync = 0;
 	for (i = 0; i < disk->n; i++) {

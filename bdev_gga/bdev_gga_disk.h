@@ -282,6 +282,7 @@ struct gga_disk {
 	/* Recovery and scrub (bdev_gga_recover.c). */
 	uint32_t rec_mask;        /* members of the recovery pass (persisted) */
 	uint64_t rec_offset;      /* its checkpoint: done below this block (persisted) */
+	bool resume_ok;           /* the module's: an assembly's checkpoint no pass used yet */
 	struct gga_walk *walk;    /* the walk running, or NULL */
 	uint64_t rec_retry_ticks; /* a failed pass is not retried before */
 	uint32_t pass_targets;    /* members of the recovery pass running (0: none) */

@@ -284,16 +284,24 @@ gga_member_errors(struct gga_disk *disk, uint32_t index, uint32_t count)
 /* The lifecycle module and the disk                                       */
 /* ---------------------------------------------------------------------- */
 
+/*
+ * The module's view of the disk: its last result, as gga_lc_take() (and
+ * create's taking of the assembly) left it in the disk's fields, which
+ * nothing else writes (the torture run's differential check holds the shell
+ * to it), with no rule of its own; and the inputs the I/O code gives it:
+ * the member states the I/O threads changed (failures not yet told), the
+ * members its policy holds back, the retry delay, the counts each member is
+ * known to hold, the latest persisted update.
+ */
 void
 gga_lc_view_of(const struct gga_disk *disk, struct gga_lc_view *v)
 {
 	const struct gga_member *member;
 	struct gga_lc_durable durable;
 	struct gga_lc_member *mb;
-	uint32_t i, bit, sync;
+	uint32_t i;
 
 	gga_lc_durable_unpack(__atomic_load_n(&disk->persisted, __ATOMIC_ACQUIRE), &durable);
-	sync = durable.sync;
 
 	memset(v, 0, sizeof(*v));
 	gga_lc_rules_default(&v->rules);
@@ -306,12 +314,11 @@ gga_lc_view_of(const struct gga_disk *disk, struct gga_lc_view *v)
 	v->pass = disk->pass_targets != 0;
 	v->pass_targets = disk->pass_targets;
 	v->pass_rebuild = disk->pass_rebuild;
-	/* A checkpoint outlives only the assembly that found it (gga_recover_start_disk()). */
-	v->resume_ok = disk->rec_mask != 0 && !v->pass;
+	v->resume_ok = disk->resume_ok;
 	/* A pass waits for its retry time, and for probes under way (one pass for all). */
 	v->retry_wait = ticks_get() < disk->rec_retry_ticks;
 	v->deleted = disk->destructing;
-	v->persisted_sync = sync;
+	v->persisted_sync = durable.sync;
 	v->clear = disk->bm_clear;
 	/* The update in flight carries the clear's stage: its landing steps it. */
 	v->clear_issued = disk->sb_clear_stage != GGA_LC_CLEAR_IDLE ? disk->sb_events : 0;
@@ -320,14 +327,9 @@ gga_lc_view_of(const struct gga_disk *disk, struct gga_lc_view *v)
 	for (i = 0; i < disk->n; i++) {
 		member = &disk->members[i];
 		mb = &v->mb[i];
-		bit = 1u << i;
 		mb->run = (uint8_t)gga_member_state(member);
 		mb->needs = (uint8_t)member->needs;
-		if (mb->needs == GGA_LC_NEEDS_NONE && mb->run != GGA_LC_ONLINE && !(sync & bit)) {
-			/* Out of the last persisted update's in-sync set: it missed writes. */
-			mb->needs = GGA_LC_NEEDS_RESYNC;
-		}
-		mb->rec = (disk->rec_mask & bit) != 0;
+		mb->rec = (disk->rec_mask & (1u << i)) != 0;
 		mb->foreign = member->foreign;
 		mb->held = mb->run == GGA_LC_STALE &&
 			   (member->probing || member->app_ch == NULL || member->removing ||
@@ -371,6 +373,7 @@ gga_lc_take(struct gga_disk *disk, const struct gga_lc_view *before, const struc
 	disk->bm_clear = v->clear;
 	disk->bitmap_events = v->bitmap_events;
 	disk->events = v->events;
+	disk->resume_ok = v->resume_ok;
 	return moved;
 }
 
