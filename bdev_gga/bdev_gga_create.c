@@ -59,7 +59,7 @@ struct gga_create_ctx {
 	bool format;
 	bool creating_listed;
 	uint64_t epoch;
-	uint64_t epoch_events; /* the event counter the new superblocks carry */
+	uint64_t epoch_events;       /* the event counter the new superblocks carry */
 	struct gga_lc_record lc_rec; /* the record they carry, as the module issued it */
 	/* Assembly: the freshest superblock's member, and the union of the bitmaps. */
 	int fresh;

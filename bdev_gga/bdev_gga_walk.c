@@ -880,7 +880,8 @@ gga_recover_start_assembled(struct gga_disk *disk)
 		if (disk->pass_targets & (1u << i)) {
 			gga_member_cas_state(disk, i, BDEV_GGA_MEMBER_STALE,
 					     BDEV_GGA_MEMBER_REBUILDING,
-					     disk->pass_rebuild ? "rebuild started" : "resync started");
+					     disk->pass_rebuild ? "rebuild started" :
+								  "resync started");
 		}
 	}
 	memset(&act, 0, sizeof(act));

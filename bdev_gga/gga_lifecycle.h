@@ -207,9 +207,8 @@ enum gga_lc_event_type {
 	GGA_LC_EV_PERSISTED,       /* the update `events` reached the members in mask */
 	GGA_LC_EV_BITMAP_CLEAR,    /* the sweep would clear write-intent marks */
 	GGA_LC_EV_DELETE,          /* the bdev is being deleted */
-	GGA_LC_EV_DISTRUST,        /* member, down: its contents are suspect (the operator
-				    * cleared it after its errors): rebuilt whole */
-	GGA_LC_EV_READD,           /* auto re-add turned on: members found foreign are tried again */
+	GGA_LC_EV_DISTRUST,        /* member, down: cleared by the operator: rebuilt whole */
+	GGA_LC_EV_READD,           /* auto re-add turned on: foreign members tried again */
 };
 
 struct gga_lc_event {

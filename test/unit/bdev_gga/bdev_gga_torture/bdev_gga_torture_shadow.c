@@ -53,8 +53,9 @@ static const char *
 shadow_what(const struct gga_lc_event *ev)
 {
 	static const char *const names[] = {
-		"io_error", "ctrlr_lost", "ctrlr_back", "probe", "pass_start", "pass_checkpoint",
-		"pass_done", "replace", "persisted", "bitmap_clear", "delete",
+		"io_error",        "ctrlr_lost", "ctrlr_back", "probe",     "pass_start",
+		"pass_checkpoint", "pass_done",  "replace",    "persisted", "bitmap_clear",
+		"delete",          "distrust",   "readd",
 	};
 
 	if (ev == NULL) {
@@ -148,8 +149,8 @@ shadow_compare(const struct gga_lc_view *v, const struct gga_lc_event *ev)
 	}
 	for (i = 0; i < v->n; i++) {
 		if (!shadow_run_ok(v, ev, i)) {
-			shadow_differs(ev, "member %u state %u, the module left %u", i, v->mb[i].run,
-				       s->mb[i].run);
+			shadow_differs(ev, "member %u state %u, the module left %u", i,
+				       v->mb[i].run, s->mb[i].run);
 		}
 		if (v->mb[i].needs != s->mb[i].needs) {
 			shadow_differs(ev, "member %u needs %u, the module left %u", i,
