@@ -59,8 +59,8 @@ struct gga_create_ctx {
 	bool format;
 	bool creating_listed;
 	uint64_t epoch;
-	uint64_t epoch_events;       /* the event counter the new superblocks carry */
-	struct gga_lc_record lc_rec; /* the record they carry, as the module issued it */
+	/* The record the new superblocks carry (its count among it), as the module issued it. */
+	struct gga_lc_record lc_rec;
 	/* Assembly: the freshest superblock's member, and the union of the bitmaps. */
 	int fresh;
 	/* Assembly: members whose base bdev does not exist (yet). */
@@ -222,10 +222,10 @@ create_finish(struct gga_create_ctx *ctx)
 		return;
 	}
 	/* The superblocks just written say who is in sync. */
-	disk->events = ctx->epoch_events;
+	disk->events = ctx->lc_rec.events;
 	for (i = 0; i < disk->n; i++) {
 		if (!(ctx->absent & (1u << i))) {
-			disk->members[i].sb_events = ctx->epoch_events;
+			disk->members[i].sb_events = ctx->lc_rec.events;
 		}
 	}
 	durable.reached = disk->all_mask & ~ctx->absent;
@@ -548,7 +548,6 @@ assemble_states(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank, 
 	 * reaches the disk before.
 	 */
 	gga_lc_issue(&view, &ctx->lc_rec);
-	ctx->epoch_events = ctx->lc_rec.events;
 	disk->bitmap_events = view.bitmap_events;
 	disk->pass_targets = view.pass ? view.pass_targets : 0;
 	disk->pass_rebuild = view.pass && view.pass_rebuild;
@@ -829,7 +828,6 @@ create_decide(struct gga_create_ctx *ctx)
 		/* The first update of a new array, as the module issues it: count 1. */
 		gga_lc_new(&view, disk->k, disk->m);
 		gga_lc_issue(&view, &ctx->lc_rec);
-		ctx->epoch_events = ctx->lc_rec.events;
 		rc = gga_sb_init(&tmp, disk->array_uuid, 0, disk->k, disk->m, disk->matrix,
 				 disk->block_size, disk->md_size, disk->member_blocks);
 		disk->region_shift = ctx->region_shift != 0 ? ctx->region_shift :

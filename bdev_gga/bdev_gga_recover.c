@@ -328,18 +328,18 @@ probe_read_done(struct bdev_io *io, bool success, void *cb_arg)
 	gga_member_label(disk, member->index, label, sizeof(label));
 	gga_area_gather(disk, op->buf, rec, sizeof(rec));
 	rc = gga_sb_decode(rec, sizeof(rec), &sb);
-	gga_lc_view_now(disk, &view);
-	if (rc == -ENOENT && !gga_lc_may_record(&view)) {
-		/*
-		 * Blank, but the module lets nothing be written to the members'
-		 * regions now (rule 5: fewer than k online): its format would be
-		 * the first half of an update. The next probe after the array is
-		 * back formats it.
-		 */
-		member_op_end(op, -EAGAIN);
-		return;
-	}
 	if (rc == -ENOENT) {
+		gga_lc_view_now(disk, &view);
+		if (!gga_lc_may_record(&view)) {
+			/*
+			 * Blank, but the module lets nothing be written to the members'
+			 * regions now (rule 5: fewer than k online): its format would
+			 * be the first half of an update. The next probe after the
+			 * array is back formats it.
+			 */
+			member_op_end(op, -EAGAIN);
+			return;
+		}
 		env_dma_free(op->buf);
 		op->buf = NULL;
 		op->cb = probe_blank_formatted;
