@@ -562,8 +562,16 @@ assemble_states(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank, 
 			disk->rec_mask |= 1u << i;
 		}
 		member->needs = (enum gga_lc_needs)mb->needs;
+		member->faulted = mb->faulted;
 		if (mb->run == GGA_LC_ONLINE) {
 			*in_sync |= 1u << i;
+			continue;
+		}
+		if (mb->run == GGA_LC_FAILED) {
+			/* Faulted (the records say so): it waits for the operator. */
+			member->state = BDEV_GGA_MEMBER_FAILED;
+			member->reason = "faulted for errors: bdev_gga_clear_member or "
+					 "bdev_gga_replace_member brings it back";
 			continue;
 		}
 		if (mb->run == GGA_LC_ABSENT) {

@@ -180,8 +180,17 @@ struct gga_member {
 	 */
 	uint64_t err_count;
 	uint64_t err_start;
+	/* The lifecycle module's `faulted` as last taken (atomic: read by info, the probe). */
 	bool faulted;
 };
+
+/*
+ * Blocks whose bad fragments were charged to their members already: the
+ * error policy counts a block once, not once per read (a retrying host
+ * reading one unreadable block would fault a member by itself). Direct
+ * mapped on the LBA; a slot holds (lba + 1) << 16 | the members charged.
+ */
+#define GGA_CHARGED_SLOTS 256
 
 struct gga_disk {
 	/*
@@ -253,6 +262,12 @@ struct gga_disk {
 	 */
 	msg_fn sb_update;
 	bool sb_kicked; /* atomic: an update message is queued */
+	/*
+	 * Atomic: members whose confirmed errors passed the limit, for the
+	 * module to decide on (GGA_LC_EV_FAULT) in the writer's next message.
+	 */
+	uint32_t fault_asked;
+	uint64_t charged[GGA_CHARGED_SLOTS];
 	bool sb_inflight;
 	bool sb_again; /* asked for while one was in flight */
 	bool sb_epoch; /* the update in flight carries a new window */

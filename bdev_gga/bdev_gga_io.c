@@ -677,17 +677,21 @@ read_chunk_start(struct bdev_io *io)
 }
 
 /*
- * What a decode of every live member found wrong in block lba (any thread).
- * Fragments of different writes are a torn write. Corrupt fragments are
- * their members' fault and count toward the error policy; so are fragments
- * of an older write where no write can have been torn (a region not marked
- * in the write-intent bitmap): that member lost a write.
+ * What a decode of every live member, under the block's lock, found wrong
+ * in block lba (any thread). Fragments of different writes are a torn
+ * write. Corrupt fragments are their members' fault and count toward the
+ * error policy, but those gga poisoned itself; so are fragments of an older
+ * write where no write can have been torn (a region not marked in the
+ * write-intent bitmap): that member lost a write. Only a decode under the
+ * lock counts: read without it, a block a write is changing shows fragments
+ * of two versions, which are nobody's fault.
  */
 static void
 count_bad(struct gga_disk *disk, struct gga_channel *ch, const struct gga_decode_info *info,
 	  uint32_t present, int rc, uint64_t lba)
 {
-	uint32_t corrupt = info->corrupt_mask & present, stale = info->stale_mask & present, m, i;
+	uint32_t corrupt = info->corrupt_mask & ~info->poison_mask & present;
+	uint32_t stale = info->stale_mask & present;
 
 	ch->stats.checksum_failures += popcount32(corrupt);
 	ch->stats.stale_fragments += popcount32(stale);
@@ -697,9 +701,8 @@ count_bad(struct gga_disk *disk, struct gga_channel *ch, const struct gga_decode
 	if (stale != 0 && gga_bitmap_marked(disk, lba)) {
 		stale = 0;
 	}
-	for (m = corrupt | stale; m != 0; m &= m - 1) {
-		i = (uint32_t)__builtin_ctz(m);
-		gga_member_errors(disk, i, 1);
+	if ((corrupt | stale) != 0) {
+		gga_member_charge(disk, lba, corrupt | stale);
 	}
 }
 
@@ -786,7 +789,7 @@ read_phase_done(struct bdev_io *io)
 	more = gga_live_mask(disk) & ~gio->read_mask;
 	final = more == 0;
 	if (popcount32(gio->present_mask) >= disk->k) {
-		rc = decode_chunk(io, final ? DECODE_COUNT : 0);
+		rc = decode_chunk(io, 0);
 		if (likely(rc == 0)) {
 			chunk_done(io);
 			return;
@@ -820,11 +823,12 @@ read_phase_done(struct bdev_io *io)
 		heal_start(io);
 		return;
 	}
-	if (disk->repair) {
-		heal_start(io);
-		return;
-	}
-	chunk_done(io);
+	/*
+	 * Every block decoded, some fragment did not: look again under the
+	 * lock, which confirms what is wrong (counted then) and, with repair
+	 * on, mends it.
+	 */
+	heal_start(io);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -860,6 +864,7 @@ heal_read_done(struct bdev_io *io)
 	void *od[GGA_CODEC_MAX_FRAGS] = { NULL }, *om[GGA_CODEC_MAX_FRAGS] = { NULL };
 	uint32_t present = gio->fo.ok_mask, target, b, i;
 	struct gga_decode_info info;
+	bool counted = false;
 	uint8_t *frag;
 	int rc;
 
@@ -868,20 +873,32 @@ heal_read_done(struct bdev_io *io)
 	gio->repairs = 0;
 	gio->repairs_stale = 0;
 	gio->repairs_torn = 0;
-	if (gio->reread) {
-		/* The chunk did not decode unlocked: this decode, under the lock, decides. */
-		gio->reread = false;
-		if (popcount32(present) < disk->k || decode_chunk(io, DECODE_LOG_FAIL) < 0) {
+	if (popcount32(present) < disk->k) {
+		if (gio->reread) {
 			request_fail(io);
 			return;
 		}
-		if (!disk->repair) {
-			chunk_done(io);
+		/* The data returned was verified; only the repair is given up. */
+		chunk_done(io);
+		return;
+	}
+	/*
+	 * Under the lock, what is found wrong is confirmed: counted here, once
+	 * (the first decode of the chunk read unlocked counted nothing).
+	 */
+	if (gio->reread) {
+		/* The chunk did not decode unlocked: this decode decides what is returned. */
+		gio->reread = false;
+		if (decode_chunk(io, DECODE_COUNT | DECODE_LOG_FAIL) < 0) {
+			request_fail(io);
 			return;
 		}
+		counted = true;
 	}
-	if (popcount32(present) < disk->k) {
-		/* The data returned was verified; only the repair is given up. */
+	if (!disk->repair) {
+		if (!counted) {
+			decode_chunk(io, DECODE_COUNT);
+		}
 		chunk_done(io);
 		return;
 	}
@@ -900,6 +917,9 @@ heal_read_done(struct bdev_io *io)
 		rc = gga_codec_decode(disk->codec, ch->scratch, fd, fm, present, gio->chunk_lba + b,
 				      ch->bounce, &info);
 		target = present & ~info.valid_mask;
+		if (!counted && (rc != 0 || target != 0)) {
+			count_bad(disk, ch, &info, present, rc, gio->chunk_lba + b);
+		}
 		if (rc != 0 || target == 0) {
 			continue;
 		}

@@ -251,14 +251,15 @@ gga_member_fail(struct gga_disk *disk, uint32_t index, const char *why)
 	gga_sb_kick(disk);
 }
 
-void
-gga_member_errors(struct gga_disk *disk, uint32_t index, uint32_t count)
+/* Past the limit within the window: the module is asked (gga_member_faults_decide()). */
+static void
+member_errors(struct gga_disk *disk, uint32_t index, uint32_t count)
 {
 	struct gga_member *member = &disk->members[index];
 	uint64_t now = ticks_get(), start, n;
 	uint32_t limit = __atomic_load_n(&disk->err_limit, __ATOMIC_RELAXED);
 
-	if (limit == 0 || count == 0) {
+	if (limit == 0 || count == 0 || __atomic_load_n(&member->faulted, __ATOMIC_ACQUIRE)) {
 		return;
 	}
 	/* Racy by design between threads: a window restarted twice costs nothing. */
@@ -270,14 +271,74 @@ gga_member_errors(struct gga_disk *disk, uint32_t index, uint32_t count)
 		__atomic_store_n(&member->err_count, 0, __ATOMIC_RELAXED);
 	}
 	n = __atomic_add_fetch(&member->err_count, count, __ATOMIC_RELAXED);
-	if (n < limit || __atomic_exchange_n(&member->faulted, true, __ATOMIC_ACQ_REL)) {
+	if (n < limit || (__atomic_fetch_or(&disk->fault_asked, 1u << index, __ATOMIC_ACQ_REL) &
+			  (1u << index))) {
 		return;
 	}
-	ERRLOG("gga bdev '%s': member '%s': %" PRIu64 " corrupt or stale fragments within %u s "
-	       "(limit %u): faulted; bdev_gga_clear_member or bdev_gga_replace_member brings it "
-	       "back\n",
-	       disk->bdev.name, member->name, n, disk->err_window_s, limit);
-	gga_member_fail(disk, index, "faulted: too many corrupt or stale fragments");
+	gga_sb_kick(disk);
+}
+
+void
+gga_member_charge(struct gga_disk *disk, uint64_t lba, uint32_t mask)
+{
+	uint64_t *slot = &disk->charged[(lba ^ (lba >> 8)) % GGA_CHARGED_SLOTS];
+	uint64_t tag = (lba + 1) << 16, old = __atomic_load_n(slot, __ATOMIC_RELAXED), want;
+	uint32_t fresh, i;
+
+	mask &= disk->all_mask;
+	do {
+		fresh = (old & ~0xffffull) == tag ? mask & ~(uint32_t)(old & 0xffff) : mask;
+		if (fresh == 0) {
+			return;
+		}
+		want = tag | ((old & ~0xffffull) == tag ? (old & 0xffff) : 0) | mask;
+	} while (!__atomic_compare_exchange_n(slot, &old, want, false, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	for (; fresh != 0; fresh &= fresh - 1) {
+		i = (uint32_t)__builtin_ctz(fresh);
+		member_errors(disk, i, 1);
+	}
+}
+
+void
+gga_member_faults_decide(struct gga_disk *disk)
+{
+	uint32_t asked = __atomic_exchange_n(&disk->fault_asked, 0, __ATOMIC_ACQ_REL), i;
+	struct gga_lc_event ev = { .type = GGA_LC_EV_FAULT };
+	struct gga_member *member;
+	struct gga_lc_actions act;
+	char label[160];
+	uint64_t n;
+
+	for (; asked != 0 && !disk->destructing; asked &= asked - 1) {
+		i = (uint32_t)__builtin_ctz(asked);
+		member = &disk->members[i];
+		n = __atomic_load_n(&member->err_count, __ATOMIC_RELAXED);
+		ev.member = i;
+		gga_lc_decide(disk, &ev, false, "faulted: too many corrupt or stale fragments",
+			      NULL, &act);
+		gga_member_label(disk, i, label, sizeof(label));
+		if (act.flags & GGA_LC_ACT_FAULT_KEPT) {
+			WARNLOG("gga bdev '%s': %s: %" PRIu64 " corrupt or stale fragments within "
+				"%u s (limit %u), but faulting it would leave fewer than %u members "
+				"in sync: it stays, and only the blocks that cannot be read fail\n",
+				disk->bdev.name, label, n, disk->err_window_s, disk->err_limit,
+				disk->k);
+		} else if (__atomic_load_n(&member->faulted, __ATOMIC_ACQUIRE)) {
+			ERRLOG("gga bdev '%s': %s: %" PRIu64 " corrupt or stale fragments within "
+			       "%u s (limit %u): faulted; bdev_gga_clear_member or "
+			       "bdev_gga_replace_member brings it back\n",
+			       disk->bdev.name, label, n, disk->err_window_s, disk->err_limit);
+		}
+		if (act.flags & GGA_LC_ACT_STOP_PASS) {
+			disk->pass_stop = true;
+		}
+		if (act.flags & GGA_LC_ACT_FAULT_KEPT) {
+			/* Its count starts over: it asks again after `limit` more blocks. */
+			__atomic_store_n(&member->err_count, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&member->err_start, 0, __ATOMIC_RELAXED);
+		}
+	}
 }
 
 /* ---------------------------------------------------------------------- */
@@ -331,6 +392,7 @@ gga_lc_view_of(const struct gga_disk *disk, struct gga_lc_view *v)
 		mb->needs = (uint8_t)member->needs;
 		mb->rec = (disk->rec_mask & (1u << i)) != 0;
 		mb->foreign = member->foreign;
+		mb->faulted = __atomic_load_n(&member->faulted, __ATOMIC_ACQUIRE);
 		mb->held = mb->run == GGA_LC_STALE &&
 			   (member->probing || member->app_ch == NULL || member->removing ||
 			    !(disk->auto_readd || member->forced));
@@ -362,6 +424,7 @@ gga_lc_take(struct gga_disk *disk, const struct gga_lc_view *before, const struc
 		}
 		member->foreign = v->mb[i].foreign;
 		member->needs = (enum gga_lc_needs)v->mb[i].needs;
+		__atomic_store_n(&member->faulted, v->mb[i].faulted, __ATOMIC_RELEASE);
 	}
 	disk->rec_mask = 0;
 	for (i = 0; i < disk->n; i++) {

@@ -57,11 +57,20 @@ bool gga_member_cas_state(struct gga_disk *disk, uint32_t index, enum bdev_gga_m
 /* Mark a member failed after an I/O error (any thread); logs once. */
 void gga_member_fail(struct gga_disk *disk, uint32_t index, const char *why);
 /*
- * Any thread: `count` corrupt or stale fragments were found on member
- * `index` (not torn writes: those are no member's fault). Past the error
- * policy's limit within its window, the member is faulted.
+ * Any thread: confirmed corrupt or stale fragments of block `lba` (read
+ * under the block's lock; not torn writes, which are no member's fault, nor
+ * fragments gga poisoned itself) on the members in `mask`. Each member is
+ * charged once per block (GGA_CHARGED_SLOTS); past the error policy's limit
+ * within its window, the module is asked to fault it
+ * (gga_member_faults_decide()).
  */
-void gga_member_errors(struct gga_disk *disk, uint32_t index, uint32_t count);
+void gga_member_charge(struct gga_disk *disk, uint64_t lba, uint32_t mask);
+/*
+ * App thread, in the superblock writer's message: the members gga_member_charge()
+ * found past the limit, each told to the module (GGA_LC_EV_FAULT), which
+ * faults it only while k others stay online. Their counts start over.
+ */
+void gga_member_faults_decide(struct gga_disk *disk);
 /*
  * The lifecycle module's view of the disk as it stands (app thread): member
  * states, what each needs (not in sync unless the last persisted record says

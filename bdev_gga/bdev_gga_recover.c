@@ -609,14 +609,18 @@ bdev_gga_clear_member(const char *name, const char *member_name)
 	if (!__atomic_load_n(&member->faulted, __ATOMIC_ACQUIRE)) {
 		return -EALREADY;
 	}
-	/* Where its bad fragments lie is not known: it comes back through a full rebuild. */
+	/*
+	 * The module takes it back as a failed member that missed the writes
+	 * since its fault (all marked in the bitmap): the probe re-adds it and a
+	 * resync brings it up to date; bad fragments left on it are mended as
+	 * they are read, or by a scrub.
+	 */
 	ev.member = member->index;
 	gga_lc_step(disk, &ev, true, "cleared by the operator", NULL, NULL);
 	member->forced = true;
 	__atomic_store_n(&member->err_count, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&member->err_start, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&member->faulted, false, __ATOMIC_RELEASE);
-	NOTICELOG("gga bdev '%s': %s cleared by the operator; it is re-added and rebuilt whole\n",
+	NOTICELOG("gga bdev '%s': %s cleared by the operator; it is re-added and resynced\n",
 		  disk->bdev.name, gga_member_label(disk, member->index, label, sizeof(label)));
 	return 0;
 }
@@ -639,7 +643,6 @@ replace_end(struct member_op *op, int rc)
 	if (rc == 0) {
 		member->forced = true;
 		__atomic_store_n(&member->err_count, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&member->faulted, false, __ATOMIC_RELEASE);
 		NOTICELOG("gga bdev '%s': %s replaced; rebuilding it\n", disk->bdev.name,
 			  gga_member_label(disk, member->index, label, sizeof(label)));
 		/* The module decides (GGA_LC_EV_REPLACE): rebuilt whole, its format persisted. */

@@ -264,8 +264,11 @@ sb_update_msg(void *arg)
 	__atomic_store_n(&disk->sb_kicked, false, __ATOMIC_RELEASE);
 	if (gga_disk_gated(disk)) {
 		/* A front that does not serve writes no record; nothing it holds waits for one. */
+		__atomic_store_n(&disk->fault_asked, 0, __ATOMIC_RELEASE);
 		return;
 	}
+	/* Members past the error limit: the module faults each or keeps it (k in sync). */
+	gga_member_faults_decide(disk);
 	if (disk->sb_inflight) {
 		disk->sb_again = true;
 		return;

@@ -262,7 +262,7 @@ op_rebuild(struct walk_op *op)
 	const void *fd[GGA_CODEC_MAX_FRAGS] = { NULL }, *fm[GGA_CODEC_MAX_FRAGS] = { NULL };
 	void *od[GGA_CODEC_MAX_FRAGS] = { NULL }, *om[GGA_CODEC_MAX_FRAGS] = { NULL };
 	uint32_t present = op->fo.ok_mask, targets = walk->targets & gga_write_mask(disk);
-	uint32_t b, i, bad;
+	uint32_t b, i, bad, charge;
 	struct gga_decode_info info;
 	uint8_t *frag;
 	int rc;
@@ -328,12 +328,13 @@ op_rebuild(struct walk_op *op)
 		}
 		op_take_rebuilt(op, b, bad);
 		walk->repaired += (uint64_t)__builtin_popcount(bad);
-		for (i = 0; i < disk->n; i++) {
-			if ((bad & info.corrupt_mask & (1u << i)) ||
-			    ((bad & info.stale_mask & (1u << i)) &&
-			     !gga_bitmap_marked(disk, op->lba + b))) {
-				gga_member_errors(disk, i, 1);
-			}
+		/* Charged as a read under the lock is: never for fragments gga poisoned. */
+		charge = bad & info.corrupt_mask & ~info.poison_mask;
+		if (!gga_bitmap_marked(disk, op->lba + b)) {
+			charge |= bad & info.stale_mask;
+		}
+		if (charge != 0) {
+			gga_member_charge(disk, op->lba + b, charge);
 		}
 		op->write_mask |= bad;
 	}

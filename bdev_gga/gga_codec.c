@@ -785,6 +785,9 @@ resolve(const struct gga_codec *c, const void *const frag_data[], const void *co
 		info->status[i] = (uint8_t)st;
 		if (st != GGA_FRAG_VALID) {
 			info->corrupt_mask |= 1u << i;
+			if (gga_frag_md_is_poison(frag_md[i])) {
+				info->poison_mask |= 1u << i;
+			}
 			continue;
 		}
 		intact |= 1u << i;

@@ -160,6 +160,12 @@ struct gga_decode_info {
 	 * header names this write or an older one is not in it.)
 	 */
 	uint32_t hidden_mask;
+	/*
+	 * Part of corrupt_mask: fragments poisoned on purpose (metadata all 0xff:
+	 * written for a block a recovery could not rebuild, so that it stays
+	 * unreadable). No member's fault.
+	 */
+	uint32_t poison_mask;
 	uint32_t used_mask;                  /* fragments whose data went into the block */
 	uint32_t rebuilt_mask;               /* data fragments rebuilt from parity */
 	bool payload_corrupt;                /* k valid fragments, but the block failed its crc */

@@ -118,7 +118,8 @@ sb_state_consistent(const struct gga_sb *sb)
 		return false;
 	}
 	for (i = 0; i < GGA_MAX_FRAGS; i++) {
-		if (sb->member_state[i] > GGA_SB_MEMBER_REBUILD ||
+		if (gga_sb_member_need(sb->member_state[i]) > GGA_SB_MEMBER_REBUILD ||
+		    sb->member_state[i] == GGA_SB_MEMBER_FAULTED ||
 		    (i >= n && sb->member_state[i] != GGA_SB_MEMBER_IN_SYNC)) {
 			return false;
 		}

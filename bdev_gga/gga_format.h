@@ -148,6 +148,19 @@ gga_frag_md_is_blank(const void *buf)
 }
 
 /*
+ * True when the first GGA_FRAG_MD_SIZE bytes at buf are all 0xff: a fragment
+ * poisoned on purpose (see docs/FORMAT.md), never valid metadata.
+ */
+static inline bool
+gga_frag_md_is_poison(const void *buf)
+{
+	uint64_t w[GGA_FRAG_MD_SIZE / 8];
+
+	memcpy(w, buf, sizeof(w));
+	return (w[0] & w[1] & w[2] & w[3]) == UINT64_MAX;
+}
+
+/*
  * Decode the metadata at buf (any alignment) of a fragment read for block
  * `lba`. Checks only what needs no geometry: magic, md_crc, version. The
  * codec checks the rest (role, geometry, encoding, lengths, data crc).
@@ -238,6 +251,20 @@ enum gga_sb_member_state {
 	GGA_SB_MEMBER_STALE = 1,
 	GGA_SB_MEMBER_REBUILD = 2,
 };
+
+/*
+ * Bit 7 of a member_state byte: the member was faulted for errors (never with
+ * IN_SYNC) and is not taken back until an operator clears or replaces it.
+ * The low bits keep what it needs (STALE or REBUILD).
+ */
+#define GGA_SB_MEMBER_FAULTED 0x80u
+
+/* A member_state byte without the faulted bit. */
+static inline uint8_t
+gga_sb_member_need(uint8_t state)
+{
+	return (uint8_t)(state & ~GGA_SB_MEMBER_FAULTED);
+}
 
 /* Bitmap regions: 4 KiB .. 1 TiB of logical bytes each; 1 MiB by default. */
 #define GGA_REGION_SHIFT_MIN     12

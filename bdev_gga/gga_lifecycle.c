@@ -26,6 +26,7 @@ gga_lc_rules_default(struct gga_lc_rules *rules)
 	rules->trust_one_below = false;
 	rules->clear_two_phase = true;
 	rules->ack_waits_checkpoint = true;
+	rules->fault_keeps_k = true;
 }
 
 /* Does a member in this state take records (it answers: online, rebuilding, stale)? */
@@ -165,6 +166,11 @@ gga_lc_record_fill(const struct gga_lc_view *v, struct gga_lc_record *rec)
 	}
 	gga_lc_record_make(rec, v->n, v->events, v->bitmap_events, sync, needs, recs,
 			   v->rec_offset);
+	for (i = 0; i < v->n; i++) {
+		if (v->mb[i].faulted && rec->member_state[i] != GGA_SB_MEMBER_IN_SYNC) {
+			rec->member_state[i] |= GGA_SB_MEMBER_FAULTED;
+		}
+	}
 }
 
 bool
@@ -349,6 +355,7 @@ lc_format(struct gga_lc_view *v, uint32_t i, struct gga_lc_actions *act)
 	v->mb[i].needs = GGA_LC_NEEDS_REBUILD;
 	v->mb[i].rec = false;
 	v->mb[i].foreign = false;
+	v->mb[i].faulted = false;
 	if (v->rules.format_raises_events) {
 		v->mb[i].blank = true;
 		lc_persist(v, act);
@@ -400,7 +407,8 @@ lc_probe(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc_act
 {
 	struct gga_lc_member *mb = &v->mb[ev->member];
 
-	if (mb->run != GGA_LC_FAILED && mb->run != GGA_LC_ABSENT) {
+	if ((mb->run != GGA_LC_FAILED && mb->run != GGA_LC_ABSENT) || mb->faulted) {
+		/* A faulted member waits for the operator, whatever it holds. */
 		return;
 	}
 	switch (ev->found) {
@@ -598,6 +606,69 @@ lc_persisted(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc
 	}
 }
 
+/*
+ * The member's confirmed errors passed the policy's limit. It is faulted
+ * (failed, and recorded so, so that no restart trusts it again) only while
+ * k other members stay online. One in sync (online, or failed with the
+ * array) among the last k would otherwise be the end of the array, or of
+ * its only way back: faulting it would fail every block to stop errors on
+ * some, so it stays, and its bad blocks fail alone (md and ZFS likewise
+ * never fail the last redundancy for errors). One that is not in sync holds
+ * nothing the others lack and may always be faulted.
+ */
+static void
+lc_fault(struct gga_lc_view *v, uint32_t i, struct gga_lc_actions *act)
+{
+	struct gga_lc_member *mb = &v->mb[i];
+	uint32_t others = lc_online(v) - (mb->run == GGA_LC_ONLINE ? 1 : 0);
+
+	if (mb->faulted) {
+		return;
+	}
+	if (mb->needs == GGA_LC_NEEDS_NONE && v->rules.fault_keeps_k && others < v->k) {
+		act->flags |= GGA_LC_ACT_FAULT_KEPT;
+		return;
+	}
+	mb->faulted = true;
+	if (mb->run == GGA_LC_FAILED || mb->run == GGA_LC_ABSENT) {
+		/* Down already: only the record changes. */
+		if (mb->needs == GGA_LC_NEEDS_NONE) {
+			mb->needs = GGA_LC_NEEDS_RESYNC;
+		}
+		lc_persist(v, act);
+		return;
+	}
+	lc_fail(v, i, act);
+}
+
+/*
+ * The operator clears a faulted member (only a faulted one: another in sync
+ * holds what may be the last copy of a write). It comes back as a failed
+ * member that missed the writes since its fault (all marked in the bitmap,
+ * which is not cleared while a member is down): the probe takes it back and
+ * a resync brings it up to date; bad fragments left on it are mended as they
+ * are read, or by a scrub.
+ */
+static int
+lc_distrust(struct gga_lc_view *v, uint32_t i, struct gga_lc_actions *act)
+{
+	struct gga_lc_member *mb = &v->mb[i];
+
+	if (!mb->faulted) {
+		return -EINVAL;
+	}
+	if (mb->run != GGA_LC_FAILED && mb->run != GGA_LC_ABSENT) {
+		return -EBUSY;
+	}
+	mb->faulted = false;
+	if (mb->needs == GGA_LC_NEEDS_NONE) {
+		mb->needs = GGA_LC_NEEDS_RESYNC;
+	}
+	mb->rec = false;
+	lc_persist(v, act);
+	return 0;
+}
+
 /* Members found foreign are probed again: what they hold now decides (lc_probe()). */
 static void
 lc_readd(struct gga_lc_view *v, struct gga_lc_actions *act)
@@ -626,8 +697,9 @@ gga_lc_apply(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc
 		lc_fail(v, ev->member, act);
 		break;
 	case GGA_LC_EV_CTRLR_BACK:
-		if (v->mb[ev->member].run == GGA_LC_FAILED ||
-		    v->mb[ev->member].run == GGA_LC_ABSENT) {
+		if ((v->mb[ev->member].run == GGA_LC_FAILED ||
+		     v->mb[ev->member].run == GGA_LC_ABSENT) &&
+		    !v->mb[ev->member].faulted) {
 			act->flags |= GGA_LC_ACT_PROBE;
 			act->probe_member = ev->member;
 		}
@@ -669,15 +741,16 @@ gga_lc_apply(struct gga_lc_view *v, const struct gga_lc_event *ev, struct gga_lc
 		}
 		v->deleted = true;
 		break;
-	case GGA_LC_EV_DISTRUST:
-		if (v->mb[ev->member].run != GGA_LC_FAILED &&
-		    v->mb[ev->member].run != GGA_LC_ABSENT) {
-			return -EBUSY;
+	case GGA_LC_EV_DISTRUST: {
+		int rc = lc_distrust(v, ev->member, act);
+
+		if (rc != 0) {
+			return rc;
 		}
-		/* Where its bad fragments lie is not known: nothing of it is trusted. */
-		v->mb[ev->member].needs = GGA_LC_NEEDS_REBUILD;
-		v->mb[ev->member].rec = false;
-		lc_persist(v, act);
+		break;
+	}
+	case GGA_LC_EV_FAULT:
+		lc_fault(v, ev->member, act);
 		break;
 	case GGA_LC_EV_READD:
 		lc_readd(v, act);
@@ -728,10 +801,15 @@ lc_fresh(const struct gga_lc_view *v, const enum gga_lc_found *found,
 			continue;
 		}
 		for (j = 0; j < v->n; j++) {
-			/* rebuild > stale > in sync */
-			if (rec[i].member_state[j] > fresh->member_state[j]) {
-				fresh->member_state[j] = rec[i].member_state[j];
+			/* rebuild > stale > in sync; faulted if either says so */
+			if (gga_sb_member_need(rec[i].member_state[j]) >
+			    gga_sb_member_need(fresh->member_state[j])) {
+				fresh->member_state[j] = (uint8_t)(gga_sb_member_need(
+									   rec[i].member_state[j]) |
+								   (fresh->member_state[j] &
+								    GGA_SB_MEMBER_FAULTED));
 			}
+			fresh->member_state[j] |= rec[i].member_state[j] & GGA_SB_MEMBER_FAULTED;
 		}
 		if (rec[i].bitmap_events > fresh->bitmap_events) {
 			fresh->bitmap_events = rec[i].bitmap_events;
@@ -745,6 +823,7 @@ lc_fresh(const struct gga_lc_view *v, const enum gga_lc_found *found,
 static enum gga_lc_needs
 lc_needs_of(uint8_t sb_state)
 {
+	sb_state = gga_sb_member_need(sb_state);
 	return sb_state == GGA_SB_MEMBER_IN_SYNC ? GGA_LC_NEEDS_NONE :
 	       sb_state == GGA_SB_MEMBER_STALE   ? GGA_LC_NEEDS_RESYNC :
 						   GGA_LC_NEEDS_REBUILD;
@@ -828,6 +907,17 @@ gga_lc_assemble(struct gga_lc_view *v, uint32_t k, uint32_t m, const struct gga_
 		bit = LC_BIT(i);
 		mb->needs = (uint8_t)lc_needs_of(fresh.member_state[i]);
 		mb->rec = (fresh.rec_mask & bit) != 0;
+		mb->faulted = (fresh.member_state[i] & GGA_SB_MEMBER_FAULTED) != 0;
+		if (mb->faulted && found[i] != GGA_LC_FOUND_ABSENT &&
+		    found[i] != GGA_LC_FOUND_FOREIGN) {
+			/* Faulted: neither read nor written until the operator says so. */
+			mb->run = GGA_LC_FAILED;
+			mb->rec = mb->rec && !v->rules.drop_checkpoint;
+			if (found[i] == GGA_LC_FOUND_RECORD) {
+				v->seen[i] = rec[i].events;
+			}
+			continue;
+		}
 		switch (found[i]) {
 		case GGA_LC_FOUND_ABSENT:
 		case GGA_LC_FOUND_FOREIGN:

@@ -97,6 +97,9 @@ struct gga_lc_rules {
 	 * its checkpoint bit is persisted, not only one that says it is not in sync
 	 * (off: rule 7 as first written, which lets a resumed pass skip the write). */
 	bool ack_waits_checkpoint;
+	/* A member is faulted for errors (GGA_LC_EV_FAULT) only while k others stay
+	 * online (off: always, which can fail the array by itself). */
+	bool fault_keeps_k;
 };
 
 /* A decoded superblock record: the lifecycle fields only. */
@@ -129,6 +132,12 @@ struct gga_lc_member {
 	 * leaves it out, as it leaves out a foreign one.
 	 */
 	bool held;
+	/*
+	 * Failed for errors (GGA_LC_EV_FAULT): recorded in the superblocks, never
+	 * probed or re-added until the operator clears (GGA_LC_EV_DISTRUST) or
+	 * replaces it.
+	 */
+	bool faulted;
 };
 
 /*
@@ -207,8 +216,9 @@ enum gga_lc_event_type {
 	GGA_LC_EV_PERSISTED,       /* the update `events` reached the members in mask */
 	GGA_LC_EV_BITMAP_CLEAR,    /* the sweep would clear write-intent marks */
 	GGA_LC_EV_DELETE,          /* the bdev is being deleted */
-	GGA_LC_EV_DISTRUST,        /* member, down: cleared by the operator: rebuilt whole */
+	GGA_LC_EV_DISTRUST,        /* member, faulted and down: cleared by the operator */
 	GGA_LC_EV_READD,           /* auto re-add turned on: foreign members tried again */
+	GGA_LC_EV_FAULT,           /* member: its confirmed errors passed the policy's limit */
 };
 
 struct gga_lc_event {
@@ -233,6 +243,8 @@ struct gga_lc_event {
 #define GGA_LC_ACT_REFUSE       (1u << 7) /* assembly refused: `refuse` and `why`, nothing written */
 /* With PERSIST: `record` is made (only e5a27b9's format, rule B1 off); else gga_lc_issue(). */
 #define GGA_LC_ACT_RECORD_MADE  (1u << 8)
+/* GGA_LC_EV_FAULT refused: faulting it would leave fewer than k members online. */
+#define GGA_LC_ACT_FAULT_KEPT   (1u << 9)
 
 /*
  * What the I/O code must do, in this order: start pass (its cursor), format

@@ -217,8 +217,9 @@ test_rate_limit_in_flight(void)
 
 /*
  * A member that keeps returning corrupt fragments is faulted after
- * member_error_limit of them within the window: failed, not re-added by the
- * probe, until an operator clears it (then rebuilt whole).
+ * member_error_limit of them within the window (while k others stay
+ * online): failed, not re-added by the probe, until an operator clears it
+ * (then resynced).
  */
 static void
 test_member_faulted(void)
@@ -266,16 +267,16 @@ test_member_faulted(void)
 	}
 	UT_ASSERT_EQ(gga_member_state(&disk->members[1]), BDEV_GGA_MEMBER_FAILED);
 	check_all_paths(disk, 0, 8, w);
-	/* Cleared by the operator: re-added and rebuilt whole. */
+	/* Cleared by the operator: re-added and resynced (what it missed is marked). */
 	UT_ASSERT_EQ(bdev_gga_clear_member("X", "EE_X2"), 0);
 	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
 	get_info("X", &info);
 	UT_ASSERT_EQ(info.state, BDEV_GGA_ONLINE);
 	CU_ASSERT(!info.members[1].faulted);
 	UT_ASSERT_EQ(info.members[1].errors, 0);
-	CU_ASSERT(info.last_recovery.valid && info.last_recovery.rebuild);
+	CU_ASSERT(info.last_recovery.valid && !info.last_recovery.rebuild);
 	bdev_gga_info_clear(&info);
-	/* Data_1 lost: everything comes from the rebuilt data_2 and parity. */
+	/* Data_1 lost: everything comes from the resynced data_2 and parity. */
 	UT_ASSERT_EQ(inject("EE_X1", BDEV_ERROR_FAILURE), 0);
 	CU_ASSERT(dev_read(0, 8, all));
 	CU_ASSERT(memcmp(all, w, sizeof(w)) == 0);
@@ -283,6 +284,61 @@ test_member_faulted(void)
 	ut_dev_close(&g_dev);
 	gga_delete_sync("X");
 	delete_error_members("X", 3);
+}
+
+/*
+ * The error policy never takes the array below k by itself (issue 32): with
+ * data_1 down, parity is one of the last two members. One unreadable block
+ * read again and again is charged once; past the limit parity stays online,
+ * only the blocks that cannot be read fail, and every other block reads.
+ */
+static void
+test_member_fault_keeps_k(void)
+{
+	uint8_t w[8 * LBS], all[8 * LBS], rd[LBS];
+	struct bdev_gga_opts opts;
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+	struct create_res r;
+	uint32_t b;
+
+	make_error_members("Y", 3, MBS);
+	heal_opts("Y", &opts);
+	opts.member_error_limit = 3;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	disk = r.bdev->ctxt;
+	open_dev("Y");
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(0, 8, w));
+	UT_ASSERT_EQ(inject("EE_Y1", BDEV_ERROR_FAILURE), 0);
+	CU_ASSERT(dev_read(0, 8, all));
+	WAIT_FOR(gga_member_state(&disk->members[0]) == BDEV_GGA_MEMBER_FAILED);
+	/* Block 0's parity fragment corrupt, read ten times: one error charged. */
+	flip(disk, 2, 0, 7, 0x40);
+	for (b = 0; b < 10; b++) {
+		CU_ASSERT(!dev_read(0, 1, rd));
+	}
+	get_info("Y", &info);
+	UT_ASSERT_EQ(info.members[2].errors, 1);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_DEGRADED);
+	bdev_gga_info_clear(&info);
+	/* Two more blocks: past the limit, but faulting parity would fail the array. */
+	for (b = 1; b < 3; b++) {
+		flip(disk, 2, b, 7, 0x40);
+		CU_ASSERT(!dev_read(b, 1, rd));
+	}
+	ut_poll_idle();
+	UT_ASSERT_EQ(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_ONLINE);
+	get_info("Y", &info);
+	CU_ASSERT(!info.members[2].faulted);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_DEGRADED);
+	bdev_gga_info_clear(&info);
+	CU_ASSERT(dev_read(3, 5, all));
+	CU_ASSERT(memcmp(all, w + 3 * LBS, 5 * LBS) == 0);
+	UT_ASSERT_EQ(inject("EE_Y1", BDEV_ERROR_NONE), 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("Y");
+	delete_error_members("Y", 3);
 }
 
 /*
@@ -572,8 +628,9 @@ main(void)
 	static const struct ut_test tests[] = {
 		UT_TEST(test_flush_failed_member),    UT_TEST(test_two_blank_restart),
 		UT_TEST(test_old_copy_returns),       UT_TEST(test_rate_limit_in_flight),
-		UT_TEST(test_member_faulted),         UT_TEST(test_member_stall),
-		UT_TEST(test_assembly_crash_records), UT_TEST(test_checkpoint_not_resumed),
+		UT_TEST(test_member_faulted),         UT_TEST(test_member_fault_keeps_k),
+		UT_TEST(test_member_stall),           UT_TEST(test_assembly_crash_records),
+		UT_TEST(test_checkpoint_not_resumed),
 	};
 
 	return ut_run("bdev_gga_recovery", tests, ARRAY_SIZE(tests), suite_init, suite_fini);

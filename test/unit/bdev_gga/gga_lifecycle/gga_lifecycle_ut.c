@@ -87,6 +87,7 @@ enum w_ev_type {
 	E_SWEEP,
 	E_DISTRUST,
 	E_READD,
+	E_FAULT,
 	E_NTYPES,
 };
 
@@ -108,8 +109,9 @@ static const char *const g_ev_names[E_NTYPES] = {
 	"pass ends, a write fails on member before it reports",
 	"retry delay over",
 	"bitmap sweep",
-	"operator clears member (rebuilt whole)",
+	"operator clears member",
 	"auto re-add turned on",
+	"member's errors pass the limit (fault asked)",
 };
 
 struct w_ev {
@@ -123,6 +125,7 @@ static struct {
 	 * copy older than the member's record. */
 	bool restore_any;
 	bool strict_ack; /* rule 7 on the members includes the checkpoint */
+	bool skip_i8;    /* a self-test: show that L2 alone finds the fault policy's bug */
 	struct gga_lc_rules rules;
 	/* The module's helpers as the world calls them; the self-tests break one. */
 	uint32_t (*read_mask)(const struct gga_lc_view *view);
@@ -332,7 +335,7 @@ w_check_assembly(const struct world *w, const enum gga_lc_found *found,
 {
 	uint64_t max = 0;
 	uint32_t i, j;
-	uint8_t worst;
+	uint8_t worst, faulted;
 
 	for (i = 0; i < g.n; i++) {
 		if (found[i] == GGA_LC_FOUND_RECORD && rec[i].events > max) {
@@ -341,15 +344,20 @@ w_check_assembly(const struct world *w, const enum gga_lc_found *found,
 	}
 	for (j = 0; j < g.n; j++) {
 		worst = 0;
+		faulted = 0;
 		for (i = 0; i < g.n; i++) {
-			if (found[i] == GGA_LC_FOUND_RECORD && rec[i].events == max &&
-			    rec[i].member_state[j] > worst) {
-				worst = rec[i].member_state[j];
+			if (found[i] != GGA_LC_FOUND_RECORD || rec[i].events != max) {
+				continue;
 			}
+			if (gga_sb_member_need(rec[i].member_state[j]) > worst) {
+				worst = gga_sb_member_need(rec[i].member_state[j]);
+			}
+			faulted |= rec[i].member_state[j] & GGA_SB_MEMBER_FAULTED;
 		}
-		if (w->view.mb[j].needs < worst) {
+		if (w->view.mb[j].needs < worst ||
+		    (faulted && (!w->view.mb[j].faulted || w->view.mb[j].run == GGA_LC_ONLINE))) {
 			violation("I1: assembly trusts member %u more than a freshest record (%u)",
-				  j, worst);
+				  j, worst | faulted);
 		}
 	}
 }
@@ -681,7 +689,8 @@ w_enabled(const struct world *w, struct w_ev e)
 	case E_SWEEP:
 		return w->front_up && (w->marked[0] || w->marked[1]);
 	case E_DISTRUST:
-		return w->front_up &&
+		/* bdev_gga_clear_member takes only a faulted member. */
+		return w->front_up && v->mb[i].faulted &&
 		       (v->mb[i].run == GGA_LC_FAILED || v->mb[i].run == GGA_LC_ABSENT);
 	case E_READD:
 		for (i = 0; i < g.n && w->front_up; i++) {
@@ -690,6 +699,8 @@ w_enabled(const struct world *w, struct w_ev e)
 			}
 		}
 		return false;
+	case E_FAULT:
+		return w->front_up && !v->mb[i].faulted;
 	}
 	return false;
 }
@@ -697,7 +708,7 @@ w_enabled(const struct world *w, struct w_ev e)
 static void
 w_event(struct world *w, struct w_ev e)
 {
-	uint32_t i = e.arg;
+	uint32_t i = e.arg, before;
 
 	switch (e.type) {
 	case E_WRITE:
@@ -770,6 +781,70 @@ w_event(struct world *w, struct w_ev e)
 	case E_READD:
 		w_apply_simple(w, GGA_LC_EV_READD, 0);
 		break;
+	case E_FAULT:
+		before = lc_online_count(&w->view);
+		w_apply_simple(w, GGA_LC_EV_FAULT, i);
+		if (!g.skip_i8 && before >= g.k && w->front_up && lc_online_count(&w->view) < g.k) {
+			/* I8: the error policy never takes the array below k by itself. */
+			violation("I8: faulting member %u left %u members online", i,
+				  lc_online_count(&w->view));
+		}
+		break;
+	}
+}
+
+/*
+ * L2 (liveness): once the faults stop, the array serves again by itself and
+ * the operator's clear. From any world where no member lost what it held
+ * (blanked, restored from an old copy, replaced), every member comes back,
+ * the front restarts if it is down, the operator clears every faulted
+ * member, and passes run (a bounded number of steps): then at least k
+ * members are online, so the array serves. (Not all of them: a block that
+ * two failures tore cannot be copied, and the world ends such a pass
+ * failed where gga poisons the block and goes on.)
+ */
+static void
+w_check_live(const struct world *w)
+{
+	struct world s;
+	uint32_t i, step, a, b;
+
+	if (w->lossy || w->restores != 0 || g.bad) {
+		return;
+	}
+	memcpy(&s, w, sizeof(s));
+	s.arm = 0;
+	for (i = 0; i < g.n; i++) {
+		s.up[i] = 1;
+		/* Down, or failed by an I/O error: the probe poller finds it answering. */
+		if (s.view.mb[i].run == GGA_LC_FAILED || s.view.mb[i].run == GGA_LC_ABSENT) {
+			w_apply_simple(&s, GGA_LC_EV_CTRLR_BACK, i);
+		}
+	}
+	if (!s.front_up) {
+		w_restart(&s);
+		if (!s.front_up) {
+			/* w_restart() says why (L1) where it must not refuse. */
+			return;
+		}
+	}
+	for (i = 0; i < g.n; i++) {
+		if (s.view.mb[i].faulted) {
+			w_apply_simple(&s, GGA_LC_EV_DISTRUST, i);
+			w_apply_simple(&s, GGA_LC_EV_CTRLR_BACK, i);
+		}
+	}
+	for (step = 0; step < 4 * g.n && s.front_up && (s.view.pass || s.view.retry_wait); step++) {
+		if (s.view.retry_wait) {
+			w_apply_simple(&s, GGA_LC_EV_PASS_START, 0);
+		} else {
+			w_step(&s, false, 0);
+		}
+	}
+	if (!g.bad && s.front_up && lc_online_count(&s.view) < g.k && !w_tie(&s, &a, &b)) {
+		violation("L2: with every member back and the faults cleared, %u members online "
+			  "(pass %u)",
+			  lc_online_count(&s.view), s.view.pass);
 	}
 }
 
@@ -909,6 +984,12 @@ dfs(const struct world *w, uint32_t rem, uint32_t depth, uint64_t *count)
 				sub = slot->count;
 			} else {
 				g.states++;
+				/* L2 costs a settling run: once per state expanded, not per step. */
+				w_check_live(&nw);
+				if (g.bad) {
+					g.path_len = depth + 1;
+					return true;
+				}
 				if (dfs(&nw, rem - 1, depth + 1, &sub)) {
 					return true;
 				}
@@ -1061,6 +1142,27 @@ expect_found(void (*off)(struct gga_lc_rules *r), uint32_t depth)
 	gga_lc_rules_default(&r);
 	off(&r);
 	CU_ASSERT(check(2, 1, &r, depth) != 0);
+}
+
+/*
+ * Issue 32: without the k rule, the error policy fails the array by itself
+ * (I8: an I/O error on one member, then a fault asked for another), and, I8
+ * aside, leaves it no way back (L2: the faulted member was one of the last
+ * in sync; cleared, it needs a resync that nothing can serve).
+ */
+static void
+test_fault_keeps_k_found(void)
+{
+	struct gga_lc_rules r;
+
+	gga_lc_rules_default(&r);
+	r.fault_keeps_k = false;
+	CU_ASSERT(check(2, 1, &r, 4) != 0);
+	CU_ASSERT(strncmp(g.why, "I8", 2) == 0);
+	g.skip_i8 = true;
+	CU_ASSERT(check(2, 1, &r, 4) != 0);
+	CU_ASSERT(strncmp(g.why, "L2", 2) == 0);
+	g.skip_i8 = false;
 }
 
 static void
@@ -1800,6 +1902,7 @@ main(void)
 		UT_TEST(test_one_phase_clear_found),
 		UT_TEST(test_rule7_as_written_found),
 		UT_TEST(test_recent_copy_limit_found),
+		UT_TEST(test_fault_keeps_k_found),
 		UT_TEST(test_tie_drops_checkpoint),
 		UT_TEST(test_probe_old_copy_failed_array),
 		UT_TEST(test_assembly_copy_behind),
