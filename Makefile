@@ -53,8 +53,8 @@ bench:
 	@bash scripts/bench.sh
 
 # The ASan runs of the longest scenario tests (make test runs them in its
-# normal lane only): a build-asan tree, then the two tests with GGA_TORTURE=1.
-TORTURE_ASAN_TESTS := gga_heal.sh gga_recovery_passes.sh
+# normal lane only): a build-asan tree, then those tests with GGA_TORTURE=1.
+TORTURE_ASAN_TESTS := gga_heal.sh gga_recovery_passes.sh gga_stay_up.sh
 torture: build
 	@$(MAKE) -C test/unit/bdev_gga/bdev_gga_torture all
 	@GGA_TORTURE_STEPS=$${GGA_TORTURE_STEPS:-24000} \
