@@ -268,6 +268,8 @@ struct gga_disk {
 	 */
 	uint32_t fault_asked;
 	uint64_t charged[GGA_CHARGED_SLOTS];
+	/* Blocks reads found unrecoverable, lba + 1 (gga_lost_block_read()). */
+	uint64_t lost_seen[GGA_CHARGED_SLOTS];
 	bool sb_inflight;
 	bool sb_again; /* asked for while one was in flight */
 	bool sb_epoch; /* the update in flight carries a new window */

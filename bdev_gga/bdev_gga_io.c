@@ -765,8 +765,8 @@ decode_chunk(struct bdev_io *io, uint32_t flags)
 		    unlikely(rc != 0 || (info.valid_mask & present) != present)) {
 			count_bad(disk, ch, &info, present, rc, gio->chunk_lba + b);
 		}
-		if ((flags & DECODE_LOG_FAIL) && unlikely(rc != 0)) {
-			gga_lost_blocks_add(disk, 1);
+		if ((flags & DECODE_LOG_FAIL) && unlikely(rc != 0) &&
+		    gga_lost_block_read(disk, gio->chunk_lba + b)) {
 			ERRLOG("gga bdev '%s': lba %" PRIu64 " cannot be decoded from "
 			       "members 0x%x (corrupt 0x%x); the read fails\n",
 			       io->bdev->name, gio->chunk_lba + b, present, info.corrupt_mask);

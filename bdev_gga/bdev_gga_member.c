@@ -120,10 +120,28 @@ gga_lost_blocks_add(struct gga_disk *disk, uint64_t n)
 	}
 }
 
+bool
+gga_lost_block_read(struct gga_disk *disk, uint64_t lba)
+{
+	uint64_t *slot = &disk->lost_seen[(lba ^ (lba >> 8)) % GGA_CHARGED_SLOTS];
+
+	if (__atomic_exchange_n(slot, lba + 1, __ATOMIC_RELAXED) == lba + 1) {
+		return false;
+	}
+	gga_lost_blocks_add(disk, 1);
+	return true;
+}
+
 void
 gga_lost_blocks_set(struct gga_disk *disk, uint64_t n)
 {
 	uint64_t old = __atomic_exchange_n(&disk->lost_blocks, n, __ATOMIC_RELAXED);
+	uint32_t i;
+
+	/* A count set anew (a full scrub): blocks read lost before are counted again. */
+	for (i = 0; i < GGA_CHARGED_SLOTS; i++) {
+		__atomic_store_n(&disk->lost_seen[i], 0, __ATOMIC_RELAXED);
+	}
 
 	if (n > old) {
 		__atomic_fetch_add(&disk->lost_total, n - old, __ATOMIC_RELAXED);

@@ -36,6 +36,13 @@ bool gga_disk_all_online(const struct gga_disk *disk);
  */
 void gga_lost_blocks_add(struct gga_disk *disk, uint64_t n);
 void gga_lost_blocks_set(struct gga_disk *disk, uint64_t n);
+/*
+ * Any thread: a read found block `lba` unrecoverable. Counted (and true
+ * returned, for the caller to log it) only if it is not the block last
+ * counted in its slot of a small direct-mapped table: a host that retries
+ * one unreadable block neither inflates the count nor floods the log.
+ */
+bool gga_lost_block_read(struct gga_disk *disk, uint64_t lba);
 /* bdev_get_health of a gga bdev (any thread). */
 void gga_disk_health(const struct gga_disk *disk, struct bdev_health *health);
 /* "data_2" etc. for this disk's member `index`, in buf. */

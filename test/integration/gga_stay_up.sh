@@ -86,6 +86,8 @@ check "(2) LBA 100 read 45 times, every read failed" \
 	test "$(gb_count failed)" = 45 -a "$(gb_count right)" = 0
 check "(2) data_1 charged once, online, not faulted" \
 	test "$(member 0)" = '["online", false, 1]'
+check "(2) the block counted lost once, not per read" \
+	test "$(gga_info 'd[0]["unrecoverable_blocks"]')" = 1
 check "(2) the array still serves (degraded)" test "$(gga_info 'd[0]["state"]')" = degraded
 gb check 1 0:4096:1 >/dev/null
 check "(2) every other block reads right (4095 right, 1 failed)" \
