@@ -290,8 +290,20 @@ test_member_faulted(void)
  * The error policy never takes the array below k by itself (issue 32): with
  * data_1 down, parity is one of the last two members. One unreadable block
  * read again and again is charged once; past the limit parity stays online,
- * only the blocks that cannot be read fail, and every other block reads.
+ * only the blocks that cannot be read fail, and every other block reads. A
+ * fragment gga poisoned itself is charged to nobody.
  */
+/* Write member's fragment of block lba as a recovery poisons one it cannot rebuild. */
+static void
+poison(struct gga_disk *disk, uint32_t member, uint64_t lba)
+{
+	uint8_t *frag = calloc(1, disk->mbs);
+
+	memset(frag + disk->frag_size, 0xff, GGA_FRAG_MD_SIZE);
+	UT_ASSERT_EQ(member_rw(disk, member, true, disk->data_offset + lba, 1, frag), 0);
+	free(frag);
+}
+
 static void
 test_member_fault_keeps_k(void)
 {
@@ -333,8 +345,14 @@ test_member_fault_keeps_k(void)
 	CU_ASSERT(!info.members[2].faulted);
 	UT_ASSERT_EQ(info.state, BDEV_GGA_DEGRADED);
 	bdev_gga_info_clear(&info);
-	CU_ASSERT(dev_read(3, 5, all));
-	CU_ASSERT(memcmp(all, w + 3 * LBS, 5 * LBS) == 0);
+	CU_ASSERT(dev_read(3, 4, all));
+	CU_ASSERT(memcmp(all, w + 3 * LBS, 4 * LBS) == 0);
+	/* A fragment gga poisoned (metadata all 0xff): unreadable, nobody's fault. */
+	poison(disk, 1, 7);
+	CU_ASSERT(!dev_read(7, 1, rd));
+	get_info("Y", &info);
+	UT_ASSERT_EQ(info.members[1].errors, 0);
+	bdev_gga_info_clear(&info);
 	UT_ASSERT_EQ(inject("EE_Y1", BDEV_ERROR_NONE), 0);
 	ut_dev_close(&g_dev);
 	gga_delete_sync("Y");

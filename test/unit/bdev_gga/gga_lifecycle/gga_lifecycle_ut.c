@@ -1416,6 +1416,40 @@ test_probe_old_copy_failed_array(void)
 }
 
 /*
+ * Issue 32: a fault is recorded and outlives a restart (the probe does not
+ * take the member back either); the operator's clear brings it back with a
+ * resync of the writes it missed, not a rebuild.
+ */
+static void
+test_fault_recorded_and_cleared(void)
+{
+	static const struct w_ev evs[] = {
+		EV(E_FAULT, 0),
+		EV(E_WRITE, 1),
+		EV(E_RESTART, 0),
+	};
+	static const struct w_ev back[] = { EV(E_BACK, 0) };
+	static const struct w_ev clear[] = { EV(E_DISTRUST, 0) };
+	struct world w;
+
+	script_start(&w, 2, 1, false);
+	CU_ASSERT_FATAL(script_run(&w, evs, sizeof(evs) / sizeof(evs[0])));
+	CU_ASSERT(w.view.mb[0].faulted);
+	UT_ASSERT_EQ(w.view.mb[0].run, GGA_LC_FAILED);
+	CU_ASSERT(w.disk[1].rec.member_state[0] & GGA_SB_MEMBER_FAULTED);
+	UT_ASSERT_EQ(gga_lc_array_state(&w.view), GGA_LC_ARRAY_DEGRADED);
+	/* Its base answering is not enough. */
+	w.up[0] = 0;
+	CU_ASSERT(script_run(&w, back, 1));
+	UT_ASSERT_EQ(w.view.mb[0].run, GGA_LC_FAILED);
+	CU_ASSERT(script_run(&w, clear, 1));
+	CU_ASSERT(!w.view.mb[0].faulted);
+	UT_ASSERT_EQ(w.view.mb[0].needs, GGA_LC_NEEDS_RESYNC);
+	w_apply_simple(&w, GGA_LC_EV_CTRLR_BACK, 0);
+	CU_ASSERT(w.view.pass && !w.view.pass_rebuild && (w.view.pass_targets & 1u));
+}
+
+/*
  * Rule 3 (changed), at assembly: a member the freshest record calls in sync
  * whose own record is older is at least resynced (trusted only one update
  * behind, and only if fewer than k are otherwise). 2 + 1: every member's
@@ -1906,6 +1940,7 @@ main(void)
 		UT_TEST(test_rule7_as_written_found),
 		UT_TEST(test_recent_copy_limit_found),
 		UT_TEST(test_fault_keeps_k_found),
+		UT_TEST(test_fault_recorded_and_cleared),
 		UT_TEST(test_tie_drops_checkpoint),
 		UT_TEST(test_probe_old_copy_failed_array),
 		UT_TEST(test_assembly_copy_behind),
