@@ -119,6 +119,8 @@ front_init(struct world *w, uint32_t x)
 		w->f[x].q = g.q_override;
 	}
 	w->f[x].rule_uncertain = !g.no_uncertain;
+	/* A renewal round a tick (a poll), as in the shell's lease/20 per 1/80 of the lease. */
+	w->f[x].renew_ms = g.lease / 4;
 	memset(w->out[x], 0, sizeof(w->out[x]));
 	w->was_active[x] = 0;
 }
@@ -879,11 +881,14 @@ test_lease_boundary(void)
 		CU_ASSERT(w.f[0].members[i].busy);
 		CU_ASSERT(gga_front_may_use(&w.f[0], i));
 	}
-	/* T + lease: A's renewals are exactly one lease old. A steps down, then B takes over. */
+	/*
+	 * T + lease: A's renewals are exactly one lease old. A stops writing
+	 * (proving: its renewals are still out, so it sends none), then B takes over.
+	 */
 	run(&w, E_TICK, 0, 0);
 	UT_ASSERT_EQ(w.now, t + LEASE);
 	UT_ASSERT_EQ(gga_front_poll(&w.f[0], w.now, cmds), 0);
-	UT_ASSERT_EQ(w.f[0].role, GGA_FRONT_STANDBY);
+	UT_ASSERT_EQ(w.f[0].role, GGA_FRONT_PROVING);
 	UT_ASSERT_STR_EQ(w.f[0].reason, "lease not renewed on enough members");
 	w.f[0].reason = NULL;
 	for (i = 0; i < g.n; i++) {
