@@ -25,7 +25,8 @@
  *       a member, or a member dropped its registration (a renewal whose
  *       answer was lost must not look like a fence).
  * Then a liveness check: with members up and the events in a fair order,
- * the standby takes over within a bound after the active stops.
+ * the standby takes over within a bound after the active stops; and a
+ * liveness walk under pauses, a crash and member loss (L1, live_check).
  *
  * GGA_FRONT_DEPTH=d walks to depth d instead of DEPTH.
  */
