@@ -319,11 +319,12 @@ follow_role(struct gga_front_shell *sh)
 		set_serving(sh, false);
 		break;
 	default:
-		if (sh->assembling) {
+		if (sh->assembled) {
 			/* Was active, and fenced (or handed over): its view may be stale. */
 			step_down_for_good(sh, sh->f.reason != NULL ? sh->f.reason :
 								      "lost the members");
 		}
+		/* One under way: gga_front_shell_assembled() looks at the role then. */
 		break;
 	}
 }
@@ -470,6 +471,10 @@ gga_front_shell_assembled(struct gga_disk *disk, int rc, const char *msg)
 	}
 	sh->assembled = true;
 	sh->retry_ms = 0;
+	if (sh->f.role != GGA_FRONT_ACTIVE && sh->f.role != GGA_FRONT_PROVING) {
+		/* Fenced while it assembled: the disk started with a view that may be stale. */
+		step_down_for_good(sh, sh->f.reason != NULL ? sh->f.reason : "lost the members");
+	}
 	if (sh->stepped_down || sh->f.role != GGA_FRONT_ACTIVE) {
 		/* Stepped down (or proving) while it assembled: it must not serve now. */
 		return false;
