@@ -1172,13 +1172,16 @@ live_step_name(uint32_t s, char *buf, size_t len)
 static int
 live_check(bool old_rules, uint8_t crashes)
 {
+	struct gga_front ref;
 	struct live l;
 	char buf[80];
 	uint32_t i, x;
 
+	/* The module's own schedule, or the old one. */
+	gga_front_init(&ref, 2, 1, 1, LIVE_LEASE, true, 0);
 	setup(2, 1, 0);
 	g.lease = LIVE_LEASE;
-	g.renew = old_rules ? LIVE_LEASE / 4 : LIVE_LEASE / 20;
+	g.renew = old_rules ? LIVE_LEASE / 4 : ref.renew_ms;
 	g.no_come_back = old_rules;
 	g.t_max = UINT64_MAX;
 	memset(&gl, 0, sizeof(gl));
@@ -1186,13 +1189,6 @@ live_check(bool old_rules, uint8_t crashes)
 	w_init(&l.w);
 	CU_ASSERT_FATAL(l.w.f[0].role == GGA_FRONT_ACTIVE);
 	/* The module's own schedule, unless the old one is asked for. */
-	if (!old_rules) {
-		/* The module's own schedule. */
-		struct gga_front f;
-
-		gga_front_init(&f, 2, 1, 1, LIVE_LEASE, true, 0);
-		UT_ASSERT_EQ(l.w.f[0].renew_ms, f.renew_ms);
-	}
 	live_note(&l);
 	l.pauses = 2;
 	l.losses = 1;
@@ -1217,6 +1213,47 @@ live_check(bool old_rules, uint8_t crashes)
 	}
 	g.no_come_back = false;
 	return gl.bad ? (int)gl.path_len + 1 : 0;
+}
+
+/*
+ * The schedule (DESIGN.md 1.11): with the module's renewal interval, a
+ * pause of 0.9 lease of the active, starting at any tick of its renewal
+ * cycle, passes without a step-down (not even to proving) and without the
+ * standby trying a takeover. Kills a renewal interval of lease/4 (the
+ * active wakes up with its lease lapsed).
+ */
+static void
+test_pause_rides_out(void)
+{
+	struct gga_front ref;
+	struct world w;
+	uint32_t off, t;
+
+	gga_front_init(&ref, 2, 1, 1, LIVE_LEASE, true, 0);
+	for (off = 0; off < 6; off++) {
+		setup(2, 1, 0);
+		g.lease = LIVE_LEASE;
+		g.renew = ref.renew_ms;
+		g.t_max = UINT64_MAX;
+		w_init(&w);
+		CU_ASSERT_FATAL(w.f[0].role == GGA_FRONT_ACTIVE);
+		for (t = 0; t < LIVE_LEASE + off; t++) {
+			round_of(&w, 0);
+			round_of(&w, 1);
+			run(&w, E_TICK, 0, 0);
+		}
+		/* A paused: only B's rounds. */
+		for (t = 0; t < LIVE_PAUSE; t++) {
+			round_of(&w, 1);
+			run(&w, E_TICK, 0, 0);
+			UT_ASSERT_EQ(w.f[1].role, GGA_FRONT_STANDBY);
+		}
+		round_of(&w, 0);
+		UT_ASSERT_EQ(w.f[0].role, GGA_FRONT_ACTIVE);
+		round_of(&w, 1);
+		UT_ASSERT_EQ(w.f[1].role, GGA_FRONT_STANDBY);
+		CU_ASSERT(!g.bad);
+	}
 }
 
 /*
@@ -1259,6 +1296,7 @@ main(void)
 		UT_TEST(test_lost_renewal_not_a_fence),
 		UT_TEST(test_duplicate_front_id),
 		UT_TEST(test_lease_boundary),
+		UT_TEST(test_pause_rides_out),
 		UT_TEST(test_live_pauses),
 		UT_TEST(test_live_old_rules_found),
 	};
