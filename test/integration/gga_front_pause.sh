@@ -26,8 +26,8 @@ print(json.dumps(eval(sys.argv[1])))' "$2"
 
 # serving SECONDS: prints the name of a front that serves, within SECONDS.
 serving() {
-	local i n
-	for i in $(seq 1 $(($1 * 10))); do
+	local n
+	for _ in $(seq 1 $(($1 * 10))); do
 		for n in front front2; do
 			if [ "$(front_of $n 'f["serving"]')" = true ]; then
 				echo $n
