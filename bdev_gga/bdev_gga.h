@@ -267,7 +267,8 @@ struct bdev_gga_info {
 	uint16_t front_id;
 	uint32_t lease_ms;
 	bool standby;
-	const char *role; /* "standby", "taking_over", "active", "handing_over", "stepped_down" */
+	/* "standby", "taking_over", "active", "proving", "handing_over", "stepped_down" */
+	const char *role;
 	const char *role_reason; /* why it holds that role (static string) */
 	double role_seconds;     /* how long it has held it */
 	uint32_t members_held;   /* members whose reservation it holds */

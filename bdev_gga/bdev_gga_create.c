@@ -72,6 +72,13 @@ struct gga_create_ctx {
 	 * members were read, and creation goes on once this front holds them.
 	 */
 	bool early;
+	/*
+	 * A front: the members' absent mask, states and reasons before its first
+	 * assembly, restored for another try when one fails (create_front_again).
+	 */
+	uint32_t open_absent;
+	uint32_t open_state[BDEV_GGA_MAX_MEMBERS];
+	const char *open_reason[BDEV_GGA_MAX_MEMBERS];
 	int rc;
 	char msg[512];
 };
@@ -144,8 +151,13 @@ create_fail(struct gga_create_ctx *ctx)
 	int rc = ctx->rc;
 
 	if (ctx->early) {
-		/* The bdev is registered and stays, inaccessible: the front says why. */
-		gga_front_shell_assembled(ctx->disk, rc, ctx->msg);
+		/*
+		 * The bdev is registered and stays, inaccessible: the front says why,
+		 * and assembles again later unless the bdev is going.
+		 */
+		if (gga_front_shell_assembled(ctx->disk, rc, ctx->msg)) {
+			return;
+		}
 		create_early_end(ctx);
 		return;
 	}
@@ -1235,6 +1247,19 @@ create_front_assemble(void *arg)
 	uint32_t held = gga_front_shell_held_mask(disk), i;
 
 	create_front_registered(ctx);
+	/*
+	 * Another try after a failed one (the disk never started): from the
+	 * members as they were opened, with what this front holds now.
+	 */
+	ctx->absent = ctx->open_absent;
+	for (i = 0; i < disk->n; i++) {
+		disk->members[i].state = ctx->open_state[i];
+		disk->members[i].reason = ctx->open_reason[i];
+	}
+	free(ctx->bitmap);
+	ctx->bitmap = NULL;
+	ctx->rc = 0;
+	ctx->msg[0] = '\0';
 	if (create_check_removed(ctx)) {
 		create_fail(ctx);
 		return;
@@ -1303,6 +1328,11 @@ create_front(struct gga_create_ctx *ctx, const struct bdev_gga_opts *opts)
 		return create_fail_async(ctx);
 	}
 	ctx->early = true;
+	ctx->open_absent = ctx->absent;
+	for (i = 0; i < disk->n; i++) {
+		ctx->open_state[i] = disk->members[i].state;
+		ctx->open_reason[i] = disk->members[i].reason;
+	}
 	/* The assembly holds the disk; create_early_end lets it go. */
 	disk->pending_ops++;
 	rc = gga_front_shell_run(disk, create_front_assemble, ctx);

@@ -7,10 +7,12 @@
  * (bdev_nvme_reservation). When the module says active, the shell has the
  * creation code assemble the members; once assembled the disk serves I/O
  * (front_serving) and the NVMe-oF namespace over it turns accessible. A
- * Reservation Conflict seen by any thread (front_fenced), or a lost lease,
- * steps the front down: it stops serving at once and stays stepped down
- * until the bdev is created again (its view of the array is no longer
- * current).
+ * Reservation Conflict seen by any thread (front_fenced) steps the front
+ * down. A lapsed lease stops the serving at once; the module then proves the
+ * lease (renewals on a quorum) and the front serves again, or learns it was
+ * fenced. A front that was assembled and is fenced stays stepped down until
+ * the bdev is created again (its view of the array is no longer current);
+ * one whose assembly failed is assembled again (docs/DESIGN.md 1.11).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,6 +28,10 @@
 #include "bdev_gga_front.h"
 #include "bdev_gga_remove.h"
 #include "gga_front.h"
+
+/* Between two tries of a failed assembly: doubles from the first to the last. */
+#define RETRY_FIRST_MS 100u
+#define RETRY_MAX_MS   5000u
 
 /* Bytes of a Reservation Report: the header and room for 15 registrants. */
 #define REPORT_LEN 1024u
@@ -59,8 +65,11 @@ struct gga_front_shell {
 	uint32_t outstanding;
 	void (*assemble)(void *arg);
 	void *assemble_arg;
-	bool assembling;
-	bool assembled;
+	bool assembling;   /* assemble() called, and it has not failed */
+	bool assembled;    /* the disk started: its view is this front's from then on */
+	uint64_t retry_at; /* a failed assembly: the next try not before */
+	uint32_t retry_ms; /* the back-off after the next failure */
+	uint32_t assemble_failures;
 	enum gga_front_role logged_role; /* the role last logged */
 	bool stepped_down;
 	bool failed;
@@ -265,8 +274,9 @@ step_down_for_good(struct gga_front_shell *sh, const char *why)
 	sh->down_at = now_ms(sh);
 	__atomic_store_n(&disk->front_serving, false, __ATOMIC_RELEASE);
 	bdev_notify_access_changed(&disk->bdev);
-	ERRLOG("gga bdev '%s': front %u steps down: %s; it serves nothing until the bdev is "
-	       "created again\n",
+	ERRLOG("gga bdev '%s': front %u steps down: %s; its view of the array may be stale "
+	       "(the other front may have written), so it serves nothing and takes nothing "
+	       "over until the bdev is created again\n",
 	       disk->bdev.name, sh->f.front_id, why);
 }
 
@@ -287,15 +297,35 @@ follow_role(struct gga_front_shell *sh)
 			  sh->f.reason != NULL ? sh->f.reason : "");
 		sh->logged_role = sh->f.role;
 	}
-	if (sh->failed || sh->stopping) {
+	if (sh->stopping || sh->stepped_down) {
 		return;
 	}
-	if (sh->f.role == GGA_FRONT_ACTIVE && !sh->assembling && !sh->stepped_down) {
-		sh->assembling = true;
-		sh->assemble(sh->assemble_arg);
-	} else if (sh->f.role != GGA_FRONT_ACTIVE && sh->assembling) {
-		/* Was active: stepped down, or handed over. */
-		step_down_for_good(sh, sh->f.reason != NULL ? sh->f.reason : "lost the members");
+	switch (sh->f.role) {
+	case GGA_FRONT_ACTIVE:
+		if (!sh->assembling && now_ms(sh) >= sh->retry_at) {
+			sh->assembling = true;
+			sh->assemble(sh->assemble_arg);
+		} else if (sh->assembled && !disk->destructing &&
+			   !__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE) &&
+			   !__atomic_load_n(&disk->front_fenced, __ATOMIC_ACQUIRE)) {
+			/* Proved its lease: nobody else wrote since its assembly. */
+			NOTICELOG("gga bdev '%s': front %u serves again (%s)\n", disk->bdev.name,
+				  sh->f.front_id, sh->f.reason != NULL ? sh->f.reason : "");
+			set_serving(sh, true);
+		}
+		break;
+	case GGA_FRONT_PROVING:
+		/* Safety first: nothing is acknowledged until the lease is proved. */
+		set_serving(sh, false);
+		break;
+	default:
+		if (sh->assembled) {
+			/* Was active, and fenced (or handed over): its view may be stale. */
+			step_down_for_good(sh, sh->f.reason != NULL ? sh->f.reason :
+								      "lost the members");
+		}
+		/* One under way: gga_front_shell_assembled() looks at the role then. */
+		break;
 	}
 }
 
@@ -315,7 +345,7 @@ front_poll(void *arg)
 		gga_front_conflict(&sh->f, 0, now);
 	}
 	/* A front that stepped down takes nothing again; one handing over still releases. */
-	if (sh->failed || (sh->stepped_down && sh->f.role != GGA_FRONT_HANDING_OVER)) {
+	if (sh->stepped_down && sh->f.role != GGA_FRONT_HANDING_OVER) {
 		return POLLER_IDLE;
 	}
 	if (gga_front_poll(&sh->f, now, cmds) > 0) {
@@ -389,7 +419,8 @@ int
 gga_front_shell_run(struct gga_disk *disk, void (*assemble)(void *arg), void *arg)
 {
 	struct gga_front_shell *sh = disk->front;
-	uint64_t period_us = GGA_MAX((uint64_t)sh->f.lease_ms * 1000 / 8, 10000u);
+	/* 1/80 of the lease, 10 to 50 ms: with renewals every lease/20 (DESIGN.md 1.11). */
+	uint64_t period_us = GGA_MIN(GGA_MAX((uint64_t)sh->f.lease_ms * 1000 / 80, 10000u), 50000u);
 
 	sh->assemble = assemble;
 	sh->assemble_arg = arg;
@@ -413,33 +444,45 @@ gga_front_shell_held_mask(const struct gga_disk *disk)
 	uint32_t i, mask = 0;
 
 	for (i = 0; sh != NULL && i < disk->n; i++) {
-		mask |= sh->f.members[i].held ? 1u << i : 0;
+		mask |= sh->f.members[i].held && !sh->f.members[i].uncertain ? 1u << i : 0;
 	}
 	return mask;
 }
 
-void
+bool
 gga_front_shell_assembled(struct gga_disk *disk, int rc, const char *msg)
 {
 	struct gga_front_shell *sh = disk->front;
 
 	if (rc != 0) {
-		sh->failed = true;
-		if (!sh->stopping) {
-			ERRLOG("gga bdev '%s': front %u holds the members but could not assemble "
-			       "them: %s\n",
-			       disk->bdev.name, sh->f.front_id, msg);
+		if (sh->stopping || disk->destructing || sh->poller == NULL) {
+			sh->failed = true;
+			return false;
 		}
-		return;
+		/* Tried again after a back-off, with the members it holds then (case 6). */
+		sh->assembling = false;
+		sh->assemble_failures++;
+		sh->retry_ms = GGA_MIN(GGA_MAX(sh->retry_ms * 2, RETRY_FIRST_MS), RETRY_MAX_MS);
+		sh->retry_at = now_ms(sh) + sh->retry_ms;
+		ERRLOG("gga bdev '%s': front %u could not assemble the members it holds: %s; "
+		       "tries again in %u ms\n",
+		       disk->bdev.name, sh->f.front_id, msg, sh->retry_ms);
+		return true;
 	}
 	sh->assembled = true;
+	sh->retry_ms = 0;
+	if (sh->f.role != GGA_FRONT_ACTIVE && sh->f.role != GGA_FRONT_PROVING) {
+		/* Fenced while it assembled: the disk started with a view that may be stale. */
+		step_down_for_good(sh, sh->f.reason != NULL ? sh->f.reason : "lost the members");
+	}
 	if (sh->stepped_down || sh->f.role != GGA_FRONT_ACTIVE) {
-		/* Stepped down while it assembled: it must not serve. */
-		return;
+		/* Stepped down (or proving) while it assembled: it must not serve now. */
+		return false;
 	}
 	NOTICELOG("gga bdev '%s': front %u is active and serving\n", disk->bdev.name,
 		  sh->f.front_id);
 	set_serving(sh, true);
+	return false;
 }
 
 static void
@@ -482,7 +525,7 @@ gga_front_shell_hand_over(struct gga_disk *disk)
 	if (sh == NULL) {
 		return -ENOTSUP;
 	}
-	if (sh->stepped_down || sh->failed) {
+	if (sh->stepped_down || sh->failed || sh->f.role == GGA_FRONT_PROVING) {
 		return -EINVAL;
 	}
 	if (sh->f.role == GGA_FRONT_ACTIVE) {
@@ -513,7 +556,11 @@ gga_front_shell_info(const struct gga_disk *disk, struct bdev_gga_info *info)
 		since = sh->down_at;
 	} else {
 		info->role = gga_front_role_name(sh->f.role);
-		info->role_reason = sh->failed ? "could not assemble the members" : sh->f.reason;
+		info->role_reason = sh->failed ? "could not assemble the members" :
+				    sh->f.role == GGA_FRONT_ACTIVE && !sh->assembled &&
+						    sh->assemble_failures > 0 ?
+						 "could not assemble the members: trying again" :
+						 sh->f.reason;
 		since = sh->f.since;
 	}
 	info->role_seconds = (double)(now - GGA_MIN(now, since)) / 1000.0;

@@ -16,10 +16,14 @@ int gga_front_shell_create(struct gga_disk *disk, uint16_t front_id, uint32_t le
 void gga_front_shell_free(struct gga_disk *disk, struct gga_front_shell *sh);
 /* Start the poller (after registration); assemble(arg) runs once the front is active. */
 int gga_front_shell_run(struct gga_disk *disk, void (*assemble)(void *arg), void *arg);
-/* Members whose reservation this front holds now. */
+/* Members whose reservation this front holds now (a member whose renewal got no answer not). */
 uint32_t gga_front_shell_held_mask(const struct gga_disk *disk);
-/* The assembly asked for ended: rc 0 serves (if still active); else msg says why not. */
-void gga_front_shell_assembled(struct gga_disk *disk, int rc, const char *msg);
+/*
+ * The assembly asked for ended: rc 0 serves (if still active); else msg says
+ * why not. Returns true when the shell will call assemble(arg) again (after
+ * a back-off): the caller keeps arg for it.
+ */
+bool gga_front_shell_assembled(struct gga_disk *disk, int rc, const char *msg);
 /* Stop (destruct): the disk is freed once the shell's I/O has ended. */
 void gga_front_shell_stop(struct gga_disk *disk);
 /* Planned hand-over: 0, -ENOTSUP (single front), -EINVAL (neither active nor standby). */

@@ -30,6 +30,9 @@ gga_front_init(struct gga_front *f, uint32_t k, uint32_t m, uint16_t front_id, u
 	f->since = now;
 	f->reason = "started";
 	f->rule_uncertain = true;
+	f->rule_come_back = true;
+	/* Renewals and the poll use 1/16 of the lease; the pause allowed is 0.9 of it (1.11). */
+	f->renew_ms = lease_ms / 20;
 }
 
 uint64_t
@@ -61,6 +64,7 @@ become(struct gga_front *f, enum gga_front_role role, uint64_t now, const char *
 		for (i = 0; i < f->n; i++) {
 			f->members[i].held = false;
 			f->members[i].uncertain = false;
+			f->members[i].continuous = false;
 		}
 		f->takeover_now = false;
 		forget_seen(f);
@@ -166,11 +170,12 @@ take_cmd(struct gga_front *f, uint32_t i, struct gga_front_cmd *c)
 }
 
 static void
-set_busy(struct gga_front *f, uint32_t i, const struct gga_front_cmd *c)
+set_busy(struct gga_front *f, uint32_t i, const struct gga_front_cmd *c, uint64_t now)
 {
 	f->members[i].busy = true;
 	f->members[i].busy_op = c->op;
 	f->members[i].busy_nrkey = c->nrkey;
+	f->members[i].busy_at = now;
 }
 
 static uint32_t
@@ -212,7 +217,7 @@ poll_standby(struct gga_front *f, uint64_t now, struct gga_front_cmd *cmds)
 	for (i = 0; i < f->n; i++) {
 		if (lapsed(f, i, now)) {
 			take_cmd(f, i, &cmds[i]);
-			set_busy(f, i, &cmds[i]);
+			set_busy(f, i, &cmds[i], now);
 			held++;
 		}
 	}
@@ -221,33 +226,16 @@ poll_standby(struct gga_front *f, uint64_t now, struct gga_front_cmd *cmds)
 	return held;
 }
 
+/* A renewal round to every member held (not busy, not uncertain), if one is due. */
 static uint32_t
-poll_active(struct gga_front *f, uint64_t now, struct gga_front_cmd *cmds)
+renew_round(struct gga_front *f, uint64_t now, struct gga_front_cmd *cmds)
 {
 	struct gga_front_member *mb;
-	uint32_t i, n = 0, fresh = 0;
+	uint32_t i, n = 0;
 	uint64_t key;
 
-	for (i = 0; i < f->n; i++) {
-		mb = &f->members[i];
-		if (mb->held && now - mb->renewed_at < f->lease_ms) {
-			fresh++;
-		}
-	}
-	if (fresh < f->q) {
-		become(f, GGA_FRONT_STANDBY, now, "lease not renewed on enough members");
+	if (now - f->last_round < f->renew_ms && f->last_round != 0) {
 		return 0;
-	}
-	/* A member it does not hold (back after the takeover) is taken as the standby would. */
-	for (i = 0; i < f->n; i++) {
-		if (lapsed(f, i, now)) {
-			take_cmd(f, i, &cmds[i]);
-			set_busy(f, i, &cmds[i]);
-			n++;
-		}
-	}
-	if (now - f->last_round < f->lease_ms / 4 && f->last_round != 0) {
-		return n;
 	}
 	f->last_round = now;
 	f->renewals++;
@@ -261,10 +249,64 @@ poll_active(struct gga_front *f, uint64_t now, struct gga_front_cmd *cmds)
 		cmds[i].crkey = mb->key;
 		cmds[i].nrkey = key;
 		cmds[i].prkey = 0;
-		set_busy(f, i, &cmds[i]);
+		set_busy(f, i, &cmds[i], now);
 		n++;
 	}
 	return n;
+}
+
+/*
+ * Proving: the members held since the takeover that took a renewal sent
+ * since the step-down (a key counted from prove_from: not the time, which
+ * may not have moved). Such a renewal (Replace without ignoring the old key)
+ * succeeds only while our registration is there, which no preempt left.
+ */
+static uint32_t
+count_proved(const struct gga_front *f)
+{
+	const struct gga_front_member *mb;
+	uint32_t i, n = 0;
+
+	for (i = 0; i < f->n; i++) {
+		mb = &f->members[i];
+		n += mb->held && mb->continuous && !mb->uncertain &&
+		     (mb->key & 0xffffffffffffull) >= f->prove_from;
+	}
+	return n;
+}
+
+static uint32_t
+poll_active(struct gga_front *f, uint64_t now, struct gga_front_cmd *cmds)
+{
+	struct gga_front_member *mb;
+	uint32_t i, n = 0, fresh = 0;
+
+	for (i = 0; i < f->n; i++) {
+		mb = &f->members[i];
+		if (mb->held && now - mb->renewed_at < f->lease_ms) {
+			fresh++;
+		}
+	}
+	if (fresh < f->q) {
+		if (!f->rule_come_back) {
+			become(f, GGA_FRONT_STANDBY, now, "lease not renewed on enough members");
+			return 0;
+		}
+		/* Stop writing now, and renew at once to learn whether the lease is still ours. */
+		become(f, GGA_FRONT_PROVING, now, "lease not renewed on enough members");
+		f->last_round = 0;
+		f->prove_from = f->renewals + 1;
+		return renew_round(f, now, cmds);
+	}
+	/* A member it does not hold (back after the takeover) is taken as the standby would. */
+	for (i = 0; i < f->n; i++) {
+		if (lapsed(f, i, now)) {
+			take_cmd(f, i, &cmds[i]);
+			set_busy(f, i, &cmds[i], now);
+			n++;
+		}
+	}
+	return n + renew_round(f, now, cmds);
 }
 
 static uint32_t
@@ -278,7 +320,7 @@ poll_hand_over(struct gga_front *f, uint64_t now, struct gga_front_cmd *cmds)
 		}
 		cmds[i].op = GGA_FRONT_OP_RELEASE;
 		cmds[i].crkey = f->members[i].key;
-		set_busy(f, i, &cmds[i]);
+		set_busy(f, i, &cmds[i], now);
 		n++;
 	}
 	if (n == 0 && !any_busy(f)) {
@@ -298,6 +340,8 @@ gga_front_poll(struct gga_front *f, uint64_t now, struct gga_front_cmd *cmds)
 		return poll_active(f, now, cmds);
 	case GGA_FRONT_HANDING_OVER:
 		return poll_hand_over(f, now, cmds);
+	case GGA_FRONT_PROVING:
+		return renew_round(f, now, cmds);
 	default:
 		return 0; /* taking over: waits for the answers */
 	}
@@ -307,7 +351,7 @@ static void
 step_down(struct gga_front *f, uint64_t now, const char *reason)
 {
 	if (f->role == GGA_FRONT_ACTIVE || f->role == GGA_FRONT_TAKING_OVER ||
-	    f->role == GGA_FRONT_HANDING_OVER) {
+	    f->role == GGA_FRONT_HANDING_OVER || f->role == GGA_FRONT_PROVING) {
 		become(f, GGA_FRONT_STANDBY, now, reason);
 	}
 }
@@ -317,6 +361,7 @@ gga_front_done(struct gga_front *f, uint32_t i, uint64_t now, enum gga_front_res
 {
 	struct gga_front_member *mb = &f->members[i];
 	enum gga_front_op op = mb->busy_op;
+	uint32_t j;
 
 	if (!mb->busy) {
 		return;
@@ -331,7 +376,9 @@ gga_front_done(struct gga_front *f, uint32_t i, uint64_t now, enum gga_front_res
 			mb->uncertain = false;
 			mb->own_key_elsewhere = false;
 			mb->key = mb->busy_nrkey;
-			mb->renewed_at = now;
+			mb->renewed_at = mb->busy_at;
+			/* Taken back while active: its registration was made again. */
+			mb->continuous = false;
 		} else {
 			if (op == GGA_FRONT_OP_ACQUIRE && result == GGA_FRONT_CONFLICT &&
 			    mb->seen_key != 0 && gga_front_key_owner(mb->seen_key) == f->front_id) {
@@ -349,7 +396,7 @@ gga_front_done(struct gga_front *f, uint32_t i, uint64_t now, enum gga_front_res
 		}
 		if (result == GGA_FRONT_OK && mb->held) {
 			mb->key = mb->busy_nrkey;
-			mb->renewed_at = now;
+			mb->renewed_at = mb->busy_at;
 		} else if (result == GGA_FRONT_ERROR && mb->held && f->rule_uncertain) {
 			/* The renewal may have happened: ask the member before the next. */
 			mb->uncertain = true;
@@ -365,11 +412,17 @@ gga_front_done(struct gga_front *f, uint32_t i, uint64_t now, enum gga_front_res
 		if (count_held(f) >= f->q) {
 			become(f, GGA_FRONT_ACTIVE, now, f->reason);
 			f->last_round = now;
+			for (j = 0; j < f->n; j++) {
+				f->members[j].continuous = f->members[j].held;
+			}
 		} else {
 			become(f, GGA_FRONT_STANDBY, now, "takeover reached too few members");
 		}
 	} else if (f->role == GGA_FRONT_HANDING_OVER && !any_busy(f) && count_held(f) == 0) {
 		become(f, GGA_FRONT_STANDBY, now, "handed over");
+	} else if (f->role == GGA_FRONT_PROVING && count_proved(f) >= f->q) {
+		/* Nobody preempted it on a quorum since its takeover: nobody else wrote. */
+		become(f, GGA_FRONT_ACTIVE, now, "lease proved");
 	}
 }
 
@@ -413,6 +466,8 @@ gga_front_role_name(enum gga_front_role role)
 		return "active";
 	case GGA_FRONT_HANDING_OVER:
 		return "handing_over";
+	case GGA_FRONT_PROVING:
+		return "proving";
 	default:
 		return "unknown";
 	}

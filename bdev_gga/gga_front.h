@@ -14,9 +14,13 @@
  * this module only decides when to try, so a wrong guess costs a takeover
  * too early or too late, never data:
  * - Active: holds Exclusive Access on at least q members (gga_front_quorum)
- *   and renews its key on them every lease/4 (Register, Replace). Steps down
- *   on any Reservation Conflict, and when it has not renewed on q members
- *   within the lease. Never preempts.
+ *   and renews its key on them every lease/20 (Register, Replace). Steps down
+ *   on any Reservation Conflict (to standby), and when it has not renewed on
+ *   q members within the lease (to proving). Never preempts.
+ * - Proving: serves nothing; renews as the active does. Back to active once
+ *   q members it held since its takeover took a renewal sent after the
+ *   step-down (nobody preempted it, so nobody else wrote: DESIGN.md 1.11);
+ *   standby on any Reservation Conflict.
  * - Standby: reads the members' Reservation Reports and notes when each
  *   holder's key last changed. When it has not changed for a lease on q
  *   members, preempts those members with the key it saw (the member refuses
@@ -56,6 +60,7 @@ enum gga_front_role {
 	GGA_FRONT_TAKING_OVER,  /* preempting the members it found lapsed */
 	GGA_FRONT_ACTIVE,       /* holds at least q members: reads and writes them */
 	GGA_FRONT_HANDING_OVER, /* planned hand-over: releasing its reservations */
+	GGA_FRONT_PROVING,      /* was active, lease lapsed: renews to prove it still holds it */
 };
 
 /* What a member answered to a command this module asked for. */
@@ -110,6 +115,12 @@ struct gga_front_member {
 	bool busy;
 	enum gga_front_op busy_op;
 	uint64_t busy_nrkey;
+	uint64_t busy_at; /* when the command was sent: a renewal counts from then */
+	/*
+	 * Held since this front's takeover, with no Register that ignores the
+	 * old key since: only such members prove the lease (DESIGN.md 1.11).
+	 */
+	bool continuous;
 };
 
 struct gga_front {
@@ -123,6 +134,8 @@ struct gga_front {
 	const char *reason;  /* why the role changed last (static string) */
 	uint64_t renewals;   /* renewal count of our key */
 	uint64_t last_round; /* when the last renewal round was sent */
+	uint64_t renew_ms;   /* between renewal rounds: lease/20 (DESIGN.md 1.11) */
+	uint64_t prove_from; /* proving: the first renewal count that proves the lease */
 	/* A hand-over was asked for: the standby takes over without waiting for a lease. */
 	bool takeover_now;
 	/*
@@ -131,6 +144,12 @@ struct gga_front {
 	 * what happens without it.
 	 */
 	bool rule_uncertain;
+	/*
+	 * The fix for issue 32 case 5: a lapsed lease makes the front prove it
+	 * (GGA_FRONT_PROVING) instead of stepping down to standby. Always true
+	 * but in the checker's test that shows what happens without it.
+	 */
+	bool rule_come_back;
 	struct gga_front_member members[GGA_FRONT_MAX_MEMBERS];
 };
 
@@ -154,7 +173,7 @@ bool gga_front_wants_report(const struct gga_front *f, uint32_t i);
  * What to send now, one command per member in cmds (GGA_FRONT_OP_NONE:
  * nothing for that member); the members it returns a command for are busy
  * until gga_front_done(). Standby: the takeover once q members lapsed.
- * Active: the renewal round every lease/4, and the acquisition of members it
+ * Active and proving: the renewal round every renew_ms; active: the acquisition of members it
  * does not hold (one that came back). Returns how many commands it set.
  */
 uint32_t gga_front_poll(struct gga_front *f, uint64_t now, struct gga_front_cmd *cmds);

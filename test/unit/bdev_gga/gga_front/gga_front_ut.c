@@ -25,7 +25,8 @@
  *       a member, or a member dropped its registration (a renewal whose
  *       answer was lost must not look like a fence).
  * Then a liveness check: with members up and the events in a fair order,
- * the standby takes over within a bound after the active stops.
+ * the standby takes over within a bound after the active stops; and a
+ * liveness walk under pauses, a crash and member loss (L1, live_check).
  *
  * GGA_FRONT_DEPTH=d walks to depth d instead of DEPTH.
  */
@@ -97,7 +98,9 @@ static struct {
 	uint32_t k, m, n;
 	uint32_t q_override; /* 0: the module's quorum */
 	uint64_t lease;      /* the fronts' lease (LEASE but in one test) */
+	uint64_t renew;      /* the fronts' renew_ms */
 	bool no_uncertain;   /* turn gga_front.rule_uncertain off */
+	bool no_come_back;   /* turn gga_front.rule_come_back off */
 	uint64_t t_max;
 	struct ut_memo memo;
 	bool bad;
@@ -119,6 +122,9 @@ front_init(struct world *w, uint32_t x)
 		w->f[x].q = g.q_override;
 	}
 	w->f[x].rule_uncertain = !g.no_uncertain;
+	w->f[x].rule_come_back = !g.no_come_back;
+	/* The safety walks: a renewal round a tick (lease 4). */
+	w->f[x].renew_ms = g.renew;
 	memset(w->out[x], 0, sizeof(w->out[x]));
 	w->was_active[x] = 0;
 }
@@ -548,7 +554,9 @@ setup(uint32_t k, uint32_t m, uint32_t q_override)
 	g.n = k + m;
 	g.q_override = q_override;
 	g.lease = LEASE;
+	g.renew = LEASE / 4;
 	g.no_uncertain = false;
+	g.no_come_back = false;
 	g.bad = false;
 	g.why = NULL;
 	g.steps = 0;
@@ -569,6 +577,7 @@ check_lease(uint32_t k, uint32_t m, uint32_t q_override, uint64_t lease, uint32_
 
 	setup(k, m, q_override);
 	g.lease = lease;
+	g.renew = lease / 4;
 	w_init(&w);
 	CU_ASSERT_FATAL(!g.bad);
 	/* The set-up must reach what the walk starts from. */
@@ -879,11 +888,14 @@ test_lease_boundary(void)
 		CU_ASSERT(w.f[0].members[i].busy);
 		CU_ASSERT(gga_front_may_use(&w.f[0], i));
 	}
-	/* T + lease: A's renewals are exactly one lease old. A steps down, then B takes over. */
+	/*
+	 * T + lease: A's renewals are exactly one lease old. A stops writing
+	 * (proving: its renewals are still out, so it sends none), then B takes over.
+	 */
 	run(&w, E_TICK, 0, 0);
 	UT_ASSERT_EQ(w.now, t + LEASE);
 	UT_ASSERT_EQ(gga_front_poll(&w.f[0], w.now, cmds), 0);
-	UT_ASSERT_EQ(w.f[0].role, GGA_FRONT_STANDBY);
+	UT_ASSERT_EQ(w.f[0].role, GGA_FRONT_PROVING);
 	UT_ASSERT_STR_EQ(w.f[0].reason, "lease not renewed on enough members");
 	w.f[0].reason = NULL;
 	for (i = 0; i < g.n; i++) {
@@ -893,6 +905,380 @@ test_lease_boundary(void)
 	UT_ASSERT_EQ(w.f[1].role, GGA_FRONT_ACTIVE);
 	CU_ASSERT(w.f[0].role != GGA_FRONT_ACTIVE);
 	CU_ASSERT(!g.bad);
+}
+
+/*
+ * Liveness under pauses and member loss (issue 32 cases 5 and 6). The
+ * lease is LIVE_LEASE ticks and the fronts renew as the module does
+ * (lease/20: a tick), one round of each front a tick. The shell is modelled
+ * where it matters: a front that was active and is standby again (fenced)
+ * stays stepped down: its view may be stale, so its events no longer come.
+ * Every sequence of up to LIVE_DEPTH of these steps is walked:
+ *   a fair tick (A's round, B's round); a pause of one front for 0.9 of
+ *   the lease (the other's rounds only), then a fair tick; a fair tick in
+ *   which a member goes away between the polls and the deliveries (a
+ *   takeover or a renewal round loses it); that member back; a front
+ *   crashing for good, then lease - 2 fair ticks (so that the next steps
+ *   meet the other's takeover);
+ * with S1 to S3 after every event, and after every sequence, once faults
+ * stop (fair ticks, the members as they are, at least q up): L1 within
+ * LIVE_BOUND ticks a front that is up and not stepped down is active.
+ */
+#define LIVE_LEASE 20
+#define LIVE_PAUSE 18 /* 0.9 of the lease */
+#define LIVE_BOUND (3 * LIVE_LEASE)
+#define LIVE_DEPTH 9
+
+struct live {
+	struct world w;
+	uint8_t ever_active[NF]; /* active since its (re)start: assembled */
+	uint8_t spent[NF];       /* stepped down for good (the shell idles) */
+	uint8_t pauses, losses, backs, crashes;
+};
+
+static struct {
+	uint64_t checked;
+	uint64_t lost_in_takeover; /* steps where a member went away under a takeover */
+	bool bad;
+	struct live bad_at;
+	uint8_t path[LIVE_DEPTH];
+	uint8_t path_len;
+	uint8_t cur[LIVE_DEPTH];
+} gl;
+
+enum live_step {
+	L_TICK = 0,
+	L_PAUSE_A,
+	L_PAUSE_B,
+	L_LOSE0, /* L_LOSE0 + i: member i goes away during a round */
+	L_BACK0 = L_LOSE0 + MAXN,
+	L_CRASH_A = L_BACK0 + MAXN,
+	L_CRASH_B,
+	L_NSTEPS,
+};
+
+static void
+live_note(struct live *l)
+{
+	uint32_t x;
+
+	for (x = 0; x < NF; x++) {
+		enum gga_front_role r = l->w.f[x].role;
+
+		if (!l->w.front_up[x]) {
+			continue;
+		}
+		if (r == GGA_FRONT_ACTIVE) {
+			l->ever_active[x] = 1;
+		} else if (l->ever_active[x] && r != GGA_FRONT_PROVING) {
+			l->spent[x] = 1;
+		}
+	}
+}
+
+/* Front x's reports and poll (if it is not stepped down). */
+static void
+live_ask(struct live *l, uint32_t x)
+{
+	uint32_t i;
+
+	if (l->spent[x]) {
+		return;
+	}
+	for (i = 0; i < g.n; i++) {
+		run(&l->w, E_REPORT, x, i);
+	}
+	run(&l->w, E_POLL, x, 0);
+	live_note(l);
+}
+
+static void
+live_deliver(struct live *l, uint32_t x)
+{
+	uint32_t i;
+
+	if (l->spent[x]) {
+		return;
+	}
+	for (i = 0; i < g.n; i++) {
+		run(&l->w, E_DELIVER, x, i);
+		live_note(l);
+	}
+}
+
+/* One tick: A's round, B's round; member `lose` (if < n) goes away between polls and deliveries. */
+static void
+live_tick(struct live *l, uint32_t lose, int paused)
+{
+	uint32_t x;
+
+	for (x = 0; x < NF; x++) {
+		if ((int)x != paused) {
+			live_ask(l, x);
+			if (lose >= g.n) {
+				live_deliver(l, x);
+			}
+		}
+	}
+	if (lose < g.n) {
+		for (x = 0; x < NF; x++) {
+			if (l->w.f[x].role == GGA_FRONT_TAKING_OVER &&
+			    l->w.out[x][lose].op != GGA_FRONT_OP_NONE) {
+				gl.lost_in_takeover++;
+			}
+		}
+		l->w.up[lose] = 0;
+		for (x = 0; x < NF; x++) {
+			if ((int)x != paused) {
+				live_deliver(l, x);
+			}
+		}
+	}
+	run(&l->w, E_TICK, 0, 0);
+}
+
+static bool
+live_step(struct live *l, uint32_t s)
+{
+	uint32_t t;
+
+	switch (s) {
+	case L_TICK:
+		live_tick(l, MAXN, -1);
+		return true;
+	case L_PAUSE_A:
+	case L_PAUSE_B:
+		if (l->pauses == 0) {
+			return false;
+		}
+		l->pauses--;
+		for (t = 0; t < LIVE_PAUSE; t++) {
+			live_tick(l, MAXN, (int)(s - L_PAUSE_A));
+		}
+		live_tick(l, MAXN, -1);
+		return true;
+	case L_CRASH_A:
+	case L_CRASH_B:
+		if (l->crashes == 0) {
+			return false;
+		}
+		l->crashes--;
+		run(&l->w, E_CRASH, s - L_CRASH_A, 0);
+		for (t = 0; t + 2 < LIVE_LEASE; t++) {
+			live_tick(l, MAXN, -1);
+		}
+		return true;
+	default:
+		break;
+	}
+	if (s >= L_LOSE0 && s < L_LOSE0 + g.n) {
+		if (l->losses == 0 || !l->w.up[s - L_LOSE0]) {
+			return false;
+		}
+		l->losses--;
+		live_tick(l, s - L_LOSE0, -1);
+		return true;
+	}
+	if (s >= L_BACK0 && s < L_BACK0 + g.n) {
+		if (l->backs == 0 || l->w.up[s - L_BACK0]) {
+			return false;
+		}
+		l->backs--;
+		l->w.up[s - L_BACK0] = 1;
+		live_tick(l, MAXN, -1);
+		return true;
+	}
+	return false;
+}
+
+/* L1 from l: fair ticks until a front that is up and not stepped down is active. */
+static bool
+live_holds(const struct live *from)
+{
+	struct live l;
+	uint32_t t, x, up = 0;
+
+	memcpy(&l, from, sizeof(l));
+	for (x = 0; x < g.n; x++) {
+		up += l.w.up[x];
+	}
+	if (up < l.w.f[0].q) {
+		return true; /* no quorum of members: nothing to ask */
+	}
+	for (t = 0; t <= LIVE_BOUND; t++) {
+		for (x = 0; x < NF; x++) {
+			if (l.w.front_up[x] && !l.spent[x] && l.w.f[x].role == GGA_FRONT_ACTIVE) {
+				return true;
+			}
+		}
+		live_tick(&l, MAXN, -1);
+		if (g.bad) {
+			return false;
+		}
+	}
+	return false;
+}
+
+static bool
+live_dfs(const struct live *l, uint32_t depth)
+{
+	struct live nl;
+	uint32_t s;
+
+	gl.checked++;
+	if (g.bad || !live_holds(l)) {
+		gl.bad = true;
+		memcpy(&gl.bad_at, l, sizeof(*l));
+		gl.path_len = (uint8_t)depth;
+		memcpy(gl.path, gl.cur, depth);
+		return true;
+	}
+	if (depth == LIVE_DEPTH) {
+		return false;
+	}
+	for (s = 0; s < L_NSTEPS; s++) {
+		memcpy(&nl, l, sizeof(nl));
+		if (!live_step(&nl, s)) {
+			continue;
+		}
+		gl.cur[depth] = (uint8_t)s;
+		if (live_dfs(&nl, depth + 1)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static const char *
+live_step_name(uint32_t s, char *buf, size_t len)
+{
+	if (s == L_TICK) {
+		return "tick";
+	}
+	if (s == L_PAUSE_A || s == L_PAUSE_B) {
+		snprintf(buf, len, "%c paused for 0.9 lease", 'A' + (int)(s - L_PAUSE_A));
+	} else if (s == L_CRASH_A || s == L_CRASH_B) {
+		snprintf(buf, len, "%c crashes for good; lease - 2 ticks",
+			 'A' + (int)(s - L_CRASH_A));
+	} else if (s < L_BACK0) {
+		snprintf(buf, len, "tick, member %u lost between polls and answers", s - L_LOSE0);
+	} else {
+		snprintf(buf, len, "member %u back", s - L_BACK0);
+	}
+	return buf;
+}
+
+/* Walk every sequence; 0 if L1 and S1 to S3 hold, else the length of the first that fails. */
+static int
+live_check(bool old_rules, uint8_t crashes)
+{
+	struct gga_front ref;
+	struct live l;
+	char buf[80];
+	uint32_t i, x;
+
+	/* The module's own schedule, or the old one. */
+	gga_front_init(&ref, 2, 1, 1, LIVE_LEASE, true, 0);
+	setup(2, 1, 0);
+	g.lease = LIVE_LEASE;
+	g.renew = old_rules ? LIVE_LEASE / 4 : ref.renew_ms;
+	g.no_come_back = old_rules;
+	g.t_max = UINT64_MAX;
+	memset(&gl, 0, sizeof(gl));
+	memset(&l, 0, sizeof(l));
+	w_init(&l.w);
+	CU_ASSERT_FATAL(l.w.f[0].role == GGA_FRONT_ACTIVE);
+	/* The module's own schedule, unless the old one is asked for. */
+	live_note(&l);
+	l.pauses = 2;
+	l.losses = 1;
+	l.backs = 1;
+	l.crashes = crashes;
+	live_dfs(&l, 0);
+	printf("\n  liveness, %s rules, lease %u ticks, pauses of %u, %u crash: %" PRIu64
+	       " sequences of up to %u steps (%" PRIu64 " lose a member under a takeover), %s\n",
+	       old_rules ? "the old" : "the", LIVE_LEASE, LIVE_PAUSE, crashes, gl.checked,
+	       LIVE_DEPTH, gl.lost_in_takeover, gl.bad ? "a violation" : "no violation");
+	if (gl.bad) {
+		printf("  first found (%u steps), then: %s\n", gl.path_len,
+		       g.bad ? g.why : "L1: no front active and serving within 3 leases");
+		for (i = 0; i < gl.path_len; i++) {
+			printf("    %u. %s\n", i + 1, live_step_name(gl.path[i], buf, sizeof(buf)));
+		}
+		for (x = 0; x < NF; x++) {
+			printf("    then %c: %s%s\n", 'A' + x,
+			       gga_front_role_name(gl.bad_at.w.f[x].role),
+			       gl.bad_at.spent[x] ? ", stepped down for good" : "");
+		}
+	}
+	g.no_come_back = false;
+	return gl.bad ? (int)gl.path_len + 1 : 0;
+}
+
+/*
+ * The schedule (DESIGN.md 1.11): with the module's renewal interval, a
+ * pause of 0.9 lease of the active, starting at any tick of its renewal
+ * cycle, passes without a step-down (not even to proving) and without the
+ * standby trying a takeover. Kills a renewal interval of lease/4 (the
+ * active wakes up with its lease lapsed).
+ */
+static void
+test_pause_rides_out(void)
+{
+	struct gga_front ref;
+	struct world w;
+	uint32_t off, t;
+
+	gga_front_init(&ref, 2, 1, 1, LIVE_LEASE, true, 0);
+	for (off = 0; off < 6; off++) {
+		setup(2, 1, 0);
+		g.lease = LIVE_LEASE;
+		g.renew = ref.renew_ms;
+		g.t_max = UINT64_MAX;
+		w_init(&w);
+		CU_ASSERT_FATAL(w.f[0].role == GGA_FRONT_ACTIVE);
+		for (t = 0; t < LIVE_LEASE + off; t++) {
+			round_of(&w, 0);
+			round_of(&w, 1);
+			run(&w, E_TICK, 0, 0);
+		}
+		/* A paused: only B's rounds. */
+		for (t = 0; t < LIVE_PAUSE; t++) {
+			round_of(&w, 1);
+			run(&w, E_TICK, 0, 0);
+			UT_ASSERT_EQ(w.f[1].role, GGA_FRONT_STANDBY);
+		}
+		round_of(&w, 0);
+		UT_ASSERT_EQ(w.f[0].role, GGA_FRONT_ACTIVE);
+		round_of(&w, 1);
+		UT_ASSERT_EQ(w.f[1].role, GGA_FRONT_STANDBY);
+		CU_ASSERT(!g.bad);
+	}
+}
+
+/*
+ * Pauses of 0.9 lease, a crash, and a member lost in the takeover that
+ * follows: some front always serves again.
+ */
+static void
+test_live_pauses(void)
+{
+	UT_ASSERT_EQ(live_check(false, 1), 0);
+	CU_ASSERT(gl.lost_in_takeover > 0);
+	CU_ASSERT(!g.bad);
+}
+
+/*
+ * The old rules (renewals every lease/4, a lapsed lease a step-down to
+ * standby, so for good once assembled): the walk finds two pauses that
+ * leave no front serving (issue 32 case 5).
+ */
+static void
+test_live_old_rules_found(void)
+{
+	CU_ASSERT(live_check(true, 0) != 0);
+	CU_ASSERT(!g.bad);
+	CU_ASSERT(gl.bad_at.spent[0] && gl.bad_at.spent[1]);
 }
 
 int
@@ -910,6 +1296,9 @@ main(void)
 		UT_TEST(test_lost_renewal_not_a_fence),
 		UT_TEST(test_duplicate_front_id),
 		UT_TEST(test_lease_boundary),
+		UT_TEST(test_pause_rides_out),
+		UT_TEST(test_live_pauses),
+		UT_TEST(test_live_old_rules_found),
 	};
 
 	return ut_run("gga_front", tests, sizeof(tests) / sizeof(tests[0]), NULL, NULL);
