@@ -329,6 +329,12 @@ test_member_fault_keeps_k(void)
 	flip(disk, 2, 0, 7, 0x40);
 	for (b = 0; b < 10; b++) {
 		CU_ASSERT(!dev_read(0, 1, rd));
+		if (b == 1) {
+			/* Below the limit, where nothing resets the count. */
+			get_info("Y", &info);
+			UT_ASSERT_EQ(info.members[2].errors, 1);
+			bdev_gga_info_clear(&info);
+		}
 	}
 	get_info("Y", &info);
 	UT_ASSERT_EQ(info.members[2].errors, 1);
