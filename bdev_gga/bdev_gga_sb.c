@@ -263,7 +263,12 @@ sb_update_msg(void *arg)
 
 	__atomic_store_n(&disk->sb_kicked, false, __ATOMIC_RELEASE);
 	if (gga_disk_gated(disk)) {
-		/* A front that does not serve writes no record; nothing it holds waits for one. */
+		/*
+		 * A front that does not serve (or a bdev waiting for members to
+		 * assemble) writes no record; nothing it holds waits for one. A
+		 * delete may have waited for this message alone.
+		 */
+		gga_disk_try_free(disk);
 		return;
 	}
 	if (disk->sb_inflight) {
