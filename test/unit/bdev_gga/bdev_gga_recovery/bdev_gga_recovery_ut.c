@@ -823,10 +823,14 @@ int
 main(void)
 {
 	static const struct ut_test tests[] = {
-		UT_TEST(test_flush_failed_member),    UT_TEST(test_two_blank_restart),
-		UT_TEST(test_old_copy_returns),       UT_TEST(test_rate_limit_in_flight),
-		UT_TEST(test_member_faulted),         UT_TEST(test_member_stall),
-		UT_TEST(test_assembly_crash_records), UT_TEST(test_checkpoint_not_resumed),
+		UT_TEST(test_flush_failed_member),
+		UT_TEST(test_two_blank_restart),
+		UT_TEST(test_old_copy_returns),
+		UT_TEST(test_rate_limit_in_flight),
+		UT_TEST(test_member_faulted),
+		UT_TEST(test_member_stall),
+		UT_TEST(test_assembly_crash_records),
+		UT_TEST(test_checkpoint_not_resumed),
 		UT_TEST(test_assembly_waits_for_members),
 		UT_TEST(test_assembly_wait_deleted),
 		UT_TEST(test_assembly_leaves_out_failed_read),
