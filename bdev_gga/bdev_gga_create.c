@@ -233,7 +233,7 @@ create_check_removed(struct gga_create_ctx *ctx)
 	char label[160];
 	uint32_t i;
 
-	if (ctx->early && disk->destructing) {
+	if ((ctx->early || ctx->waiting) && disk->destructing) {
 		create_set_msg(ctx, -ENODEV, "the bdev was deleted during assembly");
 		return true;
 	}
@@ -1654,6 +1654,7 @@ create_wait_start(struct gga_create_ctx *ctx)
 		if (disk->members[i].removing) {
 			/* Removed before registration: nothing else releases it. */
 			gga_member_close(&disk->members[i]);
+			ctx->absent |= 1u << i;
 		}
 	}
 	__atomic_store_n(&disk->waiting, true, __ATOMIC_RELEASE);
