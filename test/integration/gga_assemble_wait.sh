@@ -6,6 +6,7 @@
 #  3. the front restarted from its saved configuration: bdev_gga_create
 #     (saved with wait_for_members) registers gga0 although only data_1
 #     answers; it says it waits for members, and every request fails;
+#     a SIGTERM then is tidy, and a restart waits again;
 #  4. targets 1 and 2 restarted at once, nothing else done: gga0 assembles
 #     by itself, every member comes back, set A reads back.
 # On main the create failed at start-up ("fewer than 2 members do") and
@@ -53,6 +54,17 @@ check "data_1 waits, data_2 and parity absent" \
 	test "$(gga_info '[m["state"] for m in d[0]["members"]]')" = '["stale", "absent", "absent"]'
 check "a read fails while it waits" bash -c "! timeout -k 5 60 python3 '$BLOCKS' check \
 	--config '$D/bdevperf.json' --seed 1 --lbas 0:8 >'$TMP/fail.out' 2>&1"
+
+# A SIGTERM while it waits is tidy (the waiting ends, the members are
+# released, exit 0); restarted again, it waits again.
+topo stop-target front >"$TMP/stop.out" 2>&1
+check "SIGTERM while waiting: the front exits 0" grep -q "exit 0)" "$TMP/stop.out"
+topo start-target front >"$TMP/front3.out" 2>&1
+rc=$?
+track
+check "front restarts again (exit $rc)" test $rc -eq 0
+check "gga0 waits again" \
+	wait_info 5 'd[0]["state"] == "failed" and d[0]["assembly"]["state"] == "waiting_for_members"'
 
 # 4. Both targets back at once; nothing else is done.
 topo start-target 1 >/dev/null 2>&1 &
