@@ -113,6 +113,13 @@ struct bdev_gga_opts {
 	uint32_t lease_ms;
 	/* Start as the standby: do not take members nobody holds without a lease first. */
 	bool standby;
+	/*
+	 * Modes auto and assemble, an existing array (a member holds its record)
+	 * of which fewer than k members in sync answer: register the bdev anyway,
+	 * failing every request, and assemble it by itself once k do (default
+	 * false: refused; configurations save_config writes say true).
+	 */
+	bool wait_for_members;
 };
 
 /* Progress of a recovery pass, or the summary of the last one. */
@@ -275,6 +282,11 @@ struct bdev_gga_info {
 	bool serving;            /* assembled and serving I/O */
 	/* This front has read and assembled the members (else their states are not known here). */
 	bool assembled;
+	/*
+	 * Registered but not assembled yet: fewer than k members in sync answered
+	 * and creation waits for more (wait_for_members); why, or NULL.
+	 */
+	char *waiting;
 };
 
 typedef void (*bdev_gga_info_cb)(void *cb_arg, int rc);

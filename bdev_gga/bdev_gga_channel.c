@@ -153,21 +153,12 @@ app_watchdog_reset_done(struct bdev_io *io, bool success, void *cb_arg)
 	gga_disk_try_free(member->disk);
 }
 
-/*
- * The same watch over the app thread's own member I/O: superblock and
- * bitmap writes, probes and recovery chunks. A member that holds one of them
- * for member_timeout_ms is failed and reset; a bitmap write it held would
- * otherwise hold every write that waits for a mark (until its own timeout,
- * 30 s for an nvme bdev; for ever for one without).
- */
-static int
-app_watchdog_poll(void *arg)
+uint32_t
+gga_app_watch_round(struct gga_disk *disk)
 {
-	struct gga_disk *disk = arg;
-	uint32_t timeout = __atomic_load_n(&disk->timeout_ms, __ATOMIC_RELAXED), i;
+	uint32_t timeout = __atomic_load_n(&disk->timeout_ms, __ATOMIC_RELAXED), i, stalled = 0;
 	struct gga_member *member;
 	uint64_t now = ticks_get();
-	bool busy = false;
 	int rc;
 
 	for (i = 0; i < disk->n; i++) {
@@ -185,13 +176,9 @@ app_watchdog_poll(void *arg)
 		    now - member->app_since < (uint64_t)timeout * ticks_hz() / 1000) {
 			continue;
 		}
-		WARNLOG("gga bdev '%s': member '%s' has not answered the superblock, bitmap or "
-			"recovery I/O for %u ms; failing and resetting it\n",
-			disk->bdev.name, member->name, timeout);
-		gga_member_fail(disk, i, "stalled: no answer within member_timeout_ms");
+		stalled |= 1u << i;
 		/* Once per stall: a new one is timed from now. */
 		member->app_since = now;
-		busy = true;
 		if (!member->reset_supported) {
 			continue;
 		}
@@ -201,7 +188,33 @@ app_watchdog_poll(void *arg)
 			member->app_io++;
 		}
 	}
-	return busy ? POLLER_BUSY : POLLER_IDLE;
+	return stalled;
+}
+
+/*
+ * The same watch over the app thread's own member I/O: superblock and
+ * bitmap writes, probes and recovery chunks. A member that holds one of them
+ * for member_timeout_ms is failed and reset; a bitmap write it held would
+ * otherwise hold every write that waits for a mark (until its own timeout,
+ * 30 s for an nvme bdev; for ever for one without).
+ */
+static int
+app_watchdog_poll(void *arg)
+{
+	struct gga_disk *disk = arg;
+	uint32_t stalled = gga_app_watch_round(disk), i;
+
+	for (i = 0; i < disk->n; i++) {
+		if (!(stalled & (1u << i))) {
+			continue;
+		}
+		WARNLOG("gga bdev '%s': member '%s' has not answered the superblock, bitmap or "
+			"recovery I/O for %u ms; failing and resetting it\n",
+			disk->bdev.name, disk->members[i].name,
+			__atomic_load_n(&disk->timeout_ms, __ATOMIC_RELAXED));
+		gga_member_fail(disk, i, "stalled: no answer within member_timeout_ms");
+	}
+	return stalled != 0 ? POLLER_BUSY : POLLER_IDLE;
 }
 
 void

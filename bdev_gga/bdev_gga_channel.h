@@ -18,5 +18,13 @@ void gga_channel_destroy(void *io_device, void *ctx_buf);
 void gga_channel_member_drained(struct gga_channel *ch, uint32_t index);
 /* Start watching the app thread's member I/O (until the disk is freed). */
 void gga_app_watchdog_start(struct gga_disk *disk);
+/*
+ * One round of the watch over the app thread's member I/O (app_io): the
+ * members that have held it for member_timeout_ms with no completion (once
+ * per stall), each reset if it can be, so that the I/O ends now, failed.
+ * The caller fails them (the disk's watchdog) or leaves them out (an
+ * assembly). A reset in flight counts in the member's app_io.
+ */
+uint32_t gga_app_watch_round(struct gga_disk *disk);
 
 #endif /* GGA_BDEV_GGA_CHANNEL_H */

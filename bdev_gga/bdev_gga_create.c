@@ -21,6 +21,7 @@
 #include "gga/uuid.h"
 
 #include "bdev_gga_bitmap.h"
+#include "bdev_gga_channel.h"
 #include "bdev_gga_fanout.h"
 #include "bdev_gga_front.h"
 #include "bdev_gga_member.h"
@@ -79,12 +80,50 @@ struct gga_create_ctx {
 	uint32_t open_absent;
 	uint32_t open_state[BDEV_GGA_MAX_MEMBERS];
 	const char *open_reason[BDEV_GGA_MAX_MEMBERS];
+	/*
+	 * Waiting for members (opts wait_for_members): `wait` allows it; may_wait
+	 * is the module's word on the last refusal (gga_lc_assemble_may_wait());
+	 * `waiting` once the bdev is registered and the assembly is retried
+	 * every CREATE_RETRY_TICKS (busy while an attempt is under way).
+	 */
+	bool wait;
+	bool may_wait;
+	bool waiting;
+	bool busy;
+	uint32_t ticks;
+	/*
+	 * Members whose base bdev exists but whose superblock read failed or
+	 * stalled (member_timeout_ms): left out, absent (in `absent` too) as
+	 * the module has them, and probed again once the array runs.
+	 */
+	uint32_t left_out;
+	uint32_t stalled;
+	/* Members whose assembly write failed while k others took it: failed once it runs. */
+	uint32_t write_failed;
+	/* Why an absent member could not be opened on the last attempt (NULL: no base bdev). */
+	const char *why[BDEV_GGA_MAX_MEMBERS];
+	/* The module's view of the assembly (assemble_states()). */
+	struct gga_lc_view lc_view;
+	/*
+	 * The watch over the creation's member I/O (gga_app_watch_round(), every
+	 * CREATE_POLL_US) and the retries of a waiting assembly. A step whose
+	 * I/O ended while a reset the watch sent is still in flight goes on
+	 * (after_resets) once the resets are over.
+	 */
+	struct poller *poller;
+	void (*after_resets)(struct gga_create_ctx *ctx);
 	int rc;
 	char msg[512];
 };
 
+/* The creation's watch runs every 100 ms; a waiting assembly is retried every second. */
+#define CREATE_POLL_US     (100u * 1000u)
+#define CREATE_RETRY_TICKS 10u
+
 static void create_set_msg(struct gga_create_ctx *ctx, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+static void create_wait_again(struct gga_create_ctx *ctx);
+static int create_wait_start(struct gga_create_ctx *ctx);
 static void create_read_done(struct gga_fanout *fo);
 static const struct gga_fanout_ops create_read_fanout;
 
@@ -103,6 +142,7 @@ create_set_msg(struct gga_create_ctx *ctx, int rc, const char *fmt, ...)
 static void
 create_ctx_free(struct gga_create_ctx *ctx)
 {
+	poller_unregister(&ctx->poller);
 	env_dma_free(ctx->region);
 	env_dma_free(ctx->zero_buf);
 	free(ctx->bitmap);
@@ -150,6 +190,14 @@ create_fail(struct gga_create_ctx *ctx)
 	char msg[sizeof(ctx->msg)];
 	int rc = ctx->rc;
 
+	if (ctx->waiting) {
+		/* Registered and waiting: this attempt did not assemble; the next may. */
+		create_wait_again(ctx);
+		return;
+	}
+	if (ctx->may_wait && create_wait_start(ctx) == 0) {
+		return;
+	}
 	if (ctx->early) {
 		/*
 		 * The bdev is registered and stays, inaccessible: the front says why,
@@ -197,7 +245,7 @@ create_check_removed(struct gga_create_ctx *ctx)
 	char label[160];
 	uint32_t i;
 
-	if (ctx->early && disk->destructing) {
+	if ((ctx->early || ctx->waiting) && disk->destructing) {
 		create_set_msg(ctx, -ENODEV, "the bdev was deleted during assembly");
 		return true;
 	}
@@ -209,6 +257,70 @@ create_check_removed(struct gga_create_ctx *ctx)
 		}
 	}
 	return false;
+}
+
+/*
+ * The members whose assembly write failed while k others took it: failed now
+ * that the array runs, like any member whose record write fails; the next
+ * update records them out of sync, and no write they missed is acknowledged
+ * before it lands (the durable word says they are in sync until then).
+ */
+static void
+create_fail_unwritten(struct gga_disk *disk, uint32_t write_failed)
+{
+	uint32_t i;
+
+	for (i = 0; i < disk->n; i++) {
+		if (write_failed & (1u << i)) {
+			gga_member_fail(disk, i, "its superblock write failed at assembly");
+		}
+	}
+}
+
+/* A waiting bdev is assembled: its channels get the members opened since. */
+static void
+create_attach_channel(struct io_channel_iter *it)
+{
+	struct gga_create_ctx *ctx = io_channel_iter_get_ctx(it);
+	struct gga_channel *ch = io_channel_get_ctx(io_channel_iter_get_channel(it));
+	struct gga_disk *disk = ctx->disk;
+	struct gga_member *member;
+	uint32_t i;
+
+	for (i = 0; i < disk->n; i++) {
+		member = &disk->members[i];
+		if (ch->member_ch[i] == NULL && member->desc != NULL && !member->removing) {
+			ch->member_ch[i] = bdev_get_io_channel(member->desc);
+		}
+	}
+	io_channel_iter_continue(it, 0);
+}
+
+static void create_wait_end(struct gga_create_ctx *ctx);
+
+static void
+create_attach_done(struct io_channel_iter *it, int status)
+{
+	struct gga_create_ctx *ctx = io_channel_iter_get_ctx(it);
+	struct gga_disk *disk = ctx->disk;
+	char uuid[UUID_STR_LEN];
+
+	if (disk->destructing) {
+		create_wait_end(ctx);
+		return;
+	}
+	uuid_format(disk->array_uuid, uuid);
+	NOTICELOG("gga bdev '%s': assembled array %s (%u + %u, %" PRIu64 " blocks of %u bytes, "
+		  "generations from %" PRIu64 ") once enough members answered; serving\n",
+		  disk->bdev.name, uuid, disk->k, disk->m, disk->bdev.num_blocks, disk->block_size,
+		  disk->next_gen);
+	gga_disk_start(disk);
+	__atomic_store_n(&disk->waiting, false, __ATOMIC_RELEASE);
+	disk->wait_msg[0] = '\0';
+	bdev_notify_access_changed(&disk->bdev);
+	bdev_notify_health_changed(&disk->bdev);
+	create_fail_unwritten(disk, ctx->write_failed);
+	create_wait_end(ctx);
 }
 
 /* Everything is on disk: make the bdev. */
@@ -236,11 +348,13 @@ create_finish(struct gga_create_ctx *ctx)
 	/* The superblocks just written say who is in sync. */
 	disk->events = ctx->lc_rec.events;
 	for (i = 0; i < disk->n; i++) {
-		if (!(ctx->absent & (1u << i))) {
+		if (!((ctx->absent | ctx->write_failed) & (1u << i))) {
 			disk->members[i].sb_events = ctx->lc_rec.events;
 		}
 	}
-	durable.reached = disk->all_mask & ~ctx->absent;
+	/* The module made the absent and left-out members absent: it knows they are down. */
+	disk->lc_failed = ctx->absent;
+	durable.reached = disk->all_mask & ~ctx->absent & ~ctx->write_failed;
 	durable.sync = disk->live_mask;
 	durable.rec = disk->rec_mask;
 	disk->persisted = gga_lc_durable_pack(&durable);
@@ -252,7 +366,13 @@ create_finish(struct gga_create_ctx *ctx)
 			  disk->m, disk->bdev.num_blocks, disk->block_size, disk->next_gen);
 		gga_disk_start(disk);
 		gga_front_shell_assembled(disk, 0, "");
+		create_fail_unwritten(disk, ctx->write_failed);
 		create_early_end(ctx);
+		return;
+	}
+	if (ctx->waiting) {
+		/* Channels opened while it waited lack the members opened since. */
+		io_device_for_each_channel(disk, create_attach_channel, ctx, create_attach_done);
 		return;
 	}
 	/* The list entry is reused for the list of registered disks. */
@@ -278,6 +398,7 @@ create_finish(struct gga_create_ctx *ctx)
 				disk->bdev.name, gga_member_label(disk, i, label, sizeof(label)));
 		}
 	}
+	create_fail_unwritten(disk, ctx->write_failed);
 	uuid_format(disk->array_uuid, uuid);
 	NOTICELOG("gga bdev '%s': %s array %s (%u + %u, %s, %" PRIu64 " blocks of %u bytes, "
 		  "generations from %" PRIu64 ")\n",
@@ -325,14 +446,37 @@ create_step_failed(struct gga_create_ctx *ctx, const char *what)
 	return true;
 }
 
-static void
-create_write_done(struct gga_fanout *fo)
-{
-	struct gga_create_ctx *ctx = container_of(fo, struct gga_create_ctx, fo);
+static bool create_hold_for_resets(struct gga_create_ctx *ctx,
+				   void (*fn)(struct gga_create_ctx *ctx));
 
+static void
+create_write_end(struct gga_create_ctx *ctx)
+{
+	struct gga_fanout *fo = &ctx->fo;
+	uint32_t failed = (ctx->disk->all_mask & ~ctx->absent) & ~fo->ok_mask;
+
+	if (create_hold_for_resets(ctx, create_write_end)) {
+		return;
+	}
+	/*
+	 * Assembling: a member that failed (or stalled on) the write is left
+	 * out if the module says k members it trusts took the records (rule 5).
+	 */
+	if (failed != 0 && !ctx->format && gga_lc_assembly_written(&ctx->lc_view, fo->ok_mask)) {
+		ctx->write_failed = failed;
+		create_finish(ctx);
+		return;
+	}
+	fo->fail_mask |= failed;
 	if (!create_step_failed(ctx, "writing the superblock region of")) {
 		create_finish(ctx);
 	}
+}
+
+static void
+create_write_done(struct gga_fanout *fo)
+{
+	create_write_end(container_of(fo, struct gga_create_ctx, fo));
 }
 
 /* Read (create_read_fanout) or write member i's reserved region: its area of ctx->region. */
@@ -345,16 +489,22 @@ create_region_submit(struct gga_fanout *fo, uint32_t i, void *cb_arg)
 
 	if (fo->ops == &create_read_fanout) {
 		return bdev_read_blocks(member->desc, member->app_ch, area, 0,
-					ctx->disk->data_offset, create_io_done, cb_arg);
+					ctx->disk->data_offset, gga_fanout_app_io_done, cb_arg);
 	}
 	return bdev_write_blocks(member->desc, member->app_ch, area, 0, ctx->disk->data_offset,
-				 create_io_done, cb_arg);
+				 gga_fanout_app_io_done, cb_arg);
 }
 
+/*
+ * App thread I/O (app_io): watched by create_poll() for member_timeout_ms,
+ * like the array's own superblock I/O once it runs. A failure fails no
+ * member here (none is one yet): the step decides.
+ */
 static const struct gga_fanout_ops create_write_fanout = {
 	.submit = create_region_submit,
 	.done = create_write_done,
 	.nomem = GGA_FANOUT_SKIP,
+	.app = true,
 };
 
 /*
@@ -497,6 +647,14 @@ sb_problem(struct gga_create_ctx *ctx, uint32_t i)
 	return ctx->rc;
 }
 
+/* A member's state and reason as creation finds them (atomic: a waiting bdev is registered). */
+static void
+create_member_state(struct gga_member *member, enum bdev_gga_member_state state, const char *reason)
+{
+	__atomic_store_n(&member->reason, reason, __ATOMIC_RELEASE);
+	__atomic_store_n(&member->state, state, __ATOMIC_RELEASE);
+}
+
 /*
  * Assembly: which members are trusted, which need what, and which recovery
  * checkpoint stands, as the lifecycle module decides it from the records found
@@ -544,11 +702,14 @@ assemble_states(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank, 
 			trusted |= view.mb[i].run == GGA_LC_ONLINE ? 1u << i : 0;
 		}
 		uuid_format(disk->array_uuid, uuid);
-		create_set_msg(ctx, rc == -EIO ? -EIO : -EUCLEAN,
-			       "only %d of %u members are in sync (members 0x%x: %s); at least %u "
-			       "are needed to assemble array %s",
-			       __builtin_popcount(trusted), disk->n, trusted, act.why, disk->k,
-			       uuid);
+		create_set_msg(
+			ctx, rc == -EIO ? -EIO : -EUCLEAN,
+			"only %d of %u members are in sync (members 0x%x: %s%s); at least %u "
+			"are needed to assemble array %s",
+			__builtin_popcount(trusted), disk->n, trusted, act.why,
+			ctx->absent != 0 ? "; the others did not answer" : "", disk->k, uuid);
+		/* Members only down: the module says whether their return could make k. */
+		ctx->may_wait = ctx->wait && gga_lc_assemble_may_wait(&view, found, rc);
 		return ctx->rc;
 	}
 	/*
@@ -576,14 +737,16 @@ assemble_states(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank, 
 		member->needs = (enum gga_lc_needs)mb->needs;
 		member->faulted = mb->faulted;
 		if (mb->run == GGA_LC_ONLINE) {
+			/* (A waiting bdev showed it stale until now.) */
+			create_member_state(member, BDEV_GGA_MEMBER_ONLINE, NULL);
 			*in_sync |= 1u << i;
 			continue;
 		}
 		if (mb->run == GGA_LC_FAILED) {
 			/* Faulted (the records say so): it waits for the operator. */
-			member->state = BDEV_GGA_MEMBER_FAILED;
-			member->reason = "faulted for errors: bdev_gga_clear_member or "
-					 "bdev_gga_replace_member brings it back";
+			create_member_state(member, BDEV_GGA_MEMBER_FAILED,
+					    "faulted for errors: bdev_gga_clear_member or "
+					    "bdev_gga_replace_member brings it back");
 			continue;
 		}
 		if (mb->run == GGA_LC_ABSENT) {
@@ -591,19 +754,19 @@ assemble_states(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank, 
 			continue;
 		}
 		/* A target of the assembly's pass turns rebuilding when the pass starts. */
-		member->state = BDEV_GGA_MEMBER_STALE;
-		if (mb->blank) {
-			member->reason = "blank: needs a full rebuild";
-		} else if (ctx->sb[i].events < view.bitmap_events) {
-			member->reason =
-				"its record is older than the write-intent bitmap: an old copy";
-		} else if (ctx->sb[i].events < ctx->sb[ctx->fresh].events &&
-			   ctx->sb[ctx->fresh].member_state[i] == GGA_SB_MEMBER_IN_SYNC) {
-			member->reason = "its record is older than the freshest: resynced first";
-		} else {
-			member->reason = "the superblocks say it missed writes";
-		}
+		create_member_state(
+			member, BDEV_GGA_MEMBER_STALE,
+			mb->blank ?
+				"blank: needs a full rebuild" :
+			ctx->sb[i].events < view.bitmap_events ?
+				"its record is older than the write-intent bitmap: an old copy" :
+			ctx->sb[i].events < ctx->sb[ctx->fresh].events &&
+					ctx->sb[ctx->fresh].member_state[i] ==
+						GGA_SB_MEMBER_IN_SYNC ?
+				"its record is older than the freshest: resynced first" :
+				"the superblocks say it missed writes");
 	}
+	ctx->lc_view = view;
 	disk->rec_offset = disk->rec_mask != 0 ? view.rec_offset : 0;
 	return 0;
 }
@@ -772,6 +935,16 @@ create_refuse(struct gga_create_ctx *ctx, const struct gga_lc_plan *plan)
 		sb_problem(ctx, plan->member);
 		break;
 	case GGA_LC_WHY_ABSENT_NEW:
+		if (ctx->left_out & (1u << plan->member)) {
+			create_set_msg(ctx, -EIO,
+				       "%s: %s, and no member that answered holds a record of an "
+				       "array",
+				       label,
+				       (ctx->stalled & (1u << plan->member)) ?
+					       "no answer within member_timeout_ms" :
+					       "reading its superblock failed");
+			break;
+		}
 		create_set_msg(ctx, plan->rc,
 			       "%s: base bdev does not exist; formatting a new "
 			       "array needs all its members",
@@ -915,18 +1088,24 @@ out_fail_create:
 	create_fail(ctx);
 }
 
+/*
+ * The superblocks are read. A member whose read failed or stalled
+ * (member_timeout_ms) is left out when assembling: absent to the module
+ * (which refuses, or has the bdev wait, if the others are too few), failed
+ * here, and probed once the array runs. Formatting needs every member.
+ */
 static void
-create_read_done(struct gga_fanout *fo)
+create_read_end(struct gga_create_ctx *ctx)
 {
-	struct gga_create_ctx *ctx = container_of(fo, struct gga_create_ctx, fo);
+	struct gga_fanout *fo = &ctx->fo;
 	struct gga_disk *disk = ctx->disk;
 	uint8_t rec[GGA_SB_SIZE];
-	uint32_t i;
+	uint32_t i, failed;
 
-	if (fo->sent_mask == 0) {
-		/* Nothing was submitted: create_read_superblocks() fails from a message. */
+	if (create_hold_for_resets(ctx, create_read_end)) {
 		return;
 	}
+	failed = (disk->all_mask & ~ctx->absent) & ~fo->ok_mask;
 	for (i = 0; i < disk->n; i++) {
 		if (fo->ok_mask & (1u << i)) {
 			gga_area_gather(disk, ctx->region + i * ctx->region_len, rec, sizeof(rec));
@@ -937,15 +1116,44 @@ create_read_done(struct gga_fanout *fo)
 		create_fail(ctx);
 		return;
 	}
-	if (!create_step_failed(ctx, "reading the superblock of")) {
-		create_decide(ctx);
+	if (failed != 0 && ctx->mode != BDEV_GGA_MODE_CREATE) {
+		for (i = 0; i < disk->n; i++) {
+			if (!(failed & (1u << i))) {
+				continue;
+			}
+			ctx->absent |= 1u << i;
+			ctx->left_out |= 1u << i;
+			/* Absent, as the module has it; probed like any absent member with a base. */
+			create_member_state(&disk->members[i], BDEV_GGA_MEMBER_ABSENT,
+					    (ctx->stalled & (1u << i)) ?
+						    "stalled at assembly: no answer within "
+						    "member_timeout_ms" :
+						    "its superblock read failed at assembly");
+		}
+	} else {
+		fo->fail_mask |= failed;
+		if (create_step_failed(ctx, "reading the superblock of")) {
+			return;
+		}
 	}
+	create_decide(ctx);
+}
+
+static void
+create_read_done(struct gga_fanout *fo)
+{
+	if (fo->sent_mask == 0) {
+		/* Nothing was submitted: create_read_superblocks() fails from a message. */
+		return;
+	}
+	create_read_end(container_of(fo, struct gga_create_ctx, fo));
 }
 
 static const struct gga_fanout_ops create_read_fanout = {
 	.submit = create_region_submit,
 	.done = create_read_done,
 	.nomem = GGA_FANOUT_SKIP,
+	.app = true,
 };
 
 /* Check the bases against each other and against the format. */
@@ -1084,7 +1292,12 @@ create_open_members(struct gga_create_ctx *ctx)
 		member->flush_supported = bdev_io_type_supported(member->bdev, BDEV_IO_TYPE_FLUSH);
 		member->reset_supported = bdev_io_type_supported(member->bdev, BDEV_IO_TYPE_RESET);
 	}
-	if ((uint32_t)__builtin_popcount(disk->all_mask & ~ctx->absent) < disk->k) {
+	if ((uint32_t)__builtin_popcount(disk->all_mask & ~ctx->absent) < disk->k &&
+	    (!ctx->wait || ctx->absent == disk->all_mask)) {
+		/*
+		 * Waiting needs one member at least: its geometry is the bdev's,
+		 * its record says which array this is (create_decide()).
+		 */
 		i = (uint32_t)__builtin_ctz(ctx->absent);
 		create_set_msg(ctx, -ENODEV,
 			       "%s: base bdev does not exist (and fewer than %u members "
@@ -1208,14 +1421,28 @@ create_check_opts(struct gga_create_ctx *ctx, const struct bdev_gga_opts *opts)
  * nothing. Returns 0 (creation goes on in create_read_done), or the result of
  * create_fail_async.
  */
+static int create_poll(void *arg);
+
 static int
 create_read_superblocks(struct gga_create_ctx *ctx)
 {
 	struct gga_disk *disk = ctx->disk;
 
+	if (ctx->poller == NULL) {
+		ctx->poller = poller_register(create_poll, ctx, CREATE_POLL_US, "gga_create");
+		if (ctx->poller == NULL) {
+			WARNLOG("gga bdev '%s': no poller to watch the assembly's member I/O\n",
+				disk->bdev.name);
+		}
+	}
 	if (!gga_fanout_start(&ctx->fo, &create_read_fanout, disk, disk->all_mask & ~ctx->absent)) {
 		/* Nothing was submitted, so nothing calls back: fail from a message. */
 		create_set_msg(ctx, -EIO, "cannot read the superblocks");
+		if (ctx->waiting) {
+			/* (An attempt of create_poll(): the next one tries again.) */
+			create_wait_again(ctx);
+			return 0;
+		}
 		return create_fail_async(ctx);
 	}
 	return 0;
@@ -1252,6 +1479,11 @@ create_front_assemble(void *arg)
 	 * members as they were opened, with what this front holds now.
 	 */
 	ctx->absent = ctx->open_absent;
+	ctx->left_out = 0;
+	ctx->stalled = 0;
+	ctx->write_failed = 0;
+	memset(ctx->sb_rc, 0, sizeof(ctx->sb_rc));
+	memset(ctx->sb, 0, sizeof(ctx->sb));
 	for (i = 0; i < disk->n; i++) {
 		disk->members[i].state = ctx->open_state[i];
 		disk->members[i].reason = ctx->open_reason[i];
@@ -1351,6 +1583,295 @@ create_front(struct gga_create_ctx *ctx, const struct bdev_gga_opts *opts)
 	return 0;
 }
 
+/* ---------------------------------------------------------------------- */
+/* The watch over the creation's I/O, and an assembly that waits           */
+/* ---------------------------------------------------------------------- */
+
+static bool
+create_resetting(const struct gga_disk *disk)
+{
+	uint32_t i;
+
+	for (i = 0; i < disk->n; i++) {
+		if (disk->members[i].app_resetting) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * A step's I/O has ended; a reset the watch sent may not have: the step
+ * goes on (fn) once it has, so that nothing is released under it.
+ */
+static bool
+create_hold_for_resets(struct gga_create_ctx *ctx, void (*fn)(struct gga_create_ctx *ctx))
+{
+	if (!create_resetting(ctx->disk)) {
+		return false;
+	}
+	ctx->after_resets = fn;
+	return true;
+}
+
+/* A waiting bdev's states: nothing online, each member says why. */
+static void
+create_wait_states(struct gga_create_ctx *ctx)
+{
+	struct gga_disk *disk = ctx->disk;
+	struct gga_member *member;
+	uint32_t i, bit;
+
+	for (i = 0; i < disk->n; i++) {
+		member = &disk->members[i];
+		bit = 1u << i;
+		if (ctx->left_out & bit) {
+			create_member_state(
+				member, BDEV_GGA_MEMBER_ABSENT,
+				(ctx->stalled & bit) ?
+					"stalled at assembly: no answer within "
+					"member_timeout_ms; read again each second" :
+					"its superblock read failed: read again each second");
+		} else if (ctx->absent & bit) {
+			create_member_state(member, BDEV_GGA_MEMBER_ABSENT,
+					    ctx->why[i] != NULL ? ctx->why[i] :
+								  "base bdev does not exist: the "
+								  "assembly waits for it");
+		} else {
+			create_member_state(member, BDEV_GGA_MEMBER_STALE,
+					    "the assembly waits for k members in sync");
+		}
+	}
+	__atomic_store_n(&disk->live_mask, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&disk->write_mask, 0, __ATOMIC_RELEASE);
+}
+
+/* The waiting is over (assembled, or the bdev deleted): the disk stays, the context goes. */
+static void
+create_wait_end(struct gga_create_ctx *ctx)
+{
+	create_early_end(ctx);
+}
+
+/* An attempt did not assemble: wait on, and say why if that changed. */
+static void
+create_wait_again(struct gga_create_ctx *ctx)
+{
+	struct gga_disk *disk = ctx->disk;
+
+	ctx->busy = false;
+	if (disk->destructing) {
+		create_wait_end(ctx);
+		return;
+	}
+	create_wait_states(ctx);
+	if (strcmp(disk->wait_msg, ctx->msg) != 0) {
+		snprintf(disk->wait_msg, sizeof(disk->wait_msg), "%s", ctx->msg);
+		WARNLOG("gga bdev '%s': still waiting for members: %s\n", disk->bdev.name,
+			ctx->msg);
+	}
+}
+
+/*
+ * Assembly found an existing array of which fewer than k members in sync
+ * answered, and the members that did not could make k (the module's word):
+ * register the bdev now, failing every request (gated, like a front that
+ * does not serve), report success, and retry the assembly every second
+ * (create_poll()). Returns non-zero if it could not register: creation
+ * fails as it would without waiting.
+ */
+static int
+create_wait_start(struct gga_create_ctx *ctx)
+{
+	struct gga_disk *disk = ctx->disk;
+	bdev_gga_create_cb cb = ctx->cb;
+	uint32_t i;
+	int rc;
+
+	ctx->may_wait = false;
+	/* From now on the array is this one, with its matrix: a retry checks them. */
+	memcpy(ctx->uuid, disk->array_uuid, sizeof(ctx->uuid));
+	ctx->uuid_set = true;
+	ctx->matrix_set = true;
+	for (i = 0; i < disk->n; i++) {
+		if (disk->members[i].removing) {
+			/* Removed before registration: nothing else releases it. */
+			gga_member_close(&disk->members[i]);
+			ctx->absent |= 1u << i;
+		}
+	}
+	__atomic_store_n(&disk->waiting, true, __ATOMIC_RELEASE);
+	snprintf(disk->wait_msg, sizeof(disk->wait_msg), "%s", ctx->msg);
+	create_wait_states(ctx);
+	TAILQ_REMOVE(&g_creating, disk, link);
+	ctx->creating_listed = false;
+	rc = gga_disk_register(disk);
+	if (rc != 0) {
+		TAILQ_INSERT_TAIL(&g_creating, disk, link);
+		ctx->creating_listed = true;
+		__atomic_store_n(&disk->waiting, false, __ATOMIC_RELEASE);
+		return rc;
+	}
+	ctx->waiting = true;
+	ctx->busy = false;
+	ctx->ticks = 0;
+	/* The waiting holds the disk; create_wait_end lets it go. */
+	disk->pending_ops++;
+	WARNLOG("gga bdev '%s': registered, failing every request, waiting for members: %s; "
+		"assembled once %u members in sync answer\n",
+		disk->bdev.name, ctx->msg, disk->k);
+	if (ctx->poller == NULL) {
+		ERRLOG("gga bdev '%s': no poller to retry the assembly; delete and create it "
+		       "again\n",
+		       disk->bdev.name);
+		ctx->cb = NULL;
+		cb(ctx->cb_arg, &disk->bdev, 0, "");
+		create_wait_end(ctx);
+		return 0;
+	}
+	ctx->cb = NULL;
+	cb(ctx->cb_arg, &disk->bdev, 0, "");
+	return 0;
+}
+
+/* Open member i's base bdev again, if one of its name exists now. */
+static int
+create_reopen(struct gga_create_ctx *ctx, uint32_t i)
+{
+	struct gga_disk *disk = ctx->disk;
+	struct gga_member *member = &disk->members[i];
+	char label[160];
+	struct bdev *b;
+	int rc;
+
+	ctx->why[i] = NULL;
+	if (bdev_get_by_name(member->name) == NULL) {
+		return -ENODEV;
+	}
+	rc = bdev_open(member->name, true, gga_member_event_cb, member, &member->desc);
+	if (rc != 0) {
+		member->desc = NULL;
+		ctx->why[i] = "its base bdev cannot be opened (claimed by another?)";
+		return rc;
+	}
+	b = bdev_desc_get_bdev(member->desc);
+	if (bdev_get_block_size(b) != disk->frag_size || bdev_get_md_size(b) != disk->md_size ||
+	    bdev_get_num_blocks(b) != disk->member_blocks ||
+	    (disk->direct_reads && bdev_get_buf_align(b) > 1)) {
+		ctx->why[i] = "its base bdev has another geometry than the other members";
+		rc = -EINVAL;
+		goto out_close;
+	}
+	rc = bdev_module_claim_bdev(b, member->desc, &gga_bdev_module);
+	if (rc != 0) {
+		ctx->why[i] = "its base bdev is claimed by another module";
+		goto out_close;
+	}
+	member->bdev = b;
+	member->claimed = true;
+	member->app_ch = bdev_get_io_channel(member->desc);
+	if (member->app_ch == NULL) {
+		ctx->why[i] = "no I/O channel to its base bdev";
+		rc = -ENOMEM;
+		goto out_close;
+	}
+	member->flush_supported = bdev_io_type_supported(b, BDEV_IO_TYPE_FLUSH);
+	member->reset_supported = bdev_io_type_supported(b, BDEV_IO_TYPE_RESET);
+	member->removing = false;
+	member->close_deferred = false;
+	NOTICELOG("gga bdev '%s': %s: base bdev appeared; reading its superblock\n",
+		  disk->bdev.name, gga_member_label(disk, i, label, sizeof(label)));
+	return 0;
+
+out_close:
+	gga_member_close(member);
+	return rc;
+}
+
+/* One more try of a waiting assembly: every member that has a base now is read. */
+static void
+create_attempt(struct gga_create_ctx *ctx)
+{
+	struct gga_disk *disk = ctx->disk;
+	struct gga_member *member;
+	uint32_t i;
+
+	ctx->busy = true;
+	ctx->may_wait = false;
+	ctx->absent = 0;
+	ctx->left_out = 0;
+	ctx->stalled = 0;
+	ctx->write_failed = 0;
+	memset(ctx->sb_rc, 0, sizeof(ctx->sb_rc));
+	memset(ctx->sb, 0, sizeof(ctx->sb));
+	free(ctx->bitmap);
+	ctx->bitmap = NULL;
+	for (i = 0; i < disk->n; i++) {
+		member = &disk->members[i];
+		if (member->desc == NULL) {
+			if (create_reopen(ctx, i) != 0) {
+				ctx->absent |= 1u << i;
+			}
+		} else if (member->removing || member->app_ch == NULL) {
+			/* Going away: its channels are being released. */
+			ctx->absent |= 1u << i;
+		}
+	}
+	if (ctx->absent == disk->all_mask) {
+		create_set_msg(ctx, -ENODEV, "no member's base bdev exists");
+		create_wait_again(ctx);
+		return;
+	}
+	create_read_superblocks(ctx);
+}
+
+/*
+ * Every CREATE_POLL_US while the context lives: the watch over its member
+ * I/O (a member that holds a superblock read or write for member_timeout_ms
+ * is reset, so that the I/O ends, and is left out), a step held for a reset,
+ * and, once a second, the next attempt of a waiting assembly.
+ */
+static int
+create_poll(void *arg)
+{
+	struct gga_create_ctx *ctx = arg;
+	struct gga_disk *disk = ctx->disk;
+	void (*fn)(struct gga_create_ctx * ctx);
+	uint32_t stalled, i;
+	char label[160];
+
+	stalled = gga_app_watch_round(disk);
+	for (i = 0; i < disk->n; i++) {
+		if (stalled & (1u << i)) {
+			WARNLOG("gga bdev '%s': %s has not answered the assembly's superblock "
+				"I/O for %u ms; resetting it and going on without it\n",
+				disk->bdev.name, gga_member_label(disk, i, label, sizeof(label)),
+				disk->timeout_ms);
+		}
+	}
+	ctx->stalled |= stalled;
+	if (ctx->after_resets != NULL) {
+		if (create_resetting(disk)) {
+			return POLLER_BUSY;
+		}
+		fn = ctx->after_resets;
+		ctx->after_resets = NULL;
+		/* (It may end the context, and this poller with it.) */
+		fn(ctx);
+		return POLLER_BUSY;
+	}
+	if (!ctx->waiting || ctx->busy || ++ctx->ticks < CREATE_RETRY_TICKS) {
+		return stalled != 0 ? POLLER_BUSY : POLLER_IDLE;
+	}
+	ctx->ticks = 0;
+	if (disk->destructing) {
+		create_wait_end(ctx);
+	} else {
+		create_attempt(ctx);
+	}
+	return POLLER_BUSY;
+}
+
 void
 bdev_gga_opts_init(struct bdev_gga_opts *opts)
 {
@@ -1391,6 +1912,9 @@ bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *c
 	ctx->cb_arg = cb_arg;
 	ctx->mode = opts->mode;
 	ctx->force = opts->force;
+	/* A front registers early anyway; a new array needs all its members. */
+	ctx->wait = opts->wait_for_members && opts->front_id == 0 &&
+		    opts->mode != BDEV_GGA_MODE_CREATE;
 	ctx->matrix_set = opts->matrix_set;
 	if (create_check_opts(ctx, opts) != 0) {
 		return create_fail_async(ctx);

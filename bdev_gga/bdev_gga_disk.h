@@ -349,6 +349,14 @@ struct gga_disk {
 	struct gga_front_shell *front;
 	bool front_serving;
 	bool front_fenced;
+	/*
+	 * Registered before it could be assembled: fewer than k members in sync
+	 * answered, and creation waits for more (bdev_gga_create.c, option
+	 * wait_for_members). Gated like a front that does not serve (atomic);
+	 * wait_msg says why (app thread).
+	 */
+	bool waiting;
+	char wait_msg[512];
 
 	/* Counters of channels already destroyed. */
 	pthread_mutex_t gone_mutex;
@@ -458,13 +466,14 @@ struct gga_io {
 
 /*
  * A front of a shared array that does not serve now (standby, taking over,
- * stepped down): nothing may be written to the members and no request
- * served. Always false for a single front.
+ * stepped down), or a gga bdev whose assembly waits for members: nothing
+ * may be written to the members and no request served.
  */
 static inline bool
 gga_disk_gated(const struct gga_disk *disk)
 {
-	return disk->front != NULL && !__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&disk->waiting, __ATOMIC_ACQUIRE) ||
+	       (disk->front != NULL && !__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE));
 }
 
 /*

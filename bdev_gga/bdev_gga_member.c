@@ -153,7 +153,8 @@ gga_lost_blocks_set(struct gga_disk *disk, uint64_t n)
 
 /*
  * A front of a shared array that does not serve does not know the members'
- * states (the serving front reports them): whole here. Otherwise degraded
+ * states (the serving front reports them): whole here. (A bdev that waits
+ * for members to assemble has none online: below its threshold.) Otherwise degraded
  * while the array is not online (a member lost, stale or being rebuilt, or
  * blocks known lost); the spare is the share of members in sync, and its
  * threshold the share of k, below which the array has lost more than it
@@ -165,7 +166,7 @@ gga_disk_health(const struct gga_disk *disk, struct bdev_health *health)
 {
 	uint32_t live = (uint32_t)__builtin_popcount(gga_live_mask(disk));
 
-	if (gga_disk_gated(disk)) {
+	if (gga_disk_gated(disk) && !__atomic_load_n(&disk->waiting, __ATOMIC_ACQUIRE)) {
 		return;
 	}
 	health->degraded = gga_disk_state(disk) != BDEV_GGA_ONLINE;

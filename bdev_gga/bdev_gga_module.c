@@ -162,6 +162,14 @@ gga_write_config_json(struct bdev *bdev, json_t *config)
 	if (params != NULL) {
 		json_object_set_new(params, "member_timeout_ms",
 				    json_integer((json_int_t)disk->timeout_ms));
+		/*
+		 * Replayed at start-up, the bdev must not be lost because members
+		 * are still down then: it waits for them (a front of a shared
+		 * array registers early anyway).
+		 */
+		if (disk->front == NULL) {
+			json_object_set_new(params, "wait_for_members", json_true());
+		}
 	}
 	/* (A front that has not assembled the members yet does not know their region size.) */
 	if (params != NULL && disk->region_shift != 0) {
@@ -290,7 +298,7 @@ gga_disk_register(struct gga_disk *disk)
 		return rc;
 	}
 	gga_disk_link(disk);
-	if (disk->front == NULL) {
+	if (disk->front == NULL && !disk->waiting) {
 		gga_disk_start(disk);
 	}
 	return 0;
@@ -376,6 +384,10 @@ info_done(struct io_channel_iter *i, int status)
 	info->member_error_window_s = disk->err_window_s;
 	info->member_timeout_ms = disk->timeout_ms;
 	gga_front_shell_info(disk, info);
+	if (__atomic_load_n(&disk->waiting, __ATOMIC_ACQUIRE)) {
+		/* (Out of memory: reported as not waiting; the state still says failed.) */
+		info->waiting = strdup(disk->wait_msg);
+	}
 	info->events = disk->events;
 	info->bitmap_region_kib = (uint32_t)((1ull << disk->region_shift) / 1024);
 	info->bitmap_regions = gga_bitmap_regions_count(disk);
@@ -399,6 +411,7 @@ bdev_gga_info_clear(struct bdev_gga_info *info)
 	uint32_t i;
 
 	free(info->name);
+	free(info->waiting);
 	for (i = 0; i < BDEV_GGA_MAX_MEMBERS; i++) {
 		free(info->members[i].name);
 	}

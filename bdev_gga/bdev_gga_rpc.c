@@ -39,6 +39,7 @@ struct rpc_gga_create {
 	uint32_t front_id;
 	uint32_t lease_ms;
 	bool standby;
+	bool wait_for_members;
 };
 
 static const char *const matrix_choices[] = { "vandermonde", "cauchy", NULL };
@@ -143,6 +144,12 @@ static const struct rpc_param gga_create_params[] = {
 		.type = RPC_PARAM_BOOL,
 		.optional = true,
 		.offset = offsetof(struct rpc_gga_create, standby),
+	},
+	{
+		.name = "wait_for_members",
+		.type = RPC_PARAM_BOOL,
+		.optional = true,
+		.offset = offsetof(struct rpc_gga_create, wait_for_members),
 	},
 	{
 		.name = "matrix_type",
@@ -296,6 +303,7 @@ gga_rpc_create(struct rpc_request *req, json_t *params)
 	opts.front_id = (uint16_t)args.front_id;
 	opts.lease_ms = args.lease_ms != 0 ? args.lease_ms : 2000;
 	opts.standby = args.standby;
+	opts.wait_for_members = args.wait_for_members;
 	if (args.matrix_type != NULL) {
 		/* The decoder has checked it is one of the choices. */
 		gga_matrix_parse(args.matrix_type, &opts.matrix);
@@ -511,6 +519,12 @@ info_json(const struct bdev_gga_info *info)
 	json_object_set_new(obj, "recovery", recovery_json(info, &info->recovery, false));
 	json_object_set_new(obj, "last_recovery", recovery_json(info, &info->last_recovery, true));
 	json_object_set_new(obj, "scrub", scrub_json(&info->scrub));
+	if (info->waiting != NULL) {
+		/* Registered, not assembled: every request fails until k members in sync answer. */
+		json_object_set_new(obj, "assembly",
+				    json_pack("{s:s, s:s}", "state", "waiting_for_members",
+					      "reason", info->waiting));
+	}
 	if (info->front_id != 0) {
 		json_object_set_new(obj, "front",
 				    json_pack("{s:i, s:s, s:s?, s:f, s:b, s:i, s:I, s:b}",

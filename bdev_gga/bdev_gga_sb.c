@@ -263,8 +263,13 @@ sb_update_msg(void *arg)
 
 	__atomic_store_n(&disk->sb_kicked, false, __ATOMIC_RELEASE);
 	if (gga_disk_gated(disk)) {
-		/* A front that does not serve writes no record; nothing it holds waits for one. */
+		/*
+		 * A front that does not serve (or a bdev waiting for members to
+		 * assemble) writes no record; nothing it holds waits for one. A
+		 * delete may have waited for this message alone.
+		 */
 		__atomic_store_n(&disk->fault_asked, 0, __ATOMIC_RELEASE);
+		gga_disk_try_free(disk);
 		return;
 	}
 	/* Members past the error limit: the module faults each or keeps it (k in sync). */

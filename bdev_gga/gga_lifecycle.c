@@ -1001,6 +1001,33 @@ gga_lc_assemble(struct gga_lc_view *v, uint32_t k, uint32_t m, const struct gga_
 	return 0;
 }
 
+bool
+gga_lc_assemble_may_wait(const struct gga_lc_view *v, const enum gga_lc_found *found, int rc)
+{
+	uint32_t i, trusted = 0, absent = 0;
+
+	if (rc != -EIO) {
+		return false;
+	}
+	for (i = 0; i < v->n && i < GGA_LC_MAX_MEMBERS; i++) {
+		trusted += v->mb[i].run == GGA_LC_ONLINE;
+		/* A faulted member that returns is still not trusted. */
+		absent += found[i] == GGA_LC_FOUND_ABSENT && !v->mb[i].faulted;
+	}
+	return absent > 0 && trusted + absent >= v->k;
+}
+
+bool
+gga_lc_assembly_written(const struct gga_lc_view *v, uint32_t written)
+{
+	uint32_t i, held = 0;
+
+	for (i = 0; i < v->n && i < GGA_LC_MAX_MEMBERS; i++) {
+		held += v->mb[i].run == GGA_LC_ONLINE && (written & LC_BIT(i)) != 0;
+	}
+	return held >= v->k;
+}
+
 /* The lowest member of a mask (0 for an empty one, which no refusal names). */
 static uint32_t
 lc_lowest(uint32_t mask)

@@ -388,6 +388,26 @@ int gga_lc_assemble(struct gga_lc_view *view, uint32_t k, uint32_t m,
 		    const struct gga_lc_record *rec, uint32_t held, struct gga_lc_actions *act);
 
 /*
+ * gga_lc_assemble() refused (rc) with the view and `found` it was given: may
+ * the shell wait for members rather than give up? Only when it refused for
+ * want of members in sync (-EIO) and the members not found
+ * (GGA_LC_FOUND_ABSENT: no base bdev, or one that did not answer) could make
+ * k in sync with those trusted now if they came back: an array whose
+ * members are only down. Any other refusal is final.
+ */
+bool gga_lc_assemble_may_wait(const struct gga_lc_view *view, const enum gga_lc_found *found,
+			      int rc);
+
+/*
+ * The assembly's records (gga_lc_assemble()'s PERSIST, issued) reached the
+ * members in `written`; the others failed the write. Does the assembly
+ * stand? Rule 5: only if k members it trusts (online) hold them; then the
+ * others are failed (GGA_LC_EV_IO_ERROR) and the next update says so. Else
+ * the records may be outvoted, and nothing may be acknowledged on them.
+ */
+bool gga_lc_assembly_written(const struct gga_lc_view *view, uint32_t written);
+
+/*
  * Apply one event to the view and fill `act` (always cleared first) with what
  * the I/O code must do. Returns 0, or -EINVAL for an event that makes no sense
  * (member out of range); an event that no longer applies (a probe of a member

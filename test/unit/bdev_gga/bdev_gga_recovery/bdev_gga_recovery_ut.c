@@ -646,15 +646,276 @@ test_checkpoint_not_resumed(void)
 	delete_error_members("K", 3);
 }
 
+/* ---------------------------------------------------------------------- */
+/* Assembly that waits, leaves out a failing member, is timed (issue 32)   */
+/* ---------------------------------------------------------------------- */
+
+/* Error bdev EE_<p><i> over the malloc base <p><i>, again. */
+static void
+error_member_up(const char *p, uint32_t i)
+{
+	struct bdev_error_opts eopts = { 0 };
+	char name[16];
+
+	snprintf(name, sizeof(name), "%s%u", p, i);
+	eopts.base_name = name;
+	UT_ASSERT_EQ_FATAL(bdev_error_create(&eopts, NULL), 0);
+}
+
+/* Error bdev EE_<p><i> gone: the member's base bdev does not exist (its data stays below). */
+static void
+error_member_down(const char *p, uint32_t i)
+{
+	struct ut_cpl cpl = { 0 };
+	char name[16];
+
+	snprintf(name, sizeof(name), "EE_%s%u", p, i);
+	UT_ASSERT_EQ_FATAL(bdev_error_delete(name, ut_cpl_done, &cpl), 0);
+	UT_POLL_UNTIL(cpl.done);
+	CU_ASSERT(cpl.done);
+}
+
+/*
+ * Issue 32, case 4: the array restarts while two of its three members are
+ * down. Without wait_for_members the create is refused as before; with it
+ * (what save_config writes) the bdev is registered, says it waits, fails
+ * every request, and assembles by itself once a second member comes back:
+ * every block written before reads back. The third is attached and
+ * resynced later by the probe, like any absent member.
+ */
+static void
+test_assembly_waits_for_members(void)
+{
+	uint8_t a[16 * LBS], rd[16 * LBS];
+	struct bdev_gga_opts opts;
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+	struct create_res r;
+
+	make_error_members("A", 3, MBS);
+	disk = make_heal_gga("A", 4, true);
+	open_dev("A");
+	fill_random(a, sizeof(a));
+	CU_ASSERT(dev_write(0, 16, a));
+	ut_dev_close(&g_dev);
+	gga_delete_sync("A");
+	error_member_down("A", 2);
+	error_member_down("A", 3);
+
+	heal_opts("A", &opts);
+	UT_ASSERT_EQ(create_opts_sync(&opts, &r), -ENODEV);
+	CU_ASSERT(bdev_get_by_name("A") == NULL);
+
+	opts.wait_for_members = true;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	CU_ASSERT_FATAL(r.bdev != NULL);
+	disk = r.bdev->ctxt;
+	get_info("A", &info);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_FAILED);
+	CU_ASSERT_FATAL(info.waiting != NULL);
+	CU_ASSERT(strstr(info.waiting, "in sync") != NULL);
+	UT_ASSERT_EQ(info.members[0].state, BDEV_GGA_MEMBER_STALE);
+	UT_ASSERT_EQ(info.members[1].state, BDEV_GGA_MEMBER_ABSENT);
+	UT_ASSERT_EQ(info.members[2].state, BDEV_GGA_MEMBER_ABSENT);
+	bdev_gga_info_clear(&info);
+	CU_ASSERT(!bdev_is_accessible(r.bdev));
+	/* Every request fails, none hangs. */
+	open_dev("A");
+	CU_ASSERT(!dev_read(0, 16, rd));
+	CU_ASSERT(!dev_write(0, 1, rd));
+
+	/* data_2 back: assembled by itself, degraded, everything reads back. */
+	error_member_up("A", 2);
+	WAIT_FOR(!__atomic_load_n(&disk->waiting, __ATOMIC_ACQUIRE));
+	CU_ASSERT(!__atomic_load_n(&disk->waiting, __ATOMIC_ACQUIRE));
+	CU_ASSERT(bdev_is_accessible(r.bdev));
+	UT_ASSERT_EQ(gga_live_mask(disk), 3);
+	get_info("A", &info);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_DEGRADED);
+	CU_ASSERT(info.waiting == NULL);
+	bdev_gga_info_clear(&info);
+	memset(rd, 0, sizeof(rd));
+	CU_ASSERT(dev_read(0, 16, rd));
+	CU_ASSERT(memcmp(rd, a, sizeof(a)) == 0);
+	fill_random(a, 4 * LBS);
+	CU_ASSERT(dev_write(0, 4, a));
+
+	/* The parity back: the probe attaches and resyncs it. */
+	error_member_up("A", 3);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	check_all_paths(disk, 0, 16, a);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("A");
+	delete_error_members("A", 3);
+}
+
+/*
+ * A bdev that waits can be deleted: the waiting ends, every member it
+ * opened is released (its base can be deleted and claimed again), and
+ * nothing was written to the one member it read.
+ */
+static void
+test_assembly_wait_deleted(void)
+{
+	struct bdev_gga_opts opts;
+	struct create_res r;
+	uint8_t *before;
+	uint64_t t0;
+
+	make_error_members("D", 3, MBS);
+	make_heal_gga("D", 4, true);
+	gga_delete_sync("D");
+	error_member_down("D", 3);
+	error_member_down("D", 2);
+	before = snapshot("D1");
+	heal_opts("D", &opts);
+	opts.wait_for_members = true;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	CU_ASSERT(bdev_get_by_name("D") != NULL);
+	/* Two attempts at least, then the delete. */
+	t0 = time_now_ns();
+	while (time_now_ns() - t0 < 2500ull * 1000 * 1000) {
+		ut_poll_idle();
+	}
+	gga_delete_sync("D");
+	CU_ASSERT(unchanged("D1", before));
+	free(before);
+	/* Released: with its members back the array assembles anew, whole. */
+	error_member_up("D", 2);
+	error_member_up("D", 3);
+	opts.wait_for_members = false;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	UT_ASSERT_EQ(gga_live_mask(r.bdev->ctxt), 7);
+	gga_delete_sync("D");
+	delete_error_members("D", 3);
+}
+
+/*
+ * A member whose superblock read fails at assembly is left out when the
+ * others suffice (it failed the whole create before), and is brought back
+ * by the probe once it answers.
+ */
+static void
+test_assembly_leaves_out_failed_read(void)
+{
+	struct bdev_error_inject_opts fail = {
+		.io_type = BDEV_IO_TYPE_READ,
+		.error_type = BDEV_ERROR_FAILURE,
+	};
+	uint8_t a[8 * LBS];
+	struct bdev_gga_opts opts;
+	struct gga_disk *disk;
+	struct create_res r;
+
+	make_error_members("L", 3, MBS);
+	disk = make_heal_gga("L", 4, true);
+	open_dev("L");
+	fill_random(a, sizeof(a));
+	CU_ASSERT(dev_write(0, 8, a));
+	ut_dev_close(&g_dev);
+	gga_delete_sync("L");
+
+	UT_ASSERT_EQ(bdev_error_inject_error("EE_L1", &fail), 0);
+	heal_opts("L", &opts);
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	disk = r.bdev->ctxt;
+	UT_ASSERT_EQ(gga_member_state(&disk->members[0]), BDEV_GGA_MEMBER_ABSENT);
+	UT_ASSERT_EQ(gga_live_mask(disk), 6);
+	open_dev("L");
+	check_all_paths(disk, 0, 8, a);
+	UT_ASSERT_EQ(inject("EE_L1", BDEV_ERROR_NONE), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	check_all_paths(disk, 0, 8, a);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("L");
+	delete_error_members("L", 3);
+}
+
+/*
+ * A member that holds its superblock read (a paused target) is left out
+ * after member_timeout_ms, not after its own timeout (for ever here); one
+ * whose assembly write fails is failed once the array runs, and the next
+ * record says it is out of sync.
+ */
+static void
+test_assembly_stall_and_write_failure(void)
+{
+	struct bdev_error_inject_opts hold = {
+		.io_type = BDEV_IO_TYPE_READ,
+		.error_type = BDEV_ERROR_PENDING,
+	};
+	struct bdev_error_inject_opts wfail = {
+		.io_type = BDEV_IO_TYPE_WRITE,
+		.error_type = BDEV_ERROR_FAILURE,
+	};
+	uint8_t a[8 * LBS];
+	struct bdev_gga_opts opts;
+	struct gga_disk *disk;
+	struct create_res r;
+	struct gga_sb sb;
+
+	make_error_members("S", 3, MBS);
+	disk = make_heal_gga("S", 4, true);
+	open_dev("S");
+	fill_random(a, sizeof(a));
+	CU_ASSERT(dev_write(0, 8, a));
+	ut_dev_close(&g_dev);
+	gga_delete_sync("S");
+
+	/* data_2 holds every read: left out after 200 ms, and the bdev comes up. */
+	UT_ASSERT_EQ(bdev_error_inject_error("EE_S2", &hold), 0);
+	heal_opts("S", &opts);
+	opts.member_timeout_ms = 200;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	disk = r.bdev->ctxt;
+	UT_ASSERT_EQ(gga_member_state(&disk->members[1]), BDEV_GGA_MEMBER_ABSENT);
+	CU_ASSERT(strstr(disk->members[1].reason, "member_timeout_ms") != NULL);
+	open_dev("S");
+	check_all_paths(disk, 0, 8, a);
+	UT_ASSERT_EQ(inject("EE_S2", BDEV_ERROR_NONE), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("S");
+
+	/* The parity fails the assembly's write: assembled without it, recorded out of sync. */
+	UT_ASSERT_EQ(bdev_error_inject_error("EE_S3", &wfail), 0);
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	disk = r.bdev->ctxt;
+	WAIT_FOR(gga_member_state(&disk->members[2]) == BDEV_GGA_MEMBER_FAILED);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_FAILED);
+	WAIT_FOR((read_sb(disk, 0, &sb), sb.member_state[2] == GGA_SB_MEMBER_STALE));
+	UT_ASSERT_EQ(sb.member_state[2], GGA_SB_MEMBER_STALE);
+	open_dev("S");
+	check_all_paths(disk, 0, 8, a);
+	UT_ASSERT_EQ(inject("EE_S3", BDEV_ERROR_NONE), 0);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	check_all_paths(disk, 0, 8, a);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("S");
+	delete_error_members("S", 3);
+}
+
 int
 main(void)
 {
 	static const struct ut_test tests[] = {
-		UT_TEST(test_flush_failed_member),    UT_TEST(test_two_blank_restart),
-		UT_TEST(test_old_copy_returns),       UT_TEST(test_rate_limit_in_flight),
-		UT_TEST(test_member_faulted),         UT_TEST(test_member_fault_keeps_k),
-		UT_TEST(test_member_stall),           UT_TEST(test_assembly_crash_records),
+		UT_TEST(test_flush_failed_member),
+		UT_TEST(test_two_blank_restart),
+		UT_TEST(test_old_copy_returns),
+		UT_TEST(test_rate_limit_in_flight),
+		UT_TEST(test_member_faulted),
+		UT_TEST(test_member_fault_keeps_k),
+		UT_TEST(test_member_stall),
+		UT_TEST(test_assembly_crash_records),
 		UT_TEST(test_checkpoint_not_resumed),
+		UT_TEST(test_assembly_waits_for_members),
+		UT_TEST(test_assembly_wait_deleted),
+		UT_TEST(test_assembly_leaves_out_failed_read),
+		UT_TEST(test_assembly_stall_and_write_failure),
 	};
 
 	return ut_run("bdev_gga_recovery", tests, ARRAY_SIZE(tests), suite_init, suite_fini);

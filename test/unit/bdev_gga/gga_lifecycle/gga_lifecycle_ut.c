@@ -1493,6 +1493,71 @@ test_assembly_copy_behind(void)
 }
 
 /*
+ * Issue 32: whether an assembly refused for want of members in sync may wait
+ * for the members not found, and whether one whose write some members
+ * failed stands (rule 5).
+ */
+static void
+test_assemble_may_wait(void)
+{
+	enum gga_lc_found found[GGA_LC_MAX_MEMBERS];
+	struct gga_lc_record rec[GGA_LC_MAX_MEMBERS];
+	struct gga_lc_actions act;
+	struct gga_lc_view v;
+	uint32_t i;
+	int rc;
+
+	memset(rec, 0, sizeof(rec));
+	for (i = 0; i < GGA_LC_MAX_MEMBERS; i++) {
+		rec[i].events = 5;
+		memset(rec[i].member_state, GGA_SB_MEMBER_IN_SYNC, sizeof(rec[i].member_state));
+	}
+	/* 2 + 1, one member answers: refused, and the two missing could make k. */
+	found[0] = GGA_LC_FOUND_RECORD;
+	found[1] = GGA_LC_FOUND_ABSENT;
+	found[2] = GGA_LC_FOUND_ABSENT;
+	rc = gga_lc_assemble(&v, 2, 1, NULL, found, rec, 0, &act);
+	UT_ASSERT_EQ(rc, -EIO);
+	CU_ASSERT(gga_lc_assemble_may_wait(&v, found, rc));
+	/* The one that answers is older than the bitmap: only the missing two could make k. */
+	rec[0].events = 3;
+	rec[0].bitmap_events = 4;
+	rc = gga_lc_assemble(&v, 2, 1, NULL, found, rec, 0, &act);
+	UT_ASSERT_EQ(rc, -EIO);
+	CU_ASSERT(gga_lc_assemble_may_wait(&v, found, rc));
+	/* 3 + 1: one trusted, one stale and one blank are here, one is missing: never k. */
+	rec[0].events = 5;
+	rec[0].bitmap_events = 0;
+	rec[1].events = 5;
+	rec[1].member_state[0] = GGA_SB_MEMBER_STALE;
+	rec[0].member_state[0] = GGA_SB_MEMBER_STALE;
+	found[0] = GGA_LC_FOUND_RECORD;
+	found[1] = GGA_LC_FOUND_RECORD;
+	found[2] = GGA_LC_FOUND_BLANK;
+	found[3] = GGA_LC_FOUND_ABSENT;
+	rc = gga_lc_assemble(&v, 3, 1, NULL, found, rec, 0, &act);
+	UT_ASSERT_EQ(rc, -EIO);
+	CU_ASSERT(!gga_lc_assemble_may_wait(&v, found, rc));
+	/* A foreign member: final, whatever is missing. */
+	found[2] = GGA_LC_FOUND_FOREIGN;
+	rc = gga_lc_assemble(&v, 3, 1, NULL, found, rec, 0, &act);
+	UT_ASSERT_EQ(rc, -EEXIST);
+	CU_ASSERT(!gga_lc_assemble_may_wait(&v, found, rc));
+
+	/* 2 + 1 with two members in sync and the parity missing: assembled. */
+	memset(rec[0].member_state, GGA_SB_MEMBER_IN_SYNC, sizeof(rec[0].member_state));
+	memset(rec[1].member_state, GGA_SB_MEMBER_IN_SYNC, sizeof(rec[1].member_state));
+	found[0] = GGA_LC_FOUND_RECORD;
+	found[1] = GGA_LC_FOUND_RECORD;
+	found[2] = GGA_LC_FOUND_ABSENT;
+	UT_ASSERT_EQ(gga_lc_assemble(&v, 2, 1, NULL, found, rec, 0, &act), 0);
+	/* Both took the records: it stands; one alone (or with the absent one) does not. */
+	CU_ASSERT(gga_lc_assembly_written(&v, 0x3));
+	CU_ASSERT(!gga_lc_assembly_written(&v, 0x1));
+	CU_ASSERT(!gga_lc_assembly_written(&v, 0x5));
+}
+
+/*
  * The checker itself: each invariant not shown by the tests above must fire
  * when a helper of the module is broken on purpose.
  */
@@ -1949,6 +2014,7 @@ main(void)
 		UT_TEST(test_checker_i4_pass),
 		UT_TEST(test_checker_i5_writes),
 		UT_TEST(test_checker_i6_state),
+		UT_TEST(test_assemble_may_wait),
 	};
 
 	return ut_run("gga_lifecycle", tests, sizeof(tests) / sizeof(tests[0]), NULL, NULL);

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Issue 32, case 4: the front (scripts/gga_topology.sh, file members over
+# NVMe/TCP) restarts while two of its three half-block targets are down.
+#  1. set A written through the front;
+#  2. the front, then targets 1 and 2 SIGKILLed;
+#  3. the front restarted from its saved configuration: bdev_gga_create
+#     (saved with wait_for_members) registers gga0 although only data_1
+#     answers; it says it waits for members, and every request fails;
+#     a SIGTERM then is tidy, and a restart waits again;
+#  4. targets 1 and 2 restarted at once, nothing else done: gga0 assembles
+#     by itself, every member comes back, set A reads back.
+# On main the create failed at start-up ("fewer than 2 members do") and
+# gga0 never appeared.
+source "$(dirname "$0")/common.sh"
+
+D=$TMP/topo
+source "$(dirname "$0")/topology_lib.sh"
+A=0:512
+
+# The saved configuration's bdev_gga_create says wait_for_members.
+saved_waits() {
+	python3 -c 'import json, sys
+for s in json.load(open(sys.argv[1]))["subsystems"]:
+    for c in s["config"] or []:
+        if c["method"] == "bdev_gga_create":
+            sys.exit(0 if c["params"].get("wait_for_members") is True else 1)
+sys.exit(1)' "$D/front.json"
+}
+
+topo up --size 16 >"$TMP/up.out" 2>&1
+rc=$?
+track
+check "topology up (exit $rc)" test $rc -eq 0
+[ $rc -eq 0 ] || cat "$TMP/up.out"
+
+check "set A written" blocks write 1 "$A"
+check "save_config saved bdev_gga_create with wait_for_members" saved_waits
+
+# 2. Front and two targets down.
+topo kill-target front >/dev/null 2>&1
+topo kill-target 1 >/dev/null 2>&1
+topo kill-target 2 >/dev/null 2>&1
+
+# 3. The front comes back first.
+topo start-target front >"$TMP/front2.out" 2>&1
+rc=$?
+track
+check "front restarts with targets 1 and 2 down (exit $rc)" test $rc -eq 0
+check "no call of its configuration failed" \
+	bash -c "! grep -q 'calls failed and were skipped' '$D/front.log'"
+check "gga0 registered, failed, waiting for members" \
+	wait_info 5 'd[0]["state"] == "failed" and d[0]["assembly"]["state"] == "waiting_for_members"'
+check "data_1 waits, data_2 and parity absent" \
+	test "$(gga_info '[m["state"] for m in d[0]["members"]]')" = '["stale", "absent", "absent"]'
+check "a read fails while it waits" bash -c "! timeout -k 5 60 python3 '$BLOCKS' check \
+	--config '$D/bdevperf.json' --seed 1 --lbas 0:8 >'$TMP/fail.out' 2>&1"
+
+# A SIGTERM while it waits is tidy (the waiting ends, the members are
+# released, exit 0); restarted again, it waits again.
+topo stop-target front >"$TMP/stop.out" 2>&1
+check "SIGTERM while waiting: the front exits 0" grep -q "exit 0)" "$TMP/stop.out"
+topo start-target front >"$TMP/front3.out" 2>&1
+rc=$?
+track
+check "front restarts again (exit $rc)" test $rc -eq 0
+check "gga0 waits again" \
+	wait_info 5 'd[0]["state"] == "failed" and d[0]["assembly"]["state"] == "waiting_for_members"'
+
+# 4. Both targets back at once; nothing else is done.
+topo start-target 1 >/dev/null 2>&1 &
+s1=$!
+topo start-target 2 >/dev/null 2>&1
+wait "$s1"
+track
+check "gga0 assembled by itself within 20 s" \
+	wait_info 20 '"assembly" not in d[0] and d[0]["state"] != "failed"'
+check "every member online within 20 s" wait_info 20 'd[0]["state"] == "online"'
+check "the log says it assembled once enough members answered" \
+	grep -q "gga bdev 'gga0': assembled array .* once enough members answered" "$D/front.log"
+check "set A reads back" blocks check 1 "$A"
+
+topo down >"$TMP/down.out" 2>&1
+check "down: four daemons exit 0" test "$(grep -c 'exit 0)' "$TMP/down.out")" = 4
+finish
