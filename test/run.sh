@@ -6,7 +6,10 @@
 # reason when the machine cannot run the VM), and a build without RDMA
 # (build-nordma/, as `configure --without-rdma`: unit tests and the TCP
 # integration tests). GGA_TEST_LANES selects lanes (default
-# "normal asan nordma vm"). Ends with one summary line "N passed, N failed".
+# "normal asan nordma vm"). Each phase ends with "=== lane L: PHASE took Ns";
+# the end lists "TIME L build=Ns unit=Ns integration=Ns total=Ns" per lane
+# and "TIME make test Ns" (the budget is 2700 s, docs/TESTING.md), then one
+# summary line "N passed, N failed".
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
@@ -29,22 +32,39 @@ trap 'rm -rf "$results"' EXIT
 total_pass=0
 total_fail=0
 total_skip=0
+run_start=$SECONDS
+times=""
+
+# phase_done LANE PHASE START: print and record how long PHASE took.
+phase_done() {
+	local t=$((SECONDS - $3))
+	echo "=== lane $1: $2 took ${t}s"
+	lane_times="$lane_times $2=${t}s"
+}
 
 # run_lane NAME OUTDIR [make args...]
 run_lane() {
-	local name=$1 out=$2 rc
+	local name=$1 out=$2 rc lane_start=$SECONDS t0
 	shift 2
+	lane_times=""
 	echo "=== lane $name: building into $out"
+	t0=$SECONDS
 	if ! make -j"$jobs" O="$out" "$@" build unittests >"$results/$name-build.log" 2>&1; then
 		tail -50 "$results/$name-build.log"
 		echo "FAIL $name: build failed"
 		total_fail=$((total_fail + 1))
 		return
 	fi
+	phase_done "$name" build "$t0"
 	echo "=== lane $name: unit tests"
+	t0=$SECONDS
 	bash test/unit/run.sh "$out" | tee "$results/$name-unit.log"
+	phase_done "$name" unit "$t0"
 	echo "=== lane $name: integration tests"
+	t0=$SECONDS
 	GGA_LANE=$name bash test/integration/run.sh "$out" | tee "$results/$name-integration.log"
+	phase_done "$name" integration "$t0"
+	times="${times}TIME $name$lane_times total=$((SECONDS - lane_start))s"$'\n'
 	local p f s
 	read -r p f s < <(cat "$results/$name-unit.log" "$results/$name-integration.log" |
 		awk -F'[= ]' '/^SUMMARY /{p += $3; f += $5; s += $7} END {print p + 0, f + 0, s + 0}')
@@ -79,7 +99,11 @@ for lane in $lanes; do
 		# The VM runs the normal build's binaries (run_tests.sh builds
 		# them when they are missing).
 		echo "=== lane vm: SoftRoCE / Linux-host interop tests in a qemu VM"
+		lane_times=""
+		t0=$SECONDS
 		bash test/vm/run_tests.sh "$root/build" | tee "$results/vm.log"
+		phase_done vm "vm" "$t0"
+		times="${times}TIME vm total=$((SECONDS - t0))s"$'\n'
 		read -r p f s < <(awk -F'[= ]' '/^SUMMARY /{p += $3; f += $5; s += $7} END {print p + 0, f + 0, s + 0}' "$results/vm.log")
 		echo "=== lane vm: ${p:-0} passed, ${f:-0} failed, ${s:-0} skipped"
 		total_pass=$((total_pass + ${p:-0}))
@@ -94,5 +118,7 @@ for lane in $lanes; do
 done
 
 echo
+printf '%s' "$times"
+echo "TIME make test $((SECONDS - run_start))s (budget 2700s)"
 echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 [ "$total_fail" -eq 0 ] && [ "$total_pass" -gt 0 ]

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run every CUnit test binary under OUTDIR/test/unit and count test cases.
-# Prints "PASS|FAIL <binary>" per binary and a final
+# Prints "PASS|FAIL <binary> (N tests, S.Ss)" per binary (S.S: its wall-clock
+# seconds), a "TIME unit N.Ns" line (all binaries) and a final
 # "SUMMARY passed=N failed=N skipped=0" line (test cases, not binaries).
 set -u
 out=${1:?usage: test/unit/run.sh OUTDIR}
@@ -10,11 +11,18 @@ found=0
 log=$(mktemp /tmp/gga-ut.XXXXXX)
 trap 'rm -f "$log"' EXIT
 
+# now_ms: wall-clock milliseconds. secs MS: MS as seconds with one decimal.
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+secs() { printf '%d.%d' $(($1 / 1000)) $((($1 % 1000) / 100)); }
+all_start=$(now_ms)
+
 while IFS= read -r bin; do
 	found=$((found + 1))
 	name=${bin#"$out"/test/unit/}
+	start=$(now_ms)
 	timeout -k 10 600 "$bin" >"$log" 2>&1
 	rc=$?
+	took=$(secs $(($(now_ms) - start)))
 	# CUnit's summary row: "tests  <total> <ran> <passed> <failed> <inactive>"
 	row=$(awk '$1 == "tests" && NF >= 5 {print $3, $4, $5}' "$log" | tail -1)
 	ran=0 p=0 f=0
@@ -32,11 +40,11 @@ while IFS= read -r bin; do
 	passed=$((passed + p))
 	failed=$((failed + f))
 	if [ "$f" -ne 0 ]; then
-		echo "FAIL $name (exit $rc, $p passed, $f failed)"
+		echo "FAIL $name (exit $rc, $p passed, $f failed, ${took}s)"
 		grep -E -i 'fail|error|assert|sanitizer|runtime error' "$log" | head -40
 		tail -20 "$log"
 	else
-		echo "PASS $name ($p tests)"
+		echo "PASS $name ($p tests, ${took}s)"
 	fi
 done < <(find "$out/test/unit" -type f -name '*_ut' -perm -u+x 2>/dev/null | sort)
 
@@ -44,4 +52,5 @@ if [ $found -eq 0 ]; then
 	echo "FAIL no unit test binaries under $out/test/unit"
 	failed=$((failed + 1))
 fi
+echo "TIME unit $(secs $(($(now_ms) - all_start)))s"
 echo "SUMMARY passed=$passed failed=$failed skipped=0"
