@@ -33,6 +33,7 @@ total_pass=0
 total_fail=0
 total_skip=0
 run_start=$SECONDS
+normal_unit_ran=""
 times=""
 
 # phase_done LANE PHASE START: print and record how long PHASE took.
@@ -58,8 +59,9 @@ run_lane() {
 	phase_done "$name" build "$t0"
 	echo "=== lane $name: unit tests"
 	t0=$SECONDS
-	bash test/unit/run.sh "$out" | tee "$results/$name-unit.log"
+	GGA_UNIT_SAME_AS=${unit_same_as:-} bash test/unit/run.sh "$out" | tee "$results/$name-unit.log"
 	phase_done "$name" unit "$t0"
+	[ "$name" != normal ] || normal_unit_ran=1
 	echo "=== lane $name: integration tests"
 	t0=$SECONDS
 	GGA_LANE=$name bash test/integration/run.sh "$out" | tee "$results/$name-integration.log"
@@ -76,13 +78,21 @@ run_lane() {
 
 for lane in $lanes; do
 	case "$lane" in
-	normal) run_lane normal "$root/build" ;;
+	normal)
+		# The fuzzers' random parts are longest under ASan (it sees what
+		# they break in memory); here 10 s each, the kept cases in full.
+		# make fuzz runs them for 10 minutes.
+		GGA_CONN_FUZZ_SECONDS=${GGA_CONN_FUZZ_SECONDS:-10} \
+			GGA_RPC_FUZZ_SECONDS=${GGA_RPC_FUZZ_SECONDS:-10} \
+			run_lane normal "$root/build"
+		;;
 	asan)
 		export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1:halt_on_error=1}
 		export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 		# The sanitizer build also carries the test hooks (test_reactor_stall).
-		# The connection fuzzer's random part: 20 s here (30 s in the normal lane).
+		# The fuzzers' random parts: 20 s (connections), 30 s (RPC).
 		GGA_CONN_FUZZ_SECONDS=${GGA_CONN_FUZZ_SECONDS:-20} \
+			GGA_RPC_FUZZ_SECONDS=${GGA_RPC_FUZZ_SECONDS:-30} \
 			run_lane asan "$root/build-asan" CONFIG_ASAN=y CONFIG_TEST_HOOKS=y
 		unset ASAN_OPTIONS UBSAN_OPTIONS
 		;;
@@ -91,8 +101,13 @@ for lane in $lanes; do
 		# unit tests and the TCP-facing integration tests in such a build
 		# (the connection fuzzer's kept cases, and 5 s of its random part:
 		# the other lanes fuzz longer).
+		# Unit binaries byte-identical to the normal lane's (all but the few
+		# that CONFIG_RDMA changes) ran there already in this run.
+		nordma_same=""
+		[ -z "$normal_unit_ran" ] || nordma_same=$root/build
 		GGA_TEST_FILTER="tcp topology demo save_config rpc_bad_input daemon_rpc" \
 			GGA_CONN_FUZZ_SECONDS=${GGA_CONN_FUZZ_SECONDS:-5} \
+			unit_same_as=$nordma_same \
 			run_lane nordma "$root/build-nordma" CONFIG_RDMA=n
 		;;
 	vm)
