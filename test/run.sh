@@ -59,7 +59,7 @@ run_lane() {
 	phase_done "$name" build "$t0"
 	echo "=== lane $name: unit tests"
 	t0=$SECONDS
-	GGA_UNIT_SAME_AS=${unit_same_as:-} bash test/unit/run.sh "$out" | tee "$results/$name-unit.log"
+	GGA_UNIT_JOBS=$jobs GGA_UNIT_SAME_AS=${unit_same_as:-} bash test/unit/run.sh "$out" | tee "$results/$name-unit.log"
 	phase_done "$name" unit "$t0"
 	[ "$name" != normal ] || normal_unit_ran=1
 	echo "=== lane $name: integration tests"
