@@ -16,6 +16,9 @@ cd "$root" || exit 1
 
 jobs=${GGA_TEST_JOBS:-2}
 lanes=${GGA_TEST_LANES:-"normal asan nordma vm"}
+# The libFuzzer harnesses (fuzz.sh, normal lane): compiled and fuzzed
+# $jobs at a time.
+export GGA_FUZZ_JOBS=${GGA_FUZZ_JOBS:-$jobs}
 
 # --fuzz: clang, for the libFuzzer harnesses (test/integration/fuzz.sh).
 bash scripts/pkgdep.sh --fuzz || {
