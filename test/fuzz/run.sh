@@ -5,6 +5,9 @@
 #   test/fuzz/run.sh OUTDIR [SECONDS [MIN_RUNS]]
 #
 # SECONDS of fuzzing per harness (default 30; 0 only builds and replays).
+# GGA_FUZZ_JOBS=N (default 1; make test's fuzz.sh: GGA_TEST_JOBS, 2) compiles
+# N sources at a time and fuzzes N harnesses at a time (each harness is one
+# process, on a core of its own when the machine has N idle cores).
 # After fuzzing it prints the executions of all harnesses together; with
 # MIN_RUNS that total is a check of its own (make fuzz asks for 10 million).
 #
@@ -34,6 +37,9 @@ case "$secs$min_runs" in
 	exit 1
 	;;
 esac
+
+jobs=${GGA_FUZZ_JOBS:-1}
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || jobs=1
 
 mkdir -p "$out" || exit 1
 out=$(cd "$out" && pwd)/fuzz
@@ -77,17 +83,29 @@ stale() {
 
 build_log=$out/build.log
 : >"$build_log"
+running=0
+# compile SRC OBJ [FLAGS...]: compile in the background, at most $jobs at a
+# time; a failure leaves OBJ.failed and the compiler's output in OBJ.log.
+compile() {
+	local s=$1 o=$2
+	shift 2
+	if [ $running -ge "$jobs" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
+	rm -f "$o.failed"
+	(
+		"$CC" "${cflags[@]}" "$@" -fsanitize=fuzzer-no-link -MMD -MF "${o%.o}.d" \
+			-c "$root/$s" -o "$o" >"$o.log" 2>&1 || echo "$s" >"$o.failed"
+	) &
+	running=$((running + 1))
+}
 objs=()
 for s in $srcs; do
 	o=$obj/$(echo "${s%.c}" | tr / _).o
 	objs+=("$o")
 	stale "$o" "${o%.o}.d" || continue
-	if ! "$CC" "${cflags[@]}" -fsanitize=fuzzer-no-link -MMD -MF "${o%.o}.d" \
-		-c "$root/$s" -o "$o" >>"$build_log" 2>&1; then
-		tail -30 "$build_log"
-		not_ok "build $s with $CC"
-		exit 1
-	fi
+	compile "$s" "$o"
 done
 # The RDMA transport, for fuzz_rdma_capsule only: built with GGA_CONFIG_RDMA
 # (the verbs and CM headers), linked with that harness's fake device and CM
@@ -99,10 +117,17 @@ for s in $rdma_srcs; do
 	o=$obj/rdma_cfg_$(basename "${s%.c}").o
 	rdma_objs+=("$o")
 	stale "$o" "${o%.o}.d" || continue
-	if ! "$CC" "${cflags[@]}" -DGGA_CONFIG_RDMA -fsanitize=fuzzer-no-link -MMD -MF "${o%.o}.d" \
-		-c "$root/$s" -o "$o" >>"$build_log" 2>&1; then
+	compile "$s" "$o" -DGGA_CONFIG_RDMA
+done
+wait
+for o in "${objs[@]}" "${rdma_objs[@]}"; do
+	[ -f "$o.log" ] || continue
+	cat "$o.log" >>"$build_log"
+	rm -f "$o.log"
+	if [ -f "$o.failed" ]; then
 		tail -30 "$build_log"
-		not_ok "build $s with $CC"
+		not_ok "build $(cat "$o.failed") with $CC"
+		rm -f "$o.failed"
 		exit 1
 	fi
 done
@@ -154,15 +179,32 @@ if [ "$failed" -ne 0 ] || [ "$secs" -eq 0 ]; then
 	exit $((failed != 0))
 fi
 
-total=0
-for h in $harnesses; do
-	work=$tmp/$h
+# fuzz_one HARNESS: fuzz it for $secs from its seed corpus; the exit status
+# goes to $tmp/HARNESS/rc.
+fuzz_one() {
+	local h=$1 work=$tmp/$1
 	mkdir -p "$work/corpus" "$work/artifacts"
 	cp "$here/corpus/$h"/* "$work/corpus/" 2>/dev/null
 	timeout -k 10 $((secs + 120)) "$out/$h" -max_total_time="$secs" -rss_limit_mb=2048 \
 		-timeout=30 -max_len=16384 -print_final_stats=1 \
 		-artifact_prefix="$work/artifacts/" "$work/corpus" >"$work/log" 2>&1
-	rc=$?
+	echo $? >"$work/rc"
+}
+running=0
+for h in $harnesses; do
+	if [ $running -ge "$jobs" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
+	fuzz_one "$h" &
+	running=$((running + 1))
+done
+wait
+
+total=0
+for h in $harnesses; do
+	work=$tmp/$h
+	rc=$(cat "$work/rc" 2>/dev/null || echo 1)
 	runs=$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$work/log" |
 		grep -o '[0-9]*$')
 	total=$((total + ${runs:-0}))

@@ -3,7 +3,8 @@
 # handling, NVMe/TCP connections, NVMe/RDMA capsules on a fake device,
 # DH-HMAC-CHAP, the TLS byte stream): build
 # with clang, replay the kept crash inputs and the seed corpora, then fuzz
-# each harness for 5 seconds (GGA_FUZZ_SECONDS; make fuzz runs them for long). Skips
+# each harness for 5 seconds (GGA_FUZZ_SECONDS; make fuzz runs them for long),
+# GGA_FUZZ_JOBS (make test: 2) at a time. Skips
 # without clang.
 source "$(dirname "$0")/common.sh"
 

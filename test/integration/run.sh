@@ -2,7 +2,8 @@
 # Run every test/integration/*.sh against the binaries in OUTDIR/bin.
 # Each script prints "ok - ..." / "not ok - ..." per check and exits 0 (all
 # passed), 77 (skipped; it printed why) or non-zero. Prints a final
-# "SUMMARY passed=N failed=N skipped=N" line counting checks.
+# "SUMMARY passed=N failed=N skipped=N" line counting checks, after a
+# "TIME integration Ns" line (all tests; each PASS/FAIL line has its own).
 set -u
 out=${1:?usage: test/integration/run.sh OUTDIR}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -11,6 +12,7 @@ failed=0
 skipped=0
 log=$(mktemp /tmp/gga-it.XXXXXX)
 trap 'rm -f "$log"' EXIT
+all_start=$SECONDS
 
 # sweep_tagged TAG: SIGKILL the processes whose environment has
 # GGA_TEST_TAG=TAG; prints how many there were.
@@ -73,4 +75,5 @@ for t in "$here"/*.sh; do
 		echo "PASS $name ($ok checks, ${secs}s)"
 	fi
 done
+echo "TIME integration $((SECONDS - all_start))s"
 echo "SUMMARY passed=$passed failed=$failed skipped=$skipped"

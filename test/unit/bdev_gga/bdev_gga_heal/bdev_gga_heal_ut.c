@@ -758,6 +758,14 @@ test_delete_while_recovering(void)
 
 	make_error_members("D", 3, MBS);
 	for (round = 0; round < 3; round++) {
+		/*
+		 * The resync that fails at assembly (its member fails again at
+		 * once) is retried after retry_ms, 10 s by default: round 1
+		 * deletes before that, with the member stale; round 2 retries
+		 * after 100 ms, so that it finds the member rebuilding (or
+		 * rebuilt) rather than wait out WAIT_FOR's bound still stale.
+		 */
+		gga_test_knobs.retry_ms = round == 2 ? 100 : 0;
 		disk = make_heal_gga("D", 4, true);
 		open_dev("D");
 		fill_random(w, sizeof(w));
@@ -767,10 +775,13 @@ test_delete_while_recovering(void)
 		/* Round 0: before the probe; 1: once it is stale; 2: once it is rebuilding. */
 		if (round >= 1) {
 			WAIT_FOR(gga_member_state(&disk->members[1]) != BDEV_GGA_MEMBER_FAILED);
+			CU_ASSERT(gga_member_state(&disk->members[1]) != BDEV_GGA_MEMBER_FAILED);
 		}
 		if (round == 2) {
 			WAIT_FOR(disk->walk != NULL ||
 				 gga_member_state(&disk->members[1]) == BDEV_GGA_MEMBER_ONLINE);
+			CU_ASSERT(disk->walk != NULL ||
+				  gga_member_state(&disk->members[1]) == BDEV_GGA_MEMBER_ONLINE);
 		}
 		ut_dev_close(&g_dev);
 		gga_delete_sync("D");
@@ -779,6 +790,7 @@ test_delete_while_recovering(void)
 		CU_ASSERT(!bdev_is_claimed(bdev_get_by_name("EE_D2")));
 	}
 	delete_error_members("D", 3);
+	gga_test_knobs.retry_ms = 0;
 }
 
 int

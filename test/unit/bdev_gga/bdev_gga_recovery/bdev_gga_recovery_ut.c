@@ -129,6 +129,11 @@ test_old_copy_returns(void)
 	uint8_t *old;
 	bool on = true, off = false;
 
+	/*
+	 * The test waits twice for the sweep to clear the bitmap: one sweep
+	 * every 100 ms instead of every second (read when the array is made).
+	 */
+	gga_test_knobs.sweep_ms = 100;
 	make_error_members("O", 3, MBS);
 	disk = make_heal_gga("O", 4, true);
 	open_dev("O");
@@ -164,6 +169,7 @@ test_old_copy_returns(void)
 	ut_dev_close(&g_dev);
 	gga_delete_sync("O");
 	delete_error_members("O", 3);
+	gga_test_knobs.sweep_ms = 0;
 }
 
 /*
