@@ -31,7 +31,7 @@ gga_front_init(struct gga_front *f, uint32_t k, uint32_t m, uint16_t front_id, u
 	f->reason = "started";
 	f->rule_uncertain = true;
 	f->rule_come_back = true;
-	/* Renewals and the poll use 1/16 of the lease; the pause allowed is 0.9 of it (1.11). */
+	/* Renewals every lease/20, polled every lease/80: a pause of 0.9 lease rides out (1.11). */
 	f->renew_ms = lease_ms / 20;
 }
 
