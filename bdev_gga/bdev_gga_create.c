@@ -1448,6 +1448,46 @@ create_read_superblocks(struct gga_create_ctx *ctx)
 	return 0;
 }
 
+/*
+ * Before another try of an assembly (a waiting one, or a front's after a
+ * failed one): the members left out, stalled or unwritten, the records and
+ * the bitmap read by the last try are forgotten; `absent` starts from the
+ * mask given.
+ */
+static void
+create_attempt_reset(struct gga_create_ctx *ctx, uint32_t absent)
+{
+	ctx->absent = absent;
+	ctx->left_out = 0;
+	ctx->stalled = 0;
+	ctx->write_failed = 0;
+	memset(ctx->sb_rc, 0, sizeof(ctx->sb_rc));
+	memset(ctx->sb, 0, sizeof(ctx->sb));
+	free(ctx->bitmap);
+	ctx->bitmap = NULL;
+}
+
+/*
+ * Register the bdev before its assembly ends (a front, or a bdev waiting for
+ * members): it leaves the list of bdevs being created, and returns to it if
+ * the registration fails. Returns 0 or the registration's error.
+ */
+static int
+create_register(struct gga_create_ctx *ctx)
+{
+	struct gga_disk *disk = ctx->disk;
+	int rc;
+
+	TAILQ_REMOVE(&g_creating, disk, link);
+	ctx->creating_listed = false;
+	rc = gga_disk_register(disk);
+	if (rc != 0) {
+		TAILQ_INSERT_TAIL(&g_creating, disk, link);
+		ctx->creating_listed = true;
+	}
+	return rc;
+}
+
 /* The bdev of a front is registered: the caller learns it now, before any assembly. */
 static void
 create_front_registered(void *arg)
@@ -1478,18 +1518,11 @@ create_front_assemble(void *arg)
 	 * Another try after a failed one (the disk never started): from the
 	 * members as they were opened, with what this front holds now.
 	 */
-	ctx->absent = ctx->open_absent;
-	ctx->left_out = 0;
-	ctx->stalled = 0;
-	ctx->write_failed = 0;
-	memset(ctx->sb_rc, 0, sizeof(ctx->sb_rc));
-	memset(ctx->sb, 0, sizeof(ctx->sb));
+	create_attempt_reset(ctx, ctx->open_absent);
 	for (i = 0; i < disk->n; i++) {
 		disk->members[i].state = ctx->open_state[i];
 		disk->members[i].reason = ctx->open_reason[i];
 	}
-	free(ctx->bitmap);
-	ctx->bitmap = NULL;
 	ctx->rc = 0;
 	ctx->msg[0] = '\0';
 	if (create_check_removed(ctx)) {
@@ -1550,12 +1583,8 @@ create_front(struct gga_create_ctx *ctx, const struct bdev_gga_opts *opts)
 		create_set_msg(ctx, rc, "out of memory");
 		return create_fail_async(ctx);
 	}
-	TAILQ_REMOVE(&g_creating, disk, link);
-	ctx->creating_listed = false;
-	rc = gga_disk_register(disk);
+	rc = create_register(ctx);
 	if (rc != 0) {
-		TAILQ_INSERT_TAIL(&g_creating, disk, link);
-		ctx->creating_listed = true;
 		create_set_msg(ctx, rc, "registering the bdev failed: %s", strerror(-rc));
 		return create_fail_async(ctx);
 	}
@@ -1703,12 +1732,8 @@ create_wait_start(struct gga_create_ctx *ctx)
 	__atomic_store_n(&disk->waiting, true, __ATOMIC_RELEASE);
 	snprintf(disk->wait_msg, sizeof(disk->wait_msg), "%s", ctx->msg);
 	create_wait_states(ctx);
-	TAILQ_REMOVE(&g_creating, disk, link);
-	ctx->creating_listed = false;
-	rc = gga_disk_register(disk);
+	rc = create_register(ctx);
 	if (rc != 0) {
-		TAILQ_INSERT_TAIL(&g_creating, disk, link);
-		ctx->creating_listed = true;
 		__atomic_store_n(&disk->waiting, false, __ATOMIC_RELEASE);
 		return rc;
 	}
@@ -1798,14 +1823,7 @@ create_attempt(struct gga_create_ctx *ctx)
 
 	ctx->busy = true;
 	ctx->may_wait = false;
-	ctx->absent = 0;
-	ctx->left_out = 0;
-	ctx->stalled = 0;
-	ctx->write_failed = 0;
-	memset(ctx->sb_rc, 0, sizeof(ctx->sb_rc));
-	memset(ctx->sb, 0, sizeof(ctx->sb));
-	free(ctx->bitmap);
-	ctx->bitmap = NULL;
+	create_attempt_reset(ctx, 0);
 	for (i = 0; i < disk->n; i++) {
 		member = &disk->members[i];
 		if (member->desc == NULL) {
