@@ -1550,6 +1550,63 @@ create_front_assemble(void *arg)
 }
 
 /*
+ * A front that stepped down has let go of its assembly (gga_disk_forget()):
+ * a new context for its next one, which assembles the members as they are
+ * then (never formats: the array exists) and holds the disk like the first.
+ */
+static void
+create_front_forgotten(struct gga_disk *disk)
+{
+	struct gga_create_ctx *ctx = calloc(1, sizeof(*ctx));
+	struct gga_member *member;
+	uint32_t i;
+
+	if (ctx != NULL) {
+		ctx->region_len = disk->data_offset * disk->mbs;
+		ctx->region = env_dma_zmalloc(disk->n * ctx->region_len, 0);
+	}
+	if (ctx == NULL || ctx->region == NULL) {
+		ERRLOG("gga bdev '%s': out of memory for its next assembly: it stays stepped down "
+		       "until the bdev is created again\n",
+		       disk->bdev.name);
+		if (ctx != NULL) {
+			create_ctx_free(ctx);
+		}
+		return;
+	}
+	ctx->disk = disk;
+	ctx->mode = BDEV_GGA_MODE_ASSEMBLE;
+	ctx->uuid_set = true;
+	memcpy(ctx->uuid, disk->array_uuid, sizeof(ctx->uuid));
+	ctx->matrix_set = true;
+	ctx->early = true;
+	for (i = 0; i < disk->n; i++) {
+		member = &disk->members[i];
+		if (member->state == BDEV_GGA_MEMBER_ABSENT) {
+			ctx->open_absent |= 1u << i;
+		}
+		ctx->open_state[i] = member->state;
+		ctx->open_reason[i] = member->reason;
+	}
+	/* The assembly holds the disk; create_early_end lets it go. */
+	disk->pending_ops++;
+	gga_front_shell_rearm(disk, ctx);
+}
+
+/* An assembled front stepped down: the disk lets go of the assembly. */
+static void
+create_front_unassemble(struct gga_disk *disk)
+{
+	int rc = gga_disk_forget(disk, create_front_forgotten);
+
+	if (rc != 0 && rc != -ENODEV) {
+		ERRLOG("gga bdev '%s': cannot let go of its assembly: %s; it stays stepped down "
+		       "until the bdev is created again\n",
+		       disk->bdev.name, strerror(-rc));
+	}
+}
+
+/*
  * A front of a shared array (docs/DESIGN.md 1): register the bdev now,
  * inaccessible, so that its NVMe-oF namespace can be exported; read and
  * write the members only once this front holds them.
@@ -1596,7 +1653,7 @@ create_front(struct gga_create_ctx *ctx, const struct bdev_gga_opts *opts)
 	}
 	/* The assembly holds the disk; create_early_end lets it go. */
 	disk->pending_ops++;
-	rc = gga_front_shell_run(disk, create_front_assemble, ctx);
+	rc = gga_front_shell_run(disk, create_front_assemble, ctx, create_front_unassemble);
 	if (rc == 0) {
 		rc = thread_send_msg(thread_get_current(), create_front_registered, ctx);
 	}

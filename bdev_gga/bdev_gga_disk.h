@@ -349,6 +349,9 @@ struct gga_disk {
 	struct gga_front_shell *front;
 	bool front_serving;
 	bool front_fenced;
+	/* A stepped-down front letting go of its assembly (gga_disk_forget()). */
+	struct poller *forget_poller;
+	void (*forgotten)(struct gga_disk *disk);
 	/*
 	 * Registered before it could be assembled: fewer than k members in sync
 	 * answered, and creation waits for more (bdev_gga_create.c, option

@@ -10,9 +10,11 @@
  * Reservation Conflict seen by any thread (front_fenced) steps the front
  * down. A lapsed lease stops the serving at once; the module then proves the
  * lease (renewals on a quorum) and the front serves again, or learns it was
- * fenced. A front that was assembled and is fenced stays stepped down until
- * the bdev is created again (its view of the array is no longer current);
- * one whose assembly failed is assembled again (docs/DESIGN.md 1.11).
+ * fenced. A front that was assembled and is fenced (or hands over) steps
+ * down: its view of the array is no longer current, so the disk lets go of
+ * its assembly (unassemble) and the front is a standby again, which reads
+ * the members afresh when it is next active; one whose assembly failed is
+ * assembled again (docs/DESIGN.md 1.11).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -65,13 +67,15 @@ struct gga_front_shell {
 	uint32_t outstanding;
 	void (*assemble)(void *arg);
 	void *assemble_arg;
+	void (*unassemble)(struct gga_disk *disk);
 	bool assembling;   /* assemble() called, and it has not failed */
 	bool assembled;    /* the disk started: its view is this front's from then on */
 	uint64_t retry_at; /* a failed assembly: the next try not before */
 	uint32_t retry_ms; /* the back-off after the next failure */
 	uint32_t assemble_failures;
 	enum gga_front_role logged_role; /* the role last logged */
-	bool stepped_down;
+	bool stepped_down;               /* until the disk has let go of its assembly */
+	uint32_t step_downs;
 	bool failed;
 	bool stopping;
 	const char *why_down;
@@ -261,8 +265,14 @@ set_serving(struct gga_front_shell *sh, bool serving)
 	bdev_notify_access_changed(&disk->bdev);
 }
 
+/*
+ * An assembled front that is no longer active stops serving at once; its
+ * view of the array may be stale (the other front may have written), so the
+ * disk lets go of the assembly, and the front idles until it has
+ * (gga_front_shell_rearm()).
+ */
 static void
-step_down_for_good(struct gga_front_shell *sh, const char *why)
+step_down(struct gga_front_shell *sh, const char *why)
 {
 	struct gga_disk *disk = sh->disk;
 
@@ -270,14 +280,18 @@ step_down_for_good(struct gga_front_shell *sh, const char *why)
 		return;
 	}
 	sh->stepped_down = true;
+	sh->step_downs++;
 	sh->why_down = why;
 	sh->down_at = now_ms(sh);
 	__atomic_store_n(&disk->front_serving, false, __ATOMIC_RELEASE);
 	bdev_notify_access_changed(&disk->bdev);
 	ERRLOG("gga bdev '%s': front %u steps down: %s; its view of the array may be stale "
-	       "(the other front may have written), so it serves nothing and takes nothing "
-	       "over until the bdev is created again\n",
+	       "(the other front may have written): it lets go of its assembly and stands by "
+	       "to take over again\n",
 	       disk->bdev.name, sh->f.front_id, why);
+	if (sh->unassemble != NULL) {
+		sh->unassemble(disk);
+	}
 }
 
 /*
@@ -321,8 +335,7 @@ follow_role(struct gga_front_shell *sh)
 	default:
 		if (sh->assembled) {
 			/* Was active, and fenced (or handed over): its view may be stale. */
-			step_down_for_good(sh, sh->f.reason != NULL ? sh->f.reason :
-								      "lost the members");
+			step_down(sh, sh->f.reason != NULL ? sh->f.reason : "lost the members");
 		}
 		/* One under way: gga_front_shell_assembled() looks at the role then. */
 		break;
@@ -344,7 +357,7 @@ front_poll(void *arg)
 	if (__atomic_exchange_n(&disk->front_fenced, false, __ATOMIC_ACQ_REL)) {
 		gga_front_conflict(&sh->f, 0, now);
 	}
-	/* A front that stepped down takes nothing again; one handing over still releases. */
+	/* A front letting go of its assembly takes nothing; one handing over still releases. */
 	if (sh->stepped_down && sh->f.role != GGA_FRONT_HANDING_OVER) {
 		return POLLER_IDLE;
 	}
@@ -416,7 +429,8 @@ gga_front_shell_free(struct gga_disk *disk, struct gga_front_shell *sh)
 }
 
 int
-gga_front_shell_run(struct gga_disk *disk, void (*assemble)(void *arg), void *arg)
+gga_front_shell_run(struct gga_disk *disk, void (*assemble)(void *arg), void *arg,
+		    void (*unassemble)(struct gga_disk *disk))
 {
 	struct gga_front_shell *sh = disk->front;
 	/* 1/80 of the lease, 10 to 50 ms: with renewals every lease/20 (DESIGN.md 1.11). */
@@ -424,6 +438,7 @@ gga_front_shell_run(struct gga_disk *disk, void (*assemble)(void *arg), void *ar
 
 	sh->assemble = assemble;
 	sh->assemble_arg = arg;
+	sh->unassemble = unassemble;
 	sh->poller = poller_register(front_poll, sh, period_us, "gga_front");
 	if (sh->poller == NULL) {
 		return -ENOMEM;
@@ -473,7 +488,7 @@ gga_front_shell_assembled(struct gga_disk *disk, int rc, const char *msg)
 	sh->retry_ms = 0;
 	if (sh->f.role != GGA_FRONT_ACTIVE && sh->f.role != GGA_FRONT_PROVING) {
 		/* Fenced while it assembled: the disk started with a view that may be stale. */
-		step_down_for_good(sh, sh->f.reason != NULL ? sh->f.reason : "lost the members");
+		step_down(sh, sh->f.reason != NULL ? sh->f.reason : "lost the members");
 	}
 	if (sh->stepped_down || sh->f.role != GGA_FRONT_ACTIVE) {
 		/* Stepped down (or proving) while it assembled: it must not serve now. */
@@ -483,6 +498,27 @@ gga_front_shell_assembled(struct gga_disk *disk, int rc, const char *msg)
 		  sh->f.front_id);
 	set_serving(sh, true);
 	return false;
+}
+
+void
+gga_front_shell_rearm(struct gga_disk *disk, void *arg)
+{
+	struct gga_front_shell *sh = disk->front;
+
+	if (sh == NULL || sh->stopping) {
+		return;
+	}
+	sh->assemble_arg = arg;
+	sh->assembled = false;
+	sh->assembling = false;
+	sh->stepped_down = false;
+	sh->retry_at = 0;
+	sh->retry_ms = 0;
+	sh->assemble_failures = 0;
+	NOTICELOG("gga bdev '%s': front %u stands by again (%s); it takes over when the "
+		  "active front's lease lapses\n",
+		  disk->bdev.name, sh->f.front_id, gga_front_role_name(sh->f.role));
+	follow_role(sh);
 }
 
 static void
@@ -530,7 +566,7 @@ gga_front_shell_hand_over(struct gga_disk *disk)
 	}
 	if (sh->f.role == GGA_FRONT_ACTIVE) {
 		/* Stop serving first: nothing is acknowledged after the releases. */
-		step_down_for_good(sh, "handed over");
+		step_down(sh, "handed over");
 	}
 	return gga_front_hand_over(&sh->f, now_ms(sh));
 }

@@ -14,8 +14,18 @@ struct gga_front_shell;
 int gga_front_shell_create(struct gga_disk *disk, uint16_t front_id, uint32_t lease_ms,
 			   bool standby);
 void gga_front_shell_free(struct gga_disk *disk, struct gga_front_shell *sh);
-/* Start the poller (after registration); assemble(arg) runs once the front is active. */
-int gga_front_shell_run(struct gga_disk *disk, void (*assemble)(void *arg), void *arg);
+/*
+ * Start the poller (after registration); assemble(arg) runs once the front is
+ * active; unassemble(disk) once an assembled front steps down: it ends with
+ * gga_front_shell_rearm().
+ */
+int gga_front_shell_run(struct gga_disk *disk, void (*assemble)(void *arg), void *arg,
+			void (*unassemble)(struct gga_disk *disk));
+/*
+ * The disk let go of its assembly: the front stands by, and calls
+ * assemble(arg) with this arg when it is next active.
+ */
+void gga_front_shell_rearm(struct gga_disk *disk, void *arg);
 /* Members whose reservation this front holds now (a member whose renewal got no answer not). */
 uint32_t gga_front_shell_held_mask(const struct gga_disk *disk);
 /*

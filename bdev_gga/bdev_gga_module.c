@@ -313,6 +313,146 @@ gga_disk_start(struct gga_disk *disk)
 }
 
 /* ---------------------------------------------------------------------- */
+/* A front that stepped down lets go of its assembly                      */
+/* ---------------------------------------------------------------------- */
+
+/* The quiet wait of gga_disk_forget() looks this often. */
+#define FORGET_POLL_US (10u * 1000u)
+
+/*
+ * Nothing of the old assembly runs: no superblock or bitmap write, no pass,
+ * probe or app-thread member I/O (the shell's own reservation commands among
+ * them: it sends none while stepped down), no replace, no front request in
+ * flight (a gated disk fails each at its next step).
+ */
+static bool
+disk_quiet(const struct gga_disk *disk)
+{
+	uint32_t i;
+
+	if (disk->sb_inflight || __atomic_load_n(&disk->sb_kicked, __ATOMIC_ACQUIRE) ||
+	    gga_bitmap_busy(disk) || gga_recover_busy(disk) ||
+	    __atomic_load_n(&disk->front_ios, __ATOMIC_ACQUIRE) !=
+		    __atomic_load_n(&disk->front_done, __ATOMIC_ACQUIRE)) {
+		return false;
+	}
+	for (i = 0; i < disk->n; i++) {
+		if (disk->members[i].replace_op != NULL) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Back to what bdev_gga_create() leaves before an assembly: members opened
+ * (or absent), no state, record, bitmap, generation window, checkpoint or
+ * error count. The next assembly takes all of it from the superblocks.
+ */
+static void
+disk_reset(struct gga_disk *disk)
+{
+	struct gga_member *member;
+	uint32_t i;
+
+	poller_unregister(&disk->app_watchdog);
+	gga_bitmap_destroy(disk);
+	for (i = 0; i < disk->n; i++) {
+		member = &disk->members[i];
+		if (member->desc != NULL && !member->removing) {
+			__atomic_store_n(&member->reason, NULL, __ATOMIC_RELEASE);
+			__atomic_store_n(&member->state, BDEV_GGA_MEMBER_ONLINE, __ATOMIC_RELEASE);
+		} else {
+			__atomic_store_n(&member->reason, "base bdev does not exist",
+					 __ATOMIC_RELEASE);
+			__atomic_store_n(&member->state, BDEV_GGA_MEMBER_ABSENT, __ATOMIC_RELEASE);
+		}
+		member->needs = GGA_LC_NEEDS_NONE;
+		member->foreign = false;
+		member->forced = false;
+		member->sb_events = 0;
+		__atomic_store_n(&member->err_count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&member->err_start, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&member->faulted, false, __ATOMIC_RELEASE);
+	}
+	disk->live_mask = disk->all_mask;
+	disk->write_mask = disk->all_mask;
+	__atomic_store_n(&disk->persisted, 0, __ATOMIC_RELEASE);
+	disk->sb_rec_mask = 0;
+	disk->next_gen = 0;
+	disk->gen_limit = 0;
+	disk->epoch_busy = false;
+	disk->epoch_wanted = false;
+	__atomic_store_n(&disk->fault_asked, 0, __ATOMIC_RELEASE);
+	memset(disk->charged, 0, sizeof(disk->charged));
+	memset(disk->lost_seen, 0, sizeof(disk->lost_seen));
+	disk->sb_again = false;
+	disk->sb_epoch = false;
+	disk->events = 0;
+	disk->sb_events = 0;
+	disk->bitmap_events = 0;
+	memset(&disk->bm_clear, 0, sizeof(disk->bm_clear));
+	disk->sb_clear_stage = GGA_LC_CLEAR_IDLE;
+	disk->sb_sync_mask = 0;
+	memset(&disk->sb_record, 0, sizeof(disk->sb_record));
+	disk->rec_mask = 0;
+	disk->rec_offset = 0;
+	disk->resume_ok = false;
+	disk->rec_retry_ticks = 0;
+	disk->pass_targets = 0;
+	disk->lc_failed = 0;
+	disk->pass_stop = false;
+	disk->pass_rebuild = false;
+	disk->check_marked = false;
+	/* What it knew unrecoverable may have been rewritten by the other front. */
+	__atomic_store_n(&disk->lost_blocks, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&disk->front_fenced, false, __ATOMIC_RELEASE);
+}
+
+static int
+forget_poll(void *arg)
+{
+	struct gga_disk *disk = arg;
+
+	if (!disk->destructing && !disk_quiet(disk)) {
+		return POLLER_IDLE;
+	}
+	poller_unregister(&disk->forget_poller);
+	disk->pending_ops--;
+	if (disk->destructing) {
+		gga_disk_try_free(disk);
+		return POLLER_BUSY;
+	}
+	disk_reset(disk);
+	NOTICELOG("gga bdev '%s': its assembly is let go; the members are read again when this "
+		  "front is next active\n",
+		  disk->bdev.name);
+	disk->forgotten(disk);
+	return POLLER_BUSY;
+}
+
+int
+gga_disk_forget(struct gga_disk *disk, void (*done)(struct gga_disk *disk))
+{
+	if (disk->forget_poller != NULL) {
+		return -EBUSY;
+	}
+	if (disk->destructing) {
+		return -ENODEV;
+	}
+	/* The pass ends at its next chunk; probes and sweeps start no more. */
+	gga_recover_stop_disk(disk);
+	gga_bitmap_stop(disk);
+	disk->forget_poller = poller_register(forget_poll, disk, FORGET_POLL_US, "gga_forget");
+	if (disk->forget_poller == NULL) {
+		return -ENOMEM;
+	}
+	disk->forgotten = done;
+	disk->pending_ops++;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
 /* Deletion and information                                                */
 /* ---------------------------------------------------------------------- */
 

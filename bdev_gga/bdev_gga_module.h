@@ -21,5 +21,12 @@ int gga_disk_register(struct gga_disk *disk);
  * which registers before it may assemble: it starts once assembled.
  */
 void gga_disk_start(struct gga_disk *disk);
+/*
+ * A front that was assembled and stepped down (gated): stop the disk's
+ * background work, wait until nothing of the assembly runs, reset what the
+ * assembly derived from the superblocks, then call done(disk), unless the
+ * disk is deleted first. 0, -EBUSY (under way), -ENODEV (deleted) or -ENOMEM.
+ */
+int gga_disk_forget(struct gga_disk *disk, void (*done)(struct gga_disk *disk));
 
 #endif /* GGA_BDEV_GGA_MODULE_H */

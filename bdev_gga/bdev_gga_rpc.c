@@ -527,11 +527,12 @@ info_json(const struct bdev_gga_info *info)
 	}
 	if (info->front_id != 0) {
 		json_object_set_new(obj, "front",
-				    json_pack("{s:i, s:s, s:s?, s:f, s:b, s:i, s:I, s:b}",
+				    json_pack("{s:i, s:s, s:s?, s:f, s:b, s:b, s:i, s:I, s:b}",
 					      "front_id", (int)info->front_id, "role", info->role,
 					      "reason", info->role_reason, "role_seconds",
 					      info->role_seconds, "serving", info->serving,
-					      "members_held", (int)info->members_held, "lease_ms",
+					      "assembled", info->assembled, "members_held",
+					      (int)info->members_held, "lease_ms",
 					      (json_int_t)info->lease_ms, "standby",
 					      info->standby));
 	}

@@ -57,6 +57,13 @@ become(struct gga_front *f, enum gga_front_role role, uint64_t now, const char *
 {
 	uint32_t i;
 
+	if (role == GGA_FRONT_STANDBY && f->role != GGA_FRONT_STANDBY &&
+	    f->role != GGA_FRONT_TAKING_OVER) {
+		/* It was active: the members it lets go are for the other front first. */
+		f->yielded = true;
+	} else if (role == GGA_FRONT_ACTIVE) {
+		f->yielded = false;
+	}
 	f->role = role;
 	f->since = now;
 	f->reason = reason;
@@ -129,8 +136,9 @@ gga_front_report(struct gga_front *f, uint32_t i, uint64_t now, bool ok, uint64_
 
 /*
  * May member i be taken now: seen, not ours yet, and its holder either this
- * front (an earlier life of it), nobody (at once for the preferred front or
- * a hand-over, after a lease otherwise), or a key unchanged for a lease.
+ * front (an earlier life of it), nobody (at once for the preferred front
+ * that has not yielded since it was last active, or a hand-over; after a
+ * lease otherwise), or a key unchanged for a lease.
  */
 static bool
 lapsed(const struct gga_front *f, uint32_t i, uint64_t now)
@@ -150,7 +158,7 @@ lapsed(const struct gga_front *f, uint32_t i, uint64_t now)
 	     !mb->own_key_elsewhere)) {
 		return true;
 	}
-	if (mb->seen_key == 0 && (f->preferred || f->role == GGA_FRONT_ACTIVE)) {
+	if (mb->seen_key == 0 && ((f->preferred && !f->yielded) || f->role == GGA_FRONT_ACTIVE)) {
 		return true;
 	}
 	return now - mb->seen_since >= f->lease_ms;

@@ -139,6 +139,13 @@ struct gga_front {
 	/* A hand-over was asked for: the standby takes over without waiting for a lease. */
 	bool takeover_now;
 	/*
+	 * It handed over (or was fenced) since it was last active: members
+	 * nobody holds lapse after a lease like the others, even if preferred,
+	 * so that a front that just released them does not take them back
+	 * before the one it handed over to.
+	 */
+	bool yielded;
+	/*
 	 * The fix the checker found (S3): a renewal without an answer makes the
 	 * member uncertain. Always true but in the checker's test that shows
 	 * what happens without it.

@@ -96,11 +96,13 @@ for lane in $lanes; do
 		# The fuzzers' random parts: 20 s (connections), 30 s (RPC).
 		# The model checkers walk one level less deep here than in the
 		# normal lane where their walks are longest (ASan makes them 3 to 5
-		# times slower): gga_front's 2 + 1 walks to 9, gga_lifecycle's 4 + 2
-		# to 4 (its 2 + 1 walk and every "found" test keep their depths).
+		# times slower): gga_front's 2 + 1 walks to 9 and its liveness walk
+		# to 8, gga_lifecycle's 4 + 2 to 4 (its 2 + 1 walk and every "found"
+		# test keep their depths).
 		GGA_CONN_FUZZ_SECONDS=${GGA_CONN_FUZZ_SECONDS:-20} \
 			GGA_RPC_FUZZ_SECONDS=${GGA_RPC_FUZZ_SECONDS:-30} \
 			GGA_FRONT_DEPTH=${GGA_FRONT_DEPTH:-9} \
+			GGA_LIVE_DEPTH=${GGA_LIVE_DEPTH:-8} \
 			GGA_LC_DEPTH_42=${GGA_LC_DEPTH_42:-4} \
 			run_lane asan "$root/build-asan" CONFIG_ASAN=y CONFIG_TEST_HOOKS=y
 		unset ASAN_OPTIONS UBSAN_OPTIONS

@@ -19,7 +19,8 @@ listening); `regions` prints how many distinct 1 MiB regions the LBAs touch.
 With --passes P, `check` is a steady read load: it reads the LBAs over and
 over on one connection, at most P times, stops early once file F exists,
 waits MS milliseconds before each command, and prints one summary of all
-passes.
+passes. --path N talks to the Nth attachment of the configuration (the
+second front of a two-front topology is path 1).
 """
 import argparse
 import json
@@ -48,9 +49,13 @@ def parse_lbas(text):
     return list(range(parts[0], parts[1], step))
 
 
+PATH_INDEX = 0
+
+
 def front(config):
     cfg = json.load(open(config))
-    p = cfg["subsystems"][0]["config"][0]["params"]
+    bdev = [s for s in cfg["subsystems"] if s["subsystem"] == "bdev"][0]
+    p = bdev["config"][PATH_INDEX]["params"]
     return p["traddr"], int(p["trsvcid"]), p["subnqn"]
 
 
@@ -76,7 +81,10 @@ def main():
     ap.add_argument("--passes", type=int, default=1)
     ap.add_argument("--stop-file")
     ap.add_argument("--pause-ms", type=float, default=0)
+    ap.add_argument("--path", type=int, default=0)
     args = ap.parse_args()
+    global PATH_INDEX
+    PATH_INDEX = args.path
     lbas = parse_lbas(args.lbas)
     if args.op == "regions":
         print(len({lba * BS >> 20 for lba in lbas}))

@@ -1360,6 +1360,27 @@ resv_release_held(struct resv_member *rm)
 	ut_poll_idle();
 }
 
+/* Write the member's base bdev directly, past its reservations (what another front did). */
+static int
+resv_base_write(struct resv_member *rm, uint64_t mlba, uint32_t n, void *buf)
+{
+	struct io_channel *ch = bdev_get_io_channel(rm->base_desc);
+	struct ut_io r = { 0 };
+	int rc;
+
+	if (ch == NULL) {
+		return -ENOMEM;
+	}
+	rc = bdev_write_blocks(rm->base_desc, ch, buf, mlba, n, ut_io_done, &r);
+	if (rc == 0) {
+		UT_POLL_UNTIL(r.done);
+		rc = r.success ? 0 : -EIO;
+	}
+	io_channel_put(ch);
+	ut_poll_idle();
+	return rc;
+}
+
 /* The key of the member's holder, 0 if nobody holds it. */
 static uint64_t
 resv_holder_key(const struct resv_member *rm)
@@ -1430,6 +1451,15 @@ poll_for_ms(uint32_t ms)
  * (lease / 8), well within the lease, failing no member. Kills the shell
  * not passing front_fenced to the module (shell-conflict-ignored): the
  * front stays active until its lease lapses, and steps down for that.
+ *
+ * Then the way back (issue 32): once the commands held are answered, the
+ * disk lets go of its assembly and the front stands by. While it stood down
+ * the other front blanked member 3 (a replaced disk, say). The other front
+ * never renews: front 1 takes the members over again after a lease and
+ * assembles them afresh: member 3 is found blank and rebuilt (its old view
+ * had it online), the blocks written before the fence read back, and the
+ * array serves again. Before, it stayed stepped down until the bdev was
+ * created again.
  */
 static void
 test_front_fenced_on_io(void)
@@ -1439,9 +1469,10 @@ test_front_fenced_on_io(void)
 	struct bdev_gga_info info;
 	struct gga_disk *disk;
 	struct create_res r;
-	uint8_t a[4 * LBS], rd[4 * LBS];
+	uint8_t a[4 * LBS], a0[4 * LBS], rd[4 * LBS];
 	const char *reason = NULL;
 	uint64_t t0, took_ms;
+	uint8_t *zeros;
 	char base[8];
 	uint32_t i;
 
@@ -1477,6 +1508,7 @@ test_front_fenced_on_io(void)
 	CU_ASSERT(dev_write(0, 4, a));
 	CU_ASSERT(dev_read(0, 4, rd));
 	CU_ASSERT(memcmp(rd, a, sizeof(a)) == 0);
+	memcpy(a0, a, sizeof(a0));
 
 	/* The other front takes every member; front 1's renewals go unanswered from now on. */
 	for (i = 0; i < 3; i++) {
@@ -1511,10 +1543,41 @@ test_front_fenced_on_io(void)
 	bdev_gga_info_clear(&info);
 	CU_ASSERT(!dev_read(0, 4, rd));
 
-	ut_dev_close(&g_dev);
+	/* The other front blanks member 3's reserved region, then goes quiet. */
+	zeros = calloc(disk->data_offset, MBS);
+	CU_ASSERT_FATAL(zeros != NULL);
+	UT_ASSERT_EQ(resv_base_write(rm[2], 0, (uint32_t)disk->data_offset, zeros), 0);
+	free(zeros);
+	/* Its commands answered, the disk lets go of the assembly: the front stands by. */
 	for (i = 0; i < 3; i++) {
 		resv_release_held(rm[i]);
 	}
+	UT_POLL_UNTIL(strcmp(front_role("K", NULL), "standby") == 0);
+	UT_ASSERT_STR_EQ(front_role("K", NULL), "standby");
+	/* The other front's lease lapses: front 1 takes over and assembles afresh. */
+	UT_POLL_UNTIL(__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE));
+	CU_ASSERT_FATAL(__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE));
+	UT_ASSERT_STR_EQ(front_role("K", NULL), "active");
+	for (i = 0; i < 3; i++) {
+		CU_ASSERT(nvmf_resv_is_holder(&rm[i]->resv, RESV_HOST_A));
+	}
+	get_info("K", &info);
+	/* Found blank, not taken as in sync: rebuilt (or still being). */
+	CU_ASSERT(info.members[2].state != BDEV_GGA_MEMBER_ONLINE ||
+		  (info.last_recovery.rebuild && (info.last_recovery.members & 4u)));
+	bdev_gga_info_clear(&info);
+	CU_ASSERT(dev_read(0, 4, rd));
+	CU_ASSERT(memcmp(rd, a0, sizeof(a0)) == 0);
+	UT_POLL_UNTIL(gga_member_state(&disk->members[2]) == BDEV_GGA_MEMBER_ONLINE);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[2]), BDEV_GGA_MEMBER_ONLINE);
+	fill_random(a, sizeof(a));
+	CU_ASSERT(dev_write(4, 4, a));
+	CU_ASSERT(dev_read(4, 4, rd));
+	CU_ASSERT(memcmp(rd, a, sizeof(a)) == 0);
+	CU_ASSERT(dev_read(0, 4, rd));
+	CU_ASSERT(memcmp(rd, a0, sizeof(a0)) == 0);
+
+	ut_dev_close(&g_dev);
 	gga_delete_sync("K");
 	for (i = 0; i < 3; i++) {
 		resv_member_delete(rm[i]);

@@ -29,7 +29,9 @@
  * liveness walk under pauses, a crash and member loss (L1, live_check).
  *
  * GGA_FRONT_DEPTH=d walks to depth d instead of DEPTH (the walk without a
- * lease to d - 1, the 3 + 2 one to at most 8); make test's ASan lane sets 8.
+ * lease to d - 1, the 3 + 2 one to at most 8); make test's ASan lane sets 9.
+ * GGA_LIVE_DEPTH=d (4 to LIVE_DEPTH) does the same for the liveness walk;
+ * the ASan lane sets 8.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -102,6 +104,7 @@ static struct {
 	uint64_t renew;      /* the fronts' renew_ms */
 	bool no_uncertain;   /* turn gga_front.rule_uncertain off */
 	bool no_come_back;   /* turn gga_front.rule_come_back off */
+	bool stay_down;      /* the old shell: an assembled front stepped down for good */
 	uint64_t t_max;
 	struct ut_memo memo;
 	bool bad;
@@ -747,6 +750,52 @@ test_takeover_bound(void)
 	CU_ASSERT(!g.bad);
 }
 
+/*
+ * Issue 32: a front that steps down stands by again (its shell lets go of
+ * the assembly). The preferred front A hands over: it releases the members,
+ * and its next rounds see them held by nobody. It must not take them back
+ * at once as the preferred front would at start (it did: B, told to take
+ * over, found its takeover reaching too few members). B takes over; A stays
+ * standby while B renews, and takes over only once B stops for a lease.
+ */
+static void
+test_hand_over_not_taken_back(void)
+{
+	struct world w;
+	uint32_t t;
+
+	setup(2, 1, 0);
+	w_init(&w);
+	UT_ASSERT_EQ(w.f[0].role, GGA_FRONT_ACTIVE);
+	UT_ASSERT_EQ(gga_front_hand_over(&w.f[0], w.now), 0);
+	round_of(&w, 0);
+	UT_ASSERT_EQ(w.f[0].role, GGA_FRONT_STANDBY);
+	/* A's next rounds: nobody holds a member; A waits. */
+	for (t = 0; t < 3; t++) {
+		round_of(&w, 0);
+		run(&w, E_TICK, 0, 0);
+		UT_ASSERT_EQ(w.f[0].role, GGA_FRONT_STANDBY);
+	}
+	UT_ASSERT_EQ(gga_front_hand_over(&w.f[1], w.now), 0);
+	round_of(&w, 1);
+	UT_ASSERT_EQ(w.f[1].role, GGA_FRONT_ACTIVE);
+	for (t = 0; t < 3 * LEASE; t++) {
+		round_of(&w, 0);
+		round_of(&w, 1);
+		run(&w, E_TICK, 0, 0);
+	}
+	UT_ASSERT_EQ(w.f[0].role, GGA_FRONT_STANDBY);
+	UT_ASSERT_EQ(w.f[1].role, GGA_FRONT_ACTIVE);
+	/* B stops: A takes over after the lease, and may take unheld members at once again. */
+	for (t = 0; t < LEASE + 3 && w.f[0].role != GGA_FRONT_ACTIVE; t++) {
+		round_of(&w, 0);
+		run(&w, E_TICK, 0, 0);
+	}
+	UT_ASSERT_EQ(w.f[0].role, GGA_FRONT_ACTIVE);
+	CU_ASSERT(!w.f[0].yielded);
+	CU_ASSERT(!g.bad);
+}
+
 /* A member that refuses the renewal (a preempt happened): the active steps down. */
 static void
 test_renew_conflict_steps_down(void)
@@ -915,10 +964,14 @@ test_lease_boundary(void)
  * lease is LIVE_LEASE ticks and the fronts renew as the module does
  * (lease/20: a tick), one round of each front a tick. The shell is modelled
  * where it matters: a front that was active and is standby again (fenced)
- * stays stepped down: its view may be stale, so its events no longer come.
+ * steps down: its events stop until its disk has let go of the assembly (the
+ * next tick), then it stands by again as a front never active (the old shell
+ * stayed stepped down for good: g.stay_down).
  * Every sequence of up to LIVE_DEPTH of these steps is walked:
  *   a fair tick (A's round, B's round); a pause of one front for 0.9 of
- *   the lease (the other's rounds only), then a fair tick; a fair tick in
+ *   the lease (the other's rounds only), then a fair tick; a pause of one
+ *   front for two leases (a real fence when it is active; it takes one of
+ *   the pauses), then a fair tick; a fair tick in
  *   which a member goes away between the polls and the deliveries (a
  *   takeover or a renewal round loses it); that member back; a front
  *   crashing for good, then lease - 2 fair ticks (so that the next steps
@@ -936,7 +989,7 @@ struct live {
 	struct world w;
 	uint8_t ever_active[NF]; /* active since its (re)start: assembled */
 	uint8_t spent[NF];       /* stepped down for good (the shell idles) */
-	uint8_t pauses, losses, backs, crashes;
+	uint8_t pauses, fences, losses, backs, crashes;
 };
 
 static struct {
@@ -947,6 +1000,7 @@ static struct {
 	uint8_t path[LIVE_DEPTH];
 	uint8_t path_len;
 	uint8_t cur[LIVE_DEPTH];
+	uint32_t depth; /* LIVE_DEPTH, or GGA_LIVE_DEPTH if smaller (the ASan lane) */
 } gl;
 
 enum live_step {
@@ -957,6 +1011,8 @@ enum live_step {
 	L_BACK0 = L_LOSE0 + MAXN,
 	L_CRASH_A = L_BACK0 + MAXN,
 	L_CRASH_B,
+	L_FENCE_A,
+	L_FENCE_B,
 	L_NSTEPS,
 };
 
@@ -1009,11 +1065,18 @@ live_deliver(struct live *l, uint32_t x)
 	}
 }
 
-/* One tick: A's round, B's round; member `lose` (if < n) goes away between polls and deliveries. */
+/*
+ * One tick: A's round, B's round; member `lose` (if < n) goes away between
+ * polls and deliveries. A front that stepped down before the tick has let
+ * go of its assembly after it (the shell's gga_front_shell_rearm()).
+ */
 static void
 live_tick(struct live *l, uint32_t lose, int paused)
 {
+	uint8_t was_spent[NF];
 	uint32_t x;
+
+	memcpy(was_spent, l->spent, sizeof(was_spent));
 
 	for (x = 0; x < NF; x++) {
 		if ((int)x != paused) {
@@ -1038,6 +1101,12 @@ live_tick(struct live *l, uint32_t lose, int paused)
 		}
 	}
 	run(&l->w, E_TICK, 0, 0);
+	for (x = 0; x < NF && !g.stay_down; x++) {
+		if (was_spent[x] && (int)x != paused) {
+			l->spent[x] = 0;
+			l->ever_active[x] = 0;
+		}
+	}
 }
 
 static bool
@@ -1057,6 +1126,18 @@ live_step(struct live *l, uint32_t s)
 		l->pauses--;
 		for (t = 0; t < LIVE_PAUSE; t++) {
 			live_tick(l, MAXN, (int)(s - L_PAUSE_A));
+		}
+		live_tick(l, MAXN, -1);
+		return true;
+	case L_FENCE_A:
+	case L_FENCE_B:
+		if (l->fences == 0 || l->pauses == 0) {
+			return false;
+		}
+		l->fences--;
+		l->pauses--;
+		for (t = 0; t < 2 * LIVE_LEASE; t++) {
+			live_tick(l, MAXN, (int)(s - L_FENCE_A));
 		}
 		live_tick(l, MAXN, -1);
 		return true;
@@ -1136,7 +1217,7 @@ live_dfs(const struct live *l, uint32_t depth)
 		memcpy(gl.path, gl.cur, depth);
 		return true;
 	}
-	if (depth == LIVE_DEPTH) {
+	if (depth == gl.depth) {
 		return false;
 	}
 	for (s = 0; s < L_NSTEPS; s++) {
@@ -1160,6 +1241,8 @@ live_step_name(uint32_t s, char *buf, size_t len)
 	}
 	if (s == L_PAUSE_A || s == L_PAUSE_B) {
 		snprintf(buf, len, "%c paused for 0.9 lease", 'A' + (int)(s - L_PAUSE_A));
+	} else if (s == L_FENCE_A || s == L_FENCE_B) {
+		snprintf(buf, len, "%c paused for 2 leases", 'A' + (int)(s - L_FENCE_A));
 	} else if (s == L_CRASH_A || s == L_CRASH_B) {
 		snprintf(buf, len, "%c crashes for good; lease - 2 ticks",
 			 'A' + (int)(s - L_CRASH_A));
@@ -1173,7 +1256,7 @@ live_step_name(uint32_t s, char *buf, size_t len)
 
 /* Walk every sequence; 0 if L1 and S1 to S3 hold, else the length of the first that fails. */
 static int
-live_check(bool old_rules, uint8_t crashes)
+live_check(bool old_rules, uint8_t crashes, uint8_t fences)
 {
 	struct gga_front ref;
 	struct live l;
@@ -1186,8 +1269,13 @@ live_check(bool old_rules, uint8_t crashes)
 	g.lease = LIVE_LEASE;
 	g.renew = old_rules ? LIVE_LEASE / 4 : ref.renew_ms;
 	g.no_come_back = old_rules;
+	g.stay_down = g.stay_down || old_rules;
 	g.t_max = UINT64_MAX;
 	memset(&gl, 0, sizeof(gl));
+	gl.depth = getenv("GGA_LIVE_DEPTH") != NULL ?
+			   (uint32_t)strtoul(getenv("GGA_LIVE_DEPTH"), NULL, 10) :
+			   LIVE_DEPTH;
+	gl.depth = gl.depth >= 4 && gl.depth <= LIVE_DEPTH ? gl.depth : LIVE_DEPTH;
 	memset(&l, 0, sizeof(l));
 	w_init(&l.w);
 	CU_ASSERT_FATAL(l.w.f[0].role == GGA_FRONT_ACTIVE);
@@ -1197,11 +1285,13 @@ live_check(bool old_rules, uint8_t crashes)
 	l.losses = 1;
 	l.backs = 1;
 	l.crashes = crashes;
+	l.fences = fences;
 	live_dfs(&l, 0);
-	printf("\n  liveness, %s rules, lease %u ticks, pauses of %u, %u crash: %" PRIu64
+	printf("\n  liveness, %s rules%s, lease %u ticks, pauses of %u, %u crash, %u fence: %" PRIu64
 	       " sequences of up to %u steps (%" PRIu64 " lose a member under a takeover), %s\n",
-	       old_rules ? "the old" : "the", LIVE_LEASE, LIVE_PAUSE, crashes, gl.checked,
-	       LIVE_DEPTH, gl.lost_in_takeover, gl.bad ? "a violation" : "no violation");
+	       old_rules ? "the old" : "the", g.stay_down ? " (stepped down for good)" : "",
+	       LIVE_LEASE, LIVE_PAUSE, crashes, fences, gl.checked, gl.depth, gl.lost_in_takeover,
+	       gl.bad ? "a violation" : "no violation");
 	if (gl.bad) {
 		printf("  first found (%u steps), then: %s\n", gl.path_len,
 		       g.bad ? g.why : "L1: no front active and serving within 3 leases");
@@ -1215,6 +1305,7 @@ live_check(bool old_rules, uint8_t crashes)
 		}
 	}
 	g.no_come_back = false;
+	g.stay_down = false;
 	return gl.bad ? (int)gl.path_len + 1 : 0;
 }
 
@@ -1266,7 +1357,7 @@ test_pause_rides_out(void)
 static void
 test_live_pauses(void)
 {
-	UT_ASSERT_EQ(live_check(false, 1), 0);
+	UT_ASSERT_EQ(live_check(false, 1, 1), 0);
 	CU_ASSERT(gl.lost_in_takeover > 0);
 	CU_ASSERT(!g.bad);
 }
@@ -1279,9 +1370,24 @@ test_live_pauses(void)
 static void
 test_live_old_rules_found(void)
 {
-	CU_ASSERT(live_check(true, 0) != 0);
+	CU_ASSERT(live_check(true, 0, 0) != 0);
 	CU_ASSERT(!g.bad);
 	CU_ASSERT(gl.bad_at.spent[0] && gl.bad_at.spent[1]);
+}
+
+/*
+ * The old shell (an assembled front that steps down stays down until the bdev
+ * is created again): the walk finds a fence of the active (paused two
+ * leases, the other takes over) and then the other's crash, after which no
+ * front serves though one is up with every member.
+ */
+static void
+test_live_stay_down_found(void)
+{
+	g.stay_down = true;
+	CU_ASSERT(live_check(false, 1, 1) != 0);
+	CU_ASSERT(!g.bad);
+	CU_ASSERT(gl.bad_at.spent[0] || gl.bad_at.spent[1]);
 }
 
 int
@@ -1302,6 +1408,8 @@ main(void)
 		UT_TEST(test_pause_rides_out),
 		UT_TEST(test_live_pauses),
 		UT_TEST(test_live_old_rules_found),
+		UT_TEST(test_live_stay_down_found),
+		UT_TEST(test_hand_over_not_taken_back),
 	};
 
 	return ut_run("gga_front", tests, sizeof(tests) / sizeof(tests[0]), NULL, NULL);
