@@ -100,7 +100,10 @@ nvmf_tls_psk_find(void *ctx, const char *identity, struct nvme_tls_key *key, cha
 
 	(void)ctx;
 	if (nvme_tls_identity_parse(identity, &id) != 0) {
-		snprintf(why, why_len, "'%.64s' is not an NVMe PSK identity", LOG_ESC(identity));
+		char shown[68];
+
+		snprintf(why, why_len, "'%s' is not an NVMe PSK identity",
+			 log_escape(shown, sizeof(shown), identity));
 		return -EINVAL;
 	}
 	pthread_mutex_lock(&g_psk_lock);
