@@ -52,7 +52,7 @@ auth_timer(void *arg)
 	if (!a->dropping) {
 		WARNLOG("nvmf: host %s (%s) did not authenticate queue %u in %llu s; "
 			"disconnecting\n",
-			a->hostnqn, qpair->peer, qpair->qid, AUTH_TIMEOUT_US / 1000000);
+			LOG_ESC(a->hostnqn), qpair->peer, qpair->qid, AUTH_TIMEOUT_US / 1000000);
 	}
 	nvmf_qpair_disconnect(qpair);
 	return POLLER_BUSY;
@@ -98,7 +98,7 @@ nvmf_auth_qpair_init(struct nvmf_qpair *qpair, struct nvmf_subsystem *subsys, co
 	if (rc != 0) {
 		ERRLOG("nvmf: subsystem %s: host %s: its DH-HMAC-CHAP key cannot be used (%s); "
 		       "refusing the Connect\n",
-		       subsys->nqn, hostnqn, strerror(-rc));
+		       subsys->nqn, LOG_ESC(hostnqn), strerror(-rc));
 		explicit_bzero(&p, sizeof(p));
 		free(a);
 		return rc;
@@ -141,7 +141,7 @@ auth_result(struct nvmf_request *req, struct nvmf_qpair_auth *a)
 			req->auth_done = true;
 			NOTICELOG("nvmf: host %s (%s) authenticated queue %u of %s (DH-HMAC-CHAP "
 				  "%s, %s%s)\n",
-				  a->hostnqn, qpair->peer, qpair->qid, a->subnqn,
+				  LOG_ESC(a->hostnqn), qpair->peer, qpair->qid, a->subnqn,
 				  nvme_auth_hash_name(a->t.hash),
 				  nvme_auth_dhgroup_name(a->t.dhgroup),
 				  a->t.bidir ? ", bidirectional" : "");
@@ -152,7 +152,7 @@ auth_result(struct nvmf_request *req, struct nvmf_qpair_auth *a)
 			a->dropping = true;
 			WARNLOG("nvmf: DH-HMAC-CHAP of host %s (%s) on queue %u of %s failed: %s; "
 				"disconnecting\n",
-				a->hostnqn, qpair->peer, qpair->qid, a->subnqn,
+				LOG_ESC(a->hostnqn), qpair->peer, qpair->qid, a->subnqn,
 				a->t.why != NULL ? a->t.why : "?");
 			arm_timer(a, AUTH_DROP_US);
 		}

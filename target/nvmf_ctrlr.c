@@ -167,7 +167,7 @@ ctrlr_free(struct nvmf_ctrlr *ctrlr)
 	struct nvmf_subsystem *subsys = ctrlr->subsys;
 
 	NOTICELOG("nvmf: subsystem %s: controller %u of host %s gone\n", subsys->nqn, ctrlr->cntlid,
-		  ctrlr->hostnqn);
+		  LOG_ESC(ctrlr->hostnqn));
 	poller_unregister(&ctrlr->ka_poller);
 	TAILQ_REMOVE(&subsys->ctrlrs, ctrlr, link);
 	free(ctrlr->resv_mask);
@@ -196,7 +196,7 @@ ctrlr_check_quiet(struct nvmf_ctrlr *ctrlr)
 				   NVME_CSTS_SHST_COMPLETE;
 		ctrlr->shutting_down = false;
 		NOTICELOG("nvmf: subsystem %s: controller %u of host %s: shutdown complete\n",
-			  ctrlr->subsys->nqn, ctrlr->cntlid, ctrlr->hostnqn);
+			  ctrlr->subsys->nqn, ctrlr->cntlid, LOG_ESC(ctrlr->hostnqn));
 	}
 	if (ctrlr->state == NVMF_CTRLR_DYING) {
 		ctrlr_free(ctrlr);
@@ -280,7 +280,7 @@ keep_alive_poll(void *arg)
 	}
 	ERRLOG("nvmf: subsystem %s: controller %u (host %s): keep alive timeout (%u ms); "
 	       "disconnecting\n",
-	       ctrlr->subsys->nqn, ctrlr->cntlid, ctrlr->hostnqn, ctrlr->kato_ms);
+	       ctrlr->subsys->nqn, ctrlr->cntlid, LOG_ESC(ctrlr->hostnqn), ctrlr->kato_ms);
 	ctrlr->regs.csts |= NVME_CSTS_CFS;
 	poller_unregister(&ctrlr->ka_poller);
 	nvmf_ctrlr_disconnect(ctrlr);
@@ -478,7 +478,7 @@ connect_admin(struct nvmf_request *req, struct nvmf_subsystem *subsys,
 	rc = ctrlr_create(subsys, qpair, cmd, data, &ctrlr);
 	if (rc != 0) {
 		ERRLOG("nvmf: subsystem %s: cannot create a controller for host %s: %s\n",
-		       subsys->nqn, data->hostnqn, strerror(-rc));
+		       subsys->nqn, LOG_ESC(data->hostnqn), strerror(-rc));
 		nvmf_request_set_status(req, NVME_STATUS(NVME_SCT_COMMAND_SPECIFIC,
 							 NVME_SC_CONNECT_CONTROLLER_BUSY));
 		return;
@@ -488,7 +488,7 @@ connect_admin(struct nvmf_request *req, struct nvmf_subsystem *subsys,
 	qpair->sq_entries = (uint16_t)(cmd->sqsize + 1);
 	req->rsp.cdw0 = ctrlr->cntlid;
 	NOTICELOG("nvmf: subsystem %s: controller %u for host %s (%s), kato %u ms\n", subsys->nqn,
-		  ctrlr->cntlid, ctrlr->hostnqn, qpair->peer, ctrlr->kato_ms);
+		  ctrlr->cntlid, LOG_ESC(ctrlr->hostnqn), qpair->peer, ctrlr->kato_ms);
 }
 
 static void
@@ -584,15 +584,15 @@ connect(struct nvmf_request *req)
 	    g_nvmf_tgt.state != NVMF_TGT_RUNNING ||
 	    !nvmf_subsystem_listener_allowed(subsys, &qpair->listen)) {
 		WARNLOG("nvmf: Connect from %s (%s) to unknown subsystem %s on %s:%s\n",
-			data.hostnqn, qpair->peer, data.subnqn, qpair->listen.traddr,
-			qpair->listen.trsvcid);
+			LOG_ESC(data.hostnqn), qpair->peer, LOG_ESC(data.subnqn),
+			qpair->listen.traddr, qpair->listen.trsvcid);
 		connect_invalid_param(req, NVME_CONNECT_IATTR_DATA,
 				      offsetof(struct nvme_connect_data, subnqn));
 		return;
 	}
 	if (!nvmf_subsystem_host_allowed(subsys, data.hostnqn)) {
 		WARNLOG("nvmf: subsystem %s does not allow host %s (%s)\n", subsys->nqn,
-			data.hostnqn, qpair->peer);
+			LOG_ESC(data.hostnqn), qpair->peer);
 		nvmf_request_set_status(req, STATUS_DNR(NVME_SCT_COMMAND_SPECIFIC,
 							NVME_SC_CONNECT_INVALID_HOST));
 		return;
@@ -679,7 +679,7 @@ prop_set(struct nvmf_request *req, struct nvmf_ctrlr *ctrlr)
 	if (changes & NVMF_CC_SHUTDOWN) {
 		NOTICELOG(
 			"nvmf: subsystem %s: controller %u of host %s: %s shutdown notification\n",
-			ctrlr->subsys->nqn, ctrlr->cntlid, ctrlr->hostnqn,
+			ctrlr->subsys->nqn, ctrlr->cntlid, LOG_ESC(ctrlr->hostnqn),
 			(new_cc & NVME_CC_SHN_MASK) == NVME_CC_SHN_ABRUPT ? "abrupt" : "normal");
 		ctrlr->shutting_down = true;
 		ctrlr_check_quiet(ctrlr);

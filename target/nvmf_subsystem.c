@@ -287,7 +287,7 @@ disconnect_disallowed_hosts(struct nvmf_subsystem *subsys)
 		if (!nvmf_subsystem_host_allowed(subsys, ctrlr->hostnqn)) {
 			NOTICELOG("nvmf: subsystem %s: host %s no longer allowed; "
 				  "disconnecting controller %u\n",
-				  subsys->nqn, ctrlr->hostnqn, ctrlr->cntlid);
+				  subsys->nqn, LOG_ESC(ctrlr->hostnqn), ctrlr->cntlid);
 			nvmf_ctrlr_disconnect(ctrlr);
 		}
 	}

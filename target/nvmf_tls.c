@@ -100,7 +100,10 @@ nvmf_tls_psk_find(void *ctx, const char *identity, struct nvme_tls_key *key, cha
 
 	(void)ctx;
 	if (nvme_tls_identity_parse(identity, &id) != 0) {
-		snprintf(why, why_len, "'%.64s' is not an NVMe PSK identity", identity);
+		char shown[68];
+
+		snprintf(why, why_len, "'%s' is not an NVMe PSK identity",
+			 log_escape(shown, sizeof(shown), identity));
 		return -EINVAL;
 	}
 	pthread_mutex_lock(&g_psk_lock);
@@ -111,12 +114,12 @@ nvmf_tls_psk_find(void *ctx, const char *identity, struct nvme_tls_key *key, cha
 		snprintf(why, why_len,
 			 "the PSK identity names host %s and subsystem %s: no such host "
 			 "has a psk",
-			 id.hostnqn, id.subnqn);
+			 LOG_ESC(id.hostnqn), LOG_ESC(id.subnqn));
 		return rc;
 	}
 	if (rc != 0) {
-		snprintf(why, why_len, "the psk of host %s on %s cannot be read: %s", id.hostnqn,
-			 id.subnqn, strerror(-rc));
+		snprintf(why, why_len, "the psk of host %s on %s cannot be read: %s",
+			 LOG_ESC(id.hostnqn), LOG_ESC(id.subnqn), strerror(-rc));
 		return rc;
 	}
 	rc = nvme_tls_key_derive(&configured, id.hostnqn, id.subnqn, id.version,
@@ -131,7 +134,7 @@ nvmf_tls_psk_find(void *ctx, const char *identity, struct nvme_tls_key *key, cha
 		snprintf(why, why_len,
 			 "the PSK identity of host %s on %s does not match its psk (hash or "
 			 "digest)",
-			 id.hostnqn, id.subnqn);
+			 LOG_ESC(id.hostnqn), LOG_ESC(id.subnqn));
 	}
 	return rc;
 }
@@ -147,7 +150,7 @@ nvmf_tls_connect_check(const struct nvmf_qpair *qpair, const struct nvmf_subsyst
 		if (host != NULL && host->psk != NULL) {
 			WARNLOG("nvmf: host %s (%s) has a psk on %s: refusing its Connect over "
 				"plaintext; it must use a secure channel\n",
-				hostnqn, qpair->peer, subsys->nqn);
+				LOG_ESC(hostnqn), qpair->peer, subsys->nqn);
 			return STATUS_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_CONNECT_INVALID_HOST);
 		}
 		return 0;
@@ -156,7 +159,8 @@ nvmf_tls_connect_check(const struct nvmf_qpair *qpair, const struct nvmf_subsyst
 	    strcmp(id.hostnqn, hostnqn) != 0 || strcmp(id.subnqn, subsys->nqn) != 0) {
 		WARNLOG("nvmf: Connect from %s as host %s to %s over a secure channel whose PSK "
 			"identity is for host %s and subsystem %s; refused\n",
-			qpair->peer, hostnqn, subsys->nqn, id.hostnqn, id.subnqn);
+			qpair->peer, LOG_ESC(hostnqn), subsys->nqn, LOG_ESC(id.hostnqn),
+			LOG_ESC(id.subnqn));
 		return STATUS_DNR(NVME_SCT_COMMAND_SPECIFIC, NVME_SC_CONNECT_INVALID_HOST);
 	}
 	return 0;

@@ -1006,7 +1006,7 @@ tls_handshake(struct tcp_qpair *tq)
 	}
 	NOTICELOG("nvmf tcp: qpair %u (%s): secure channel up (%s), PSK identity %s\n",
 		  tq->qpair.id, tq->qpair.peer, nvme_tls_sock_cipher(tq->tls),
-		  tq->qpair.tls_identity);
+		  LOG_ESC(tq->qpair.tls_identity));
 	tq->state = TQ_AWAIT_ICREQ;
 	tq->since_tick = ticks_get();
 	tq_update_events(tq);

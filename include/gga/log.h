@@ -10,6 +10,7 @@
 #define GGA_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum log_level {
 	LOG_LEVEL_DISABLED = -1,
@@ -35,6 +36,24 @@ bool log_flag_enabled(const char *component);
 
 void log_print(enum log_level level, const char *file, int line, const char *func, const char *fmt,
 	       ...) __attribute__((format(printf, 5, 6)));
+
+/*
+ * A string a peer chose (a host or subsystem NQN from a Connect, a TLS PSK
+ * identity, anything taken from the wire) made safe for a log line:
+ * printable ASCII is copied, every other byte and the backslash become
+ * \xNN, so a peer can neither end the line and forge the next one nor send
+ * terminal escapes. At most out_len - 1 bytes are written; a string cut
+ * short ends with "...". NULL prints as "(null)". Returns out.
+ */
+const char *log_escape(char *out, size_t out_len, const char *s);
+
+/*
+ * log_escape() into a buffer that lives until the end of the enclosing
+ * block, for a log call's argument: ERRLOG("host %s\n", LOG_ESC(hostnqn)).
+ * LOG_ESC_LEN holds a PSK identity of two full NQNs.
+ */
+#define LOG_ESC_LEN 512
+#define LOG_ESC(s)  log_escape((char[LOG_ESC_LEN]){ 0 }, LOG_ESC_LEN, (s))
 
 #define ERRLOG(...)    log_print(LOG_LEVEL_ERROR, __FILE__, __LINE__, __func__, __VA_ARGS__)
 #define WARNLOG(...)   log_print(LOG_LEVEL_WARN, __FILE__, __LINE__, __func__, __VA_ARGS__)

@@ -12,7 +12,10 @@
  * What the handshake allows, on both sides: TLS 1.3 only; the cipher
  * suites TLS_AES_128_GCM_SHA256 and TLS_AES_256_GCM_SHA384, the one whose
  * hash is the PSK's; PSK with (EC)DHE key exchange as OpenSSL offers it;
- * no certificates, no session tickets, no resumption, no early data.
+ * no certificates, no session tickets, no resumption, no early data. The
+ * PSK is the only authentication: a host refuses any certificate a server
+ * shows in its place, and both ends fail a completed handshake that did
+ * not use the PSK (-EPROTO, why says so).
  *
  * nvme_sock_sendv()/nvme_sock_recvv() move bytes on a connection with or
  * without TLS (ts NULL: plain sendmsg/readv), so a transport has one code

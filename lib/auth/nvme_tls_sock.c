@@ -10,6 +10,15 @@
  * PSK's hash. OpenSSL only uses a PSK with a suite of its hash, so a host
  * with a SHA-384 key and a target offering it as SHA-256 do not agree.
  *
+ * The PSK is the only authentication, on both sides. A TLS 1.3 server that
+ * ignores the PSK offered may answer with a certificate instead, and an
+ * OpenSSL client that verifies nothing would accept it: the host would then
+ * talk to whoever is at the address, without anyone knowing the key. So the
+ * host refuses every certificate (SSL_VERIFY_PEER with a callback that
+ * fails them all), and both sides check after the handshake that it was
+ * the PSK's (SSL_session_reused(): the external PSK was accepted) and that
+ * no certificate was seen. The target has no certificate to offer at all.
+ *
  * Sends go through one staging buffer of a record's size: NVMe/TCP hands over
  * a PDU as an iovec (header, data, digest) and SSL_write_ex() takes one
  * buffer; copying into the record buffer is what the encryption does anyway.
@@ -50,7 +59,7 @@ struct nvme_tls_sock {
 	void *find_ctx;
 	struct nvme_tls_key key;              /* host: its TLS PSK and identity; wiped at free */
 	char identity[NVME_TLS_IDENTITY_MAX]; /* server: the identity accepted */
-	char why[160];                        /* server: why the identity was refused */
+	char why[160]; /* server: why the identity was refused; host: the certificate refused */
 	uint8_t wbuf[TLS_RECORD_MAX];
 };
 
@@ -155,6 +164,26 @@ client_use_session(SSL *ssl, const EVP_MD *md, const unsigned char **id, size_t 
 	return 1;
 }
 
+/*
+ * Host: called for each certificate of a server that answered the PSK
+ * offered with a certificate. None is acceptable, whatever signed it.
+ */
+static int
+client_refuse_cert(int preverify_ok, X509_STORE_CTX *x509_ctx)
+{
+	SSL *ssl = X509_STORE_CTX_get_ex_data(x509_ctx, SSL_get_ex_data_X509_STORE_CTX_idx());
+	struct nvme_tls_sock *ts = ssl != NULL ? SSL_get_app_data(ssl) : NULL;
+
+	(void)preverify_ok;
+	if (ts != NULL) {
+		snprintf(ts->why, sizeof(ts->why),
+			 "the controller answered with a certificate instead of proving the "
+			 "PSK: it does not hold the key (an impostor?); refused");
+	}
+	X509_STORE_CTX_set_error(x509_ctx, X509_V_ERR_APPLICATION_VERIFICATION);
+	return 0;
+}
+
 static SSL_CTX *
 ctx_new(const SSL_METHOD *method)
 {
@@ -186,8 +215,43 @@ ctx_init(void)
 	g_server_ctx = ctx_new(TLS_server_method());
 	g_client_ctx = ctx_new(TLS_client_method());
 	if (g_server_ctx != NULL) {
+		/* No certificate is ever loaded: a host without the PSK has nothing to accept. */
+		SSL_CTX_set_verify(g_server_ctx, SSL_VERIFY_NONE, NULL);
 		SSL_CTX_set_psk_find_session_callback(g_server_ctx, server_find_session);
 	}
+	if (g_client_ctx != NULL) {
+		SSL_CTX_set_verify(g_client_ctx, SSL_VERIFY_PEER, client_refuse_cert);
+	}
+}
+
+/*
+ * After a completed handshake: was it authenticated by the PSK? true, or
+ * false with the reason in why. An external PSK that both sides used makes
+ * the session a "resumed" one; a certificate means some other way in.
+ */
+static bool
+psk_was_used(struct nvme_tls_sock *ts, char *why, size_t why_len)
+{
+	X509 *cert = SSL_get1_peer_certificate(ts->ssl);
+
+	if (cert != NULL) {
+		X509_free(cert);
+		snprintf(why, why_len,
+			 "the peer presented a certificate: only the PSK may "
+			 "authenticate a secure channel; refused");
+		return false;
+	}
+	if (SSL_session_reused(ts->ssl) != 1) {
+		snprintf(why, why_len, "the handshake completed without the PSK; refused");
+		return false;
+	}
+	if (ts->server && ts->identity[0] == '\0') {
+		snprintf(why, why_len,
+			 "the handshake completed with no PSK identity accepted; "
+			 "refused");
+		return false;
+	}
+	return true;
 }
 
 /* The last OpenSSL error's text, for a log line; clears the thread's queue. */
@@ -394,6 +458,10 @@ nvme_tls_sock_handshake(struct nvme_tls_sock *ts, char *why, size_t why_len)
 	r = SSL_do_handshake(ts->ssl);
 	if (r == 1) {
 		ts->want_write = false;
+		if (!psk_was_used(ts, why, why_len)) {
+			ts->failed = true;
+			return -EPROTO;
+		}
 		return 0;
 	}
 	r = ssl_failure(ts, r, why, why_len);
@@ -405,8 +473,8 @@ nvme_tls_sock_handshake(struct nvme_tls_sock *ts, char *why, size_t why_len)
 		snprintf(why, why_len, "connection closed by the peer");
 		return -ECONNRESET;
 	}
-	if (ts->server && ts->why[0] != '\0') {
-		/* The identity's refusal says more than OpenSSL's alert. */
+	if (ts->why[0] != '\0') {
+		/* The identity's (certificate's) refusal says more than OpenSSL's alert. */
 		snprintf(why, why_len, "%s", ts->why);
 	}
 	return r;

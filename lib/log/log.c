@@ -99,10 +99,90 @@ log_flag_enabled(const char *component)
 	return false;
 }
 
+static bool
+plain_byte(unsigned char c)
+{
+	return c >= 0x20 && c < 0x7f && c != '\\';
+}
+
+const char *
+log_escape(char *out, size_t out_len, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p;
+	size_t need = 0, room, o = 0;
+
+	if (out_len == 0) {
+		return "";
+	}
+	if (s == NULL) {
+		s = "(null)";
+	}
+	for (p = (const unsigned char *)s; *p != '\0'; p++) {
+		need += plain_byte(*p) ? 1 : 4;
+	}
+	/* Cut short: keep room for the "..." that says so. */
+	room = need < out_len ? need : (out_len > 4 ? out_len - 4 : 0);
+	for (p = (const unsigned char *)s; *p != '\0'; p++) {
+		if (plain_byte(*p)) {
+			if (o + 1 > room) {
+				break;
+			}
+			out[o++] = (char)*p;
+		} else {
+			if (o + 4 > room) {
+				break;
+			}
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[*p >> 4];
+			out[o++] = hex[*p & 0xf];
+		}
+	}
+	if (need >= out_len) {
+		size_t dots = 0;
+
+		while (o < out_len - 1 && dots++ < 3) {
+			out[o++] = '.';
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/*
+ * The last line of defence, for a string a log call did not escape: no
+ * control character (a newline above all) reaches the log inside a message.
+ */
+static const char *
+neutralize(const char *msg, char *buf, size_t len)
+{
+	const unsigned char *p;
+	size_t o = 0;
+
+	for (p = (const unsigned char *)msg; *p != '\0'; p++) {
+		if ((*p < 0x20 && *p != '\t') || *p == 0x7f) {
+			break;
+		}
+	}
+	if (*p == '\0') {
+		return msg;
+	}
+	for (p = (const unsigned char *)msg; *p != '\0' && o + 5 <= len; p++) {
+		if ((*p < 0x20 && *p != '\t') || *p == 0x7f) {
+			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", *p);
+		} else {
+			buf[o++] = (char)*p;
+		}
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
 void
 log_print(enum log_level level, const char *file, int line, const char *func, const char *fmt, ...)
 {
-	char msg[1024];
+	char msg[1024], safe[1024];
 	struct timespec ts;
 	const char *base;
 	va_list ap;
@@ -123,5 +203,6 @@ log_print(enum log_level level, const char *file, int line, const char *func, co
 	clock_gettime(CLOCK_REALTIME, &ts);
 	/* One fprintf per message keeps lines from different threads whole. */
 	fprintf(stderr, "[%lld.%06ld] %s:%d:%s: *%s*: %s\n", (long long)ts.tv_sec,
-		ts.tv_nsec / 1000, base, line, func, g_level_names[level], msg);
+		ts.tv_nsec / 1000, base, line, func, g_level_names[level],
+		neutralize(msg, safe, sizeof(safe)));
 }

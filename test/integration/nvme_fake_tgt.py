@@ -17,6 +17,12 @@ connection), so a controller first works and then turns bad; with
 --evil-on-signal they wait for SIGUSR1 instead. The connection and
 identify modes act from the start.
 
+--tls-cert PEM --tls-key PEM make it an impostor of a secure channel: TLS
+1.3 with that certificate and no PSK (it does not hold the host's key). A
+host that offers its PSK and accepts a certificate instead talks NVMe to
+it; each connection's handshake is reported on stderr ("TLS handshake
+completed ..." or "TLS handshake failed ...").
+
 Listens on 127.0.0.1 only. Prints "ready <port>" once listening.
 """
 import argparse
@@ -24,6 +30,7 @@ import ctypes
 import select
 import signal
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -121,6 +128,11 @@ class Target:
         if unknown:
             raise SystemExit("unknown --evil mode(s): %s" % ",".join(sorted(unknown)))
         self.armed = not args.evil_on_signal
+        self.tls = None
+        if args.tls_cert:
+            self.tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            self.tls.minimum_version = ssl.TLSVersion.TLSv1_3
+            self.tls.load_cert_chain(args.tls_cert, args.tls_key)
         self.io_seen = 0
 
     def evil_for(self, opc):
@@ -582,6 +594,17 @@ class Conn:
 
 
 def serve_conn(tgt, sock):
+    if tgt.tls is not None:
+        try:
+            sock.settimeout(10)
+            sock = tgt.tls.wrap_socket(sock, server_side=True)
+            sock.settimeout(None)
+        except (ssl.SSLError, OSError) as e:
+            print("fake target: TLS handshake failed: %s" % e, file=sys.stderr, flush=True)
+            sock.close()
+            return
+        print("fake target: TLS handshake completed (%s, %s) without the host's PSK" %
+              (sock.version(), sock.cipher()[0]), file=sys.stderr, flush=True)
     c = Conn(tgt, sock)
     try:
         c.serve()
@@ -619,6 +642,8 @@ def main():
     p.add_argument("--evil-on-signal", action="store_true",
                    help="the I/O misbehaviours wait for SIGUSR1")
     p.add_argument("--list-evil", action="store_true", help="print the modes and exit")
+    p.add_argument("--tls-cert", help="TLS 1.3 with this certificate and no PSK (an impostor)")
+    p.add_argument("--tls-key", help="the private key of --tls-cert")
     args = p.parse_args()
     if args.list_evil:
         for mode, (kind, what) in EVIL_MODES.items():

@@ -24,6 +24,9 @@ unit tests' known answers come from (not from gga's code).
       error (exit 2). OpenSSL 3.0's s_client offers an external PSK with
       SHA-256 only (its -psk session is TLS_AES_128_GCM_SHA256), so keys of
       --hash 1; gga's host covers SHA-384.
+  nvme_tls_peer.py identity --key KEY --hostnqn H --subnqn S [--version 0|1]
+      Print the PSK identity and, after a space, the TLS PSK in hex (what a
+      server holding that key offers: openssl s_server -psk_identity -psk).
   nvme_tls_peer.py discovery --port P --hostnqn H
       Plaintext: the discovery log for H, one line per entry:
       "<subnqn> <trsvcid> treq=<TREQ> sectype=<TSAS byte 0>".
@@ -124,6 +127,12 @@ def cmd_connect(args):
     return rc
 
 
+def cmd_identity(args):
+    ident, psk, _ = derive(args.key, args.hostnqn, args.subnqn, args.version)
+    print("%s %s" % (ident, psk.hex()))
+    return 0
+
+
 def cmd_discovery(args):
     conn = tc.Conn("127.0.0.1", args.port, timeout=args.timeout)
     tc.expect(conn.connect(tc.DISCOVERY_NQN, args.hostnqn).ok, "discovery Connect")
@@ -158,12 +167,18 @@ def main():
     c.add_argument("--identity-subnqn")
     c.add_argument("--identity")
     c.add_argument("--timeout", type=float, default=10.0)
+    i = sub.add_parser("identity")
+    i.add_argument("--key", required=True)
+    i.add_argument("--hostnqn", required=True)
+    i.add_argument("--subnqn", required=True)
+    i.add_argument("--version", type=int, choices=(0, 1), default=0)
     d = sub.add_parser("discovery")
     d.add_argument("--port", type=int, required=True)
     d.add_argument("--hostnqn", required=True)
     d.add_argument("--timeout", type=float, default=10.0)
     args = ap.parse_args()
-    return {"gen-key": cmd_gen_key, "connect": cmd_connect, "discovery": cmd_discovery}[args.cmd](args)
+    return {"gen-key": cmd_gen_key, "connect": cmd_connect, "identity": cmd_identity,
+            "discovery": cmd_discovery}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,9 @@
  *  - gathered sends (iovecs) and scattered reads;
  *  - refusals: a wrong key, an identity the target does not know, plaintext
  *    sent to a TLS server, the peer closing;
+ *  - the PSK as the only authentication: a host refuses an impostor server
+ *    that ignores the PSK and shows a self-signed certificate instead, and
+ *    the target refuses a client that offers no PSK;
  *  - the identity parser: what it takes and what it refuses.
  */
 #include <errno.h>
@@ -19,6 +22,11 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 #include "gga/nvme_auth.h"
 #include "gga/nvme_tls_sock.h"
@@ -336,6 +344,136 @@ test_refusals(void)
 	pair_close(&p);
 }
 
+/*
+ * A TLS 1.3 server (with a fresh self-signed certificate) or client
+ * of plain OpenSSL, with no PSK at all: someone who does not hold the key.
+ */
+static SSL_CTX *
+stranger_ctx(bool server)
+{
+	SSL_CTX *ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
+	EVP_PKEY *pkey;
+	X509 *x;
+
+	CU_ASSERT_FATAL(ctx != NULL);
+	UT_ASSERT_EQ_FATAL(SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION), 1);
+	if (!server) {
+		SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
+		return ctx;
+	}
+	pkey = EVP_EC_gen("P-256");
+	x = X509_new();
+	CU_ASSERT_FATAL(pkey != NULL && x != NULL);
+	X509_set_version(x, 2);
+	ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
+	X509_gmtime_adj(X509_getm_notBefore(x), 0);
+	X509_gmtime_adj(X509_getm_notAfter(x), 3600);
+	X509_set_pubkey(x, pkey);
+	X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_ASC,
+				   (const unsigned char *)"impostor", -1, -1, 0);
+	X509_set_issuer_name(x, X509_get_subject_name(x));
+	CU_ASSERT_FATAL(X509_sign(x, pkey, EVP_sha256()) > 0);
+	UT_ASSERT_EQ_FATAL(SSL_CTX_use_certificate(ctx, x), 1);
+	UT_ASSERT_EQ_FATAL(SSL_CTX_use_PrivateKey(ctx, pkey), 1);
+	X509_free(x);
+	EVP_PKEY_free(pkey);
+	return ctx;
+}
+
+/*
+ * gga's end (mine, already set up) against the stranger's OpenSSL end on
+ * the other fd, until mine fails or both are done: mine's result.
+ */
+static int
+against_stranger(struct nvme_tls_sock *mine, SSL *theirs, char *why, size_t why_len)
+{
+	int m = NVME_TLS_WANT_WRITE, rounds;
+	bool theirs_done = false;
+
+	for (rounds = 0; rounds < 100 && (m != 0 || !theirs_done); rounds++) {
+		if (m > 0) {
+			m = nvme_tls_sock_handshake(mine, why, why_len);
+			if (m < 0) {
+				break;
+			}
+		}
+		if (!theirs_done) {
+			int r = SSL_do_handshake(theirs);
+
+			if (r == 1) {
+				theirs_done = true;
+			} else if (SSL_get_error(theirs, r) != SSL_ERROR_WANT_READ &&
+				   SSL_get_error(theirs, r) != SSL_ERROR_WANT_WRITE) {
+				theirs_done = true; /* their failure: mine decides the outcome */
+			}
+		}
+	}
+	ERR_clear_error();
+	return m;
+}
+
+static void
+test_psk_only(void)
+{
+	struct nvme_tls_psk psk;
+	struct nvme_tls_key key;
+	char why[256] = "";
+	struct pair p;
+	SSL_CTX *ctx;
+	SSL *theirs;
+	int rc;
+
+	/*
+	 * An impostor at the controller's address: a TLS 1.3 server without the
+	 * PSK, with a self-signed certificate. It ignores the PSK offered and
+	 * answers with its certificate; the host must not take that for a
+	 * secure channel.
+	 */
+	ctx = stranger_ctx(true);
+	pair_open(&p, 0);
+	make_psk(&psk, NVME_AUTH_HASH_SHA256, 9);
+	UT_ASSERT_EQ_FATAL(nvme_tls_key_derive(&psk, HOSTNQN, SUBNQN, 0, NVME_TLS_KDF_RFC8446,
+					       &key),
+			   0);
+	UT_ASSERT_EQ_FATAL(nvme_tls_sock_client(p.fd[0], &key, &p.host), 0);
+	UT_ASSERT_EQ_FATAL(fcntl(p.fd[1], F_SETFL, O_NONBLOCK), 0);
+	theirs = SSL_new(ctx);
+	CU_ASSERT_FATAL(theirs != NULL);
+	SSL_set_fd(theirs, p.fd[1]);
+	SSL_set_accept_state(theirs);
+	rc = against_stranger(p.host, theirs, why, sizeof(why));
+	UT_ASSERT_EQ(rc, -EPROTO);
+	CU_ASSERT(strstr(why, "certificate") != NULL);
+	/* And the connection stays failed: nothing can be sent through it. */
+	{
+		struct iovec iov = { .iov_base = why, .iov_len = 8 };
+
+		CU_ASSERT(nvme_sock_sendv(p.fd[0], p.host, &iov, 1) < 0);
+	}
+	SSL_free(theirs);
+	SSL_CTX_free(ctx);
+	pair_close(&p);
+
+	/* A client without a PSK: the target has no certificate, nothing else to offer. */
+	ctx = stranger_ctx(false);
+	pair_open(&p, 0);
+	UT_ASSERT_EQ_FATAL(nvme_tls_sock_server(p.fd[1], find_psk, NULL, &p.tgt), 0);
+	UT_ASSERT_EQ_FATAL(fcntl(p.fd[0], F_SETFL, O_NONBLOCK), 0);
+	theirs = SSL_new(ctx);
+	CU_ASSERT_FATAL(theirs != NULL);
+	SSL_set_fd(theirs, p.fd[0]);
+	SSL_set_connect_state(theirs);
+	g_finds = 0;
+	/* The client speaks first: one step of theirs before the target's. */
+	(void)SSL_do_handshake(theirs);
+	rc = against_stranger(p.tgt, theirs, why, sizeof(why));
+	UT_ASSERT_EQ(rc, -EPROTO);
+	UT_ASSERT_EQ(g_finds, 0);
+	SSL_free(theirs);
+	SSL_CTX_free(ctx);
+	pair_close(&p);
+}
+
 static void
 test_identity_parse(void)
 {
@@ -383,7 +521,7 @@ main(void)
 	signal(SIGPIPE, SIG_IGN);
 	static const struct ut_test tests[] = {
 		UT_TEST(test_handshake), UT_TEST(test_stream),         UT_TEST(test_plain),
-		UT_TEST(test_refusals),  UT_TEST(test_identity_parse),
+		UT_TEST(test_refusals),  UT_TEST(test_identity_parse), UT_TEST(test_psk_only),
 	};
 
 	return ut_run("nvme_tls_sock", tests, ARRAY_SIZE(tests), NULL, NULL);
