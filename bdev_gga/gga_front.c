@@ -349,6 +349,16 @@ gga_front_poll(struct gga_front *f, uint64_t now, struct gga_front_cmd *cmds)
 	case GGA_FRONT_HANDING_OVER:
 		return poll_hand_over(f, now, cmds);
 	case GGA_FRONT_PROVING:
+		if (now - f->since >= f->lease_ms) {
+			/*
+			 * A lease without a proof: cut off from most members (a
+			 * partition). It stops renewing the few it reaches, so
+			 * that their holder lapses and the other front can take
+			 * them; it takes over again by the standby's rules.
+			 */
+			become(f, GGA_FRONT_STANDBY, now, "lease not proved within a lease");
+			return 0;
+		}
 		return renew_round(f, now, cmds);
 	default:
 		return 0; /* taking over: waits for the answers */

@@ -796,6 +796,43 @@ test_hand_over_not_taken_back(void)
 	CU_ASSERT(!g.bad);
 }
 
+/*
+ * Issue 32: a front cut off from most members stops renewing the few it
+ * reaches. A is active; members 1 and 2 stop answering it (a partition: B
+ * still reaches them, and takes them over once A's keys lapse there, but
+ * not member 0 while A renews it). A proves nothing: after a lease of
+ * proving it is standby and sends nothing more, so its key on member 0
+ * lapses too. Before, it stayed proving, renewing member 0 for ever.
+ */
+static void
+test_proving_bounded(void)
+{
+	struct world w;
+	uint32_t t, sent;
+	struct gga_front_cmd cmds[MAXN];
+
+	setup(2, 1, 0);
+	w_init(&w);
+	UT_ASSERT_EQ(w.f[0].role, GGA_FRONT_ACTIVE);
+	w.up[1] = 0;
+	w.up[2] = 0;
+	for (t = 0; t < LEASE + 2 && w.f[0].role == GGA_FRONT_ACTIVE; t++) {
+		round_of(&w, 0);
+		run(&w, E_TICK, 0, 0);
+	}
+	UT_ASSERT_EQ(w.f[0].role, GGA_FRONT_PROVING);
+	for (t = 0; t < 2 * LEASE && w.f[0].role == GGA_FRONT_PROVING; t++) {
+		round_of(&w, 0);
+		run(&w, E_TICK, 0, 0);
+	}
+	UT_ASSERT_EQ(w.f[0].role, GGA_FRONT_STANDBY);
+	CU_ASSERT(t <= LEASE + 1);
+	/* No more renewals to member 0 (its reports are read as a standby's). */
+	sent = gga_front_poll(&w.f[0], w.now, cmds);
+	UT_ASSERT_EQ(sent, 0);
+	CU_ASSERT(!g.bad);
+}
+
 /* A member that refuses the renewal (a preempt happened): the active steps down. */
 static void
 test_renew_conflict_steps_down(void)
@@ -1410,6 +1447,7 @@ main(void)
 		UT_TEST(test_live_old_rules_found),
 		UT_TEST(test_live_stay_down_found),
 		UT_TEST(test_hand_over_not_taken_back),
+		UT_TEST(test_proving_bounded),
 	};
 
 	return ut_run("gga_front", tests, sizeof(tests) / sizeof(tests[0]), NULL, NULL);
