@@ -120,21 +120,33 @@ watchdog_poll(void *arg)
 		if (ch->member_outstanding[i] == 0 || ch->member_ch[i] == NULL) {
 			ch->member_since[i] = 0;
 			ch->member_reset[i] = false;
+			ch->member_kept[i] = false;
 			continue;
 		}
 		if (ch->member_since[i] == 0 || ch->member_done[i] != ch->member_seen[i]) {
 			ch->member_seen[i] = ch->member_done[i];
 			ch->member_since[i] = now;
+			ch->member_kept[i] = false;
 			continue;
 		}
 		if (timeout == 0 || ch->member_reset[i] ||
 		    now - ch->member_since[i] < (uint64_t)timeout * ticks_hz() / 1000) {
 			continue;
 		}
+		/* Asked again every round of a stall kept: k others may be online by now. */
+		if (!gga_member_stall(disk, i, "stalled: no answer within member_timeout_ms")) {
+			if (!ch->member_kept[i]) {
+				WARNLOG("gga bdev '%s': member '%s' has not answered for %u ms; kept "
+					"(failing it would leave fewer than %u members online): its "
+					"requests wait for it\n",
+					disk->bdev.name, disk->members[i].name, timeout, disk->k);
+				ch->member_kept[i] = true;
+			}
+			continue;
+		}
 		WARNLOG("gga bdev '%s': member '%s' has not answered for %u ms; failing and "
 			"resetting it\n",
 			disk->bdev.name, disk->members[i].name, timeout);
-		gga_member_fail(disk, i, "stalled: no answer within member_timeout_ms");
 		watchdog_reset(ch, i);
 		busy = true;
 	}
@@ -154,7 +166,7 @@ app_watchdog_reset_done(struct bdev_io *io, bool success, void *cb_arg)
 }
 
 uint32_t
-gga_app_watch_round(struct gga_disk *disk)
+gga_app_watch_round(struct gga_disk *disk, bool fail)
 {
 	uint32_t timeout = __atomic_load_n(&disk->timeout_ms, __ATOMIC_RELAXED), i, stalled = 0;
 	struct gga_member *member;
@@ -170,12 +182,26 @@ gga_app_watch_round(struct gga_disk *disk)
 		if (member->app_since == 0 || member->app_done != member->app_seen) {
 			member->app_seen = member->app_done;
 			member->app_since = now;
+			member->app_kept = false;
 			continue;
 		}
 		if (timeout == 0 || member->app_resetting ||
 		    now - member->app_since < (uint64_t)timeout * ticks_hz() / 1000) {
 			continue;
 		}
+		if (fail &&
+		    !gga_member_stall(disk, i, "stalled: no answer within member_timeout_ms")) {
+			/* Asked again next round; logged once a stall. */
+			if (!member->app_kept) {
+				WARNLOG("gga bdev '%s': member '%s' has not answered the superblock, "
+					"bitmap or recovery I/O for %u ms; kept (failing it would "
+					"leave fewer than %u members online): the I/O waits for it\n",
+					disk->bdev.name, member->name, timeout, disk->k);
+				member->app_kept = true;
+			}
+			continue;
+		}
+		member->app_kept = false;
 		stalled |= 1u << i;
 		/* Once per stall: a new one is timed from now. */
 		member->app_since = now;
@@ -202,17 +228,16 @@ static int
 app_watchdog_poll(void *arg)
 {
 	struct gga_disk *disk = arg;
-	uint32_t stalled = gga_app_watch_round(disk), i;
+	uint32_t stalled = gga_app_watch_round(disk, true), i;
 
 	for (i = 0; i < disk->n; i++) {
 		if (!(stalled & (1u << i))) {
 			continue;
 		}
 		WARNLOG("gga bdev '%s': member '%s' has not answered the superblock, bitmap or "
-			"recovery I/O for %u ms; failing and resetting it\n",
+			"recovery I/O for %u ms; failed and reset\n",
 			disk->bdev.name, disk->members[i].name,
 			__atomic_load_n(&disk->timeout_ms, __ATOMIC_RELAXED));
-		gga_member_fail(disk, i, "stalled: no answer within member_timeout_ms");
 	}
 	return stalled != 0 ? POLLER_BUSY : POLLER_IDLE;
 }

@@ -22,9 +22,11 @@ void gga_app_watchdog_start(struct gga_disk *disk);
  * One round of the watch over the app thread's member I/O (app_io): the
  * members that have held it for member_timeout_ms with no completion (once
  * per stall), each reset if it can be, so that the I/O ends now, failed.
- * The caller fails them (the disk's watchdog) or leaves them out (an
- * assembly). A reset in flight counts in the member's app_io.
+ * With `fail` (a running disk) each is first failed by gga_member_stall(),
+ * and one it keeps is neither reset nor returned (its I/O waits); else (an
+ * assembly) the caller leaves them out. A reset in flight counts in the
+ * member's app_io.
  */
-uint32_t gga_app_watch_round(struct gga_disk *disk);
+uint32_t gga_app_watch_round(struct gga_disk *disk, bool fail);
 
 #endif /* GGA_BDEV_GGA_CHANNEL_H */

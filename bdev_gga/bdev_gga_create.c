@@ -1915,7 +1915,7 @@ create_poll(void *arg)
 	uint32_t stalled, i;
 	char label[160];
 
-	stalled = gga_app_watch_round(disk);
+	stalled = gga_app_watch_round(disk, false);
 	for (i = 0; i < disk->n; i++) {
 		if (stalled & (1u << i)) {
 			WARNLOG("gga bdev '%s': %s has not answered the assembly's superblock "
@@ -2003,6 +2003,7 @@ bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *c
 	}
 	memset(disk, 0, sizeof(*disk));
 	pthread_mutex_init(&disk->gone_mutex, NULL);
+	pthread_mutex_init(&disk->stall_mutex, NULL);
 	gga_sb_writer_init(disk);
 	disk->bdev.name = strdup(opts->name);
 	if (disk->bdev.name == NULL) {

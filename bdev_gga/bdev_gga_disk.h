@@ -163,6 +163,8 @@ struct gga_member {
 	uint64_t app_seen;
 	uint64_t app_since;
 	bool app_resetting;
+	/* App thread: this stall of its I/O is waited out (gga_member_stall() kept it). */
+	bool app_kept;
 	/* App thread: recover it even with auto_readd off (a replace asked for it). */
 	bool forced;
 	/* App thread: the bdev_gga_replace_member under way. */
@@ -363,6 +365,8 @@ struct gga_disk {
 
 	/* Counters of channels already destroyed. */
 	pthread_mutex_t gone_mutex;
+	/* Stall decisions, one at a time (gga_member_stall()). */
+	pthread_mutex_t stall_mutex;
 	struct bdev_gga_counters gone;
 
 	TAILQ_ENTRY(gga_disk) link;
@@ -385,6 +389,8 @@ struct gga_channel {
 	uint32_t member_seen[BDEV_GGA_MAX_MEMBERS];
 	uint64_t member_since[BDEV_GGA_MAX_MEMBERS];
 	bool member_reset[BDEV_GGA_MAX_MEMBERS];
+	/* This stall is waited out: failing it would leave fewer than k online (logged once). */
+	bool member_kept[BDEV_GGA_MAX_MEMBERS];
 	struct poller *watchdog;
 	/* Read requests seen, for the periodic recovery reads. */
 	uint64_t read_seq;

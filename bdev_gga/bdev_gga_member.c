@@ -270,6 +270,20 @@ gga_member_fail(struct gga_disk *disk, uint32_t index, const char *why)
 	gga_sb_kick(disk);
 }
 
+bool
+gga_member_stall(struct gga_disk *disk, uint32_t index, const char *why)
+{
+	bool fail;
+
+	pthread_mutex_lock(&disk->stall_mutex);
+	fail = gga_lc_stall_may_fail(gga_live_mask(disk), disk->k, index);
+	if (fail) {
+		gga_member_fail(disk, index, why);
+	}
+	pthread_mutex_unlock(&disk->stall_mutex);
+	return fail;
+}
+
 /* Past the limit within the window: the module is asked (gga_member_faults_decide()). */
 static void
 member_errors(struct gga_disk *disk, uint32_t index, uint32_t count)

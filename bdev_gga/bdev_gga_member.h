@@ -64,6 +64,14 @@ bool gga_member_cas_state(struct gga_disk *disk, uint32_t index, enum bdev_gga_m
 /* Mark a member failed after an I/O error (any thread); logs once. */
 void gga_member_fail(struct gga_disk *disk, uint32_t index, const char *why);
 /*
+ * Any thread: member `index` stalled (no answer within member_timeout_ms).
+ * Fails it (and returns true) if the lifecycle module allows it
+ * (gga_lc_stall_may_fail(): k others stay online), else keeps it and returns
+ * false: its requests wait for it. One stall decision at a time per disk, so
+ * two members stalling together cannot both be failed below k.
+ */
+bool gga_member_stall(struct gga_disk *disk, uint32_t index, const char *why);
+/*
  * Any thread: confirmed corrupt or stale fragments of block `lba` (read
  * under the block's lock; not torn writes, which are no member's fault, nor
  * fragments gga poisoned itself) on the members in `mask`. Each member is

@@ -194,6 +194,7 @@ gga_disk_free(struct gga_disk *disk)
 	gga_bitmap_destroy(disk);
 	gga_codec_destroy(disk->codec);
 	pthread_mutex_destroy(&disk->gone_mutex);
+	pthread_mutex_destroy(&disk->stall_mutex);
 	free(disk->bdev.name);
 	free(disk);
 }

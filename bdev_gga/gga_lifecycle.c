@@ -1028,6 +1028,15 @@ gga_lc_assembly_written(const struct gga_lc_view *v, uint32_t written)
 	return held >= v->k;
 }
 
+bool
+gga_lc_stall_may_fail(uint32_t online, uint32_t k, uint32_t i)
+{
+	if (i >= GGA_LC_MAX_MEMBERS || !(online & LC_BIT(i))) {
+		return true;
+	}
+	return (uint32_t)__builtin_popcount(online & ~LC_BIT(i)) >= k;
+}
+
 /* The lowest member of a mask (0 for an empty one, which no refusal names). */
 static uint32_t
 lc_lowest(uint32_t mask)

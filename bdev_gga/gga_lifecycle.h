@@ -408,6 +408,16 @@ bool gga_lc_assemble_may_wait(const struct gga_lc_view *view, const enum gga_lc_
 bool gga_lc_assembly_written(const struct gga_lc_view *view, uint32_t written);
 
 /*
+ * A member whose I/O has had no answer for member_timeout_ms (a stall, not an
+ * error: it may answer yet). May it be failed, with `online` the members
+ * online now? Issue 32: not while that would leave fewer than k online: the
+ * array would fail every request at once, when waiting for the member can
+ * still serve them all. A member not online (rebuilding, stale) may always
+ * be failed. Only errors and a delete take an array below k.
+ */
+bool gga_lc_stall_may_fail(uint32_t online, uint32_t k, uint32_t i);
+
+/*
  * Apply one event to the view and fill `act` (always cleared first) with what
  * the I/O code must do. Returns 0, or -EINVAL for an event that makes no sense
  * (member out of range); an event that no longer applies (a probe of a member

@@ -12,6 +12,11 @@
 #     On 9a81145 a fragment caught mid-write on the unlocked read was charged
 #     to its member, which was faulted, failing the array. Now no member is
 #     charged and no read fails;
+#  7. a member that stalls while exactly k are online: target 1 down, target
+#     0 SIGSTOPped for 6.5 s (member_timeout_ms 5000) under bdevperf verify.
+#     Before, data_1 was failed at 5 s, the array with it, and every request
+#     failed until the probe took it back; now it is kept (the requests wait)
+#     and bdevperf sees no failed I/O;
 #  3. the way back: 20 corrupt fragments on data_1, all three online: data_1
 #     is faulted (k others stay in sync), the fault is in the superblocks (a
 #     front restart keeps it out), and bdev_gga_clear_member brings it back
@@ -77,6 +82,24 @@ check "(1) data_1 and parity online, never charged for the race" \
 	test "$(gga_info '[(m["state"], m["faulted"], m["errors"]) for m in d[0]["members"][0::2]]')" = \
 	'[["online", false, 0], ["online", false, 0]]'
 check "(1) the array serves (degraded)" test "$(gga_info 'd[0]["state"]')" = degraded
+
+# --- 7. a stall with exactly k online is waited out (target 1 still down) ---
+timeout -k 5 90 "$BP" --json "$D/bdevperf.json" -q 8 -o 4096 -w verify -t 14 \
+	--output json >"$TMP/stall.json" 2>"$TMP/stall.err" &
+spid=$!
+PIDS+=("$spid")
+sleep 3
+kill -STOP "$(cat "$D/hb0.pid")"
+sleep 6.5
+kill -CONT "$(cat "$D/hb0.pid")"
+wait "$spid"
+src=$?
+check "(7) bdevperf verify across the stall (exit $src)" test $src -eq 0
+check "(7) no I/O failed" test "$(jget "$TMP/stall.json" 'd["total"]["io_failed"]')" = 0
+check "(7) data_1 kept online, the array degraded (never failed)" \
+	test "$(gga_info '[d[0]["members"][0]["state"], d[0]["state"]]')" = '["online", "degraded"]'
+check "(7) the front's log says it was kept" grep -q "kept (failing it would leave" "$D/front.log"
+[ $src -eq 0 ] || tail -5 "$TMP/stall.err"
 
 # --- 2. one unreadable block, read again and again (target 1 still down) ---
 check "set A written (every block)" gb write 1 0:4096:1

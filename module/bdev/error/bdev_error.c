@@ -195,6 +195,35 @@ abort_pending_on_channel(struct io_channel_iter *i)
 }
 
 static void
+release_pending_on_channel(struct io_channel_iter *i)
+{
+	struct error_disk *disk = io_channel_iter_get_ctx(i);
+	struct error_channel *ech = io_channel_get_ctx(io_channel_iter_get_channel(i));
+	TAILQ_HEAD(, error_io) pending = TAILQ_HEAD_INITIALIZER(pending);
+	struct error_io *eio;
+	int rc;
+
+	TAILQ_CONCAT(&pending, &ech->pending, link);
+	while ((eio = TAILQ_FIRST(&pending)) != NULL) {
+		TAILQ_REMOVE(&pending, eio, link);
+		rc = submit_to_base(disk, ech, bdev_io_from_ctx(eio));
+		if (rc != 0) {
+			bdev_io_complete(bdev_io_from_ctx(eio), rc == -ENOMEM ?
+									BDEV_IO_STATUS_NOMEM :
+									BDEV_IO_STATUS_FAILED);
+		}
+	}
+	io_channel_iter_continue(i, 0);
+}
+
+static void
+release_pending_done(struct io_channel_iter *i, int status)
+{
+	(void)i;
+	(void)status;
+}
+
+static void
 reset_pending_aborted(struct io_channel_iter *i, int status)
 {
 	struct bdev_io *io = io_channel_iter_get_ctx(i);
@@ -605,6 +634,18 @@ bdev_error_delete(const char *name, bdev_error_delete_cb cb, void *cb_arg)
 		return -ENODEV;
 	}
 	return error_disk_remove(disk, cb, cb_arg);
+}
+
+int
+bdev_error_release_pending(const char *name)
+{
+	struct error_disk *disk = disk_by_name(name);
+
+	if (disk == NULL) {
+		return -ENODEV;
+	}
+	io_device_for_each_channel(disk, release_pending_on_channel, disk, release_pending_done);
+	return 0;
 }
 
 int

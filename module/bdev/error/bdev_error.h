@@ -102,6 +102,14 @@ int bdev_error_delete(const char *name, bdev_error_delete_cb cb, void *cb_arg);
  */
 int bdev_error_inject_error(const char *name, const struct bdev_error_inject_opts *opts);
 
+/*
+ * Send the I/Os held by a "pending" injection on to the base, on every
+ * channel (a hung device that answers again; a reset instead aborts them).
+ * Clear the injection first or they are held again. Returns 0 or -ENODEV;
+ * the I/Os go on from each channel's thread.
+ */
+int bdev_error_release_pending(const char *name);
+
 /* Internal: registers the RPC methods (bdev_error_rpc.c). */
 void bdev_error_rpc_register(void);
 

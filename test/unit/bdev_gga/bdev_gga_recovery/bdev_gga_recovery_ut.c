@@ -462,6 +462,74 @@ test_member_stall(void)
 	delete_error_members("W", 3);
 }
 
+/*
+ * Issue 32 case 7: a member that stalls while the array has only k members
+ * online (here data_1 failed; in the field a rebuild's source) is kept, not
+ * failed: failing it would take the array below k and fail every request
+ * at once (21,303 failed commands in ~9 s), when waiting serves them all. A
+ * read and a write wait through the stall (three member_timeout_ms), the
+ * member stays online, and both complete once it answers again; the array
+ * never failed. Before, it was failed after member_timeout_ms and both
+ * requests failed.
+ */
+static void
+test_member_stall_keeps_k(void)
+{
+	struct bdev_error_inject_opts hold = {
+		.io_type = BDEV_ERROR_IO_TYPE_ALL,
+		.error_type = BDEV_ERROR_PENDING,
+	};
+	uint8_t w[8 * LBS], w2[8 * LBS], rd[8 * LBS];
+	struct ut_io rr = { 0 }, rw = { 0 };
+	struct bdev_gga_opts opts;
+	struct gga_disk *disk;
+	struct create_res r;
+	uint64_t t0;
+
+	make_error_members("V", 3, MBS);
+	heal_opts("V", &opts);
+	opts.auto_readd = false;
+	opts.member_timeout_ms = 200;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	disk = r.bdev->ctxt;
+	open_dev("V");
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(0, 8, w));
+	gga_member_fail(disk, 0, "failed by the test");
+	ut_poll_idle();
+	UT_ASSERT_EQ(popcount32(gga_live_mask(disk)), 2);
+
+	/* data_2 hangs: exactly k online, so it is kept and the requests wait. */
+	UT_ASSERT_EQ(bdev_error_inject_error("EE_V2", &hold), 0);
+	fill_random(w2, sizeof(w2));
+	UT_ASSERT_EQ(ut_submit(&g_dev, BDEV_IO_TYPE_READ, rd, 0, 8, &rr), 0);
+	UT_ASSERT_EQ(ut_submit(&g_dev, BDEV_IO_TYPE_WRITE, w2, 8, 8, &rw), 0);
+	t0 = time_now_ns();
+	while (time_now_ns() - t0 < 600ull * 1000 * 1000 && !rr.done && !rw.done) {
+		ut_poll_once();
+	}
+	CU_ASSERT(!rr.done);
+	CU_ASSERT(!rw.done);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[1]), BDEV_GGA_MEMBER_ONLINE);
+	UT_ASSERT_EQ(popcount32(gga_live_mask(disk)), 2);
+
+	/* It answers again: both complete, nothing failed. */
+	UT_ASSERT_EQ(inject("EE_V2", BDEV_ERROR_NONE), 0);
+	UT_ASSERT_EQ(bdev_error_release_pending("EE_V2"), 0);
+	UT_POLL_UNTIL(rr.done && rw.done);
+	CU_ASSERT(rr.done && rr.success);
+	CU_ASSERT(rw.done && rw.success);
+	CU_ASSERT(memcmp(rd, w, sizeof(w)) == 0);
+	CU_ASSERT(dev_read(8, 8, rd));
+	CU_ASSERT(memcmp(rd, w2, sizeof(w2)) == 0);
+	UT_ASSERT_EQ(gga_member_state(&disk->members[1]), BDEV_GGA_MEMBER_ONLINE);
+
+	/* With three online, a stall is failed as before (k others stay). */
+	ut_dev_close(&g_dev);
+	gga_delete_sync("V");
+	delete_error_members("V", 3);
+}
+
 /* Rewrite member i's superblock record as `sb` (crafting what a crash left). */
 static void
 write_sb(struct gga_disk *disk, uint32_t i, const struct gga_sb *sb)
@@ -916,6 +984,7 @@ main(void)
 		UT_TEST(test_member_faulted),
 		UT_TEST(test_member_fault_keeps_k),
 		UT_TEST(test_member_stall),
+		UT_TEST(test_member_stall_keeps_k),
 		UT_TEST(test_assembly_crash_records),
 		UT_TEST(test_checkpoint_not_resumed),
 		UT_TEST(test_assembly_waits_for_members),

@@ -1148,6 +1148,32 @@ expect_found(void (*off)(struct gga_lc_rules *r), uint32_t depth)
 }
 
 /*
+ * Issue 32 case 7: a stalled member may be failed only while k others stay
+ * online; one that is not online (rebuilding, stale) always. Every online
+ * mask of 2 + 1 and 4 + 2, every member.
+ */
+static void
+test_stall_may_fail(void)
+{
+	uint32_t k, m, n, online, i, others;
+
+	for (k = 2, m = 1; k <= 4; k += 2, m++) {
+		n = k + m;
+		for (online = 0; online < (1u << n); online++) {
+			for (i = 0; i < n; i++) {
+				others = (uint32_t)__builtin_popcount(online & ~(1u << i));
+				UT_ASSERT_EQ(gga_lc_stall_may_fail(online, k, i),
+					     !(online & (1u << i)) || others >= k);
+			}
+		}
+	}
+	/* The case 7 shape: 2 + 1, data_1 failed, parity rebuilding: data_2 is kept. */
+	CU_ASSERT(!gga_lc_stall_may_fail(0x2 | 0x1, 2, 1));
+	CU_ASSERT(gga_lc_stall_may_fail(0x2 | 0x1, 2, 2));
+	CU_ASSERT(gga_lc_stall_may_fail(0x7, 2, 1));
+}
+
+/*
  * Issue 32: without the k rule, the error policy fails the array by itself
  * (I8: an I/O error on one member, then a fault asked for another), and, I8
  * aside, leaves it no way back (L3: the faulted member was one of the last
@@ -2006,6 +2032,7 @@ main(void)
 		UT_TEST(test_recent_copy_limit_found),
 		UT_TEST(test_fault_keeps_k_found),
 		UT_TEST(test_fault_recorded_and_cleared),
+		UT_TEST(test_stall_may_fail),
 		UT_TEST(test_tie_drops_checkpoint),
 		UT_TEST(test_probe_old_copy_failed_array),
 		UT_TEST(test_assembly_copy_behind),
