@@ -88,6 +88,7 @@ enum w_ev_type {
 	E_DISTRUST,
 	E_READD,
 	E_FAULT,
+	E_STALL,
 	E_NTYPES,
 };
 
@@ -112,6 +113,7 @@ static const char *const g_ev_names[E_NTYPES] = {
 	"operator clears member",
 	"auto re-add turned on",
 	"member's errors pass the limit (fault asked)",
+	"member stalls past member_timeout_ms",
 };
 
 struct w_ev {
@@ -127,12 +129,14 @@ static struct {
 	bool strict_ack; /* rule 7 on the members includes the checkpoint */
 	bool skip_i8;    /* a self-test: show that L3 alone finds the fault policy's bug */
 	bool skip_l3;    /* the 4 + 2 walk: L3's settling runs are the 2 + 1 walk's */
+	bool stalls;     /* E_STALL is enabled (only its own walks: it widens every level) */
 	struct gga_lc_rules rules;
 	/* The module's helpers as the world calls them; the self-tests break one. */
 	uint32_t (*read_mask)(const struct gga_lc_view *view);
 	uint32_t (*pass_read_mask)(const struct gga_lc_view *view);
 	uint32_t (*write_mask)(const struct gga_lc_view *view);
 	enum gga_lc_array_state (*array_state)(const struct gga_lc_view *view);
+	bool (*stall_may_fail)(uint32_t online, uint32_t k, uint32_t i);
 	bool bad;
 	char why[256];
 	struct w_ev path[MAX_DEPTH];
@@ -149,6 +153,7 @@ helpers_default(void)
 	g.pass_read_mask = gga_lc_read_mask;
 	g.write_mask = gga_lc_write_mask;
 	g.array_state = gga_lc_array_state;
+	g.stall_may_fail = gga_lc_stall_may_fail;
 }
 
 static void
@@ -175,6 +180,17 @@ lc_online_count(const struct gga_lc_view *v)
 		c += v->mb[i].run == GGA_LC_ONLINE;
 	}
 	return c;
+}
+
+static uint32_t
+lc_online_mask(const struct gga_lc_view *v)
+{
+	uint32_t i, mask = 0;
+
+	for (i = 0; i < v->n; i++) {
+		mask |= v->mb[i].run == GGA_LC_ONLINE ? 1u << i : 0;
+	}
+	return mask;
 }
 
 /* Decode as docs/FORMAT.md §7.2: the highest generation with k valid fragments; -1 fails. */
@@ -702,6 +718,8 @@ w_enabled(const struct world *w, struct w_ev e)
 		return false;
 	case E_FAULT:
 		return w->front_up && !v->mb[i].faulted;
+	case E_STALL:
+		return g.stalls && w->front_up && v->mb[i].run == GGA_LC_ONLINE;
 	}
 	return false;
 }
@@ -781,6 +799,24 @@ w_event(struct world *w, struct w_ev e)
 		break;
 	case E_READD:
 		w_apply_simple(w, GGA_LC_EV_READD, 0);
+		break;
+	case E_STALL:
+		/* The watchdogs' question (gga_member_stall()): failed as by an I/O error, or kept. */
+		before = lc_online_mask(&w->view);
+		if (!g.stall_may_fail(before, g.k, i)) {
+			break;
+		}
+		if (__builtin_popcount(before) >= (int)g.k &&
+		    __builtin_popcount(before & ~(1u << i)) < (int)g.k) {
+			/*
+			 * I9: a stall never takes the array below k by itself (what
+			 * the failure then sets off, an update that misses others, is
+			 * theirs).
+			 */
+			violation("I9: failing stalled member %u would leave %u members online", i,
+				  (uint32_t)__builtin_popcount(before & ~(1u << i)));
+		}
+		w_apply_simple(w, GGA_LC_EV_IO_ERROR, i);
 		break;
 	case E_FAULT:
 		before = lc_online_count(&w->view);
@@ -1167,10 +1203,42 @@ test_stall_may_fail(void)
 			}
 		}
 	}
-	/* The case 7 shape: 2 + 1, data_1 failed, parity rebuilding: data_2 is kept. */
+	/* The case 7 shape: 2 + 1, data_1 and data_2 online, parity rebuilding: data_2 is kept. */
 	CU_ASSERT(!gga_lc_stall_may_fail(0x2 | 0x1, 2, 1));
 	CU_ASSERT(gga_lc_stall_may_fail(0x2 | 0x1, 2, 2));
 	CU_ASSERT(gga_lc_stall_may_fail(0x7, 2, 1));
+}
+
+static bool
+stall_fails_always(uint32_t online, uint32_t k, uint32_t i)
+{
+	(void)online;
+	(void)k;
+	(void)i;
+	return true;
+}
+
+/*
+ * Issue 32 case 7 in the walk: stalls of online members (E_STALL, only in
+ * this test's walks) among writes, failures, restarts and passes of 2 + 1
+ * to depth 5. With the module's rule (gga_lc_stall_may_fail(), what the
+ * watchdogs ask) no stall takes the array below k (I9) and every other
+ * property holds; with the old watchdog (any stall fails the member) the
+ * walk finds I9.
+ */
+static void
+test_stall_keeps_k_found(void)
+{
+	struct gga_lc_rules r;
+
+	gga_lc_rules_default(&r);
+	g.stalls = true;
+	UT_ASSERT_EQ(check(2, 1, &r, 5), 0);
+	g.stall_may_fail = stall_fails_always;
+	CU_ASSERT(check(2, 1, &r, 5) != 0);
+	CU_ASSERT(strncmp(g.why, "I9", 2) == 0);
+	helpers_default();
+	g.stalls = false;
 }
 
 /*
@@ -2033,6 +2101,7 @@ main(void)
 		UT_TEST(test_fault_keeps_k_found),
 		UT_TEST(test_fault_recorded_and_cleared),
 		UT_TEST(test_stall_may_fail),
+		UT_TEST(test_stall_keeps_k_found),
 		UT_TEST(test_tie_drops_checkpoint),
 		UT_TEST(test_probe_old_copy_failed_array),
 		UT_TEST(test_assembly_copy_behind),
