@@ -23,7 +23,7 @@ start_tgt l0 -m 0x1 || {
 	not_ok "gga_tgt starts"
 	finish
 }
-transport='{"trtype":"TCP","max_connections_per_listener":4,"pdu_timeout_ms":1500,"max_kato_ms":3000,"max_queue_depth":128,"in_capsule_data_size":4096,"max_io_size":65536}'
+transport='{"trtype":"TCP","max_connections_per_listener":4,"pdu_timeout_ms":1500,"max_kato_ms":3000,"handshake_timeout_ms":1500,"max_queue_depth":128,"in_capsule_data_size":4096,"max_io_size":65536}'
 check_fails "pdu_timeout_ms below 100 ms is refused" \
 	rpc l0 nvmf_create_transport '{"trtype":"TCP","pdu_timeout_ms":10}'
 check_fails "max_connections_per_listener 0 is refused" \
