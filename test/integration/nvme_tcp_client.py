@@ -1103,6 +1103,85 @@ def sc_kato_cap(x):
         c.close()
 
 
+# Admission before allocation: connections that never finish their handshake
+# must not lock hosts out (--count idle sockets, --tls-count stalled TLS
+# handshakes on --tls-port).
+def partial_client_hello():
+    """The first bytes of a TLS ClientHello whose record claims 512 bytes."""
+    return bytes([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03]) + \
+        os.urandom(16)
+
+
+def raise_fd_limit(need):
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < need and (hard == resource.RLIM_INFINITY or hard >= need):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
+        soft = need
+    expect(soft >= need, "need %d file descriptors, the hard limit is %d" % (need, hard))
+
+
+def open_stalled(x):
+    """--count silent sockets to --port, --tls-count to --tls-port (half of
+    them sent part of a ClientHello). Returns the sockets."""
+    held = []
+    for i in range(x.args.count):
+        held.append(socket.create_connection((x.args.host, x.args.port), timeout=5))
+    for i in range(x.args.tls_count):
+        s = socket.create_connection((x.args.host, x.args.tls_port), timeout=5)
+        if i % 2:
+            s.sendall(partial_client_hello())
+        held.append(s)
+    return held
+
+
+def sc_flood(x):
+    """An established queue and a new host work while the flood is held."""
+    raise_fd_limit(x.args.count + x.args.tls_count + 256)
+    c, cntlid = x.admin()
+    io = x.io(cntlid)
+    data = pattern(8 * x.bs, 7)
+    expect(io.write(1, 100, data, x.bs).ok, "write before the flood")
+    held = open_stalled(x)
+    # The target accepts them meanwhile (an accept takes microseconds).
+    time.sleep(1)
+    still_works(x)
+    c2, cntlid2 = x.admin()
+    io2 = x.io(cntlid2)
+    expect(io2.write(1, 200, data, x.bs).ok, "write of a host that came during the flood")
+    cpl, got = io2.read(1, 200, 8, x.bs)
+    expect(cpl.ok and got == data, "read back by the host that came during the flood")
+    io2.close()
+    c2.close()
+    print("holding %d stalled connections" % len(held), flush=True)
+    deadline = time.time() + x.args.seconds
+    while x.args.release and not os.path.exists(x.args.release) and time.time() < deadline:
+        time.sleep(0.1)
+    cpl, got = io.read(1, 100, 8, x.bs)
+    expect(cpl.ok and got == data, "the queue opened before the flood reads back: %r" % cpl)
+    cpl, _ = c.cmd(OPC_KEEP_ALIVE)
+    expect(cpl.ok, "its admin queue still answers: %r" % cpl)
+    for s in held:
+        s.close()
+    io.close()
+    c.close()
+
+
+def sc_handshake_deadline(x):
+    """A silent socket, one that sent no ICReq after a byte, and a stalled TLS
+    handshake are closed after handshake_timeout_ms (--seconds)."""
+    t = x.args.seconds
+    silent = socket.create_connection((x.args.host, x.args.port), timeout=5)
+    byte = socket.create_connection((x.args.host, x.args.port), timeout=5)
+    byte.sendall(b"\x00")
+    tls = socket.create_connection((x.args.host, x.args.tls_port), timeout=5)
+    tls.sendall(partial_client_hello())
+    closed_within(silent, t * 0.8, t * 1.5 + 1.5, "no ICReq")
+    closed_within(byte, 0, t * 1.5 + 1.5, "one byte of an ICReq")
+    closed_within(tls, 0, t * 1.5 + 1.5, "half a ClientHello")
+    still_works(x)
+
+
 SCENARIOS = {
     "basic": sc_basic,
     "discovery": sc_discovery,
@@ -1123,6 +1202,8 @@ SCENARIOS = {
     "shutdown": sc_shutdown,
     "slowloris": sc_slowloris,
     "kato-cap": sc_kato_cap,
+    "flood": sc_flood,
+    "handshake-deadline": sc_handshake_deadline,
 }
 
 
@@ -1144,6 +1225,10 @@ def main():
     p.add_argument("--count", type=int, default=0)
     p.add_argument("--seconds", type=float, default=5)
     p.add_argument("--rpc", default="gga_rpc", help="command line of gga_rpc with its socket")
+    p.add_argument("--tls-port", type=int, default=0, help="a secure_channel listener")
+    p.add_argument("--tls-count", type=int, default=0)
+    p.add_argument("--release", default=None,
+                   help="flood: hold the stalled connections until this file exists")
     args = p.parse_args()
     return run_scenario(args.scenario, SCENARIOS[args.scenario], Ctx(args))
 
