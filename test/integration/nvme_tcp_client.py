@@ -1182,6 +1182,69 @@ def sc_handshake_deadline(x):
     still_works(x)
 
 
+def sc_flood_time(x):
+    """Measurement (scripts/bench_admission.sh, never a test): hold the flood of
+    sc_flood, reopening every stalled connection the target closes (an attacker
+    keeping it up), and time a new host's connection attempts (admin and I/O
+    queue and a read) until one succeeds or --seconds pass."""
+    import selectors
+    raise_fd_limit(x.args.count + x.args.tls_count + 256)
+    held = open_stalled(x)
+    sel = selectors.DefaultSelector()
+    ports = {}
+    for i, s in enumerate(held):
+        ports[s] = x.args.port if i < x.args.count else x.args.tls_port
+        sel.register(s, selectors.EVENT_READ)
+    stop = threading.Event()
+    reopened = [0]
+
+    def attacker():
+        while not stop.is_set():
+            for key, _ in sel.select(0.05):
+                s = key.fileobj
+                try:
+                    gone = s.recv(4096) == b""
+                except OSError:
+                    gone = True
+                if not gone:
+                    continue
+                sel.unregister(s)
+                port = ports.pop(s)
+                s.close()
+                try:
+                    n = socket.create_connection((x.args.host, port), timeout=5)
+                except OSError:
+                    continue
+                ports[n] = port
+                sel.register(n, selectors.EVENT_READ)
+                reopened[0] += 1
+
+    t = threading.Thread(target=attacker, daemon=True)
+    t.start()
+    time.sleep(1)
+    start = time.time()
+    attempts = 0
+    took = None
+    while time.time() - start < x.args.seconds:
+        attempts += 1
+        try:
+            still_works(x)
+            took = time.time() - start
+            break
+        except (Fail, Closed, OSError):
+            time.sleep(0.1)
+    stop.set()
+    t.join(5)
+    for s in list(ports):
+        s.close()
+    if took is None:
+        print("flood-time: no connection in %.1f s (%d attempts; %d stalled sockets reopened)" %
+              (x.args.seconds, attempts, reopened[0]))
+    else:
+        print("flood-time: connected after %.3f s (attempt %d; %d stalled sockets reopened)" %
+              (took, attempts, reopened[0]))
+
+
 SCENARIOS = {
     "basic": sc_basic,
     "discovery": sc_discovery,
@@ -1204,6 +1267,7 @@ SCENARIOS = {
     "kato-cap": sc_kato_cap,
     "flood": sc_flood,
     "handshake-deadline": sc_handshake_deadline,
+    "flood-time": sc_flood_time,
 }
 
 
