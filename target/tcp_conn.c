@@ -1037,13 +1037,29 @@ tls_handshake(struct tcp_qpair *tq)
 	char why[256] = "";
 	int rc;
 
-	/* TLS state only once the host has sent something: a silent socket costs none. */
-	if (tq->tls == NULL &&
-	    nvme_tls_sock_server(tq->fd, nvmf_tls_psk_find, NULL, &tq->tls) != 0) {
-		ERRLOG("nvmf tcp: qpair %u (%s): cannot set up TLS\n", tq->qpair.id,
-		       tq->qpair.peer);
-		tq_close(tq);
-		return;
+	/*
+	 * TLS state only once the host has sent something: a silent socket costs
+	 * none, and one that closes without a byte is no refused handshake.
+	 */
+	if (tq->tls == NULL) {
+		uint8_t b;
+		ssize_t n = recv(tq->fd, &b, 1, MSG_PEEK);
+
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+			return;
+		}
+		if (n <= 0) {
+			DEBUGLOG(nvmf_tcp, "qpair %u (%s): closed before the TLS handshake\n",
+				 tq->qpair.id, tq->qpair.peer);
+			tq_close(tq);
+			return;
+		}
+		if (nvme_tls_sock_server(tq->fd, nvmf_tls_psk_find, NULL, &tq->tls) != 0) {
+			ERRLOG("nvmf tcp: qpair %u (%s): cannot set up TLS\n", tq->qpair.id,
+			       tq->qpair.peer);
+			tq_close(tq);
+			return;
+		}
 	}
 	rc = nvme_tls_sock_handshake(tq->tls, why, sizeof(why));
 	if (rc == NVME_TLS_WANT_READ || rc == NVME_TLS_WANT_WRITE) {
