@@ -80,11 +80,16 @@ write_config "$TMP/bp.json" \
 	"{\"method\":\"bdev_nvme_attach_controller\",\"params\":{\"name\":\"N0\",\"trtype\":\"tcp\",\"adrfam\":\"ipv4\",\"traddr\":\"127.0.0.1\",\"trsvcid\":\"$PORT\",\"subnqn\":\"$NQN\",\"hostnqn\":\"$HOST\"}}"
 timeout -k 5 30 "$BIN/bdevperf" --json "$TMP/bp.json" -w verify -b N0n2 -q 8 -o 4096 -t 1 \
 	>"$TMP/bp.out" 2>&1
-check "gga's host connects during the flood (bdevperf verify, 0 mismatches)" \
-	eval 'verified "$TMP/bp.out" && held'
+bp_held() {
+	verified "$TMP/bp.out" && held
+}
+check "gga's host connects during the flood (bdevperf verify, 0 mismatches)" bp_held
 out=$(timeout -k 5 30 python3 "$PEER" connect --port "$TLS_PORT" --key "$(cat "$KEYS/k1")" \
 	--hostnqn "$TLSHOST" --subnqn "$NQN" 2>&1)
-check "a TLS host connects during the flood ($out)" eval 'grep -q "^connected" <<<"$out" && held'
+tls_held() {
+	grep -q '^connected' <<<"$out" && held
+}
+check "a TLS host connects during the flood ($out)" tls_held
 touch "$release"
 wait "$FLOOD_PID"
 rc=$?
