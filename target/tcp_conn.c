@@ -22,10 +22,12 @@
  *
  * Admission before allocation: an accepted connection costs only its
  * struct tcp_qpair (no TLS state until the first bytes come, no requests,
- * no staging buffer) until its Fabrics Connect arrives; then it gets as many
- * requests as the Connect's SQSIZE asks (within max_aq_depth or
- * max_queue_depth). Until the queue is live (and authenticated, where the
- * host must authenticate) the connection is pending: each poll group holds
+ * no staging buffer) until its Fabrics Connect arrives; then one request
+ * (the Connect, then the AUTH exchange) until the queue is live and, where
+ * the host must authenticate, authenticated: admitted. Its next command
+ * gives it as many requests as the Connect's SQSIZE asked (within
+ * max_aq_depth or max_queue_depth) and its staging buffer. Until admitted
+ * the connection is pending: each poll group holds
  * at most its share of max_pending_connections pending connections per
  * listener, and a new one pushes the oldest out, so connections that never
  * finish cannot lock newcomers out. The TLS handshake and the ICReq must
@@ -655,6 +657,8 @@ handle_icreq(struct tcp_qpair *tq)
 }
 
 static int tq_alloc_reqs(struct tcp_qpair *tq, uint32_t n);
+static void tq_free_reqs(struct tcp_qpair *tq);
+static bool tq_admitted(const struct tcp_qpair *tq);
 
 /*
  * The entries the queue needs, from its first command: a Connect's SQSIZE
@@ -684,11 +688,25 @@ tcp_handle_capsule(struct tcp_qpair *tq)
 	bool icd = false;
 
 	if (tq->reqs == NULL) {
-		const struct nvme_cmd *cmd = (const struct nvme_cmd *)&tq->rx_hdr.cmd.ccsqe;
-
-		if (tq_alloc_reqs(tq, tq_entries(tq, cmd)) != 0) {
+		/*
+		 * The Connect (or whatever came first) says how many entries the
+		 * queue wants; until it is admitted it has one, enough for the
+		 * Connect and the AUTH exchange, which a host runs one at a time.
+		 */
+		tq->want_reqs = tq_entries(tq, (const struct nvme_cmd *)&tq->rx_hdr.cmd.ccsqe);
+		if (tq_alloc_reqs(tq, 1) != 0) {
+			ERRLOG("nvmf tcp: qpair %u (%s): no memory for a connection\n",
+			       tq->qpair.id, tq->qpair.peer);
+			tq_close(tq);
+			return;
+		}
+	} else if (tq->num_reqs < tq->want_reqs && tq->num_busy == 0 && tq_admitted(tq)) {
+		/* Admitted, and no request in use (none moves): the queue gets its entries. */
+		tq_free_reqs(tq);
+		if (tq_alloc_reqs(tq, tq->want_reqs) != 0 ||
+		    (tq->rxbuf == NULL && (tq->rxbuf = malloc(TCP_RX_BUF_SIZE)) == NULL)) {
 			ERRLOG("nvmf tcp: qpair %u (%s): no memory for a queue of %u entries\n",
-			       tq->qpair.id, tq->qpair.peer, tq_entries(tq, cmd));
+			       tq->qpair.id, tq->qpair.peer, tq->want_reqs);
 			tq_close(tq);
 			return;
 		}
@@ -1158,16 +1176,14 @@ tq_free_reqs(struct tcp_qpair *tq)
 	free(tq->iov_area);
 	free(tq->buf_area);
 	free(tq->reqs);
-	free(tq->rxbuf);
 	tq->icd_area = NULL;
 	tq->iov_area = NULL;
 	tq->buf_area = NULL;
 	tq->reqs = NULL;
-	tq->rxbuf = NULL;
 	tq->num_reqs = 0;
 }
 
-/* The requests and staging buffer of a queue of n entries. */
+/* The requests of a queue of n entries. */
 static int
 tq_alloc_reqs(struct tcp_qpair *tq, uint32_t n)
 {
@@ -1178,9 +1194,8 @@ tq_alloc_reqs(struct tcp_qpair *tq, uint32_t n)
 	tq->iov_area = calloc((size_t)n * (max_iov + pdu_iovs), sizeof(struct iovec));
 	tq->buf_area = calloc((size_t)n * max_iov, sizeof(void *));
 	tq->icd_area = env_dma_malloc((size_t)n * tt->icd_size, 64);
-	tq->rxbuf = malloc(TCP_RX_BUF_SIZE);
 	if (tq->reqs == NULL || tq->iov_area == NULL || tq->buf_area == NULL ||
-	    tq->icd_area == NULL || tq->rxbuf == NULL) {
+	    tq->icd_area == NULL) {
 		tq_free_reqs(tq);
 		return -ENOMEM;
 	}

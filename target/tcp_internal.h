@@ -235,7 +235,7 @@ struct tcp_qpair {
 	bool tmo_mid;
 	uint64_t tmo_pdus;
 	uint64_t tmo_since;
-	/* Staging buffer, allocated with the requests at the Connect (a stack buffer until then). */
+	/* Staging buffer, allocated once the queue is admitted (a stack buffer until then). */
 	uint8_t *rxbuf;
 	const uint8_t *rx_cur; /* the bytes rx_consume() works on */
 	uint32_t rx_off;
@@ -266,8 +266,12 @@ struct tcp_qpair {
 	struct iovec term_iov[1];
 	uint8_t term_buf[NVME_TCP_TERM_REQ_MAX_PLEN];
 
-	/* Requests: none until the Connect, then as many as its SQSIZE asks (within the limits). */
+	/*
+	 * Requests: none until the Connect, one until the queue is admitted, then
+	 * want_reqs (the Connect's SQSIZE + 1, within the limits).
+	 */
 	struct tcp_req *reqs;
+	uint32_t want_reqs;
 	uint32_t num_reqs;
 	uint32_t num_busy;
 	TAILQ_HEAD(, tcp_req) free_reqs;
