@@ -1059,7 +1059,8 @@ def sc_conn_limit(x):
 
 
 def sc_slowloris(x):
-    """ICReq, Connect and each PDU must come within pdu_timeout (--seconds), dribbled or not."""
+    """ICReq (handshake_timeout_ms), Connect and each PDU (pdu_timeout_ms) must come
+    within --seconds, dribbled or not."""
     t = x.args.seconds
     lo, hi = t * 0.9, t * 1.5 + 1.5
     silent = socket.create_connection((x.args.host, x.args.port), timeout=5)
