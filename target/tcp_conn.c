@@ -1007,7 +1007,7 @@ rx_direct(struct tcp_qpair *tq)
 static void
 rx_process(struct tcp_qpair *tq)
 {
-	/* Before the Connect a connection has no staging buffer: ICReq and Connect come through this. */
+	/* Until admitted a connection has no staging buffer: ICReq, Connect, AUTH come through this. */
 	uint8_t small[256];
 	struct iovec iov;
 	int budget = TCP_RX_BUDGET;
@@ -1181,6 +1181,7 @@ tq_free_reqs(struct tcp_qpair *tq)
 	tq->buf_area = NULL;
 	tq->reqs = NULL;
 	tq->num_reqs = 0;
+	TAILQ_INIT(&tq->free_reqs);
 }
 
 /* The requests of a queue of n entries. */
