@@ -152,6 +152,8 @@ nvmf_transport_opts_init(const struct nvmf_transport_ops *ops, struct nvmf_trans
 		.max_connections_per_listener = 1024,
 		.pdu_timeout_ms = 10000,
 		.max_kato_ms = 0,
+		.max_pending_connections = 128,
+		.handshake_timeout_ms = 3000,
 	};
 	if (ops->opts_init != NULL) {
 		ops->opts_init(opts);
@@ -177,8 +179,8 @@ nvmf_transport_opts_json(const struct nvmf_transport *t)
 	const struct nvmf_transport_opts *o = &t->opts;
 	json_t *obj;
 
-	obj = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "trtype",
-			t->ops->name, "max_queue_depth", (json_int_t)o->max_queue_depth,
+	obj = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			"trtype", t->ops->name, "max_queue_depth", (json_int_t)o->max_queue_depth,
 			"max_io_qpairs_per_ctrlr", (json_int_t)o->max_io_qpairs_per_ctrlr,
 			"in_capsule_data_size", (json_int_t)o->in_capsule_data_size, "max_io_size",
 			(json_int_t)o->max_io_size, "io_unit_size", (json_int_t)o->io_unit_size,
@@ -186,7 +188,9 @@ nvmf_transport_opts_json(const struct nvmf_transport *t)
 			(json_int_t)o->num_shared_buffers, "buf_cache_size",
 			(json_int_t)o->buf_cache_size, "max_connections_per_listener",
 			(json_int_t)o->max_connections_per_listener, "pdu_timeout_ms",
-			(json_int_t)o->pdu_timeout_ms, "max_kato_ms", (json_int_t)o->max_kato_ms);
+			(json_int_t)o->pdu_timeout_ms, "max_kato_ms", (json_int_t)o->max_kato_ms,
+			"max_pending_connections", (json_int_t)o->max_pending_connections,
+			"handshake_timeout_ms", (json_int_t)o->handshake_timeout_ms);
 	if (obj != NULL && t->ops->dump_opts != NULL) {
 		t->ops->dump_opts(t, obj);
 	}

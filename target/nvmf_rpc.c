@@ -73,6 +73,8 @@ static const struct rpc_param create_transport_params[] = {
 	OPT_PARAM(max_connections_per_listener, 1, 1048576),
 	OPT_PARAM(pdu_timeout_ms, 100, 3600000),
 	OPT_PARAM(max_kato_ms, 0, 3600000),
+	OPT_PARAM(max_pending_connections, 1, 1048576),
+	OPT_PARAM(handshake_timeout_ms, 100, 3600000),
 	/* SPDK's options for what gga's transports lack, at SPDK's defaults (docs/RPC.md). */
 	TGT_NAME_PARAM,
 	RPC_PARAM_SPDK_NOOP("iobuf_small_cache_size", "4294967295"),

@@ -62,6 +62,9 @@ struct nvmf_transport_opts {
 	uint32_t max_connections_per_listener; /* open connections on one listen address */
 	uint32_t pdu_timeout_ms;               /* TCP: ICReq, Connect, and each PDU once begun */
 	uint32_t max_kato_ms;                  /* cap on a host's KATO, 0 = none (0 included) */
+	/* TCP: connections of one listener not admitted yet; the oldest goes first. */
+	uint32_t max_pending_connections;
+	uint32_t handshake_timeout_ms; /* TCP: TLS handshake and ICReq, from the accept */
 };
 
 /* An address a transport listens on (what nvmf_subsystem_add_listener names). */

@@ -254,9 +254,11 @@ tcp_group_init(struct nvmf_transport_poll_group *tg)
 	group->tt = container_of(tg->transport, struct tcp_transport, base);
 	TAILQ_INIT(&group->qpairs);
 	TAILQ_INIT(&group->dirty);
+	TAILQ_INIT(&group->pending);
 	/* Four checks per timeout, at most one a second: an idle target stays asleep. */
-	period_us = GGA_MIN(GGA_MAX((uint64_t)tg->transport->opts.pdu_timeout_ms * 1000 / 4, 25000),
-			    1000000);
+	period_us = GGA_MIN(tg->transport->opts.pdu_timeout_ms,
+			    tg->transport->opts.handshake_timeout_ms);
+	period_us = GGA_MIN(GGA_MAX(period_us * 1000 / 4, 25000), 1000000);
 	group->timeout_poller = poller_register(tcp_group_check_timeouts, group, period_us,
 						"nvmf_tcp_timeouts");
 	return group->timeout_poller != NULL ? 0 : -ENOMEM;
@@ -283,6 +285,10 @@ tcp_group_dump_stats(struct nvmf_transport_poll_group *tg, json_t *obj)
 	json_object_set_new(obj, "pdu_timeouts", json_integer((json_int_t)group->pdu_timeouts));
 	json_object_set_new(obj, "tls_handshakes_refused",
 			    json_integer((json_int_t)group->tls_refused));
+	json_object_set_new(obj, "pending_dropped",
+			    json_integer((json_int_t)group->pending_dropped));
+	json_object_set_new(obj, "handshake_timeouts",
+			    json_integer((json_int_t)group->handshake_timeouts));
 }
 
 static_assert(offsetof(struct tcp_group, base) == 0, "the core allocates the group");
@@ -317,7 +323,6 @@ tcp_transport_create(const struct nvmf_transport_opts *opts, struct nvmf_transpo
 		return -ENOMEM;
 	}
 	tt->max_iov = (opts->max_io_size + opts->io_unit_size - 1) / opts->io_unit_size;
-	tt->num_reqs = GGA_MAX(opts->max_queue_depth, opts->max_aq_depth);
 	tt->icd_size = GGA_MAX(opts->in_capsule_data_size, TCP_ADMIN_ICD_SIZE);
 	tt->maxh2cdata = GGA_MAX(GGA_MIN(TCP_MAXH2CDATA, opts->max_io_size),
 				 NVME_TCP_MIN_MAXH2CDATA);

@@ -19,9 +19,23 @@
  * Protocol errors end the connection with a C2HTermReq carrying the fatal
  * error status; other connections are not affected. A data digest error
  * fails the command with Transient Transport Error and keeps the connection.
+ *
+ * Admission before allocation: an accepted connection costs only its
+ * struct tcp_qpair (no TLS state until the first bytes come, no requests,
+ * no staging buffer) until its Fabrics Connect arrives; then one request
+ * (the Connect, then the AUTH exchange) until the queue is live and, where
+ * the host must authenticate, authenticated: admitted. Its next command
+ * gives it as many requests as the Connect's SQSIZE asked (within
+ * max_aq_depth or max_queue_depth) and its staging buffer. Until admitted
+ * the connection is pending: each poll group holds
+ * at most its share of max_pending_connections pending connections per
+ * listener, and a new one pushes the oldest out, so connections that never
+ * finish cannot lock newcomers out. The TLS handshake and the ICReq must
+ * finish within handshake_timeout_ms of the accept.
  */
 #include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +55,7 @@ static const uint8_t g_zero_pad[4 * (NVME_TCP_MAX_PDA + 1)];
 
 static void tq_close(struct tcp_qpair *tq);
 static void tq_try_free(struct tcp_qpair *tq);
+static void tq_unpend(struct tcp_qpair *tq);
 static void tx_flush(struct tcp_qpair *tq);
 
 static struct tcp_qpair *
@@ -431,6 +446,7 @@ tq_close(struct tcp_qpair *tq)
 	DEBUGLOG(nvmf_tcp, "qpair %u (%s): closing\n", tq->qpair.id, tq->qpair.peer);
 	tq_hold(tq);
 	tq->state = TQ_CLOSED;
+	tq_unpend(tq);
 	thread_fd_unregister(&tq->ev);
 	nvme_tls_sock_free(tq->tls);
 	tq->tls = NULL;
@@ -640,14 +656,62 @@ handle_icreq(struct tcp_qpair *tq)
 	rx_reset(tq);
 }
 
+static int tq_alloc_reqs(struct tcp_qpair *tq, uint32_t n);
+static void tq_free_reqs(struct tcp_qpair *tq);
+static bool tq_admitted(const struct tcp_qpair *tq);
+
+/*
+ * The entries the queue needs, from its first command: a Connect's SQSIZE
+ * + 1 within max_aq_depth (admin) or max_queue_depth (I/O); one for any other
+ * command (which the core refuses before a Connect).
+ */
+static uint32_t
+tq_entries(const struct tcp_qpair *tq, const struct nvme_cmd *cmd)
+{
+	const struct nvme_connect_cmd *cc = (const struct nvme_connect_cmd *)cmd;
+	const struct nvmf_transport_opts *o = &tq->tt->base.opts;
+	uint32_t n;
+
+	if (cc->opc != NVME_OPC_FABRICS || cc->fctype != NVME_FCTYPE_CONNECT) {
+		return 1;
+	}
+	n = (uint32_t)cc->sqsize + 1;
+	return GGA_MIN(n, cc->qid == 0 ? o->max_aq_depth : o->max_queue_depth);
+}
+
 static void
 tcp_handle_capsule(struct tcp_qpair *tq)
 {
-	struct tcp_req *req = TAILQ_FIRST(&tq->free_reqs);
+	struct tcp_req *req;
 	struct nvmf_tcp_rx_ctx ctx;
 	uint32_t len = 0, icd_off = 0, data_len = tq->layout.data_len;
 	bool icd = false;
 
+	if (tq->reqs == NULL) {
+		/*
+		 * The Connect (or whatever came first) says how many entries the
+		 * queue wants; until it is admitted it has one, enough for the
+		 * Connect and the AUTH exchange, which a host runs one at a time.
+		 */
+		tq->want_reqs = tq_entries(tq, (const struct nvme_cmd *)&tq->rx_hdr.cmd.ccsqe);
+		if (tq_alloc_reqs(tq, 1) != 0) {
+			ERRLOG("nvmf tcp: qpair %u (%s): no memory for a connection\n",
+			       tq->qpair.id, tq->qpair.peer);
+			tq_close(tq);
+			return;
+		}
+	} else if (tq->num_reqs < tq->want_reqs && tq->num_busy == 0 && tq_admitted(tq)) {
+		/* Admitted, and no request in use (none moves): the queue gets its entries. */
+		tq_free_reqs(tq);
+		if (tq_alloc_reqs(tq, tq->want_reqs) != 0 ||
+		    (tq->rxbuf == NULL && (tq->rxbuf = malloc(TCP_RX_BUF_SIZE)) == NULL)) {
+			ERRLOG("nvmf tcp: qpair %u (%s): no memory for a queue of %u entries\n",
+			       tq->qpair.id, tq->qpair.peer, tq->want_reqs);
+			tq_close(tq);
+			return;
+		}
+	}
+	req = TAILQ_FIRST(&tq->free_reqs);
 	if (req == NULL) {
 		/* More commands than the queue has entries: the host broke the contract. */
 		struct nvmf_tcp_fatal err = { NVME_TCP_FES_PDU_SEQUENCE_ERROR, 0 };
@@ -825,7 +889,7 @@ rx_consume(struct tcp_qpair *tq)
 	const uint8_t *p;
 
 	while (tq->rx_off < tq->rx_len && tq->state != TQ_CLOSED) {
-		p = tq->rxbuf + tq->rx_off;
+		p = tq->rx_cur + tq->rx_off;
 		avail = tq->rx_len - tq->rx_off;
 		switch (tq->rx_state) {
 		case RX_CH:
@@ -943,7 +1007,9 @@ rx_direct(struct tcp_qpair *tq)
 static void
 rx_process(struct tcp_qpair *tq)
 {
-	struct iovec iov = { .iov_base = tq->rxbuf, .iov_len = TCP_RX_BUF_SIZE };
+	/* Until admitted a connection has no staging buffer: ICReq, Connect, AUTH come through this. */
+	uint8_t small[256];
+	struct iovec iov;
 	int budget = TCP_RX_BUDGET;
 	ssize_t n;
 
@@ -956,6 +1022,8 @@ rx_process(struct tcp_qpair *tq)
 			}
 			continue;
 		}
+		iov.iov_base = tq->rxbuf != NULL ? tq->rxbuf : small;
+		iov.iov_len = tq->rxbuf != NULL ? TCP_RX_BUF_SIZE : sizeof(small);
 		n = nvme_sock_recvv(tq->fd, tq->tls, &iov, 1);
 		if (n < 0) {
 			if (n != -EAGAIN) {
@@ -971,10 +1039,12 @@ rx_process(struct tcp_qpair *tq)
 			tq_close(tq);
 			return;
 		}
+		tq->rx_cur = iov.iov_base;
 		tq->rx_off = 0;
 		tq->rx_len = (uint32_t)n;
 		rx_consume(tq);
 		tq->rx_off = tq->rx_len = 0;
+		tq->rx_cur = NULL;
 	}
 }
 
@@ -985,6 +1055,30 @@ tls_handshake(struct tcp_qpair *tq)
 	char why[256] = "";
 	int rc;
 
+	/*
+	 * TLS state only once the host has sent something: a silent socket costs
+	 * none, and one that closes without a byte is no refused handshake.
+	 */
+	if (tq->tls == NULL) {
+		uint8_t b;
+		ssize_t n = recv(tq->fd, &b, 1, MSG_PEEK);
+
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+			return;
+		}
+		if (n <= 0) {
+			DEBUGLOG(nvmf_tcp, "qpair %u (%s): closed before the TLS handshake\n",
+				 tq->qpair.id, tq->qpair.peer);
+			tq_close(tq);
+			return;
+		}
+		if (nvme_tls_sock_server(tq->fd, nvmf_tls_psk_find, NULL, &tq->tls) != 0) {
+			ERRLOG("nvmf tcp: qpair %u (%s): cannot set up TLS\n", tq->qpair.id,
+			       tq->qpair.peer);
+			tq_close(tq);
+			return;
+		}
+	}
 	rc = nvme_tls_sock_handshake(tq->tls, why, sizeof(why));
 	if (rc == NVME_TLS_WANT_READ || rc == NVME_TLS_WANT_WRITE) {
 		tq_update_events(tq);
@@ -1075,22 +1169,38 @@ nvmf_tcp_qpair_disconnect(struct nvmf_qpair *qpair)
  * Connections.
  */
 
+static void
+tq_free_reqs(struct tcp_qpair *tq)
+{
+	env_dma_free(tq->icd_area);
+	free(tq->iov_area);
+	free(tq->buf_area);
+	free(tq->reqs);
+	tq->icd_area = NULL;
+	tq->iov_area = NULL;
+	tq->buf_area = NULL;
+	tq->reqs = NULL;
+	tq->num_reqs = 0;
+	TAILQ_INIT(&tq->free_reqs);
+}
+
+/* The requests of a queue of n entries. */
 static int
-tq_alloc_reqs(struct tcp_qpair *tq)
+tq_alloc_reqs(struct tcp_qpair *tq, uint32_t n)
 {
 	struct tcp_transport *tt = tq->tt;
 	uint32_t i, max_iov = tt->max_iov, pdu_iovs = max_iov + 3;
 
-	tq->num_reqs = tt->num_reqs;
-	tq->reqs = calloc(tq->num_reqs, sizeof(*tq->reqs));
-	tq->iov_area = calloc((size_t)tq->num_reqs * (max_iov + pdu_iovs), sizeof(struct iovec));
-	tq->buf_area = calloc((size_t)tq->num_reqs * max_iov, sizeof(void *));
-	tq->icd_area = env_dma_malloc((size_t)tq->num_reqs * tt->icd_size, 64);
-	tq->rxbuf = malloc(TCP_RX_BUF_SIZE);
+	tq->reqs = calloc(n, sizeof(*tq->reqs));
+	tq->iov_area = calloc((size_t)n * (max_iov + pdu_iovs), sizeof(struct iovec));
+	tq->buf_area = calloc((size_t)n * max_iov, sizeof(void *));
+	tq->icd_area = env_dma_malloc((size_t)n * tt->icd_size, 64);
 	if (tq->reqs == NULL || tq->iov_area == NULL || tq->buf_area == NULL ||
-	    tq->icd_area == NULL || tq->rxbuf == NULL) {
+	    tq->icd_area == NULL) {
+		tq_free_reqs(tq);
 		return -ENOMEM;
 	}
+	tq->num_reqs = n;
 	TAILQ_INIT(&tq->free_reqs);
 	for (i = 0; i < tq->num_reqs; i++) {
 		struct tcp_req *req = &tq->reqs[i];
@@ -1111,6 +1221,90 @@ tq_alloc_reqs(struct tcp_qpair *tq)
 	}
 	return 0;
 }
+/*
+ * Admission.
+ */
+
+static void
+tq_unpend(struct tcp_qpair *tq)
+{
+	if (tq->pending) {
+		TAILQ_REMOVE(&tq->group->pending, tq, pending_link);
+		tq->pending = false;
+	}
+}
+
+/* Admitted: the queue is live and, where the host must authenticate, authenticated. */
+static bool
+tq_admitted(const struct tcp_qpair *tq)
+{
+	return tq->state == TQ_RUNNING && tq->qpair.state == NVMF_QPAIR_LIVE &&
+	       !tq->qpair.auth_pending;
+}
+
+/* Log the drops and handshake timeouts not logged yet, at most once per TCP_DROP_LOG_US. */
+static void
+group_log_drops(struct tcp_group *group, uint64_t now)
+{
+	if (group->drops_unlogged == 0 && group->timeouts_unlogged == 0) {
+		return;
+	}
+	if (group->drop_log_tick != 0 &&
+	    ticks_to_us(now - group->drop_log_tick) < TCP_DROP_LOG_US) {
+		return;
+	}
+	NOTICELOG("nvmf tcp: closed %" PRIu64 " connections that had not finished their "
+		  "handshake: %" PRIu64 " pushed out by newer ones (max_pending_connections %u), "
+		  "%" PRIu64 " over handshake_timeout_ms (%u ms)\n",
+		  group->drops_unlogged + group->timeouts_unlogged, group->drops_unlogged,
+		  group->tt->base.opts.max_pending_connections, group->timeouts_unlogged,
+		  group->tt->base.opts.handshake_timeout_ms);
+	group->drops_unlogged = 0;
+	group->timeouts_unlogged = 0;
+	group->drop_log_tick = now;
+}
+
+/*
+ * Make room for one more pending connection of listener portid in this
+ * group: forget the admitted ones, then close the oldest of the listener's
+ * while it has its share of max_pending_connections (the listener's
+ * connections are spread evenly over the poll groups).
+ */
+static void
+group_make_room(struct tcp_group *group, uint16_t portid)
+{
+	uint32_t cap = group->tt->base.opts.max_pending_connections;
+	uint32_t ngroups = GGA_MAX(g_nvmf_tgt.num_pgs, 1u);
+	uint32_t share = GGA_MAX((cap + ngroups - 1) / ngroups, 1u);
+	struct tcp_qpair *tq, *tmp, *oldest = NULL;
+	uint32_t count = 0;
+
+	TAILQ_FOREACH_SAFE(tq, &group->pending, pending_link, tmp) {
+		if (tq_admitted(tq)) {
+			tq_unpend(tq);
+		} else if (tq->qpair.admit_portid == portid) {
+			count++;
+			if (oldest == NULL) {
+				oldest = tq;
+			}
+		}
+	}
+	while (count >= share && oldest != NULL) {
+		tq = oldest;
+		for (oldest = TAILQ_NEXT(tq, pending_link);
+		     oldest != NULL && oldest->qpair.admit_portid != portid;
+		     oldest = TAILQ_NEXT(oldest, pending_link)) {
+		}
+		DEBUGLOG(nvmf_tcp, "qpair %u (%s): pushed out by a newer connection\n",
+			 tq->qpair.id, tq->qpair.peer);
+		group->pending_dropped++;
+		group->drops_unlogged++;
+		tq_close(tq);
+		count--;
+	}
+	group_log_drops(group, ticks_get());
+}
+
 int
 nvmf_tcp_conn_create(struct tcp_transport *tt, struct tcp_group *group, struct nvmf_poll_group *pg,
 		     int fd, const struct nvmf_listen_addr *addr, const char *peer,
@@ -1118,6 +1312,8 @@ nvmf_tcp_conn_create(struct tcp_transport *tt, struct tcp_group *group, struct n
 {
 	struct tcp_qpair *tq;
 
+	group_make_room(group, admit_portid);
+	/* Nothing else until the Connect: requests and buffers are sized by it. */
 	tq = calloc(1, sizeof(*tq));
 	if (tq == NULL) {
 		return -ENOMEM;
@@ -1125,44 +1321,28 @@ nvmf_tcp_conn_create(struct tcp_transport *tt, struct tcp_group *group, struct n
 	tq->tt = tt;
 	tq->group = group;
 	tq->fd = fd;
-	tq->state = TQ_AWAIT_ICREQ;
+	tq->state = addr->secure_channel ? TQ_TLS_HANDSHAKE : TQ_AWAIT_ICREQ;
 	TAILQ_INIT(&tq->tx_queue);
-	if (tq_alloc_reqs(tq) != 0) {
-		ERRLOG("nvmf tcp: no memory for a connection from %s\n", peer);
-		goto out_free_qpair;
-	}
-	if (addr->secure_channel) {
-		if (nvme_tls_sock_server(fd, nvmf_tls_psk_find, NULL, &tq->tls) != 0) {
-			ERRLOG("nvmf tcp: cannot set up TLS for the connection from %s\n", peer);
-			goto out_free_qpair;
-		}
-		tq->state = TQ_TLS_HANDSHAKE;
-	}
+	TAILQ_INIT(&tq->free_reqs);
 	rx_reset(tq);
-	tq->since_tick = ticks_get();
+	tq->accept_tick = ticks_get();
+	tq->since_tick = tq->accept_tick;
 	tq->ev = thread_fd_register(fd, THREAD_FD_IN, tq_event, tq, "nvmf_tcp_qpair");
 	if (tq->ev == NULL) {
 		ERRLOG("nvmf tcp: cannot watch the connection from %s\n", peer);
-		goto out_free_qpair;
+		free(tq);
+		return -ENOMEM;
 	}
 	tq->ev_mask = THREAD_FD_IN;
 	tq->qpair.admit_portid = admit_portid;
 	nvmf_qpair_init(&tq->qpair, &tt->base, pg, addr, peer);
 	TAILQ_INSERT_TAIL(&group->qpairs, tq, link);
+	TAILQ_INSERT_TAIL(&group->pending, tq, pending_link);
+	tq->pending = true;
 	group->base.num_conns++;
 	DEBUGLOG(nvmf_tcp, "qpair %u: connection from %s on %s:%s\n", tq->qpair.id, peer,
 		 addr->traddr, addr->trsvcid);
 	return 0;
-
-out_free_qpair:
-	nvme_tls_sock_free(tq->tls);
-	env_dma_free(tq->icd_area);
-	free(tq->iov_area);
-	free(tq->buf_area);
-	free(tq->reqs);
-	free(tq->rxbuf);
-	free(tq);
-	return -ENOMEM;
 }
 
 int
@@ -1191,12 +1371,6 @@ tq_overdue(struct tcp_qpair *tq, uint64_t now, uint64_t limit_us)
 {
 	bool mid_pdu = tq->rx_state != RX_CH || tq->rx_got > 0;
 
-	if (tq->state == TQ_TLS_HANDSHAKE) {
-		return ticks_to_us(now - tq->since_tick) > limit_us ? "no TLS handshake" : NULL;
-	}
-	if (tq->state == TQ_AWAIT_ICREQ) {
-		return ticks_to_us(now - tq->since_tick) > limit_us ? "no ICReq" : NULL;
-	}
 	if (tq->state != TQ_RUNNING) {
 		return NULL;
 	}
@@ -1226,6 +1400,24 @@ nvmf_tcp_group_check_timeouts(struct tcp_group *group)
 	const char *what;
 	int busy = POLLER_IDLE;
 
+	uint64_t hs_us = (uint64_t)group->tt->base.opts.handshake_timeout_ms * 1000;
+
+	TAILQ_FOREACH_SAFE(tq, &group->pending, pending_link, tmp) {
+		if (tq_admitted(tq)) {
+			tq_unpend(tq);
+		} else if ((tq->state == TQ_TLS_HANDSHAKE || tq->state == TQ_AWAIT_ICREQ) &&
+			   ticks_to_us(now - tq->accept_tick) > hs_us) {
+			/* Counted, not logged one by one: a flood would flood the log. */
+			DEBUGLOG(nvmf_tcp, "qpair %u (%s): no %s within handshake_timeout_ms\n",
+				 tq->qpair.id, tq->qpair.peer,
+				 tq->state == TQ_TLS_HANDSHAKE ? "TLS handshake" : "ICReq");
+			group->handshake_timeouts++;
+			group->timeouts_unlogged++;
+			tq_close(tq);
+			busy = POLLER_BUSY;
+		}
+	}
+	group_log_drops(group, now);
 	TAILQ_FOREACH_SAFE(tq, &group->qpairs, link, tmp) {
 		what = tq_overdue(tq, now, (uint64_t)limit_ms * 1000);
 		if (what == NULL) {

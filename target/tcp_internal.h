@@ -93,15 +93,15 @@ uint16_t nvmf_tcp_sgl_parse(const struct nvme_cmd *cmd, uint32_t icd_len, uint32
 #define TCP_ADMIN_ICD_SIZE  8192u
 /* After a C2HTermReq, how long to wait for the host to close. */
 #define TCP_LINGER_US       (2u * 1000 * 1000)
-/* A connection that sends no ICReq within this time is closed (a silent or stray client). */
 #define TCP_LISTEN_BACKLOG  512
 /* Out of fds or memory on accept: stop watching the listener this long. */
 #define TCP_ACCEPT_RETRY_US (100u * 1000)
+/* Admission drops and handshake timeouts are logged as counts, at most once per this period. */
+#define TCP_DROP_LOG_US     (1000u * 1000)
 
 struct tcp_transport {
 	struct nvmf_transport base;
 	uint32_t max_iov;  /* data buffers of one request */
-	uint32_t num_reqs; /* requests of one connection */
 	uint32_t icd_size; /* in-capsule area of one request */
 	uint32_t maxh2cdata;
 	TAILQ_HEAD(, tcp_listener) listeners;
@@ -131,6 +131,18 @@ struct tcp_group {
 	uint64_t ddgst_errors;
 	uint64_t pdu_timeouts;
 	uint64_t tls_refused; /* secure channel handshakes that failed */
+	/*
+	 * Connections not admitted yet (see tcp_conn.c), oldest first: the
+	 * oldest of a listener goes when a new one would pass its share of
+	 * max_pending_connections.
+	 */
+	TAILQ_HEAD(, tcp_qpair) pending;
+	uint64_t pending_dropped;    /* pending connections dropped for a newer one */
+	uint64_t handshake_timeouts; /* closed for handshake_timeout_ms */
+	/* Not logged yet (at most one line per TCP_DROP_LOG_US), and when the last line went. */
+	uint64_t drops_unlogged;
+	uint64_t timeouts_unlogged;
+	uint64_t drop_log_tick;
 };
 
 struct tcp_pdu {
@@ -207,6 +219,7 @@ struct tcp_qpair {
 	bool fini_done;
 	bool in_dirty;
 	bool write_shut;
+	bool pending; /* in group->pending: not admitted yet */
 	uint32_t holds;
 	/* Closes the connection when it fires: the ICReq wait, then the TermReq linger. */
 	struct poller *linger;
@@ -214,13 +227,17 @@ struct tcp_qpair {
 	/* Receive. */
 	enum tcp_rx_state rx_state;
 	uint64_t rx_pdus; /* PDUs awaited so far (rx_reset calls) */
-	/* Accepted, then ICReq received (ticks): the clock for the ICReq and the Connect. */
+	/* Accepted (ticks): the clock for the TLS handshake and the ICReq. */
+	uint64_t accept_tick;
+	/* ICReq received (ticks): the clock for the Connect. */
 	uint64_t since_tick;
 	/* The timeout check saw PDU number tmo_pdus begun at tmo_since (ticks). */
 	bool tmo_mid;
 	uint64_t tmo_pdus;
 	uint64_t tmo_since;
+	/* Staging buffer, allocated once the queue is admitted (a stack buffer until then). */
 	uint8_t *rxbuf;
+	const uint8_t *rx_cur; /* the bytes rx_consume() works on */
 	uint32_t rx_off;
 	uint32_t rx_len;
 	union nvme_tcp_pdu_hdr rx_hdr;
@@ -249,8 +266,12 @@ struct tcp_qpair {
 	struct iovec term_iov[1];
 	uint8_t term_buf[NVME_TCP_TERM_REQ_MAX_PLEN];
 
-	/* Requests. */
+	/*
+	 * Requests: none until the Connect, one until the queue is admitted, then
+	 * want_reqs (the Connect's SQSIZE + 1, within the limits).
+	 */
 	struct tcp_req *reqs;
+	uint32_t want_reqs;
 	uint32_t num_reqs;
 	uint32_t num_busy;
 	TAILQ_HEAD(, tcp_req) free_reqs;
@@ -260,6 +281,7 @@ struct tcp_qpair {
 
 	TAILQ_ENTRY(tcp_qpair) link;
 	TAILQ_ENTRY(tcp_qpair) dirty_link;
+	TAILQ_ENTRY(tcp_qpair) pending_link;
 };
 
 /* tcp_conn.c */
@@ -278,8 +300,9 @@ int nvmf_tcp_group_poll(struct nvmf_transport_poll_group *tgroup);
 /* The group's tgroup ops->bufs_ready: pull host data with an R2T, or execute a read. */
 void nvmf_tcp_req_bufs_ready(struct nvmf_request *req);
 /*
- * Close the group's connections that overran pdu_timeout_ms: an ICReq or a
- * Connect that did not come, a PDU begun and not finished (timed poller).
+ * Close the group's connections that overran handshake_timeout_ms (TLS
+ * handshake and ICReq) or pdu_timeout_ms (a Connect that did not come, a PDU
+ * begun and not finished); timed poller.
  */
 int nvmf_tcp_group_check_timeouts(struct tcp_group *group);
 void nvmf_tcp_req_complete(struct nvmf_request *req);

@@ -8,7 +8,9 @@ namespace in one subsystem, a TCP listener on 127.0.0.1), then runs batches
 of connections that carry valid and mutated PDUs over a connection's whole
 life: ICReq/ICResp, Fabrics Connect (admin and I/O), admin and I/O commands,
 in-capsule data, R2T/H2CData, TermReqs, half-close, reset, partial PDUs held
-back, slow senders, and 50 connections at once. The same scenarios also run
+back, slow senders, and 50 connections at once; and (kept cases only) floods
+of connections that never finish their TCP, TLS or AUTH handshake, under
+which a valid host must get in. The same scenarios also run
 over a secure channel (TLS 1.3 with a PSK, through `openssl s_client`), with
 every send cut into TLS records at random places, so that records end inside
 PDU headers, data and digests; and random bytes go to the TLS listener
@@ -898,6 +900,104 @@ def capture_client_hello():
     return hello
 
 
+# Floods of connections that never finish their handshake (issue 33): while
+# they are held, a valid host must get in. One flood at a time (FLOOD_LOCK):
+# they would push each other's valid host out, which is the design.
+FLOOD_LOCK = threading.Lock()
+
+
+def flood_check(ctx, rng, what, tls=False):
+    """A valid host connects (admin and I/O queue) and identifies the controller."""
+    TL.tls = tls
+    try:
+        h, cntlid = admin_session(ctx.port, rng)
+        io = io_session(ctx.port, rng, cntlid)
+        cid = h.next_cid()
+        h.send(h.cmd_pdu(sqe(0x06, cid, 0, (1, 0, 0, 0, 0, 0), sgl=sgl_transport(4096))))
+        r = h.wait_cpl(cid)
+        if r is None or r[0] != 0:
+            ctx.finding("%s: Identify of a valid host during the flood: %r" % (what, r))
+        io.close()
+        h.close()
+    except (Closed, OSError) as e:
+        ctx.finding("%s: a valid host was shut out during the flood: %s" % (what, e))
+    finally:
+        TL.tls = False
+
+
+def flood_open(port, n, first_bytes):
+    """n connections to port, each sent first_bytes(i) (b"": nothing)."""
+    held = []
+    try:
+        for i in range(n):
+            s = socket.create_connection(("127.0.0.1", port), timeout=2.0)
+            held.append(s)
+            data = first_bytes(i)
+            if data:
+                try:
+                    s.sendall(data)
+                except OSError:
+                    pass  # already pushed out
+    except BaseException:
+        for s in held:
+            s.close()
+        raise
+    STATS.add(conns=n)
+    return held
+
+
+def sc_idle_flood(ctx, rng):
+    """200-400 connections that send nothing or part of an ICReq, held."""
+    icreq = pdu(ICREQ, icreq_psh())
+    with FLOOD_LOCK:
+        held = flood_open(ctx.port, rng.randrange(200, 401),
+                          lambda i: icreq[:rng.randrange(1, len(icreq))] if rng.random() < 0.3
+                          else b"")
+        try:
+            time.sleep(0.2)
+            flood_check(ctx, rng, "idle_flood")
+        finally:
+            for s in held:
+                s.close()
+
+
+def sc_tls_flood(ctx, rng):
+    """250-350 TLS handshakes never finished (nothing, or part of a ClientHello), held;
+    a valid host over TLS and one in plaintext get in."""
+    hello = TLS["hello"]
+    with FLOOD_LOCK:
+        held = flood_open(TLS["port"], rng.randrange(250, 351),
+                          lambda i: hello[:rng.randrange(1, len(hello))] if i % 2 else b"")
+        try:
+            time.sleep(0.2)
+            flood_check(Ctx(TLS["port"], ctx.slot), rng, "tls_flood", tls=True)
+            flood_check(ctx, rng, "tls_flood")
+        finally:
+            for s in held:
+                s.close()
+
+
+def sc_auth_flood(ctx, rng):
+    """250-350 keyed hosts that Connect and never answer the AUTH challenge, held."""
+    with FLOOD_LOCK:
+        held = []
+        try:
+            for _ in range(rng.randrange(250, 351)):
+                h = Host(ctx.port, rng)
+                held.append(h)
+                try:
+                    h.icreq(False, False)
+                    h.send(h.cmd_pdu(connect_sqe(h.next_cid(), 0, 31),
+                                     connect_data(subnqn=AUTH_NQN, hostnqn=AUTH_HOSTNQN)))
+                except (Closed, OSError):
+                    pass  # pushed out by a newer one
+            time.sleep(0.2)
+            flood_check(ctx, rng, "auth_flood")
+        finally:
+            for h in held:
+                h.close()
+
+
 SCENARIOS = {
     "issue10": (sc_issue10, 1),
     "icreq": (sc_icreq, 4),
@@ -915,6 +1015,11 @@ SCENARIOS = {
     "tls": (sc_tls, 4),
     "tls_garbage": (sc_tls_garbage, 1),
     "swarm": (sc_swarm, 0),
+    # Weight 0: run as kept cases (nvmf_tcp_conn_fuzz.sh), not mixed into random
+    # batches, where a flood would rightly push a concurrent scenario's handshake out.
+    "idle_flood": (sc_idle_flood, 0),
+    "tls_flood": (sc_tls_flood, 0),
+    "auth_flood": (sc_auth_flood, 0),
 }
 
 

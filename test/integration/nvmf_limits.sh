@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Limits a peer cannot exceed (issue 10, part 4), set with nvmf_create_transport:
-# max_connections_per_listener, pdu_timeout_ms (ICReq, Connect, each PDU;
-# slowloris), max_kato_ms (a host's KATO of 0 or above it is capped), next to
+# max_connections_per_listener, handshake_timeout_ms (ICReq) and
+# pdu_timeout_ms (Connect, each PDU; slowloris), max_kato_ms (a host's KATO of 0 or above it is capped), next to
 # SPDK's max_queue_depth, in_capsule_data_size and max_io_size. A real host
 # still works under tight limits; the daemon stays idle and exits 0.
 source "$(dirname "$0")/common.sh"
@@ -23,7 +23,7 @@ start_tgt l0 -m 0x1 || {
 	not_ok "gga_tgt starts"
 	finish
 }
-transport='{"trtype":"TCP","max_connections_per_listener":4,"pdu_timeout_ms":1500,"max_kato_ms":3000,"max_queue_depth":128,"in_capsule_data_size":4096,"max_io_size":65536}'
+transport='{"trtype":"TCP","max_connections_per_listener":4,"pdu_timeout_ms":1500,"max_kato_ms":3000,"handshake_timeout_ms":1500,"max_queue_depth":128,"in_capsule_data_size":4096,"max_io_size":65536}'
 check_fails "pdu_timeout_ms below 100 ms is refused" \
 	rpc l0 nvmf_create_transport '{"trtype":"TCP","pdu_timeout_ms":10}'
 check_fails "max_connections_per_listener 0 is refused" \
@@ -35,7 +35,7 @@ rpc l0 bdev_malloc_create '{"name":"M0","num_blocks":16384,"block_size":512}' >/
 	rpc l0 nvmf_create_subsystem "{\"nqn\":\"$NQN\",\"allow_any_host\":true}" >/dev/null &&
 	rpc l0 nvmf_subsystem_add_ns "{\"nqn\":\"$NQN\",\"namespace\":{\"bdev_name\":\"M0\"}}" >/dev/null &&
 	rpc l0 nvmf_subsystem_add_listener "{\"nqn\":\"$NQN\",\"listen_address\":{\"trtype\":\"tcp\",\"adrfam\":\"ipv4\",\"traddr\":\"127.0.0.1\",\"trsvcid\":\"$PORT\"}}" >/dev/null
-check "target with limits (4 connections, PDU timeout 1.5 s, KATO cap 3 s)" test $? -eq 0
+check "target with limits (4 connections, handshake and PDU timeouts 1.5 s, KATO cap 3 s)" test $? -eq 0
 check "nvmf_get_transports shows the limits" test "$(rpc l0 nvmf_get_transports |
 	jget - '[d[0][k] for k in ("max_connections_per_listener","pdu_timeout_ms","max_kato_ms")]')" = "[4, 1500, 3000]"
 

@@ -23,6 +23,15 @@ fuzz regress --seed 10 --scenario issue10:1 --scenario icreq_glued:1 \
 rc=$?
 check "connection fuzzer: kept regression cases (exit $rc)" test $rc -eq 0
 
+# Floods of connections that never finish their handshake (issue 33): plain,
+# TLS, and keyed hosts that never answer the AUTH challenge; a valid host gets in.
+fuzz floods --seed 33 --scenario idle_flood:1 --scenario idle_flood:2 \
+	--scenario tls_flood:1 --scenario tls_flood:2 --scenario auth_flood:1 \
+	--scenario auth_flood:2
+rc=$?
+check "connection fuzzer: idle, half-TLS and half-AUTH floods, a valid host gets in (exit $rc)" \
+	test $rc -eq 0
+
 fuzz random --seconds "${GGA_CONN_FUZZ_SECONDS:-30}" ${GGA_CONN_FUZZ_SEED:+--seed "$GGA_CONN_FUZZ_SEED"}
 rc=$?
 check "connection fuzzer: random batches for ${GGA_CONN_FUZZ_SECONDS:-30} s (exit $rc)" test $rc -eq 0

@@ -142,7 +142,7 @@ check "CC.SHN normal and abrupt with AERs held and writes in flight: success fir
 	client shutdown --nqn $NQN
 check "the target logs the notification and its completion" \
 	bash -c "grep -q \"abrupt shutdown notification\" $TMP/t0.log && grep -q \"shutdown complete\" $TMP/t0.log"
-check "a connection that sends no ICReq is closed after 10 s" client silent --nqn $NQN
+check "a connection that sends no ICReq is closed after 3 s (handshake_timeout_ms)" client silent --nqn $NQN
 
 rpc t0 nvmf_get_stats >"$TMP/stats.json"
 check "nvmf_get_stats: one poll group per reactor, connections counted" \
