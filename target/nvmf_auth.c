@@ -39,7 +39,7 @@
 #define AUTH_WORKERS       2
 #define AUTH_MAX_JOBS      16
 #define AUTH_MAX_PER_HOST  4
-#define AUTH_WORKER_NICE   10
+#define AUTH_WORKER_NICE   5
 /* Refusals are logged at most this often (with the count since the last line). */
 #define AUTH_REFUSE_LOG_US (10ull * 1000 * 1000)
 

@@ -134,7 +134,8 @@ nvme_auth_pool_submit(struct nvme_auth_pool *p, const char *key, struct nvme_aut
 		goto out;
 	}
 	for (i = 0; i < p->opts.max_jobs; i++) {
-		if (p->keys[i].jobs > 0 && strncmp(p->keys[i].key, key, sizeof(p->keys[i].key)) == 0) {
+		if (p->keys[i].jobs > 0 &&
+		    strncmp(p->keys[i].key, key, sizeof(p->keys[i].key)) == 0) {
 			slot = i;
 			break;
 		}
