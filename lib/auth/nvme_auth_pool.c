@@ -115,7 +115,7 @@ nvme_auth_pool_create(const struct nvme_auth_pool_opts *opts, struct nvme_auth_p
 			return -rc;
 		}
 		p->num_threads++;
-		snprintf(name, sizeof(name), "auth_worker%u", i);
+		snprintf(name, sizeof(name), "auth_worker%u", i % POOL_MAX_THREADS);
 		pthread_setname_np(p->threads[i], name);
 	}
 	*pool = p;
