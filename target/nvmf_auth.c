@@ -55,6 +55,8 @@ struct nvmf_qpair_auth {
 	bool busy;
 	/* The queue went while busy: the result frees this. */
 	bool orphaned;
+	/* The pool refused a step: its own (rate-limited) line says so, not one per queue. */
+	bool refused;
 	struct {
 		struct nvme_auth_job base;
 		struct nvmf_request *req;
@@ -244,10 +246,12 @@ auth_result(struct nvmf_request *req, struct nvmf_qpair_auth *a)
 	case NVME_DHCHAP_RES_FAILED:
 		if (!a->dropping) {
 			a->dropping = true;
-			WARNLOG("nvmf: DH-HMAC-CHAP of host %s (%s) on queue %u of %s failed: %s; "
-				"disconnecting\n",
-				a->hostnqn, qpair->peer, qpair->qid, a->subnqn,
-				a->t.why != NULL ? a->t.why : "?");
+			if (!a->refused) {
+				WARNLOG("nvmf: DH-HMAC-CHAP of host %s (%s) on queue %u of %s failed: "
+					"%s; disconnecting\n",
+					a->hostnqn, qpair->peer, qpair->qid, a->subnqn,
+					a->t.why != NULL ? a->t.why : "?");
+			}
 			arm_timer(a, AUTH_DROP_US);
 		}
 		break;
@@ -334,6 +338,7 @@ auth_refused(struct nvmf_qpair_auth *a, int rc)
 	nvme_dhchap_ctrlr_abort(&a->t, rc == -EUSERS ?
 					       "too many authentications of this host at once" :
 					       "too many authentications at once");
+	a->refused = true;
 	g_refuse_log.since++;
 	if (g_refuse_log.last_tick == 0 ||
 	    ticks_to_us(now - g_refuse_log.last_tick) >= AUTH_REFUSE_LOG_US) {

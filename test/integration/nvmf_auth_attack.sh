@@ -92,6 +92,7 @@ check "nvmf_get_stats counts the refusals by host" \
 n_log=$(grep -c "refusing DH-HMAC-CHAP of host" "$TMP/t.log")
 check "the refusals were logged $n_log time(s), not once per exchange" \
 	test "$n_log" -ge 1 -a "$n_log" -le 3
+check_fails "and no line per refused queue" grep -q "failed: too many authentications" "$TMP/t.log"
 check_fails "no reactor stalled (no 'stuck in' warning)" grep -q "stuck in" "$TMP/t.log"
 
 check "unauthenticated Connects as a keyed host do not take the controller ids" \
