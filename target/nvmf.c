@@ -670,7 +670,7 @@ request_complete_local(struct nvmf_request *req)
 	 * controller outlives the requests of its I/O queues (io_draining).
 	 */
 	if (qpair->qid != 0 && qpair->ctrlr != NULL && !NVME_STATUS_IS_SUCCESS(req->rsp.status) &&
-	    req->cmd.opc != NVME_OPC_FABRICS) {
+	    req->cmd.opc != NVME_OPC_FABRICS && !qpair->auth_pending) {
 		nvmf_ctrlr_error_record(qpair->ctrlr, req);
 	}
 	req->rsp.cid = req->cmd.cid;
@@ -726,7 +726,10 @@ nvmf_request_exec(struct nvmf_request *req)
 
 	memset(&req->rsp, 0, sizeof(req->rsp));
 	req->auth_done = false;
-	__atomic_store_n(&qpair->last_cmd_tick, ticks_get(), __ATOMIC_RELAXED);
+	/* Keep-alive traffic only once the queue authenticated. */
+	if (!qpair->auth_pending) {
+		__atomic_store_n(&qpair->last_cmd_tick, ticks_get(), __ATOMIC_RELAXED);
+	}
 
 	if (req->cmd.opc == NVME_OPC_FABRICS) {
 		if (is_connect(req)) {
@@ -793,6 +796,7 @@ nvmf_qpair_init(struct nvmf_qpair *qpair, struct nvmf_transport *transport,
 	qpair->pgs = NULL;
 	qpair->auth = NULL;
 	qpair->auth_pending = false;
+	qpair->bind_pending = false;
 	qpair->listen = *listen;
 	snprintf(qpair->peer, sizeof(qpair->peer), "%s", peer ? peer : "?");
 	qpair->id = __atomic_fetch_add(&g_nvmf_tgt.next_qpair_id, 1, __ATOMIC_RELAXED);
@@ -919,9 +923,17 @@ nvmf_subsystem_init(void)
 		TAILQ_INIT(&pg->qpairs);
 	}
 	g_nvmf_tgt.next_pg = 0;
+	rc = nvmf_auth_init();
+	if (rc != 0) {
+		ERRLOG("nvmf: cannot start the DH-HMAC-CHAP workers: %s\n", strerror(-rc));
+		free(g_nvmf_tgt.pgs);
+		g_nvmf_tgt.pgs = NULL;
+		return rc;
+	}
 	g_nvmf_tgt.state = NVMF_TGT_RUNNING;
 	rc = nvmf_subsystem_create(NVME_DISCOVERY_NQN, NVMF_SUBTYPE_DISCOVERY, 0, &disc);
 	if (rc != 0) {
+		nvmf_auth_fini();
 		free(g_nvmf_tgt.pgs);
 		g_nvmf_tgt.pgs = NULL;
 		g_nvmf_tgt.state = NVMF_TGT_STOPPED;
@@ -959,6 +971,7 @@ fini_transports(void *arg)
 	g_nvmf_tgt.num_pgs = 0;
 	g_nvmf_tgt.discovery = NULL;
 	g_nvmf_tgt.state = NVMF_TGT_STOPPED;
+	nvmf_auth_fini();
 	NOTICELOG("nvmf: target stopped\n");
 	g_fini.done(g_fini.done_arg);
 }

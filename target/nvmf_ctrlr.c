@@ -127,35 +127,43 @@ nvmf_ctrlr_apply_cc(struct nvmf_ctrlr_regs *regs, uint32_t new_cc, bool discover
  * Lifetime.
  */
 
+/* The controller with cntlid; with any, provisional ones (auth pending) count too. */
 static struct nvmf_ctrlr *
-find_ctrlr(const struct nvmf_subsystem *subsys, uint16_t cntlid)
+find_ctrlr(const struct nvmf_subsystem *subsys, uint16_t cntlid, bool any)
 {
 	struct nvmf_ctrlr *ctrlr;
 
 	TAILQ_FOREACH(ctrlr, &subsys->ctrlrs, link) {
-		if (ctrlr->cntlid == cntlid) {
+		if (ctrlr->cntlid == cntlid && (any || !ctrlr->auth_pending)) {
 			return ctrlr;
 		}
 	}
 	return NULL;
 }
 
-/* The next free controller id of the subsystem, or 0 if all are in use. */
+/*
+ * The next free controller id of the subsystem, or 0 if all are in use.
+ * One no controller has, else one only provisional controllers have: a
+ * Connect that has not authenticated holds no id against anyone.
+ */
 static uint16_t
 alloc_cntlid(struct nvmf_subsystem *subsys)
 {
-	uint32_t tries;
+	uint32_t tries, pass;
 	uint16_t id;
 
-	for (tries = 0; tries <= (uint32_t)(subsys->max_cntlid - subsys->min_cntlid); tries++) {
-		id = subsys->next_cntlid;
-		if (id < subsys->min_cntlid || id > subsys->max_cntlid) {
-			id = subsys->min_cntlid;
-		}
-		subsys->next_cntlid = id >= subsys->max_cntlid ? subsys->min_cntlid :
-								 (uint16_t)(id + 1);
-		if (find_ctrlr(subsys, id) == NULL) {
-			return id;
+	for (pass = 0; pass < 2; pass++) {
+		for (tries = 0; tries <= (uint32_t)(subsys->max_cntlid - subsys->min_cntlid);
+		     tries++) {
+			id = subsys->next_cntlid;
+			if (id < subsys->min_cntlid || id > subsys->max_cntlid) {
+				id = subsys->min_cntlid;
+			}
+			subsys->next_cntlid = id >= subsys->max_cntlid ? subsys->min_cntlid :
+									 (uint16_t)(id + 1);
+			if (find_ctrlr(subsys, id, pass == 0) == NULL) {
+				return id;
+			}
 		}
 	}
 	return 0;
@@ -166,8 +174,14 @@ ctrlr_free(struct nvmf_ctrlr *ctrlr)
 {
 	struct nvmf_subsystem *subsys = ctrlr->subsys;
 
-	NOTICELOG("nvmf: subsystem %s: controller %u of host %s gone\n", subsys->nqn, ctrlr->cntlid,
-		  LOG_ESC(ctrlr->hostnqn));
+	if (ctrlr->auth_pending) {
+		/* Never authenticated: not worth a line per attempt. */
+		DEBUGLOG(nvmf, "subsystem %s: provisional controller %u of host %s gone\n",
+			 subsys->nqn, ctrlr->cntlid, LOG_ESC(ctrlr->hostnqn));
+	} else {
+		NOTICELOG("nvmf: subsystem %s: controller %u of host %s gone\n", subsys->nqn,
+			  ctrlr->cntlid, LOG_ESC(ctrlr->hostnqn));
+	}
 	poller_unregister(&ctrlr->ka_poller);
 	TAILQ_REMOVE(&subsys->ctrlrs, ctrlr, link);
 	free(ctrlr->resv_mask);
@@ -198,7 +212,8 @@ ctrlr_check_quiet(struct nvmf_ctrlr *ctrlr)
 		NOTICELOG("nvmf: subsystem %s: controller %u of host %s: shutdown complete\n",
 			  ctrlr->subsys->nqn, ctrlr->cntlid, LOG_ESC(ctrlr->hostnqn));
 	}
-	if (ctrlr->state == NVMF_CTRLR_DYING) {
+	/* Queues that never authenticated do no I/O, but they point at the controller. */
+	if (ctrlr->state == NVMF_CTRLR_DYING && TAILQ_EMPTY(&ctrlr->pending_io)) {
 		ctrlr_free(ctrlr);
 	}
 }
@@ -206,12 +221,16 @@ ctrlr_check_quiet(struct nvmf_ctrlr *ctrlr)
 static void
 disconnect_io_qpairs(struct nvmf_ctrlr *ctrlr)
 {
+	struct nvmf_qpair *qpair, *tmp;
 	uint32_t qid;
 
 	for (qid = 1; qid <= ctrlr->max_io_qpairs; qid++) {
 		if (ctrlr->io_qpairs[qid] != NULL) {
 			nvmf_qpair_disconnect(ctrlr->io_qpairs[qid]);
 		}
+	}
+	TAILQ_FOREACH_SAFE(qpair, &ctrlr->pending_io, pending_link, tmp) {
+		nvmf_qpair_disconnect(qpair);
 	}
 }
 
@@ -230,6 +249,13 @@ nvmf_ctrlr_qpair_detach(struct nvmf_qpair *qpair)
 	struct nvmf_ctrlr *ctrlr = qpair->ctrlr;
 
 	if (ctrlr == NULL) {
+		return;
+	}
+	if (qpair->bind_pending) {
+		/* Never authenticated: it held nothing of the controller's. */
+		TAILQ_REMOVE(&ctrlr->pending_io, qpair, pending_link);
+		qpair->bind_pending = false;
+		ctrlr_check_quiet(ctrlr);
 		return;
 	}
 	if (qpair == ctrlr->admin_qpair) {
@@ -310,8 +336,8 @@ nvmf_ctrlr_keep_alive(struct nvmf_ctrlr *ctrlr)
 	ctrlr->last_ka_tick = ticks_get();
 }
 
-int
-nvmf_ctrlr_set_kato(struct nvmf_ctrlr *ctrlr, uint32_t kato_ms)
+static void
+kato_set(struct nvmf_ctrlr *ctrlr, uint32_t kato_ms)
 {
 	/* Round up to the granularity we report in KAS. */
 	uint64_t gran = NVMF_KAS * 100;
@@ -326,12 +352,19 @@ nvmf_ctrlr_set_kato(struct nvmf_ctrlr *ctrlr, uint32_t kato_ms)
 		kato_ms = cap;
 	}
 	ctrlr->kato_ms = (uint32_t)GGA_MIN((kato_ms + gran - 1) / gran * gran, UINT32_MAX);
-	return keep_alive_arm(ctrlr);
+}
+
+int
+nvmf_ctrlr_set_kato(struct nvmf_ctrlr *ctrlr, uint32_t kato_ms)
+{
+	kato_set(ctrlr, kato_ms);
+	/* Not before the admin queue authenticated: nothing keeps the controller yet. */
+	return ctrlr->auth_pending ? 0 : keep_alive_arm(ctrlr);
 }
 
 static int
 ctrlr_create(struct nvmf_subsystem *subsys, struct nvmf_qpair *qpair,
-	     const struct nvme_connect_cmd *cmd, const struct nvme_connect_data *data,
+	     const struct nvme_connect_cmd *cmd, const struct nvme_connect_data *data, bool auth,
 	     struct nvmf_ctrlr **out)
 {
 	struct nvmf_transport *t = qpair->transport;
@@ -361,6 +394,8 @@ ctrlr_create(struct nvmf_subsystem *subsys, struct nvmf_qpair *qpair,
 	ctrlr->subsys = subsys;
 	ctrlr->transport = t;
 	ctrlr->state = NVMF_CTRLR_LIVE;
+	ctrlr->auth_pending = auth;
+	TAILQ_INIT(&ctrlr->pending_io);
 	snprintf(ctrlr->hostnqn, sizeof(ctrlr->hostnqn), "%s", data->hostnqn);
 	memcpy(ctrlr->hostid, data->hostid, sizeof(ctrlr->hostid));
 	nvmf_ctrlr_regs_init(&ctrlr->regs, t->opts.max_queue_depth);
@@ -458,7 +493,7 @@ connect_invalid_param(struct nvmf_request *req, uint8_t iattr, uint16_t ipo)
 
 static void
 connect_admin(struct nvmf_request *req, struct nvmf_subsystem *subsys,
-	      const struct nvme_connect_cmd *cmd, const struct nvme_connect_data *data)
+	      const struct nvme_connect_cmd *cmd, const struct nvme_connect_data *data, bool auth)
 {
 	struct nvmf_qpair *qpair = req->qpair;
 	struct nvmf_ctrlr *ctrlr;
@@ -475,7 +510,7 @@ connect_admin(struct nvmf_request *req, struct nvmf_subsystem *subsys,
 				      offsetof(struct nvme_connect_data, cntlid));
 		return;
 	}
-	rc = ctrlr_create(subsys, qpair, cmd, data, &ctrlr);
+	rc = ctrlr_create(subsys, qpair, cmd, data, auth, &ctrlr);
 	if (rc != 0) {
 		ERRLOG("nvmf: subsystem %s: cannot create a controller for host %s: %s\n",
 		       subsys->nqn, LOG_ESC(data->hostnqn), strerror(-rc));
@@ -487,18 +522,24 @@ connect_admin(struct nvmf_request *req, struct nvmf_subsystem *subsys,
 	qpair->qid = 0;
 	qpair->sq_entries = (uint16_t)(cmd->sqsize + 1);
 	req->rsp.cdw0 = ctrlr->cntlid;
+	if (auth) {
+		/* Said when the admin queue authenticates: until then the controller is a draft. */
+		DEBUGLOG(nvmf, "subsystem %s: controller %u (provisional) for host %s (%s)\n",
+			 subsys->nqn, ctrlr->cntlid, ctrlr->hostnqn, qpair->peer);
+		return;
+	}
 	NOTICELOG("nvmf: subsystem %s: controller %u for host %s (%s), kato %u ms\n", subsys->nqn,
 		  ctrlr->cntlid, LOG_ESC(ctrlr->hostnqn), qpair->peer, ctrlr->kato_ms);
 }
 
 static void
 connect_io(struct nvmf_request *req, struct nvmf_subsystem *subsys,
-	   const struct nvme_connect_cmd *cmd, const struct nvme_connect_data *data)
+	   const struct nvme_connect_cmd *cmd, const struct nvme_connect_data *data, bool auth)
 {
 	struct nvmf_qpair *qpair = req->qpair;
 	struct nvmf_ctrlr *ctrlr;
 
-	ctrlr = find_ctrlr(subsys, data->cntlid);
+	ctrlr = find_ctrlr(subsys, data->cntlid, false);
 	if (ctrlr == NULL || ctrlr->state != NVMF_CTRLR_LIVE ||
 	    ctrlr->transport != qpair->transport) {
 		connect_invalid_param(req, NVME_CONNECT_IATTR_DATA,
@@ -531,9 +572,15 @@ connect_io(struct nvmf_request *req, struct nvmf_subsystem *subsys,
 				      offsetof(struct nvme_connect_cmd, sqsize));
 		return;
 	}
-	ctrlr->io_qpairs[cmd->qid] = qpair;
-	ctrlr->num_io_qpairs++;
-	ctrlr->io_qpairs_seen = true;
+	if (auth) {
+		/* The qid is bound when the queue authenticates: a Connect alone takes nothing. */
+		TAILQ_INSERT_TAIL(&ctrlr->pending_io, qpair, pending_link);
+		qpair->bind_pending = true;
+	} else {
+		ctrlr->io_qpairs[cmd->qid] = qpair;
+		ctrlr->num_io_qpairs++;
+		ctrlr->io_qpairs_seen = true;
+	}
 	qpair->ctrlr = ctrlr;
 	qpair->qid = cmd->qid;
 	qpair->sq_entries = (uint16_t)(cmd->sqsize + 1);
@@ -610,9 +657,9 @@ connect(struct nvmf_request *req)
 		return;
 	}
 	if (cmd->qid == 0) {
-		connect_admin(req, subsys, cmd, &data);
+		connect_admin(req, subsys, cmd, &data, auth > 0);
 	} else {
-		connect_io(req, subsys, cmd, &data);
+		connect_io(req, subsys, cmd, &data, auth > 0);
 	}
 	if (!NVME_STATUS_IS_SUCCESS(req->rsp.status)) {
 		nvmf_auth_qpair_fini(qpair);
@@ -620,6 +667,65 @@ connect(struct nvmf_request *req)
 		req->rsp.cdw0 |= NVME_CONNECT_RSP_ATR;
 		qpair->auth_pending = true;
 	}
+}
+
+int
+nvmf_ctrlr_qpair_authenticated(struct nvmf_qpair *qpair)
+{
+	struct nvmf_ctrlr *ctrlr = qpair->ctrlr;
+	struct nvmf_subsystem *subsys;
+	uint16_t id;
+	int rc;
+
+	if (ctrlr == NULL) {
+		return -ENODEV;
+	}
+	subsys = ctrlr->subsys;
+	if (qpair->qid == 0) {
+		if (!ctrlr->auth_pending) {
+			return 0;
+		}
+		if (ctrlr->state != NVMF_CTRLR_LIVE) {
+			return -ENODEV;
+		}
+		/* Rare: the provisional id went to another controller meanwhile. */
+		if (find_ctrlr(subsys, ctrlr->cntlid, false) != NULL) {
+			id = alloc_cntlid(subsys);
+			if (id == 0 || find_ctrlr(subsys, id, false) != NULL) {
+				return -EBUSY;
+			}
+			NOTICELOG("nvmf: subsystem %s: controller %u of host %s is now %u (its id "
+				  "went to another controller before it authenticated)\n",
+				  subsys->nqn, ctrlr->cntlid, ctrlr->hostnqn, id);
+			ctrlr->cntlid = id;
+		}
+		ctrlr->auth_pending = false;
+		rc = keep_alive_arm(ctrlr);
+		if (rc != 0) {
+			return rc;
+		}
+		NOTICELOG("nvmf: subsystem %s: controller %u for host %s (%s), kato %u ms\n",
+			  subsys->nqn, ctrlr->cntlid, ctrlr->hostnqn, qpair->peer, ctrlr->kato_ms);
+		return 0;
+	}
+	if (!qpair->bind_pending) {
+		return 0;
+	}
+	if (ctrlr->state != NVMF_CTRLR_LIVE || ctrlr->shutting_down ||
+	    !(ctrlr->regs.csts & NVME_CSTS_RDY)) {
+		return -ENODEV;
+	}
+	if (ctrlr->io_qpairs[qpair->qid] != NULL) {
+		return -EEXIST;
+	}
+	TAILQ_REMOVE(&ctrlr->pending_io, qpair, pending_link);
+	qpair->bind_pending = false;
+	ctrlr->io_qpairs[qpair->qid] = qpair;
+	ctrlr->num_io_qpairs++;
+	ctrlr->io_qpairs_seen = true;
+	DEBUGLOG(nvmf, "subsystem %s: controller %u: I/O queue %u authenticated (%s)\n",
+		 subsys->nqn, ctrlr->cntlid, qpair->qid, qpair->peer);
+	return 0;
 }
 
 /*
@@ -698,7 +804,8 @@ nvmf_ctrlr_exec_fabrics(struct nvmf_request *req)
 	struct nvmf_qpair *qpair = req->qpair;
 	struct nvmf_ctrlr *ctrlr = qpair->ctrlr;
 
-	if (ctrlr != NULL) {
+	/* A queue that has not authenticated keeps nothing alive. */
+	if (ctrlr != NULL && nvmf_auth_qpair_authenticated(qpair)) {
 		nvmf_ctrlr_keep_alive(ctrlr);
 	}
 	switch (fc->fctype) {
@@ -710,8 +817,8 @@ nvmf_ctrlr_exec_fabrics(struct nvmf_request *req)
 		if (ctrlr == NULL) {
 			nvmf_request_set_status(req, STATUS_DNR(NVME_SCT_GENERIC,
 								NVME_SC_COMMAND_SEQUENCE_ERROR));
-		} else {
-			nvmf_auth_exec(req);
+		} else if (nvmf_auth_exec(req)) {
+			return; /* completed when the worker's result is back */
 		}
 		break;
 	case NVME_FCTYPE_PROPERTY_GET:

@@ -226,6 +226,14 @@ struct nvmf_ctrlr {
 	struct nvmf_transport *transport;
 	uint16_t cntlid;
 	enum nvmf_ctrlr_state state;
+	/*
+	 * The admin queue has not authenticated yet: the cntlid is provisional
+	 * (not held against other Connects; another may be given at success),
+	 * no I/O queue can find the controller, its keep-alive timer is off.
+	 */
+	bool auth_pending;
+	/* I/O queues connected to it that have not authenticated (not in io_qpairs). */
+	TAILQ_HEAD(, nvmf_qpair) pending_io;
 	char hostnqn[NVME_NQN_FIELD_LEN];
 	uint8_t hostid[16];
 	/*
@@ -469,8 +477,14 @@ uint16_t nvmf_tls_connect_check(const struct nvmf_qpair *qpair, const struct nvm
 int nvmf_auth_qpair_init(struct nvmf_qpair *qpair, struct nvmf_subsystem *subsys,
 			 const char *hostnqn);
 void nvmf_auth_qpair_fini(struct nvmf_qpair *qpair);
-/* Authentication Send / Receive. */
-void nvmf_auth_exec(struct nvmf_request *req);
+/* The queue needs no authentication or has authenticated once (app thread). */
+bool nvmf_auth_qpair_authenticated(const struct nvmf_qpair *qpair);
+/* Authentication Send / Receive; true: it completes later (a step went to a worker). */
+bool nvmf_auth_exec(struct nvmf_request *req);
+/* The worker pool (nvmf subsystem start and stop) and its counts for nvmf_get_stats. */
+int nvmf_auth_init(void);
+void nvmf_auth_fini(void);
+json_t *nvmf_auth_stats_json(void);
 
 /* The discovery log page for hostnqn, built into a new buffer of *len bytes. */
 void *nvmf_discovery_log_build(const char *hostnqn, size_t *len);
@@ -483,6 +497,13 @@ void nvmf_pg_subsys_free(struct nvmf_poll_group *pg, uint32_t sid);
 /* nvmf_ctrlr.c */
 void nvmf_ctrlr_exec_fabrics(struct nvmf_request *req);
 void nvmf_ctrlr_qpair_detach(struct nvmf_qpair *qpair);
+/*
+ * A queue's first authentication succeeded: bind it (app thread). An admin
+ * queue takes its controller id for good and starts keep-alive; an I/O queue
+ * takes its qid. -EEXIST: the qid is taken by then; -EBUSY: no controller id
+ * is free; -ENODEV: the controller is not live.
+ */
+int nvmf_ctrlr_qpair_authenticated(struct nvmf_qpair *qpair);
 /* Every request of an I/O qpair detached from ctrlr is back (app thread). */
 void nvmf_ctrlr_io_drained(struct nvmf_ctrlr *ctrlr);
 void nvmf_ctrlr_disconnect(struct nvmf_ctrlr *ctrlr);

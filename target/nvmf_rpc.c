@@ -1078,8 +1078,9 @@ stats_done(void *arg)
 {
 	struct stats_ctx *ctx = arg;
 
-	rpc_send_result(ctx->req, json_pack("{s:I, s:o}", "tick_rate", (json_int_t)ticks_hz(),
-					    "poll_groups", ctx->groups));
+	rpc_send_result(ctx->req,
+			json_pack("{s:I, s:o, s:o}", "tick_rate", (json_int_t)ticks_hz(),
+				  "poll_groups", ctx->groups, "dhchap", nvmf_auth_stats_json()));
 	free(ctx);
 }
 

@@ -217,6 +217,12 @@ struct nvmf_qpair {
 	struct nvmf_qpair_auth *auth;
 	bool auth_pending;
 	/*
+	 * An I/O queue connected to ctrlr that has not authenticated yet: its
+	 * qid is not bound into the controller (ctrlr->pending_io, app thread).
+	 */
+	bool bind_pending;
+	TAILQ_ENTRY(nvmf_qpair) pending_link;
+	/*
 	 * The PSK identity of a secure channel (TLS), set by the transport before
 	 * the Connect and freed by it with the qpair; NULL on a plaintext connection.
 	 */

@@ -345,6 +345,15 @@ void nvme_dhchap_ctrlr_init(struct nvme_dhchap *t, const struct nvme_dhchap_para
 			    uint32_t seqnum);
 int nvme_dhchap_ctrlr_send(struct nvme_dhchap *t, const void *msg, size_t len);
 int nvme_dhchap_ctrlr_recv(struct nvme_dhchap *t, void *buf, size_t al);
+/*
+ * Whether the next Send (send) or Receive of the controller does the costly
+ * work: the Receive of the Challenge makes the DH key, the Send of the Reply
+ * derives the shared secret (checking the host's value) and the responses.
+ * The target runs those off its reactors.
+ */
+bool nvme_dhchap_ctrlr_costly(const struct nvme_dhchap *t, bool send);
+/* End the transaction with a Failure1 (authentication failed) to come, saying why. */
+void nvme_dhchap_ctrlr_abort(struct nvme_dhchap *t, const char *why);
 
 /*
  * Host side. t_id: the transaction id; seqnum: S2 when a controller key is

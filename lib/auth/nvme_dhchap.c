@@ -363,6 +363,20 @@ nvme_dhchap_ctrlr_recv(struct nvme_dhchap *t, void *buf, size_t al)
 	}
 }
 
+bool
+nvme_dhchap_ctrlr_costly(const struct nvme_dhchap *t, bool send)
+{
+	return send ? t->state == NVME_DHCHAP_REPLY : t->state == NVME_DHCHAP_CHALLENGE;
+}
+
+void
+nvme_dhchap_ctrlr_abort(struct nvme_dhchap *t, const char *why)
+{
+	if (t->state != NVME_DHCHAP_FAILED) {
+		fail(t, NVME_AUTH_RCE_FAILED, why);
+	}
+}
+
 /*
  * Host.
  */

@@ -29,6 +29,10 @@ base64, zlib.crc32, secrets, struct and int pow() for the finite-field DH).
   nvme_auth.py scenario NAME|all --addr A --port P --subnqn NQN --hostnqn NQN --secret ...
       Protocol-abuse checks against a controller (see SCENARIOS); prints
       "ok - ..." / "not ok - ..." per scenario, exit 0 when all are ok.
+  nvme_auth.py attack cntlids|qid|keepalive|flood|probe --addr A --port P ...
+      An attacker who knows a keyed host's NQN (not its key) against what the
+      target holds for unauthenticated queues, and a flood of costly
+      exchanges; probe is the real host working meanwhile (see ATTACKS).
 
 The computation (all integers little-endian, NQNs without their NUL):
   secret      DHHC-1:HH:base64(key || le32(crc32(key))):  key 32, 48 or 64 bytes
@@ -61,6 +65,7 @@ import os
 import secrets
 import struct
 import sys
+import time
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -1375,6 +1380,266 @@ def cmd_scenario(args):
 
 
 # ---------------------------------------------------------------------------
+# Attacks on what the target holds for a queue that has not authenticated
+# (attack NAME): each raises Fail when the target lets the attacker hurt the
+# real host, returns a line saying what it saw. --hostnqn is the keyed host
+# the attacker impersonates (knowing its NQN, not its key; --secret is the
+# real host's), --other-hostnqn another host (--other-secret: its key, none:
+# a host without a key).
+def _attack_conn(args, qid=0, cntlid=0xFFFF, hostnqn=None):
+    conn = Conn(args.addr, args.port, timeout=args.timeout)
+    cpl = conn.connect(args.subnqn, hostnqn or args.hostnqn, qid=qid,
+                       sqsize=31 if qid == 0 else 127, cntlid=cntlid,
+                       kato=args.kato if qid == 0 else 0)
+    return conn, cpl
+
+
+def _real_admin(args, kato=None):
+    """The real host's admin queue: connected, authenticated, enabled."""
+    conn = Conn(args.addr, args.port, timeout=args.timeout)
+    cpl = conn.connect(args.subnqn, args.hostnqn, kato=args.kato if kato is None else kato)
+    expect(cpl.ok and cpl.cdw0 & CONNECT_ATR, "real host's Connect: %r" % cpl)
+    r = authenticate(conn, args.subnqn, args.hostnqn, 0, args.secret, args.ctrl_secret,
+                     args.digests, args.dhgroups)
+    expect(r.ok, "real host's admin queue: %s" % r)
+    conn.enable()
+    return conn, cpl.cdw0 & 0xFFFF
+
+
+def attack_cntlids(args):
+    """Unauthenticated Connects as the keyed host, twice as many as there are
+    controller ids: another host still gets a controller, and so does the real one."""
+    held = []
+    try:
+        for _ in range(args.count):
+            conn, cpl = _attack_conn(args)
+            expect(cpl.ok, "unauthenticated Connect %d refused: %r" % (len(held) + 1, cpl))
+            held.append(conn)
+        other, cpl = _attack_conn(args, hostnqn=args.other_hostnqn)
+        expect(cpl.ok, "host %s refused while %d unauthenticated Connects wait: %r" %
+               (args.other_hostnqn, len(held), cpl))
+        if cpl.cdw0 & CONNECT_ATR:
+            expect(args.other_secret, "the other host has to authenticate and has no key")
+            r = authenticate(other, args.subnqn, args.other_hostnqn, 0, args.other_secret,
+                             None, args.digests, args.dhgroups)
+            expect(r.ok, "the other host's authentication: %s" % r)
+        other.enable()
+        cpl, _ = identify(other, 1)
+        expect(cpl.ok, "the other host's Identify: %r" % cpl)
+        real, cntlid = _real_admin(args)
+        cpl, _ = identify(real, 1)
+        expect(cpl.ok, "the real host's Identify: %r" % cpl)
+        other.close()
+        real.close()
+        return ("%d unauthenticated Connects held; host %s connected and the real host "
+                "authenticated (cntlid %d)" % (len(held), args.other_hostnqn, cntlid))
+    finally:
+        for c in held:
+            c.close()
+
+
+def attack_qid(args):
+    """Unauthenticated Connects for qids 1 and 2 of the real host's live
+    controller (its cntlid and host id known): the real host's own still work."""
+    real, cntlid = _real_admin(args)
+    squat = []
+    try:
+        for qid in (1, 2):
+            conn, cpl = _attack_conn(args, qid=qid, cntlid=cntlid)
+            if cpl.ok:
+                squat.append(conn)
+            else:
+                conn.close()
+        io, cpl = _attack_conn(args, qid=1, cntlid=cntlid)
+        expect(cpl.ok, "the real host's Connect of qid 1 while an unauthenticated one waits: "
+               "%r" % cpl)
+        if cpl.cdw0 & CONNECT_ATR:
+            r = authenticate(io, args.subnqn, args.hostnqn, 1, args.secret, args.ctrl_secret,
+                             args.digests, args.dhgroups)
+            expect(r.ok, "the real host's qid 1: %s" % r)
+        nsid, bs = _first_namespace(real)
+        expect(nsid, "no namespace")
+        cpl, _ = read_cmd(io, OPC_READ, bs, nsid=nsid)
+        expect(cpl.ok, "Read on the real host's qid 1: %r" % cpl)
+        io.close()
+        return ("%d unauthenticated I/O Connects on controller %d; the real host's qid 1 "
+                "connected, authenticated and read" % (len(squat), cntlid))
+    finally:
+        for c in squat:
+            c.close()
+        real.close()
+
+
+def attack_keepalive(args):
+    """The real host's controller (KATO args.kato) goes silent while an
+    unauthenticated I/O queue of it keeps sending: the controller must still
+    time out."""
+    expect(args.kato > 0, "--kato is needed")
+    real, cntlid = _real_admin(args)
+    conn, cpl = _attack_conn(args, qid=2, cntlid=cntlid)
+    sent = 0
+    try:
+        expect(cpl.ok, "the attacker's Connect of qid 2: %r" % cpl)
+        deadline = time.time() + 4 * args.kato / 1000.0 + 2
+        while time.time() < deadline:
+            try:
+                prop_get_cap(conn)
+                sent += 1
+            except (Closed, OSError, Fail):
+                break  # the controller went, and its queues with it
+            if real.is_closed(wait=0.2):
+                return ("controller %d timed out (KATO %d ms) although an unauthenticated "
+                        "queue sent %d commands" % (cntlid, args.kato, sent))
+        expect(real.is_closed(wait=0.5), "controller %d still up %.0f s after its host went "
+               "silent: %d commands of an unauthenticated queue kept it alive" %
+               (cntlid, 4 * args.kato / 1000.0 + 2, sent))
+        return "controller %d timed out (KATO %d ms)" % (cntlid, args.kato)
+    finally:
+        conn.close()
+        real.close()
+
+
+def _flood_round(args, out):
+    conns = []
+    gid = max(args.dhgroups)
+    hid = max(args.digests)
+    try:
+        for _ in range(args.count):
+            conn, cpl = _attack_conn(args)
+            expect(cpl.ok and cpl.cdw0 & CONNECT_ATR, "attacker Connect: %r" % cpl)
+            conns.append((conn, secrets.randbits(16)))
+            expect(auth_send(conn, build_negotiate(conns[-1][1], [hid], [gid])).ok,
+                   "Negotiate refused")
+        # Every Receive at once: the target has args.count DH keys to make.
+        cids = []
+        for conn, _ in conns:
+            cid = conn.next_cid()
+            conn.send_cmd(auth_sqe(FCT_AUTH_RECV, cid, 4096, sgl_transport(4096)))
+            cids.append(cid)
+        admitted = []
+        for (conn, t_id), cid in zip(conns, cids):
+            try:
+                cpl, data = _wait_read(conn, cid, 4096)
+            except (Closed, OSError, Fail):
+                out["errors"] += 1
+                continue
+            m = Msg(data) if cpl.ok else None
+            if m is not None and m.is_failure1:
+                out["refused"] += 1
+            elif m is not None and m.is_(AUTH_TYPE_DHCHAP, ID_CHALLENGE):
+                admitted.append((conn, t_id, m))
+            else:
+                out["errors"] += 1
+        out["admitted"] += len(admitted)
+        # A junk Reply (right lengths, a random DH value) for each admitted one, all at once.
+        sent = []
+        for conn, t_id, m in admitted:
+            size = dh_size(m.dhg_id) if m.dhg_id else 0
+            dhv = (secrets.randbits(8 * size - 2) | 2).to_bytes(size, "big") if size else b""
+            junk = build_reply(t_id, secrets.token_bytes(hash_len(m.hash_id)), dhv=dhv)
+            cid = conn.next_cid()
+            conn.send_cmd(auth_sqe(FCT_AUTH_SEND, cid, len(junk), sgl_incapsule(len(junk))),
+                          junk, True)
+            sent.append((conn, cid, junk))
+        if args.abandon:
+            return  # gone while the target works on the Replies
+        for conn, cid, junk in sent:
+            try:
+                conn.wait_cpl(cid, junk)
+                cpl, data = auth_recv(conn)
+            except (Closed, OSError, Fail):
+                continue
+            m = Msg(data) if cpl.ok else None
+            expect(m is None or not m.is_(AUTH_TYPE_DHCHAP, ID_SUCCESS1),
+                   "a junk Reply was taken for a good one")
+    finally:
+        for conn, _ in conns:
+            conn.close()
+
+
+def attack_flood(args):
+    """args.rounds times args.count exchanges at once as the keyed host, each
+    offering only the costliest group: Negotiate, a Receive (the target makes
+    its DH key), a junk Reply (the target checks the value and derives).
+    Prints a JSON line: admitted, refused (a Failure1 instead of the
+    Challenge: the target's caps), errors."""
+    out = {"exchanges": args.count * args.rounds, "admitted": 0, "refused": 0, "errors": 0}
+    for _ in range(args.rounds):
+        _flood_round(args, out)
+    print(json.dumps(out), flush=True)
+    return "%(exchanges)d exchanges: %(admitted)d admitted, %(refused)d refused, " \
+        "%(errors)d errors" % out
+
+
+def attack_probe(args):
+    """Not an attack: the real host's established controller (admin and I/O
+    queue, authenticated) runs Identify and Read for args.seconds; after
+    args.new_queue_at seconds it authenticates a new I/O queue. Prints a JSON
+    line: counts, failures, Identify latency (p50 / p99 / max ms)."""
+    real, cntlid = _real_admin(args)
+    io, cpl = _attack_conn(args, qid=1, cntlid=cntlid)
+    expect(cpl.ok, "qid 1 Connect: %r" % cpl)
+    r = authenticate(io, args.subnqn, args.hostnqn, 1, args.secret, args.ctrl_secret,
+                     args.digests, args.dhgroups)
+    expect(r.ok, "qid 1: %s" % r)
+    nsid, bs = _first_namespace(real)
+    expect(nsid, "no namespace")
+    lat = []
+    out = {"identify": 0, "read": 0, "failed": 0, "new_queue": None}
+    if args.ready_file:
+        open(args.ready_file, "w").close()
+    start = time.time()
+    while time.time() - start < args.seconds:
+        if out["new_queue"] is None and time.time() - start >= args.new_queue_at:
+            q, cpl = _attack_conn(args, qid=2, cntlid=cntlid)
+            ok = cpl.ok and authenticate(q, args.subnqn, args.hostnqn, 2, args.secret,
+                                         args.ctrl_secret, args.digests, args.dhgroups).ok
+            if ok:
+                cpl, _ = read_cmd(q, OPC_READ, bs, nsid=nsid)
+                ok = cpl.ok
+            out["new_queue"] = "ok" if ok else "failed (%r)" % cpl
+            q.close()
+        t0 = time.time()
+        cpl, _ = identify(real, 1)
+        lat.append((time.time() - t0) * 1000.0)
+        out["identify"] += 1
+        out["failed"] += 0 if cpl.ok else 1
+        cpl, _ = read_cmd(io, OPC_READ, bs, nsid=nsid)
+        out["read"] += 1
+        out["failed"] += 0 if cpl.ok else 1
+        time.sleep(0.02)
+    lat.sort()
+    if lat:
+        out["identify_ms"] = {"p50": round(lat[len(lat) // 2], 2),
+                              "p99": round(lat[min(len(lat) - 1, int(len(lat) * 0.99))], 2),
+                              "max": round(lat[-1], 2)}
+    io.close()
+    real.close()
+    print(json.dumps(out), flush=True)
+    expect(out["failed"] == 0, "%d commands failed" % out["failed"])
+    expect(out["new_queue"] == "ok", "the new queue: %s" % out["new_queue"])
+    return "%d Identify, %d Read, new queue ok" % (out["identify"], out["read"])
+
+
+ATTACKS = {
+    "cntlids": attack_cntlids,
+    "qid": attack_qid,
+    "keepalive": attack_keepalive,
+    "flood": attack_flood,
+    "probe": attack_probe,
+}
+
+
+def cmd_attack(args):
+    try:
+        print("ok - %s: %s" % (args.name, ATTACKS[args.name](args)), flush=True)
+        return 0
+    except (Fail, Closed, OSError, struct.error, ValueError) as e:
+        print("not ok - %s: %s: %s" % (args.name, type(e).__name__, e), flush=True)
+        return 1
+
+
+# ---------------------------------------------------------------------------
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1407,6 +1672,19 @@ def main(argv=None):
     q = sub.add_parser("scenario", help="protocol-abuse checks")
     q.add_argument("names", nargs="+", help="scenario names or 'all': " + ", ".join(SCENARIOS))
     target_opts(q)
+    q = sub.add_parser("attack", help="attacks on an unauthenticated queue's holdings")
+    q.add_argument("name", choices=sorted(ATTACKS))
+    target_opts(q, secret_required=False)
+    q.add_argument("--other-hostnqn", help="another host (cntlids)")
+    q.add_argument("--other-secret", help="its DHHC-1 secret (none: a host without a key)")
+    q.add_argument("--count", type=int, default=8, help="Connects (cntlids), exchanges (flood)")
+    q.add_argument("--rounds", type=int, default=1, help="flood: rounds of --count exchanges")
+    q.add_argument("--abandon", action="store_true",
+                   help="flood: close the connections right after sending the Replies")
+    q.add_argument("--seconds", type=float, default=5.0, help="probe: how long")
+    q.add_argument("--new-queue-at", type=float, default=1.0,
+                   help="probe: authenticate a new I/O queue after this many seconds")
+    q.add_argument("--ready-file", help="probe: created once the controller is up")
     q = sub.add_parser("gen-key", help="print a new DHHC-1 secret")
     q.add_argument("--hash", type=int, default=0, choices=(0, 1, 2, 3),
                    help="HH: 0 none, 1 SHA-256, 2 SHA-384, 3 SHA-512")
@@ -1439,6 +1717,8 @@ def main(argv=None):
             parse_dhchap_secret(args.ctrl_secret)
         if args.cmd == "connect":
             return cmd_connect(args)
+        if args.cmd == "attack":
+            return cmd_attack(args)
         return cmd_scenario(args)
     except (ValueError, Usage) as e:
         print("error: %s" % e)

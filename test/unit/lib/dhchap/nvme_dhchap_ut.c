@@ -391,6 +391,69 @@ test_hostile_host(void)
 	}
 }
 
+/*
+ * The steps the target hands to its workers are exactly the costly ones: the
+ * Receive of the Challenge (DH key) and the Send of the Reply (derivation);
+ * an abort (a refused step) makes the next Receive a Failure1 "failed".
+ */
+static void
+test_costly_and_abort(void)
+{
+	struct nvme_dhchap_params hp, cp;
+	struct nvme_dhchap h, c;
+	int len, costly_send = 0, costly_recv = 0;
+
+	params(&hp, NVME_AUTH_DIGESTS_ALL, NVME_AUTH_DHGROUPS_ALL, true);
+	params(&cp, NVME_AUTH_DIGESTS_ALL, 0x02, true);
+	nvme_dhchap_host_init(&h, &hp, 3, 9);
+	nvme_dhchap_ctrlr_init(&c, &cp, 4);
+	while (nvme_dhchap_result(&h) == NVME_DHCHAP_RES_PENDING) {
+		if (nvme_dhchap_host_receiving(&h)) {
+			bool costly = nvme_dhchap_ctrlr_costly(&c, false);
+
+			CU_ASSERT(costly == (c.state == NVME_DHCHAP_CHALLENGE));
+			costly_recv += costly;
+			len = nvme_dhchap_ctrlr_recv(&c, g_buf, sizeof(g_buf));
+			CU_ASSERT_FATAL(len > 0);
+			UT_ASSERT_EQ(nvme_dhchap_host_recv(&h, g_buf, (size_t)len), 0);
+		} else {
+			bool costly = nvme_dhchap_ctrlr_costly(&c, true);
+
+			costly_send += costly;
+			len = nvme_dhchap_host_next(&h, g_buf, sizeof(g_buf));
+			CU_ASSERT_FATAL(len > 0);
+			CU_ASSERT(costly == (((struct nvme_auth_header *)g_buf)->auth_id ==
+					     NVME_AUTH_ID_REPLY));
+			UT_ASSERT_EQ(nvme_dhchap_ctrlr_send(&c, g_buf, (size_t)len), 0);
+		}
+	}
+	UT_ASSERT_EQ(nvme_dhchap_result(&c), NVME_DHCHAP_RES_SUCCESS);
+	UT_ASSERT_EQ(costly_recv, 1);
+	UT_ASSERT_EQ(costly_send, 1);
+	nvme_dhchap_fini(&h);
+	nvme_dhchap_fini(&c);
+
+	/* Refused at the Challenge: the host reads a Failure1, authentication failed. */
+	nvme_dhchap_host_init(&h, &hp, 5, 9);
+	nvme_dhchap_ctrlr_init(&c, &cp, 4);
+	len = nvme_dhchap_host_next(&h, g_buf, sizeof(g_buf));
+	UT_ASSERT_EQ(nvme_dhchap_ctrlr_send(&c, g_buf, (size_t)len), 0);
+	CU_ASSERT(nvme_dhchap_ctrlr_costly(&c, false));
+	nvme_dhchap_ctrlr_abort(&c, "refused");
+	len = nvme_dhchap_ctrlr_recv(&c, g_buf, sizeof(g_buf));
+	UT_ASSERT_EQ(len, (int)sizeof(struct nvme_auth_failure));
+	UT_ASSERT_EQ(nvme_dhchap_host_recv(&h, g_buf, (size_t)len), 0);
+	UT_ASSERT_EQ(nvme_dhchap_result(&h), NVME_DHCHAP_RES_FAILED);
+	UT_ASSERT_EQ(h.rce, NVME_AUTH_RCE_FAILED);
+	UT_ASSERT_EQ(nvme_dhchap_result(&c), NVME_DHCHAP_RES_FAILED);
+	CU_ASSERT(strcmp(c.why, "refused") == 0);
+	/* An abort after the end changes nothing. */
+	nvme_dhchap_ctrlr_abort(&c, "again");
+	CU_ASSERT(strcmp(c.why, "refused") == 0);
+	nvme_dhchap_fini(&h);
+	nvme_dhchap_fini(&c);
+}
+
 int
 main(void)
 {
@@ -401,6 +464,7 @@ main(void)
 		UT_TEST(test_bad_negotiate),
 		UT_TEST(test_reauth),
 		UT_TEST(test_hostile_host),
+		UT_TEST(test_costly_and_abort),
 	};
 
 	return ut_run("nvme_dhchap", tests, ARRAY_SIZE(tests), NULL, NULL);
