@@ -225,7 +225,7 @@ auth_result(struct nvmf_request *req, struct nvmf_qpair_auth *a)
 				a->dropping = true;
 				WARNLOG("nvmf: host %s (%s) authenticated queue %u of %s, but %s; "
 					"disconnecting\n",
-					a->hostnqn, qpair->peer, qpair->qid, a->subnqn,
+					LOG_ESC(a->hostnqn), qpair->peer, qpair->qid, a->subnqn,
 					rc == -EEXIST ? "its queue id is taken meanwhile" :
 					rc == -EBUSY  ? "no controller id is free" :
 							"its controller is gone");
@@ -344,7 +344,7 @@ auth_refused(struct nvmf_qpair_auth *a, int rc)
 	    ticks_to_us(now - g_refuse_log.last_tick) >= AUTH_REFUSE_LOG_US) {
 		WARNLOG("nvmf: refusing DH-HMAC-CHAP of host %s (%s) on %s: %s (at most %u per "
 			"host, %u in all); %llu refused since the last such line\n",
-			a->hostnqn, a->qpair->peer, a->subnqn,
+			LOG_ESC(a->hostnqn), a->qpair->peer, a->subnqn,
 			rc == -EUSERS ? "that host has too many in progress" :
 					"too many in progress",
 			AUTH_MAX_PER_HOST, AUTH_MAX_JOBS, (unsigned long long)g_refuse_log.since);

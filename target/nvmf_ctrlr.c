@@ -525,7 +525,7 @@ connect_admin(struct nvmf_request *req, struct nvmf_subsystem *subsys,
 	if (auth) {
 		/* Said when the admin queue authenticates: until then the controller is a draft. */
 		DEBUGLOG(nvmf, "subsystem %s: controller %u (provisional) for host %s (%s)\n",
-			 subsys->nqn, ctrlr->cntlid, ctrlr->hostnqn, qpair->peer);
+			 subsys->nqn, ctrlr->cntlid, LOG_ESC(ctrlr->hostnqn), qpair->peer);
 		return;
 	}
 	NOTICELOG("nvmf: subsystem %s: controller %u for host %s (%s), kato %u ms\n", subsys->nqn,
@@ -696,7 +696,7 @@ nvmf_ctrlr_qpair_authenticated(struct nvmf_qpair *qpair)
 			}
 			NOTICELOG("nvmf: subsystem %s: controller %u of host %s is now %u (its id "
 				  "went to another controller before it authenticated)\n",
-				  subsys->nqn, ctrlr->cntlid, ctrlr->hostnqn, id);
+				  subsys->nqn, ctrlr->cntlid, LOG_ESC(ctrlr->hostnqn), id);
 			ctrlr->cntlid = id;
 		}
 		ctrlr->auth_pending = false;
@@ -705,7 +705,8 @@ nvmf_ctrlr_qpair_authenticated(struct nvmf_qpair *qpair)
 			return rc;
 		}
 		NOTICELOG("nvmf: subsystem %s: controller %u for host %s (%s), kato %u ms\n",
-			  subsys->nqn, ctrlr->cntlid, ctrlr->hostnqn, qpair->peer, ctrlr->kato_ms);
+			  subsys->nqn, ctrlr->cntlid, LOG_ESC(ctrlr->hostnqn), qpair->peer,
+			  ctrlr->kato_ms);
 		return 0;
 	}
 	if (!qpair->bind_pending) {
