@@ -244,11 +244,10 @@ counters(const char *name)
 	return c;
 }
 
-/* Read or write member blocks through the gga bdev's own descriptor (app thread). */
+/* Read or write blocks through a descriptor (app thread). */
 int
-member_rw(struct gga_disk *disk, uint32_t i, bool write, uint64_t mlba, uint32_t n, void *buf)
+desc_rw(struct bdev_desc *desc, bool write, uint64_t mlba, uint32_t n, void *buf)
 {
-	struct bdev_desc *desc = disk->members[i].desc;
 	struct io_channel *ch;
 	struct ut_io r = { 0 };
 	int rc;
@@ -269,6 +268,13 @@ member_rw(struct gga_disk *disk, uint32_t i, bool write, uint64_t mlba, uint32_t
 	io_channel_put(ch);
 	ut_poll_idle();
 	return rc;
+}
+
+/* Read or write member blocks through the gga bdev's own descriptor (app thread). */
+int
+member_rw(struct gga_disk *disk, uint32_t i, bool write, uint64_t mlba, uint32_t n, void *buf)
+{
+	return desc_rw(disk->members[i].desc, write, mlba, n, buf);
 }
 
 /* The whole content of a base bdev, read through a read-only descriptor. */

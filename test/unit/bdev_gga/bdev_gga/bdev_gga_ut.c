@@ -1364,21 +1364,7 @@ resv_release_held(struct resv_member *rm)
 static int
 resv_base_write(struct resv_member *rm, uint64_t mlba, uint32_t n, void *buf)
 {
-	struct io_channel *ch = bdev_get_io_channel(rm->base_desc);
-	struct ut_io r = { 0 };
-	int rc;
-
-	if (ch == NULL) {
-		return -ENOMEM;
-	}
-	rc = bdev_write_blocks(rm->base_desc, ch, buf, mlba, n, ut_io_done, &r);
-	if (rc == 0) {
-		UT_POLL_UNTIL(r.done);
-		rc = r.success ? 0 : -EIO;
-	}
-	io_channel_put(ch);
-	ut_poll_idle();
-	return rc;
+	return desc_rw(rm->base_desc, true, mlba, n, buf);
 }
 
 /* The key of the member's holder, 0 if nobody holds it. */
