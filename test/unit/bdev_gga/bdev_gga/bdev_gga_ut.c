@@ -1530,7 +1530,8 @@ test_front_fenced_on_io(void)
 	CU_ASSERT(!dev_read(0, 4, rd));
 
 	/* The other front blanks member 3's reserved region, then goes quiet. */
-	zeros = calloc(disk->data_offset, MBS);
+	/* Blocks with their metadata interleaved: mbs bytes each. */
+	zeros = calloc(disk->data_offset, disk->mbs);
 	CU_ASSERT_FATAL(zeros != NULL);
 	UT_ASSERT_EQ(resv_base_write(rm[2], 0, (uint32_t)disk->data_offset, zeros), 0);
 	free(zeros);
