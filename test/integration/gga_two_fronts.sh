@@ -20,6 +20,13 @@
 #     paths) sees no failed I/O and no mismatch.
 source "$(dirname "$0")/common.sh"
 
+# make test's ASan lane runs the front shell in the unit tests (bdev_gga_ut,
+# gga_front_ut); this scenario runs in the normal lane, and under ASan in
+# make torture (GGA_TORTURE=1).
+if [ "${GGA_LANE:-normal}" = asan ] && [ -z "${GGA_TORTURE:-}" ]; then
+	skip "the ASan run of this test is in make torture (make test's normal lane runs it)"
+fi
+
 D=$TMP/topo
 source "$(dirname "$0")/topology_lib.sh"
 BP=$BIN/bdevperf
