@@ -75,7 +75,6 @@ struct gga_front_shell {
 	uint32_t assemble_failures;
 	enum gga_front_role logged_role; /* the role last logged */
 	bool stepped_down;               /* until the disk has let go of its assembly */
-	uint32_t step_downs;
 	bool failed;
 	bool stopping;
 	const char *why_down;
@@ -280,7 +279,6 @@ step_down(struct gga_front_shell *sh, const char *why)
 		return;
 	}
 	sh->stepped_down = true;
-	sh->step_downs++;
 	sh->why_down = why;
 	sh->down_at = now_ms(sh);
 	__atomic_store_n(&disk->front_serving, false, __ATOMIC_RELEASE);

@@ -330,8 +330,7 @@ disk_quiet(const struct gga_disk *disk)
 {
 	uint32_t i;
 
-	if (disk->sb_inflight || __atomic_load_n(&disk->sb_kicked, __ATOMIC_ACQUIRE) ||
-	    gga_bitmap_busy(disk) || gga_recover_busy(disk) ||
+	if (gga_disk_app_busy(disk) ||
 	    __atomic_load_n(&disk->front_ios, __ATOMIC_ACQUIRE) !=
 		    __atomic_load_n(&disk->front_done, __ATOMIC_ACQUIRE)) {
 		return false;

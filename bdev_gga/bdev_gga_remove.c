@@ -225,6 +225,14 @@ gga_recover_busy(const struct gga_disk *disk)
 	return false;
 }
 
+/* Superblock, bitmap or recovery work (or a message about it) is under way. */
+bool
+gga_disk_app_busy(const struct gga_disk *disk)
+{
+	return disk->sb_inflight || __atomic_load_n(&disk->sb_kicked, __ATOMIC_ACQUIRE) ||
+	       gga_bitmap_busy(disk) || gga_recover_busy(disk);
+}
+
 /*
  * The last step of a deletion, once no channel, walk, probe, superblock or
  * bitmap write, or message about one, is left.
@@ -234,9 +242,7 @@ gga_disk_try_free(struct gga_disk *disk)
 {
 	uint32_t i;
 
-	if (!disk->channels_gone || disk->pending_ops > 0 || disk->sb_inflight ||
-	    __atomic_load_n(&disk->sb_kicked, __ATOMIC_ACQUIRE) || gga_bitmap_busy(disk) ||
-	    gga_recover_busy(disk)) {
+	if (!disk->channels_gone || disk->pending_ops > 0 || gga_disk_app_busy(disk)) {
 		return;
 	}
 	/* Watched to the end: a member that stalls the last records cannot hold the delete. */

@@ -27,6 +27,8 @@ void gga_disk_free(struct gga_disk *disk);
 bool gga_bitmap_busy(const struct gga_disk *disk);
 /* Recovery work that holds the disk: a walk, a probe, member I/O of the app thread. */
 bool gga_recover_busy(const struct gga_disk *disk);
+/* Any of those, or a superblock update in flight or queued. */
+bool gga_disk_app_busy(const struct gga_disk *disk);
 /* Final free may proceed once nothing asynchronous is left (app thread). */
 void gga_disk_try_free(struct gga_disk *disk);
 /* A disk is registered: the list bdev_gga_first() walks has it. */
