@@ -6,17 +6,24 @@
 # is test/integration/nvme_tcp_client.py (ICReq, admin and I/O Connect, a
 # read), retried every 100 ms; the default transport options. Prints one line.
 #
-#   scripts/bench_admission.sh [-t SECONDS]      (give up after SECONDS, default 30)
-#   GGA_BUILD=DIR picks the binaries (default build/); GGA_FLOOD_COUNT and
-#   GGA_FLOOD_TLS_COUNT change the flood (0 and 0: the time without one).
+#   scripts/bench_admission.sh [-t SECONDS] [--spdk DIR]
+#   (give up after SECONDS, default 30). GGA_BUILD=DIR picks the binaries
+#   (default build/); GGA_FLOOD_COUNT and GGA_FLOOD_TLS_COUNT change the flood
+#   (0 and 0: the time without one). --spdk DIR (or SPDK_DIR) floods SPDK's
+#   nvmf_tgt (DIR/build/bin/nvmf_tgt, its default TCP transport, one reactor,
+#   a malloc namespace, a plaintext and a secure-channel listener) instead, for
+#   the side-by-side figure; it needs hugepages as scripts/interop_spdk.sh says.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${GGA_BUILD:-$root/build}/bin
 secs=30
+spdk=${SPDK_DIR:-}
+use_spdk=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-t) secs=$2 && shift ;;
-	*) echo "usage: bench_admission.sh [-t SECONDS]" >&2 && exit 2 ;;
+	--spdk) spdk=$2 && use_spdk=1 && shift ;;
+	*) echo "usage: bench_admission.sh [-t SECONDS] [--spdk DIR]" >&2 && exit 2 ;;
 	esac
 	shift
 done
@@ -37,22 +44,44 @@ free_port() {
 }
 port=$(free_port)
 tls_port=$(free_port)
-"$bin/gga_tgt" -m 0x1 -r "$tmp/t.sock" >"$tmp/t.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 100); do grep -q ': ready' "$tmp/t.log" && break; sleep 0.1; done
-t() { "$bin/gga_rpc" -s "$tmp/t.sock" "$@" >/dev/null || { echo "bench_admission: $1 failed" >&2; exit 1; }; }
 nqn=nqn.2016-06.io.gga:bench-admission
 host=nqn.2014-08.org.nvmexpress:uuid:0b9f8a3c-1d2e-4f50-8a6b-7c8d9e0f1a2b
-listen() {
-	printf '{"nqn":"%s","listen_address":{"trtype":"tcp","adrfam":"ipv4","traddr":"127.0.0.1","trsvcid":"%s"}%s}' \
-		"$nqn" "$1" "${2:+,$2}"
-}
-t bdev_malloc_create '{"name":"M0","num_blocks":16384,"block_size":512}'
-t nvmf_create_transport '{"trtype":"TCP"}'
-t nvmf_create_subsystem "{\"nqn\":\"$nqn\",\"allow_any_host\":true}"
-t nvmf_subsystem_add_ns "{\"nqn\":\"$nqn\",\"namespace\":{\"bdev_name\":\"M0\"}}"
-t nvmf_subsystem_add_listener "$(listen "$port")"
-t nvmf_subsystem_add_listener "$(listen "$tls_port" '"secure_channel":true')"
+if [ $use_spdk = 1 ]; then
+	[ -x "$spdk/build/bin/nvmf_tgt" ] || { echo "bench_admission: no $spdk/build/bin/nvmf_tgt" >&2 && exit 2; }
+	[ "$(cat /proc/sys/vm/nr_hugepages)" -ge 1024 ] || echo 1024 >/proc/sys/vm/nr_hugepages
+	mount | grep -q ' /dev/hugepages type hugetlbfs' ||
+		{ mkdir -p /dev/hugepages && mount -t hugetlbfs nodev /dev/hugepages; }
+	"$spdk/build/bin/nvmf_tgt" -m 0x1 -r "$tmp/t.sock" --disable-cpumask-locks >"$tmp/t.log" 2>&1 &
+	pids+=($!)
+	t() { "$spdk/scripts/rpc.py" -s "$tmp/t.sock" "$@" >"$tmp/rpc.out" 2>&1 || { cat "$tmp/rpc.out" >&2; echo "bench_admission: $1 failed" >&2; exit 1; }; }
+	for _ in $(seq 1 100); do
+		[ -S "$tmp/t.sock" ] && "$spdk/scripts/rpc.py" -s "$tmp/t.sock" spdk_get_version >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	t bdev_malloc_create -b M0 8 512
+	t nvmf_create_transport -t TCP
+	t nvmf_create_subsystem "$nqn" -a
+	t nvmf_subsystem_add_ns "$nqn" M0
+	t nvmf_subsystem_add_listener "$nqn" -t tcp -f ipv4 -a 127.0.0.1 -s "$port"
+	# SPDK takes a secure channel only on a subsystem that names its hosts.
+	t nvmf_create_subsystem "$nqn-tls"
+	t nvmf_subsystem_add_listener "$nqn-tls" -t tcp -f ipv4 -a 127.0.0.1 -s "$tls_port" -k
+else
+	"$bin/gga_tgt" -m 0x1 -r "$tmp/t.sock" >"$tmp/t.log" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 1 100); do grep -q ': ready' "$tmp/t.log" && break; sleep 0.1; done
+	t() { "$bin/gga_rpc" -s "$tmp/t.sock" "$@" >/dev/null || { echo "bench_admission: $1 failed" >&2; exit 1; }; }
+	listen() {
+		printf '{"nqn":"%s","listen_address":{"trtype":"tcp","adrfam":"ipv4","traddr":"127.0.0.1","trsvcid":"%s"}%s}' \
+			"$nqn" "$1" "${2:+,$2}"
+	}
+	t bdev_malloc_create '{"name":"M0","num_blocks":16384,"block_size":512}'
+	t nvmf_create_transport '{"trtype":"TCP"}'
+	t nvmf_create_subsystem "{\"nqn\":\"$nqn\",\"allow_any_host\":true}"
+	t nvmf_subsystem_add_ns "{\"nqn\":\"$nqn\",\"namespace\":{\"bdev_name\":\"M0\"}}"
+	t nvmf_subsystem_add_listener "$(listen "$port")"
+	t nvmf_subsystem_add_listener "$(listen "$tls_port" '"secure_channel":true')"
+fi
 timeout -k 5 $((secs + 60)) python3 "$root/test/integration/nvme_tcp_client.py" --port "$port" \
 	--tls-port "$tls_port" --nqn "$nqn" --hostnqn "$host" --count "${GGA_FLOOD_COUNT:-1000}" \
 	--tls-count "${GGA_FLOOD_TLS_COUNT:-100}" \

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # gga_tgt with SPDK's hosts (outside `make test`: CI has no SPDK).
 #   scripts/interop_spdk.sh [--spdk DIR] [BUILD]
-# SPDK is built by hand as DEVELOPERS.md says (test/nvme/reserve needs
-# `make -C test/nvme/reserve` after the main build); it needs hugepages
+# SPDK is built by hand as docs/TESTING.md says ("Building the SPDK peer",
+# including test/nvme/reserve); it needs hugepages
 # (nr_hugepages >= 1024, hugetlbfs on /dev/hugepages: set up here when run as
 # root). Everything listens on 127.0.0.1.
 #  1. SPDK's reservation tool (test/nvme/reserve: Get Features Host

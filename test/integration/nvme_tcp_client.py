@@ -1226,24 +1226,26 @@ def sc_flood_time(x):
     start = time.time()
     attempts = 0
     took = None
+    why = ""
     while time.time() - start < x.args.seconds:
         attempts += 1
         try:
             still_works(x)
             took = time.time() - start
             break
-        except (Fail, Closed, OSError):
+        except (Fail, Closed, OSError) as e:
+            why = "%s: %s" % (type(e).__name__, e)
             time.sleep(0.1)
     stop.set()
     t.join(5)
     for s in list(ports):
         s.close()
     if took is None:
-        print("flood-time: no connection in %.1f s (%d attempts; %d stalled sockets reopened)" %
-              (x.args.seconds, attempts, reopened[0]))
+        print("flood-time: no connection in %.1f s (%d attempts; %d stalled sockets reopened;"
+              " last failure %s)" % (x.args.seconds, attempts, reopened[0], why))
     else:
-        print("flood-time: connected after %.3f s (attempt %d; %d stalled sockets reopened)" %
-              (took, attempts, reopened[0]))
+        print("flood-time: connected after %.3f s (attempt %d; %d stalled sockets reopened%s)" %
+              (took, attempts, reopened[0], "; last failure " + why if why else ""))
 
 
 SCENARIOS = {

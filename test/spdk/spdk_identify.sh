@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDK's spdk_nvme_identify against gga_tgt (issue 21): every admin command
 # and log page it issues must succeed. Not part of `make test` (CI has no
-# SPDK build): run it by hand with an SPDK built as DEVELOPERS.md says.
+# SPDK build): run it by hand with an SPDK built as docs/TESTING.md says ("Building the SPDK peer").
 #
 #   test/spdk/spdk_identify.sh [--spdk DIR] [BUILD]     (or SPDK_DIR=DIR)
 #
