@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Admission under a connection flood (issue 33): how long a new host takes to
 # get in while 1,000 silent sockets hold a plaintext listener of gga_tgt and
-# 100 stalled TLS handshakes its secure_channel listener, every one the
-# target closes reopened at once (an attacker keeping the flood up). The host
+# 100 stalled TLS handshakes its secure_channel listener, and 100
+# half-finished DH-HMAC-CHAP exchanges (test/integration/nvme_auth.py attack
+# hold: Connect as a keyed host, a Negotiate, silence) its plaintext one,
+# every one the target closes reopened at once (an attacker keeping the
+# flood up). The host
 # is test/integration/nvme_tcp_client.py (ICReq, admin and I/O Connect, a
 # read), retried every 100 ms; the default transport options. Prints one line.
 #
 #   scripts/bench_admission.sh [-t SECONDS] [--spdk DIR]
 #   (give up after SECONDS, default 30). GGA_BUILD=DIR picks the binaries
 #   (default build/); GGA_FLOOD_COUNT and GGA_FLOOD_TLS_COUNT change the flood
-#   (0 and 0: the time without one). --spdk DIR (or SPDK_DIR) floods SPDK's
+#   and GGA_FLOOD_AUTH_COUNT (0, 0 and 0: the time without one). --spdk DIR (or SPDK_DIR) floods SPDK's
 #   nvmf_tgt (DIR/build/bin/nvmf_tgt, its default TCP transport, one reactor,
 #   a malloc namespace, a plaintext and a secure-channel listener) instead, for
 #   the side-by-side figure; it needs hugepages as scripts/interop_spdk.sh says.
@@ -46,6 +49,9 @@ port=$(free_port)
 tls_port=$(free_port)
 nqn=nqn.2016-06.io.gga:bench-admission
 host=nqn.2014-08.org.nvmexpress:uuid:0b9f8a3c-1d2e-4f50-8a6b-7c8d9e0f1a2b
+keyed=nqn.2014-08.org.nvmexpress:uuid:3f4a5b6c-7d8e-4f90-a1b2-c3d4e5f60718
+authpy=$root/test/integration/nvme_auth.py
+python3 "$authpy" gen-key --hash 1 >"$tmp/hk" && chmod 600 "$tmp/hk"
 if [ $use_spdk = 1 ]; then
 	[ -x "$spdk/build/bin/nvmf_tgt" ] || { echo "bench_admission: no $spdk/build/bin/nvmf_tgt" >&2 && exit 2; }
 	[ "$(cat /proc/sys/vm/nr_hugepages)" -ge 1024 ] || echo 1024 >/proc/sys/vm/nr_hugepages
@@ -66,6 +72,12 @@ if [ $use_spdk = 1 ]; then
 	# SPDK takes a secure channel only on a subsystem that names its hosts.
 	t nvmf_create_subsystem "$nqn-tls"
 	t nvmf_subsystem_add_listener "$nqn-tls" -t tcp -f ipv4 -a 127.0.0.1 -s "$tls_port" -k
+	t keyring_file_add_key hk "$tmp/hk"
+	t nvmf_create_subsystem "$nqn-auth"
+	t bdev_malloc_create -b M1 8 512 # SPDK lets one subsystem claim a bdev
+	t nvmf_subsystem_add_ns "$nqn-auth" M1
+	t nvmf_subsystem_add_listener "$nqn-auth" -t tcp -f ipv4 -a 127.0.0.1 -s "$port"
+	t nvmf_subsystem_add_host "$nqn-auth" "$keyed" --dhchap-key hk
 else
 	"$bin/gga_tgt" -m 0x1 -r "$tmp/t.sock" >"$tmp/t.log" 2>&1 &
 	pids+=($!)
@@ -81,8 +93,22 @@ else
 	t nvmf_subsystem_add_ns "{\"nqn\":\"$nqn\",\"namespace\":{\"bdev_name\":\"M0\"}}"
 	t nvmf_subsystem_add_listener "$(listen "$port")"
 	t nvmf_subsystem_add_listener "$(listen "$tls_port" '"secure_channel":true')"
+	t keyring_file_add_key "{\"name\":\"hk\",\"path\":\"$tmp/hk\"}"
+	t nvmf_create_subsystem "{\"nqn\":\"$nqn-auth\"}"
+	t nvmf_subsystem_add_ns "{\"nqn\":\"$nqn-auth\",\"namespace\":{\"bdev_name\":\"M0\"}}"
+	t nvmf_subsystem_add_listener "{\"nqn\":\"$nqn-auth\",\"listen_address\":{\"trtype\":\"tcp\",\"adrfam\":\"ipv4\",\"traddr\":\"127.0.0.1\",\"trsvcid\":\"$port\"}}"
+	t nvmf_subsystem_add_host "{\"nqn\":\"$nqn-auth\",\"host\":\"$keyed\",\"dhchap_key\":\"hk\"}"
+fi
+if [ "${GGA_FLOOD_AUTH_COUNT:-100}" -gt 0 ]; then
+	timeout -k 5 $((secs + 60)) python3 "$authpy" attack hold --addr 127.0.0.1 --port "$port" \
+		--subnqn "$nqn-auth" --hostnqn "$keyed" --count "${GGA_FLOOD_AUTH_COUNT:-100}" \
+		--seconds $((secs + 3)) --digest sha512 --dhgroup ffdhe8192 \
+		--ready-file "$tmp/auth-ready" >"$tmp/hold.out" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 1 200); do [ -e "$tmp/auth-ready" ] && break; sleep 0.1; done
 fi
 timeout -k 5 $((secs + 60)) python3 "$root/test/integration/nvme_tcp_client.py" --port "$port" \
 	--tls-port "$tls_port" --nqn "$nqn" --hostnqn "$host" --count "${GGA_FLOOD_COUNT:-1000}" \
 	--tls-count "${GGA_FLOOD_TLS_COUNT:-100}" \
 	--seconds "$secs" flood-time
+[ -e "$tmp/auth-ready" ] && echo "half-finished DH-HMAC-CHAP exchanges at the start: $(cat "$tmp/auth-ready")"

@@ -1621,8 +1621,57 @@ def attack_probe(args):
     return "%d Identify, %d Read, new queue ok" % (out["identify"], out["read"])
 
 
+def attack_hold(args):
+    """Measurement (scripts/bench_admission.sh), not a test: args.count
+    half-finished exchanges as the keyed host (Connect, a Negotiate, then
+    silence) held for args.seconds; each one the target closes is opened
+    again at once. Prints a JSON line: held, reopened, failed opens."""
+    out = {"held": 0, "reopened": 0, "failed_opens": 0}
+
+    def one():
+        conn, cpl = _attack_conn(args)
+        if cpl.ok and cpl.cdw0 & CONNECT_ATR:
+            auth_send(conn, build_negotiate(secrets.randbits(16), [max(args.digests)],
+                                            [max(args.dhgroups)]))
+        return conn
+
+    held = []
+    deadline = time.time() + args.seconds
+    while len(held) < args.count and time.time() < deadline:
+        try:
+            held.append(one())
+        except (Closed, OSError, Fail):
+            out["failed_opens"] += 1
+            time.sleep(0.05)
+    out["held"] = len(held)
+    if args.ready_file:
+        with open(args.ready_file + ".tmp", "w") as f:
+            f.write(json.dumps(out) + "\n")
+        os.rename(args.ready_file + ".tmp", args.ready_file)
+    while time.time() < deadline:
+        for i, conn in enumerate(held):
+            try:
+                gone = conn.is_closed(wait=0.001)
+            except OSError:
+                gone = True
+            if not gone:
+                continue
+            conn.close()
+            try:
+                held[i] = one()
+                out["reopened"] += 1
+            except (Closed, OSError, Fail):
+                out["failed_opens"] += 1
+        time.sleep(0.05)
+    for conn in held:
+        conn.close()
+    print(json.dumps(out), flush=True)
+    return "%(held)d held, %(reopened)d reopened" % out
+
+
 ATTACKS = {
     "cntlids": attack_cntlids,
+    "hold": attack_hold,
     "qid": attack_qid,
     "keepalive": attack_keepalive,
     "flood": attack_flood,
