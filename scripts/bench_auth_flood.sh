@@ -8,8 +8,8 @@
 # ffdhe8192 exchanges at once with junk Replies. Prints the probe's JSON
 # line (counts, failures, Identify p50/p99/max in ms) and the attacker's.
 #
-#   scripts/bench_auth_flood.sh [--spdk DIR]
-#   GGA_BUILD=DIR picks gga's binaries (default build/); --spdk DIR (or
+#   scripts/bench_auth_flood.sh [--spdk DIR] [--no-flood]
+#   --no-flood: the probe alone (the machine's own noise floor). GGA_BUILD=DIR picks gga's binaries (default build/); --spdk DIR (or
 #   SPDK_DIR) runs the same against SPDK's nvmf_tgt (docs/TESTING.md,
 #   "Building the SPDK peer"; it needs hugepages, set up here as root).
 set -u
@@ -17,10 +17,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${GGA_BUILD:-$root/build}/bin
 spdk=${SPDK_DIR:-}
 use_spdk=0
+flood=1
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--spdk) spdk=$2 && use_spdk=1 && shift ;;
-	*) echo "usage: bench_auth_flood.sh [--spdk DIR]" >&2 && exit 2 ;;
+	--no-flood) flood=0 ;;
+	*) echo "usage: bench_auth_flood.sh [--spdk DIR] [--no-flood]" >&2 && exit 2 ;;
 	esac
 	shift
 done
@@ -90,8 +92,8 @@ for _ in $(seq 1 100); do
 	[ -e "$tmp/ready" ] || ! kill -0 "$probe" 2>/dev/null && break
 	sleep 0.1
 done
-py attack flood --subnqn "$nqn" --hostnqn "$attacked" --count 40 --rounds 4 \
+[ $flood = 1 ] && py attack flood --subnqn "$nqn" --hostnqn "$attacked" --count 40 --rounds 4 \
 	--digest sha512 --dhgroup ffdhe8192 >"$tmp/flood.out" 2>&1
 wait "$probe"
 echo "probe: $(grep '^{' "$tmp/probe.out" || tail -3 "$tmp/probe.out")"
-echo "attacker: $(grep '^{' "$tmp/flood.out" || tail -3 "$tmp/flood.out")"
+[ $flood = 1 ] && echo "attacker: $(grep '^{' "$tmp/flood.out" || tail -3 "$tmp/flood.out")"
