@@ -20,7 +20,8 @@
 #
 #   scripts/bench_vs_spdk.sh [-t SECONDS] [-r REPS] [--spdk DIR]
 #
-# SPDK: built by hand (docs/TESTING.md, "Building the SPDK peer"; build/bin/nvmf_tgt, build/examples/
+# SPDK: built by hand (docs/TESTING.md, "Building the SPDK peer";
+# build/bin/nvmf_tgt, build/examples/
 # bdevperf, scripts/rpc.py), found with --spdk DIR or $SPDK_DIR; it needs
 # hugepages (nr_hugepages >= 1024, hugetlbfs on /dev/hugepages). Without it
 # only gga's columns are measured (what `make bench` runs). Every command is
