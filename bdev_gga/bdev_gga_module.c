@@ -467,6 +467,18 @@ bdev_gga_hand_over(const char *name)
 }
 
 int
+bdev_gga_ready(const char *name, char *msg, size_t len)
+{
+	struct gga_disk *disk = gga_disk_lookup(name);
+
+	if (disk == NULL) {
+		snprintf(msg, len, "gga bdev '%s' does not exist", name != NULL ? name : "");
+		return -ENODEV;
+	}
+	return gga_disk_unready_msg(disk, msg, len) ? -EAGAIN : 0;
+}
+
+int
 bdev_gga_delete(const char *name, bdev_gga_delete_cb cb, void *cb_arg)
 {
 	if (name == NULL) {
