@@ -845,6 +845,7 @@ test_assembly_wait_rpcs(void)
 	struct bdev *b4;
 	uint8_t *before;
 	uint64_t t0;
+	uint32_t i;
 
 	make_error_members("W", 3, MBS);
 	make_malloc("W4", MBS, MD, GGA_SB_REGION_BYTES / MBS + NBLK);
@@ -930,7 +931,22 @@ test_assembly_wait_rpcs(void)
 	ut_dev_close(&g_dev);
 	gga_delete_sync("W");
 	malloc_delete_sync("W4");
-	error_member_up("W", 3);
+
+	/*
+	 * No member at all: nothing tells the bdev's block size and size, so it
+	 * cannot be registered; the refusal says so (before: "data_1 ...: base
+	 * bdev does not exist (and fewer than 2 members do)").
+	 */
+	error_member_down("W", 1);
+	error_member_down("W", 2);
+	opts.wait_for_members = true;
+	UT_ASSERT_EQ(create_opts_sync(&opts, &r), -ENODEV);
+	CU_ASSERT(strstr(r.msg, "no member's base bdev exists") != NULL);
+	CU_ASSERT(strstr(r.msg, "block size and size") != NULL);
+	CU_ASSERT(bdev_get_by_name("W") == NULL);
+	for (i = 1; i <= 3; i++) {
+		error_member_up("W", i);
+	}
 	delete_error_members("W", 3);
 }
 
