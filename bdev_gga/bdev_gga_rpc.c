@@ -746,9 +746,8 @@ gga_rpc_scrub(struct rpc_request *req, json_t *params)
 	action = args.action != NULL ? args.action : "status";
 	if (strcmp(action, "status") != 0) {
 		/* Start and stop need an assembled array that serves; the status does not. */
-		rc = bdev_gga_ready(args.name, msg, sizeof(msg));
-		if (rc != 0) {
-			rpc_send_errno(req, rc, "%s", msg);
+		if (bdev_gga_ready(args.name, msg, sizeof(msg)) == -EAGAIN) {
+			rpc_send_errno(req, -EAGAIN, "%s", msg);
 			goto out_free_params;
 		}
 	}
