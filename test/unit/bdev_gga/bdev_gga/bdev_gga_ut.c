@@ -1665,6 +1665,7 @@ test_front_unassembled_rpcs(void)
 	struct gga_disk *disk;
 	struct create_res r;
 	struct bdev *b4;
+	json_t *dump;
 	char base[8];
 	uint32_t i;
 
@@ -1689,6 +1690,18 @@ test_front_unassembled_rpcs(void)
 	get_info("U", &info);
 	CU_ASSERT(!info.assembled && !info.serving);
 	bdev_gga_info_clear(&info);
+	/* bdev_get_bdevs says what bdev_gga_get_info says: not known (before: "online"). */
+	dump = json_object();
+	r.bdev->fn_table->dump_info_json(r.bdev->ctxt, dump);
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_object_get(dump, "gga"), "state")),
+			 "unknown");
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(
+				 json_array_get(json_object_get(json_object_get(dump, "gga"),
+								"members"),
+						0),
+				 "state")),
+			 "unknown");
+	json_decref(dump);
 
 	UT_ASSERT_EQ(rpc_refused("bdev_gga_scrub", "{\"name\": \"U\", \"action\": \"start\"}",
 				 "gga bdev 'U' is not assembled: this front is"),
