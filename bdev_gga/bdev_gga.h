@@ -311,7 +311,8 @@ void bdev_gga_info_clear(struct bdev_gga_info *info);
  * bdev or base), -ENOENT (no such member), -EBUSY (the member is online or
  * being recovered), -EIO (fewer than k members online), -EINVAL (geometry),
  * -EPERM (claimed), -ENOMEM, -EAGAIN (not assembled, or a front that does
- * not serve: bdev_gga_ready(); nothing claimed or written). msg names the problem (valid during the call).
+ * not serve: bdev_gga_ready(); nothing claimed or written). msg names the
+ * problem (valid during the call).
  */
 typedef void (*bdev_gga_replace_cb)(void *cb_arg, int rc, const char *msg);
 int bdev_gga_replace_member(const char *name, const char *member, const char *new_base,

@@ -923,7 +923,9 @@ gga_rpc_clear_member(struct rpc_request *req, json_t *params)
 		break;
 	case -EAGAIN:
 		bdev_gga_ready(args.name, msg, sizeof(msg));
-		rpc_send_errno(req, rc, "%s; whether a member is faulted is known once it is", msg);
+		rpc_send_errno(req, rc,
+			       "%s; a member is cleared once the array is assembled and serves",
+			       msg);
 		break;
 	case -ENODEV:
 		rpc_send_errno(req, rc, "gga bdev '%s' does not exist", args.name);
