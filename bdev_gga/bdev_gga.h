@@ -310,8 +310,9 @@ void bdev_gga_info_clear(struct bdev_gga_info *info);
  * this call; or a negative errno without calling it: -ENODEV (no such gga
  * bdev or base), -ENOENT (no such member), -EBUSY (the member is online or
  * being recovered), -EIO (fewer than k members online), -EINVAL (geometry),
- * -EPERM (claimed), -ENOMEM. msg
- * names the problem (valid during the call).
+ * -EPERM (claimed), -ENOMEM, -EAGAIN (not assembled, or a front that does
+ * not serve: bdev_gga_ready(); nothing claimed or written). msg names the
+ * problem (valid during the call).
  */
 typedef void (*bdev_gga_replace_cb)(void *cb_arg, int rc, const char *msg);
 int bdev_gga_replace_member(const char *name, const char *member, const char *new_base,
@@ -320,13 +321,17 @@ int bdev_gga_replace_member(const char *name, const char *member, const char *ne
 /*
  * Scrub (app thread): read every block, check every fragment, repair what is
  * wrong, at rate_mib_s (0 = unlimited). Returns 0, -ENODEV, -EBUSY (a scrub
- * or recovery runs), -EIO (the array has fewer than k members online).
+ * or recovery runs), -EIO (the array has fewer than k members online),
+ * -EAGAIN (not assembled, or a front that does not serve: bdev_gga_ready()).
  */
 int bdev_gga_scrub_start(const char *name, uint32_t rate_mib_s);
-/* Stop a running scrub; 0 or -ENODEV, -EALREADY (none running). */
+/* Stop a running scrub; 0 or -ENODEV, -EALREADY (none running), -EAGAIN (as above). */
 int bdev_gga_scrub_stop(const char *name);
 
-/* Change options of a running array (app thread): 0 or -ENODEV. NULL: unchanged. */
+/*
+ * Change options of an array (app thread): 0 or -ENODEV. NULL: unchanged. Not
+ * assembled yet (bdev_gga_ready()): recorded for the assembly to come.
+ */
 int bdev_gga_set_options(const char *name, const uint32_t *rebuild_rate_mib_s,
 			 const bool *auto_readd);
 /* The member error policy of a running array (app thread): 0 or -ENODEV. NULL: unchanged. */
@@ -338,9 +343,21 @@ int bdev_gga_set_member_policy(const char *name, const uint32_t *member_error_li
  * (app thread): its error count is reset and it is re-added by the probe,
  * rebuilt whole (where its bad fragments lie is not known). Returns 0,
  * -ENODEV (no such gga bdev), -ENOENT (no such member: a role or base name),
- * -EALREADY (the member is not faulted).
+ * -EALREADY (the member is not faulted), -EAGAIN (not assembled, or a front
+ * that does not serve: bdev_gga_ready()).
  */
 int bdev_gga_clear_member(const char *name, const char *member);
+
+/*
+ * Whether gga bdev `name` takes an operator's change of its array now (app
+ * thread): 0; -ENODEV (no such gga bdev); -EAGAIN: not assembled (waiting
+ * for members, or a front between assemblies) or a front that does not
+ * serve, msg saying which. bdev_gga_scrub_start/stop, bdev_gga_clear_member
+ * and bdev_gga_replace_member refuse with -EAGAIN then, changing nothing;
+ * bdev_gga_set_options and bdev_gga_set_member_policy record the options
+ * for the assembly to come.
+ */
+int bdev_gga_ready(const char *name, char *msg, size_t len);
 
 /*
  * Planned hand-over of a shared array (app thread): on the active front it

@@ -1299,6 +1299,14 @@ create_open_members(struct gga_create_ctx *ctx)
 		 * its record says which array this is (create_decide()).
 		 */
 		i = (uint32_t)__builtin_ctz(ctx->absent);
+		if (ctx->wait && ctx->absent == disk->all_mask) {
+			create_set_msg(ctx, -ENODEV,
+				       "no member's base bdev exists (%s the first): a bdev that "
+				       "waits for members needs one at least, to know the array's "
+				       "block size and size; create it again once one is attached",
+				       gga_member_label(disk, i, label, sizeof(label)));
+			return ctx->rc;
+		}
 		create_set_msg(ctx, -ENODEV,
 			       "%s: base bdev does not exist (and fewer than %u members "
 			       "do)",

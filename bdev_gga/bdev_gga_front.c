@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -562,11 +563,79 @@ gga_front_shell_hand_over(struct gga_disk *disk)
 	if (sh->stepped_down || sh->failed || sh->f.role == GGA_FRONT_PROVING) {
 		return -EINVAL;
 	}
-	if (sh->f.role == GGA_FRONT_ACTIVE) {
+	if (sh->f.role == GGA_FRONT_ACTIVE && sh->assembled) {
 		/* Stop serving first: nothing is acknowledged after the releases. */
 		step_down(sh, "handed over");
 	}
+	/*
+	 * Active but not assembled (assembling, or between two tries): it serves
+	 * nothing and has no assembly to let go of. One under way steps down when
+	 * it ends (gga_front_shell_assembled()); the context of one that failed
+	 * stays for the next time this front is active. (Letting go here started
+	 * a second context beside it: the first was never ended, and held the
+	 * bdev's delete for ever.)
+	 */
 	return gga_front_hand_over(&sh->f, now_ms(sh));
+}
+
+const char *
+gga_disk_unready(const struct gga_disk *disk, bool *assembled)
+{
+	const struct gga_front_shell *sh = disk->front;
+	bool held = true;
+	const char *why = NULL;
+
+	if (__atomic_load_n(&disk->waiting, __ATOMIC_ACQUIRE)) {
+		held = false;
+		why = "waiting for members";
+	} else if (sh == NULL) {
+		why = NULL;
+	} else if (sh->stepped_down || disk->forget_poller != NULL) {
+		held = false;
+		why = "this front stepped down and lets go of its assembly (it stands by to take "
+		      "over again)";
+	} else if (!sh->assembled) {
+		held = false;
+		why = sh->failed ?
+			      "this front could not assemble the members" :
+		      sh->f.role == GGA_FRONT_ACTIVE ?
+			      (sh->assembling ? "this front is active and assembling the members" :
+						"this front is active but could not assemble the "
+						"members: it tries again") :
+		      sh->f.role == GGA_FRONT_TAKING_OVER ?
+			      "this front is taking over: the members are read once it holds them" :
+		      sh->f.role == GGA_FRONT_HANDING_OVER ? "this front is handing over" :
+		      sh->f.role == GGA_FRONT_PROVING      ? "this front is proving its lease" :
+							"this front is a standby: the members are "
+							"read when it takes over";
+	} else if (!__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE)) {
+		why = sh->f.role == GGA_FRONT_PROVING ?
+			      "this front is proving its lease: it serves again once it has" :
+			      "this front does not serve now (it was fenced, or hands over)";
+	}
+	if (assembled != NULL) {
+		*assembled = held;
+	}
+	return why;
+}
+
+bool
+gga_disk_unready_msg(const struct gga_disk *disk, char *msg, size_t len)
+{
+	bool assembled;
+	const char *why = gga_disk_unready(disk, &assembled);
+	bool waiting = __atomic_load_n(&disk->waiting, __ATOMIC_ACQUIRE);
+
+	if (why == NULL) {
+		return false;
+	}
+	snprintf(msg, len, "gga bdev '%s' %s: %s%s%s", disk->bdev.name,
+		 assembled ? "does not serve" : "is not assembled", why, waiting ? " (" : "",
+		 waiting ? disk->wait_msg : "");
+	if (waiting && strlen(msg) + 1 < len) {
+		strcat(msg, ")");
+	}
+	return true;
 }
 
 void

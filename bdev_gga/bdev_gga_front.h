@@ -38,6 +38,21 @@ bool gga_front_shell_assembled(struct gga_disk *disk, int rc, const char *msg);
 void gga_front_shell_stop(struct gga_disk *disk);
 /* Planned hand-over: 0, -ENOTSUP (single front), -EINVAL (neither active nor standby). */
 int gga_front_shell_hand_over(struct gga_disk *disk);
+/*
+ * Why the disk takes no operator's change of its array now (scrub, replace,
+ * clear), NULL when it does; *assembled (if not NULL): whether the disk runs
+ * an assembly at all. A bdev waiting for members (wait_for_members) and a
+ * front between assemblies (a standby, one taking over or assembling, one
+ * whose assembly failed, one letting go of it) are not assembled; an
+ * assembled front that does not serve (proving its lease, fenced) is, but
+ * takes no change either. A static string.
+ */
+const char *gga_disk_unready(const struct gga_disk *disk, bool *assembled);
+/*
+ * The same as a sentence for an operator ("gga bdev 'x' is not assembled:
+ * waiting for members (...)") in msg: true, or false if it takes changes.
+ */
+bool gga_disk_unready_msg(const struct gga_disk *disk, char *msg, size_t len);
 void gga_front_shell_info(const struct gga_disk *disk, struct bdev_gga_info *info);
 
 #endif /* GGA_BDEV_GGA_FRONT_H */

@@ -91,19 +91,36 @@ gga_get_io_channel(void *ctxt)
 	return io_channel_get(ctxt);
 }
 
+/*
+ * A front that has not assembled the array (or lets go of its assembly) has
+ * not read the members: their states, and the array's, are not known here
+ * (as bdev_gga_get_info says).
+ */
+static bool
+front_unread(const struct gga_disk *disk)
+{
+	bool assembled;
+
+	gga_disk_unready(disk, &assembled);
+	return disk->front != NULL && !assembled;
+}
+
 static json_t *
 members_json(const struct gga_disk *disk)
 {
 	json_t *members = json_array();
 	enum bdev_gga_member_state state;
+	bool unread = front_unread(disk);
 	char role[16];
 	uint32_t i;
 
 	for (i = 0; i < disk->n; i++) {
 		state = gga_member_state(&disk->members[i]);
-		json_array_append_new(members, json_pack("{s:s, s:s, s:s}", "role",
-							 gga_role_of(disk, i, role, sizeof(role)),
-							 "name", disk->members[i].name, "state",
+		json_array_append_new(members,
+				      json_pack("{s:s, s:s, s:s}", "role",
+						gga_role_of(disk, i, role, sizeof(role)), "name",
+						disk->members[i].name, "state",
+						unread ? "unknown" :
 							 bdev_gga_member_state_name(state)));
 	}
 	return members;
@@ -122,8 +139,10 @@ gga_dump_info_json(void *ctxt, json_t *info)
 				      gga_matrix_name(disk->matrix), "array_uuid", uuid,
 				      "recovery_read_every_n", (int)disk->recovery_read_every_n,
 				      "repair", disk->repair, "state",
-				      bdev_gga_state_name(gga_disk_state(disk)), "members",
-				      members_json(disk)));
+				      front_unread(disk) ?
+					      "unknown" :
+					      bdev_gga_state_name(gga_disk_state(disk)),
+				      "members", members_json(disk)));
 }
 
 /* ["M0", "M1", ...]: the base names of members first .. first + count - 1. */
@@ -464,6 +483,18 @@ bdev_gga_hand_over(const char *name)
 		return -ENODEV;
 	}
 	return gga_front_shell_hand_over(disk);
+}
+
+int
+bdev_gga_ready(const char *name, char *msg, size_t len)
+{
+	struct gga_disk *disk = gga_disk_lookup(name);
+
+	if (disk == NULL) {
+		snprintf(msg, len, "gga bdev '%s' does not exist", name != NULL ? name : "");
+		return -ENODEV;
+	}
+	return gga_disk_unready_msg(disk, msg, len) ? -EAGAIN : 0;
 }
 
 int

@@ -22,6 +22,7 @@
 #include "gga/util.h"
 
 #include "bdev_gga_bitmap.h"
+#include "bdev_gga_front.h"
 #include "bdev_gga_member.h"
 #include "bdev_gga_recover.h"
 #include "bdev_gga_remove.h"
@@ -535,16 +536,26 @@ bdev_gga_set_options(const char *name, const uint32_t *rebuild_rate_mib_s, const
 {
 	struct gga_lc_event ev = { .type = GGA_LC_EV_READD };
 	struct gga_disk *disk = gga_disk_lookup(name);
+	bool assembled;
 
 	if (disk == NULL) {
 		return -ENODEV;
 	}
+	gga_disk_unready(disk, &assembled);
 	if (rebuild_rate_mib_s != NULL) {
 		disk->rebuild_rate = *rebuild_rate_mib_s;
 		gga_walk_set_rate(disk, *rebuild_rate_mib_s);
 	}
 	if (auto_readd != NULL) {
 		disk->auto_readd = *auto_readd;
+		/*
+		 * Not assembled: only recorded. The assembly to come takes it (a
+		 * member out of sync is resynced or not, gga_lc_assemble()); the
+		 * lifecycle module has no view of the members yet.
+		 */
+		if (!assembled) {
+			return 0;
+		}
 		if (*auto_readd) {
 			/* The pass, if one may start, starts below, as after any retry delay. */
 			gga_lc_step(disk, &ev, true, "auto re-add on", NULL, NULL);
@@ -605,6 +616,10 @@ bdev_gga_clear_member(const char *name, const char *member_name)
 	member = member_by_name(disk, member_name);
 	if (member == NULL) {
 		return -ENOENT;
+	}
+	if (gga_disk_unready(disk, NULL) != NULL) {
+		/* Whether it is faulted is the superblocks' word: read at assembly. */
+		return -EAGAIN;
 	}
 	if (!__atomic_load_n(&member->faulted, __ATOMIC_ACQUIRE)) {
 		return -EALREADY;
@@ -755,6 +770,14 @@ bdev_gga_replace_member(const char *name, const char *member_name, const char *n
 			 "or a base bdev name)",
 			 name, member_name ? member_name : "");
 		return -ENOENT;
+	}
+	if (gga_disk_unready_msg(disk, msg, msg_len)) {
+		/*
+		 * Its members' states are not known (or not this front's to
+		 * change): a replace would format the new base and claim it for an
+		 * array that may not take it.
+		 */
+		return -EAGAIN;
 	}
 	state = gga_member_state(member);
 	if (state == BDEV_GGA_MEMBER_ONLINE || state == BDEV_GGA_MEMBER_REBUILDING ||

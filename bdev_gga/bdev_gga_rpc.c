@@ -673,7 +673,7 @@ static void
 gga_rpc_replace_member(struct rpc_request *req, json_t *params)
 {
 	struct rpc_gga_replace args = { 0 };
-	char msg[256];
+	char msg[768];
 	int rc;
 
 	if (rpc_decode_params(req, params, gga_replace_params, ARRAY_SIZE(gga_replace_params),
@@ -736,6 +736,7 @@ gga_rpc_scrub(struct rpc_request *req, json_t *params)
 	struct rpc_gga_scrub args = { .rate_mib_s = 100 };
 	struct gga_info_walk *walk;
 	const char *action;
+	char msg[768];
 	int rc = 0;
 
 	if (rpc_decode_params(req, params, gga_scrub_params, ARRAY_SIZE(gga_scrub_params), &args) !=
@@ -743,6 +744,13 @@ gga_rpc_scrub(struct rpc_request *req, json_t *params)
 		goto out_free_params;
 	}
 	action = args.action != NULL ? args.action : "status";
+	if (strcmp(action, "status") != 0) {
+		/* Start and stop need an assembled array that serves; the status does not. */
+		if (bdev_gga_ready(args.name, msg, sizeof(msg)) == -EAGAIN) {
+			rpc_send_errno(req, -EAGAIN, "%s", msg);
+			goto out_free_params;
+		}
+	}
 	if (strcmp(action, "start") == 0) {
 		rc = bdev_gga_scrub_start(args.name, args.rate_mib_s);
 	} else if (strcmp(action, "stop") == 0) {
@@ -901,6 +909,7 @@ static void
 gga_rpc_clear_member(struct rpc_request *req, json_t *params)
 {
 	struct rpc_gga_clear_member args = { 0 };
+	char msg[768];
 	int rc;
 
 	if (rpc_decode_params(req, params, gga_clear_member_params,
@@ -911,6 +920,12 @@ gga_rpc_clear_member(struct rpc_request *req, json_t *params)
 	switch (rc) {
 	case 0:
 		rpc_send_result(req, json_true());
+		break;
+	case -EAGAIN:
+		bdev_gga_ready(args.name, msg, sizeof(msg));
+		rpc_send_errno(req, rc,
+			       "%s; a member is cleared once the array is assembled and serves",
+			       msg);
 		break;
 	case -ENODEV:
 		rpc_send_errno(req, rc, "gga bdev '%s' does not exist", args.name);

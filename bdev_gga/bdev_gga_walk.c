@@ -25,6 +25,7 @@
 
 #include "bdev_gga_bitmap.h"
 #include "bdev_gga_fanout.h"
+#include "bdev_gga_front.h"
 #include "bdev_gga_io.h"
 #include "bdev_gga_member.h"
 #include "bdev_gga_remove.h"
@@ -1006,6 +1007,10 @@ bdev_gga_scrub_start(const char *name, uint32_t rate_mib_s)
 	if (disk == NULL) {
 		return -ENODEV;
 	}
+	if (gga_disk_unready(disk, NULL) != NULL) {
+		/* Not assembled (or a front that does not serve): nothing to check yet. */
+		return -EAGAIN;
+	}
 	return scrub_start(disk, rate_mib_s, false);
 }
 
@@ -1016,6 +1021,10 @@ bdev_gga_scrub_stop(const char *name)
 
 	if (disk == NULL) {
 		return -ENODEV;
+	}
+	if (gga_disk_unready(disk, NULL) != NULL) {
+		/* A scrub running when it stopped serving ends by itself (walk_issue()). */
+		return -EAGAIN;
 	}
 	if (disk->walk == NULL || !disk->walk->scrub || disk->walk->stopping) {
 		return -EALREADY;

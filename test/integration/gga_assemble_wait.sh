@@ -6,6 +6,7 @@
 #  3. the front restarted from its saved configuration: bdev_gga_create
 #     (saved with wait_for_members) registers gga0 although only data_1
 #     answers; it says it waits for members, and every request fails;
+#     the RPCs that change the array are refused and say why;
 #     a SIGTERM then is tidy, and a restart waits again;
 #  4. targets 1 and 2 restarted at once, nothing else done: gga0 assembles
 #     by itself, every member comes back, set A reads back.
@@ -54,6 +55,24 @@ check "data_1 waits, data_2 and parity absent" \
 	test "$(gga_info '[m["state"] for m in d[0]["members"]]')" = '["stale", "absent", "absent"]'
 check "a read fails while it waits" bash -c "! timeout -k 5 60 python3 '$BLOCKS' check \
 	--config '$D/bdevperf.json' --seed 1 --lbas 0:8 >'$TMP/fail.out' 2>&1"
+
+# The RPCs that change the array refuse while it waits, saying why (EAGAIN),
+# rather than with words of an assembled array (before: "fewer than k members
+# are online", "not faulted").
+refused() {
+	if frpc "$@" >"$TMP/refused.out" 2>&1 ||
+		! grep -q "^error -11: gga bdev 'gga0' is not assembled: waiting for members" \
+			"$TMP/refused.out"; then
+		cat "$TMP/refused.out"
+		return 1
+	fi
+}
+check "waiting: a scrub start is refused, saying why" \
+	refused bdev_gga_scrub '{"name":"gga0","action":"start"}'
+check "waiting: a replace is refused, saying why" \
+	refused bdev_gga_replace_member '{"name":"gga0","member":"parity","new_base":"none"}'
+check "waiting: a clear is refused, saying why" \
+	refused bdev_gga_clear_member '{"name":"gga0","member":"data_2"}'
 
 # A SIGTERM while it waits is tidy (the waiting ends, the members are
 # released, exit 0); restarted again, it waits again.

@@ -213,6 +213,24 @@ gga_delete_sync(const char *name)
 	CU_ASSERT(bdev_get_by_name(name) == NULL);
 }
 
+/* Call `method` with `params`: its error code; the message must contain `want` (if not NULL). */
+int
+rpc_refused(const char *method, const char *params, const char *want)
+{
+	json_t *resp = ut_rpc_call(method, params);
+	int code;
+
+	CU_ASSERT_FATAL(resp != NULL);
+	code = ut_rpc_error_code(resp);
+	if (want != NULL && strstr(ut_rpc_error_message(resp), want) == NULL) {
+		fprintf(stderr, "  %s: \"%s\" lacks \"%s\"\n", method, ut_rpc_error_message(resp),
+			want);
+		code = -99997;
+	}
+	json_decref(resp);
+	return code;
+}
+
 void
 info_done(void *cb_arg, int rc)
 {

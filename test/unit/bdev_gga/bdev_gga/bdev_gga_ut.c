@@ -1528,6 +1528,10 @@ test_front_fenced_on_io(void)
 	}
 	bdev_gga_info_clear(&info);
 	CU_ASSERT(!dev_read(0, 4, rd));
+	/* Letting go of its assembly, it takes no change of the array (issue 32). */
+	UT_ASSERT_EQ(rpc_refused("bdev_gga_scrub", "{\"name\": \"K\", \"action\": \"start\"}",
+				 "gga bdev 'K' is not assembled: this front stepped down"),
+		     -EAGAIN);
 
 	/* The other front blanks member 3's reserved region, then goes quiet. */
 	/* Blocks with their metadata interleaved: mbs bytes each. */
@@ -1637,6 +1641,127 @@ test_front_assembly_retried(void)
 	}
 }
 
+/*
+ * The RPCs that change the array while a front has not assembled it (issue
+ * 32). Front 1 of an array whose third member's base does not exist: its
+ * reservation commands go unanswered at first (a standby that holds
+ * nothing), then data_2's reads fail, so that the front is active but its
+ * assemblies fail and are tried again. In both states a scrub start, a
+ * replace and a clear refuse with -EAGAIN and say why, changing nothing
+ * (the new base is not claimed); options are recorded. Before, the replace
+ * of the absent parity went ahead on a front that held no member (it
+ * formatted and claimed the new base), and a scrub started a walk. A
+ * hand-over of the active front that has not assembled lets the front stand
+ * by, and the bdev can be deleted: before, the hand-over let go of an
+ * assembly it did not have, a second assembly context was started beside
+ * the first, and the delete never completed.
+ */
+static void
+test_front_unassembled_rpcs(void)
+{
+	struct resv_member *rm[2];
+	struct bdev_gga_opts opts;
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+	struct create_res r;
+	struct bdev *b4;
+	json_t *dump;
+	char base[8];
+	uint32_t i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(base, sizeof(base), "U%u", i + 1);
+		make_malloc(base, MBS, MD, MEMBER_BLOCKS);
+		rm[i] = resv_member_create(base);
+		rm[i]->hold = true;
+	}
+	make_malloc("U4", MBS, MD, MEMBER_BLOCKS);
+	bdev_gga_opts_init(&opts);
+	opts.name = "U";
+	opts.members[0] = "R_U1";
+	opts.members[1] = "R_U2";
+	opts.members[2] = "R_U3";
+	opts.uuid = "5c0ffee5-0b5e-4a7d-9c1e-2f3a4b5c6d80";
+	opts.front_id = 1;
+	opts.lease_ms = 800;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	disk = r.bdev->ctxt;
+	poll_for_ms(100);
+	get_info("U", &info);
+	CU_ASSERT(!info.assembled && !info.serving);
+	bdev_gga_info_clear(&info);
+	/* bdev_get_bdevs says what bdev_gga_get_info says: not known (before: "online"). */
+	dump = json_object();
+	r.bdev->fn_table->dump_info_json(r.bdev->ctxt, dump);
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(json_object_get(dump, "gga"), "state")),
+			 "unknown");
+	UT_ASSERT_STR_EQ(json_string_value(json_object_get(
+				 json_array_get(json_object_get(json_object_get(dump, "gga"),
+								"members"),
+						0),
+				 "state")),
+			 "unknown");
+	json_decref(dump);
+
+	UT_ASSERT_EQ(rpc_refused("bdev_gga_scrub", "{\"name\": \"U\", \"action\": \"start\"}",
+				 "gga bdev 'U' is not assembled: this front is"),
+		     -EAGAIN);
+	UT_ASSERT_EQ(rpc_refused("bdev_gga_replace_member",
+				 "{\"name\": \"U\", \"member\": \"parity\", \"new_base\": \"U4\"}",
+				 "is not assembled"),
+		     -EAGAIN);
+	UT_ASSERT_EQ(rpc_refused("bdev_gga_clear_member",
+				 "{\"name\": \"U\", \"member\": \"data_1\"}", "is not assembled"),
+		     -EAGAIN);
+	UT_ASSERT_EQ(
+		ut_rpc_code("bdev_gga_set_options",
+			    "{\"name\": \"U\", \"auto_readd\": true, \"rebuild_rate_mib_s\": 9}"),
+		0);
+	UT_ASSERT_EQ(disk->rebuild_rate, 9);
+	poll_for_ms(50);
+	CU_ASSERT(disk->walk == NULL);
+	b4 = bdev_get_by_name("U4");
+	CU_ASSERT_FATAL(b4 != NULL);
+	CU_ASSERT(!bdev_is_claimed(b4));
+	UT_ASSERT_STR_EQ(disk->members[2].name, "R_U3");
+
+	/* It takes the two members; data_2's reads fail, so every assembly fails. */
+	rm[1]->fail_reads = 1000000;
+	for (i = 0; i < 2; i++) {
+		resv_release_held(rm[i]);
+	}
+	UT_POLL_UNTIL(
+		(get_info("U", &info),
+		 i = info.role_reason != NULL && strstr(info.role_reason, "trying again") != NULL,
+		 bdev_gga_info_clear(&info), i));
+	get_info("U", &info);
+	UT_ASSERT_STR_EQ(info.role, "active");
+	CU_ASSERT(!info.assembled);
+	bdev_gga_info_clear(&info);
+	UT_ASSERT_EQ(rpc_refused("bdev_gga_scrub", "{\"name\": \"U\", \"action\": \"start\"}",
+				 "this front is active"),
+		     -EAGAIN);
+	UT_ASSERT_EQ(rpc_refused("bdev_gga_replace_member",
+				 "{\"name\": \"U\", \"member\": \"parity\", \"new_base\": \"U4\"}",
+				 "this front is active"),
+		     -EAGAIN);
+	CU_ASSERT(!bdev_is_claimed(b4));
+
+	/* Handed over: it stands by (nothing to let go of), and the bdev can be deleted. */
+	UT_ASSERT_EQ(ut_rpc_code("bdev_gga_hand_over", "{\"name\": \"U\"}"), 0);
+	poll_for_ms(100);
+	UT_ASSERT_STR_EQ(front_role("U", NULL), "standby");
+	gga_delete_sync("U");
+	CU_ASSERT(bdev_get_by_name("U") == NULL);
+	rm[1]->fail_reads = 0;
+	for (i = 0; i < 2; i++) {
+		resv_member_delete(rm[i]);
+		snprintf(base, sizeof(base), "U%u", i + 1);
+		malloc_delete_sync(base);
+	}
+	malloc_delete_sync("U4");
+}
+
 /* The harness's modules and the reservation members. */
 static void
 register_modules_resv(void)
@@ -1672,6 +1797,7 @@ main(void)
 		UT_TEST(test_rpc),
 		UT_TEST(test_front_fenced_on_io),
 		UT_TEST(test_front_assembly_retried),
+		UT_TEST(test_front_unassembled_rpcs),
 	};
 
 	return ut_run("bdev_gga", tests, ARRAY_SIZE(tests), suite_init_resv, suite_fini);

@@ -825,6 +825,132 @@ test_assembly_waits_for_members(void)
 }
 
 /*
+ * The RPCs that change an array while it waits for members (issue 32): the
+ * changes refuse with -EAGAIN and say why (scrub start and stop, clear and
+ * replace a member), changing nothing (the new base is not claimed, nothing
+ * is written to the member that answered); the options are recorded and
+ * taken by the assembly. Before, a scrub start said "fewer than k members
+ * are online", a stop "no scrub is running", a clear "not faulted", a
+ * replace "fewer than 2 members online"; auto_readd turned on stepped the
+ * lifecycle module over the placeholder states of the waiting.
+ */
+static void
+test_assembly_wait_rpcs(void)
+{
+	uint8_t a[8 * LBS];
+	struct bdev_gga_opts opts;
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+	struct create_res r;
+	struct bdev *b4;
+	uint8_t *before;
+	uint64_t t0;
+	uint32_t i;
+
+	make_error_members("W", 3, MBS);
+	make_malloc("W4", MBS, MD, GGA_SB_REGION_BYTES / MBS + NBLK);
+	disk = make_heal_gga("W", 4, false);
+	open_dev("W");
+	fill_random(a, sizeof(a));
+	CU_ASSERT(dev_write(0, 8, a));
+	ut_dev_close(&g_dev);
+	gga_delete_sync("W");
+	error_member_down("W", 2);
+	error_member_down("W", 3);
+	before = snapshot("W1");
+
+	heal_opts("W", &opts);
+	opts.auto_readd = false;
+	opts.wait_for_members = true;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	disk = r.bdev->ctxt;
+	CU_ASSERT_FATAL(__atomic_load_n(&disk->waiting, __ATOMIC_ACQUIRE));
+
+	UT_ASSERT_EQ(rpc_refused("bdev_gga_scrub", "{\"name\": \"W\", \"action\": \"start\"}",
+				 "gga bdev 'W' is not assembled: waiting for members (only 1 of 3"),
+		     -EAGAIN);
+	UT_ASSERT_EQ(rpc_refused("bdev_gga_scrub", "{\"name\": \"W\", \"action\": \"stop\"}",
+				 "is not assembled: waiting for members"),
+		     -EAGAIN);
+	UT_ASSERT_EQ(rpc_refused("bdev_gga_scrub", "{\"name\": \"W\"}", NULL), 0);
+	UT_ASSERT_EQ(rpc_refused("bdev_gga_clear_member",
+				 "{\"name\": \"W\", \"member\": \"data_1\"}",
+				 "is not assembled: waiting for members"),
+		     -EAGAIN);
+	/* A typo is still named as such. */
+	UT_ASSERT_EQ(rpc_refused("bdev_gga_clear_member",
+				 "{\"name\": \"W\", \"member\": \"data_9\"}", "has no member"),
+		     -ENOENT);
+	UT_ASSERT_EQ(rpc_refused("bdev_gga_replace_member",
+				 "{\"name\": \"W\", \"member\": \"parity\", \"new_base\": \"W4\"}",
+				 "is not assembled: waiting for members"),
+		     -EAGAIN);
+	b4 = bdev_get_by_name("W4");
+	CU_ASSERT_FATAL(b4 != NULL);
+	CU_ASSERT(!bdev_is_claimed(b4));
+	UT_ASSERT_STR_EQ(disk->members[2].name, "EE_W3");
+
+	/* Options: recorded, and nothing else moves while it waits. */
+	UT_ASSERT_EQ(
+		ut_rpc_code("bdev_gga_set_options",
+			    "{\"name\": \"W\", \"auto_readd\": true, \"rebuild_rate_mib_s\": 7, "
+			    "\"member_timeout_ms\": 1500}"),
+		0);
+	CU_ASSERT(disk->walk == NULL);
+	CU_ASSERT(disk->events == 0);
+	get_info("W", &info);
+	CU_ASSERT(info.waiting != NULL);
+	UT_ASSERT_EQ(info.members[0].state, BDEV_GGA_MEMBER_STALE);
+	UT_ASSERT_EQ(info.members[1].state, BDEV_GGA_MEMBER_ABSENT);
+	UT_ASSERT_EQ(info.members[2].state, BDEV_GGA_MEMBER_ABSENT);
+	CU_ASSERT(info.auto_readd);
+	UT_ASSERT_EQ(info.rebuild_rate_mib_s, 7);
+	UT_ASSERT_EQ(info.member_timeout_ms, 1500);
+	bdev_gga_info_clear(&info);
+	/* An attempt of the assembly at least (one a second) writes nothing either. */
+	t0 = time_now_ns();
+	while (time_now_ns() - t0 < 1200ull * 1000 * 1000) {
+		ut_poll_idle();
+	}
+	CU_ASSERT(disk->walk == NULL);
+	CU_ASSERT(unchanged("W1", before));
+	free(before);
+
+	/* data_2 back: assembled with the options given while it waited; changes are taken now. */
+	error_member_up("W", 2);
+	WAIT_FOR(!__atomic_load_n(&disk->waiting, __ATOMIC_ACQUIRE));
+	CU_ASSERT_FATAL(!__atomic_load_n(&disk->waiting, __ATOMIC_ACQUIRE));
+	UT_ASSERT_EQ(disk->rebuild_rate, 7);
+	UT_ASSERT_EQ(disk->timeout_ms, 1500);
+	CU_ASSERT(disk->auto_readd);
+	UT_ASSERT_EQ(rpc_refused("bdev_gga_scrub", "{\"name\": \"W\", \"action\": \"start\"}",
+				 NULL),
+		     0);
+	open_dev("W");
+	check_all_paths(disk, 0, 8, a);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("W");
+	malloc_delete_sync("W4");
+
+	/*
+	 * No member at all: nothing tells the bdev's block size and size, so it
+	 * cannot be registered; the refusal says so (before: "data_1 ...: base
+	 * bdev does not exist (and fewer than 2 members do)").
+	 */
+	error_member_down("W", 1);
+	error_member_down("W", 2);
+	opts.wait_for_members = true;
+	UT_ASSERT_EQ(create_opts_sync(&opts, &r), -ENODEV);
+	CU_ASSERT(strstr(r.msg, "no member's base bdev exists") != NULL);
+	CU_ASSERT(strstr(r.msg, "block size and size") != NULL);
+	CU_ASSERT(bdev_get_by_name("W") == NULL);
+	for (i = 1; i <= 3; i++) {
+		error_member_up("W", i);
+	}
+	delete_error_members("W", 3);
+}
+
+/*
  * A bdev that waits can be deleted: the waiting ends, every member it
  * opened is released (its base can be deleted and claimed again), and
  * nothing was written to the one member it read.
@@ -989,6 +1115,7 @@ main(void)
 		UT_TEST(test_checkpoint_not_resumed),
 		UT_TEST(test_assembly_waits_for_members),
 		UT_TEST(test_assembly_wait_deleted),
+		UT_TEST(test_assembly_wait_rpcs),
 		UT_TEST(test_assembly_leaves_out_failed_read),
 		UT_TEST(test_assembly_stall_and_write_failure),
 	};
