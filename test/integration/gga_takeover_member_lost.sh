@@ -26,9 +26,10 @@
 #     target SIGCONTed: taken back, resynced, all online, B and E read back.
 #     On the old build with the hook added, front2 held the three members
 #     and never served: its assembly failed 12 s later, for good.
-# Every takeover must end serving within 12 s (lease, member_timeout_ms
-# and the resets; the old assembly waited for the NVMe command timeout);
-# every block reads back with the member lost and after it is back.
+# Every takeover must end serving within 15 s (the lease, the hook's wait,
+# member_timeout_ms; the old assembly waited on a stalled read until the
+# NVMe host gave up on it, then stopped); every block reads back with the
+# member lost and after it is back.
 # make test's normal lane runs parts 1-3 (its build has no hooks); its ASan
 # lane (hooks) parts 1 and 4 only, B and C then written through front;
 # make torture (GGA_TORTURE=1) all four under ASan.
@@ -118,10 +119,10 @@ restart_standby() {
 	check "$1 stands by" wait_on "$1" 10 'd[0]["front"]["role"] == "standby"'
 }
 
-# took_over NEW T0: NEW serves within 12 s of T0 (ns); prints how long it took.
+# took_over NEW T0: NEW serves within 15 s of T0 (ns); prints how long it took.
 took_over() {
 	local new=$1 t0=$2 ms
-	if wait_on "$new" 12 "$SERVES"; then
+	if wait_on "$new" 15 "$SERVES"; then
 		ms=$((($(date +%s%N) - t0) / 1000000))
 		echo "# $new serving ${ms} ms after the old active's SIGKILL (lease $LEASE ms, member_timeout_ms $TIMEOUT_MS)"
 		return 0
