@@ -24,6 +24,9 @@
 #     (not the NVMe command timeout) it is reset and left out, front2
 #     serves with the two others, A and C read back, E is written; the
 #     target SIGCONTed: taken back, resynced, all online, B and E read back.
+#     (When front2 held only two at the take, the third a poll later, the
+#     first assembly is refused for want of k and the retry, 100 ms later,
+#     assembles with the two that answer.)
 #     On the old build with the hook added, front2 held the three members
 #     and never served: its assembly failed 12 s later, for good.
 # Every takeover must end serving within 15 s (the lease, the hook's wait,
