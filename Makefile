@@ -55,7 +55,7 @@ bench:
 # The ASan runs of the longest scenario tests (make test runs them in its
 # normal lane only): a build-asan tree, then those tests with GGA_TORTURE=1.
 TORTURE_ASAN_TESTS := gga_heal.sh gga_recovery_passes.sh gga_stay_up.sh gga_front_pause.sh \
-	gga_two_fronts.sh
+	gga_two_fronts.sh gga_takeover_member_lost.sh
 torture: build
 	@$(MAKE) -C test/unit/bdev_gga/bdev_gga_torture all
 	@GGA_TORTURE_STEPS=$${GGA_TORTURE_STEPS:-24000} \

@@ -338,6 +338,14 @@ int bdev_gga_set_options(const char *name, const uint32_t *rebuild_rate_mib_s,
 int bdev_gga_set_member_policy(const char *name, const uint32_t *member_error_limit,
 			       const uint32_t *member_error_window_s,
 			       const uint32_t *member_timeout_ms);
+#ifdef GGA_TEST_HOOKS
+/*
+ * Test hook: the next assembly of this front waits `ms` between taking the
+ * members and reading their superblocks (app thread): 0 or -ENODEV (no such
+ * bdev, or not a front).
+ */
+int bdev_gga_test_assembly_delay(const char *name, uint32_t ms);
+#endif
 /*
  * An operator clears a member that was failed for too many bad fragments
  * (app thread): its error count is reset and it is re-added by the probe,

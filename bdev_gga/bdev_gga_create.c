@@ -112,6 +112,10 @@ struct gga_create_ctx {
 	 */
 	struct poller *poller;
 	void (*after_resets)(struct gga_create_ctx *ctx);
+#ifdef GGA_TEST_HOOKS
+	/* test_gga_assembly_delay: the front's superblock reads wait for this one-shot poller. */
+	struct poller *test_delay;
+#endif
 	int rc;
 	char msg[512];
 };
@@ -143,6 +147,9 @@ static void
 create_ctx_free(struct gga_create_ctx *ctx)
 {
 	poller_unregister(&ctx->poller);
+#ifdef GGA_TEST_HOOKS
+	poller_unregister(&ctx->test_delay);
+#endif
 	env_dma_free(ctx->region);
 	env_dma_free(ctx->zero_buf);
 	free(ctx->bitmap);
@@ -1509,6 +1516,61 @@ create_front_registered(void *arg)
 	}
 }
 
+#ifdef GGA_TEST_HOOKS
+static int
+create_test_delay_end(void *arg)
+{
+	struct gga_create_ctx *ctx = arg;
+
+	poller_unregister(&ctx->test_delay);
+	NOTICELOG("gga bdev '%s': test hook: the assembly reads the superblocks now\n",
+		  ctx->disk->bdev.name);
+	if (create_read_superblocks(ctx) != 0) {
+		ERRLOG("gga bdev '%s': cannot start the assembly\n", ctx->disk->bdev.name);
+	}
+	return POLLER_BUSY;
+}
+
+/*
+ * Test hook (test_gga_assembly_delay): hold the front's assembly between
+ * taking the members and reading their superblocks, once, so that a test
+ * can lose a member the front has just taken (issue 32, case 6). True if
+ * the reads wait for create_test_delay_end().
+ */
+static bool
+create_test_delay(struct gga_create_ctx *ctx, uint32_t held)
+{
+	struct gga_disk *disk = ctx->disk;
+	uint32_t ms = disk->test_assembly_delay_ms;
+
+	if (ms == 0) {
+		return false;
+	}
+	disk->test_assembly_delay_ms = 0;
+	ctx->test_delay = poller_register(create_test_delay_end, ctx, (uint64_t)ms * 1000,
+					  "gga_test_delay");
+	if (ctx->test_delay == NULL) {
+		return false;
+	}
+	NOTICELOG("gga bdev '%s': test hook: front holds members 0x%x; the assembly waits %u ms "
+		  "before reading their superblocks\n",
+		  disk->bdev.name, held, ms);
+	return true;
+}
+
+int
+bdev_gga_test_assembly_delay(const char *name, uint32_t ms)
+{
+	struct gga_disk *disk = gga_disk_lookup(name);
+
+	if (disk == NULL || disk->front == NULL) {
+		return -ENODEV;
+	}
+	disk->test_assembly_delay_ms = ms;
+	return 0;
+}
+#endif
+
 /*
  * This front holds its members (gga_front_shell): read and assemble (or
  * format) the ones it holds; the others are left out, as absent members,
@@ -1552,6 +1614,11 @@ create_front_assemble(void *arg)
 		create_fail(ctx);
 		return;
 	}
+#ifdef GGA_TEST_HOOKS
+	if (create_test_delay(ctx, held)) {
+		return;
+	}
+#endif
 	if (create_read_superblocks(ctx) != 0) {
 		ERRLOG("gga bdev '%s': cannot start the assembly\n", disk->bdev.name);
 	}

@@ -362,6 +362,13 @@ struct gga_disk {
 	 */
 	bool waiting;
 	char wait_msg[512];
+#ifdef GGA_TEST_HOOKS
+	/*
+	 * Test hook (test_gga_assembly_delay): the next front assembly waits
+	 * this long between taking the members and reading their superblocks.
+	 */
+	uint32_t test_assembly_delay_ms;
+#endif
 
 	/* Counters of channels already destroyed. */
 	pthread_mutex_t gone_mutex;

@@ -988,9 +988,57 @@ out_free_params:
 	rpc_free_params(gga_hand_over_params, ARRAY_SIZE(gga_hand_over_params), &args);
 }
 
+#ifdef GGA_TEST_HOOKS
+struct rpc_gga_test_delay {
+	char *name;
+	uint32_t ms;
+};
+
+static const struct rpc_param gga_test_delay_params[] = {
+	{ .name = "name",
+	  .type = RPC_PARAM_STRING,
+	  .offset = offsetof(struct rpc_gga_test_delay, name) },
+	{ .name = "ms",
+	  .type = RPC_PARAM_UINT32,
+	  .offset = offsetof(struct rpc_gga_test_delay, ms),
+	  .min = 1,
+	  .max = 10000 },
+};
+
+/*
+ * Test hook: the next assembly of this front (once it takes the members)
+ * waits `ms` before it reads their superblocks, so that a test can lose a
+ * member the front has just taken (issue 32, case 6).
+ */
+static void
+gga_rpc_test_assembly_delay(struct rpc_request *req, json_t *params)
+{
+	struct rpc_gga_test_delay args = { 0 };
+	int rc;
+
+	if (rpc_decode_params(req, params, gga_test_delay_params, ARRAY_SIZE(gga_test_delay_params),
+			      &args) != 0) {
+		goto out_free_params;
+	}
+	rc = bdev_gga_test_assembly_delay(args.name, args.ms);
+	if (rc != 0) {
+		rpc_send_errno(req, rc, "gga bdev '%s' does not exist or has a single front",
+			       args.name);
+		goto out_free_params;
+	}
+	rpc_send_result(req, json_true());
+out_free_params:
+	rpc_free_params(gga_test_delay_params, ARRAY_SIZE(gga_test_delay_params), &args);
+}
+#endif
+
 void
 bdev_gga_rpc_register(void)
 {
+#ifdef GGA_TEST_HOOKS
+	rpc_register_method("test_gga_assembly_delay", gga_rpc_test_assembly_delay,
+			    RPC_STATE_RUNTIME);
+#endif
 	rpc_register_method("bdev_gga_create", gga_rpc_create, RPC_STATE_ANY);
 	rpc_register_method("bdev_gga_delete", gga_rpc_delete, RPC_STATE_ANY);
 	rpc_register_method("bdev_gga_get_info", gga_rpc_get_info, RPC_STATE_ANY);

@@ -14,7 +14,8 @@ subsystems, namespaces, listeners on 127.0.0.1, hosts) and requests mutated
 at the parameter level (missing, unknown, wrong JSON types, huge, negative,
 long, nested, arrays for objects) or at the byte level (invalid UTF-8, NaN,
 2^64, deep nesting, duplicate keys, bad ids, batches, notifications, split
-and glued writes, hang-ups mid-request). test_reactor_stall is never sent.
+and glued writes, hang-ups mid-request). The test hooks (test_reactor_stall,
+test_gga_assembly_delay) are never sent.
 
 Oracle: every answer is well-formed JSON-RPC 2.0 with the request's id (an
 error has an integer code, JSON-RPC's or a negative errno, and a message),
@@ -47,7 +48,8 @@ from fuzzlib import (Checker, Closed, Daemon, Health, RpcError, batch_plan, disp
                      FD_SLACK, free_port, recv_chunk, remove_dir, settle)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-EXCLUDED = {"test_reactor_stall"}     # busy-waits the reactor on purpose
+# Test hooks: one busy-waits the reactor, the other holds a front's assembly, on purpose.
+EXCLUDED = {"test_reactor_stall", "test_gga_assembly_delay"}
 NQN_PREFIX = "nqn.2016-06.io.gga:fz"
 ANSWER_TIMEOUT = 15.0
 # Each gga bdev takes about 14 MiB of the 256 MiB I/O buffer arena: 18 fit.
