@@ -96,11 +96,13 @@ tmp=$bench_tmp_root
 # shellcheck source=scripts/bench_lib.sh
 source "$root/scripts/bench_lib.sh"
 bench_lib_init
-declare -A side_bin=([work]=$work_bin [ref]=$ref_bin) side_base=()
+declare -A side_bin=([work]=$work_bin [ref]=$ref_bin) side_base=() side_tgt=() side_front=()
 for s in work ref; do
 	mkdir -p "$bench_tmp_root/$s"
-	side_base[$s]=$(free_port)
 done
+# Six ports: the work side's three namespaces, then the ref side's.
+p=$(free_port 6) || { echo "bench_compare: no six free ports" >&2 && exit 1; }
+side_base=([work]=$p [ref]=$((p + 3)))
 res=$bench_tmp_root
 
 local_loads=("4096 randread" "4096 randwrite" "131072 randwrite")
@@ -119,25 +121,42 @@ prefill() {
 	[ "$out" != "0 0" ] || { tail -5 "$tmp/gga_bdevperf.log" >&2 && return 1; }
 }
 # up SIDE: that side's namespaces target, and its gga bdev written once.
+# A port taken meanwhile by another program: once more on other ports.
 up() {
 	use "$1"
-	gga_up || { tail -20 "$tmp/gga_tgt.log" >&2 && return 1; }
+	if ! gga_up; then
+		grep -q 'in use' "$tmp/gga_tgt.log" || { tail -20 "$tmp/gga_tgt.log" >&2 && return 1; }
+		stop_last
+		side_base[$1]=$(free_port 3) || return 1
+		use "$1"
+		gga_up || { tail -20 "$tmp/gga_tgt.log" >&2 && return 1; }
+	fi
+	side_tgt[$1]=${pids[-1]}
 	prefill "$tmp/gga_local.json" G 0x2
 }
 # front_up SIDE: that side's front, written once through.
 front_up() {
 	use "$1"
 	gga_front_up || { tail -20 "$tmp/front.log" >&2 && return 1; }
+	side_front[$1]=${pids[-1]}
 	prefill "$tmp/front_bp.json" Vn1 0x1
 }
-# run SIDE local|front SIZE WORKLOAD: one run, appended to its results file.
+# run SIDE local|front SIZE WORKLOAD: one run, appended to its results file
+# as "IOPS MiB/s CPU-us-per-IO": the CPU time of bdevperf and of the
+# side's target (and front) over the run, per I/O done.
 run() {
+	local out c0 c1 cfg bdev=G cores=0x2 srv
 	use "$1"
-	if [ "$2" = local ]; then
-		gga_run "$tmp/gga_local.json" G 0x2 "$3" "$4" >>"$res/res_$1_$2_$3_$4"
-	else
-		gga_run "$tmp/front_bp.json" Vn1 0x1 "$3" "$4" >>"$res/res_$1_$2_$3_$4"
+	cfg=$tmp/gga_local.json srv=${side_tgt[$1]}
+	if [ "$2" = front ]; then
+		cfg=$tmp/front_bp.json bdev=Vn1 cores=0x1 srv="$srv ${side_front[$1]}"
 	fi
+	c0=$(for p in $srv; do cpu_secs "$p"; done | awk '{s += $1} END {print s}')
+	bench_cpu_file=$res/cpu out=$(gga_run "$cfg" "$bdev" "$cores" "$3" "$4")
+	c1=$(for p in $srv; do cpu_secs "$p"; done | awk '{s += $1} END {print s}')
+	echo "$out" | awk -v c0="$c0" -v c1="$c1" -v bp="$(cat "$res/cpu" 2>/dev/null || echo 0)" \
+		-v t="$secs" '{io = $1 * t; printf "%s %s %.2f\n", $1, $2, (io > 0 ? (bp + c1 - c0) * 1e6 / io : 0)}' \
+		>>"$res/res_$1_$2_$3_$4"
 }
 fail() {
 	echo "bench_compare: setup of the $1 side failed" >&2
@@ -180,7 +199,7 @@ done
 # cell FILE COL: the median of column COL ("failed" if a run failed).
 cell() {
 	[ -s "$1" ] || { echo "-" && return; }
-	if cut -d' ' -f"$2" "$1" | grep -qx '0'; then
+	if cut -d' ' -f1 "$1" | grep -qx '0'; then
 		echo failed
 	else
 		cut -d' ' -f"$2" "$1" | median | awk -v c="$2" '{printf (c == 1 ? "%.0f\n" : "%.1f\n"), $1}'
@@ -189,12 +208,21 @@ cell() {
 ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN {if (a + 0 > 0 && b + 0 > 0) printf "%.3f", a / b; else print "-"}'
 }
+# byround WORKFILE REFFILE COL: work/ref of each round's pair of runs.
+byround() {
+	paste -d' ' <(cut -d' ' -f"$3" "$1") <(cut -d' ' -f"$3" "$2") |
+		awk '{printf "%s\n", ($1 > 0 && $2 > 0) ? sprintf("%.3f", $1 / $2) : "-"}'
+}
 echo
 echo "## bench-compare: work $work_desc / ref ${sha:0:12}, gga bdev over 3 NVMe/TCP memory namespaces," \
-	"$mode mode, QD32, ${secs} s runs, $rounds rounds alternating work/ref (median)"
+	"$mode mode, QD32, ${secs} s runs, $rounds rounds alternating work/ref"
 echo "(local: bdevperf with the gga bdev on core 1; front: the gga bdev in a gga_tgt on core 1,"
-echo " bdevperf over NVMe/TCP on core 0; the namespaces' target on core 0)"
-printf '%-34s %10s %10s %9s   %s\n' workload work ref work/ref "work/ref by round; work runs | ref runs"
+echo " bdevperf over NVMe/TCP on core 0; the namespaces' target on core 0. work, ref: medians;"
+echo " w/r: work/ref of the medians; w/r rnd: median of the rounds' work/ref; CPU us/IO: CPU"
+echo " time of bdevperf + target (+ front) per I/O, lower is better, steadier than IOPS on a"
+echo " shared machine; by round: work/ref of IOPS or MiB/s, round by round)"
+printf '%-31s %9s %9s %6s %7s  %7s %7s %6s  %s\n' workload work ref w/r "w/r rnd" "CPU us" "/IO ref" w/r \
+	"by round"
 rows=()
 for l in "${local_loads[@]}"; do rows+=("local $l"); done
 [ $front = 1 ] && for l in "${front_loads[@]}"; do rows+=("front $l"); done
@@ -205,9 +233,21 @@ for row in "${rows[@]}"; do
 	fw="$res/res_work_$1_$2_$3" fr="$res/res_ref_$1_$2_$3"
 	w=$(cell "$fw" $col)
 	f=$(cell "$fr" $col)
-	byround=$(paste -d' ' <(cut -d' ' -f$col "$fw") <(cut -d' ' -f$col "$fr") |
-		awk '{printf "%s%s", (NR > 1 ? " " : ""), ($1 > 0 && $2 > 0) ? sprintf("%.3f", $1 / $2) : "-"}')
-	printf '%-34s %10s %10s %9s   %s; %s | %s\n' "$1 $(($2 / 1024)) KiB $3 ($unit)" "$w" "$f" \
-		"$(ratio "$w" "$f")" "$byround" "$(cut -d' ' -f$col "$fw" | xargs)" "$(cut -d' ' -f$col "$fr" | xargs)"
+	cw=$(cell "$fw" 3)
+	cr=$(cell "$fr" 3)
+	rr=$(byround "$fw" "$fr" $col | grep -v -- - | median | awk '{printf "%.3f", $1}')
+	printf '%-31s %9s %9s %6s %7s  %7s %7s %6s  %s\n' "$1 $(($2 / 1024)) KiB $3 ($unit)" "$w" "$f" \
+		"$(ratio "$w" "$f")" "$rr" "$cw" "$cr" "$(ratio "$cw" "$cr")" "$(byround "$fw" "$fr" $col | xargs)"
+done
+echo
+echo "every run, in order (IOPS or MiB/s, CPU us/IO):"
+for row in "${rows[@]}"; do
+	set -- $row
+	col=1
+	[ "$2" = 131072 ] && col=2
+	for s in work ref; do
+		printf '  %-31s %-4s %s\n' "$1 $(($2 / 1024)) KiB $3" $s \
+			"$(awk -v c=$col '{printf "%s%s/%s", (NR > 1 ? "  " : ""), $c, $3}' "$res/res_${s}_$1_$2_$3")"
+	done
 done
 exit 0

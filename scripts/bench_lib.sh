@@ -11,7 +11,7 @@
 #   tmp    a scratch directory (configurations, logs, sockets)
 #   mode   the poll mode of gga_tgt and bdevperf: event or busy
 #   secs   seconds per bdevperf run
-#   base   the first of three TCP ports of the namespaces (bench_free_port)
+#   base   the first of three TCP ports of the namespaces (free_port 3)
 # and bench_lib_init once, which sets up pids[] and the exit trap that stops
 # every process started here and removes $tmp (or $bench_tmp_root, when
 # the caller moves $tmp between subdirectories of it).
@@ -36,8 +36,30 @@ bench_cleanup() {
 	[ -n "$d" ] && rm -rf "$d"
 }
 
+# free_port [N]: the first of N consecutive TCP ports free on 127.0.0.1, below
+# the kernel's ephemeral range (where another program's outgoing connection
+# could take base + 1 after we looked).
 free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+	python3 - "${1:-1}" <<'PY'
+import random, socket, sys
+n = int(sys.argv[1])
+for _ in range(200):
+    base = random.randrange(10000, 32000 - n)
+    socks = []
+    try:
+        for p in range(base, base + n):
+            s = socket.socket()
+            socks.append(s)
+            s.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    finally:
+        for s in socks:
+            s.close()
+    print(base)
+    sys.exit(0)
+sys.exit(1)
+PY
 }
 say() {
 	echo "+ $*" >&2
@@ -63,6 +85,11 @@ stop_all() {
 	while [ ${#pids[@]} -gt 0 ]; do
 		stop_last
 	done
+}
+# cpu_secs PID: the user + system CPU seconds of a running process so far.
+cpu_secs() {
+	awk -v hz="$(getconf CLK_TCK)" '{sub(/.*\) /, ""); print ($12 + $13) / hz}' "/proc/$1/stat" 2>/dev/null ||
+		echo 0
 }
 median() {
 	sort -n | awk '{a[NR] = $1} END {if (NR == 0) print 0; else print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'
@@ -109,13 +136,24 @@ JSON
 }
 
 # gga_run CONFIG BDEV CORES SIZE WORKLOAD [BDEVPERF ARGS...]: "IOPS MiB/s"
-# of gga's bdevperf ($mode poll mode), "0 0" if it failed.
+# of gga's bdevperf ($mode poll mode), "0 0" if it failed. With
+# $bench_cpu_file set, bdevperf's CPU seconds (user + system) go there.
 gga_run() {
 	local out cfg=$1 bdev=$2 cores=$3 size=$4 wl=$5
 	shift 5
 	say "$bin/bdevperf --json $cfg -b $bdev -m $cores --poll-mode $mode -q 32 -o $size -w $wl -t $secs --output json $*"
-	out=$("$bin/bdevperf" --json "$cfg" -b "$bdev" -m "$cores" --poll-mode "$mode" -q 32 \
-		-o "$size" -w "$wl" -t "$secs" --output json "$@" 2>>"$tmp/gga_bdevperf.log")
+	if [ -n "${bench_cpu_file:-}" ]; then
+		# bdevperf's user + system CPU seconds into $bench_cpu_file.
+		out=$(python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[2:], check=False)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write("%.4f\n" % (r.ru_utime + r.ru_stime))' "$bench_cpu_file" \
+			"$bin/bdevperf" --json "$cfg" -b "$bdev" -m "$cores" --poll-mode "$mode" -q 32 \
+			-o "$size" -w "$wl" -t "$secs" --output json "$@" 2>>"$tmp/gga_bdevperf.log")
+	else
+		out=$("$bin/bdevperf" --json "$cfg" -b "$bdev" -m "$cores" --poll-mode "$mode" -q 32 \
+			-o "$size" -w "$wl" -t "$secs" --output json "$@" 2>>"$tmp/gga_bdevperf.log")
+	fi
 	python3 -c 'import json,sys
 d=json.loads(sys.argv[1]); t=d.get("total") or d["jobs"][0]
 print("%.0f %.1f" % (t["iops"], t["mibps"]))' "$out" 2>/dev/null || echo "0 0"

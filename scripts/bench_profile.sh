@@ -42,7 +42,7 @@ tmp=$(mktemp -d /tmp/gga-bench-profile.XXXXXX)
 source "$root/scripts/bench_lib.sh"
 bench_lib_init
 mode=event
-base=$(free_port)
+base=$(free_port 3)
 keep=${GGA_PROFILE_KEEP:-}
 [ -z "$keep" ] || mkdir -p "$keep"
 
@@ -52,6 +52,10 @@ if perf stat -e cycles -x, -- true 2>&1 | grep -q 'not supported'; then
 else
 	rec_ev=cycles stat_ev=task-clock,cycles,instructions hw=1
 fi
+# System calls of bdevperf, counted by their tracepoints (none if tracefs is absent).
+sc_ev=raw_syscalls:sys_enter,syscalls:sys_enter_sendmsg,syscalls:sys_enter_recvfrom
+sc_ev+=,syscalls:sys_enter_readv,syscalls:sys_enter_sched_yield,syscalls:sys_enter_epoll_wait
+perf stat -e "$sc_ev" -- true >/dev/null 2>&1 || sc_ev=
 mhz=$(awk -F: '/^cpu MHz/ {printf "%.0f", $2; exit}' /proc/cpuinfo)
 
 gga_up || { tail -20 "$tmp/gga_tgt.log" >&2 && exit 1; }
@@ -74,13 +78,13 @@ for l in "${loads[@]}"; do
 	say "perf stat -e $stat_ev -x, -p BDEVPERF,TARGET; perf record -e $rec_ev -F $freq -g -p BDEVPERF -- sleep $window"
 	perf stat -e "$stat_ev" -x, -o "$tmp/stat_tgt_$l" -p "$tgt_pid" -- sleep "$window" &
 	st=$!
-	perf stat -e "$stat_ev" -x, -o "$tmp/stat_bp_$l" -p "$bp" -- sleep "$window" &
+	perf stat -e "$stat_ev${sc_ev:+,$sc_ev}" -x, -o "$tmp/stat_bp_$l" -p "$bp" -- sleep "$window" &
 	sb=$!
 	perf record -q -e "$rec_ev" -F "$freq" -g -o "$tmp/perf_$l.data" -p "$bp" -- sleep "$window" \
 		2>>"$tmp/perf.log"
 	wait "$st" "$sb"
 	wait "$bp" || { echo "bench_profile: bdevperf $l failed" >&2 && tail -5 "$tmp/bp.log" >&2 && exit 1; }
-	perf report -i "$tmp/perf_$l.data" --no-children --sort dso,sym -F overhead,dso,sym --stdio \
+	perf report -i "$tmp/perf_$l.data" --no-children -g none --sort dso,sym --stdio \
 		2>/dev/null >"$tmp/report_$l.txt"
 	[ -z "$keep" ] || cp "$tmp/perf_$l.data" "$tmp/report_$l.txt" "$keep/"
 done
@@ -100,13 +104,22 @@ for line in open(f"{tmp}/symfiles"):
 
 ORDER = ["gga bdev I/O path", "gga codec glue", "NVMe/TCP host", "bdev layer + bdevperf",
          "reactor/thread/env", "LZ4", "ISA-L EC/XOR", "crc32c (ISA-L)", "memcpy/memset",
-         "libc other", "kernel TCP/IP + socket", "kernel other", "other"]
+         "libc other", "kernel TCP/IP + socket", "kernel syscall entry",
+         "kernel sched/yield/epoll", "kernel other", "other"]
+KSCHED = re.compile(r"sched|yield|epoll|ep_poll|ep_item|futex|task_switch|pick_next|update_curr|"
+                    r"hrtimer|__switch_to|switch_mm|enqueue|dequeue|wake|irqrestore|rcu_|timerqueue")
+KSYS = re.compile(r"^do_syscall_64|^entry_SYSCALL|syscall_exit|syscall_enter|^__x64_sys_|^fdget|"
+                  r"^__fget|^fput|^__fdget|^srso|^retbleed|^x86_return|^__x86_indirect")
 KNET = re.compile(r"tcp|inet|ip_|ipv4|skb|sock|__dev|dev_|net_|napi|loopback|nf_|__sys_sendmsg|"
                   r"__sys_recvfrom|recvmsg|sendmsg|copy_user|copyout|copyin|_copy_to_iter|_copy_from_iter|"
                   r"csum|neigh|fib|xmit|rps|qdisc|page_frag")
 
 def component(dso, sym):
     if dso.startswith("[kernel") or dso == "[unknown]" and sym.startswith("0xffff"):
+        if KSCHED.search(sym):
+            return "kernel sched/yield/epoll"
+        if KSYS.search(sym):
+            return "kernel syscall entry"
         return "kernel TCP/IP + socket" if KNET.search(sym) else "kernel other"
     if "liblz4" in dso:
         return "LZ4"
@@ -157,7 +170,8 @@ for l in loads:
         ipc = sb.get("instructions", 0) / cyc if cyc else 0
     else:
         cyc, ipc = bp_ms * 1e-3 * mhz * 1e6, None
-    res[l] = dict(iops=t["iops"], ios=ios, cyc_io=cyc / ios, ipc=ipc, comp=comp, top=top[:12],
+    top.sort(reverse=True)
+    res[l] = dict(sb=sb, iops=t["iops"], ios=ios, cyc_io=cyc / ios, ipc=ipc, comp=comp, top=top[:15],
                   bp_util=bp_ms / 1e3 / window, tgt_util=tg_ms / 1e3 / window,
                   tgt_cyc_io=tg_ms * 1e-3 * mhz * 1e6 / ios)
 
@@ -170,6 +184,12 @@ print(f"{'bdevperf core busy':28}" + "".join(f"{100 * res[l]['bp_util']:>21.0f}%
 print(f"{'target core busy':28}" + "".join(f"{100 * res[l]['tgt_util']:>21.0f}%" for l in loads))
 print(f"{'bdevperf cycles/IO':28}" + "".join(f"{res[l]['cyc_io']:>22.0f}" for l in loads))
 print(f"{'target cycles/IO':28}" + "".join(f"{res[l]['tgt_cyc_io']:>22.0f}" for l in loads))
+for ev, name in (("raw_syscalls:sys_enter", "syscalls/IO"), ("syscalls:sys_enter_sendmsg", "  sendmsg/IO"),
+                 ("syscalls:sys_enter_recvfrom", "  recv/IO"), ("syscalls:sys_enter_readv", "  readv/IO"),
+                 ("syscalls:sys_enter_sched_yield", "  sched_yield/IO"),
+                 ("syscalls:sys_enter_epoll_wait", "  epoll_wait/IO")):
+    if all(ev in res[l]["sb"] for l in loads):
+        print(f"{name:28}" + "".join(f"{res[l]['sb'][ev] / res[l]['ios']:>22.2f}" for l in loads))
 if hw:
     print(f"{'IPC':28}" + "".join(f"{res[l]['ipc']:>22.2f}" for l in loads))
 print("bdevperf by component: share of samples, cycles/IO")

@@ -62,7 +62,7 @@ tmp=$(mktemp -d /tmp/gga-vs-spdk.XXXXXX)
 source "$root/scripts/bench_lib.sh"
 bench_lib_init
 mode=event
-base=$(free_port)
+base=$(free_port 3)
 
 # ---- SPDK ------------------------------------------------------------------
 spdk_up() {
