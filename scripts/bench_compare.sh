@@ -6,7 +6,7 @@
 # figures and fails only when it cannot set up.
 #
 #   scripts/bench_compare.sh REF [-t SECONDS] [-r ROUNDS] [--quick]
-#                            [--poll-mode event|busy] [--no-front]
+#                            [--poll-mode event|busy] [--no-front] [--scrub-rate MIB_S]
 #   make bench-compare REF=<commit> [BENCH_ARGS="-t 5 -r 3"]
 #
 # REF is built once beside the work tree: `git archive` of the commit into
@@ -26,6 +26,12 @@
 # with --poll-mode busy a round runs one side, then the other. Default 5 s
 # runs, 2 rounds; --quick is 2 s runs, 2 rounds. Prints the median of each
 # side, work/ref of the medians, and work/ref round by round.
+#
+# Every bdevperf run assembles the array anew and finds the regions the
+# run before wrote still marked in the bitmap (a delete leaves its marks),
+# so it checks them in the background at rebuild_rate_mib_s (100 MiB/s by
+# default) while the run measures: --scrub-rate 1 keeps that check out of
+# the way (docs/BENCHMARKS.md, section 13).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 ref=
@@ -40,6 +46,7 @@ while [ $# -gt 0 ]; do
 	--quick) secs=2 rounds=2 ;;
 	--poll-mode) mode=$2 && shift ;;
 	--no-front) front=0 ;;
+	--scrub-rate) gga_create_extra=",\"rebuild_rate_mib_s\":$2" && shift ;;
 	-h | --help) sed -n '2,/^set -u$/{/^#/p}' "$0" && exit 0 ;;
 	-*) echo "bench_compare: unknown argument '$1'" >&2 && exit 2 ;;
 	*) ref=$1 ;;
@@ -215,7 +222,7 @@ byround() {
 }
 echo
 echo "## bench-compare: work $work_desc / ref ${sha:0:12}, gga bdev over 3 NVMe/TCP memory namespaces," \
-	"$mode mode, QD32, ${secs} s runs, $rounds rounds alternating work/ref"
+	"$mode mode, QD32, ${secs} s runs, $rounds rounds alternating work/ref${gga_create_extra:+, bdev_gga_create $gga_create_extra}"
 echo "(local: bdevperf with the gga bdev on core 1; front: the gga bdev in a gga_tgt on core 1,"
 echo " bdevperf over NVMe/TCP on core 0; the namespaces' target on core 0. work, ref: medians;"
 echo " w/r: work/ref of the medians; w/r rnd: median of the rounds' work/ref; CPU us/IO: CPU"

@@ -12,6 +12,8 @@
 #   mode   the poll mode of gga_tgt and bdevperf: event or busy
 #   secs   seconds per bdevperf run
 #   base   the first of three TCP ports of the namespaces (free_port 3)
+#   gga_create_extra  (optional) more bdev_gga_create parameters, as JSON
+#          members with a leading comma: ',"rebuild_rate_mib_s":1' 
 # and bench_lib_init once, which sets up pids[] and the exit trap that stops
 # every process started here and removes $tmp (or $bench_tmp_root, when
 # the caller moves $tmp between subdirectories of it).
@@ -131,7 +133,7 @@ JSON
 	wait_file "$tmp/gga_tgt.log" ': ready' || return 1
 	cat >"$tmp/gga_local.json" <<JSON
 {"subsystems":[{"subsystem":"bdev","config":[$(attach_json N),
- {"method":"bdev_gga_create","params":{"name":"G","data_1":"N0n1","data_2":"N1n1","parity":"N2n1"}}]}]}
+ {"method":"bdev_gga_create","params":{"name":"G","data_1":"N0n1","data_2":"N1n1","parity":"N2n1"${gga_create_extra:-}}}]}]}
 JSON
 }
 
@@ -167,7 +169,7 @@ gga_front_up() {
 	port=$(free_port)
 	cat >"$tmp/front.json" <<JSON
 {"subsystems":[{"subsystem":"bdev","config":[$(attach_json F),
- {"method":"bdev_gga_create","params":{"name":"G","data_1":"F0n1","data_2":"F1n1","parity":"F2n1"}}]},
+ {"method":"bdev_gga_create","params":{"name":"G","data_1":"F0n1","data_2":"F1n1","parity":"F2n1"${gga_create_extra:-}}}]},
  {"subsystem":"nvmf","config":[{"method":"nvmf_create_transport","params":{"trtype":"TCP"}},
   {"method":"nvmf_create_subsystem","params":{"nqn":"nqn.2016-06.io.gga:vsfront","allow_any_host":true}},
   {"method":"nvmf_subsystem_add_ns","params":{"nqn":"nqn.2016-06.io.gga:vsfront","namespace":{"bdev_name":"G"}}},

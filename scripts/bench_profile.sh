@@ -11,7 +11,7 @@
 # "cycles per I/O" is then CPU time per I/O times the nominal clock, and
 # IPC is not measured. A benchmark, not a test.
 #
-#   scripts/bench_profile.sh [-w WINDOW] [-f FREQ] [workload...]
+#   scripts/bench_profile.sh [-w WINDOW] [-f FREQ] [--scrub-rate MIB_S] [workload...]
 #       workloads: 4k-randwrite 4k-randread 128k-randwrite (default: all three)
 #   GGA_BUILD=DIR   the build to profile (default build/)
 #   GGA_PROFILE_KEEP=DIR  keep perf.data files and perf report outputs in DIR
@@ -25,6 +25,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	-w) window=$2 && shift ;;
 	-f) freq=$2 && shift ;;
+	--scrub-rate) gga_create_extra=",\"rebuild_rate_mib_s\":$2" && shift ;;
 	-h | --help) sed -n '2,/^set -u$/{/^#/p}' "$0" && exit 0 ;;
 	4k-randwrite | 4k-randread | 128k-randwrite) loads+=("$1") ;;
 	*) echo "bench_profile: unknown argument '$1'" >&2 && exit 2 ;;
@@ -89,14 +90,17 @@ for l in "${loads[@]}"; do
 	[ -z "$keep" ] || cp "$tmp/perf_$l.data" "$tmp/report_$l.txt" "$keep/"
 done
 
-# symbol -> source file of bdevperf's own functions (nm -l, from the debug info).
+# symbol -> source file of bdevperf's own functions (nm -l, from the debug info),
+# relative to the source tree of that build (BUILD/bin/../..).
 nm -l --defined-only "$bin/bdevperf" 2>/dev/null |
 	awk '$2 ~ /^[tTwW]$/ && NF >= 4 {sub(/:[0-9]+$/, "", $4); print $3, $4}' >"$tmp/symfiles"
 
-python3 - "$tmp" "$root" "$window" "$mhz" "$hw" "${loads[@]}" <<'PY'
+GGA_EXTRA=${gga_create_extra:-} python3 - "$tmp" "$(cd "$bin/../.." && pwd)" "$window" "$mhz" "$hw" "${loads[@]}" <<'PY'
 import json, re, sys
 tmp, root, window, mhz, hw = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), sys.argv[5] == "1"
 loads = sys.argv[6:]
+import os
+extra = os.environ.get("GGA_EXTRA", "")
 files = {}
 for line in open(f"{tmp}/symfiles"):
     s, f = line.split(maxsplit=1)
@@ -177,7 +181,7 @@ for l in loads:
 
 kind = "cycles" if hw else f"task-clock x {mhz:.0f} MHz"
 print()
-print(f"## gga bdevperf profile: {kind}, {window:.0f} s windows, event mode, QD32")
+print(f"## gga bdevperf profile: {kind}, {window:.0f} s windows, event mode, QD32" + (f", bdev_gga_create {extra}" if extra else ""))
 print(f"{'':28}" + "".join(f"{l:>22}" for l in loads))
 print(f"{'IOPS':28}" + "".join(f"{res[l]['iops']:>22.0f}" for l in loads))
 print(f"{'bdevperf core busy':28}" + "".join(f"{100 * res[l]['bp_util']:>21.0f}%" for l in loads))
