@@ -7,6 +7,7 @@
 #
 #   scripts/bench_compare.sh REF [-t SECONDS] [-r ROUNDS] [--quick]
 #                            [--poll-mode event|busy] [--no-front] [--scrub-rate MIB_S]
+#                            [--local "SIZE WORKLOAD[,SIZE WORKLOAD...]"]
 #   make bench-compare REF=<commit> [BENCH_ARGS="-t 5 -r 3"]
 #
 # REF is built once beside the work tree: `git archive` of the commit into
@@ -35,6 +36,7 @@
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 ref=
+only_local=()
 secs=5
 rounds=2
 front=1
@@ -46,6 +48,7 @@ while [ $# -gt 0 ]; do
 	--quick) secs=2 rounds=2 ;;
 	--poll-mode) mode=$2 && shift ;;
 	--no-front) front=0 ;;
+	--local) IFS=, read -r -a only_local <<<"$2" && shift ;;
 	--scrub-rate) gga_create_extra=",\"rebuild_rate_mib_s\":$2" && shift ;;
 	-h | --help) sed -n '2,/^set -u$/{/^#/p}' "$0" && exit 0 ;;
 	-*) echo "bench_compare: unknown argument '$1'" >&2 && exit 2 ;;
@@ -113,6 +116,7 @@ side_base=([work]=$p [ref]=$((p + 3)))
 res=$bench_tmp_root
 
 local_loads=("4096 randread" "4096 randwrite" "131072 randwrite")
+[ ${#only_local[@]} -eq 0 ] || local_loads=("${only_local[@]}")
 front_loads=("4096 randread" "4096 randwrite")
 
 # use SIDE: point bench_lib's globals at that side's build, files and ports.
