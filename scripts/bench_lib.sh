@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# Shared set-up of the NVMe/TCP benchmarks (sourced, not run): the layout of
-# scripts/bench_vs_spdk.sh and scripts/bench_compare.sh. One gga_tgt on
+# Shared set-up of the NVMe/TCP benchmarks (sourced, not run): processes,
+# ports and gga_tgt start-up for every bench_*.sh that runs one, and the
+# layout of scripts/bench_vs_spdk.sh, bench_compare.sh and bench_profile.sh. One gga_tgt on
 # core 0 exports three memory namespaces over NVMe/TCP on 127.0.0.1; the
 # gga bdev (2 + 1) is built over them inside bdevperf on core 1; the front
 # is the same gga bdev inside a second gga_tgt on core 1, exported to
@@ -95,6 +96,26 @@ cpu_secs() {
 }
 median() {
 	sort -n | awk '{a[NR] = $1} END {if (NR == 0) print 0; else print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'
+}
+
+# tgt_start NAME CORES [ARGS...]: a gga_tgt on CORES with its RPC socket at
+# $tmp/NAME.sock and its log in $tmp/NAME.log; up to 20 s for it to be ready.
+tgt_start() {
+	local name=$1 cores=$2
+	shift 2
+	"$bin/gga_tgt" -m "$cores" -r "$tmp/$name.sock" "$@" >"$tmp/$name.log" 2>&1 &
+	pids+=($!)
+	wait_file "$tmp/$name.log" ': ready' || {
+		echo "$(basename "$0"): gga_tgt $name did not start" >&2
+		tail -5 "$tmp/$name.log" >&2
+		return 1
+	}
+}
+# tgt_rpc NAME METHOD [PARAMS]: one gga_rpc call to the gga_tgt NAME, its output dropped.
+tgt_rpc() {
+	local name=$1
+	shift
+	"$bin/gga_rpc" -s "$tmp/$name.sock" "$@" >/dev/null
 }
 
 nqn() { echo "nqn.2016-06.io.gga:vs$1"; }

@@ -24,25 +24,14 @@ while [ $# -gt 0 ]; do
 	shift
 done
 tmp=$(mktemp -d /tmp/gga-bench-tls.XXXXXX)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# shellcheck source=scripts/bench_lib.sh
+source "$root/scripts/bench_lib.sh"
+bench_lib_init
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-plain_port=$(free_port)
-tls_port=$(free_port)
-"$bin/gga_tgt" -m 0x1 -r "$tmp/t.sock" >"$tmp/t.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 100); do grep -q ': ready' "$tmp/t.log" && break; sleep 0.1; done
-t() { "$bin/gga_rpc" -s "$tmp/t.sock" "$@" >/dev/null || { echo "bench_tls: $1 failed" >&2; exit 1; }; }
+plain_port=$(free_port 2)
+tls_port=$((plain_port + 1))
+tgt_start t 0x1 || exit 1
+t() { tgt_rpc t "$@" || { echo "bench_tls: $1 failed" >&2; exit 1; }; }
 host=nqn.2014-08.org.nvmexpress:uuid:7e2d1c0b-3a4f-4b5c-8d6e-7f8091a2b3c4
 (umask 077 && python3 "$root/test/integration/nvme_tls_peer.py" gen-key --hash 1 >"$tmp/psk")
 t keyring_file_add_key "{\"name\":\"psk\",\"path\":\"$tmp/psk\"}"
