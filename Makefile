@@ -4,6 +4,8 @@
 #   make test-vm   the SoftRoCE/NVMe-oF interop tests in a qemu VM (test/vm/)
 #   make demo      install packages, build, run the demo
 #   make bench     run the benchmarks (docs/BENCHMARKS.md)
+#   make bench-compare REF=<commit>  the work tree's build against REF's, alternating, in
+#                  one run: the I/O path's regression guard (BENCH_ARGS="-t 5 -r 3", --quick)
 #   make torture   the seeded torture run of the gga bdev for GGA_TORTURE_STEPS steps per
 #                  geometry (default 24000, ten times make test's); GGA_TORTURE_SEED=S
 #                  replays a run (docs/TESTING.md); the lifecycle checker one event
@@ -51,6 +53,10 @@ demo:
 
 bench:
 	@bash scripts/bench.sh
+
+bench-compare: build
+	@[ -n "$(REF)" ] || { echo "make bench-compare REF=<commit> [BENCH_ARGS=...]" >&2; exit 2; }
+	@bash scripts/bench_compare.sh $(REF) $(BENCH_ARGS)
 
 # The ASan runs of the longest scenario tests (make test runs them in its
 # normal lane only): a build-asan tree, then those tests with GGA_TORTURE=1.
@@ -122,5 +128,5 @@ clean:
 distclean: clean
 	rm -f mk/config.mk
 
-.PHONY: all build unittests test test-vm demo bench torture fuzz mutants install uninstall format \
+.PHONY: all build unittests test test-vm demo bench bench-compare torture fuzz mutants install uninstall format \
 	check-format clean distclean

@@ -32,21 +32,12 @@ while [ $# -gt 0 ]; do
 done
 ulimit -n 8192 2>/dev/null || true
 tmp=$(mktemp -d /tmp/gga-bench-adm.XXXXXX)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# shellcheck source=scripts/bench_lib.sh
+source "$root/scripts/bench_lib.sh"
+bench_lib_init
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-port=$(free_port)
-tls_port=$(free_port)
+port=$(free_port 2)
+tls_port=$((port + 1))
 nqn=nqn.2016-06.io.gga:bench-admission
 host=nqn.2014-08.org.nvmexpress:uuid:0b9f8a3c-1d2e-4f50-8a6b-7c8d9e0f1a2b
 keyed=nqn.2014-08.org.nvmexpress:uuid:3f4a5b6c-7d8e-4f90-a1b2-c3d4e5f60718

@@ -14,26 +14,15 @@ bin=${GGA_BUILD:-$root/build}/bin
 runs=7
 [ "${1:-}" = -n ] && runs=$2
 tmp=$(mktemp -d /tmp/gga-bench-auth.XXXXXX)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# shellcheck source=scripts/bench_lib.sh
+source "$root/scripts/bench_lib.sh"
+bench_lib_init
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$bin/gga_tgt" -m 0x1 -r "$tmp/t.sock" >"$tmp/t.log" 2>&1 &
-pids+=($!)
-"$bin/gga_tgt" -m 0x2 -r "$tmp/h.sock" >"$tmp/h.log" 2>&1 &
-pids+=($!)
-for s in t h; do
-	for _ in $(seq 1 100); do grep -q ': ready' "$tmp/$s.log" && break; sleep 0.1; done
-done
-t() { "$bin/gga_rpc" -s "$tmp/t.sock" "$@" >/dev/null; }
-h() { "$bin/gga_rpc" -s "$tmp/h.sock" "$@" >/dev/null; }
+port=$(free_port)
+tgt_start t 0x1 || exit 1
+tgt_start h 0x2 || exit 1
+t() { tgt_rpc t "$@"; }
+h() { tgt_rpc h "$@"; }
 host=nqn.2014-08.org.nvmexpress:uuid:5b1c0d9e-2f3a-4b4c-9d5e-6f708192a3b4
 python3 -c 'import base64, os, struct, zlib
 k = os.urandom(32)

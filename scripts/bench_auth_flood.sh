@@ -27,15 +27,9 @@ while [ $# -gt 0 ]; do
 	shift
 done
 tmp=$(mktemp -d /tmp/gga-bench-authflood.XXXXXX)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# shellcheck source=scripts/bench_lib.sh
+source "$root/scripts/bench_lib.sh"
+bench_lib_init
 
 authpy=$root/test/integration/nvme_auth.py
 nqn=nqn.2016-06.io.gga:auth-flood
@@ -45,7 +39,7 @@ mkdir -m 700 "$tmp/keys"
 for k in hk h2; do
 	python3 "$authpy" gen-key --hash 1 >"$tmp/keys/$k" && chmod 600 "$tmp/keys/$k"
 done
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 fail() { cat "$tmp/rpc.out" >&2 2>/dev/null; echo "bench_auth_flood: $1" >&2; exit 1; }
 if [ $use_spdk = 1 ]; then
 	[ -x "$spdk/build/bin/nvmf_tgt" ] || fail "no $spdk/build/bin/nvmf_tgt"
@@ -69,9 +63,7 @@ if [ $use_spdk = 1 ]; then
 	t nvmf_subsystem_add_host "$nqn" "$attacked" --dhchap-key hk
 	t nvmf_subsystem_add_host "$nqn" "$real" --dhchap-key h2
 else
-	"$bin/gga_tgt" -m 0x1 -r "$tmp/t.sock" >"$tmp/t.log" 2>&1 &
-	pids+=($!)
-	for _ in $(seq 1 100); do grep -q ': ready' "$tmp/t.log" && break; sleep 0.1; done
+	tgt_start t 0x1 || exit 1
 	t() { "$bin/gga_rpc" -s "$tmp/t.sock" "$@" >"$tmp/rpc.out" 2>&1 || fail "$1 failed"; }
 	t keyring_file_add_key "{\"name\":\"hk\",\"path\":\"$tmp/keys/hk\"}"
 	t keyring_file_add_key "{\"name\":\"h2\",\"path\":\"$tmp/keys/h2\"}"

@@ -31,21 +31,12 @@ while [ $# -gt 0 ]; do
 	shift
 done
 tmp=$(mktemp -d /tmp/gga-bench-tls.XXXXXX)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	[ -n "${BENCH_KEEP:-}" ] || rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# shellcheck source=scripts/bench_lib.sh
+source "$root/scripts/bench_lib.sh"
+bench_lib_init
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-plain_port=$(free_port)
-tls_port=$(free_port)
+plain_port=$(free_port 2)
+tls_port=$((plain_port + 1))
 host=nqn.2014-08.org.nvmexpress:uuid:7e2d1c0b-3a4f-4b5c-8d6e-7f8091a2b3c4
 # No newline at the end: SPDK takes the file whole as the interchange PSK.
 (umask 077 && python3 "$root/test/integration/nvme_tls_peer.py" gen-key --hash 1 | tr -d "\n" >"$tmp/psk")
@@ -60,9 +51,9 @@ if [ -n "$spdk" ]; then
 fi
 tgt_pid=
 
-# gga_up / spdk_up: the system's target on core 0 with a plaintext and a
+# up_gga / up_spdk: the system's target on core 0 with a plaintext and a
 # secure-channel subsystem, each a malloc namespace of 256 MiB.
-gga_up() {
+up_gga() {
 	"$bin/gga_tgt" -m 0x1 -r "$tmp/t.sock" >"$tmp/t.log" 2>&1 &
 	tgt_pid=$!
 	pids+=($!)
@@ -81,7 +72,7 @@ gga_up() {
 	done
 	t nvmf_subsystem_add_host "{\"nqn\":\"nqn.2016-06.io.gga:bench-tls\",\"host\":\"$host\",\"psk\":\"psk\"}"
 }
-spdk_up() {
+up_spdk() {
 	"$spdk/build/bin/nvmf_tgt" -m 0x1 -r "$tmp/s.sock" --disable-cpumask-locks >"$tmp/s.log" 2>&1 &
 	tgt_pid=$!
 	pids+=($!)
@@ -146,7 +137,7 @@ for w in "randread 32 4096 4KiB-randread-qd32" "write 8 131072 128KiB-write-qd8"
 	for sys in $systems; do : >"$tmp/$sys.plain.iops" && : >"$tmp/$sys.tls.iops"; done
 	for _ in $(seq 1 "$runs"); do
 		for sys in $systems; do
-			${sys}_up
+			up_$sys
 			for kind in plain tls; do
 				run "$sys" $kind "$wl" "$qd" "$size" >>"$tmp/$sys.$kind.iops"
 			done

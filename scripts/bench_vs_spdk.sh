@@ -59,55 +59,11 @@ else
 fi
 
 tmp=$(mktemp -d /tmp/gga-vs-spdk.XXXXXX)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do
-		kill -TERM "$p" 2>/dev/null
-	done
-	for p in "${pids[@]}"; do
-		wait "$p" 2>/dev/null
-	done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-say() {
-	echo "+ $*" >&2
-}
-# wait_file FILE PATTERN: up to 20 s for PATTERN in FILE.
-wait_file() {
-	local i
-	for i in $(seq 1 200); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
-stop_last() {
-	local p=${pids[-1]}
-	kill -TERM "$p" 2>/dev/null
-	wait "$p" 2>/dev/null
-	unset 'pids[-1]'
-}
-
-MIB=256
-base=$(free_port)
-nqn() { echo "nqn.2016-06.io.gga:vs$1"; }
-
-# attach_json NAME_PREFIX: the three bdev_nvme_attach_controller calls.
-attach_json() {
-	local i sep=""
-	for i in 0 1 2; do
-		printf '%s{"method":"bdev_nvme_attach_controller","params":{"name":"%s%d","trtype":"tcp","adrfam":"ipv4","traddr":"127.0.0.1","trsvcid":"%d","subnqn":"%s"}}' \
-			"$sep" "$1" "$i" $((base + i)) "$(nqn $i)"
-		sep=","
-	done
-}
+# shellcheck source=scripts/bench_lib.sh
+source "$root/scripts/bench_lib.sh"
+bench_lib_init
+mode=event
+base=$(free_port 3)
 
 # ---- SPDK ------------------------------------------------------------------
 spdk_up() {
@@ -153,72 +109,6 @@ spdk_run() {
 	echo "$out" >>"$tmp/spdk_bdevperf.log"
 	echo "$out" | grep -q '^ *Total *:' || echo "$out" | grep -E 'ERROR|error' | tail -3 >&2
 	echo "$out" | awk '/^ *Total *:/ {print $3, $4; found=1} END {if (!found) print "0 0"}'
-}
-
-# ---- gga -------------------------------------------------------------------
-gga_up() {
-	local i cfg="" sep=""
-	for i in 0 1 2; do
-		cfg+="$sep{\"method\":\"bdev_malloc_create\",\"params\":{\"name\":\"M$i\",\"num_blocks\":$((MIB * 512)),\"block_size\":2048,\"md_size\":64}}"
-		sep=","
-	done
-	cat >"$tmp/gga_tgt.json" <<JSON
-{"subsystems":[{"subsystem":"bdev","config":[$cfg]},
- {"subsystem":"nvmf","config":[{"method":"nvmf_create_transport","params":{"trtype":"TCP"}}
-$(for i in 0 1 2; do
-	printf ',{"method":"nvmf_create_subsystem","params":{"nqn":"%s","allow_any_host":true}}' "$(nqn $i)"
-	printf ',{"method":"nvmf_subsystem_add_ns","params":{"nqn":"%s","namespace":{"bdev_name":"M%d"}}}' "$(nqn $i)" "$i"
-	printf ',{"method":"nvmf_subsystem_add_listener","params":{"nqn":"%s","listen_address":{"trtype":"tcp","adrfam":"ipv4","traddr":"127.0.0.1","trsvcid":"%d"}}}' "$(nqn $i)" $((base + i))
-done)]}]}
-JSON
-	say "$bin/gga_tgt -m 0x1 --poll-mode $mode --mem-size 1g -r $tmp/gga.sock --json $tmp/gga_tgt.json"
-	"$bin/gga_tgt" -m 0x1 --poll-mode "$mode" --mem-size 1g -r "$tmp/gga.sock" \
-		--json "$tmp/gga_tgt.json" >"$tmp/gga_tgt.log" 2>&1 &
-	pids+=($!)
-	wait_file "$tmp/gga_tgt.log" ': ready' || return 1
-	cat >"$tmp/gga_local.json" <<JSON
-{"subsystems":[{"subsystem":"bdev","config":[$(attach_json N),
- {"method":"bdev_gga_create","params":{"name":"G","data_1":"N0n1","data_2":"N1n1","parity":"N2n1"}}]}]}
-JSON
-}
-
-# gga_run CONFIG BDEV CORES SIZE WORKLOAD: "IOPS MiB/s" of gga's bdevperf ($mode poll mode).
-gga_run() {
-	local out
-	say "$bin/bdevperf --json $1 -b $2 -m $3 --poll-mode $mode -q 32 -o $4 -w $5 -t $secs --output json"
-	out=$("$bin/bdevperf" --json "$1" -b "$2" -m "$3" --poll-mode "$mode" -q 32 -o "$4" -w "$5" \
-		-t "$secs" --output json 2>>"$tmp/gga_bdevperf.log")
-	python3 -c 'import json,sys
-d=json.loads(sys.argv[1]); t=d.get("total") or d["jobs"][0]
-print("%.0f %.1f" % (t["iops"], t["mibps"]))' "$out" 2>/dev/null || echo "0 0"
-}
-
-# The front: the gga bdev inside a gga_tgt on core 1, exported to bdevperf on core 0.
-gga_front_up() {
-	local port
-	port=$(free_port)
-	cat >"$tmp/front.json" <<JSON
-{"subsystems":[{"subsystem":"bdev","config":[$(attach_json F),
- {"method":"bdev_gga_create","params":{"name":"G","data_1":"F0n1","data_2":"F1n1","parity":"F2n1"}}]},
- {"subsystem":"nvmf","config":[{"method":"nvmf_create_transport","params":{"trtype":"TCP"}},
-  {"method":"nvmf_create_subsystem","params":{"nqn":"nqn.2016-06.io.gga:vsfront","allow_any_host":true}},
-  {"method":"nvmf_subsystem_add_ns","params":{"nqn":"nqn.2016-06.io.gga:vsfront","namespace":{"bdev_name":"G"}}},
-  {"method":"nvmf_subsystem_add_listener","params":{"nqn":"nqn.2016-06.io.gga:vsfront","listen_address":
-   {"trtype":"tcp","adrfam":"ipv4","traddr":"127.0.0.1","trsvcid":"$port"}}}]}]}
-JSON
-	cat >"$tmp/front_bp.json" <<JSON
-{"subsystems":[{"subsystem":"bdev","config":[{"method":"bdev_nvme_attach_controller","params":
- {"name":"V","trtype":"tcp","adrfam":"ipv4","traddr":"127.0.0.1","trsvcid":"$port","subnqn":"nqn.2016-06.io.gga:vsfront"}}]}]}
-JSON
-	say "$bin/gga_tgt -m 0x2 --mem-size 512m -r $tmp/front.sock --json $tmp/front.json"
-	"$bin/gga_tgt" -m 0x2 --mem-size 512m -r "$tmp/front.sock" --json "$tmp/front.json" \
-		>"$tmp/front.log" 2>&1 &
-	pids+=($!)
-	wait_file "$tmp/front.log" ': ready'
-}
-
-median() {
-	sort -n | awk '{a[NR] = $1} END {if (NR == 0) print 0; else print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'
 }
 
 loads=("4096 randread" "131072 randwrite" "4096 randwrite")
