@@ -18,7 +18,12 @@
 # exported over NVMe/TCP to bdevperf on core 0 (SPDK's busy-polling target
 # cannot share a core with its bdevperf, so it has no such row here).
 #
-#   scripts/bench_vs_spdk.sh [-t SECONDS] [-r REPS] [--spdk DIR]
+#   scripts/bench_vs_spdk.sh [-t SECONDS] [-r REPS] [--spdk DIR] [--scrub-rate MIB_S]
+#
+# --scrub-rate passes rebuild_rate_mib_s to bdev_gga_create: each bdevperf
+# run assembles the gga bdev again and checks the regions the run before
+# left marked (docs/BENCHMARKS.md §13) at that rate while it measures; SPDK's
+# raid has no such check, so `--scrub-rate 1` keeps it out of the figures.
 #
 # SPDK: built by hand (docs/TESTING.md, "Building the SPDK peer";
 # build/bin/nvmf_tgt, build/examples/
@@ -37,6 +42,7 @@ while [ $# -gt 0 ]; do
 	-t) secs=$2; shift ;;
 	-r) reps=$2; shift ;;
 	--spdk) spdk=$2; shift ;;
+	--scrub-rate) gga_create_extra=",\"rebuild_rate_mib_s\":$2"; shift ;;
 	-h | --help) sed -n '2,/^set -u$/{/^#/p}' "$0"; exit 0 ;;
 	*) echo "bench_vs_spdk: unknown argument '$1'" >&2; exit 2 ;;
 	esac
