@@ -88,6 +88,15 @@ struct gga_create_ctx {
 	 */
 	bool wait;
 	bool may_wait;
+	/*
+	 * The members' geometry given to create (opts member_block_size etc.,
+	 * geo_set if given): the members must match it, and a waiting bdev none
+	 * of whose members exists is registered from it.
+	 */
+	bool geo_set;
+	uint32_t geo_bs;
+	uint32_t geo_md;
+	uint64_t geo_blocks;
 	bool waiting;
 	bool busy;
 	uint32_t ticks;
@@ -1013,6 +1022,17 @@ create_decide(struct gga_create_ctx *ctx)
 		goto out_fail_create;
 	}
 	ctx->format = plan.kind == GGA_LC_PLAN_FORMAT;
+	if (ctx->format && ctx->waiting) {
+		/*
+		 * A waiting bdev waits for the members of an existing array: blank
+		 * ones that turn up are not made a new array behind the host's back.
+		 */
+		create_set_msg(ctx, -EUCLEAN,
+			       "the members that answered are blank: a bdev waiting for the "
+			       "members of an existing array does not format new ones (delete it "
+			       "and create it with mode create to start anew)");
+		goto out_fail_create;
+	}
 
 	if (ctx->format) {
 		if (ctx->uuid_set) {
@@ -1168,46 +1188,59 @@ static int
 create_check_geometry(struct gga_create_ctx *ctx)
 {
 	struct gga_disk *disk = ctx->disk;
-	uint32_t i, first = (uint32_t)__builtin_ctz(disk->all_mask & ~ctx->absent);
-	struct bdev *b0 = disk->members[first].bdev, *b;
+	uint32_t i, first = 0, bs0, md0;
+	struct bdev *b;
 	char l0[160], l[160];
-	uint64_t offset;
+	uint64_t offset, nb0;
 
-	gga_member_label(disk, first, l0, sizeof(l0));
-	for (i = first + 1; i < disk->n; i++) {
-		if (ctx->absent & (1u << i)) {
+	/* The reference: the geometry given (save_config's), else the first member's. */
+	if (ctx->geo_set) {
+		snprintf(l0, sizeof(l0), "the array (member_block_size etc. given)");
+		bs0 = ctx->geo_bs;
+		md0 = ctx->geo_md;
+		nb0 = ctx->geo_blocks;
+	} else {
+		first = (uint32_t)__builtin_ctz(disk->all_mask & ~ctx->absent);
+		gga_member_label(disk, first, l0, sizeof(l0));
+		b = disk->members[first].bdev;
+		bs0 = bdev_get_block_size(b);
+		md0 = bdev_get_md_size(b);
+		nb0 = bdev_get_num_blocks(b);
+	}
+	for (i = 0; i < disk->n; i++) {
+		if ((ctx->absent & (1u << i)) || (!ctx->geo_set && i == first)) {
 			continue;
 		}
 		b = disk->members[i].bdev;
 		gga_member_label(disk, i, l, sizeof(l));
-		if (bdev_get_block_size(b) != bdev_get_block_size(b0)) {
+		if (bdev_get_block_size(b) != bs0) {
 			create_set_msg(
 				ctx, -EINVAL,
 				"%s has block_size %u, %s has %u: every member must have the "
 				"same geometry (half-block targets made alike)",
-				l, bdev_get_block_size(b), l0, bdev_get_block_size(b0));
+				l, bdev_get_block_size(b), l0, bs0);
 			return ctx->rc;
 		}
-		if (bdev_get_md_size(b) != bdev_get_md_size(b0)) {
+		if (bdev_get_md_size(b) != md0) {
 			create_set_msg(
 				ctx, -EINVAL,
 				"%s has md_size %u, %s has %u: every member must have the same "
 				"geometry (half-block targets made alike)",
-				l, bdev_get_md_size(b), l0, bdev_get_md_size(b0));
+				l, bdev_get_md_size(b), l0, md0);
 			return ctx->rc;
 		}
-		if (bdev_get_num_blocks(b) != bdev_get_num_blocks(b0)) {
-			create_set_msg(
-				ctx, -EINVAL,
-				"%s has num_blocks %" PRIu64 ", %s has %" PRIu64 ": every member "
-				"must have the same size (a larger one: recreate it at the others' size)",
-				l, bdev_get_num_blocks(b), l0, bdev_get_num_blocks(b0));
+		if (bdev_get_num_blocks(b) != nb0) {
+			create_set_msg(ctx, -EINVAL,
+				       "%s has num_blocks %" PRIu64 ", %s has %" PRIu64
+				       ": every member must have the same size (a larger one: "
+				       "recreate it at the others' size)",
+				       l, bdev_get_num_blocks(b), l0, nb0);
 			return ctx->rc;
 		}
 	}
-	disk->frag_size = bdev_get_block_size(b0);
-	disk->md_size = bdev_get_md_size(b0);
-	disk->member_blocks = bdev_get_num_blocks(b0);
+	disk->frag_size = bs0;
+	disk->md_size = md0;
+	disk->member_blocks = nb0;
 	disk->mbs = disk->frag_size + disk->md_size;
 	if (disk->md_size < GGA_FRAG_MD_SIZE) {
 		create_set_msg(
@@ -1307,10 +1340,16 @@ create_open_members(struct gga_create_ctx *ctx)
 		 */
 		i = (uint32_t)__builtin_ctz(ctx->absent);
 		if (ctx->wait && ctx->absent == disk->all_mask) {
+			if (ctx->geo_set && ctx->uuid_set) {
+				/* Registered from the geometry given, and waits (create_wait_none()). */
+				return 0;
+			}
 			create_set_msg(ctx, -ENODEV,
 				       "no member's base bdev exists (%s the first): a bdev that "
 				       "waits for members needs one at least, to know the array's "
-				       "block size and size; create it again once one is attached",
+				       "block size and size, or member_block_size, member_md_size, "
+				       "member_num_blocks and uuid (save_config writes them); "
+				       "create it again once one is attached",
 				       gga_member_label(disk, i, label, sizeof(label)));
 			return ctx->rc;
 		}
@@ -1424,6 +1463,19 @@ create_check_opts(struct gga_create_ctx *ctx, const struct bdev_gga_opts *opts)
 		create_set_msg(ctx, -EINVAL, "standby: only with front_id");
 		return ctx->rc;
 	}
+	if ((opts->member_block_size != 0 || opts->member_md_size != 0 ||
+	     opts->member_num_blocks != 0) &&
+	    (opts->member_block_size == 0 || opts->member_md_size == 0 ||
+	     opts->member_num_blocks == 0)) {
+		create_set_msg(ctx, -EINVAL,
+			       "member_block_size, member_md_size and member_num_blocks: give all "
+			       "three (the members' geometry, as save_config writes it) or none");
+		return ctx->rc;
+	}
+	ctx->geo_set = opts->member_block_size != 0;
+	ctx->geo_bs = opts->member_block_size;
+	ctx->geo_md = opts->member_md_size;
+	ctx->geo_blocks = opts->member_num_blocks;
 	if (name_in_use(opts->name)) {
 		create_set_msg(ctx, -EEXIST, "bdev '%s' already exists", opts->name);
 		return ctx->rc;
@@ -1915,7 +1967,8 @@ create_reopen(struct gga_create_ctx *ctx, uint32_t i)
 	if (bdev_get_block_size(b) != disk->frag_size || bdev_get_md_size(b) != disk->md_size ||
 	    bdev_get_num_blocks(b) != disk->member_blocks ||
 	    (disk->direct_reads && bdev_get_buf_align(b) > 1)) {
-		ctx->why[i] = "its base bdev has another geometry than the other members";
+		ctx->why[i] = "its base bdev has another geometry (block size, metadata size or "
+			      "number of blocks) than the array's: not taken";
 		rc = -EINVAL;
 		goto out_close;
 	}
@@ -2020,6 +2073,36 @@ create_poll(void *arg)
 		create_attempt(ctx);
 	}
 	return POLLER_BUSY;
+}
+
+/*
+ * No member's base bdev exists, and the geometry and uuid were given: the
+ * bdev is registered from them, waiting (every request fails), and the
+ * retries of create_poll() take the members as they appear; their bases and
+ * superblocks must match the geometry and uuid (create_reopen(),
+ * create_validate()).
+ */
+static void
+create_wait_none(void *arg)
+{
+	struct gga_create_ctx *ctx = arg;
+	struct gga_disk *disk = ctx->disk;
+
+	memcpy(disk->array_uuid, ctx->uuid, sizeof(disk->array_uuid));
+	create_set_msg(ctx, -ENODEV, "no member's base bdev exists");
+	ctx->poller = poller_register(create_poll, ctx, CREATE_POLL_US, "gga_create");
+	if (ctx->poller == NULL) {
+		create_set_msg(ctx, -ENOMEM,
+			       "no member's base bdev exists, and no poller to wait for them");
+		create_fail(ctx);
+		return;
+	}
+	if (create_wait_start(ctx) != 0) {
+		create_set_msg(ctx, -ENOMEM,
+			       "no member's base bdev exists, and registering the waiting bdev "
+			       "failed");
+		create_fail(ctx);
+	}
 }
 
 void
@@ -2157,6 +2240,14 @@ bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *c
 
 	if (opts->front_id != 0) {
 		return create_front(ctx, opts);
+	}
+	if (ctx->absent == disk->all_mask) {
+		/* (Only waiting, with the geometry given: create_open_members().) */
+		if (thread_send_msg(thread_get_current(), create_wait_none, ctx) != 0) {
+			create_set_msg(ctx, -ENOMEM, "out of memory");
+			return create_fail_async(ctx);
+		}
+		return 0;
 	}
 	return create_read_superblocks(ctx);
 }
