@@ -81,6 +81,14 @@ struct gga_create_ctx {
 	uint32_t open_state[BDEV_GGA_MAX_MEMBERS];
 	const char *open_reason[BDEV_GGA_MAX_MEMBERS];
 	/*
+	 * A front that waits for members (wait_for_members): front_busy while
+	 * an assembly of it is under way; between them, every CREATE_RETRY_TICKS,
+	 * the bases of absent members that appeared are opened (reopened: the
+	 * members so opened, whose channels the bdev's channels lack).
+	 */
+	bool front_busy;
+	uint32_t reopened;
+	/*
 	 * Waiting for members (opts wait_for_members): `wait` allows it; may_wait
 	 * is the module's word on the last refusal (gga_lc_assemble_may_wait());
 	 * `waiting` once the bdev is registered and the assembly is retried
@@ -220,6 +228,7 @@ create_fail(struct gga_create_ctx *ctx)
 		 * and assembles again later unless the bdev is going.
 		 */
 		if (gga_front_shell_assembled(ctx->disk, rc, ctx->msg)) {
+			ctx->front_busy = false;
 			return;
 		}
 		create_early_end(ctx);
@@ -339,6 +348,31 @@ create_attach_done(struct io_channel_iter *it, int status)
 	create_wait_end(ctx);
 }
 
+/* A front's assembly is on disk: it starts, and serves once the shell says so. */
+static void
+create_front_finish(struct gga_create_ctx *ctx)
+{
+	struct gga_disk *disk = ctx->disk;
+	char uuid[UUID_STR_LEN];
+
+	uuid_format(disk->array_uuid, uuid);
+	NOTICELOG("gga bdev '%s': %s array %s (%u + %u, %" PRIu64 " blocks of %u bytes, "
+		  "generations from %" PRIu64 ") as the active front\n",
+		  disk->bdev.name, ctx->format ? "formatted" : "assembled", uuid, disk->k, disk->m,
+		  disk->bdev.num_blocks, disk->block_size, disk->next_gen);
+	gga_disk_start(disk);
+	gga_front_shell_assembled(disk, 0, "");
+	create_fail_unwritten(disk, ctx->write_failed);
+	create_early_end(ctx);
+}
+
+static void
+create_front_attach_done(struct io_channel_iter *it, int status)
+{
+	(void)status;
+	create_front_finish(io_channel_iter_get_ctx(it));
+}
+
 /* Everything is on disk: make the bdev. */
 static void
 create_finish(struct gga_create_ctx *ctx)
@@ -375,15 +409,13 @@ create_finish(struct gga_create_ctx *ctx)
 	durable.rec = disk->rec_mask;
 	disk->persisted = gga_lc_durable_pack(&durable);
 	if (ctx->early) {
-		uuid_format(disk->array_uuid, uuid);
-		NOTICELOG("gga bdev '%s': %s array %s (%u + %u, %" PRIu64 " blocks of %u bytes, "
-			  "generations from %" PRIu64 ") as the active front\n",
-			  disk->bdev.name, ctx->format ? "formatted" : "assembled", uuid, disk->k,
-			  disk->m, disk->bdev.num_blocks, disk->block_size, disk->next_gen);
-		gga_disk_start(disk);
-		gga_front_shell_assembled(disk, 0, "");
-		create_fail_unwritten(disk, ctx->write_failed);
-		create_early_end(ctx);
+		if (ctx->reopened != 0) {
+			/* Channels opened before lack the members opened since. */
+			io_device_for_each_channel(disk, create_attach_channel, ctx,
+						   create_front_attach_done);
+			return;
+		}
+		create_front_finish(ctx);
 		return;
 	}
 	if (ctx->waiting) {
@@ -725,7 +757,8 @@ assemble_states(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank, 
 			__builtin_popcount(trusted), disk->n, trusted, act.why,
 			ctx->absent != 0 ? "; the others did not answer" : "", disk->k, uuid);
 		/* Members only down: the module says whether their return could make k. */
-		ctx->may_wait = ctx->wait && gga_lc_assemble_may_wait(&view, found, rc);
+		ctx->may_wait = ctx->wait && !ctx->early &&
+				gga_lc_assemble_may_wait(&view, found, rc);
 		return ctx->rc;
 	}
 	/*
@@ -1635,6 +1668,7 @@ create_front_assemble(void *arg)
 	struct gga_disk *disk = ctx->disk;
 	uint32_t held = gga_front_shell_held_mask(disk), i;
 
+	ctx->front_busy = true;
 	create_front_registered(ctx);
 	/*
 	 * Another try after a failed one (the disk never started): from the
@@ -1777,6 +1811,15 @@ create_front(struct gga_create_ctx *ctx, const struct bdev_gga_opts *opts)
 	for (i = 0; i < disk->n; i++) {
 		ctx->open_state[i] = disk->members[i].state;
 		ctx->open_reason[i] = disk->members[i].reason;
+	}
+	if (ctx->wait && ctx->absent != 0) {
+		/* Bases that appear are opened between its assemblies (create_poll()). */
+		ctx->poller = poller_register(create_poll, ctx, CREATE_POLL_US, "gga_create");
+		if (ctx->poller == NULL) {
+			WARNLOG("gga bdev '%s': no poller to open the members' bases that appear "
+				"later\n",
+				disk->bdev.name);
+		}
 	}
 	/* The assembly holds the disk; create_early_end lets it go. */
 	disk->pending_ops++;
@@ -1972,6 +2015,12 @@ create_reopen(struct gga_create_ctx *ctx, uint32_t i)
 		rc = -EINVAL;
 		goto out_close;
 	}
+	if (disk->front != NULL && !bdev_io_type_supported(b, BDEV_IO_TYPE_NVME_RESV)) {
+		ctx->why[i] = "its base bdev is not an NVMe namespace with reservations, which "
+			      "a front of a shared array needs";
+		rc = -EOPNOTSUPP;
+		goto out_close;
+	}
 	rc = bdev_module_claim_bdev(b, member->desc, &gga_bdev_module);
 	if (rc != 0) {
 		ctx->why[i] = "its base bdev is claimed by another module";
@@ -2029,6 +2078,43 @@ create_attempt(struct gga_create_ctx *ctx)
 }
 
 /*
+ * A front that waits for members, between its assemblies: the bases of
+ * absent members that appeared are opened, so that its shell takes their
+ * reservations and its next assembly reads them. Its reservation rules are
+ * the shell's, untouched.
+ */
+static void
+create_front_reopen(struct gga_create_ctx *ctx)
+{
+	struct gga_disk *disk = ctx->disk;
+	struct gga_member *member;
+	uint32_t i;
+
+	for (i = 0; i < disk->n; i++) {
+		member = &disk->members[i];
+		if (!(ctx->open_absent & (1u << i)) || member->desc != NULL) {
+			continue;
+		}
+		if (create_reopen(ctx, i) != 0) {
+			if (ctx->why[i] != NULL) {
+				ctx->open_reason[i] = ctx->why[i];
+				create_member_state(member, BDEV_GGA_MEMBER_ABSENT, ctx->why[i]);
+			}
+			continue;
+		}
+		ctx->open_absent &= ~(1u << i);
+		ctx->open_state[i] = BDEV_GGA_MEMBER_ONLINE;
+		ctx->open_reason[i] = NULL;
+		ctx->reopened |= 1u << i;
+		create_member_state(member, BDEV_GGA_MEMBER_ONLINE, NULL);
+	}
+	if (ctx->open_absent == 0) {
+		/* Every base is open: nothing more to wait for (the watch stays while it assembles). */
+		ctx->wait = false;
+	}
+}
+
+/*
  * Every CREATE_POLL_US while the context lives: the watch over its member
  * I/O (a member that holds a superblock read or write for member_timeout_ms
  * is reset, so that the I/O ends, and is left out), a step held for a reset,
@@ -2062,6 +2148,14 @@ create_poll(void *arg)
 		/* (It may end the context, and this poller with it.) */
 		fn(ctx);
 		return POLLER_BUSY;
+	}
+	if (ctx->early) {
+		if (ctx->wait && !ctx->front_busy && !disk->destructing &&
+		    ++ctx->ticks >= CREATE_RETRY_TICKS) {
+			ctx->ticks = 0;
+			create_front_reopen(ctx);
+		}
+		return stalled != 0 ? POLLER_BUSY : POLLER_IDLE;
 	}
 	if (!ctx->waiting || ctx->busy || ++ctx->ticks < CREATE_RETRY_TICKS) {
 		return stalled != 0 ? POLLER_BUSY : POLLER_IDLE;
@@ -2145,9 +2239,12 @@ bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *c
 	ctx->cb_arg = cb_arg;
 	ctx->mode = opts->mode;
 	ctx->force = opts->force;
-	/* A front registers early anyway; a new array needs all its members. */
-	ctx->wait = opts->wait_for_members && opts->front_id == 0 &&
-		    opts->mode != BDEV_GGA_MODE_CREATE;
+	/*
+	 * A new array needs all its members. A front registers early anyway;
+	 * waiting, it may start with fewer than k bases and opens those that
+	 * appear between its assemblies (create_front_reopen()).
+	 */
+	ctx->wait = opts->wait_for_members && opts->mode != BDEV_GGA_MODE_CREATE;
 	ctx->matrix_set = opts->matrix_set;
 	if (create_check_opts(ctx, opts) != 0) {
 		return create_fail_async(ctx);

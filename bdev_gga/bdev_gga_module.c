@@ -183,12 +183,10 @@ gga_write_config_json(struct bdev *bdev, json_t *config)
 				    json_integer((json_int_t)disk->timeout_ms));
 		/*
 		 * Replayed at start-up, the bdev must not be lost because members
-		 * are still down then: it waits for them (a front of a shared
-		 * array registers early anyway).
+		 * are still down then: it waits for them (a front too: it starts
+		 * with the bases there are and opens the others as they appear).
 		 */
-		if (disk->front == NULL) {
-			json_object_set_new(params, "wait_for_members", json_true());
-		}
+		json_object_set_new(params, "wait_for_members", json_true());
 	}
 	/*
 	 * The members' geometry: a restart while none of them is reachable
