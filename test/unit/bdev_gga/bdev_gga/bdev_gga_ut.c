@@ -1647,8 +1647,10 @@ test_front_assembly_retried(void)
  * (save_config writes it for a front too) it is registered, does not serve,
  * and opens the bases as they appear: once two answer it takes their
  * reservations, assembles and serves, every block written before reads
- * back. Before, the create was refused ("fewer than 2 members do"), and a
- * front's retries never opened a base that appeared later.
+ * back. With no base at all it is registered from the members' geometry
+ * given, and serves once they are back. Before, the create was refused
+ * ("fewer than 2 members do"), and a front's retries never opened a base
+ * that appeared later.
  */
 static void
 test_front_waits_for_members(void)
@@ -1737,7 +1739,35 @@ test_front_waits_for_members(void)
 	CU_ASSERT(memcmp(rd, a, 2 * LBS) == 0);
 	ut_dev_close(&g_dev);
 	gga_delete_sync("G");
-	rm[2] = resv_member_create("G3");
+
+	/* No base at all: registered from the geometry given; serves once they are back. */
+	resv_member_delete(rm[0]);
+	resv_member_delete(rm[1]);
+	expect_refusal(&opts, -ENODEV, "no member's base bdev exists");
+	opts.member_block_size = MBS;
+	opts.member_md_size = MD;
+	opts.member_num_blocks = MEMBER_BLOCKS;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	disk = r.bdev->ctxt;
+	UT_ASSERT_EQ(bdev_get_num_blocks(r.bdev), NBLK);
+	poll_for_ms(1200);
+	CU_ASSERT(!__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE));
+	for (i = 0; i < 3; i++) {
+		snprintf(base, sizeof(base), "G%u", i + 1);
+		rm[i] = resv_member_create(base);
+	}
+	t0 = time_now_ns();
+	while (!__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE) &&
+	       time_now_ns() - t0 < UT_TIMEOUT_NS) {
+		poll_for_ms(1);
+	}
+	CU_ASSERT_FATAL(__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE));
+	open_dev("G");
+	memset(rd, 0, sizeof(rd));
+	CU_ASSERT(dev_read(0, 2, rd));
+	CU_ASSERT(memcmp(rd, a, 2 * LBS) == 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("G");
 	for (i = 0; i < 3; i++) {
 		resv_member_delete(rm[i]);
 		snprintf(base, sizeof(base), "G%u", i + 1);
