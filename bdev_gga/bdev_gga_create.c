@@ -2053,6 +2053,7 @@ create_attempt(struct gga_create_ctx *ctx)
 {
 	struct gga_disk *disk = ctx->disk;
 	struct gga_member *member;
+	char label[160];
 	uint32_t i;
 
 	ctx->busy = true;
@@ -2070,7 +2071,16 @@ create_attempt(struct gga_create_ctx *ctx)
 		}
 	}
 	if (ctx->absent == disk->all_mask) {
-		create_set_msg(ctx, -ENODEV, "no member's base bdev exists");
+		for (i = 0; i < disk->n && ctx->why[i] == NULL; i++) {
+		}
+		if (i < disk->n) {
+			/* One exists but cannot be taken (another geometry?): say so, logged once. */
+			create_set_msg(ctx, -ENODEV, "no member can be taken: %s: %s",
+				       gga_member_label(disk, i, label, sizeof(label)),
+				       ctx->why[i]);
+		} else {
+			create_set_msg(ctx, -ENODEV, "no member's base bdev exists");
+		}
 		create_wait_again(ctx);
 		return;
 	}

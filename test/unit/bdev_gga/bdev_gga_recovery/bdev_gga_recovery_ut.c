@@ -1061,6 +1061,7 @@ test_assembly_waits_with_no_member(void)
 	UT_ASSERT_EQ(info.members[0].state, BDEV_GGA_MEMBER_ABSENT);
 	CU_ASSERT(info.members[0].reason != NULL &&
 		  strstr(info.members[0].reason, "another geometry") != NULL);
+	CU_ASSERT(info.waiting != NULL && strstr(info.waiting, "another geometry") != NULL);
 	bdev_gga_info_clear(&info);
 	CU_ASSERT(!bdev_is_claimed(bdev_get_by_name("EE_Z1")));
 	gga_delete_sync("Z");
