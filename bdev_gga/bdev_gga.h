@@ -120,6 +120,15 @@ struct bdev_gga_opts {
 	 * false: refused; configurations save_config writes say true).
 	 */
 	bool wait_for_members;
+	/*
+	 * The members' geometry, as save_config records it (0: unknown). With
+	 * wait_for_members and `uuid`, a bdev none of whose members' base bdevs
+	 * exists is registered from it and waits; members that appear must
+	 * match it. With members present, they must match it too.
+	 */
+	uint32_t member_block_size;
+	uint32_t member_md_size;
+	uint64_t member_num_blocks;
 };
 
 /* Progress of a recovery pass, or the summary of the last one. */

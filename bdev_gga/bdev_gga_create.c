@@ -81,6 +81,14 @@ struct gga_create_ctx {
 	uint32_t open_state[BDEV_GGA_MAX_MEMBERS];
 	const char *open_reason[BDEV_GGA_MAX_MEMBERS];
 	/*
+	 * A front that waits for members (wait_for_members): front_busy while
+	 * an assembly of it is under way; between them, every CREATE_RETRY_TICKS,
+	 * the bases of absent members that appeared are opened (reopened: the
+	 * members so opened, whose channels the bdev's channels lack).
+	 */
+	bool front_busy;
+	uint32_t reopened;
+	/*
 	 * Waiting for members (opts wait_for_members): `wait` allows it; may_wait
 	 * is the module's word on the last refusal (gga_lc_assemble_may_wait());
 	 * `waiting` once the bdev is registered and the assembly is retried
@@ -88,6 +96,15 @@ struct gga_create_ctx {
 	 */
 	bool wait;
 	bool may_wait;
+	/*
+	 * The members' geometry given to create (opts member_block_size etc.,
+	 * geo_set if given): the members must match it, and a waiting bdev none
+	 * of whose members exists is registered from it.
+	 */
+	bool geo_set;
+	uint32_t geo_bs;
+	uint32_t geo_md;
+	uint64_t geo_blocks;
 	bool waiting;
 	bool busy;
 	uint32_t ticks;
@@ -211,6 +228,7 @@ create_fail(struct gga_create_ctx *ctx)
 		 * and assembles again later unless the bdev is going.
 		 */
 		if (gga_front_shell_assembled(ctx->disk, rc, ctx->msg)) {
+			ctx->front_busy = false;
 			return;
 		}
 		create_early_end(ctx);
@@ -330,6 +348,31 @@ create_attach_done(struct io_channel_iter *it, int status)
 	create_wait_end(ctx);
 }
 
+/* A front's assembly is on disk: it starts, and serves once the shell says so. */
+static void
+create_front_finish(struct gga_create_ctx *ctx)
+{
+	struct gga_disk *disk = ctx->disk;
+	char uuid[UUID_STR_LEN];
+
+	uuid_format(disk->array_uuid, uuid);
+	NOTICELOG("gga bdev '%s': %s array %s (%u + %u, %" PRIu64 " blocks of %u bytes, "
+		  "generations from %" PRIu64 ") as the active front\n",
+		  disk->bdev.name, ctx->format ? "formatted" : "assembled", uuid, disk->k, disk->m,
+		  disk->bdev.num_blocks, disk->block_size, disk->next_gen);
+	gga_disk_start(disk);
+	gga_front_shell_assembled(disk, 0, "");
+	create_fail_unwritten(disk, ctx->write_failed);
+	create_early_end(ctx);
+}
+
+static void
+create_front_attach_done(struct io_channel_iter *it, int status)
+{
+	(void)status;
+	create_front_finish(io_channel_iter_get_ctx(it));
+}
+
 /* Everything is on disk: make the bdev. */
 static void
 create_finish(struct gga_create_ctx *ctx)
@@ -366,15 +409,13 @@ create_finish(struct gga_create_ctx *ctx)
 	durable.rec = disk->rec_mask;
 	disk->persisted = gga_lc_durable_pack(&durable);
 	if (ctx->early) {
-		uuid_format(disk->array_uuid, uuid);
-		NOTICELOG("gga bdev '%s': %s array %s (%u + %u, %" PRIu64 " blocks of %u bytes, "
-			  "generations from %" PRIu64 ") as the active front\n",
-			  disk->bdev.name, ctx->format ? "formatted" : "assembled", uuid, disk->k,
-			  disk->m, disk->bdev.num_blocks, disk->block_size, disk->next_gen);
-		gga_disk_start(disk);
-		gga_front_shell_assembled(disk, 0, "");
-		create_fail_unwritten(disk, ctx->write_failed);
-		create_early_end(ctx);
+		if (ctx->reopened != 0) {
+			/* Channels opened before lack the members opened since. */
+			io_device_for_each_channel(disk, create_attach_channel, ctx,
+						   create_front_attach_done);
+			return;
+		}
+		create_front_finish(ctx);
 		return;
 	}
 	if (ctx->waiting) {
@@ -716,7 +757,8 @@ assemble_states(struct gga_create_ctx *ctx, uint32_t formatted, uint32_t blank, 
 			__builtin_popcount(trusted), disk->n, trusted, act.why,
 			ctx->absent != 0 ? "; the others did not answer" : "", disk->k, uuid);
 		/* Members only down: the module says whether their return could make k. */
-		ctx->may_wait = ctx->wait && gga_lc_assemble_may_wait(&view, found, rc);
+		ctx->may_wait = ctx->wait && !ctx->early &&
+				gga_lc_assemble_may_wait(&view, found, rc);
 		return ctx->rc;
 	}
 	/*
@@ -1013,6 +1055,17 @@ create_decide(struct gga_create_ctx *ctx)
 		goto out_fail_create;
 	}
 	ctx->format = plan.kind == GGA_LC_PLAN_FORMAT;
+	if (ctx->format && ctx->waiting) {
+		/*
+		 * A waiting bdev waits for the members of an existing array: blank
+		 * ones that turn up are not made a new array behind the host's back.
+		 */
+		create_set_msg(ctx, -EUCLEAN,
+			       "the members that answered are blank: a bdev waiting for the "
+			       "members of an existing array does not format new ones (delete it "
+			       "and create it with mode create to start anew)");
+		goto out_fail_create;
+	}
 
 	if (ctx->format) {
 		if (ctx->uuid_set) {
@@ -1168,46 +1221,59 @@ static int
 create_check_geometry(struct gga_create_ctx *ctx)
 {
 	struct gga_disk *disk = ctx->disk;
-	uint32_t i, first = (uint32_t)__builtin_ctz(disk->all_mask & ~ctx->absent);
-	struct bdev *b0 = disk->members[first].bdev, *b;
+	uint32_t i, first = 0, bs0, md0;
+	struct bdev *b;
 	char l0[160], l[160];
-	uint64_t offset;
+	uint64_t offset, nb0;
 
-	gga_member_label(disk, first, l0, sizeof(l0));
-	for (i = first + 1; i < disk->n; i++) {
-		if (ctx->absent & (1u << i)) {
+	/* The reference: the geometry given (save_config's), else the first member's. */
+	if (ctx->geo_set) {
+		snprintf(l0, sizeof(l0), "the array (member_block_size etc. given)");
+		bs0 = ctx->geo_bs;
+		md0 = ctx->geo_md;
+		nb0 = ctx->geo_blocks;
+	} else {
+		first = (uint32_t)__builtin_ctz(disk->all_mask & ~ctx->absent);
+		gga_member_label(disk, first, l0, sizeof(l0));
+		b = disk->members[first].bdev;
+		bs0 = bdev_get_block_size(b);
+		md0 = bdev_get_md_size(b);
+		nb0 = bdev_get_num_blocks(b);
+	}
+	for (i = 0; i < disk->n; i++) {
+		if ((ctx->absent & (1u << i)) || (!ctx->geo_set && i == first)) {
 			continue;
 		}
 		b = disk->members[i].bdev;
 		gga_member_label(disk, i, l, sizeof(l));
-		if (bdev_get_block_size(b) != bdev_get_block_size(b0)) {
+		if (bdev_get_block_size(b) != bs0) {
 			create_set_msg(
 				ctx, -EINVAL,
 				"%s has block_size %u, %s has %u: every member must have the "
 				"same geometry (half-block targets made alike)",
-				l, bdev_get_block_size(b), l0, bdev_get_block_size(b0));
+				l, bdev_get_block_size(b), l0, bs0);
 			return ctx->rc;
 		}
-		if (bdev_get_md_size(b) != bdev_get_md_size(b0)) {
+		if (bdev_get_md_size(b) != md0) {
 			create_set_msg(
 				ctx, -EINVAL,
 				"%s has md_size %u, %s has %u: every member must have the same "
 				"geometry (half-block targets made alike)",
-				l, bdev_get_md_size(b), l0, bdev_get_md_size(b0));
+				l, bdev_get_md_size(b), l0, md0);
 			return ctx->rc;
 		}
-		if (bdev_get_num_blocks(b) != bdev_get_num_blocks(b0)) {
-			create_set_msg(
-				ctx, -EINVAL,
-				"%s has num_blocks %" PRIu64 ", %s has %" PRIu64 ": every member "
-				"must have the same size (a larger one: recreate it at the others' size)",
-				l, bdev_get_num_blocks(b), l0, bdev_get_num_blocks(b0));
+		if (bdev_get_num_blocks(b) != nb0) {
+			create_set_msg(ctx, -EINVAL,
+				       "%s has num_blocks %" PRIu64 ", %s has %" PRIu64
+				       ": every member must have the same size (a larger one: "
+				       "recreate it at the others' size)",
+				       l, bdev_get_num_blocks(b), l0, nb0);
 			return ctx->rc;
 		}
 	}
-	disk->frag_size = bdev_get_block_size(b0);
-	disk->md_size = bdev_get_md_size(b0);
-	disk->member_blocks = bdev_get_num_blocks(b0);
+	disk->frag_size = bs0;
+	disk->md_size = md0;
+	disk->member_blocks = nb0;
 	disk->mbs = disk->frag_size + disk->md_size;
 	if (disk->md_size < GGA_FRAG_MD_SIZE) {
 		create_set_msg(
@@ -1307,10 +1373,16 @@ create_open_members(struct gga_create_ctx *ctx)
 		 */
 		i = (uint32_t)__builtin_ctz(ctx->absent);
 		if (ctx->wait && ctx->absent == disk->all_mask) {
+			if (ctx->geo_set && ctx->uuid_set) {
+				/* Registered from the geometry given, and waits (create_wait_none()). */
+				return 0;
+			}
 			create_set_msg(ctx, -ENODEV,
 				       "no member's base bdev exists (%s the first): a bdev that "
 				       "waits for members needs one at least, to know the array's "
-				       "block size and size; create it again once one is attached",
+				       "block size and size, or member_block_size, member_md_size, "
+				       "member_num_blocks and uuid (save_config writes them); "
+				       "create it again once one is attached",
 				       gga_member_label(disk, i, label, sizeof(label)));
 			return ctx->rc;
 		}
@@ -1424,6 +1496,19 @@ create_check_opts(struct gga_create_ctx *ctx, const struct bdev_gga_opts *opts)
 		create_set_msg(ctx, -EINVAL, "standby: only with front_id");
 		return ctx->rc;
 	}
+	if ((opts->member_block_size != 0 || opts->member_md_size != 0 ||
+	     opts->member_num_blocks != 0) &&
+	    (opts->member_block_size == 0 || opts->member_md_size == 0 ||
+	     opts->member_num_blocks == 0)) {
+		create_set_msg(ctx, -EINVAL,
+			       "member_block_size, member_md_size and member_num_blocks: give all "
+			       "three (the members' geometry, as save_config writes it) or none");
+		return ctx->rc;
+	}
+	ctx->geo_set = opts->member_block_size != 0;
+	ctx->geo_bs = opts->member_block_size;
+	ctx->geo_md = opts->member_md_size;
+	ctx->geo_blocks = opts->member_num_blocks;
 	if (name_in_use(opts->name)) {
 		create_set_msg(ctx, -EEXIST, "bdev '%s' already exists", opts->name);
 		return ctx->rc;
@@ -1583,6 +1668,7 @@ create_front_assemble(void *arg)
 	struct gga_disk *disk = ctx->disk;
 	uint32_t held = gga_front_shell_held_mask(disk), i;
 
+	ctx->front_busy = true;
 	create_front_registered(ctx);
 	/*
 	 * Another try after a failed one (the disk never started): from the
@@ -1725,6 +1811,15 @@ create_front(struct gga_create_ctx *ctx, const struct bdev_gga_opts *opts)
 	for (i = 0; i < disk->n; i++) {
 		ctx->open_state[i] = disk->members[i].state;
 		ctx->open_reason[i] = disk->members[i].reason;
+	}
+	if (ctx->wait && ctx->absent != 0) {
+		/* Bases that appear are opened between its assemblies (create_poll()). */
+		ctx->poller = poller_register(create_poll, ctx, CREATE_POLL_US, "gga_create");
+		if (ctx->poller == NULL) {
+			WARNLOG("gga bdev '%s': no poller to open the members' bases that appear "
+				"later\n",
+				disk->bdev.name);
+		}
 	}
 	/* The assembly holds the disk; create_early_end lets it go. */
 	disk->pending_ops++;
@@ -1915,8 +2010,15 @@ create_reopen(struct gga_create_ctx *ctx, uint32_t i)
 	if (bdev_get_block_size(b) != disk->frag_size || bdev_get_md_size(b) != disk->md_size ||
 	    bdev_get_num_blocks(b) != disk->member_blocks ||
 	    (disk->direct_reads && bdev_get_buf_align(b) > 1)) {
-		ctx->why[i] = "its base bdev has another geometry than the other members";
+		ctx->why[i] = "its base bdev has another geometry (block size, metadata size or "
+			      "number of blocks) than the array's: not taken";
 		rc = -EINVAL;
+		goto out_close;
+	}
+	if (disk->front != NULL && !bdev_io_type_supported(b, BDEV_IO_TYPE_NVME_RESV)) {
+		ctx->why[i] = "its base bdev is not an NVMe namespace with reservations, which "
+			      "a front of a shared array needs";
+		rc = -EOPNOTSUPP;
 		goto out_close;
 	}
 	rc = bdev_module_claim_bdev(b, member->desc, &gga_bdev_module);
@@ -1951,6 +2053,7 @@ create_attempt(struct gga_create_ctx *ctx)
 {
 	struct gga_disk *disk = ctx->disk;
 	struct gga_member *member;
+	char label[160];
 	uint32_t i;
 
 	ctx->busy = true;
@@ -1968,11 +2071,57 @@ create_attempt(struct gga_create_ctx *ctx)
 		}
 	}
 	if (ctx->absent == disk->all_mask) {
-		create_set_msg(ctx, -ENODEV, "no member's base bdev exists");
+		for (i = 0; i < disk->n && ctx->why[i] == NULL; i++) {
+		}
+		if (i < disk->n) {
+			/* One exists but cannot be taken (another geometry?): say so, logged once. */
+			create_set_msg(ctx, -ENODEV, "no member can be taken: %s: %s",
+				       gga_member_label(disk, i, label, sizeof(label)),
+				       ctx->why[i]);
+		} else {
+			create_set_msg(ctx, -ENODEV, "no member's base bdev exists");
+		}
 		create_wait_again(ctx);
 		return;
 	}
 	create_read_superblocks(ctx);
+}
+
+/*
+ * A front that waits for members, between its assemblies: the bases of
+ * absent members that appeared are opened, so that its shell takes their
+ * reservations and its next assembly reads them. Its reservation rules are
+ * the shell's, untouched.
+ */
+static void
+create_front_reopen(struct gga_create_ctx *ctx)
+{
+	struct gga_disk *disk = ctx->disk;
+	struct gga_member *member;
+	uint32_t i;
+
+	for (i = 0; i < disk->n; i++) {
+		member = &disk->members[i];
+		if (!(ctx->open_absent & (1u << i)) || member->desc != NULL) {
+			continue;
+		}
+		if (create_reopen(ctx, i) != 0) {
+			if (ctx->why[i] != NULL) {
+				ctx->open_reason[i] = ctx->why[i];
+				create_member_state(member, BDEV_GGA_MEMBER_ABSENT, ctx->why[i]);
+			}
+			continue;
+		}
+		ctx->open_absent &= ~(1u << i);
+		ctx->open_state[i] = BDEV_GGA_MEMBER_ONLINE;
+		ctx->open_reason[i] = NULL;
+		ctx->reopened |= 1u << i;
+		create_member_state(member, BDEV_GGA_MEMBER_ONLINE, NULL);
+	}
+	if (ctx->open_absent == 0) {
+		/* Every base is open: nothing more to wait for (the watch stays while it assembles). */
+		ctx->wait = false;
+	}
 }
 
 /*
@@ -2010,6 +2159,14 @@ create_poll(void *arg)
 		fn(ctx);
 		return POLLER_BUSY;
 	}
+	if (ctx->early) {
+		if (ctx->wait && !ctx->front_busy && !disk->destructing &&
+		    ++ctx->ticks >= CREATE_RETRY_TICKS) {
+			ctx->ticks = 0;
+			create_front_reopen(ctx);
+		}
+		return stalled != 0 ? POLLER_BUSY : POLLER_IDLE;
+	}
 	if (!ctx->waiting || ctx->busy || ++ctx->ticks < CREATE_RETRY_TICKS) {
 		return stalled != 0 ? POLLER_BUSY : POLLER_IDLE;
 	}
@@ -2020,6 +2177,36 @@ create_poll(void *arg)
 		create_attempt(ctx);
 	}
 	return POLLER_BUSY;
+}
+
+/*
+ * No member's base bdev exists, and the geometry and uuid were given: the
+ * bdev is registered from them, waiting (every request fails), and the
+ * retries of create_poll() take the members as they appear; their bases and
+ * superblocks must match the geometry and uuid (create_reopen(),
+ * create_validate()).
+ */
+static void
+create_wait_none(void *arg)
+{
+	struct gga_create_ctx *ctx = arg;
+	struct gga_disk *disk = ctx->disk;
+
+	memcpy(disk->array_uuid, ctx->uuid, sizeof(disk->array_uuid));
+	create_set_msg(ctx, -ENODEV, "no member's base bdev exists");
+	ctx->poller = poller_register(create_poll, ctx, CREATE_POLL_US, "gga_create");
+	if (ctx->poller == NULL) {
+		create_set_msg(ctx, -ENOMEM,
+			       "no member's base bdev exists, and no poller to wait for them");
+		create_fail(ctx);
+		return;
+	}
+	if (create_wait_start(ctx) != 0) {
+		create_set_msg(ctx, -ENOMEM,
+			       "no member's base bdev exists, and registering the waiting bdev "
+			       "failed");
+		create_fail(ctx);
+	}
 }
 
 void
@@ -2062,9 +2249,12 @@ bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *c
 	ctx->cb_arg = cb_arg;
 	ctx->mode = opts->mode;
 	ctx->force = opts->force;
-	/* A front registers early anyway; a new array needs all its members. */
-	ctx->wait = opts->wait_for_members && opts->front_id == 0 &&
-		    opts->mode != BDEV_GGA_MODE_CREATE;
+	/*
+	 * A new array needs all its members. A front registers early anyway;
+	 * waiting, it may start with fewer than k bases and opens those that
+	 * appear between its assemblies (create_front_reopen()).
+	 */
+	ctx->wait = opts->wait_for_members && opts->mode != BDEV_GGA_MODE_CREATE;
 	ctx->matrix_set = opts->matrix_set;
 	if (create_check_opts(ctx, opts) != 0) {
 		return create_fail_async(ctx);
@@ -2157,6 +2347,14 @@ bdev_gga_create(const struct bdev_gga_opts *opts, bdev_gga_create_cb cb, void *c
 
 	if (opts->front_id != 0) {
 		return create_front(ctx, opts);
+	}
+	if (ctx->absent == disk->all_mask) {
+		/* (Only waiting, with the geometry given: create_open_members().) */
+		if (thread_send_msg(thread_get_current(), create_wait_none, ctx) != 0) {
+			create_set_msg(ctx, -ENOMEM, "out of memory");
+			return create_fail_async(ctx);
+		}
+		return 0;
 	}
 	return create_read_superblocks(ctx);
 }

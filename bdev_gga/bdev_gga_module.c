@@ -183,12 +183,22 @@ gga_write_config_json(struct bdev *bdev, json_t *config)
 				    json_integer((json_int_t)disk->timeout_ms));
 		/*
 		 * Replayed at start-up, the bdev must not be lost because members
-		 * are still down then: it waits for them (a front of a shared
-		 * array registers early anyway).
+		 * are still down then: it waits for them (a front too: it starts
+		 * with the bases there are and opens the others as they appear).
 		 */
-		if (disk->front == NULL) {
-			json_object_set_new(params, "wait_for_members", json_true());
-		}
+		json_object_set_new(params, "wait_for_members", json_true());
+	}
+	/*
+	 * The members' geometry: a restart while none of them is reachable
+	 * registers the bdev from it and waits (bdev_gga_create).
+	 */
+	if (params != NULL && disk->frag_size != 0) {
+		json_object_set_new(params, "member_block_size",
+				    json_integer((json_int_t)disk->frag_size));
+		json_object_set_new(params, "member_md_size",
+				    json_integer((json_int_t)disk->md_size));
+		json_object_set_new(params, "member_num_blocks",
+				    json_integer((json_int_t)disk->member_blocks));
 	}
 	/* (A front that has not assembled the members yet does not know their region size.) */
 	if (params != NULL && disk->region_shift != 0) {

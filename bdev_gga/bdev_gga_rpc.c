@@ -40,6 +40,9 @@ struct rpc_gga_create {
 	uint32_t lease_ms;
 	bool standby;
 	bool wait_for_members;
+	uint32_t member_block_size;
+	uint32_t member_md_size;
+	uint64_t member_num_blocks;
 };
 
 static const char *const matrix_choices[] = { "vandermonde", "cauchy", NULL };
@@ -150,6 +153,24 @@ static const struct rpc_param gga_create_params[] = {
 		.type = RPC_PARAM_BOOL,
 		.optional = true,
 		.offset = offsetof(struct rpc_gga_create, wait_for_members),
+	},
+	{
+		.name = "member_block_size",
+		.type = RPC_PARAM_UINT32,
+		.optional = true,
+		.offset = offsetof(struct rpc_gga_create, member_block_size),
+	},
+	{
+		.name = "member_md_size",
+		.type = RPC_PARAM_UINT32,
+		.optional = true,
+		.offset = offsetof(struct rpc_gga_create, member_md_size),
+	},
+	{
+		.name = "member_num_blocks",
+		.type = RPC_PARAM_UINT64,
+		.optional = true,
+		.offset = offsetof(struct rpc_gga_create, member_num_blocks),
 	},
 	{
 		.name = "matrix_type",
@@ -304,6 +325,9 @@ gga_rpc_create(struct rpc_request *req, json_t *params)
 	opts.lease_ms = args.lease_ms != 0 ? args.lease_ms : 2000;
 	opts.standby = args.standby;
 	opts.wait_for_members = args.wait_for_members;
+	opts.member_block_size = args.member_block_size;
+	opts.member_md_size = args.member_md_size;
+	opts.member_num_blocks = args.member_num_blocks;
 	if (args.matrix_type != NULL) {
 		/* The decoder has checked it is one of the choices. */
 		gga_matrix_parse(args.matrix_type, &opts.matrix);

@@ -7,11 +7,15 @@
 #     (saved with wait_for_members) registers gga0 although only data_1
 #     answers; it says it waits for members, and every request fails;
 #     the RPCs that change the array are refused and say why;
-#     a SIGTERM then is tidy, and a restart waits again;
+#     a SIGTERM then is tidy; target 0 SIGKILLed too, the front restarted
+#     with every target down registers gga0 from the geometry its saved
+#     configuration records, and waits; target 0 back: it waits on, data_1
+#     taken;
 #  4. targets 1 and 2 restarted at once, nothing else done: gga0 assembles
 #     by itself, every member comes back, set A reads back.
 # On main the create failed at start-up ("fewer than 2 members do") and
-# gga0 never appeared.
+# gga0 never appeared; with every target down the create failed ("no
+# member's base bdev exists").
 source "$(dirname "$0")/common.sh"
 
 D=$TMP/topo
@@ -24,7 +28,10 @@ saved_waits() {
 for s in json.load(open(sys.argv[1]))["subsystems"]:
     for c in s["config"] or []:
         if c["method"] == "bdev_gga_create":
-            sys.exit(0 if c["params"].get("wait_for_members") is True else 1)
+            p = c["params"]
+            sys.exit(0 if p.get("wait_for_members") is True and
+                     p.get("member_block_size", 0) > 0 and
+                     p.get("member_num_blocks", 0) > 0 else 1)
 sys.exit(1)' "$D/front.json"
 }
 
@@ -35,7 +42,7 @@ check "topology up (exit $rc)" test $rc -eq 0
 [ $rc -eq 0 ] || cat "$TMP/up.out"
 
 check "set A written" blocks write 1 "$A"
-check "save_config saved bdev_gga_create with wait_for_members" saved_waits
+check "save_config saved bdev_gga_create with wait_for_members and the geometry" saved_waits
 
 # 2. Front and two targets down.
 topo kill-target front >/dev/null 2>&1
@@ -75,15 +82,24 @@ check "waiting: a clear is refused, saying why" \
 	refused bdev_gga_clear_member '{"name":"gga0","member":"data_2"}'
 
 # A SIGTERM while it waits is tidy (the waiting ends, the members are
-# released, exit 0); restarted again, it waits again.
+# released, exit 0). Then every target is down (a power cut where the front
+# boots first): restarted, it registers gga0 from the saved geometry and
+# waits; target 0 back, it waits on with data_1 taken.
 topo stop-target front >"$TMP/stop.out" 2>&1
 check "SIGTERM while waiting: the front exits 0" grep -q "exit 0)" "$TMP/stop.out"
+topo kill-target 0 >/dev/null 2>&1
 topo start-target front >"$TMP/front3.out" 2>&1
 rc=$?
 track
-check "front restarts again (exit $rc)" test $rc -eq 0
-check "gga0 waits again" \
-	wait_info 5 'd[0]["state"] == "failed" and d[0]["assembly"]["state"] == "waiting_for_members"'
+check "front restarts with every target down (exit $rc)" test $rc -eq 0
+check "no member at all: gga0 registered and waiting" \
+	wait_info 5 'd[0]["state"] == "failed" and "no member" in d[0]["assembly"]["reason"]'
+check "every member absent" \
+	test "$(gga_info '[m["state"] for m in d[0]["members"]]')" = '["absent", "absent", "absent"]'
+topo start-target 0 >/dev/null 2>&1
+track
+check "target 0 back: gga0 waits on, data_1 taken" \
+	wait_info 20 'd[0]["assembly"]["state"] == "waiting_for_members" and d[0]["members"][0]["state"] == "stale"'
 
 # 4. Both targets back at once; nothing else is done.
 topo start-target 1 >/dev/null 2>&1 &

@@ -1642,6 +1642,140 @@ test_front_assembly_retried(void)
 }
 
 /*
+ * Issue 32, case 4, for a front: restarted while two of its three members'
+ * bases are down. Without wait_for_members it is refused as before; with it
+ * (save_config writes it for a front too) it is registered, does not serve,
+ * and opens the bases as they appear: once two answer it takes their
+ * reservations, assembles and serves, every block written before reads
+ * back. With no base at all it is registered from the members' geometry
+ * given, and serves once they are back. Before, the create was refused
+ * ("fewer than 2 members do"), and a front's retries never opened a base
+ * that appeared later.
+ */
+static void
+test_front_waits_for_members(void)
+{
+	struct resv_member *rm[3];
+	struct bdev_gga_opts opts;
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+	struct create_res r;
+	uint8_t a[8 * LBS], rd[8 * LBS];
+	json_t *entry;
+	char base[8];
+	uint64_t t0;
+	uint32_t i;
+
+	for (i = 0; i < 3; i++) {
+		snprintf(base, sizeof(base), "G%u", i + 1);
+		make_malloc(base, MBS, MD, MEMBER_BLOCKS);
+		rm[i] = resv_member_create(base);
+	}
+	bdev_gga_opts_init(&opts);
+	opts.name = "G";
+	opts.members[0] = "R_G1";
+	opts.members[1] = "R_G2";
+	opts.members[2] = "R_G3";
+	opts.uuid = "5c0ffee5-0b5e-4a7d-9c1e-2f3a4b5c6d80";
+	opts.front_id = 1;
+	opts.lease_ms = 800;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	disk = r.bdev->ctxt;
+	t0 = time_now_ns();
+	while (!__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE) &&
+	       time_now_ns() - t0 < UT_TIMEOUT_NS) {
+		poll_for_ms(1);
+	}
+	CU_ASSERT_FATAL(__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE));
+	open_dev("G");
+	fill_random(a, sizeof(a));
+	CU_ASSERT(dev_write(0, 8, a));
+	ut_dev_close(&g_dev);
+	/* save_config has the front wait for its members too. */
+	entry = ut_bdev_config(&disk->bdev);
+	CU_ASSERT_FATAL(entry != NULL);
+	CU_ASSERT(json_is_true(
+		json_object_get(json_object_get(entry, "params"), "wait_for_members")));
+	json_decref(entry);
+	gga_delete_sync("G");
+	resv_member_delete(rm[1]);
+	resv_member_delete(rm[2]);
+
+	/* Refused without waiting, as before. */
+	expect_refusal(&opts, -ENODEV, "fewer than 2 members do");
+	CU_ASSERT(bdev_get_by_name("G") == NULL);
+
+	opts.wait_for_members = true;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	disk = r.bdev->ctxt;
+	poll_for_ms(1500);
+	CU_ASSERT(!__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE));
+	CU_ASSERT(!bdev_is_accessible(r.bdev));
+	get_info("G", &info);
+	CU_ASSERT(!info.serving);
+	UT_ASSERT_EQ(info.members[1].state, BDEV_GGA_MEMBER_ABSENT);
+	bdev_gga_info_clear(&info);
+
+	/* data_2's base is back (a target restarted: nobody holds it): opened, held, assembled. */
+	rm[1] = resv_member_create("G2");
+	t0 = time_now_ns();
+	while (!__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE) &&
+	       time_now_ns() - t0 < UT_TIMEOUT_NS) {
+		poll_for_ms(1);
+	}
+	CU_ASSERT_FATAL(__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE));
+	get_info("G", &info);
+	UT_ASSERT_STR_EQ(info.role, "active");
+	CU_ASSERT(info.serving && info.assembled);
+	UT_ASSERT_EQ(info.members[1].state, BDEV_GGA_MEMBER_ONLINE);
+	bdev_gga_info_clear(&info);
+	open_dev("G");
+	memset(rd, 0, sizeof(rd));
+	CU_ASSERT(dev_read(0, 8, rd));
+	CU_ASSERT(memcmp(rd, a, sizeof(a)) == 0);
+	fill_random(a, 2 * LBS);
+	CU_ASSERT(dev_write(0, 2, a));
+	CU_ASSERT(dev_read(0, 2, rd));
+	CU_ASSERT(memcmp(rd, a, 2 * LBS) == 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("G");
+
+	/* No base at all: registered from the geometry given; serves once they are back. */
+	resv_member_delete(rm[0]);
+	resv_member_delete(rm[1]);
+	expect_refusal(&opts, -ENODEV, "no member's base bdev exists");
+	opts.member_block_size = MBS;
+	opts.member_md_size = MD;
+	opts.member_num_blocks = MEMBER_BLOCKS;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	disk = r.bdev->ctxt;
+	UT_ASSERT_EQ(bdev_get_num_blocks(r.bdev), NBLK);
+	poll_for_ms(1200);
+	CU_ASSERT(!__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE));
+	for (i = 0; i < 3; i++) {
+		snprintf(base, sizeof(base), "G%u", i + 1);
+		rm[i] = resv_member_create(base);
+	}
+	t0 = time_now_ns();
+	while (!__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE) &&
+	       time_now_ns() - t0 < UT_TIMEOUT_NS) {
+		poll_for_ms(1);
+	}
+	CU_ASSERT_FATAL(__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE));
+	open_dev("G");
+	memset(rd, 0, sizeof(rd));
+	CU_ASSERT(dev_read(0, 2, rd));
+	CU_ASSERT(memcmp(rd, a, 2 * LBS) == 0);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("G");
+	for (i = 0; i < 3; i++) {
+		resv_member_delete(rm[i]);
+		snprintf(base, sizeof(base), "G%u", i + 1);
+		malloc_delete_sync(base);
+	}
+}
+
+/*
  * The RPCs that change the array while a front has not assembled it (issue
  * 32). Front 1 of an array whose third member's base does not exist: its
  * reservation commands go unanswered at first (a standby that holds
@@ -1798,6 +1932,7 @@ main(void)
 		UT_TEST(test_front_fenced_on_io),
 		UT_TEST(test_front_assembly_retried),
 		UT_TEST(test_front_unassembled_rpcs),
+		UT_TEST(test_front_waits_for_members),
 	};
 
 	return ut_run("bdev_gga", tests, ARRAY_SIZE(tests), suite_init_resv, suite_fini);

@@ -950,6 +950,176 @@ test_assembly_wait_rpcs(void)
 	delete_error_members("W", 3);
 }
 
+/* Replay entry's bdev_gga_create with params[key] = value (NULL: key left out); the message. */
+static int
+replay_with(json_t *entry, const char *key, json_t *value, const char *want)
+{
+	json_t *params = json_deep_copy(json_object_get(entry, "params"));
+	char *text;
+	int code;
+
+	CU_ASSERT_FATAL(params != NULL);
+	if (value != NULL) {
+		json_object_set_new(params, key, value);
+	} else {
+		json_object_del(params, key);
+	}
+	text = json_dumps(params, 0);
+	CU_ASSERT_FATAL(text != NULL);
+	code = rpc_refused("bdev_gga_create", text, want);
+	free(text);
+	json_decref(params);
+	return code;
+}
+
+/*
+ * Issue 32: the front restarts from its saved configuration while every
+ * member is down (a power cut where the front boots first). save_config
+ * records the members' geometry, so the bdev is registered from it and
+ * waits (before: refused, "no member's base bdev exists", and gga0 was lost
+ * for good); members that come back are assembled, every block reads back.
+ * Without the geometry the refusal stays; a geometry other than the
+ * members' is refused at create, and while waiting the members that do not
+ * match it are not taken (nothing written to them).
+ */
+static void
+test_assembly_waits_with_no_member(void)
+{
+	uint8_t a[16 * LBS], rd[16 * LBS];
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+	json_t *entry, *params;
+	struct bdev *bdev;
+	uint8_t *before;
+	uint64_t t0;
+	uint32_t i;
+
+	make_error_members("Z", 3, MBS);
+	disk = make_heal_gga("Z", 4, true);
+	open_dev("Z");
+	fill_random(a, sizeof(a));
+	CU_ASSERT(dev_write(0, 16, a));
+	ut_dev_close(&g_dev);
+	entry = ut_bdev_config(&disk->bdev);
+	CU_ASSERT_FATAL(entry != NULL);
+	params = json_object_get(entry, "params");
+	UT_ASSERT_EQ(json_integer_value(json_object_get(params, "member_block_size")), MBS);
+	UT_ASSERT_EQ(json_integer_value(json_object_get(params, "member_md_size")), MD);
+	UT_ASSERT_EQ(json_integer_value(json_object_get(params, "member_num_blocks")),
+		     (json_int_t)(GGA_SB_REGION_BYTES / MBS + NBLK));
+	gga_delete_sync("Z");
+
+	/* A geometry other than the members' is refused while they are there. */
+	UT_ASSERT_EQ(replay_with(entry, "member_num_blocks",
+				 json_integer(GGA_SB_REGION_BYTES / MBS + NBLK + 8),
+				 "the array (member_block_size etc. given)"),
+		     RPC_ERROR_INVALID_PARAMS);
+	UT_ASSERT_EQ(replay_with(entry, "member_md_size", NULL, "give all three"),
+		     RPC_ERROR_INVALID_PARAMS);
+	CU_ASSERT(bdev_get_by_name("Z") == NULL);
+
+	for (i = 1; i <= 3; i++) {
+		error_member_down("Z", i);
+	}
+	/* Without the geometry: refused as before, saying what is missing. */
+	UT_ASSERT_EQ(replay_with(entry, "member_block_size", NULL, "member_block_size"),
+		     RPC_ERROR_INVALID_PARAMS);
+	params = json_deep_copy(params);
+	json_object_del(params, "member_md_size");
+	json_object_del(params, "member_num_blocks");
+	json_object_set_new(entry, "params", params);
+	UT_ASSERT_EQ(replay_with(entry, "member_block_size", NULL,
+				 "no member's base bdev exists (data_1 'EE_Z1' the first)"),
+		     -ENODEV);
+	params = json_deep_copy(params);
+	json_object_set_new(params, "member_block_size", json_integer(MBS));
+	json_object_set_new(params, "member_md_size", json_integer(MD));
+	json_object_set_new(params, "member_num_blocks",
+			    json_integer(GGA_SB_REGION_BYTES / MBS + NBLK));
+	json_object_set_new(entry, "params", params);
+	CU_ASSERT(bdev_get_by_name("Z") == NULL);
+
+	/* Another geometry, no member: registered, but members that do not match are not taken. */
+	before = snapshot("Z1");
+	UT_ASSERT_EQ_FATAL(replay_with(entry, "member_num_blocks",
+				       json_integer(GGA_SB_REGION_BYTES / MBS + NBLK + 8), NULL),
+			   0);
+	bdev = bdev_get_by_name("Z");
+	CU_ASSERT_FATAL(bdev != NULL);
+	disk = bdev->ctxt;
+	UT_ASSERT_EQ(bdev_get_num_blocks(bdev), NBLK + 8);
+	for (i = 1; i <= 3; i++) {
+		error_member_up("Z", i);
+	}
+	t0 = time_now_ns();
+	while (time_now_ns() - t0 < 1500ull * 1000 * 1000) {
+		ut_poll_idle();
+	}
+	CU_ASSERT(__atomic_load_n(&disk->waiting, __ATOMIC_ACQUIRE));
+	get_info("Z", &info);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_FAILED);
+	UT_ASSERT_EQ(info.members[0].state, BDEV_GGA_MEMBER_ABSENT);
+	CU_ASSERT(info.members[0].reason != NULL &&
+		  strstr(info.members[0].reason, "another geometry") != NULL);
+	CU_ASSERT(info.waiting != NULL && strstr(info.waiting, "another geometry") != NULL);
+	bdev_gga_info_clear(&info);
+	CU_ASSERT(!bdev_is_claimed(bdev_get_by_name("EE_Z1")));
+	gga_delete_sync("Z");
+	CU_ASSERT(unchanged("Z1", before));
+	free(before);
+	for (i = 1; i <= 3; i++) {
+		error_member_down("Z", i);
+	}
+
+	/* The saved configuration, no member: registered, waiting, every request fails. */
+	UT_ASSERT_EQ_FATAL(ut_rpc_replay(entry), 0);
+	bdev = bdev_get_by_name("Z");
+	CU_ASSERT_FATAL(bdev != NULL);
+	disk = bdev->ctxt;
+	UT_ASSERT_EQ(bdev_get_num_blocks(bdev), NBLK);
+	UT_ASSERT_EQ(bdev_get_block_size(bdev), LBS);
+	UT_ASSERT_STR_EQ(bdev_get_uuid_str(bdev),
+			 json_string_value(json_object_get(params, "uuid")));
+	get_info("Z", &info);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_FAILED);
+	CU_ASSERT_FATAL(info.waiting != NULL);
+	CU_ASSERT(strstr(info.waiting, "no member's base bdev exists") != NULL);
+	for (i = 0; i < 3; i++) {
+		UT_ASSERT_EQ(info.members[i].state, BDEV_GGA_MEMBER_ABSENT);
+	}
+	bdev_gga_info_clear(&info);
+	CU_ASSERT(!bdev_is_accessible(bdev));
+	open_dev("Z");
+	CU_ASSERT(!dev_read(0, 16, rd));
+	CU_ASSERT(!dev_write(0, 1, rd));
+
+	/* One member back: still too few. Two: assembled by itself, everything reads back. */
+	error_member_up("Z", 1);
+	t0 = time_now_ns();
+	while (time_now_ns() - t0 < 1200ull * 1000 * 1000) {
+		ut_poll_idle();
+	}
+	CU_ASSERT(__atomic_load_n(&disk->waiting, __ATOMIC_ACQUIRE));
+	error_member_up("Z", 3);
+	WAIT_FOR(!__atomic_load_n(&disk->waiting, __ATOMIC_ACQUIRE));
+	CU_ASSERT_FATAL(!__atomic_load_n(&disk->waiting, __ATOMIC_ACQUIRE));
+	CU_ASSERT(bdev_is_accessible(bdev));
+	memset(rd, 0, sizeof(rd));
+	CU_ASSERT(dev_read(0, 16, rd));
+	CU_ASSERT(memcmp(rd, a, sizeof(a)) == 0);
+	fill_random(a, 4 * LBS);
+	CU_ASSERT(dev_write(0, 4, a));
+	/* The last one: attached and resynced by the probe. */
+	error_member_up("Z", 2);
+	WAIT_FOR(gga_live_mask(disk) == disk->all_mask);
+	UT_ASSERT_EQ(gga_live_mask(disk), disk->all_mask);
+	check_all_paths(disk, 0, 16, a);
+	ut_dev_close(&g_dev);
+	json_decref(entry);
+	gga_delete_sync("Z");
+	delete_error_members("Z", 3);
+}
+
 /*
  * A bdev that waits can be deleted: the waiting ends, every member it
  * opened is released (its base can be deleted and claimed again), and
@@ -1116,6 +1286,7 @@ main(void)
 		UT_TEST(test_assembly_waits_for_members),
 		UT_TEST(test_assembly_wait_deleted),
 		UT_TEST(test_assembly_wait_rpcs),
+		UT_TEST(test_assembly_waits_with_no_member),
 		UT_TEST(test_assembly_leaves_out_failed_read),
 		UT_TEST(test_assembly_stall_and_write_failure),
 	};
