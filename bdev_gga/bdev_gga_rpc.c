@@ -768,17 +768,16 @@ gga_rpc_scrub(struct rpc_request *req, json_t *params)
 		goto out_free_params;
 	}
 	action = args.action != NULL ? args.action : "status";
-	if (strcmp(action, "status") != 0) {
-		/* Start and stop need an assembled array that serves; the status does not. */
-		if (bdev_gga_ready(args.name, msg, sizeof(msg)) == -EAGAIN) {
-			rpc_send_errno(req, -EAGAIN, "%s", msg);
-			goto out_free_params;
-		}
-	}
 	if (strcmp(action, "start") == 0) {
 		rc = bdev_gga_scrub_start(args.name, args.rate_mib_s);
 	} else if (strcmp(action, "stop") == 0) {
 		rc = bdev_gga_scrub_stop(args.name);
+	}
+	if (rc == -EAGAIN) {
+		/* Start and stop need an assembled array that serves; the status does not. */
+		bdev_gga_ready(args.name, msg, sizeof(msg));
+		rpc_send_errno(req, rc, "%s", msg);
+		goto out_free_params;
 	}
 	if (rc != 0) {
 		rpc_send_errno(req, rc, "%s",
