@@ -46,6 +46,8 @@ enum region_state {
 	REGION_MARKED,
 };
 
+static bool close_step(struct gga_disk *disk);
+
 int
 gga_bitmap_create(struct gga_disk *disk, uint32_t region_shift, const uint8_t *image)
 {
@@ -84,6 +86,7 @@ gga_bitmap_create(struct gga_disk *disk, uint32_t region_shift, const uint8_t *i
 		}
 	}
 	disk->bm = bm;
+	disk->close_step = close_step;
 	return 0;
 }
 
@@ -261,6 +264,32 @@ gga_bitmap_release(struct gga_disk *disk, uint64_t lba, uint32_t count)
 }
 
 /*
+ * App thread, the clear is READY: un-mark region r unless a writer is in it
+ * (the state first, then the count: see the top of the file). Returns 1 if
+ * it was cleared.
+ */
+static uint64_t
+region_clear(struct gga_bitmap *bm, uint64_t r)
+{
+	uint8_t st = REGION_MARKED;
+
+	if (!__atomic_compare_exchange_n(&bm->state[r], &st, REGION_CLEAN, false, __ATOMIC_SEQ_CST,
+					 __ATOMIC_SEQ_CST)) {
+		return 0;
+	}
+	if (__atomic_load_n(&bm->writers[r], __ATOMIC_SEQ_CST) != 0) {
+		/* A writer got in: it keeps the mark (unless it already asked again). */
+		st = REGION_CLEAN;
+		__atomic_compare_exchange_n(&bm->state[r], &st, REGION_MARKED, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		return 0;
+	}
+	bm->bits[r] = 0;
+	bm->dirty--;
+	return 1;
+}
+
+/*
  * App thread, every BITMAP_SWEEP_US: with every member online and nothing
  * being recovered, clear the marks of regions that no write touched since
  * the last sweep and none is writing now.
@@ -270,7 +299,7 @@ sweep_poll(void *arg)
 {
 	struct gga_bitmap *bm = arg;
 	struct gga_disk *disk = bm->disk;
-	uint8_t *p, *end = bm->bits + bm->regions, st;
+	uint8_t *p, *end = bm->bits + bm->regions;
 	uint64_t r, cleared = 0;
 	bool clear, wanted = false;
 
@@ -305,21 +334,7 @@ sweep_poll(void *arg)
 			}
 			continue;
 		}
-		st = REGION_MARKED;
-		if (!__atomic_compare_exchange_n(&bm->state[r], &st, REGION_CLEAN, false,
-						 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-			continue;
-		}
-		if (__atomic_load_n(&bm->writers[r], __ATOMIC_SEQ_CST) != 0) {
-			/* A writer got in: it keeps the mark (unless it already asked again). */
-			st = REGION_CLEAN;
-			__atomic_compare_exchange_n(&bm->state[r], &st, REGION_MARKED, false,
-						    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-			continue;
-		}
-		*p = 0;
-		bm->dirty--;
-		cleared++;
+		cleared += region_clear(bm, r);
 	}
 	if (wanted) {
 		gga_bm_clear_request(disk);
@@ -332,6 +347,74 @@ sweep_poll(void *arg)
 		 cleared);
 	bitmap_flush(bm);
 	return POLLER_BUSY;
+}
+
+bool
+gga_bitmap_close_eligible(const struct gga_disk *disk)
+{
+	/*
+	 * Not a front of a shared array: it has let go of its reservations, and
+	 * the other front may be writing the members already.
+	 */
+	return !gga_test_knobs.keep_marks && disk->bm != NULL && disk->bm->dirty != 0 &&
+	       disk->front == NULL && !gga_disk_gated(disk) && gga_disk_all_online(disk) &&
+	       disk->rec_mask == 0 && disk->pass_targets == 0;
+}
+
+/*
+ * gga_disk_try_free() asks it once no channel (so no host write), walk,
+ * probe, superblock or bitmap write is left: the steps of a clean close.
+ */
+static bool
+close_step(struct gga_disk *disk)
+{
+	struct gga_bitmap *bm = disk->bm;
+	uint64_t r, cleared = 0, marked = bm->dirty;
+
+	switch (disk->closing) {
+	case GGA_CLOSE_WANTED:
+		disk->closing = GGA_CLOSE_CLEARING;
+		/*
+		 * A clear of the sweep's that the delete cut short (its update
+		 * never issued: nothing is in flight now) starts over.
+		 */
+		disk->bm_clear.stage = GGA_LC_CLEAR_IDLE;
+		if (gga_disk_all_online(disk)) {
+			/* The module starts the two updates if it may. */
+			gga_bm_clear_request(disk);
+		}
+		if (gga_disk_app_busy(disk)) {
+			return true;
+		}
+		break;
+	case GGA_CLOSE_CLEARING:
+		/* Both updates reached every member, and every member is online still. */
+		if (disk->bm_clear.stage != GGA_LC_CLEAR_READY || !gga_disk_all_online(disk)) {
+			break;
+		}
+		disk->bm_clear.stage = GGA_LC_CLEAR_IDLE;
+		for (r = 0; r < bm->regions; r++) {
+			cleared += bm->bits[r] != 0 ? region_clear(bm, r) : 0;
+		}
+		if (cleared == 0) {
+			break;
+		}
+		NOTICELOG("gga bdev '%s': closed clean: %" PRIu64 " of %" PRIu64
+			  " write-intent marks cleared\n",
+			  disk->bdev.name, cleared, marked);
+		disk->closing = GGA_CLOSE_FLUSHING;
+		bitmap_flush(bm);
+		return bm->flushing;
+	default:
+		return false;
+	}
+	if (disk->closing == GGA_CLOSE_CLEARING) {
+		NOTICELOG("gga bdev '%s': not closed clean: its %" PRIu64
+			  " write-intent marks stay (checked at the next assembly)\n",
+			  disk->bdev.name, marked);
+	}
+	disk->closing = GGA_CLOSE_DONE;
+	return false;
 }
 
 void

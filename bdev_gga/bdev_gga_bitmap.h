@@ -43,4 +43,16 @@ void gga_bitmap_encode_area(const struct gga_disk *disk, uint8_t *area);
  */
 void gga_bitmap_rewrite(struct gga_disk *disk);
 
+/*
+ * A clean close (disk->closing): at the delete of an array that is whole (no
+ * front of a shared array, every member online, no recovery checkpoint),
+ * once no host write can come any more, the marks are cleared by the same
+ * rule-8 sequence as the sweep's (two updates that reach every member, the
+ * module deciding), so the next assembly finds nothing to check. Anything
+ * else on the way (a member lost, an update short) leaves the marks, which
+ * is always safe. App thread, at the delete: may this array close clean
+ * (GGA_CLOSE_WANTED, enum gga_close)?
+ */
+bool gga_bitmap_close_eligible(const struct gga_disk *disk);
+
 #endif /* GGA_BDEV_GGA_BITMAP_H */

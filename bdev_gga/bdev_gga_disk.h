@@ -339,6 +339,19 @@ struct gga_disk {
 	bool registered;
 	bool destructing;
 	bool channels_gone;
+	/*
+	 * A clean close (gga_bitmap_close_step()): a deleted array with every
+	 * member online clears its write-intent marks by the rule-8 sequence
+	 * once no host write can come, so the next assembly has nothing to
+	 * check (enum gga_close, bdev_gga_bitmap.h). The module's view is not
+	 * "deleted" while the clearing runs.
+	 */
+	uint8_t closing;
+	/*
+	 * gga_disk_try_free() asks it before the free: true while it has work
+	 * under way (it calls gga_disk_try_free() again when that ends).
+	 */
+	bool (*close_step)(struct gga_disk *disk);
 
 	/*
 	 * Two fronts (bdev_gga_front.c): the role shell, NULL for a single
@@ -411,6 +424,15 @@ struct gga_channel {
 	uint8_t *bounce;
 	/* n member blocks: fragments rebuilt by a repair. */
 	uint8_t *heal;
+};
+
+/* The steps of a clean close (disk->closing, gga_bitmap_close_eligible()). */
+enum gga_close {
+	GGA_CLOSE_NONE = 0, /* not closing, or not clean: the marks stay */
+	GGA_CLOSE_WANTED,   /* the delete may close clean once the channels are gone */
+	GGA_CLOSE_CLEARING, /* the two updates are under way */
+	GGA_CLOSE_FLUSHING, /* the cleared image is being written */
+	GGA_CLOSE_DONE,
 };
 
 enum gga_io_phase {

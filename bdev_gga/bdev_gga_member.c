@@ -411,7 +411,8 @@ gga_lc_view_of(const struct gga_disk *disk, struct gga_lc_view *v)
 	v->resume_ok = disk->resume_ok;
 	/* A pass waits for its retry time, and for probes under way (one pass for all). */
 	v->retry_wait = ticks_get() < disk->rec_retry_ticks;
-	v->deleted = disk->destructing;
+	/* (A clean close steps the clear of the marks after the delete.) */
+	v->deleted = disk->destructing && disk->closing != GGA_CLOSE_CLEARING;
 	v->persisted_sync = durable.sync;
 	v->clear = disk->bm_clear;
 	/* The update in flight carries the clear's stage: its landing steps it. */

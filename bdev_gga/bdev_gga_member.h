@@ -23,6 +23,7 @@ struct gga_test_knobs {
 	uint32_t probe_ms;      /* failed members are probed this often (1000) */
 	uint32_t retry_ms;      /* a pass that failed is retried this much later (10000) */
 	uint32_t sweep_ms;      /* the bitmap sweep looks this often (1000) */
+	bool keep_marks;        /* a delete leaves the marks, as an unclean stop does */
 };
 extern struct gga_test_knobs gga_test_knobs;
 

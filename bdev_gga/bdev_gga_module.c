@@ -48,6 +48,9 @@ gga_destruct(void *ctxt)
 
 	/* The module stops the pass (resumed from its last checkpoint at the next assembly). */
 	gga_lc_step(disk, &ev, false, "deleted", NULL, NULL);
+	if (gga_bitmap_close_eligible(disk)) {
+		disk->closing = GGA_CLOSE_WANTED;
+	}
 	disk->destructing = true;
 	gga_front_shell_stop(disk);
 	gga_recover_stop_disk(disk);

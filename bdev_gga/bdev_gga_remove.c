@@ -245,6 +245,10 @@ gga_disk_try_free(struct gga_disk *disk)
 	if (!disk->channels_gone || disk->pending_ops > 0 || gga_disk_app_busy(disk)) {
 		return;
 	}
+	if (disk->close_step != NULL && disk->close_step(disk)) {
+		/* A clean close has writes under way: their end calls again. */
+		return;
+	}
 	/* Watched to the end: a member that stalls the last records cannot hold the delete. */
 	poller_unregister(&disk->app_watchdog);
 	for (i = 0; i < disk->n; i++) {

@@ -287,8 +287,8 @@ sb_update_msg(void *arg)
 	 * acknowledged, so no member can miss one: the last members to fail stay
 	 * in sync on the members, and come back as such (see the probe).
 	 */
-	if (disk->channels_gone || disk->destructing || gga_write_mask(disk) == 0 ||
-	    !gga_lc_issue(&v, &rec)) {
+	if (((disk->channels_gone || disk->destructing) && disk->closing != GGA_CLOSE_CLEARING) ||
+	    gga_write_mask(disk) == 0 || !gga_lc_issue(&v, &rec)) {
 		if (__atomic_exchange_n(&disk->epoch_wanted, false, __ATOMIC_ACQ_REL)) {
 			__atomic_store_n(&disk->epoch_busy, false, __ATOMIC_RELEASE);
 		}

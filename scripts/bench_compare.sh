@@ -28,11 +28,12 @@
 # runs, 2 rounds; --quick is 2 s runs, 2 rounds. Prints the median of each
 # side, work/ref of the medians, and work/ref round by round.
 #
-# Every bdevperf run assembles the array anew and finds the regions the
-# run before wrote still marked in the bitmap (a delete leaves its marks),
-# so it checks them in the background at rebuild_rate_mib_s (100 MiB/s by
-# default) while the run measures: --scrub-rate 1 keeps that check out of
-# the way (docs/BENCHMARKS.md, section 13).
+# Every bdevperf run assembles the array anew. Before the clean close (a
+# delete with every member online clears its marks), a build found the
+# regions the run before wrote still marked in the bitmap and checked them
+# in the background at rebuild_rate_mib_s (100 MiB/s by default) while the
+# run measured: --scrub-rate 1 keeps that check out of the way for such a
+# reference (docs/BENCHMARKS.md, section 13).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 ref=

@@ -21,9 +21,9 @@
 #   scripts/bench_vs_spdk.sh [-t SECONDS] [-r REPS] [--spdk DIR] [--scrub-rate MIB_S]
 #
 # --scrub-rate passes rebuild_rate_mib_s to bdev_gga_create: each bdevperf
-# run assembles the gga bdev again and checks the regions the run before
-# left marked (docs/BENCHMARKS.md §13) at that rate while it measures; SPDK's
-# raid has no such check, so `--scrub-rate 1` keeps it out of the figures.
+# run assembles the gga bdev again; a build older than the clean close
+# checks the regions the run before left marked (docs/BENCHMARKS.md §13) at
+# that rate while it measures; `--scrub-rate 1` keeps it out of the figures.
 #
 # SPDK: built by hand (docs/TESTING.md, "Building the SPDK peer";
 # build/bin/nvmf_tgt, build/examples/

@@ -50,6 +50,53 @@ test_bitmap(void)
 }
 
 /*
+ * A delete with every member online closes clean: the marks of the writes
+ * just made go by the two updates of rule 8 once no write can come, on the
+ * members too, so the next assembly has no region to check. With a member
+ * down at the delete they stay (test_stale_member_restart).
+ */
+static void
+test_clean_close(void)
+{
+	uint8_t w[4 * LBS];
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+	struct gga_sb sb;
+	uint64_t events;
+	uint32_t i;
+
+	make_error_members("C", 3, MBS);
+	disk = make_heal_gga("C", 4, true);
+	open_dev("C");
+	fill_random(w, sizeof(w));
+	CU_ASSERT(dev_write(10, 4, w));
+	UT_ASSERT_EQ(gga_bitmap_dirty(disk), 2);
+	read_sb(disk, 0, &sb);
+	events = sb.events;
+	ut_dev_close(&g_dev);
+	/* At once, before a sweep could clear them. */
+	gga_delete_sync("C");
+
+	disk = make_heal_gga("C", 4, true);
+	get_info("C", &info);
+	UT_ASSERT_EQ(info.bitmap_dirty, 0);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_ONLINE);
+	bdev_gga_info_clear(&info);
+	for (i = 0; i < 3; i++) {
+		UT_ASSERT_EQ(member_bitmap_byte(disk, i, 0), 0);
+		read_sb(disk, i, &sb);
+		/* Two updates by the close (and the assembly's own, after it). */
+		CU_ASSERT(sb.events >= events + 2);
+		UT_ASSERT_EQ(sb.member_state[i], GGA_SB_MEMBER_IN_SYNC);
+	}
+	open_dev("C");
+	check_all_paths(disk, 10, 4, w);
+	ut_dev_close(&g_dev);
+	gga_delete_sync("C");
+	delete_error_members("C", 3);
+}
+
+/*
  * d2 fails; writes go on. Before any of them is acknowledged the other
  * members' superblocks say d2 is stale. The gga bdev is deleted and made
  * again (a front restart) with d2 answering again: d2 is stale, not read,
@@ -526,7 +573,10 @@ test_check_marked_after_unclean_stop(void)
 	gga_codec_scratch_free(sc);
 	UT_ASSERT_EQ(gga_bitmap_dirty(disk), 1);
 	ut_dev_close(&g_dev);
+	/* An unclean stop: the delete does not close clean (test_clean_close). */
+	gga_test_knobs.keep_marks = true;
 	gga_delete_sync("U");
+	gga_test_knobs.keep_marks = false;
 
 	disk = make_heal_gga("U", 4, true);
 	WAIT_FOR(disk->scrub.state == BDEV_GGA_SCRUB_DONE);
@@ -805,6 +855,7 @@ main(void)
 		UT_TEST(test_four_plus_two),
 		UT_TEST(test_absent_at_assembly),
 		UT_TEST(test_check_marked_after_unclean_stop),
+		UT_TEST(test_clean_close),
 		UT_TEST(test_media_changed),
 		UT_TEST(test_rpc),
 		UT_TEST(test_delete_while_recovering),
