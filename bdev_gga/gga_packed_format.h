@@ -132,6 +132,7 @@ int gga_pk_rec_hdr_encode(const struct gga_pk_rec *rec, void *buf);
 /*
  * Decode the GGA_PK_REC_HDR_SIZE header bytes at buf (any alignment) and
  * check everything that needs no block size. Returns 0, or:
+ *   -EINVAL           buf or rec NULL
  *   -ENODATA          all 48 bytes are zero (nothing written here)
  *   -EILSEQ           wrong magic
  *   -EPROTONOSUPPORT  a version this reader does not know
@@ -293,7 +294,8 @@ int gga_pk_wu_finish(struct gga_pk_wu *wu);
 /*
  * Called once per data or trim record of a WU that passed every check, in
  * order: the record, its byte offset in the WU, its fragment (frag_len bytes
- * in the caller's buffer). A non-zero return stops the walk and is returned.
+ * in the caller's buffer). It returns 0 to go on; anything else (a negative
+ * errno, so as not to pass for a length) stops the walk and is returned.
  */
 typedef int (*gga_pk_rec_fn)(void *ctx, const struct gga_pk_rec *rec, uint32_t off,
 			     const uint8_t *frag);

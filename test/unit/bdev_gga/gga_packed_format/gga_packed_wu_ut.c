@@ -384,6 +384,19 @@ test_wu_inconsistent(void)
 	}
 }
 
+static int g_calls;
+
+static int
+stop_first(void *ctx, const struct gga_pk_rec *rec, uint32_t off, const uint8_t *frag)
+{
+	(void)ctx;
+	(void)rec;
+	(void)off;
+	(void)frag;
+	g_calls++;
+	return -ECANCELED;
+}
+
 /* Pad records, record padding to 16 bytes, and the WU's padding to an LBA. */
 void
 test_wu_padding(void)
@@ -430,6 +443,10 @@ test_wu_padding(void)
 	UT_ASSERT_EQ_FATAL(seen.n, 2);
 	UT_ASSERT_EQ(seen.off[0], 64);
 	UT_ASSERT_EQ(seen.off[1], 4048);
+	/* A callback's non-zero return stops the walk and is what the parse returns. */
+	g_calls = 0;
+	UT_ASSERT_EQ(gga_pk_wu_parse(buf, 8192, &id, 0, stop_first, NULL), -ECANCELED);
+	UT_ASSERT_EQ(g_calls, 1);
 	/* Non-zero pad bytes under good crcs are refused. */
 	buf[128 + 48 + 5] = 1;
 	reseal_wu(buf, sizeof(buf));
