@@ -1657,6 +1657,27 @@ bdev_gga_test_assembly_delay(const char *name, uint32_t ms)
 #endif
 
 /*
+ * A front watches its members' bases between its assemblies (create_poll(),
+ * create_front_reopen()): one absent at its creation, removed while it
+ * stood by, or when it let go of an assembly is opened when it appears,
+ * whether or not wait_for_members was given: a front that could serve with
+ * it must not stay down (its takeover reaches only the bases it has open)
+ * for want of a base that came back.
+ */
+static void
+create_front_watch(struct gga_create_ctx *ctx)
+{
+	if (ctx->poller == NULL) {
+		ctx->poller = poller_register(create_poll, ctx, CREATE_POLL_US, "gga_create");
+		if (ctx->poller == NULL) {
+			WARNLOG("gga bdev '%s': no poller to open the members' bases that appear "
+				"later\n",
+				ctx->disk->bdev.name);
+		}
+	}
+}
+
+/*
  * This front holds its members (gga_front_shell): read and assemble (or
  * format) the ones it holds; the others are left out, as absent members,
  * and probed once it holds them too.
@@ -1670,6 +1691,19 @@ create_front_assemble(void *arg)
 
 	ctx->front_busy = true;
 	create_front_registered(ctx);
+	/*
+	 * Bases removed while this front stood by are absent members now (they
+	 * are opened again when they appear), not a reason to fail every
+	 * assembly to come.
+	 */
+	for (i = 0; i < disk->n; i++) {
+		if (disk->members[i].removing && !(ctx->open_absent & (1u << i))) {
+			ctx->open_absent |= 1u << i;
+			ctx->open_state[i] = BDEV_GGA_MEMBER_ABSENT;
+			ctx->open_reason[i] = "base bdev removed";
+		}
+	}
+	create_front_watch(ctx);
 	/*
 	 * Another try after a failed one (the disk never started): from the
 	 * members as they were opened, with what this front holds now.
@@ -1749,6 +1783,7 @@ create_front_forgotten(struct gga_disk *disk)
 		ctx->open_state[i] = member->state;
 		ctx->open_reason[i] = member->reason;
 	}
+	create_front_watch(ctx);
 	/* The assembly holds the disk; create_early_end lets it go. */
 	disk->pending_ops++;
 	gga_front_shell_rearm(disk, ctx);
@@ -1812,15 +1847,7 @@ create_front(struct gga_create_ctx *ctx, const struct bdev_gga_opts *opts)
 		ctx->open_state[i] = disk->members[i].state;
 		ctx->open_reason[i] = disk->members[i].reason;
 	}
-	if (ctx->wait && ctx->absent != 0) {
-		/* Bases that appear are opened between its assemblies (create_poll()). */
-		ctx->poller = poller_register(create_poll, ctx, CREATE_POLL_US, "gga_create");
-		if (ctx->poller == NULL) {
-			WARNLOG("gga bdev '%s': no poller to open the members' bases that appear "
-				"later\n",
-				disk->bdev.name);
-		}
-	}
+	create_front_watch(ctx);
 	/* The assembly holds the disk; create_early_end lets it go. */
 	disk->pending_ops++;
 	rc = gga_front_shell_run(disk, create_front_assemble, ctx, create_front_unassemble);
@@ -2102,6 +2129,12 @@ create_front_reopen(struct gga_create_ctx *ctx)
 
 	for (i = 0; i < disk->n; i++) {
 		member = &disk->members[i];
+		if (member->removing && member->desc == NULL && !(ctx->open_absent & (1u << i))) {
+			/* Its base went while this front stood by: absent until it is back. */
+			ctx->open_absent |= 1u << i;
+			ctx->open_state[i] = BDEV_GGA_MEMBER_ABSENT;
+			ctx->open_reason[i] = "base bdev removed";
+		}
 		if (!(ctx->open_absent & (1u << i)) || member->desc != NULL) {
 			continue;
 		}
@@ -2117,10 +2150,6 @@ create_front_reopen(struct gga_create_ctx *ctx)
 		ctx->open_reason[i] = NULL;
 		ctx->reopened |= 1u << i;
 		create_member_state(member, BDEV_GGA_MEMBER_ONLINE, NULL);
-	}
-	if (ctx->open_absent == 0) {
-		/* Every base is open: nothing more to wait for (the watch stays while it assembles). */
-		ctx->wait = false;
 	}
 }
 
@@ -2160,8 +2189,7 @@ create_poll(void *arg)
 		return POLLER_BUSY;
 	}
 	if (ctx->early) {
-		if (ctx->wait && !ctx->front_busy && !disk->destructing &&
-		    ++ctx->ticks >= CREATE_RETRY_TICKS) {
+		if (!ctx->front_busy && !disk->destructing && ++ctx->ticks >= CREATE_RETRY_TICKS) {
 			ctx->ticks = 0;
 			create_front_reopen(ctx);
 		}

@@ -1577,6 +1577,113 @@ test_front_fenced_on_io(void)
 	}
 }
 
+/* Front 1 (key of epoch `epoch` for front 2) fenced by the other front; back to standby. */
+static void
+front_fenced_to_standby(const char *name, struct gga_disk *disk, struct resv_member **rm,
+			uint32_t n, uint32_t epoch)
+{
+	uint8_t a[LBS];
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		rm[i]->hold = true;
+		resv_other_front_takes(rm[i], gga_front_key(2, epoch));
+	}
+	fill_random(a, sizeof(a));
+	CU_ASSERT(!dev_write(0, 1, a));
+	CU_ASSERT(!__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE));
+	UT_POLL_UNTIL(strcmp(front_role(name, NULL), "stepped_down") == 0);
+	for (i = 0; i < n; i++) {
+		resv_release_held(rm[i]);
+	}
+	UT_POLL_UNTIL(strcmp(front_role(name, NULL), "standby") == 0);
+	UT_ASSERT_STR_EQ(front_role(name, NULL), "standby");
+}
+
+/*
+ * Members' bases that go away while a front stands by (issue 34's stay-up
+ * leftover of 32). Front 1 serves, is fenced and stands by; meanwhile the
+ * targets of data_2 and parity restart (their bases are removed and come
+ * back, nobody registered). When the other front's lease lapses, front 1
+ * takes all three and serves with every member online: the bases that came
+ * back were opened while it stood by. Fenced again, parity's base goes and
+ * stays away: front 1 takes over and serves degraded. Before, a base
+ * removed while standing by failed every assembly ("was removed during
+ * creation") and a front that let go of an assembly never opened a base
+ * that appeared: the front never served again.
+ */
+static void
+test_front_base_gone_while_standby(void)
+{
+	struct resv_member *rm[3];
+	struct bdev_gga_opts opts;
+	struct bdev_gga_info info;
+	struct gga_disk *disk;
+	struct create_res r;
+	uint8_t a[8 * LBS], rd[8 * LBS];
+	char base[8];
+	uint32_t i;
+
+	for (i = 0; i < 3; i++) {
+		snprintf(base, sizeof(base), "H%u", i + 1);
+		make_malloc(base, MBS, MD, MEMBER_BLOCKS);
+		rm[i] = resv_member_create(base);
+	}
+	bdev_gga_opts_init(&opts);
+	opts.name = "H";
+	opts.members[0] = "R_H1";
+	opts.members[1] = "R_H2";
+	opts.members[2] = "R_H3";
+	opts.uuid = "5c0ffee5-0b5e-4a7d-9c1e-2f3a4b5c6d81";
+	opts.front_id = 1;
+	opts.lease_ms = 800;
+	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
+	disk = r.bdev->ctxt;
+	UT_POLL_UNTIL(__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE));
+	CU_ASSERT_FATAL(__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE));
+	open_dev("H");
+	fill_random(a, sizeof(a));
+	CU_ASSERT(dev_write(8, 8, a));
+
+	front_fenced_to_standby("H", disk, rm, 3, 1);
+	resv_member_delete(rm[1]);
+	resv_member_delete(rm[2]);
+	poll_for_ms(300);
+	rm[1] = resv_member_create("H2");
+	rm[2] = resv_member_create("H3");
+	UT_POLL_UNTIL(__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE));
+	CU_ASSERT_FATAL(__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE));
+	get_info("H", &info);
+	CU_ASSERT(info.assembled);
+	for (i = 0; i < 3; i++) {
+		UT_ASSERT_EQ(info.members[i].state, BDEV_GGA_MEMBER_ONLINE);
+	}
+	bdev_gga_info_clear(&info);
+	CU_ASSERT(dev_read(8, 8, rd));
+	CU_ASSERT(memcmp(rd, a, sizeof(a)) == 0);
+
+	front_fenced_to_standby("H", disk, rm, 3, 2);
+	resv_member_delete(rm[2]);
+	UT_POLL_UNTIL(__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE));
+	CU_ASSERT_FATAL(__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE));
+	get_info("H", &info);
+	UT_ASSERT_EQ(info.state, BDEV_GGA_DEGRADED);
+	UT_ASSERT_EQ(info.members[2].state, BDEV_GGA_MEMBER_ABSENT);
+	bdev_gga_info_clear(&info);
+	memset(rd, 0, sizeof(rd));
+	CU_ASSERT(dev_read(8, 8, rd));
+	CU_ASSERT(memcmp(rd, a, sizeof(a)) == 0);
+
+	ut_dev_close(&g_dev);
+	gga_delete_sync("H");
+	resv_member_delete(rm[0]);
+	resv_member_delete(rm[1]);
+	for (i = 0; i < 3; i++) {
+		snprintf(base, sizeof(base), "H%u", i + 1);
+		malloc_delete_sync(base);
+	}
+}
+
 /*
  * Issue 32 case 6: an assembly that fails part-way is tried again. Front 1
  * takes three blank members; member 2's read of its superblock fails once
@@ -1933,6 +2040,7 @@ main(void)
 		UT_TEST(test_front_assembly_retried),
 		UT_TEST(test_front_unassembled_rpcs),
 		UT_TEST(test_front_waits_for_members),
+		UT_TEST(test_front_base_gone_while_standby),
 	};
 
 	return ut_run("bdev_gga", tests, ARRAY_SIZE(tests), suite_init_resv, suite_fini);
