@@ -1723,8 +1723,7 @@ create_front_assemble(void *arg)
 		if (!(held & (1u << i)) && !(ctx->absent & (1u << i))) {
 			ctx->absent |= 1u << i;
 			disk->members[i].state = BDEV_GGA_MEMBER_ABSENT;
-			disk->members[i]
-				.reason = "reserved by the other front: taken when it lapses";
+			disk->members[i].reason = gga_front_shell_not_held_why(disk, i);
 		}
 	}
 	if (ctx->mode == BDEV_GGA_MODE_CREATE && ctx->absent != 0) {

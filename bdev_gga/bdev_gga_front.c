@@ -463,6 +463,21 @@ gga_front_shell_held_mask(const struct gga_disk *disk)
 	return mask;
 }
 
+const char *
+gga_front_shell_not_held_why(const struct gga_disk *disk, uint32_t i)
+{
+	const struct gga_front_member *fm = &disk->front->f.members[i];
+
+	if (fm->held && fm->uncertain) {
+		return "its last reservation renewal went unanswered: taken again once a report "
+		       "says who holds it";
+	}
+	if (fm->seen && fm->seen_key != 0) {
+		return "reserved by the other front: taken when it lapses";
+	}
+	return "it did not answer this front's reservation commands: taken once it does";
+}
+
 bool
 gga_front_shell_assembled(struct gga_disk *disk, int rc, const char *msg)
 {

@@ -28,6 +28,8 @@ int gga_front_shell_run(struct gga_disk *disk, void (*assemble)(void *arg), void
 void gga_front_shell_rearm(struct gga_disk *disk, void *arg);
 /* Members whose reservation this front holds now (a member whose renewal got no answer not). */
 uint32_t gga_front_shell_held_mask(const struct gga_disk *disk);
+/* Why member i, not in gga_front_shell_held_mask(), is not held (a static string). */
+const char *gga_front_shell_not_held_why(const struct gga_disk *disk, uint32_t i);
 /*
  * The assembly asked for ended: rc 0 serves (if still active); else msg says
  * why not. Returns true when the shell will call assemble(arg) again (after
