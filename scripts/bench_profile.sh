@@ -11,8 +11,14 @@
 # "cycles per I/O" is then CPU time per I/O times the nominal clock, and
 # IPC is not measured. A benchmark, not a test.
 #
-#   scripts/bench_profile.sh [-w WINDOW] [-f FREQ] [--scrub-rate MIB_S] [workload...]
+#   scripts/bench_profile.sh [-w WINDOW] [-f FREQ] [--scrub-rate MIB_S] [--front] [workload...]
 #       workloads: 4k-randwrite 4k-randread 128k-randwrite (default: all three)
+#
+# --front profiles the front hop instead (the layout of bench-compare's
+# front rows): the gga bdev inside a gga_tgt on core 1 exported over
+# NVMe/TCP, bdevperf on core 0 attaching it, the namespaces' target on core
+# 0; `perf record` of the front's gga_tgt, `perf stat` of all three. Its
+# components add "NVMe-oF target" (target/).
 #   GGA_BUILD=DIR   the build to profile (default build/)
 #   GGA_PROFILE_KEEP=DIR  keep perf.data files and perf report outputs in DIR
 set -u
@@ -20,12 +26,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${GGA_BUILD:-$root/build}/bin
 window=6
 freq=2999
+front=0
 loads=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-w) window=$2 && shift ;;
 	-f) freq=$2 && shift ;;
 	--scrub-rate) gga_create_extra=",\"rebuild_rate_mib_s\":$2" && shift ;;
+	--front) front=1 ;;
 	-h | --help) sed -n '2,/^set -u$/{/^#/p}' "$0" && exit 0 ;;
 	4k-randwrite | 4k-randread | 128k-randwrite) loads+=("$1") ;;
 	*) echo "bench_profile: unknown argument '$1'" >&2 && exit 2 ;;
@@ -63,6 +71,14 @@ gga_up || { tail -20 "$tmp/gga_tgt.log" >&2 && exit 1; }
 tgt_pid=${pids[-1]}
 secs=1
 gga_run "$tmp/gga_local.json" G 0x2 131072 write --prefill >/dev/null
+# The process profiled (the subject): bdevperf with the gga bdev, or the front.
+cfg=$tmp/gga_local.json bdev=G cores=0x2 subject=bdevperf front_pid=
+if [ "$front" = 1 ]; then
+	gga_front_up || { tail -20 "$tmp/front.log" >&2 && exit 1; }
+	front_pid=${pids[-1]}
+	cfg=$tmp/front_bp.json bdev=Vn1 cores=0x1 subject=gga_tgt
+	gga_run "$cfg" "$bdev" "$cores" 131072 write --prefill >/dev/null
+fi
 
 for l in "${loads[@]}"; do
 	case $l in
@@ -71,34 +87,47 @@ for l in "${loads[@]}"; do
 	128k-randwrite) size=131072 wl=randwrite ;;
 	esac
 	warm=3
-	say "$bin/bdevperf --json $tmp/gga_local.json -b G -m 0x2 --poll-mode $mode -q 32 -o $size -w $wl -t $((warm + window + 2)) --output json"
-	"$bin/bdevperf" --json "$tmp/gga_local.json" -b G -m 0x2 --poll-mode $mode -q 32 -o $size \
+	say "$bin/bdevperf --json $cfg -b $bdev -m $cores --poll-mode $mode -q 32 -o $size -w $wl -t $((warm + window + 2)) --output json"
+	"$bin/bdevperf" --json "$cfg" -b "$bdev" -m "$cores" --poll-mode $mode -q 32 -o $size \
 		-w $wl -t $((warm + window + 2)) --output json >"$tmp/bp_$l.json" 2>>"$tmp/bp.log" &
 	bp=$!
 	sleep $warm
-	say "perf stat -e $stat_ev -x, -p BDEVPERF,TARGET; perf record -e $rec_ev -F $freq -g -p BDEVPERF -- sleep $window"
+	prof=$bp
+	[ "$front" = 0 ] || prof=$front_pid
+	say "perf stat -e $stat_ev -x, -p BDEVPERF,TARGET${front_pid:+,FRONT}; perf record -e $rec_ev -F $freq -g -p ${front_pid:+FRONT}${front_pid:-BDEVPERF} -- sleep $window"
 	perf stat -e "$stat_ev" -x, -o "$tmp/stat_tgt_$l" -p "$tgt_pid" -- sleep "$window" &
 	st=$!
+	if [ "$front" = 1 ]; then
+		perf stat -e "$stat_ev${sc_ev:+,$sc_ev}" -x, -o "$tmp/stat_subj_$l" -p "$front_pid" \
+			-- sleep "$window" &
+		sf=$!
+	fi
 	perf stat -e "$stat_ev${sc_ev:+,$sc_ev}" -x, -o "$tmp/stat_bp_$l" -p "$bp" -- sleep "$window" &
 	sb=$!
-	perf record -q -e "$rec_ev" -F "$freq" -g -o "$tmp/perf_$l.data" -p "$bp" -- sleep "$window" \
+	perf record -q -e "$rec_ev" -F "$freq" -g -o "$tmp/perf_$l.data" -p "$prof" -- sleep "$window" \
 		2>>"$tmp/perf.log"
 	wait "$st" "$sb"
+	if [ "$front" = 1 ]; then
+		wait "$sf"
+	else
+		cp "$tmp/stat_bp_$l" "$tmp/stat_subj_$l"
+	fi
 	wait "$bp" || { echo "bench_profile: bdevperf $l failed" >&2 && tail -5 "$tmp/bp.log" >&2 && exit 1; }
 	perf report -i "$tmp/perf_$l.data" --no-children -g none --sort dso,sym --stdio \
 		2>/dev/null >"$tmp/report_$l.txt"
 	[ -z "$keep" ] || cp "$tmp/perf_$l.data" "$tmp/report_$l.txt" "$keep/"
 done
 
-# symbol -> source file of bdevperf's own functions (nm -l, from the debug info),
+# symbol -> source file of the subject's own functions (nm -l, from the debug info),
 # relative to the source tree of that build (BUILD/bin/../..).
-nm -l --defined-only "$bin/bdevperf" 2>/dev/null |
+nm -l --defined-only "$bin/$subject" 2>/dev/null |
 	awk '$2 ~ /^[tTwW]$/ && NF >= 4 {sub(/:[0-9]+$/, "", $4); print $3, $4}' >"$tmp/symfiles"
 
-GGA_EXTRA=${gga_create_extra:-} python3 - "$tmp" "$(cd "$bin/../.." && pwd)" "$window" "$mhz" "$hw" "${loads[@]}" <<'PY'
+GGA_EXTRA=${gga_create_extra:-} python3 - "$tmp" "$(cd "$bin/../.." && pwd)" "$window" "$mhz" "$hw" "$subject" "${loads[@]}" <<'PY'
 import json, re, sys
 tmp, root, window, mhz, hw = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), sys.argv[5] == "1"
-loads = sys.argv[6:]
+subject = sys.argv[6]
+loads = sys.argv[7:]
 import os
 extra = os.environ.get("GGA_EXTRA", "")
 files = {}
@@ -106,7 +135,7 @@ for line in open(f"{tmp}/symfiles"):
     s, f = line.split(maxsplit=1)
     files[s] = f.strip().replace(root + "/", "")
 
-ORDER = ["gga bdev I/O path", "gga codec glue", "NVMe/TCP host", "bdev layer + bdevperf",
+ORDER = ["gga bdev I/O path", "gga codec glue", "NVMe-oF target", "NVMe/TCP host", "bdev layer + bdevperf",
          "reactor/thread/env", "LZ4", "ISA-L EC/XOR", "crc32c (ISA-L)", "memcpy/memset",
          "libc other", "kernel TCP/IP + socket", "kernel syscall entry",
          "kernel sched/yield/epoll", "kernel other", "other"]
@@ -131,8 +160,10 @@ def component(dso, sym):
         return "crc32c (ISA-L)" if sym.startswith("crc32") else "ISA-L EC/XOR"
     if dso.startswith("libc"):
         return "memcpy/memset" if re.match(r"__mem(cpy|move|set)|mem(cpy|move|set)", sym) else "libc other"
-    if dso == "bdevperf":
+    if dso == subject:
         f = files.get(sym, "")
+        if f.startswith("target/"):
+            return "NVMe-oF target"
         if f.startswith("bdev_gga/gga_codec") or f.startswith("bdev_gga/gga_format"):
             return "gga codec glue"
         if f.startswith("bdev_gga/"):
@@ -158,7 +189,7 @@ for l in loads:
     d = json.load(open(f"{tmp}/bp_{l}.json"))
     t = d.get("total") or d["jobs"][0]
     ios = t["iops"] * window
-    sb, st = stat(f"{tmp}/stat_bp_{l}"), stat(f"{tmp}/stat_tgt_{l}")
+    sb, st, ss = stat(f"{tmp}/stat_bp_{l}"), stat(f"{tmp}/stat_tgt_{l}"), stat(f"{tmp}/stat_subj_{l}")
     comp, top, total = {c: 0.0 for c in ORDER}, [], 0.0
     for line in open(f"{tmp}/report_{l}.txt"):
         m = re.match(r"\s*([\d.]+)%\s+(\S+)\s+\[[.k]\]\s+(.*?)\s*$", line)
@@ -168,25 +199,34 @@ for l in loads:
         comp[component(dso, sym)] += pct
         total += pct
         top.append((pct, dso, sym))
-    bp_ms, tg_ms = sb.get("task-clock", 0), st.get("task-clock", 0)
-    if hw and "cycles" in sb:
-        cyc = sb["cycles"]
-        ipc = sb.get("instructions", 0) / cyc if cyc else 0
+    bp_ms, tg_ms, su_ms = sb.get("task-clock", 0), st.get("task-clock", 0), ss.get("task-clock", 0)
+    if hw and "cycles" in ss:
+        cyc = ss["cycles"]
+        ipc = ss.get("instructions", 0) / cyc if cyc else 0
     else:
-        cyc, ipc = bp_ms * 1e-3 * mhz * 1e6, None
+        cyc, ipc = su_ms * 1e-3 * mhz * 1e6, None
     top.sort(reverse=True)
-    res[l] = dict(sb=sb, iops=t["iops"], ios=ios, cyc_io=cyc / ios, ipc=ipc, comp=comp, top=top[:15],
+    res[l] = dict(sb=ss, iops=t["iops"], ios=ios, cyc_io=cyc / ios, ipc=ipc, comp=comp, top=top[:15],
                   bp_util=bp_ms / 1e3 / window, tgt_util=tg_ms / 1e3 / window,
+                  su_util=su_ms / 1e3 / window,
+                  bp_cyc_io=bp_ms * 1e-3 * mhz * 1e6 / ios,
                   tgt_cyc_io=tg_ms * 1e-3 * mhz * 1e6 / ios)
 
 kind = "cycles" if hw else f"task-clock x {mhz:.0f} MHz"
 print()
-print(f"## gga bdevperf profile: {kind}, {window:.0f} s windows, event mode, QD32" + (f", bdev_gga_create {extra}" if extra else ""))
+front = subject != "bdevperf"
+what = "the front's gga_tgt (bdevperf over NVMe/TCP on core 0)" if front else "bdevperf"
+print(f"## gga profile of {what}: {kind}, {window:.0f} s windows, event mode, QD32" + (f", bdev_gga_create {extra}" if extra else ""))
 print(f"{'':28}" + "".join(f"{l:>22}" for l in loads))
 print(f"{'IOPS':28}" + "".join(f"{res[l]['iops']:>22.0f}" for l in loads))
 print(f"{'bdevperf core busy':28}" + "".join(f"{100 * res[l]['bp_util']:>21.0f}%" for l in loads))
 print(f"{'target core busy':28}" + "".join(f"{100 * res[l]['tgt_util']:>21.0f}%" for l in loads))
-print(f"{'bdevperf cycles/IO':28}" + "".join(f"{res[l]['cyc_io']:>22.0f}" for l in loads))
+if front:
+    print(f"{'front core busy':28}" + "".join(f"{100 * res[l]['su_util']:>21.0f}%" for l in loads))
+    print(f"{'front cycles/IO':28}" + "".join(f"{res[l]['cyc_io']:>22.0f}" for l in loads))
+    print(f"{'bdevperf (host) cycles/IO':28}" + "".join(f"{res[l]['bp_cyc_io']:>22.0f}" for l in loads))
+else:
+    print(f"{'bdevperf cycles/IO':28}" + "".join(f"{res[l]['cyc_io']:>22.0f}" for l in loads))
 print(f"{'target cycles/IO':28}" + "".join(f"{res[l]['tgt_cyc_io']:>22.0f}" for l in loads))
 for ev, name in (("raw_syscalls:sys_enter", "syscalls/IO"), ("syscalls:sys_enter_sendmsg", "  sendmsg/IO"),
                  ("syscalls:sys_enter_recvfrom", "  recv/IO"), ("syscalls:sys_enter_readv", "  readv/IO"),
@@ -196,7 +236,7 @@ for ev, name in (("raw_syscalls:sys_enter", "syscalls/IO"), ("syscalls:sys_enter
         print(f"{name:28}" + "".join(f"{res[l]['sb'][ev] / res[l]['ios']:>22.2f}" for l in loads))
 if hw:
     print(f"{'IPC':28}" + "".join(f"{res[l]['ipc']:>22.2f}" for l in loads))
-print("bdevperf by component: share of samples, cycles/IO")
+print(f"{subject} by component: share of samples, cycles/IO")
 for c in ORDER:
     if all(res[l]["comp"][c] < 0.05 for l in loads):
         continue
