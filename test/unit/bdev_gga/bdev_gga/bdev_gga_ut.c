@@ -1426,6 +1426,51 @@ poll_for_ms(uint32_t ms)
 }
 
 /*
+ * The members of a front test: malloc bases <p>1..<p>3, reservation members
+ * R_<p>1..R_<p>3 over them, and the options of front 1 of the shared array
+ * <p> over them (lease 800 ms). The strings live until the next call.
+ */
+static void
+front_members_make(char p, const char *uuid, struct resv_member **rm, struct bdev_gga_opts *opts)
+{
+	static char name[2], members[3][12];
+	char base[8];
+	uint32_t i;
+
+	name[0] = p;
+	for (i = 0; i < 3; i++) {
+		snprintf(base, sizeof(base), "%c%u", p, i + 1);
+		make_malloc(base, MBS, MD, MEMBER_BLOCKS);
+		rm[i] = resv_member_create(base);
+		snprintf(members[i], sizeof(members[i]), "R_%s", base);
+	}
+	bdev_gga_opts_init(opts);
+	opts->name = name;
+	for (i = 0; i < 3; i++) {
+		opts->members[i] = members[i];
+	}
+	opts->uuid = uuid;
+	opts->front_id = 1;
+	opts->lease_ms = 800;
+}
+
+/* The end of a front test: the reservation members of `live` and the three bases. */
+static void
+front_members_delete(char p, struct resv_member **rm, uint32_t live)
+{
+	char base[8];
+	uint32_t i;
+
+	for (i = 0; i < 3; i++) {
+		if (live & (1u << i)) {
+			resv_member_delete(rm[i]);
+		}
+		snprintf(base, sizeof(base), "%c%u", p, i + 1);
+		malloc_delete_sync(base);
+	}
+}
+
+/*
  * DESIGN 1.5 and 1.8: an active front that meets Reservation Conflict on a
  * member I/O steps down at once, not when its lease lapses. Front 1 (lease
  * 800 ms, the preferred one) takes three blank members, formats and serves
@@ -1459,22 +1504,9 @@ test_front_fenced_on_io(void)
 	const char *reason = NULL;
 	uint64_t t0, took_ms;
 	uint8_t *zeros;
-	char base[8];
 	uint32_t i;
 
-	for (i = 0; i < 3; i++) {
-		snprintf(base, sizeof(base), "K%u", i + 1);
-		make_malloc(base, MBS, MD, MEMBER_BLOCKS);
-		rm[i] = resv_member_create(base);
-	}
-	bdev_gga_opts_init(&opts);
-	opts.name = "K";
-	opts.members[0] = "R_K1";
-	opts.members[1] = "R_K2";
-	opts.members[2] = "R_K3";
-	opts.uuid = "5c0ffee5-0b5e-4a7d-9c1e-2f3a4b5c6d7e";
-	opts.front_id = 1;
-	opts.lease_ms = 800;
+	front_members_make('K', "5c0ffee5-0b5e-4a7d-9c1e-2f3a4b5c6d7e", rm, &opts);
 	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
 	disk = r.bdev->ctxt;
 
@@ -1570,11 +1602,7 @@ test_front_fenced_on_io(void)
 
 	ut_dev_close(&g_dev);
 	gga_delete_sync("K");
-	for (i = 0; i < 3; i++) {
-		resv_member_delete(rm[i]);
-		snprintf(base, sizeof(base), "K%u", i + 1);
-		malloc_delete_sync(base);
-	}
+	front_members_delete('K', rm, 7);
 }
 
 /* Front 1 (key of epoch `epoch` for front 2) fenced by the other front; back to standby. */
@@ -1621,22 +1649,9 @@ test_front_base_gone_while_standby(void)
 	struct gga_disk *disk;
 	struct create_res r;
 	uint8_t a[8 * LBS], rd[8 * LBS];
-	char base[8];
 	uint32_t i;
 
-	for (i = 0; i < 3; i++) {
-		snprintf(base, sizeof(base), "H%u", i + 1);
-		make_malloc(base, MBS, MD, MEMBER_BLOCKS);
-		rm[i] = resv_member_create(base);
-	}
-	bdev_gga_opts_init(&opts);
-	opts.name = "H";
-	opts.members[0] = "R_H1";
-	opts.members[1] = "R_H2";
-	opts.members[2] = "R_H3";
-	opts.uuid = "5c0ffee5-0b5e-4a7d-9c1e-2f3a4b5c6d81";
-	opts.front_id = 1;
-	opts.lease_ms = 800;
+	front_members_make('H', "5c0ffee5-0b5e-4a7d-9c1e-2f3a4b5c6d81", rm, &opts);
 	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
 	disk = r.bdev->ctxt;
 	UT_POLL_UNTIL(__atomic_load_n(&disk->front_serving, __ATOMIC_ACQUIRE));
@@ -1676,12 +1691,7 @@ test_front_base_gone_while_standby(void)
 
 	ut_dev_close(&g_dev);
 	gga_delete_sync("H");
-	resv_member_delete(rm[0]);
-	resv_member_delete(rm[1]);
-	for (i = 0; i < 3; i++) {
-		snprintf(base, sizeof(base), "H%u", i + 1);
-		malloc_delete_sync(base);
-	}
+	front_members_delete('H', rm, 3);
 }
 
 /*
@@ -1701,24 +1711,10 @@ test_front_assembly_retried(void)
 	struct gga_disk *disk;
 	struct create_res r;
 	uint8_t a[4 * LBS], rd[4 * LBS];
-	char base[8];
 	uint64_t t0;
-	uint32_t i;
 
-	for (i = 0; i < 3; i++) {
-		snprintf(base, sizeof(base), "F%u", i + 1);
-		make_malloc(base, MBS, MD, MEMBER_BLOCKS);
-		rm[i] = resv_member_create(base);
-	}
+	front_members_make('F', "5c0ffee5-0b5e-4a7d-9c1e-2f3a4b5c6d7f", rm, &opts);
 	rm[1]->fail_reads = 1;
-	bdev_gga_opts_init(&opts);
-	opts.name = "F";
-	opts.members[0] = "R_F1";
-	opts.members[1] = "R_F2";
-	opts.members[2] = "R_F3";
-	opts.uuid = "5c0ffee5-0b5e-4a7d-9c1e-2f3a4b5c6d7f";
-	opts.front_id = 1;
-	opts.lease_ms = 800;
 	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
 	disk = r.bdev->ctxt;
 
@@ -1741,11 +1737,7 @@ test_front_assembly_retried(void)
 	CU_ASSERT(memcmp(rd, a, sizeof(a)) == 0);
 	ut_dev_close(&g_dev);
 	gga_delete_sync("F");
-	for (i = 0; i < 3; i++) {
-		resv_member_delete(rm[i]);
-		snprintf(base, sizeof(base), "F%u", i + 1);
-		malloc_delete_sync(base);
-	}
+	front_members_delete('F', rm, 7);
 }
 
 /*
@@ -1773,19 +1765,7 @@ test_front_waits_for_members(void)
 	uint64_t t0;
 	uint32_t i;
 
-	for (i = 0; i < 3; i++) {
-		snprintf(base, sizeof(base), "G%u", i + 1);
-		make_malloc(base, MBS, MD, MEMBER_BLOCKS);
-		rm[i] = resv_member_create(base);
-	}
-	bdev_gga_opts_init(&opts);
-	opts.name = "G";
-	opts.members[0] = "R_G1";
-	opts.members[1] = "R_G2";
-	opts.members[2] = "R_G3";
-	opts.uuid = "5c0ffee5-0b5e-4a7d-9c1e-2f3a4b5c6d80";
-	opts.front_id = 1;
-	opts.lease_ms = 800;
+	front_members_make('G', "5c0ffee5-0b5e-4a7d-9c1e-2f3a4b5c6d80", rm, &opts);
 	UT_ASSERT_EQ_FATAL(create_opts_sync(&opts, &r), 0);
 	disk = r.bdev->ctxt;
 	t0 = time_now_ns();
@@ -1875,11 +1855,7 @@ test_front_waits_for_members(void)
 	CU_ASSERT(memcmp(rd, a, 2 * LBS) == 0);
 	ut_dev_close(&g_dev);
 	gga_delete_sync("G");
-	for (i = 0; i < 3; i++) {
-		resv_member_delete(rm[i]);
-		snprintf(base, sizeof(base), "G%u", i + 1);
-		malloc_delete_sync(base);
-	}
+	front_members_delete('G', rm, 7);
 }
 
 /*
