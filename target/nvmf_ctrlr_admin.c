@@ -116,10 +116,24 @@ nvmf_identify_ctrlr_fill(const struct nvmf_ctrlr *ctrlr, struct nvme_identify_ct
 void
 nvmf_identify_ns_fill(const struct nvmf_ns *ns, struct nvme_identify_ns *id)
 {
+	struct bdev_space space = { .thin = false };
+
 	memset(id, 0, sizeof(*id));
 	id->nsze = ns->num_blocks;
 	id->ncap = ns->num_blocks;
 	id->nuse = ns->num_blocks;
+	if (ns->bdev != NULL) {
+		bdev_get_space(ns->bdev, &space);
+	}
+	if (space.thin) {
+		/* Asked at each Identify: NUSE follows writes and deallocations. */
+		id->nsfeat |= NVME_NSFEAT_THIN_PROV;
+		id->ncap = GGA_MIN(space.capacity_blocks, ns->num_blocks);
+		id->nuse = GGA_MIN(space.used_blocks, id->ncap);
+		if (space.dealloc_zeroes && bdev_io_type_supported(ns->bdev, BDEV_IO_TYPE_UNMAP)) {
+			id->dlfeat = NVME_DLFEAT_READ_ZEROES | NVME_DLFEAT_WZ_DEALLOC;
+		}
+	}
 	id->nlbaf = 0;
 	/*
 	 * One format: the bdev's geometry. Metadata is interleaved at the end of

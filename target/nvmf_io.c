@@ -205,6 +205,7 @@ static void
 nvmf_io_done(struct bdev_io *io, bool success, void *arg)
 {
 	struct nvmf_request *req = arg;
+	uint16_t dnr = 0;
 	int sct = 0, sc = 0;
 
 	if (!success) {
@@ -212,9 +213,13 @@ nvmf_io_done(struct bdev_io *io, bool success, void *arg)
 		if (sct == 0 && sc == 0) {
 			sc = NVME_SC_INTERNAL_DEVICE_ERROR;
 		}
+		/* A full thin namespace: retrying the same write cannot help. */
+		if (sct == NVME_SCT_GENERIC && sc == NVME_SC_CAPACITY_EXCEEDED) {
+			dnr = NVME_STATUS_DNR;
+		}
 	}
 	bdev_free_io(io);
-	nvmf_io_finish(req, NVME_STATUS(sct, sc));
+	nvmf_io_finish(req, NVME_STATUS(sct, sc) | dnr);
 }
 
 static void nvmf_io_submit(void *arg);

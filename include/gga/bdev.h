@@ -152,6 +152,35 @@ struct bdev_health {
 /* Fill *health for bdev (any thread). */
 void bdev_get_health(const struct bdev *bdev, struct bdev_health *health);
 /*
+ * The space of a bdev. A thin bdev allocates a block when it is first
+ * written and frees it on unmap (and write_zeroes); it may run out of space
+ * before every block is written. A write that needs space when none is
+ * left fails with NVMe generic status Capacity Exceeded (81h), which
+ * bdev_io_get_errno gives as -ENOSPC; only that write fails: reads,
+ * unmaps and overwrites of allocated blocks go on. A bdev that is not
+ * thin (no get_space callback) has every block allocated.
+ */
+struct bdev_space {
+	/* Blocks are allocated on write; the counts below mean something. */
+	bool thin;
+	/*
+	 * Unmap and write_zeroes deallocate the blocks, and a deallocated
+	 * block reads as zeros (NVMe DLFEAT 09h).
+	 */
+	bool dealloc_zeroes;
+	/* Blocks allocated now (NVMe NUSE). */
+	uint64_t used_blocks;
+	/*
+	 * The most blocks that can be allocated at once (NVMe NCAP): used
+	 * plus those still free, at most num_blocks. For a bdev whose
+	 * blocks take variable room (compressed), an estimate of the moment.
+	 */
+	uint64_t capacity_blocks;
+};
+
+/* Fill *space for bdev (any thread). Not thin: used = capacity = num_blocks. */
+void bdev_get_space(const struct bdev *bdev, struct bdev_space *space);
+/*
  * For messages, why the bdev called bdev_name cannot be claimed or opened
  * for writing: "is a base of another bdev (claimed by the gga module)", "is
  * open for writing elsewhere (an NVMe-oF namespace?)". A static buffer: app

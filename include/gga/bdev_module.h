@@ -73,6 +73,14 @@ struct bdev_fn_table {
 	bool (*is_accessible)(void *ctxt);
 	/* Optional: bdev_get_health (absent: whole). Any thread. */
 	void (*get_health)(void *ctxt, struct bdev_health *health);
+	/*
+	 * Optional, for a thin bdev: fill *space (bdev_get_space; zeroed
+	 * first). Any thread, cheap: a target calls it at each Identify. A
+	 * thin bdev fails a write it has no room for with
+	 * bdev_io_complete_nvme_status(io, NVME_SCT_GENERIC,
+	 * NVME_SC_CAPACITY_EXCEEDED), having written none of it.
+	 */
+	void (*get_space)(void *ctxt, struct bdev_space *space);
 };
 
 /* The most bases a get_bases callback is asked for. */

@@ -31,7 +31,8 @@ struct module_geometry_args {
 	uint32_t block_size;
 	uint32_t md_size;
 	bool md_interleave;
-	char *uuid; /* canonical string (checked), or NULL */
+	char *uuid;           /* canonical string (checked), or NULL */
+	uint64_t thin_blocks; /* "thin_blocks" (module_geometry_rpc.thin), 0 when not given */
 };
 
 /* What tells one module's create RPC from another's. */
@@ -50,12 +51,14 @@ struct module_geometry_rpc {
 	 */
 	const struct rpc_param *spdk_noops;
 	size_t spdk_noops_count;
+	/* Take "thin_blocks" (1..num_blocks): a thin bdev limited to that many allocated blocks. */
+	bool thin;
 };
 
 /*
- * Decode {name, num_blocks, block_size, md_size?, uuid?, md_interleave?, and
- * SPDK's parameters at their defaults} and check geometry, md_interleave and
- * uuid. Returns 0 with *args filled (free it with module_geometry_args_free),
+ * Decode {name, num_blocks, block_size, md_size?, uuid?, md_interleave?,
+ * thin_blocks?, and SPDK's parameters at their defaults} and check geometry,
+ * md_interleave, thin_blocks and uuid. Returns 0 with *args filled (free it with module_geometry_args_free),
  * or -EINVAL having answered req with a message that names the parameter
  * and freed *args.
  */
@@ -76,8 +79,9 @@ void module_geometry_args_free(struct module_geometry_args *args);
 /*
  * Append the call that recreates a bdev defined by its geometry alone
  * (malloc, null): {"method": method, "params": {name, num_blocks,
- * block_size, md_size, uuid}}.
+ * block_size, md_size, uuid}}, and "thin_blocks" when that is not 0.
  */
-void module_write_geometry_config(struct bdev *bdev, json_t *config, const char *method);
+void module_write_geometry_config(struct bdev *bdev, json_t *config, const char *method,
+				  uint64_t thin_blocks);
 
 #endif /* GGA_BDEV_MODULE_UTIL_H */

@@ -395,6 +395,23 @@ bdev_get_health(const struct bdev *bdev, struct bdev_health *health)
 }
 
 void
+bdev_get_space(const struct bdev *bdev, struct bdev_space *space)
+{
+	memset(space, 0, sizeof(*space));
+	if (bdev->fn_table->get_space != NULL) {
+		bdev->fn_table->get_space(bdev->ctxt, space);
+	}
+	if (!space->thin) {
+		space->dealloc_zeroes = false;
+		space->used_blocks = bdev->num_blocks;
+		space->capacity_blocks = bdev->num_blocks;
+		return;
+	}
+	space->capacity_blocks = GGA_MIN(space->capacity_blocks, bdev->num_blocks);
+	space->used_blocks = GGA_MIN(space->used_blocks, space->capacity_blocks);
+}
+
+void
 bdev_unregister(struct bdev *bdev, bdev_unregister_cb cb, void *cb_arg)
 {
 	struct bdev_internal *internal = bdev->internal;

@@ -64,6 +64,7 @@ static json_t *
 bdev_info_json(struct bdev *bdev)
 {
 	json_t *info, *types, *driver;
+	struct bdev_space space;
 	bool supported;
 	size_t i;
 
@@ -87,6 +88,13 @@ bdev_info_json(struct bdev *bdev)
 	json_object_set_new(info, "num_blocks", json_u64(bdev->num_blocks));
 	json_object_set_new(info, "uuid", json_string(bdev_get_uuid_str(bdev)));
 	json_object_set_new(info, "claimed", json_boolean(bdev_is_claimed(bdev)));
+	bdev_get_space(bdev, &space);
+	if (space.thin) {
+		json_object_set_new(info, "thin",
+				    json_pack("{s:I, s:I}", "used_blocks",
+					      (json_int_t)space.used_blocks, "capacity_blocks",
+					      (json_int_t)space.capacity_blocks));
+	}
 	json_object_set_new(info, "supported_io_types", types);
 	json_object_set_new(info, "driver_specific", driver);
 	return info;

@@ -72,6 +72,15 @@ static const struct rpc_param g_geometry_params[] = {
 	},
 };
 
+static const struct rpc_param g_thin_blocks_param = {
+	.name = "thin_blocks",
+	.type = RPC_PARAM_UINT64,
+	.optional = true,
+	.min = 1,
+	.max = UINT64_MAX,
+	.offset = offsetof(struct module_geometry_args, thin_blocks),
+};
+
 static const struct rpc_param g_md_interleave_param = {
 	.name = "md_interleave",
 	.type = RPC_PARAM_BOOL,
@@ -104,7 +113,7 @@ int
 module_geometry_rpc_decode(struct rpc_request *req, json_t *params,
 			   const struct module_geometry_rpc *rpc, struct module_geometry_args *args)
 {
-	struct rpc_param decl[ARRAY_SIZE(g_geometry_params) + 1 + ARRAY_SIZE(g_spdk_pi_params) +
+	struct rpc_param decl[ARRAY_SIZE(g_geometry_params) + 2 + ARRAY_SIZE(g_spdk_pi_params) +
 			      GEOMETRY_RPC_MAX_NOOPS];
 	uint8_t uuid[UUID_LEN];
 	const char *msg;
@@ -118,6 +127,9 @@ module_geometry_rpc_decode(struct rpc_request *req, json_t *params,
 	if (rpc->md_interleave) {
 		n = append_params(decl, n, &g_md_interleave_param, 1);
 	}
+	if (rpc->thin) {
+		n = append_params(decl, n, &g_thin_blocks_param, 1);
+	}
 	n = append_params(decl, n, g_spdk_pi_params, ARRAY_SIZE(g_spdk_pi_params));
 	n = append_params(decl, n, rpc->spdk_noops, rpc->spdk_noops_count);
 
@@ -129,6 +141,12 @@ module_geometry_rpc_decode(struct rpc_request *req, json_t *params,
 	msg = module_geometry_check(args->num_blocks, args->block_size, args->md_size);
 	if (msg != NULL) {
 		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS, "%s", msg);
+		rc = -EINVAL;
+		goto out_free_args;
+	}
+	if (args->thin_blocks > args->num_blocks) {
+		rpc_send_error(req, RPC_ERROR_INVALID_PARAMS,
+			       "thin_blocks: must be at most num_blocks");
 		rc = -EINVAL;
 		goto out_free_args;
 	}
@@ -178,7 +196,8 @@ module_geometry_args_free(struct module_geometry_args *args)
 }
 
 void
-module_write_geometry_config(struct bdev *bdev, json_t *config, const char *method)
+module_write_geometry_config(struct bdev *bdev, json_t *config, const char *method,
+			     uint64_t thin_blocks)
 {
 	json_t *params;
 
@@ -189,6 +208,9 @@ module_write_geometry_config(struct bdev *bdev, json_t *config, const char *meth
 	if (params == NULL) {
 		ERRLOG("bdev '%s': out of memory writing its configuration\n", bdev_get_name(bdev));
 		return;
+	}
+	if (thin_blocks != 0) {
+		json_object_set_new(params, "thin_blocks", json_integer((json_int_t)thin_blocks));
 	}
 	json_array_append_new(config, json_pack("{s:s, s:o}", "method", method, "params", params));
 }

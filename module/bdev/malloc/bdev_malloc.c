@@ -7,9 +7,15 @@
  * no allocation, no locks, no syscalls, and the I/O is completed from inside
  * submit_request (the bdev layer defers the user's callback). All malloc bdevs
  * share one io_device whose channels carry no state.
+ *
+ * A thin malloc bdev (thin_blocks) is a test vehicle for thin namespaces: a
+ * bitmap says which blocks are allocated, at most thin_blocks of them, and a
+ * lock serialises its writes, unmaps and write_zeroes (speed does not
+ * matter there; the plain disk keeps its lock-free path).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +25,7 @@
 #include "gga/bdev_module.h"
 #include "gga/bdev_module_util.h"
 #include "gga/log.h"
+#include "gga/nvme_spec.h"
 #include "gga/uuid.h"
 
 #include "bdev_malloc.h"
@@ -35,6 +42,11 @@ struct malloc_disk {
 	uint8_t *buf;
 	size_t buf_len;
 	uint32_t buf_block_size;
+	/* Thin: at most thin_blocks set bits in alloc_map; 0 = not thin. */
+	uint64_t thin_blocks;
+	uint64_t *alloc_map;
+	uint64_t used_blocks; /* set bits, read without the lock by get_space */
+	pthread_mutex_t thin_lock;
 };
 
 /* The io_device of every malloc bdev: its channels exist only to satisfy the layer. */
@@ -49,6 +61,10 @@ malloc_destruct(void *ctxt)
 	struct malloc_disk *disk = ctxt;
 
 	munmap(disk->buf, disk->buf_len);
+	if (disk->alloc_map != NULL) {
+		pthread_mutex_destroy(&disk->thin_lock);
+		free(disk->alloc_map);
+	}
 	free(disk->bdev.name);
 	free(disk);
 	return 0;
@@ -100,6 +116,71 @@ zero_range(uint8_t *p, size_t len)
 	memset(p, 0, len);
 }
 
+static bool
+block_allocated(const struct malloc_disk *disk, uint64_t lba)
+{
+	return (disk->alloc_map[lba / 64] >> (lba % 64)) & 1;
+}
+
+/*
+ * Thin disk, under its lock: allocate the blocks of a write, or none of them
+ * (returns false) when that would pass thin_blocks.
+ */
+static bool
+thin_allocate(struct malloc_disk *disk, uint64_t offset, uint64_t num)
+{
+	uint64_t lba, need = 0;
+
+	for (lba = offset; lba < offset + num; lba++) {
+		need += !block_allocated(disk, lba);
+	}
+	if (need > disk->thin_blocks - disk->used_blocks) {
+		return false;
+	}
+	for (lba = offset; lba < offset + num; lba++) {
+		disk->alloc_map[lba / 64] |= 1ull << (lba % 64);
+	}
+	__atomic_store_n(&disk->used_blocks, disk->used_blocks + need, __ATOMIC_RELAXED);
+	return true;
+}
+
+/* Thin disk, under its lock: deallocate a range (it reads as zeros after). */
+static void
+thin_release(struct malloc_disk *disk, uint64_t offset, uint64_t num)
+{
+	uint64_t lba, freed = 0;
+
+	for (lba = offset; lba < offset + num; lba++) {
+		freed += block_allocated(disk, lba);
+		disk->alloc_map[lba / 64] &= ~(1ull << (lba % 64));
+	}
+	__atomic_store_n(&disk->used_blocks, disk->used_blocks - freed, __ATOMIC_RELAXED);
+}
+
+static void
+thin_submit_request(struct malloc_disk *disk, struct bdev_io *io, uint8_t *p, size_t len)
+{
+	bool ok = true;
+
+	pthread_mutex_lock(&disk->thin_lock);
+	if (io->type == BDEV_IO_TYPE_WRITE) {
+		ok = thin_allocate(disk, io->u.offset_blocks, io->u.num_blocks);
+		if (ok) {
+			copy_from_iovs(p, io->u.iovs, io->u.iovcnt, len);
+		}
+	} else {
+		thin_release(disk, io->u.offset_blocks, io->u.num_blocks);
+		zero_range(p, len);
+	}
+	pthread_mutex_unlock(&disk->thin_lock);
+	if (!ok) {
+		/* Nothing of it written: the host may free space and write again. */
+		bdev_io_complete_nvme_status(io, NVME_SCT_GENERIC, NVME_SC_CAPACITY_EXCEEDED);
+		return;
+	}
+	bdev_io_complete(io, BDEV_IO_STATUS_SUCCESS);
+}
+
 static void
 malloc_submit_request(struct io_channel *ch, struct bdev_io *io)
 {
@@ -107,6 +188,12 @@ malloc_submit_request(struct io_channel *ch, struct bdev_io *io)
 	uint8_t *p = disk->buf + io->u.offset_blocks * disk->buf_block_size;
 	size_t len = io->u.num_blocks * disk->buf_block_size;
 
+	if (disk->alloc_map != NULL &&
+	    (io->type == BDEV_IO_TYPE_WRITE || io->type == BDEV_IO_TYPE_WRITE_ZEROES ||
+	     io->type == BDEV_IO_TYPE_UNMAP)) {
+		thin_submit_request(disk, io, p, len);
+		return;
+	}
 	switch (io->type) {
 	case BDEV_IO_TYPE_READ:
 		copy_to_iovs(io->u.iovs, io->u.iovcnt, p, len);
@@ -155,13 +242,35 @@ malloc_dump_info_json(void *ctxt, json_t *info)
 {
 	struct malloc_disk *disk = ctxt;
 
-	json_object_set_new(info, "malloc", json_pack("{s:i}", "md_size", (int)disk->bdev.md_size));
+	json_t *malloc = json_pack("{s:i}", "md_size", (int)disk->bdev.md_size);
+
+	if (malloc != NULL && disk->thin_blocks != 0) {
+		json_object_set_new(malloc, "thin_blocks",
+				    json_integer((json_int_t)disk->thin_blocks));
+	}
+	json_object_set_new(info, "malloc", malloc);
 }
 
 static void
 malloc_write_config_json(struct bdev *bdev, json_t *config)
 {
-	module_write_geometry_config(bdev, config, "bdev_malloc_create");
+	struct malloc_disk *disk = bdev->ctxt;
+
+	module_write_geometry_config(bdev, config, "bdev_malloc_create", disk->thin_blocks);
+}
+
+static void
+malloc_get_space(void *ctxt, struct bdev_space *space)
+{
+	struct malloc_disk *disk = ctxt;
+
+	if (disk->thin_blocks == 0) {
+		return;
+	}
+	space->thin = true;
+	space->dealloc_zeroes = true;
+	space->used_blocks = __atomic_load_n(&disk->used_blocks, __ATOMIC_RELAXED);
+	space->capacity_blocks = disk->thin_blocks;
 }
 
 static const struct bdev_fn_table malloc_fn_table = {
@@ -171,6 +280,7 @@ static const struct bdev_fn_table malloc_fn_table = {
 	.get_io_channel = malloc_get_io_channel,
 	.dump_info_json = malloc_dump_info_json,
 	.write_config_json = malloc_write_config_json,
+	.get_space = malloc_get_space,
 };
 
 /* "Malloc<N>" with the lowest N not in use, as a malloc'd string. */
@@ -219,6 +329,12 @@ bdev_malloc_create(const struct bdev_malloc_opts *opts, struct bdev **bdev_out)
 		       label, opts->num_blocks, buf_block_size, BDEV_MALLOC_MAX_BYTES);
 		return -ENOMEM;
 	}
+	if (opts->thin_blocks > opts->num_blocks) {
+		ERRLOG("malloc bdev '%s': thin_blocks %" PRIu64 " is more than num_blocks %" PRIu64
+		       "\n",
+		       label, opts->thin_blocks, opts->num_blocks);
+		return -EINVAL;
+	}
 	if (opts->name != NULL && bdev_get_by_name(opts->name) != NULL) {
 		ERRLOG("bdev '%s' already exists\n", opts->name);
 		return -EEXIST;
@@ -234,6 +350,15 @@ bdev_malloc_create(const struct bdev_malloc_opts *opts, struct bdev **bdev_out)
 		goto out_free_disk;
 	}
 	disk->buf_block_size = buf_block_size;
+	if (opts->thin_blocks != 0) {
+		disk->thin_blocks = opts->thin_blocks;
+		disk->alloc_map = calloc((opts->num_blocks + 63) / 64, sizeof(uint64_t));
+		if (disk->alloc_map == NULL) {
+			rc = -ENOMEM;
+			goto out_free_name;
+		}
+		pthread_mutex_init(&disk->thin_lock, NULL);
+	}
 	disk->buf_len = opts->num_blocks * buf_block_size;
 	/* NORESERVE: a big, sparsely used disk must not need its full size up front. */
 	disk->buf = mmap(NULL, disk->buf_len, PROT_READ | PROT_WRITE,
@@ -272,6 +397,10 @@ bdev_malloc_create(const struct bdev_malloc_opts *opts, struct bdev **bdev_out)
 out_unmap_buf:
 	munmap(disk->buf, disk->buf_len);
 out_free_name:
+	if (disk->alloc_map != NULL) {
+		pthread_mutex_destroy(&disk->thin_lock);
+		free(disk->alloc_map);
+	}
 	free(disk->bdev.name);
 out_free_disk:
 	free(disk);

@@ -6,8 +6,13 @@
  * in I/O buffers. Reads and writes are a memcpy; write_zeroes and unmap zero
  * the range; flush and reset do nothing.
  *
- * RPCs: bdev_malloc_create {name?, num_blocks, block_size, md_size?, uuid?}
- * answers the bdev name; bdev_malloc_delete {name} answers true.
+ * Thin (thin_blocks N): at most N distinct blocks allocated at once, to test
+ * thin namespaces. A write that would allocate past N fails whole with NVMe
+ * Capacity Exceeded; unmap and write_zeroes deallocate; bdev_get_space
+ * reports the count.
+ *
+ * RPCs: bdev_malloc_create {name?, num_blocks, block_size, md_size?, uuid?,
+ * thin_blocks?} answers the bdev name; bdev_malloc_delete {name} answers true.
  */
 #ifndef GGA_BDEV_MALLOC_H
 #define GGA_BDEV_MALLOC_H
@@ -20,11 +25,12 @@ struct bdev;
 #define BDEV_MALLOC_MAX_BYTES (1ull << 40)
 
 struct bdev_malloc_opts {
-	const char *name;    /* NULL: "Malloc<N>" with the lowest free N */
-	uint64_t num_blocks; /* at least 1 */
-	uint32_t block_size; /* power of two, 512 .. 65536 */
-	uint32_t md_size;    /* 0, 8, 16, 32, 64 or 128 */
-	const char *uuid;    /* canonical string, or NULL to generate one */
+	const char *name;     /* NULL: "Malloc<N>" with the lowest free N */
+	uint64_t num_blocks;  /* at least 1 */
+	uint32_t block_size;  /* power of two, 512 .. 65536 */
+	uint32_t md_size;     /* 0, 8, 16, 32, 64 or 128 */
+	const char *uuid;     /* canonical string, or NULL to generate one */
+	uint64_t thin_blocks; /* 0: every block backed; else thin, 1 .. num_blocks */
 };
 
 /* Register the module and its RPCs (once, before bdev_subsystem_init). */
@@ -32,9 +38,9 @@ void bdev_malloc_module_register(void);
 
 /*
  * Create and register a malloc bdev (app thread). On success *bdev (if not
- * NULL) points at it. Returns 0, -EINVAL (empty name, bad geometry or uuid),
- * -EEXIST (name taken), -ENOMEM (larger than BDEV_MALLOC_MAX_BYTES, or
- * allocation failed).
+ * NULL) points at it. Returns 0, -EINVAL (empty name, bad geometry, uuid or
+ * thin_blocks), -EEXIST (name taken), -ENOMEM (larger than
+ * BDEV_MALLOC_MAX_BYTES, or allocation failed).
  */
 int bdev_malloc_create(const struct bdev_malloc_opts *opts, struct bdev **bdev);
 

@@ -23,6 +23,7 @@ static const struct module_geometry_rpc malloc_create_rpc = {
 	.md_interleave = true,
 	.spdk_noops = malloc_spdk_noops,
 	.spdk_noops_count = ARRAY_SIZE(malloc_spdk_noops),
+	.thin = true,
 };
 
 static void
@@ -42,6 +43,7 @@ malloc_rpc_create(struct rpc_request *req, json_t *params)
 		.block_size = args.block_size,
 		.md_size = args.md_size,
 		.uuid = args.uuid,
+		.thin_blocks = args.thin_blocks,
 	};
 	rc = bdev_malloc_create(&opts, &bdev);
 	if (rc == -ENOMEM) {

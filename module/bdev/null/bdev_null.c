@@ -85,7 +85,7 @@ null_dump_info_json(void *ctxt, json_t *info)
 static void
 null_write_config_json(struct bdev *bdev, json_t *config)
 {
-	module_write_geometry_config(bdev, config, "bdev_null_create");
+	module_write_geometry_config(bdev, config, "bdev_null_create", 0);
 }
 
 static const struct bdev_fn_table null_fn_table = {

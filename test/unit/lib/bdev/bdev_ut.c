@@ -367,6 +367,52 @@ test_health(void)
 	ut_stop();
 }
 
+static struct bdev_space g_ut_space;
+
+static void
+ut_get_space(void *ctxt, struct bdev_space *space)
+{
+	*space = g_ut_space;
+}
+
+/* bdev_get_space: not thin without the callback, the module's numbers clamped with it. */
+static void
+test_space(void)
+{
+	struct bdev_fn_table thin = g_ut_fn_table;
+	struct bdev_space sp;
+	struct ut_disk d;
+
+	ut_start(64, 8);
+	ut_disk_init(&d, "sp", 0);
+	memset(&sp, 0xff, sizeof(sp));
+	bdev_get_space(&d.bdev, &sp);
+	CU_ASSERT(!sp.thin && !sp.dealloc_zeroes);
+	UT_ASSERT_EQ(sp.used_blocks, d.bdev.num_blocks);
+	UT_ASSERT_EQ(sp.capacity_blocks, d.bdev.num_blocks);
+
+	thin.get_space = ut_get_space;
+	d.bdev.fn_table = &thin;
+	/* A callback that says "not thin" gets the defaults whatever else it wrote. */
+	g_ut_space = (struct bdev_space){ .dealloc_zeroes = true, .used_blocks = 3 };
+	bdev_get_space(&d.bdev, &sp);
+	CU_ASSERT(!sp.thin && !sp.dealloc_zeroes);
+	UT_ASSERT_EQ(sp.used_blocks, d.bdev.num_blocks);
+	g_ut_space = (struct bdev_space){
+		.thin = true, .dealloc_zeroes = true, .used_blocks = 5, .capacity_blocks = 9
+	};
+	bdev_get_space(&d.bdev, &sp);
+	CU_ASSERT(sp.thin && sp.dealloc_zeroes);
+	UT_ASSERT_EQ(sp.used_blocks, 5);
+	UT_ASSERT_EQ(sp.capacity_blocks, 9);
+	g_ut_space.capacity_blocks = d.bdev.num_blocks + 100;
+	g_ut_space.used_blocks = d.bdev.num_blocks + 200;
+	bdev_get_space(&d.bdev, &sp);
+	UT_ASSERT_EQ(sp.capacity_blocks, d.bdev.num_blocks);
+	UT_ASSERT_EQ(sp.used_blocks, d.bdev.num_blocks);
+	ut_stop();
+}
+
 /* A descriptor closed before its remove notification arrives gets no callback. */
 static void
 test_close_before_notify(void)
@@ -1502,6 +1548,7 @@ main(void)
 		UT_TEST(test_open_close_claim),
 		UT_TEST(test_hot_remove),
 		UT_TEST(test_health),
+		UT_TEST(test_space),
 		UT_TEST(test_close_before_notify),
 		UT_TEST(test_destruct_async),
 		UT_TEST(test_io_async_contract),

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "gga/app.h"
+#include "gga/bdev_module.h"
 #include "gga/nvmf.h"
 #include "gga/rpc.h"
 #include "gga/thread.h"
@@ -359,6 +360,88 @@ test_rw_check(void)
 	cmd.cdw10 = 0;
 	cmd.cdw11 = 0;
 	UT_ASSERT_EQ(nvmf_io_rw_check(&cmd, 65536, 512, 65536 * 512, true), 0);
+}
+
+/* A thin bdev as far as Identify Namespace looks: its space and whether it unmaps. */
+static struct bdev_space g_thin_space;
+static bool g_thin_unmap;
+
+static void
+thin_get_space(void *ctxt, struct bdev_space *space)
+{
+	*space = g_thin_space;
+}
+
+static bool
+thin_io_type_supported(void *ctxt, enum bdev_io_type type)
+{
+	return type != BDEV_IO_TYPE_UNMAP || g_thin_unmap;
+}
+
+static void
+test_identify_ns_thin(void)
+{
+	static const struct bdev_fn_table thin_fn = {
+		.io_type_supported = thin_io_type_supported,
+		.get_space = thin_get_space,
+	};
+	static const struct bdev_fn_table plain_fn = {
+		.io_type_supported = thin_io_type_supported,
+	};
+	struct bdev bdev = { .num_blocks = 2048, .block_size = 512, .fn_table = &plain_fn };
+	struct nvme_identify_ns id;
+	struct nvmf_subsystem subsys = { .ana_reporting = false };
+	struct nvmf_ns ns = {
+		.subsys = &subsys, .nsid = 1, .block_size = 512, .num_blocks = 2048, .bdev = &bdev
+	};
+	uint8_t *raw = (uint8_t *)&id;
+	uint64_t nsze, ncap, nuse;
+
+	/* Not thin: every block allocated, NSFEAT and DLFEAT clear. */
+	nvmf_identify_ns_fill(&ns, &id);
+	memcpy(&ncap, raw + 8, 8);
+	memcpy(&nuse, raw + 16, 8);
+	UT_ASSERT_EQ(ncap, 2048);
+	UT_ASSERT_EQ(nuse, 2048);
+	UT_ASSERT_EQ(raw[24], 0);
+	UT_ASSERT_EQ(raw[33], 0);
+
+	/* Thin: THINP, NCAP and NUSE from the bdev, read again at each Identify. */
+	bdev.fn_table = &thin_fn;
+	g_thin_unmap = true;
+	g_thin_space = (struct bdev_space){
+		.thin = true, .dealloc_zeroes = true, .used_blocks = 0, .capacity_blocks = 1024
+	};
+	nvmf_identify_ns_fill(&ns, &id);
+	memcpy(&nsze, raw, 8);
+	memcpy(&ncap, raw + 8, 8);
+	memcpy(&nuse, raw + 16, 8);
+	UT_ASSERT_EQ(nsze, 2048);
+	UT_ASSERT_EQ(ncap, 1024);
+	UT_ASSERT_EQ(nuse, 0);
+	UT_ASSERT_EQ(raw[24] & NVME_NSFEAT_THIN_PROV, NVME_NSFEAT_THIN_PROV);
+	UT_ASSERT_EQ(raw[33], 0x09); /* DLFEAT: reads zeros; Write Zeroes deallocates */
+	g_thin_space.used_blocks = 700;
+	nvmf_identify_ns_fill(&ns, &id);
+	memcpy(&nuse, raw + 16, 8);
+	UT_ASSERT_EQ(nuse, 700);
+	/* Capacity above the size is cut to NSZE; NUSE never passes NCAP. */
+	g_thin_space.capacity_blocks = 5000;
+	g_thin_space.used_blocks = 6000;
+	nvmf_identify_ns_fill(&ns, &id);
+	memcpy(&ncap, raw + 8, 8);
+	memcpy(&nuse, raw + 16, 8);
+	UT_ASSERT_EQ(ncap, 2048);
+	UT_ASSERT_EQ(nuse, 2048);
+	/* No DLFEAT unless the bdev unmaps and its deallocated blocks read zeros. */
+	g_thin_unmap = false;
+	nvmf_identify_ns_fill(&ns, &id);
+	UT_ASSERT_EQ(raw[33], 0);
+	g_thin_unmap = true;
+	g_thin_space.dealloc_zeroes = false;
+	nvmf_identify_ns_fill(&ns, &id);
+	UT_ASSERT_EQ(raw[33], 0);
+	UT_ASSERT_EQ(raw[24] & NVME_NSFEAT_THIN_PROV, NVME_NSFEAT_THIN_PROV);
 }
 
 static void
@@ -926,12 +1009,19 @@ int
 main(void)
 {
 	static const struct ut_test tests[] = {
-		UT_TEST(test_errno_to_status),      UT_TEST(test_nqn_rules),
-		UT_TEST(test_properties_and_cc),    UT_TEST(test_rw_check),
-		UT_TEST(test_identify_ns_layout),   UT_TEST(test_discovery_log),
-		UT_TEST(test_connect_validation),   UT_TEST(test_controller_lifecycle),
-		UT_TEST(test_discovery_controller), UT_TEST(test_host_removal_disconnects),
-		UT_TEST(test_conn_admission),       UT_TEST(test_shutdown_waits_for_drain),
+		UT_TEST(test_errno_to_status),
+		UT_TEST(test_nqn_rules),
+		UT_TEST(test_properties_and_cc),
+		UT_TEST(test_rw_check),
+		UT_TEST(test_identify_ns_layout),
+		UT_TEST(test_identify_ns_thin),
+		UT_TEST(test_discovery_log),
+		UT_TEST(test_connect_validation),
+		UT_TEST(test_controller_lifecycle),
+		UT_TEST(test_discovery_controller),
+		UT_TEST(test_host_removal_disconnects),
+		UT_TEST(test_conn_admission),
+		UT_TEST(test_shutdown_waits_for_drain),
 	};
 
 	return ut_run("nvmf", tests, ARRAY_SIZE(tests), suite_init, suite_fini);

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit tests of the malloc bdev: create/delete through the C API and RPC,
- * parameter errors, data round trips with and without metadata, zeroing, and
- * configuration replay.
+ * parameter errors, data round trips with and without metadata, zeroing,
+ * configuration replay, and the thin disk's accounting.
  */
 #include <errno.h>
+
+#include "gga/nvme_spec.h"
 
 #include "module/bdev/malloc/bdev_malloc.h"
 #include "test/unit/module/bdev/bdev_ut_common.h"
@@ -365,6 +367,147 @@ test_config_replay(void)
 	UT_ASSERT_EQ(delete_sync(name), 0);
 }
 
+static uint64_t
+used_blocks(struct bdev *bdev)
+{
+	struct bdev_space space;
+
+	bdev_get_space(bdev, &space);
+	CU_ASSERT(space.thin);
+	return space.used_blocks;
+}
+
+/* A write past the limit fails whole with Capacity Exceeded; unmap frees. */
+static void
+test_thin(void)
+{
+	const uint32_t bs = 512, nblocks = 200;
+	struct bdev_malloc_opts opts = {
+		.name = "thin", .num_blocks = nblocks, .block_size = bs, .thin_blocks = 100
+	};
+	struct bdev_space space;
+	struct ut_dev dev;
+	struct ut_io r;
+	struct bdev *bdev = NULL, *plain;
+	json_t *info, *entry;
+	uint8_t *buf;
+	int rc;
+
+	/* A plain disk is not thin: every block counts as used. */
+	plain = create("plain", 64, bs, 0, NULL, &rc);
+	UT_ASSERT_EQ_FATAL(rc, 0);
+	bdev_get_space(plain, &space);
+	CU_ASSERT(!space.thin);
+	UT_ASSERT_EQ(space.used_blocks, 64);
+	UT_ASSERT_EQ(space.capacity_blocks, 64);
+	UT_ASSERT_EQ(delete_sync("plain"), 0);
+
+	opts.thin_blocks = nblocks + 1;
+	UT_ASSERT_EQ(bdev_malloc_create(&opts, &bdev), -EINVAL);
+	opts.thin_blocks = 100;
+	UT_ASSERT_EQ_FATAL(bdev_malloc_create(&opts, &bdev), 0);
+	bdev_get_space(bdev, &space);
+	CU_ASSERT(space.thin);
+	CU_ASSERT(space.dealloc_zeroes);
+	UT_ASSERT_EQ(space.used_blocks, 0);
+	UT_ASSERT_EQ(space.capacity_blocks, 100);
+	UT_ASSERT_EQ_FATAL(ut_dev_open(&dev, "thin", g_ut_app), 0);
+	buf = env_dma_malloc((size_t)nblocks * bs, 0);
+	CU_ASSERT_FATAL(buf != NULL);
+
+	/* 90 blocks, then 10 of them again (no new space), then 10 more: full. */
+	memset(buf, 0x11, (size_t)nblocks * bs);
+	UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_WRITE, buf, 0, 90, &r), 0);
+	CU_ASSERT(r.success);
+	UT_ASSERT_EQ(used_blocks(bdev), 90);
+	UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_WRITE, buf, 80, 10, &r), 0);
+	CU_ASSERT(r.success);
+	UT_ASSERT_EQ(used_blocks(bdev), 90);
+	/* 85..104: 15 new blocks, 5 too many; nothing of it is written. */
+	memset(buf, 0x22, 20 * bs);
+	UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_WRITE, buf, 85, 20, &r), 0);
+	CU_ASSERT(!r.success);
+	UT_ASSERT_EQ(r.sct, NVME_SCT_GENERIC);
+	UT_ASSERT_EQ(r.sc, NVME_SC_CAPACITY_EXCEEDED);
+	UT_ASSERT_EQ(r.err, -ENOSPC);
+	UT_ASSERT_EQ(used_blocks(bdev), 90);
+	UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_READ, buf, 85, 20, &r), 0);
+	CU_ASSERT(r.success);
+	CU_ASSERT(buf[0] == 0x11 && buf[5 * bs - 1] == 0x11);
+	CU_ASSERT(mem_is_zero(buf + 5 * bs, 15 * bs));
+	memset(buf, 0x33, (size_t)nblocks * bs);
+	UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_WRITE, buf, 150, 10, &r), 0);
+	CU_ASSERT(r.success);
+	UT_ASSERT_EQ(used_blocks(bdev), 100);
+	UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_WRITE, buf, 160, 1, &r), 0);
+	UT_ASSERT_EQ(r.err, -ENOSPC);
+	/* Full: overwrites of allocated blocks and reads go on. */
+	UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_WRITE, buf, 0, 90, &r), 0);
+	CU_ASSERT(r.success);
+	UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_READ, buf, 0, nblocks, &r), 0);
+	CU_ASSERT(r.success);
+
+	/* Unmap (a range partly unallocated) and write_zeroes free; freed blocks read zeros. */
+	UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_UNMAP, NULL, 40, 60, &r), 0);
+	CU_ASSERT(r.success);
+	UT_ASSERT_EQ(used_blocks(bdev), 50);
+	UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_WRITE_ZEROES, NULL, 155, 5, &r), 0);
+	CU_ASSERT(r.success);
+	UT_ASSERT_EQ(used_blocks(bdev), 45);
+	memset(buf, 0xa5, (size_t)nblocks * bs);
+	UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_READ, buf, 0, nblocks, &r), 0);
+	CU_ASSERT(buf[39 * bs] == 0x33);
+	CU_ASSERT(mem_is_zero(buf + 40 * bs, 110 * bs));
+	CU_ASSERT(buf[150 * bs] == 0x33);
+	CU_ASSERT(mem_is_zero(buf + 155 * bs, 45 * bs));
+	/* And writes work again, up to the limit. */
+	memset(buf, 0x44, (size_t)nblocks * bs);
+	UT_ASSERT_EQ(ut_io_sync(&dev, BDEV_IO_TYPE_WRITE, buf, 100, 60, &r), 0);
+	CU_ASSERT(r.success);
+	UT_ASSERT_EQ(used_blocks(bdev), 100);
+
+	/* bdev_get_bdevs shows the space; the configuration keeps thin_blocks. */
+	info = json_object();
+	bdev->fn_table->dump_info_json(bdev->ctxt, info);
+	UT_ASSERT_EQ(json_integer_value(
+			     json_object_get(json_object_get(info, "malloc"), "thin_blocks")),
+		     100);
+	json_decref(info);
+	info = ut_rpc_call("bdev_get_bdevs", "{\"name\": \"thin\"}");
+	CU_ASSERT_FATAL(info != NULL);
+	entry = json_object_get(json_array_get(json_object_get(info, "result"), 0), "thin");
+	UT_ASSERT_EQ(json_integer_value(json_object_get(entry, "used_blocks")), 100);
+	UT_ASSERT_EQ(json_integer_value(json_object_get(entry, "capacity_blocks")), 100);
+	json_decref(info);
+	entry = ut_bdev_config(bdev);
+	CU_ASSERT_FATAL(entry != NULL);
+	UT_ASSERT_EQ(json_integer_value(
+			     json_object_get(json_object_get(entry, "params"), "thin_blocks")),
+		     100);
+	ut_dev_close(&dev);
+	UT_ASSERT_EQ(delete_sync("thin"), 0);
+	UT_ASSERT_EQ(ut_rpc_replay(entry), 0);
+	json_decref(entry);
+	bdev = bdev_get_by_name("thin");
+	CU_ASSERT_FATAL(bdev != NULL);
+	bdev_get_space(bdev, &space);
+	CU_ASSERT(space.thin);
+	UT_ASSERT_EQ(space.capacity_blocks, 100);
+	UT_ASSERT_EQ(delete_sync("thin"), 0);
+
+	/* The RPC checks thin_blocks. */
+	UT_ASSERT_EQ(ut_rpc_code("bdev_malloc_create",
+				 "{\"name\": \"t\", \"num_blocks\": 8, \"block_size\": 512, "
+				 "\"thin_blocks\": 9}"),
+		     RPC_ERROR_INVALID_PARAMS);
+	UT_ASSERT_EQ(ut_rpc_code("bdev_malloc_create",
+				 "{\"name\": \"t\", \"num_blocks\": 8, \"block_size\": 512, "
+				 "\"thin_blocks\": 0}"),
+		     RPC_ERROR_INVALID_PARAMS);
+	CU_ASSERT(bdev_get_by_name("t") == NULL);
+	env_dma_free(buf);
+}
+
 static int
 suite_init(void)
 {
@@ -384,6 +527,7 @@ main(void)
 		UT_TEST(test_create_delete),  UT_TEST(test_rpc),
 		UT_TEST(test_io_md0),         UT_TEST(test_io_md64),
 		UT_TEST(test_io_md64_worker), UT_TEST(test_config_replay),
+		UT_TEST(test_thin),
 	};
 
 	return ut_run("bdev_malloc", tests, ARRAY_SIZE(tests), suite_init, suite_fini);
