@@ -322,7 +322,8 @@ gga_pk_gc_pick(const struct gga_pk *pk)
 static bool
 points_at(const struct gga_pk_entry *e, uint32_t seg, const struct gga_pk_rec *rec)
 {
-	return e->state == GGA_PK_MAPPED && e->seg == seg && e->off == rec->off && e->gen == rec->gen;
+	return e->state == GGA_PK_MAPPED && e->seg == seg && e->off == rec->off &&
+	       e->gen == rec->gen;
 }
 
 bool
@@ -543,8 +544,8 @@ gga_pk_stats(const struct gga_pk *pk, struct gga_pk_stats *st)
 	st->used_blocks = pk->mapped;
 	st->live_bytes = pk->live * 16;
 	st->free_segs = free_segs;
-	st->pending_segs =
-		count_state(pk, GGA_PK_SEG_PENDING) + count_state(pk, GGA_PK_SEG_COMMITTING);
+	st->pending_segs = count_state(pk, GGA_PK_SEG_PENDING) +
+			   count_state(pk, GGA_PK_SEG_COMMITTING);
 	/* What host writes may still fill: free segments above the protected ones, the
 	 * pending ones (free after a commit), and the open segment's tail. */
 	free_segs += st->pending_segs;

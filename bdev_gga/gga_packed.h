@@ -41,10 +41,11 @@ enum gga_pk_map_state {
 
 enum gga_pk_seg_state {
 	GGA_PK_SEG_FREE = 0,
-	GGA_PK_SEG_OPEN = 1,       /* records are allocated in it */
-	GGA_PK_SEG_FULL = 2,       /* sealed; may still have records in flight */
-	GGA_PK_SEG_PENDING = 3,    /* nothing live, freed after the running checkpoint began */
-	GGA_PK_SEG_COMMITTING = 4, /* nothing live when the running checkpoint began: free at its commit */
+	GGA_PK_SEG_OPEN = 1,    /* records are allocated in it */
+	GGA_PK_SEG_FULL = 2,    /* sealed; may still have records in flight */
+	GGA_PK_SEG_PENDING = 3, /* nothing live, freed after the running checkpoint began */
+	GGA_PK_SEG_COMMITTING =
+		4, /* nothing live when the running checkpoint began: free at its commit */
 };
 
 /* Who asks for space: a host write, a trim record, a GC relocation. */
@@ -57,9 +58,10 @@ enum gga_pk_class {
 /* gga_pk_alloc's answer. */
 enum gga_pk_status {
 	GGA_PK_OK = 0,
-	GGA_PK_NEED_CKPT = 1, /* a checkpoint would give space (free-pending segments, short list) */
-	GGA_PK_NEED_GC = 2,   /* a GC run would give space */
-	GGA_PK_FULL = 3,      /* nothing would: hard full (Capacity Exceeded for a host write) */
+	GGA_PK_NEED_CKPT =
+		1,          /* a checkpoint would give space (free-pending segments, short list) */
+	GGA_PK_NEED_GC = 2, /* a GC run would give space */
+	GGA_PK_FULL = 3,    /* nothing would: hard full (Capacity Exceeded for a host write) */
 };
 
 enum gga_pk_rec_type {
@@ -122,13 +124,13 @@ struct gga_pk {
 	struct gga_pk_geom geom;
 	uint64_t next_seq;
 	uint64_t next_gen;
-	uint64_t ckpt_seq;     /* image: next_seq at its begin; recovery scans segments opened since */
-	uint64_t mapped;       /* blocks in the mapped state */
-	uint64_t live;         /* units referenced */
-	uint32_t open;         /* the open segment, GGA_PK_NONE */
-	uint32_t nres;         /* reserve list entries */
+	uint64_t ckpt_seq; /* image: next_seq at its begin; recovery scans segments opened since */
+	uint64_t mapped;   /* blocks in the mapped state */
+	uint64_t live;     /* units referenced */
+	uint32_t open;     /* the open segment, GGA_PK_NONE */
+	uint32_t nres;     /* reserve list entries */
 	uint32_t res_committed; /* of them, the first res_committed are committed (I3) */
-	uint32_t in_ckpt;      /* a checkpoint began and is not committed */
+	uint32_t in_ckpt;       /* a checkpoint began and is not committed */
 	uint32_t map_off, sut_off, res_off, size;
 	uint8_t mem[] __attribute__((aligned(8)));
 };
@@ -234,10 +236,10 @@ void gga_pk_recover_end(struct gga_pk *pk);
 uint32_t gga_pk_throttle(const struct gga_pk *pk);
 
 struct gga_pk_stats {
-	uint64_t used_blocks; /* mapped blocks (NUSE) */
-	uint64_t live_bytes;  /* bytes the map references, on one member */
-	uint32_t free_segs;   /* free segments (the reserve list's included) */
-	uint32_t pending_segs; /* free-pending: free at the next commit(s) */
+	uint64_t used_blocks;     /* mapped blocks (NUSE) */
+	uint64_t live_bytes;      /* bytes the map references, on one member */
+	uint32_t free_segs;       /* free segments (the reserve list's included) */
+	uint32_t pending_segs;    /* free-pending: free at the next commit(s) */
 	uint64_t writable_blocks; /* blocks that can still be written: min(nblocks, used +
 				   * host-usable units / max_len) (NCAP) */
 };
