@@ -1035,6 +1035,30 @@ test_gc_pick(void)
 	gga_pk_destroy(pk);
 }
 
+/* A checkpoint's image has recovery scan the open segment and sealed ones with records in flight. */
+static void
+test_ckpt_scans_busy(void)
+{
+	struct gga_pk *pk = pool(6, 2, 6, 1), *image = pool(6, 2, 6, 1);
+	struct gga_pk_loc a, b;
+
+	put(pk, 0, 2); /* segment 0: sealed, idle at the begin */
+	CU_ASSERT_FATAL(gga_pk_alloc(pk, GGA_PK_HOST, 2, &a) == GGA_PK_OK);
+	CU_ASSERT_FATAL(gga_pk_alloc(pk, GGA_PK_HOST, 1, &b) == GGA_PK_OK);
+	UT_ASSERT_EQ(a.seg, 1);
+	UT_ASSERT_EQ(b.seg, 2);
+	CU_ASSERT_FATAL(gga_pk_ckpt_begin(pk, image) == 0);
+	UT_ASSERT_EQ(gga_pk_sut(image)[0].scan, 0);
+	UT_ASSERT_EQ(gga_pk_sut(image)[1].scan, 1); /* sealed, a write in flight */
+	UT_ASSERT_EQ(gga_pk_sut(image)[2].scan, 1); /* open */
+	UT_ASSERT_EQ(gga_pk_sut(image)[2].state, GGA_PK_SEG_FULL);
+	UT_ASSERT_EQ(gga_pk_sut(image)[1].inflight, 0);
+	UT_ASSERT_EQ(image->ckpt_seq, pk->next_seq);
+	gga_pk_ckpt_commit(pk);
+	gga_pk_destroy(pk);
+	gga_pk_destroy(image);
+}
+
 /* Recovery: the image, then the scanned segments' records by generation. */
 static void
 test_recover(void)
@@ -1096,6 +1120,7 @@ main(void)
 		UT_TEST(test_generations_order_completions),
 		UT_TEST(test_gc_cas),
 		UT_TEST(test_gc_pick),
+		UT_TEST(test_ckpt_scans_busy),
 		UT_TEST(test_recover),
 		UT_TEST(test_walk),
 	};
