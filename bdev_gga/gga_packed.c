@@ -144,8 +144,16 @@ what_helps(const struct gga_pk *pk, bool list_empty)
 	if (list_empty && pk->nres > pk->res_committed) {
 		return GGA_PK_NEED_CKPT;
 	}
-	victim = gga_pk_gc_pick(pk);
-	if (victim != GGA_PK_NONE && sut[victim].live < pk->geom.seg_units) {
+	/* GC helps when the emptiest sealed segment's live data, moved, leaves room
+	 * for a record of any size in the segment it moves to. */
+	victim = GGA_PK_NONE;
+	for (i = 0; i < pk->geom.nsegs; i++) {
+		if (sut[i].state == GGA_PK_SEG_FULL && sut[i].inflight == 0 &&
+		    (victim == GGA_PK_NONE || sut[i].live < sut[victim].live)) {
+			victim = i;
+		}
+	}
+	if (victim != GGA_PK_NONE && sut[victim].live + pk->geom.max_len <= pk->geom.seg_units) {
 		return GGA_PK_NEED_GC;
 	}
 	return GGA_PK_FULL;
@@ -160,7 +168,14 @@ gga_pk_alloc(struct gga_pk *pk, enum gga_pk_class cls, uint32_t len, struct gga_
 	if (len == 0 || len > pk->geom.max_len) {
 		return GGA_PK_FULL;
 	}
-	if (pk->open == GGA_PK_NONE || sut[pk->open].fill + len > pk->geom.seg_units) {
+	if (pk->open != GGA_PK_NONE && sut[pk->open].fill + len > pk->geom.seg_units) {
+		/* Sealed at the first record it cannot take, even if no segment can be
+		 * opened now: emptied, it is freed; else GC may clean it. */
+		sut[pk->open].state = GGA_PK_SEG_FULL;
+		maybe_release(pk, pk->open);
+		pk->open = GGA_PK_NONE;
+	}
+	if (pk->open == GGA_PK_NONE) {
 		free_segs = count_state(pk, GGA_PK_SEG_FREE);
 		/* Host writes leave the protected reserve, trims half of it, GC none. */
 		if ((cls == GGA_PK_HOST && free_segs <= pk->geom.protect) ||
@@ -169,10 +184,6 @@ gga_pk_alloc(struct gga_pk *pk, enum gga_pk_class cls, uint32_t len, struct gga_
 		}
 		if (pk->res_committed == 0) { /* I3: only a committed list is opened */
 			return what_helps(pk, true);
-		}
-		if (pk->open != GGA_PK_NONE) {
-			sut[pk->open].state = GGA_PK_SEG_FULL;
-			maybe_release(pk, pk->open);
 		}
 		s = res[0];
 		memmove(res, res + 1, (pk->nres - 1) * sizeof(*res));

@@ -170,8 +170,9 @@ uint64_t gga_pk_new_gen(struct gga_pk *pk);
 /*
  * Space for a record of len units of class cls at *loc (out of place: in the
  * open segment, else in the next segment of the committed reserve list). A
- * host write never opens one of the last geom.protect free segments. Not OK:
- * nothing changed, the status says what would help.
+ * host write never opens one of the last geom.protect free segments. A
+ * segment is sealed at the first record it cannot take. Not OK: nothing else
+ * changed, the status says what would help.
  */
 enum gga_pk_status gga_pk_alloc(struct gga_pk *pk, enum gga_pk_class cls, uint32_t len,
 				struct gga_pk_loc *loc);
