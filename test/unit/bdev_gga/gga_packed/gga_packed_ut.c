@@ -62,7 +62,8 @@ struct fly {
 	uint64_t gen;
 	struct gga_pk_loc loc;
 	uint8_t used, durable, lba, len;
-	uint32_t pad;
+	uint8_t count; /* a trim's blocks */
+	uint8_t pad[3];
 };
 
 struct gc_run {
@@ -98,7 +99,7 @@ enum ev_type {
 	E_WSTART, /* arg as E_WRITE */
 	E_WDUR,   /* arg: slot */
 	E_WACK,   /* arg: slot */
-	E_TSTART, /* arg: lba */
+	E_TSTART, /* arg: lba, or NB: every block */
 	E_TDUR,
 	E_TACK,
 	E_GC,
@@ -114,7 +115,7 @@ static const char *const g_ev_names[E_NTYPES] = {
 	"write starts lba*2+len-1",
 	"write durable, slot",
 	"write acknowledged, slot",
-	"trim starts, lba",
+	"trim starts, lba (3: all)",
 	"trim durable",
 	"trim acknowledged",
 	"GC step",
@@ -202,8 +203,8 @@ w_placed(struct world *w, const struct gga_pk_loc *loc)
 }
 
 static void
-w_put(struct world *w, const struct gga_pk_loc *loc, uint16_t type, uint32_t lba, uint64_t gen,
-      uint32_t len)
+w_put(struct world *w, const struct gga_pk_loc *loc, uint16_t type, uint32_t lba, uint32_t count,
+      uint64_t gen, uint32_t len)
 {
 	struct d_seg *d = &w->disk[loc->seg];
 	struct gga_pk_rec *r;
@@ -217,7 +218,7 @@ w_put(struct world *w, const struct gga_pk_loc *loc, uint16_t type, uint32_t lba
 	memset(r, 0, sizeof(*r));
 	r->type = type;
 	r->lba = lba;
-	r->count = type == GGA_PK_REC_TRIM ? 1 : 0;
+	r->count = count;
 	r->gen = gen;
 	r->len = (uint16_t)len;
 	r->off = loc->off;
@@ -276,9 +277,11 @@ w_crash(struct world *w)
 }
 
 static bool
-w_start(struct world *w, struct fly *f, enum gga_pk_class cls, uint32_t lba, uint32_t len)
+w_start(struct world *w, struct fly *f, enum gga_pk_class cls, uint32_t lba, uint32_t count,
+	uint32_t len)
 {
 	struct gga_pk_loc loc;
+	uint32_t b;
 
 	if (gga_pk_alloc(PK(w), cls, len, &loc) != GGA_PK_OK) {
 		return false;
@@ -288,13 +291,14 @@ w_start(struct world *w, struct fly *f, enum gga_pk_class cls, uint32_t lba, uin
 	f->used = 1;
 	f->lba = (uint8_t)lba;
 	f->len = (uint8_t)len;
+	f->count = (uint8_t)count;
 	f->loc = loc;
 	f->gen = gga_pk_new_gen(PK(w));
 	if (f->gen >= 64) {
 		violation("generation %" PRIu64 " beyond the checker's masks", f->gen, 0);
 	}
-	if (cls == GGA_PK_TRIM) {
-		w->tgens[lba] |= 1ull << (f->gen & 63);
+	for (b = lba; cls == GGA_PK_TRIM && b < lba + count; b++) {
+		w->tgens[b] |= 1ull << (f->gen & 63);
 	}
 	return true;
 }
@@ -302,20 +306,24 @@ w_start(struct world *w, struct fly *f, enum gga_pk_class cls, uint32_t lba, uin
 static void
 w_durable(struct world *w, struct fly *f, uint16_t type)
 {
-	w_put(w, &f->loc, type, f->lba, f->gen, f->len);
+	w_put(w, &f->loc, type, f->lba, f->count, f->gen, f->len);
 	f->durable = 1;
 }
 
 static void
 w_ack(struct world *w, struct fly *f, uint16_t type)
 {
+	uint32_t b;
+
 	if (type == GGA_PK_REC_DATA) {
 		gga_pk_write_done(PK(w), f->lba, f->gen, &f->loc, f->len);
 	} else {
-		gga_pk_trim_done(PK(w), f->lba, 1, f->gen, &f->loc);
+		gga_pk_trim_done(PK(w), f->lba, f->count, f->gen, &f->loc);
 	}
-	if (f->gen > w->acked[f->lba]) {
-		w->acked[f->lba] = f->gen;
+	for (b = f->lba; b < (uint32_t)f->lba + f->count; b++) {
+		if (f->gen > w->acked[b]) {
+			w->acked[b] = f->gen;
+		}
 	}
 	memset(f, 0, sizeof(*f));
 }
@@ -361,7 +369,7 @@ w_gc_step(struct world *w)
 	gc->rec = d->rec[i];
 	gc->to = to;
 	gc->copied = 1;
-	w_put(w, &to, GGA_PK_REC_DATA, gc->rec.lba, gc->rec.gen, gc->rec.len);
+	w_put(w, &to, GGA_PK_REC_DATA, gc->rec.lba, 0, gc->rec.gen, gc->rec.len);
 	return true;
 }
 
@@ -415,14 +423,14 @@ w_event(struct world *w, struct ev e)
 
 	switch (e.type) {
 	case E_WRITE:
-		if (w_start(w, &f, GGA_PK_HOST, e.arg / MAXLEN, e.arg % MAXLEN + 1u)) {
+		if (w_start(w, &f, GGA_PK_HOST, e.arg / MAXLEN, 1, e.arg % MAXLEN + 1u)) {
 			w_durable(w, &f, GGA_PK_REC_DATA);
 			w_ack(w, &f, GGA_PK_REC_DATA);
 		}
 		break;
 	case E_WSTART:
 		i = w->fly[0].used ? 1 : 0;
-		w_start(w, &w->fly[i], GGA_PK_HOST, e.arg / MAXLEN, e.arg % MAXLEN + 1u);
+		w_start(w, &w->fly[i], GGA_PK_HOST, e.arg / MAXLEN, 1, e.arg % MAXLEN + 1u);
 		break;
 	case E_WDUR:
 		w_durable(w, &w->fly[e.arg], GGA_PK_REC_DATA);
@@ -431,7 +439,8 @@ w_event(struct world *w, struct ev e)
 		w_ack(w, &w->fly[e.arg], GGA_PK_REC_DATA);
 		break;
 	case E_TSTART:
-		w_start(w, &w->trim, GGA_PK_TRIM, e.arg, 1);
+		/* arg NB: one trim of every block */
+		w_start(w, &w->trim, GGA_PK_TRIM, e.arg < NB ? e.arg : 0, e.arg < NB ? 1 : NB, 1);
 		break;
 	case E_TDUR:
 		w_durable(w, &w->trim, GGA_PK_REC_TRIM);
@@ -667,7 +676,7 @@ w_events(struct ev *evs)
 		evs[n++] = (struct ev){ E_WDUR, (uint8_t)a };
 		evs[n++] = (struct ev){ E_WACK, (uint8_t)a };
 	}
-	for (a = 0; a < NB; a++) {
+	for (a = 0; a <= NB; a++) {
 		evs[n++] = (struct ev){ E_TSTART, (uint8_t)a };
 	}
 	evs[n++] = (struct ev){ E_TDUR, 0 };
@@ -680,7 +689,7 @@ w_events(struct ev *evs)
 	return n;
 }
 
-#define MAXEV (2 * NB * MAXLEN + 2 * NFLY + NB + 7)
+#define MAXEV (2 * NB * MAXLEN + 2 * NFLY + NB + 8)
 
 static bool
 dfs(const struct world *w, uint32_t rem, uint32_t depth, uint64_t *count)
@@ -749,7 +758,7 @@ w_init(struct world *w)
 	w_ckpt_begin(w);
 	w_ckpt_commit(w);
 	for (i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++) {
-		CU_ASSERT_FATAL(w_start(w, &f, GGA_PK_HOST, prefix[i][0], prefix[i][1]));
+		CU_ASSERT_FATAL(w_start(w, &f, GGA_PK_HOST, prefix[i][0], 1, prefix[i][1]));
 		w_durable(w, &f, GGA_PK_REC_DATA);
 		w_ack(w, &f, GGA_PK_REC_DATA);
 	}
