@@ -348,10 +348,11 @@ bool
 gga_pk_gc_move(struct gga_pk *pk, uint32_t from, const struct gga_pk_rec *rec,
 	       const struct gga_pk_loc *to)
 {
-	struct gga_pk_entry *e = &gga_pk_map(pk)[rec->lba];
-	bool moved = points_at(e, from, rec);
+	struct gga_pk_entry *e;
+	bool moved = gga_pk_gc_live(pk, from, rec);
 
 	if (moved) {
+		e = &gga_pk_map(pk)[rec->lba];
 		unref(pk, e);
 		ref(pk, e, to->seg, to->off, rec->len, rec->gen);
 	}
@@ -475,7 +476,8 @@ gga_pk_recover_record(struct gga_pk *pk, uint32_t seg, const struct gga_pk_rec *
 		trim_range(pk, rec->lba, rec->count, rec->gen, false);
 		return;
 	}
-	if (rec->lba >= pk->geom.nblocks) {
+	if (rec->lba >= pk->geom.nblocks || seg >= pk->geom.nsegs || rec->len == 0 ||
+	    rec->len > pk->geom.max_len) {
 		return;
 	}
 	/* The newest generation wins; live counts are rebuilt at the end. */
