@@ -11,7 +11,7 @@
  * Events: a host write started, made durable, acknowledged (and all three at
  * once), the same for a trim of one block, a GC step (pick a victim, or copy
  * its next live record), the GC's compare-and-swap, checkpoint begin and
- * commit, and a crash of the front (every record in flight lost or durable,
+ * commit (or its image's write failing), and a crash of the front (every record in flight lost or durable,
  * as the events before it chose), followed by recovery. Every sequence of
  * events up to a depth is walked (iterative deepening; worlds are memoized as
  * bytes), and after every event:
@@ -106,6 +106,7 @@ enum ev_type {
 	E_GC_CAS,
 	E_CKPT_BEGIN,
 	E_CKPT_COMMIT,
+	E_CKPT_FAIL,
 	E_CRASH,
 	E_NTYPES,
 };
@@ -122,6 +123,7 @@ static const char *const g_ev_names[E_NTYPES] = {
 	"GC compare-and-swap",
 	"checkpoint begins",
 	"checkpoint commits",
+	"checkpoint's image write fails",
 	"front crash, then recovery",
 };
 
@@ -409,6 +411,7 @@ w_enabled(const struct world *w, struct ev e)
 	case E_CKPT_BEGIN:
 		return !PK(w)->in_ckpt;
 	case E_CKPT_COMMIT:
+	case E_CKPT_FAIL:
 		return PK(w)->in_ckpt;
 	default:
 		return true;
@@ -459,6 +462,10 @@ w_event(struct world *w, struct ev e)
 		break;
 	case E_CKPT_COMMIT:
 		w_ckpt_commit(w);
+		break;
+	case E_CKPT_FAIL:
+		memset(w->pend, 0, sizeof(w->pend));
+		gga_pk_ckpt_abort(PK(w));
 		break;
 	case E_CRASH:
 		w_crash(w);
@@ -685,11 +692,12 @@ w_events(struct ev *evs)
 	evs[n++] = (struct ev){ E_GC_CAS, 0 };
 	evs[n++] = (struct ev){ E_CKPT_BEGIN, 0 };
 	evs[n++] = (struct ev){ E_CKPT_COMMIT, 0 };
+	evs[n++] = (struct ev){ E_CKPT_FAIL, 0 };
 	evs[n++] = (struct ev){ E_CRASH, 0 };
 	return n;
 }
 
-#define MAXEV (2 * NB * MAXLEN + 2 * NFLY + NB + 8)
+#define MAXEV (2 * NB * MAXLEN + 2 * NFLY + NB + 9)
 
 static bool
 dfs(const struct world *w, uint32_t rem, uint32_t depth, uint64_t *count)
