@@ -50,7 +50,7 @@
 #define DEPTH     7
 #define MAX_DEPTH 16
 #define MEMO_BITS 21  /* 23 beyond the default depth */
-#define PKB       512 /* >= gga_pk_size of the world's geometry (checked) */
+#define PKB       368 /* >= gga_pk_size of the world's geometry (checked) */
 
 struct d_seg {
 	uint64_t seq; /* the header's seq; 0: never opened */
