@@ -9,7 +9,7 @@
  * module exactly as the bdev will (alloc, write_done, trim_done, gc_pick,
  * gc_live, gc_move, ckpt_begin/commit, recover_*) and decides nothing itself.
  * Events: a host write started, made durable, acknowledged (and all three at
- * once), the same for a trim of one block, a GC step (pick a victim, or copy
+ * once) or failed before it was durable, the same for a trim of one block, a GC step (pick a victim, or copy
  * its next live record), the GC's compare-and-swap, checkpoint begin and
  * commit (or its image's write failing), and a crash of the front (every record in flight lost or durable,
  * as the events before it chose), followed by recovery. Every sequence of
@@ -100,6 +100,7 @@ enum ev_type {
 	E_WSTART, /* arg as E_WRITE */
 	E_WDUR,   /* arg: slot */
 	E_WACK,   /* arg: slot */
+	E_WFAIL,  /* arg: slot; the write fails before it is durable */
 	E_TSTART, /* arg: lba, or NB: every block */
 	E_TDUR,
 	E_TACK,
@@ -117,6 +118,7 @@ static const char *const g_ev_names[E_NTYPES] = {
 	"write starts lba*2+len-1",
 	"write durable, slot",
 	"write acknowledged, slot",
+	"write fails, slot",
 	"trim starts, lba (3: all)",
 	"trim durable",
 	"trim acknowledged",
@@ -398,6 +400,7 @@ w_enabled(const struct world *w, struct ev e)
 	case E_WSTART:
 		return !w->fly[0].used || !w->fly[1].used;
 	case E_WDUR:
+	case E_WFAIL:
 		return w->fly[e.arg].used && !w->fly[e.arg].durable;
 	case E_WACK:
 		return w->fly[e.arg].used && w->fly[e.arg].durable;
@@ -441,6 +444,10 @@ w_event(struct world *w, struct ev e)
 		break;
 	case E_WACK:
 		w_ack(w, &w->fly[e.arg], GGA_PK_REC_DATA);
+		break;
+	case E_WFAIL:
+		gga_pk_abort(PK(w), &w->fly[e.arg].loc);
+		memset(&w->fly[e.arg], 0, sizeof(w->fly[e.arg]));
 		break;
 	case E_TSTART:
 		/* arg NB: one trim of every block */
@@ -683,6 +690,7 @@ w_events(struct ev *evs)
 	for (a = 0; a < NFLY; a++) {
 		evs[n++] = (struct ev){ E_WDUR, (uint8_t)a };
 		evs[n++] = (struct ev){ E_WACK, (uint8_t)a };
+		evs[n++] = (struct ev){ E_WFAIL, (uint8_t)a };
 	}
 	for (a = 0; a <= NB; a++) {
 		evs[n++] = (struct ev){ E_TSTART, (uint8_t)a };
@@ -698,7 +706,7 @@ w_events(struct ev *evs)
 	return n;
 }
 
-#define MAXEV (2 * NB * MAXLEN + 2 * NFLY + NB + 9)
+#define MAXEV (2 * NB * MAXLEN + 3 * NFLY + NB + 9)
 
 static bool
 dfs(const struct world *w, uint32_t rem, uint32_t depth, uint64_t *count)
