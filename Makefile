@@ -9,7 +9,8 @@
 #   make torture   the seeded torture run of the gga bdev for GGA_TORTURE_STEPS steps per
 #                  geometry (default 24000, ten times make test's); GGA_TORTURE_SEED=S
 #                  replays a run (docs/TESTING.md); the lifecycle checker one event
-#                  deeper for 2 + 1 (GGA_LC_DEPTH, default 7); then gga_heal.sh and
+#                  deeper for 2 + 1 (GGA_LC_DEPTH, default 7), the packed log's checker
+#                  two deeper (GGA_PK_DEPTH, default 9); then gga_heal.sh and
 #                  gga_recovery_passes.sh under ASan+UBSan (make test runs them unsanitized)
 #   make fuzz      build the libFuzzer harnesses (clang) and fuzz each for 3.5 minutes
 #                  (GGA_FUZZ_SECONDS; at least 10 million runs in all), then run the
@@ -69,6 +70,8 @@ torture: build
 		$(O)/test/unit/bdev_gga/bdev_gga_torture/bdev_gga_torture_ut
 	@$(MAKE) -C test/unit/bdev_gga/gga_lifecycle all
 	@GGA_LC_DEPTH=$${GGA_LC_DEPTH:-7} $(O)/test/unit/bdev_gga/gga_lifecycle/gga_lifecycle_ut
+	@$(MAKE) -C test/unit/bdev_gga/gga_packed all
+	@GGA_PK_DEPTH=$${GGA_PK_DEPTH:-9} $(O)/test/unit/bdev_gga/gga_packed/gga_packed_ut
 	@$(MAKE) O=$(GGA_ROOT)/build-asan CONFIG_ASAN=y CONFIG_TEST_HOOKS=y build
 	@ASAN_OPTIONS=$${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1:halt_on_error=1} \
 		UBSAN_OPTIONS=$${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
