@@ -41,9 +41,9 @@ build_wus(uint32_t n, const struct gga_pk_rec *rec, const void *const frag[],
 		}
 		/* The same record length gives the same layout on every member. */
 		out->rec_off = (uint32_t)off;
-		out->rec_size = gga_pk_record_size(rec->type == GGA_PK_REC_DATA ?
-							   gga_pk_frag_len(rec->payload_len, id->k) :
-							   0);
+		out->rec_size = gga_pk_record_size(
+			rec->type == GGA_PK_REC_DATA ? gga_pk_frag_len(rec->payload_len, id->k) :
+						       0);
 		out->wu_len = (uint32_t)len;
 	}
 	return 0;
@@ -138,9 +138,8 @@ gga_pkb_read(const struct gga_codec *c, struct gga_codec_scratch *s, const void 
 		if (!(present & (1u << i))) {
 			continue;
 		}
-		if (rec[i] == NULL ||
-		    gga_pk_record_decode(rec[i], len, lba, gen, &r) != 0 || r.role != i ||
-		    r.k != gga_codec_k(c) || r.m != gga_codec_m(c) ||
+		if (rec[i] == NULL || gga_pk_record_decode(rec[i], len, lba, gen, &r) != 0 ||
+		    r.role != i || r.k != gga_codec_k(c) || r.m != gga_codec_m(c) ||
 		    (have_ref && !same_write(&r, &ref))) {
 			bad |= 1u << i;
 			continue;

@@ -38,7 +38,8 @@ struct gga_pkb_write {
  */
 int gga_pkb_build(const struct gga_codec *codec, struct gga_codec_scratch *scratch,
 		  const void *block, uint64_t lba, uint64_t gen, const struct gga_pk_wu_id *id,
-		  void *const frag[], void *const wu_buf[], uint32_t cap, struct gga_pkb_write *out);
+		  void *const frag[], void *const wu_buf[], uint32_t cap,
+		  struct gga_pkb_write *out);
 
 /*
  * The same for a trim of blocks lba .. lba + count - 1 at generation gen:

@@ -45,7 +45,7 @@ fill(uint8_t *p, uint32_t len, enum kind kind)
 			p[i] = (i / 16) % 2 == 0 ? (uint8_t)rnd() : 0;
 			break;
 		default:
-			p[i] = (uint8_t)"gga packs! "[i % 11];
+			p[i] = (uint8_t) "gga packs! "[i % 11];
 			break;
 		}
 	}
@@ -163,8 +163,9 @@ roundtrip(struct env *e, enum kind kind, uint64_t lba, uint64_t gen)
 	uint32_t i, mask, bad;
 
 	fill(e->block, e->B, kind);
-	UT_ASSERT_EQ_FATAL(
-		gga_pkb_build(e->c, e->s, e->block, lba, gen, &e->id, e->frag, e->wu, CAP, &w), 0);
+	UT_ASSERT_EQ_FATAL(gga_pkb_build(e->c, e->s, e->block, lba, gen, &e->id, e->frag, e->wu,
+					 CAP, &w),
+			   0);
 	UT_ASSERT_EQ(w.rec_off, GGA_PK_WU_HDR_SIZE);
 	UT_ASSERT_EQ(w.rec_size, gga_pk_record_size(w.info.frag_len));
 	UT_ASSERT_EQ(w.wu_len % LBA_SIZE, 0);
@@ -201,8 +202,9 @@ roundtrip(struct env *e, enum kind kind, uint64_t lba, uint64_t gen)
 static void
 test_roundtrip(void)
 {
-	static const uint32_t geo[][3] = { { 4096, 2, 1 }, { 1024, 2, 1 }, { 8192, 4, 2 },
-					   { 4096, 1, 1 }, { 65536, 2, 1 } };
+	static const uint32_t geo[][3] = {
+		{ 4096, 2, 1 }, { 1024, 2, 1 }, { 8192, 4, 2 }, { 4096, 1, 1 }, { 65536, 2, 1 }
+	};
 	struct env e;
 	uint32_t g;
 	int kind;
@@ -225,13 +227,13 @@ test_compressible_smaller(void)
 
 	env_init(&e, 4096, 2, 1);
 	fill(e.block, e.B, K_RANDOM);
-	UT_ASSERT_EQ_FATAL(
-		gga_pkb_build(e.c, e.s, e.block, 1, 1, &e.id, e.frag, e.wu, CAP, &raw), 0);
+	UT_ASSERT_EQ_FATAL(gga_pkb_build(e.c, e.s, e.block, 1, 1, &e.id, e.frag, e.wu, CAP, &raw),
+			   0);
 	UT_ASSERT_EQ(raw.info.encoding, GGA_ENC_RAW);
 	UT_ASSERT_EQ(raw.wu_len, gga_pkb_wu_max(e.c, LBA_SIZE));
 	fill(e.block, e.B, K_HALF);
-	UT_ASSERT_EQ_FATAL(
-		gga_pkb_build(e.c, e.s, e.block, 1, 2, &e.id, e.frag, e.wu, CAP, &half), 0);
+	UT_ASSERT_EQ_FATAL(gga_pkb_build(e.c, e.s, e.block, 1, 2, &e.id, e.frag, e.wu, CAP, &half),
+			   0);
 	UT_ASSERT_EQ(half.info.encoding, GGA_ENC_LZ4);
 	CU_ASSERT(half.rec_size * 3 < raw.rec_size * 2);
 	CU_ASSERT(half.wu_len < raw.wu_len);
@@ -250,8 +252,7 @@ test_bad_records(void)
 
 	env_init(&e, 4096, 2, 1);
 	fill(e.block, e.B, K_HALF);
-	UT_ASSERT_EQ_FATAL(
-		gga_pkb_build(e.c, e.s, e.block, 9, 5, &e.id, e.frag, e.wu, CAP, &w), 0);
+	UT_ASSERT_EQ_FATAL(gga_pkb_build(e.c, e.s, e.block, 9, 5, &e.id, e.frag, e.wu, CAP, &w), 0);
 	for (i = 0; i < 3; i++) {
 		rec[i] = rec_of(&e, &w, i);
 	}
@@ -342,11 +343,9 @@ test_trim_and_limits(void)
 	UT_ASSERT_EQ(gga_pkb_build(e.c, e.s, e.block, 1, 1, &e.id, e.frag, e.wu, LBA_SIZE, &w),
 		     -ENOSPC);
 	e.id.k = 4;
-	UT_ASSERT_EQ(gga_pkb_build(e.c, e.s, e.block, 1, 1, &e.id, e.frag, e.wu, CAP, &w),
-		     -EINVAL);
+	UT_ASSERT_EQ(gga_pkb_build(e.c, e.s, e.block, 1, 1, &e.id, e.frag, e.wu, CAP, &w), -EINVAL);
 	e.id.k = 2;
-	UT_ASSERT_EQ(gga_pkb_build(e.c, e.s, e.block, 1, 0, &e.id, e.frag, e.wu, CAP, &w),
-		     -EINVAL);
+	UT_ASSERT_EQ(gga_pkb_build(e.c, e.s, e.block, 1, 0, &e.id, e.frag, e.wu, CAP, &w), -EINVAL);
 	env_fini(&e);
 }
 
