@@ -55,13 +55,17 @@ enum gga_pk_class {
 	GGA_PK_GC = 2,
 };
 
-/* gga_pk_alloc's answer. */
+/*
+ * gga_pk_alloc's answer. NEED_CKPT: the commit of a checkpoint (the running
+ * one, else a new one) would give space: free-pending segments, or a reserve
+ * list used up while free segments exist. NEED_GC: a GC run would. FULL:
+ * nothing would (Capacity Exceeded for a host write).
+ */
 enum gga_pk_status {
 	GGA_PK_OK = 0,
-	GGA_PK_NEED_CKPT =
-		1,          /* a checkpoint would give space (free-pending segments, short list) */
-	GGA_PK_NEED_GC = 2, /* a GC run would give space */
-	GGA_PK_FULL = 3,    /* nothing would: hard full (Capacity Exceeded for a host write) */
+	GGA_PK_NEED_CKPT = 1,
+	GGA_PK_NEED_GC = 2,
+	GGA_PK_FULL = 3,
 };
 
 enum gga_pk_rec_type {

@@ -336,3 +336,54 @@ test_recover(void)
 	gga_pk_destroy(pk);
 	gga_pk_destroy(image);
 }
+
+/*
+ * Recovery replays a trim that empties, in the image's counts, a segment a
+ * replayed write maps into: the segment stays sealed and live (the first
+ * draft gave the trim's units back to the loaded counts and left it
+ * free-pending, so the next commit freed it under the write).
+ */
+void
+test_recover_trim_keeps_mapped_segment(void)
+{
+	struct gga_pk *pk = pool(6, 3, 6, 1), *image = pool(6, 3, 6, 1);
+	struct gga_pk_rec rec[3];
+	struct gga_pk_loc a, b, t;
+	uint64_t seq0, seq1;
+
+	a = put(pk, 1, 1); /* segment 0, open at the begin below */
+	ckpt(pk, image);
+	b = put(pk, 0, 2); /* segment 0 again: full */
+	CU_ASSERT_FATAL(gga_pk_alloc(pk, GGA_PK_TRIM, 1, &t) == GGA_PK_OK);
+	gga_pk_trim_done(pk, 1, 1, gga_pk_new_gen(pk), &t);
+	UT_ASSERT_EQ(a.seg, 0);
+	UT_ASSERT_EQ(b.seg, 0);
+	UT_ASSERT_EQ(t.seg, 1);
+	rec[0] = (struct gga_pk_rec){ .gen = 1, .lba = 1, .len = 1, .off = a.off };
+	rec[1] = (struct gga_pk_rec){
+		.gen = gga_pk_map(pk)[0].gen, .lba = 0, .len = 2, .off = b.off
+	};
+	rec[2] = (struct gga_pk_rec){ .gen = gga_pk_map(pk)[1].gen,
+				      .lba = 1,
+				      .count = 1,
+				      .off = t.off,
+				      .type = GGA_PK_REC_TRIM };
+	seq0 = gga_pk_sut(pk)[0].seq;
+	seq1 = gga_pk_sut(pk)[1].seq;
+	gga_pk_recover_begin(pk, image);
+	CU_ASSERT(gga_pk_recover_segment(pk, 0, seq0));
+	gga_pk_recover_record(pk, 0, &rec[0]);
+	gga_pk_recover_record(pk, 0, &rec[1]);
+	CU_ASSERT(gga_pk_recover_segment(pk, 1, seq1));
+	gga_pk_recover_record(pk, 1, &rec[2]);
+	gga_pk_recover_end(pk);
+	UT_ASSERT_EQ(gga_pk_map(pk)[1].state, GGA_PK_ZERO);
+	UT_ASSERT_EQ(gga_pk_map(pk)[0].seg, 0);
+	UT_ASSERT_EQ(gga_pk_sut(pk)[0].state, GGA_PK_SEG_FULL);
+	UT_ASSERT_EQ(gga_pk_sut(pk)[0].live, 2);
+	UT_ASSERT_EQ(gga_pk_sut(pk)[1].state, GGA_PK_SEG_PENDING);
+	ckpt(pk, image);
+	UT_ASSERT_EQ(gga_pk_sut(pk)[0].state, GGA_PK_SEG_FULL);
+	gga_pk_destroy(pk);
+	gga_pk_destroy(image);
+}

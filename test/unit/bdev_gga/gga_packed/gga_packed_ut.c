@@ -862,6 +862,7 @@ main(void)
 		UT_TEST(test_gc_pick),
 		UT_TEST(test_ckpt_scans_busy),
 		UT_TEST(test_recover),
+		UT_TEST(test_recover_trim_keeps_mapped_segment),
 		UT_TEST(test_walk),
 	};
 

@@ -12,5 +12,6 @@ void test_gc_cas(void);
 void test_gc_pick(void);
 void test_ckpt_scans_busy(void);
 void test_recover(void);
+void test_recover_trim_keeps_mapped_segment(void);
 
 #endif /* GGA_PACKED_UT_H */
