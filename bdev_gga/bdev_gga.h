@@ -71,6 +71,12 @@ struct bdev_gga_opts {
 	/* Base bdev names: members[0..k-1] data, members[k..k+m-1] parity. */
 	const char *members[BDEV_GGA_MAX_MEMBERS];
 	enum gga_matrix matrix; /* default vandermonde */
+	/*
+	 * How the members hold the blocks (default fixed). Packed (issue 35,
+	 * docs/FORMAT.md §11) is experimental and not yet accepted: create
+	 * refuses it with -EINVAL.
+	 */
+	enum gga_layout layout;
 	/* Assembling: false adopts the members' matrix instead of checking it. */
 	bool matrix_set;
 	/* Every Nth read on a thread goes through the recovery path; 0 = never. */

@@ -23,6 +23,7 @@ struct rpc_gga_create {
 	char *data_2;
 	char *parity;
 	char *matrix_type;
+	char *layout;
 	uint32_t recovery_read_every_n;
 	bool repair;
 	char *mode;
@@ -46,6 +47,7 @@ struct rpc_gga_create {
 };
 
 static const char *const matrix_choices[] = { "vandermonde", "cauchy", NULL };
+static const char *const layout_choices[] = { "fixed", "packed", NULL };
 static const char *const mode_choices[] = { "auto", "create", "assemble", NULL };
 
 static const struct rpc_param gga_create_params[] = {
@@ -178,6 +180,13 @@ static const struct rpc_param gga_create_params[] = {
 		.optional = true,
 		.choices = matrix_choices,
 		.offset = offsetof(struct rpc_gga_create, matrix_type),
+	},
+	{
+		.name = "layout",
+		.type = RPC_PARAM_STRING,
+		.optional = true,
+		.choices = layout_choices,
+		.offset = offsetof(struct rpc_gga_create, layout),
 	},
 	{
 		.name = "recovery_read_every_n",
@@ -332,6 +341,10 @@ gga_rpc_create(struct rpc_request *req, json_t *params)
 		/* The decoder has checked it is one of the choices. */
 		gga_matrix_parse(args.matrix_type, &opts.matrix);
 		opts.matrix_set = true;
+	}
+	if (args.layout != NULL) {
+		/* One of the choices, as for the matrix. */
+		gga_layout_parse(args.layout, &opts.layout);
 	}
 	opts.recovery_read_every_n = args.recovery_read_every_n;
 	opts.repair = args.repair;
@@ -527,6 +540,8 @@ info_json(const struct bdev_gga_info *info)
 			info->repair, "state",
 			unread ? "unknown" : bdev_gga_state_name(info->state), "members", members,
 			"counters", counters_json(info));
+	/* Every array this build assembles is fixed (packed: issue 35, not yet accepted). */
+	json_object_set_new(obj, "layout", json_string(gga_layout_name(GGA_LAYOUT_FIXED)));
 	json_object_set_new(obj, "events", json_integer((json_int_t)info->events));
 	json_object_set_new(obj, "unrecoverable_blocks",
 			    json_integer((json_int_t)info->unrecoverable_blocks));

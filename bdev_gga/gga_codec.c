@@ -1200,3 +1200,168 @@ gga_frag_status_name(enum gga_frag_status status)
 	}
 	return "unknown";
 }
+
+/* ---------------------------------------------------------------------- */
+/* The packed layout's fragments                                           */
+/* ---------------------------------------------------------------------- */
+
+int
+gga_codec_pack(const struct gga_codec *c, struct gga_codec_scratch *s, const void *block,
+	       uint32_t flags, void *const frag[], struct gga_pack_info *info)
+{
+	uint8_t *frags[GGA_MAX_FRAGS];
+	const uint8_t *payload;
+	uint32_t i, len, h;
+	int clen = 0;
+
+	if (c == NULL || s == NULL || block == NULL || frag == NULL || info == NULL ||
+	    s->block_size != c->block_size) {
+		return -EINVAL;
+	}
+	for (i = 0; i < c->n; i++) {
+		if (frag[i] == NULL) {
+			return -EINVAL;
+		}
+		frags[i] = frag[i];
+	}
+	memset(info, 0, sizeof(*info));
+	info->block_crc = gga_crc32c(block, c->block_size, 0);
+	if (mem_is_zero(block, c->block_size)) {
+		info->encoding = GGA_ENC_ZERO;
+		return 0;
+	}
+	if (!(flags & GGA_ENCODE_NO_LZ4)) {
+		clen = LZ4_compress_fast_extState(s->lz4_state, block, (char *)s->cbuf,
+						  (int)c->block_size, s->cbuf_len,
+						  LZ4_ACCELERATION);
+	}
+	if (clen > 0 && (uint32_t)clen < c->block_size) {
+		info->encoding = GGA_ENC_LZ4;
+		payload = s->cbuf;
+		len = (uint32_t)clen;
+	} else {
+		info->encoding = GGA_ENC_RAW;
+		payload = block;
+		len = c->block_size;
+	}
+	h = (len + c->k - 1) / c->k;
+	for (i = 0; i < c->k; i++) {
+		uint32_t off = i * h;
+		uint32_t n = len > off ? GGA_MIN(h, len - off) : 0;
+
+		memcpy(frags[i], payload + off, n);
+		memset(frags[i] + n, 0, h - n);
+	}
+	ec_encode((int)h, (int)c->k, (int)c->m, c->enc_tbls, frags, &frags[c->k]);
+	info->payload_len = len;
+	info->frag_len = h;
+	return 0;
+}
+
+int
+gga_codec_unpack(const struct gga_codec *c, struct gga_codec_scratch *s, const void *const frag[],
+		 uint32_t present, const struct gga_pack_info *info, void *block_out,
+		 uint32_t *used_mask)
+{
+	uint8_t *src[GGA_MAX_FRAGS], *dst[GGA_MAX_FRAGS];
+	uint32_t lost, pmask = 0, used, i, r = 0, n = 0, h, len;
+	uint8_t *pay;
+	int dlen;
+
+	if (used_mask != NULL) {
+		*used_mask = 0;
+	}
+	if (c == NULL || s == NULL || frag == NULL || info == NULL || block_out == NULL ||
+	    s->block_size != c->block_size || (present & ~c->all_mask) != 0) {
+		return -EINVAL;
+	}
+	for (i = 0; i < c->n; i++) {
+		if ((present & (1u << i)) && frag[i] == NULL) {
+			return -EINVAL;
+		}
+	}
+	len = info->payload_len;
+	h = info->frag_len;
+	switch (info->encoding) {
+	case GGA_ENC_ZERO:
+		if (len != 0 || h != 0) {
+			return -EINVAL;
+		}
+		memset(block_out, 0, c->block_size);
+		return info->block_crc == c->zero_block_crc ? 0 : -EIO;
+	case GGA_ENC_RAW:
+		if (len != c->block_size) {
+			return -EINVAL;
+		}
+		break;
+	case GGA_ENC_LZ4:
+		if (len == 0 || len >= c->block_size) {
+			return -EINVAL;
+		}
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (h != (len + c->k - 1) / c->k) {
+		return -EINVAL;
+	}
+	if (popcount32(present) < c->k) {
+		return -EIO;
+	}
+	/* The payload is assembled in dbuf (block_size bytes: k * h can exceed c by < k). */
+	pay = info->encoding == GGA_ENC_RAW ? block_out : s->dbuf;
+	lost = c->data_mask & ~present;
+	for (i = c->k; i < c->n && popcount32(pmask) < popcount32(lost); i++) {
+		if (present & (1u << i)) {
+			pmask |= 1u << i;
+		}
+	}
+	used = (c->data_mask & present) | pmask;
+	for (i = 0; i < c->k; i++) {
+		uint32_t off = i * h;
+		uint32_t cnt = len > off ? GGA_MIN(h, len - off) : 0;
+
+		if (present & (1u << i)) {
+			memcpy(pay + off, frag[i], cnt);
+		}
+	}
+	if (lost != 0) {
+		uint8_t *tmp = s->bbuf;
+
+		for (i = 0; i < c->n; i++) {
+			if (used & (1u << i)) {
+				src[n++] = (uint8_t *)(uintptr_t)frag[i];
+			}
+		}
+		/* Rebuilt fragments go to bbuf (k * h may pass the block's end), then into place. */
+		for (i = 0; i < c->k; i++) {
+			if (lost & (1u << i)) {
+				dst[r] = tmp + (size_t)r * h;
+				r++;
+			}
+		}
+		ec_encode((int)h, (int)c->k, (int)r,
+			  (uint8_t *)(uintptr_t)c->rec_tbls + c->rec_index[lost | pmask], src, dst);
+		r = 0;
+		for (i = 0; i < c->k; i++) {
+			if (lost & (1u << i)) {
+				uint32_t off = i * h;
+				uint32_t cnt = len > off ? GGA_MIN(h, len - off) : 0;
+
+				memcpy(pay + off, dst[r], cnt);
+				r++;
+			}
+		}
+	}
+	if (used_mask != NULL) {
+		*used_mask = used;
+	}
+	if (info->encoding == GGA_ENC_LZ4) {
+		dlen = LZ4_decompress_safe((const char *)pay, (char *)block_out, (int)len,
+					   (int)c->block_size);
+		if (dlen != (int)c->block_size) {
+			return -EIO;
+		}
+	}
+	return gga_crc32c(block_out, c->block_size, 0) == info->block_crc ? 0 : -EIO;
+}

@@ -219,4 +219,54 @@ int gga_codec_rebuild(const struct gga_codec *codec, struct gga_codec_scratch *s
 		      uint32_t present_mask, uint64_t lba, uint32_t target_mask,
 		      void *const out_data[], void *const out_md[], struct gga_decode_info *info);
 
+/* ---------------------------------------------------------------------- */
+/* The packed layout's fragments (docs/FORMAT.md §11)                      */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * A block as the packed layout stores it: its payload (the LZ4 output, or
+ * the block itself when LZ4 does not shrink it; nothing for a zero block)
+ * zero-padded to k * frag_len bytes and cut into k data fragments of
+ * frag_len = ceil(payload_len / k) bytes, plus m parity fragments of the
+ * same length. The fragments carry no metadata: the record headers around
+ * them hold the encoding, payload_len and block_crc (and each fragment's own
+ * crc), so the codec only cuts, codes and checks the block.
+ */
+struct gga_pack_info {
+	enum gga_encoding encoding; /* RAW, LZ4 or ZERO */
+	uint32_t payload_len;       /* c: 0 for ZERO */
+	uint32_t frag_len;          /* h = ceil(c / k); 0 for ZERO */
+	uint32_t block_crc;         /* CRC-32C of the block_size bytes of the block */
+};
+
+/*
+ * Encode the block_size bytes at `block` into the k + m fragments frag[i],
+ * each a buffer of at least gga_codec_frag_size() bytes (h never exceeds it);
+ * only the first info->frag_len bytes of each are written. flags as for
+ * gga_codec_encode_ex (GGA_ENCODE_NO_LZ4). Returns 0, or -EINVAL for NULL
+ * pointers or a scratch of another block size.
+ */
+int gga_codec_pack(const struct gga_codec *codec, struct gga_codec_scratch *scratch,
+		   const void *block, uint32_t flags, void *const frag[],
+		   struct gga_pack_info *info);
+
+/*
+ * Decode a block packed as `info` says from the fragments in present_mask
+ * (frag[i], info->frag_len bytes each, trusted intact: the caller checked
+ * each record's crc and identity). The data fragments are used where
+ * present, missing ones are rebuilt from parity (the lowest parity first);
+ * the block is then decompressed and checked against info->block_crc.
+ * *used_mask (may be NULL) gets the fragments read. block_out must not
+ * overlap the fragments. Returns:
+ *   0        block_out holds the block, verified against block_crc
+ *   -EIO     fewer than k fragments present, the payload does not
+ *            decompress to a whole block, or the block fails its crc
+ *   -EINVAL  NULL pointers, a NULL present fragment, present_mask beyond
+ *            k + m, an encoding that is none of RAW, LZ4 and ZERO, or a
+ *            frag_len that is not ceil(payload_len / k) (RAW: c = block_size)
+ */
+int gga_codec_unpack(const struct gga_codec *codec, struct gga_codec_scratch *scratch,
+		     const void *const frag[], uint32_t present_mask,
+		     const struct gga_pack_info *info, void *block_out, uint32_t *used_mask);
+
 #endif /* GGA_CODEC_H */

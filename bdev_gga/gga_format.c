@@ -150,7 +150,15 @@ sb_consistent(const struct gga_sb *sb)
 		return false;
 	}
 	if (sb->version == GGA_SB_VERSION_1) {
-		return true;
+		return sb->layout == GGA_LAYOUT_FIXED && sb->seg_shift == 0;
+	}
+	if (sb->version == GGA_SB_VERSION_PACKED) {
+		if (sb->layout != GGA_LAYOUT_PACKED || sb->seg_shift < GGA_SEG_SHIFT_MIN ||
+		    sb->seg_shift > GGA_SEG_SHIFT_MAX || gga_sb_segments(sb) == 0) {
+			return false;
+		}
+	} else if (sb->layout != GGA_LAYOUT_FIXED || sb->seg_shift != 0) {
+		return false;
 	}
 	return sb_state_consistent(sb);
 }
@@ -190,11 +198,28 @@ gga_sb_init(struct gga_sb *sb, const uint8_t array_uuid[16], uint32_t member_ind
 }
 
 int
+gga_sb_set_packed(struct gga_sb *sb, uint32_t seg_shift)
+{
+	if (sb == NULL || sb->version != GGA_SB_VERSION_CURRENT || sb->layout != GGA_LAYOUT_FIXED ||
+	    seg_shift < GGA_SEG_SHIFT_MIN || seg_shift > GGA_SEG_SHIFT_MAX) {
+		return -EINVAL;
+	}
+	if (((sb->data_blocks * sb->fragment_size) >> seg_shift) == 0) {
+		return -ENOSPC;
+	}
+	sb->version = GGA_SB_VERSION_PACKED;
+	sb->layout = GGA_LAYOUT_PACKED;
+	sb->seg_shift = seg_shift;
+	return 0;
+}
+
+int
 gga_sb_encode(const struct gga_sb *sb, void *buf)
 {
 	struct gga_sb_disk d;
 
-	if (sb == NULL || buf == NULL || sb->version != GGA_SB_VERSION_CURRENT ||
+	if (sb == NULL || buf == NULL ||
+	    (sb->version != GGA_SB_VERSION_CURRENT && sb->version != GGA_SB_VERSION_PACKED) ||
 	    !sb_consistent(sb)) {
 		return -EINVAL;
 	}
@@ -220,6 +245,9 @@ gga_sb_encode(const struct gga_sb *sb, void *buf)
 	d.recovery_mask = htole16((uint16_t)sb->recovery_mask);
 	d.region_shift = (uint8_t)sb->region_shift;
 	d.bitmap_events = htole64(sb->bitmap_events);
+	if (sb->layout == GGA_LAYOUT_PACKED) {
+		d.layout = (uint8_t)(GGA_LAYOUT_PACKED | (sb->seg_shift - GGA_SEG_SHIFT_MIN) << 4);
+	}
 	d.crc = htole32(gga_crc32c(&d, GGA_SB_CRC_LEN, 0));
 	memcpy(buf, &d, sizeof(d));
 	return 0;
@@ -255,7 +283,7 @@ gga_sb_decode(const void *buf, size_t len, struct gga_sb *sb)
 	}
 	/* As for fragment metadata, a later version may place its crc elsewhere. */
 	if (le32toh(d.version) != GGA_SB_VERSION_CURRENT &&
-	    le32toh(d.version) != GGA_SB_VERSION_1) {
+	    le32toh(d.version) != GGA_SB_VERSION_PACKED && le32toh(d.version) != GGA_SB_VERSION_1) {
 		return -EPROTONOSUPPORT;
 	}
 	if (le32toh(d.crc) != gga_crc32c(&d, GGA_SB_CRC_LEN, 0)) {
@@ -278,7 +306,15 @@ gga_sb_decode(const void *buf, size_t len, struct gga_sb *sb)
 	sb->data_offset = le64toh(d.data_offset);
 	sb->data_blocks = le64toh(d.data_blocks);
 	sb->generation_epoch = le64toh(d.generation_epoch);
-	if (sb->version == GGA_SB_VERSION_CURRENT) {
+	if (sb->version == GGA_SB_VERSION_PACKED) {
+		/* Only a packed layout byte is valid here (a fixed array keeps version 2). */
+		if ((d.layout & 0xf) != GGA_LAYOUT_PACKED) {
+			return -EUCLEAN;
+		}
+		sb->layout = GGA_LAYOUT_PACKED;
+		sb->seg_shift = GGA_SEG_SHIFT_MIN + (d.layout >> 4);
+	}
+	if (sb->version != GGA_SB_VERSION_1) {
 		sb->events = le64toh(d.events);
 		sb->recovery_offset = le64toh(d.recovery_offset);
 		memcpy(sb->member_state, d.member_state, sizeof(sb->member_state));
@@ -331,7 +367,9 @@ gga_sb_compare(const struct gga_sb *sb, const struct gga_sb *want, char *why, si
 	    field_differs("block size", sb->block_size, want->block_size, why, why_len) ||
 	    field_differs("fragment size", sb->fragment_size, want->fragment_size, why, why_len) ||
 	    field_differs("md size", sb->md_size, want->md_size, why, why_len) ||
-	    field_differs("data offset", sb->data_offset, want->data_offset, why, why_len)) {
+	    field_differs("data offset", sb->data_offset, want->data_offset, why, why_len) ||
+	    field_differs("layout", sb->layout, want->layout, why, why_len) ||
+	    field_differs("segment shift", sb->seg_shift, want->seg_shift, why, why_len)) {
 		return GGA_SB_GEOMETRY;
 	}
 	if (field_differs("member blocks", sb->member_blocks, want->member_blocks, why, why_len) ||
@@ -401,4 +439,32 @@ gga_encoding_name(enum gga_encoding encoding)
 		return "zero";
 	}
 	return "invalid";
+}
+
+const char *
+gga_layout_name(enum gga_layout layout)
+{
+	switch (layout) {
+	case GGA_LAYOUT_FIXED:
+		return "fixed";
+	case GGA_LAYOUT_PACKED:
+		return "packed";
+	}
+	return NULL;
+}
+
+int
+gga_layout_parse(const char *name, enum gga_layout *layout)
+{
+	if (name == NULL || layout == NULL) {
+		return -EINVAL;
+	}
+	if (strcmp(name, "fixed") == 0) {
+		*layout = GGA_LAYOUT_FIXED;
+	} else if (strcmp(name, "packed") == 0) {
+		*layout = GGA_LAYOUT_PACKED;
+	} else {
+		return -EINVAL;
+	}
+	return 0;
 }

@@ -30,6 +30,12 @@
  */
 #define GGA_SB_VERSION_CURRENT 2
 #define GGA_SB_VERSION_1       1
+/*
+ * A member of a packed array (docs/FORMAT.md §11): version 2's record with
+ * the layout byte set. The version differs so that a reader that predates the
+ * packed layout refuses the member rather than read its log as fixed blocks.
+ */
+#define GGA_SB_VERSION_PACKED  3
 
 /* The largest k + m any version-1 reader must handle. */
 #define GGA_MAX_FRAGS 16
@@ -212,8 +218,9 @@ struct __attribute__((packed)) gga_sb_disk {
 	uint16_t recovery_mask;              /* members being recovered */
 	uint8_t region_shift;                /* log2 of a bitmap region's logical bytes */
 	uint64_t bitmap_events;              /* events when bitmap marks were last cleared */
-	uint8_t reserved[1];                 /* zero */
-	uint32_t crc;                        /* CRC-32C of bytes 0..123 */
+	/* Version 3: GGA_LAYOUT_PACKED | (seg_shift - 16) << 4; zero (reserved) before. */
+	uint8_t layout;
+	uint32_t crc; /* CRC-32C of bytes 0..123 */
 };
 
 static_assert(sizeof(struct gga_sb_disk) == GGA_SB_SIZE, "superblock size");
@@ -237,7 +244,7 @@ static_assert(offsetof(struct gga_sb_disk, member_state) == 96, "sb member_state
 static_assert(offsetof(struct gga_sb_disk, recovery_mask) == 112, "sb recovery_mask");
 static_assert(offsetof(struct gga_sb_disk, region_shift) == 114, "sb region_shift");
 static_assert(offsetof(struct gga_sb_disk, bitmap_events) == 115, "sb bitmap_events");
-static_assert(offsetof(struct gga_sb_disk, reserved) == 123, "sb reserved");
+static_assert(offsetof(struct gga_sb_disk, layout) == 123, "sb layout");
 static_assert(offsetof(struct gga_sb_disk, crc) == GGA_SB_CRC_LEN, "sb crc");
 
 /*
@@ -271,6 +278,17 @@ gga_sb_member_need(uint8_t state)
 #define GGA_REGION_SHIFT_MAX     40
 #define GGA_REGION_SHIFT_DEFAULT 20
 
+/* How the members hold the logical blocks. */
+enum gga_layout {
+	GGA_LAYOUT_FIXED = 0,  /* block b at member block data_offset + b (docs/FORMAT.md) */
+	GGA_LAYOUT_PACKED = 1, /* a log of records in segments (docs/FORMAT.md §11) */
+};
+
+/* Packed segments: 2^16 .. 2^31 bytes of each member; 4 MiB by default. */
+#define GGA_SEG_SHIFT_MIN     16
+#define GGA_SEG_SHIFT_MAX     31
+#define GGA_SEG_SHIFT_DEFAULT 22
+
 /* Superblock in host form. */
 struct gga_sb {
 	uint32_t version;
@@ -298,6 +316,9 @@ struct gga_sb {
 	 * member whose own record is older may miss writes no mark remembers.
 	 */
 	uint64_t bitmap_events;
+	/* Version 3 (GGA_LAYOUT_FIXED and 0 otherwise). */
+	enum gga_layout layout;
+	uint32_t seg_shift; /* packed: log2 of a segment's bytes on each member */
 };
 
 /*
@@ -354,6 +375,23 @@ int gga_sb_init(struct gga_sb *sb, const uint8_t array_uuid[16], uint32_t member
 		uint64_t member_blocks);
 
 /*
+ * Make sb (from gga_sb_init) a packed array's: version GGA_SB_VERSION_PACKED,
+ * segments of 2^seg_shift bytes from data_offset on. Returns 0, -EINVAL
+ * (seg_shift out of range) or -ENOSPC (not one whole segment fits).
+ */
+int gga_sb_set_packed(struct gga_sb *sb, uint32_t seg_shift);
+
+/* Whole segments of a packed array's members (0 for a fixed array). */
+static inline uint64_t
+gga_sb_segments(const struct gga_sb *sb)
+{
+	if (sb->layout != GGA_LAYOUT_PACKED) {
+		return 0;
+	}
+	return (sb->data_blocks * sb->fragment_size) >> sb->seg_shift;
+}
+
+/*
  * Write the GGA_SB_SIZE bytes of `sb` (reserved bytes zero, crc computed) to
  * buf. The caller writes buf at the start of the member's reserved region and
  * zeroes the rest of the region. Returns 0, or -EINVAL if `sb` is not
@@ -371,7 +409,8 @@ int gga_sb_encode(const struct gga_sb *sb, void *buf);
  *   -EBADMSG          crc mismatch: the record is damaged
  *   -EUCLEAN          crc good but fields inconsistent (bad geometry, role
  *                     out of range, unknown matrix, wrong data_offset or
- *                     data_blocks)
+ *                     data_blocks; version 3: a layout byte that is not a
+ *                     packed layout whose segments fit)
  */
 int gga_sb_decode(const void *buf, size_t len, struct gga_sb *sb);
 
@@ -380,7 +419,7 @@ enum gga_sb_mismatch {
 	GGA_SB_MATCH = 0,
 	GGA_SB_OTHER_ARRAY,  /* array_uuid differs: a member of another array */
 	GGA_SB_WRONG_ROLE,   /* member_index differs: members swapped */
-	GGA_SB_GEOMETRY,     /* k, m, matrix, block, fragment or md size, data_offset */
+	GGA_SB_GEOMETRY,     /* k, m, matrix, block, fragment or md size, data_offset, layout */
 	GGA_SB_SIZE_CHANGED, /* member_blocks or data_blocks differ */
 };
 
@@ -399,6 +438,10 @@ const char *gga_sb_mismatch_name(enum gga_sb_mismatch mismatch);
 const char *gga_matrix_name(enum gga_matrix matrix);
 /* Parse "vandermonde" or "cauchy". Returns 0 or -EINVAL. */
 int gga_matrix_parse(const char *name, enum gga_matrix *matrix);
+/* "fixed" / "packed"; NULL for an unknown value. */
+const char *gga_layout_name(enum gga_layout layout);
+/* Parse "fixed" or "packed". Returns 0 or -EINVAL. */
+int gga_layout_parse(const char *name, enum gga_layout *layout);
 /* "unwritten", "raw", "lz4", "zero"; "invalid" otherwise. */
 const char *gga_encoding_name(enum gga_encoding encoding);
 

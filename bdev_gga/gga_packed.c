@@ -331,21 +331,21 @@ gga_pk_gc_pick(const struct gga_pk *pk)
 }
 
 static bool
-points_at(const struct gga_pk_entry *e, uint32_t seg, const struct gga_pk_rec *rec)
+points_at(const struct gga_pk_entry *e, uint32_t seg, const struct gga_pk_logrec *rec)
 {
 	return e->state == GGA_PK_MAPPED && e->seg == seg && e->off == rec->off &&
 	       e->gen == rec->gen;
 }
 
 bool
-gga_pk_gc_live(const struct gga_pk *pk, uint32_t seg, const struct gga_pk_rec *rec)
+gga_pk_gc_live(const struct gga_pk *pk, uint32_t seg, const struct gga_pk_logrec *rec)
 {
-	return rec->type == GGA_PK_REC_DATA && rec->lba < pk->geom.nblocks &&
+	return rec->type == GGA_PK_LOG_DATA && rec->lba < pk->geom.nblocks &&
 	       points_at(&gga_pk_map(pk)[rec->lba], seg, rec);
 }
 
 bool
-gga_pk_gc_move(struct gga_pk *pk, uint32_t from, const struct gga_pk_rec *rec,
+gga_pk_gc_move(struct gga_pk *pk, uint32_t from, const struct gga_pk_logrec *rec,
 	       const struct gga_pk_loc *to)
 {
 	struct gga_pk_entry *e;
@@ -465,14 +465,14 @@ gga_pk_recover_segment(struct gga_pk *pk, uint32_t s, uint64_t seq)
 }
 
 void
-gga_pk_recover_record(struct gga_pk *pk, uint32_t seg, const struct gga_pk_rec *rec)
+gga_pk_recover_record(struct gga_pk *pk, uint32_t seg, const struct gga_pk_logrec *rec)
 {
 	struct gga_pk_entry *e;
 
 	if (rec->gen >= pk->next_gen) {
 		pk->next_gen = rec->gen + 1;
 	}
-	if (rec->type == GGA_PK_REC_TRIM) {
+	if (rec->type == GGA_PK_LOG_TRIM) {
 		trim_range(pk, rec->lba, rec->count, rec->gen, false);
 		return;
 	}

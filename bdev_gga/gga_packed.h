@@ -68,9 +68,9 @@ enum gga_pk_status {
 	GGA_PK_FULL = 3,
 };
 
-enum gga_pk_rec_type {
-	GGA_PK_REC_DATA = 0,
-	GGA_PK_REC_TRIM = 1,
+enum gga_pk_logrec_type {
+	GGA_PK_LOG_DATA = 0,
+	GGA_PK_LOG_TRIM = 1,
 };
 
 struct gga_pk_geom {
@@ -111,7 +111,7 @@ struct gga_pk_seg {
 };
 
 /* A record as recovery and GC see it (its byte format is docs/FORMAT.md's). */
-struct gga_pk_rec {
+struct gga_pk_logrec {
 	uint64_t gen;
 	uint32_t lba;   /* data: the block; trim: the first block */
 	uint32_t count; /* trim: blocks */
@@ -202,14 +202,14 @@ void gga_pk_trim_done(struct gga_pk *pk, uint32_t lba, uint32_t count, uint64_t 
 uint32_t gga_pk_gc_pick(const struct gga_pk *pk);
 
 /* Does the map still reference the record rec of segment seg (GC moves it)? */
-bool gga_pk_gc_live(const struct gga_pk *pk, uint32_t seg, const struct gga_pk_rec *rec);
+bool gga_pk_gc_live(const struct gga_pk *pk, uint32_t seg, const struct gga_pk_logrec *rec);
 
 /*
  * The record rec of segment from was copied verbatim (same generation) to *to
  * and is durable there: compare-and-swap; true if the map moved to the copy,
  * false if a host write or a trim came first (the copy counts for nothing).
  */
-bool gga_pk_gc_move(struct gga_pk *pk, uint32_t from, const struct gga_pk_rec *rec,
+bool gga_pk_gc_move(struct gga_pk *pk, uint32_t from, const struct gga_pk_logrec *rec,
 		    const struct gga_pk_loc *to);
 
 /*
@@ -234,7 +234,7 @@ void gga_pk_ckpt_abort(struct gga_pk *pk);
  */
 void gga_pk_recover_begin(struct gga_pk *pk, const struct gga_pk *image);
 bool gga_pk_recover_segment(struct gga_pk *pk, uint32_t seg, uint64_t seq);
-void gga_pk_recover_record(struct gga_pk *pk, uint32_t seg, const struct gga_pk_rec *rec);
+void gga_pk_recover_record(struct gga_pk *pk, uint32_t seg, const struct gga_pk_logrec *rec);
 void gga_pk_recover_end(struct gga_pk *pk);
 
 /* 0: no throttle; 1..3: the free segments fell below geom.throttle[level - 1]. */

@@ -1100,20 +1100,212 @@ extern const size_t g_format_tests_count;
 extern const struct ut_test g_kernel_tests[];
 extern const size_t g_kernel_tests_count;
 
+/* ---------------------------------------------------------------------- */
+/* The packed layout's fragments                                           */
+/* ---------------------------------------------------------------------- */
+
+/* Fragments of one packed block: n buffers of frag_size bytes, filled with 0xee. */
+struct pset {
+	uint8_t *buf;
+	void *frag[GGA_CODEC_MAX_FRAGS];
+};
+
+static void
+pset_init(struct pset *p, const struct env *e)
+{
+	uint32_t F = e->B / e->k, i;
+
+	p->buf = malloc((size_t)e->n * F);
+	CU_ASSERT_FATAL(p->buf != NULL);
+	memset(p->buf, 0xee, (size_t)e->n * F);
+	for (i = 0; i < e->n; i++) {
+		p->frag[i] = p->buf + (size_t)i * F;
+	}
+}
+
+/* Unpack from the fragments in mask; on success compare with e->block. */
+static int
+unpack_mask(struct env *e, struct pset *p, uint32_t mask, const struct gga_pack_info *info,
+	    uint32_t *used)
+{
+	int rc;
+
+	memset(e->out, 0x5a, e->B);
+	rc = gga_codec_unpack(e->c, e->s, (const void *const *)p->frag, mask, info, e->out, used);
+	if (rc == 0) {
+		CU_ASSERT(memcmp(e->out, e->block, e->B) == 0);
+	}
+	return rc;
+}
+
+static void
+pack_roundtrip(struct env *e, enum kind kind)
+{
+	struct gga_pack_info info;
+	struct pset p;
+	uint32_t mask, used;
+
+	fill_kind(e->block, e->B, kind);
+	pset_init(&p, e);
+	UT_ASSERT_EQ_FATAL(gga_codec_pack(e->c, e->s, e->block, 0, p.frag, &info), 0);
+	UT_ASSERT_EQ(info.block_crc, gga_crc32c(e->block, e->B, 0));
+	UT_ASSERT_EQ(info.frag_len, (info.payload_len + e->k - 1) / e->k);
+	switch (kind) {
+	case KIND_ZERO:
+		UT_ASSERT_EQ(info.encoding, GGA_ENC_ZERO);
+		UT_ASSERT_EQ(info.payload_len, 0);
+		break;
+	case KIND_RANDOM:
+		UT_ASSERT_EQ(info.encoding, GGA_ENC_RAW);
+		UT_ASSERT_EQ(info.payload_len, e->B);
+		break;
+	case KIND_HIGH:
+	case KIND_MILD:
+		/* Compressible data takes fragments shorter than the fixed layout's. */
+		UT_ASSERT_EQ(info.encoding, GGA_ENC_LZ4);
+		CU_ASSERT(info.frag_len < e->B / e->k);
+		break;
+	default:
+		break;
+	}
+	if (info.frag_len < e->B / e->k) {
+		/* Nothing past h is touched. */
+		UT_ASSERT_EQ(((uint8_t *)p.frag[e->n - 1])[info.frag_len], 0xee);
+	}
+	/* Every subset of k or more fragments gives the block back; fewer do not. */
+	for (mask = 0; mask <= e->all; mask++) {
+		int rc = unpack_mask(e, &p, mask, &info, &used);
+
+		if (info.encoding == GGA_ENC_ZERO) {
+			UT_ASSERT_EQ(rc, 0);
+			continue;
+		}
+		if ((uint32_t)__builtin_popcount(mask) < e->k) {
+			UT_ASSERT_EQ(rc, -EIO);
+			continue;
+		}
+		UT_ASSERT_EQ(rc, 0);
+		UT_ASSERT_EQ((uint32_t)__builtin_popcount(used), e->k);
+		UT_ASSERT_EQ(used & ~mask, 0);
+		UT_ASSERT_EQ(used & mask & ((1u << e->k) - 1), mask & ((1u << e->k) - 1));
+	}
+	free(p.buf);
+}
+
+static void
+test_pack_roundtrip(void)
+{
+	static const uint32_t geo[][2] = { { 2, 1 }, { 1, 1 }, { 4, 2 }, { 2, 2 }, { 4, 1 } };
+	struct env e;
+	uint32_t bs, g;
+	int kind;
+
+	for (bs = 512; bs <= 65536; bs *= 4) {
+		for (g = 0; g < ARRAY_SIZE(geo); g++) {
+			env_init(&e, bs, geo[g][0], geo[g][1], GGA_MATRIX_CAUCHY);
+			for (kind = 0; kind < KIND_COUNT; kind++) {
+				pack_roundtrip(&e, (enum kind)kind);
+			}
+			env_fini(&e);
+		}
+	}
+}
+
+/* Payload lengths of every residue mod k and mod 16: short fragments, odd h. */
+static void
+test_pack_short_payloads(void)
+{
+	struct gga_pack_info info;
+	struct env e;
+	struct pset p;
+	uint32_t len, mask, seen = 0;
+
+	env_init(&e, 4096, 4, 2, GGA_MATRIX_VANDERMONDE);
+	pset_init(&p, &e);
+	for (len = 1; len <= 200; len++) {
+		/* A random head and a zero tail: LZ4 output grows with the head. */
+		memset(e.block, 0, e.B);
+		fill_random(e.block, len);
+		UT_ASSERT_EQ_FATAL(gga_codec_pack(e.c, e.s, e.block, 0, p.frag, &info), 0);
+		UT_ASSERT_EQ_FATAL(info.encoding, GGA_ENC_LZ4);
+		seen |= 1u << (info.frag_len % 16);
+		for (mask = 0; mask <= e.all; mask++) {
+			if (__builtin_popcount(mask) >= 4) {
+				UT_ASSERT_EQ(unpack_mask(&e, &p, mask, &info, NULL), 0);
+			}
+		}
+	}
+	UT_ASSERT_EQ(seen, 0xffff);
+	free(p.buf);
+	env_fini(&e);
+}
+
+/* A damaged fragment or a wrong length never yields a block that passes. */
+static void
+test_pack_damage(void)
+{
+	struct gga_pack_info info, bad;
+	struct env e;
+	struct pset p;
+
+	env_init(&e, 4096, 2, 1, GGA_MATRIX_VANDERMONDE);
+	pset_init(&p, &e);
+	fill_kind(e.block, e.B, KIND_MILD);
+	UT_ASSERT_EQ_FATAL(gga_codec_pack(e.c, e.s, e.block, 0, p.frag, &info), 0);
+	UT_ASSERT_EQ(unpack_mask(&e, &p, 0x7, &info, NULL), 0);
+	((uint8_t *)p.frag[1])[info.frag_len / 2] ^= 0x10;
+	UT_ASSERT_EQ(unpack_mask(&e, &p, 0x3, &info, NULL), -EIO);
+	/* Without the damaged fragment, parity stands in for it. */
+	UT_ASSERT_EQ(unpack_mask(&e, &p, 0x5, &info, NULL), 0);
+	bad = info;
+	bad.block_crc ^= 1;
+	UT_ASSERT_EQ(unpack_mask(&e, &p, 0x5, &bad, NULL), -EIO);
+	bad = info;
+	bad.frag_len++;
+	UT_ASSERT_EQ(unpack_mask(&e, &p, 0x5, &bad, NULL), -EINVAL);
+	bad = info;
+	bad.encoding = GGA_ENC_UNWRITTEN;
+	UT_ASSERT_EQ(unpack_mask(&e, &p, 0x5, &bad, NULL), -EINVAL);
+	bad = info;
+	bad.encoding = GGA_ENC_RAW;
+	UT_ASSERT_EQ(unpack_mask(&e, &p, 0x5, &bad, NULL), -EINVAL);
+	UT_ASSERT_EQ(unpack_mask(&e, &p, 0x8, &info, NULL), -EINVAL);
+	UT_ASSERT_EQ(gga_codec_pack(e.c, e.s, NULL, 0, p.frag, &info), -EINVAL);
+	/* NO_LZ4 stores compressible data raw. */
+	UT_ASSERT_EQ_FATAL(gga_codec_pack(e.c, e.s, e.block, GGA_ENCODE_NO_LZ4, p.frag, &info), 0);
+	UT_ASSERT_EQ(info.encoding, GGA_ENC_RAW);
+	UT_ASSERT_EQ(info.frag_len, e.B / 2);
+	UT_ASSERT_EQ(unpack_mask(&e, &p, 0x6, &info, NULL), 0);
+	free(p.buf);
+	env_fini(&e);
+}
+
 int
 main(void)
 {
 	static const struct ut_test codec_tests[] = {
-		UT_TEST(test_parity_matrix),    UT_TEST(test_create_validation),
-		UT_TEST(test_bad_args),         UT_TEST(test_roundtrip_all_sizes),
-		UT_TEST(test_encode_zero),      UT_TEST(test_single_erasure),
-		UT_TEST(test_forced_recovery),  UT_TEST(test_decode_in_place),
-		UT_TEST(test_k4m2_erasures),    UT_TEST(test_other_geometries),
-		UT_TEST(test_corrupt_md_bits),  UT_TEST(test_corrupt_md_fields),
-		UT_TEST(test_corrupt_payload),  UT_TEST(test_wrong_lba),
-		UT_TEST(test_torn_writes),      UT_TEST(test_torn_k2m2),
-		UT_TEST(test_never_written),    UT_TEST(test_rebuild),
+		UT_TEST(test_parity_matrix),
+		UT_TEST(test_create_validation),
+		UT_TEST(test_bad_args),
+		UT_TEST(test_roundtrip_all_sizes),
+		UT_TEST(test_encode_zero),
+		UT_TEST(test_single_erasure),
+		UT_TEST(test_forced_recovery),
+		UT_TEST(test_decode_in_place),
+		UT_TEST(test_k4m2_erasures),
+		UT_TEST(test_other_geometries),
+		UT_TEST(test_corrupt_md_bits),
+		UT_TEST(test_corrupt_md_fields),
+		UT_TEST(test_corrupt_payload),
+		UT_TEST(test_wrong_lba),
+		UT_TEST(test_torn_writes),
+		UT_TEST(test_torn_k2m2),
+		UT_TEST(test_never_written),
+		UT_TEST(test_rebuild),
 		UT_TEST(test_rebuild_verifies),
+		UT_TEST(test_pack_roundtrip),
+		UT_TEST(test_pack_short_payloads),
+		UT_TEST(test_pack_damage),
 	};
 	struct ut_test tests[ARRAY_SIZE(codec_tests) + 16];
 	size_t i, n = 0;

@@ -370,7 +370,7 @@ test_superblock_decode_errors(void)
 	buf[3] = 'x';
 	UT_ASSERT_EQ(gga_sb_decode(buf, sizeof(buf), &back), -EMEDIUMTYPE);
 	memcpy(buf, good, sizeof(buf));
-	buf[8] = 3;
+	buf[8] = GGA_SB_VERSION_PACKED + 1;
 	sb_restamp(buf);
 	UT_ASSERT_EQ(gga_sb_decode(buf, sizeof(buf), &back), -EPROTONOSUPPORT);
 	/* A version-1 record (bytes 80..123 reserved, zero) still decodes, with no state. */
@@ -468,10 +468,79 @@ test_superblock_compare(void)
 	UT_ASSERT_STR_EQ(gga_sb_mismatch_name(GGA_SB_WRONG_ROLE), "wrong role");
 }
 
+/* A packed array's record: version 3, the layout byte, the segments. */
+static void
+test_superblock_packed(void)
+{
+	struct gga_sb sb, back, fixed;
+	uint8_t buf[GGA_SB_SIZE], good[GGA_SB_SIZE];
+	char why[160];
+
+	sb_make(&sb, 1);
+	fixed = sb;
+	UT_ASSERT_EQ(fixed.layout, GGA_LAYOUT_FIXED);
+	UT_ASSERT_EQ(gga_sb_segments(&fixed), 0);
+	UT_ASSERT_EQ(gga_sb_set_packed(&sb, GGA_SEG_SHIFT_MIN - 1), -EINVAL);
+	UT_ASSERT_EQ(gga_sb_set_packed(&sb, GGA_SEG_SHIFT_MAX + 1), -EINVAL);
+	/* 99968 blocks of 2048 bytes (195 MiB): no 256 MiB segment fits. */
+	UT_ASSERT_EQ(gga_sb_set_packed(&sb, 28), -ENOSPC);
+	UT_ASSERT_EQ(sb.version, GGA_SB_VERSION_CURRENT);
+	UT_ASSERT_EQ(gga_sb_set_packed(&sb, GGA_SEG_SHIFT_DEFAULT), 0);
+	UT_ASSERT_EQ(gga_sb_set_packed(&sb, GGA_SEG_SHIFT_DEFAULT), -EINVAL);
+	UT_ASSERT_EQ(sb.version, GGA_SB_VERSION_PACKED);
+	UT_ASSERT_EQ(gga_sb_segments(&sb), (99968ull * 2048) >> 22);
+	UT_ASSERT_EQ_FATAL(gga_sb_encode(&sb, good), 0);
+	UT_ASSERT_EQ(good[8], GGA_SB_VERSION_PACKED);
+	UT_ASSERT_EQ(good[123], GGA_LAYOUT_PACKED | (GGA_SEG_SHIFT_DEFAULT - 16) << 4);
+	UT_ASSERT_EQ(gga_sb_decode(good, sizeof(good), &back), 0);
+	UT_ASSERT_EQ(back.layout, GGA_LAYOUT_PACKED);
+	UT_ASSERT_EQ(back.seg_shift, GGA_SEG_SHIFT_DEFAULT);
+	UT_ASSERT_EQ(back.region_shift, sb.region_shift);
+	UT_ASSERT_EQ(gga_sb_compare(&back, &sb, NULL, 0), GGA_SB_MATCH);
+	/* A fixed array's member is not a packed one's, nor the other way round. */
+	UT_ASSERT_EQ(gga_sb_compare(&back, &fixed, why, sizeof(why)), GGA_SB_GEOMETRY);
+	UT_ASSERT_STR_EQ(why, "layout is 1, expected 0");
+	UT_ASSERT_EQ(gga_sb_compare(&fixed, &back, NULL, 0), GGA_SB_GEOMETRY);
+	back.seg_shift = 20;
+	UT_ASSERT_EQ(gga_sb_compare(&back, &sb, NULL, 0), GGA_SB_GEOMETRY);
+
+	/* Version 3 needs a packed layout byte whose segments fit. */
+	memcpy(buf, good, sizeof(buf));
+	buf[123] = 0;
+	sb_restamp(buf);
+	UT_ASSERT_EQ(gga_sb_decode(buf, sizeof(buf), &back), -EUCLEAN);
+	buf[123] = 2 | (GGA_SEG_SHIFT_DEFAULT - 16) << 4;
+	sb_restamp(buf);
+	UT_ASSERT_EQ(gga_sb_decode(buf, sizeof(buf), &back), -EUCLEAN);
+	buf[123] = 1 | 12 << 4; /* 256 MiB */
+	sb_restamp(buf);
+	UT_ASSERT_EQ(gga_sb_decode(buf, sizeof(buf), &back), -EUCLEAN);
+	buf[123] = 1 | 11 << 4; /* 128 MiB: one segment */
+	sb_restamp(buf);
+	UT_ASSERT_EQ(gga_sb_decode(buf, sizeof(buf), &back), 0);
+	UT_ASSERT_EQ(gga_sb_segments(&back), 1);
+	/* Version 2 stays fixed whatever byte 123 holds. */
+	memcpy(buf, good, sizeof(buf));
+	buf[8] = GGA_SB_VERSION_CURRENT;
+	sb_restamp(buf);
+	UT_ASSERT_EQ(gga_sb_decode(buf, sizeof(buf), &back), 0);
+	UT_ASSERT_EQ(back.layout, GGA_LAYOUT_FIXED);
+	UT_ASSERT_EQ(back.seg_shift, 0);
+	/* A host record that mixes version and layout does not encode. */
+	back = sb;
+	back.layout = GGA_LAYOUT_FIXED;
+	UT_ASSERT_EQ(gga_sb_encode(&back, buf), -EINVAL);
+	back = fixed;
+	back.layout = GGA_LAYOUT_PACKED;
+	back.seg_shift = GGA_SEG_SHIFT_DEFAULT;
+	UT_ASSERT_EQ(gga_sb_encode(&back, buf), -EINVAL);
+}
+
 static void
 test_names(void)
 {
 	enum gga_matrix mx;
+	enum gga_layout lay;
 
 	UT_ASSERT_EQ(gga_matrix_parse("cauchy", &mx), 0);
 	UT_ASSERT_EQ(mx, GGA_MATRIX_CAUCHY);
@@ -480,6 +549,13 @@ test_names(void)
 	UT_ASSERT_EQ(gga_matrix_parse("rs", &mx), -EINVAL);
 	UT_ASSERT_STR_EQ(gga_matrix_name(GGA_MATRIX_CAUCHY), "cauchy");
 	CU_ASSERT(gga_matrix_name((enum gga_matrix)0) == NULL);
+	UT_ASSERT_EQ(gga_layout_parse("packed", &lay), 0);
+	UT_ASSERT_EQ(lay, GGA_LAYOUT_PACKED);
+	UT_ASSERT_EQ(gga_layout_parse("fixed", &lay), 0);
+	UT_ASSERT_EQ(lay, GGA_LAYOUT_FIXED);
+	UT_ASSERT_EQ(gga_layout_parse("log", &lay), -EINVAL);
+	UT_ASSERT_STR_EQ(gga_layout_name(GGA_LAYOUT_PACKED), "packed");
+	CU_ASSERT(gga_layout_name((enum gga_layout)5) == NULL);
 	UT_ASSERT_STR_EQ(gga_encoding_name(GGA_ENC_LZ4), "lz4");
 	UT_ASSERT_STR_EQ(gga_encoding_name((enum gga_encoding)7), "invalid");
 	UT_ASSERT_STR_EQ(gga_frag_status_name(GGA_FRAG_BAD_DATA_CRC), "bad data crc");
@@ -494,6 +570,7 @@ const struct ut_test g_format_tests[] = {
 	UT_TEST(test_superblock_init_errors),
 	UT_TEST(test_superblock_decode_errors),
 	UT_TEST(test_superblock_compare),
+	UT_TEST(test_superblock_packed),
 	UT_TEST(test_names),
 };
 const size_t g_format_tests_count = ARRAY_SIZE(g_format_tests);

@@ -207,7 +207,7 @@ test_gc_cas(void)
 {
 	struct gga_pk *pk = pool(6, 2, 6, 1);
 	struct gga_pk_loc a, to;
-	struct gga_pk_rec rec = { 0 };
+	struct gga_pk_logrec rec = { 0 };
 
 	a = put(pk, 0, 2);
 	put(pk, 1, 2);
@@ -215,7 +215,7 @@ test_gc_cas(void)
 	rec.len = 2;
 	rec.off = a.off;
 	rec.gen = gga_pk_map(pk)[0].gen;
-	rec.type = GGA_PK_REC_DATA;
+	rec.type = GGA_PK_LOG_DATA;
 	UT_ASSERT_EQ(gga_pk_gc_pick(pk), 0);
 	CU_ASSERT(gga_pk_gc_live(pk, 0, &rec));
 	CU_ASSERT_FATAL(gga_pk_alloc(pk, GGA_PK_GC, 2, &to) == GGA_PK_OK);
@@ -292,14 +292,24 @@ void
 test_recover(void)
 {
 	struct gga_pk *pk = pool(6, 4, 2, 1), *image = pool(6, 4, 2, 1);
-	struct gga_pk_rec old = { .gen = 1, .lba = 0, .len = 2, .off = 0, .type = GGA_PK_REC_DATA };
-	struct gga_pk_rec w0 = { .gen = 9, .lba = 0, .len = 1, .off = 0, .type = GGA_PK_REC_DATA };
-	struct gga_pk_rec t1 = {
-		.gen = 8, .lba = 1, .count = 2, .off = 1, .type = GGA_PK_REC_TRIM
+	struct gga_pk_logrec old = {
+		.gen = 1, .lba = 0, .len = 2, .off = 0, .type = GGA_PK_LOG_DATA
 	};
-	struct gga_pk_rec w2 = { .gen = 10, .lba = 2, .len = 2, .off = 2, .type = GGA_PK_REC_DATA };
-	struct gga_pk_rec b1 = { .gen = 1, .lba = 1, .len = 2, .off = 0, .type = GGA_PK_REC_DATA };
-	struct gga_pk_rec b2 = { .gen = 2, .lba = 2, .len = 2, .off = 2, .type = GGA_PK_REC_DATA };
+	struct gga_pk_logrec w0 = {
+		.gen = 9, .lba = 0, .len = 1, .off = 0, .type = GGA_PK_LOG_DATA
+	};
+	struct gga_pk_logrec t1 = {
+		.gen = 8, .lba = 1, .count = 2, .off = 1, .type = GGA_PK_LOG_TRIM
+	};
+	struct gga_pk_logrec w2 = {
+		.gen = 10, .lba = 2, .len = 2, .off = 2, .type = GGA_PK_LOG_DATA
+	};
+	struct gga_pk_logrec b1 = {
+		.gen = 1, .lba = 1, .len = 2, .off = 0, .type = GGA_PK_LOG_DATA
+	};
+	struct gga_pk_logrec b2 = {
+		.gen = 2, .lba = 2, .len = 2, .off = 2, .type = GGA_PK_LOG_DATA
+	};
 	uint64_t g2;
 
 	put(pk, 1, 2);
@@ -347,7 +357,7 @@ void
 test_recover_trim_keeps_mapped_segment(void)
 {
 	struct gga_pk *pk = pool(6, 3, 6, 1), *image = pool(6, 3, 6, 1);
-	struct gga_pk_rec rec[3];
+	struct gga_pk_logrec rec[3];
 	struct gga_pk_loc a, b, t;
 	uint64_t seq0, seq1;
 
@@ -359,15 +369,15 @@ test_recover_trim_keeps_mapped_segment(void)
 	UT_ASSERT_EQ(a.seg, 0);
 	UT_ASSERT_EQ(b.seg, 0);
 	UT_ASSERT_EQ(t.seg, 1);
-	rec[0] = (struct gga_pk_rec){ .gen = 1, .lba = 1, .len = 1, .off = a.off };
-	rec[1] = (struct gga_pk_rec){
+	rec[0] = (struct gga_pk_logrec){ .gen = 1, .lba = 1, .len = 1, .off = a.off };
+	rec[1] = (struct gga_pk_logrec){
 		.gen = gga_pk_map(pk)[0].gen, .lba = 0, .len = 2, .off = b.off
 	};
-	rec[2] = (struct gga_pk_rec){ .gen = gga_pk_map(pk)[1].gen,
-				      .lba = 1,
-				      .count = 1,
-				      .off = t.off,
-				      .type = GGA_PK_REC_TRIM };
+	rec[2] = (struct gga_pk_logrec){ .gen = gga_pk_map(pk)[1].gen,
+					 .lba = 1,
+					 .count = 1,
+					 .off = t.off,
+					 .type = GGA_PK_LOG_TRIM };
 	seq0 = gga_pk_sut(pk)[0].seq;
 	seq1 = gga_pk_sut(pk)[1].seq;
 	gga_pk_recover_begin(pk, image);

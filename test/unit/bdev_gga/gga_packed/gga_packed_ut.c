@@ -56,7 +56,7 @@ struct d_seg {
 	uint64_t seq; /* the header's seq; 0: never opened */
 	uint32_t nrec;
 	uint32_t pad;
-	struct gga_pk_rec rec[MAXREC];
+	struct gga_pk_logrec rec[MAXREC];
 };
 
 struct fly {
@@ -68,7 +68,7 @@ struct fly {
 };
 
 struct gc_run {
-	struct gga_pk_rec rec; /* the record copied, as in the victim */
+	struct gga_pk_logrec rec; /* the record copied, as in the victim */
 	struct gga_pk_loc to;
 	uint32_t victim;
 	uint8_t active, copied;
@@ -212,7 +212,7 @@ w_put(struct world *w, const struct gga_pk_loc *loc, uint16_t type, uint32_t lba
       uint64_t gen, uint32_t len)
 {
 	struct d_seg *d = &w->disk[loc->seg];
-	struct gga_pk_rec *r;
+	struct gga_pk_logrec *r;
 
 	if (d->seq != gga_pk_sut(PK(w))[loc->seg].seq || d->nrec >= MAXREC) {
 		violation("a record lands in segment %" PRIu64 " not opened for it (%" PRIu64 ")",
@@ -227,7 +227,7 @@ w_put(struct world *w, const struct gga_pk_loc *loc, uint16_t type, uint32_t lba
 	r->gen = gen;
 	r->len = (uint16_t)len;
 	r->off = loc->off;
-	if (type == GGA_PK_REC_DATA) {
+	if (type == GGA_PK_LOG_DATA) {
 		w->wgens[lba] |= 1ull << (gen & 63);
 	}
 }
@@ -320,7 +320,7 @@ w_ack(struct world *w, struct fly *f, uint16_t type)
 {
 	uint32_t b;
 
-	if (type == GGA_PK_REC_DATA) {
+	if (type == GGA_PK_LOG_DATA) {
 		gga_pk_write_done(PK(w), f->lba, f->gen, &f->loc, f->len);
 	} else {
 		gga_pk_trim_done(PK(w), f->lba, f->count, f->gen, &f->loc);
@@ -374,7 +374,7 @@ w_gc_step(struct world *w)
 	gc->rec = d->rec[i];
 	gc->to = to;
 	gc->copied = 1;
-	w_put(w, &to, GGA_PK_REC_DATA, gc->rec.lba, 0, gc->rec.gen, gc->rec.len);
+	w_put(w, &to, GGA_PK_LOG_DATA, gc->rec.lba, 0, gc->rec.gen, gc->rec.len);
 	return true;
 }
 
@@ -431,8 +431,8 @@ w_event(struct world *w, struct ev e)
 	switch (e.type) {
 	case E_WRITE:
 		if (w_start(w, &f, GGA_PK_HOST, e.arg / MAXLEN, 1, e.arg % MAXLEN + 1u)) {
-			w_durable(w, &f, GGA_PK_REC_DATA);
-			w_ack(w, &f, GGA_PK_REC_DATA);
+			w_durable(w, &f, GGA_PK_LOG_DATA);
+			w_ack(w, &f, GGA_PK_LOG_DATA);
 		}
 		break;
 	case E_WSTART:
@@ -440,10 +440,10 @@ w_event(struct world *w, struct ev e)
 		w_start(w, &w->fly[i], GGA_PK_HOST, e.arg / MAXLEN, 1, e.arg % MAXLEN + 1u);
 		break;
 	case E_WDUR:
-		w_durable(w, &w->fly[e.arg], GGA_PK_REC_DATA);
+		w_durable(w, &w->fly[e.arg], GGA_PK_LOG_DATA);
 		break;
 	case E_WACK:
-		w_ack(w, &w->fly[e.arg], GGA_PK_REC_DATA);
+		w_ack(w, &w->fly[e.arg], GGA_PK_LOG_DATA);
 		break;
 	case E_WFAIL:
 		gga_pk_abort(PK(w), &w->fly[e.arg].loc);
@@ -454,10 +454,10 @@ w_event(struct world *w, struct ev e)
 		w_start(w, &w->trim, GGA_PK_TRIM, e.arg < NB ? e.arg : 0, e.arg < NB ? 1 : NB, 1);
 		break;
 	case E_TDUR:
-		w_durable(w, &w->trim, GGA_PK_REC_TRIM);
+		w_durable(w, &w->trim, GGA_PK_LOG_TRIM);
 		break;
 	case E_TACK:
-		w_ack(w, &w->trim, GGA_PK_REC_TRIM);
+		w_ack(w, &w->trim, GGA_PK_LOG_TRIM);
 		break;
 	case E_GC:
 		w_gc_step(w);
@@ -520,7 +520,7 @@ w_check(const struct world *w)
 		}
 		d = &w->disk[e->seg];
 		for (i = 0; i < d->nrec; i++) {
-			if (d->rec[i].off == e->off && d->rec[i].type == GGA_PK_REC_DATA &&
+			if (d->rec[i].off == e->off && d->rec[i].type == GGA_PK_LOG_DATA &&
 			    d->rec[i].lba == b && d->rec[i].gen == e->gen &&
 			    d->rec[i].len == e->len) {
 				break;
@@ -620,16 +620,16 @@ w_settle(struct world *w)
 	for (i = 0; i < NFLY; i++) {
 		if (w->fly[i].used) {
 			if (!w->fly[i].durable) {
-				w_durable(w, &w->fly[i], GGA_PK_REC_DATA);
+				w_durable(w, &w->fly[i], GGA_PK_LOG_DATA);
 			}
-			w_ack(w, &w->fly[i], GGA_PK_REC_DATA);
+			w_ack(w, &w->fly[i], GGA_PK_LOG_DATA);
 		}
 	}
 	if (w->trim.used) {
 		if (!w->trim.durable) {
-			w_durable(w, &w->trim, GGA_PK_REC_TRIM);
+			w_durable(w, &w->trim, GGA_PK_LOG_TRIM);
 		}
-		w_ack(w, &w->trim, GGA_PK_REC_TRIM);
+		w_ack(w, &w->trim, GGA_PK_LOG_TRIM);
 	}
 	if (w->gc.copied) {
 		w_gc_cas(w);
@@ -780,8 +780,8 @@ w_init(struct world *w)
 			w_ckpt_commit(w);
 			CU_ASSERT_FATAL(w_start(w, &f, GGA_PK_HOST, prefix[i][0], 1, prefix[i][1]));
 		}
-		w_durable(w, &f, GGA_PK_REC_DATA);
-		w_ack(w, &f, GGA_PK_REC_DATA);
+		w_durable(w, &f, GGA_PK_LOG_DATA);
+		w_ack(w, &f, GGA_PK_LOG_DATA);
 	}
 	w_ckpt_begin(w);
 	w_ckpt_commit(w);
